@@ -1,0 +1,36 @@
+/* A pattern fill: the smallest kernel of the library, used by the memory and
+ * pool tests to prove that a device buffer written by a kernel maps back to
+ * the host with the right bytes, and in the right order between streams. */
+#ifndef P3D_FILL_H
+#define P3D_FILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hostdevice.h"
+#include "runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The pattern's value at @index for @seed: a multiplicative hash, so that a
+ * wrong offset, a stale buffer or a partial copy shows in every word. */
+static P3D_HOST_DEVICE uint32_t
+p3d_fill_pattern_value (uint32_t seed, size_t index)
+{
+  uint32_t x = (uint32_t) index * 2654435761u ^ seed * 40503u;
+
+  return x ^ (x >> 15);
+}
+
+/* dst[i] = p3d_fill_pattern_value (seed, i) for i < count. */
+void p3d_fill_pattern_cpu (uint32_t * dst, size_t count, uint32_t seed);
+P3dResult p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
+    P3dCudaStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3D_FILL_H */

@@ -1,0 +1,37 @@
+/* gst-perception compute library: result codes shared by every operation.
+ *
+ * The compute library is free of GStreamer and GLib: plain C99 with sizes in
+ * size_t and pointers in void *, so that it can be called from any C program,
+ * a benchmark or an element alike.
+ */
+#ifndef P3D_RESULT_H
+#define P3D_RESULT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 0 on success; a positive value is a cudaError_t from the CUDA runtime,
+ * passed through unchanged; a negative value is one of the codes below. */
+typedef int P3dResult;
+
+#define P3D_OK 0
+/* An argument is out of its documented range (a NULL pointer, a zero size). */
+#define P3D_ERROR_INVALID_ARGUMENT (-1)
+/* The library was built without CUDA, so no device function can run. */
+#define P3D_ERROR_NO_CUDA (-2)
+/* The host ran out of memory. */
+#define P3D_ERROR_OUT_OF_MEMORY (-3)
+/* Work queued on a stream or behind an event has not finished yet. */
+#define P3D_ERROR_NOT_READY (-4)
+/* An input is larger than the operation supports (see the operation). */
+#define P3D_ERROR_TOO_LARGE (-5)
+
+/* A short English description of @result, for error messages; never NULL. */
+const char *p3d_result_string (P3dResult result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3D_RESULT_H */

@@ -1,0 +1,255 @@
+/* The CUDA runtime wrappers of runtime.h, for builds with CUDA.
+ *
+ * Compiled as C against cuda_runtime_api.h; the runtime itself is linked
+ * statically into the compute library, and it loads the driver (libcuda)
+ * with dlopen on first use, so this file also runs on machines without one:
+ * every call then fails with cudaErrorInsufficientDriver or
+ * cudaErrorNoDevice, which p3d_cuda_device_count() turns into 0.
+ */
+#include <cuda_runtime_api.h>
+
+#include "runtime.h"
+#include "runtime-private.h"
+
+const char *
+p3d_runtime_error_string (P3dResult result)
+{
+  return cudaGetErrorString ((cudaError_t) result);
+}
+
+int
+p3d_cuda_built (void)
+{
+  return 1;
+}
+
+P3dResult
+p3d_cuda_device_probe (void)
+{
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount (&count);
+
+  if (err != cudaSuccess) {
+    /* Leave no sticky error behind for the next caller on this thread. */
+    cudaGetLastError ();
+    return err;
+  }
+  return count > 0 ? P3D_OK : (P3dResult) cudaErrorNoDevice;
+}
+
+int
+p3d_cuda_device_count (void)
+{
+  int count = 0;
+
+  if (cudaGetDeviceCount (&count) != cudaSuccess) {
+    cudaGetLastError ();
+    return 0;
+  }
+  return count;
+}
+
+P3dResult
+p3d_cuda_device_describe (int device, char *name, size_t name_len,
+    int *major, int *minor, int *multiprocessors)
+{
+  struct cudaDeviceProp prop;
+  cudaError_t err = cudaGetDeviceProperties (&prop, device);
+  size_t i;
+
+  if (err != cudaSuccess)
+    return err;
+  if (name && name_len > 0) {
+    for (i = 0; i + 1 < name_len && prop.name[i] != '\0'; i++)
+      name[i] = prop.name[i];
+    name[i] = '\0';
+  }
+  if (major)
+    *major = prop.major;
+  if (minor)
+    *minor = prop.minor;
+  if (multiprocessors)
+    *multiprocessors = prop.multiProcessorCount;
+  return P3D_OK;
+}
+
+P3dResult
+p3d_cuda_device_push (int device, int *previous)
+{
+  cudaError_t err = cudaGetDevice (previous);
+
+  if (err != cudaSuccess)
+    return err;
+  if (*previous == device)
+    return P3D_OK;
+  return cudaSetDevice (device);
+}
+
+P3dResult
+p3d_cuda_device_pop (int previous)
+{
+  int current = -1;
+  cudaError_t err = cudaGetDevice (&current);
+
+  if (err != cudaSuccess)
+    return err;
+  if (current == previous)
+    return P3D_OK;
+  return cudaSetDevice (previous);
+}
+
+P3dResult
+p3d_cuda_malloc (void **ptr, size_t size)
+{
+  if (ptr == NULL || size == 0)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  return cudaMalloc (ptr, size);
+}
+
+P3dResult
+p3d_cuda_free (void *ptr)
+{
+  return cudaFree (ptr);
+}
+
+P3dResult
+p3d_cuda_host_alloc (void **ptr, size_t size)
+{
+  if (ptr == NULL || size == 0)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  return cudaMallocHost (ptr, size);
+}
+
+P3dResult
+p3d_cuda_host_free (void *ptr)
+{
+  return cudaFreeHost (ptr);
+}
+
+P3dResult
+p3d_cuda_memcpy_htod (void *dst, const void *src, size_t size,
+    P3dCudaStream stream)
+{
+  if (size == 0)
+    return P3D_OK;
+  return cudaMemcpyAsync (dst, src, size, cudaMemcpyHostToDevice, stream);
+}
+
+P3dResult
+p3d_cuda_memcpy_dtoh (void *dst, const void *src, size_t size,
+    P3dCudaStream stream)
+{
+  if (size == 0)
+    return P3D_OK;
+  return cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToHost, stream);
+}
+
+P3dResult
+p3d_cuda_memcpy_dtod (void *dst, const void *src, size_t size,
+    P3dCudaStream stream)
+{
+  if (size == 0)
+    return P3D_OK;
+  return cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToDevice, stream);
+}
+
+P3dResult
+p3d_cuda_memcpy_peer (void *dst, int dst_device, const void *src,
+    int src_device, size_t size, P3dCudaStream stream)
+{
+  if (size == 0)
+    return P3D_OK;
+  return cudaMemcpyPeerAsync (dst, dst_device, src, src_device, size, stream);
+}
+
+P3dResult
+p3d_cuda_memset (void *dst, int value, size_t size, P3dCudaStream stream)
+{
+  if (size == 0)
+    return P3D_OK;
+  return cudaMemsetAsync (dst, value, size, stream);
+}
+
+P3dResult
+p3d_cuda_stream_create (P3dCudaStream * stream)
+{
+  return cudaStreamCreateWithFlags ((cudaStream_t *) stream,
+      cudaStreamNonBlocking);
+}
+
+P3dResult
+p3d_cuda_stream_destroy (P3dCudaStream stream)
+{
+  return cudaStreamDestroy (stream);
+}
+
+P3dResult
+p3d_cuda_stream_synchronize (P3dCudaStream stream)
+{
+  return cudaStreamSynchronize (stream);
+}
+
+P3dResult
+p3d_cuda_event_create (P3dCudaEvent * event)
+{
+  return cudaEventCreateWithFlags ((cudaEvent_t *) event,
+      cudaEventDisableTiming);
+}
+
+P3dResult
+p3d_cuda_event_create_timed (P3dCudaEvent * event)
+{
+  return cudaEventCreate ((cudaEvent_t *) event);
+}
+
+P3dResult
+p3d_cuda_event_destroy (P3dCudaEvent event)
+{
+  return cudaEventDestroy (event);
+}
+
+P3dResult
+p3d_cuda_event_record (P3dCudaEvent event, P3dCudaStream stream)
+{
+  return cudaEventRecord (event, stream);
+}
+
+P3dResult
+p3d_cuda_event_synchronize (P3dCudaEvent event)
+{
+  return cudaEventSynchronize (event);
+}
+
+P3dResult
+p3d_cuda_event_query (P3dCudaEvent event)
+{
+  cudaError_t err = cudaEventQuery (event);
+
+  if (err == cudaErrorNotReady)
+    return P3D_ERROR_NOT_READY;
+  return err;
+}
+
+P3dResult
+p3d_cuda_event_elapsed_ms (float *ms, P3dCudaEvent start, P3dCudaEvent stop)
+{
+  return cudaEventElapsedTime (ms, start, stop);
+}
+
+P3dResult
+p3d_cuda_stream_wait_event (P3dCudaStream stream, P3dCudaEvent event)
+{
+  return cudaStreamWaitEvent (stream, event, 0);
+}
+
+P3dResult
+p3d_cuda_memory_info (size_t *free_bytes, size_t *total_bytes)
+{
+  return cudaMemGetInfo (free_bytes, total_bytes);
+}
+
+P3dResult
+p3d_cuda_last_error (void)
+{
+  return cudaGetLastError ();
+}

@@ -1,0 +1,61 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "p3dtest.h"
+
+void
+p3d_test_rng_init (P3dTestRng * rng, guint64 seed)
+{
+  rng->state = seed;
+}
+
+guint32
+p3d_test_rng_u32 (P3dTestRng * rng)
+{
+  guint64 z = (rng->state += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
+
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
+  return (guint32) ((z ^ (z >> 31)) >> 32);
+}
+
+guint32
+p3d_test_rng_below (P3dTestRng * rng, guint32 bound)
+{
+  return (guint32) (((guint64) p3d_test_rng_u32 (rng) * bound) >> 32);
+}
+
+gfloat
+p3d_test_rng_uniform (P3dTestRng * rng, gfloat lo, gfloat hi)
+{
+  /* 24 random bits: every value is an exact float in [0, 1). */
+  gfloat unit = (p3d_test_rng_u32 (rng) >> 8) * (1.0f / 16777216.0f);
+
+  return lo + (hi - lo) * unit;
+}
+
+gboolean
+p3d_test_gpu_required (void)
+{
+  const gchar *value = g_getenv ("PERCEPTION_REQUIRE_GPU");
+
+  return value != NULL && strcmp (value, "1") == 0;
+}
+
+void
+p3d_test_require_gpu (void)
+{
+  P3dResult why;
+
+  if (p3d_cuda_device_count () > 0)
+    return;
+  why = p3d_cuda_device_probe ();
+  if (p3d_test_gpu_required ()) {
+    g_printerr ("PERCEPTION_REQUIRE_GPU=1 but no CUDA device: %s\n",
+        p3d_result_string (why));
+    exit (1);
+  }
+  g_print ("SKIP: no CUDA device (%s)\n", p3d_result_string (why));
+  exit (77);
+}

@@ -1,0 +1,33 @@
+/* Helpers shared by the tests: a seeded generator, so that a failure
+ * reproduces from its seed on every machine, and the GPU gate. */
+#ifndef P3D_TEST_H
+#define P3D_TEST_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* SplitMix64: small, fast, and the same sequence everywhere. */
+typedef struct
+{
+  guint64 state;
+} P3dTestRng;
+
+void p3d_test_rng_init (P3dTestRng * rng, guint64 seed);
+guint32 p3d_test_rng_u32 (P3dTestRng * rng);
+/* Uniform in [0, bound). */
+guint32 p3d_test_rng_below (P3dTestRng * rng, guint32 bound);
+/* Uniform float in [lo, hi). */
+gfloat p3d_test_rng_uniform (P3dTestRng * rng, gfloat lo, gfloat hi);
+
+/* Call first in a test program that needs a GPU: without one it exits 77
+ * (meson: skipped), or fails when PERCEPTION_REQUIRE_GPU=1 is set, so that a
+ * GPU run can never pass by skipping. */
+void p3d_test_require_gpu (void);
+
+/* TRUE when PERCEPTION_REQUIRE_GPU=1. */
+gboolean p3d_test_gpu_required (void);
+
+G_END_DECLS
+
+#endif /* P3D_TEST_H */

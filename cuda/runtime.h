@@ -25,8 +25,11 @@ extern "C" {
 
 /* The same types as cudaStream_t and cudaEvent_t, declared here so that code
  * built without the CUDA headers can hold them. */
+#ifndef P3D_CUDA_STREAM_DEFINED
+#define P3D_CUDA_STREAM_DEFINED
 typedef struct CUstream_st *P3dCudaStream;
 typedef struct CUevent_st *P3dCudaEvent;
+#endif
 
 /* TRUE when the library was built with CUDA. */
 int p3d_cuda_built (void);

@@ -1,0 +1,65 @@
+/* gst-perception: application/x-camera-features, the input of bevpool.
+ *
+ * Caps fields: format (F32 or F16, for both tensors), cameras, channels,
+ * depth-bins, width and height (of the feature map); optional framerate.
+ *
+ * Tensors, in this order:
+ *   0 features [cameras][height][width][channels]
+ *   1 depth    [cameras][depth-bins][height][width], per pixel a
+ *              distribution over the depth bins (as the network gives it)
+ */
+#ifndef __P3D_CAMERA_FEATURES_H__
+#define __P3D_CAMERA_FEATURES_H__
+
+#include <gst/gst.h>
+
+#include "p3dformats.h"
+#include "p3dtensor.h"
+
+G_BEGIN_DECLS
+
+#define P3D_MEDIA_TYPE_CAMERA_FEATURES "application/x-camera-features"
+
+#define P3D_CAMERA_FEATURES_CAPS_ALL \
+    P3D_MEDIA_TYPE_CAMERA_FEATURES ", format = (string) " P3D_DATA_FORMATS_ALL
+
+enum
+{
+  P3D_CAMERA_FEATURES_TENSOR_FEATURES = 0,
+  P3D_CAMERA_FEATURES_TENSOR_DEPTH = 1,
+  P3D_CAMERA_FEATURES_N_TENSORS = 2,
+};
+
+/* Limits of the caps fields. */
+#define P3D_CAMERA_FEATURES_MAX_CAMERAS 64
+#define P3D_CAMERA_FEATURES_MAX_SIDE 8192
+
+typedef struct
+{
+  P3dDataFormat format;
+  guint cameras;
+  guint channels;
+  guint depth_bins;
+  guint width;
+  guint height;
+  gint fps_n;
+  gint fps_d;
+
+  /*< private > */
+  gpointer _gst_reserved[GST_PADDING];
+} P3dCameraFeaturesInfo;
+
+void p3d_camera_features_info_init (P3dCameraFeaturesInfo * info);
+gboolean p3d_camera_features_info_from_caps (P3dCameraFeaturesInfo * info,
+    const GstCaps * caps);
+GstCaps *p3d_camera_features_info_to_caps (const P3dCameraFeaturesInfo *
+    info);
+gboolean p3d_camera_features_info_is_equal (const P3dCameraFeaturesInfo * a,
+    const P3dCameraFeaturesInfo * b);
+/* FALSE when a tensor would exceed 2 GiB. */
+gboolean p3d_camera_features_info_get_layout (const P3dCameraFeaturesInfo *
+    info, P3dTensorLayout * layout);
+
+G_END_DECLS
+
+#endif /* __P3D_CAMERA_FEATURES_H__ */

@@ -1,0 +1,213 @@
+/* Shared typed caps fields; see p3dcapsfields.h. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+
+#include "p3dcapsfields.h"
+
+GST_DEBUG_CATEGORY (p3d_caps_debug);
+#define GST_CAT_DEFAULT p3d_caps_debug
+
+void
+p3d_caps_debug_init (void)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    GST_DEBUG_CATEGORY_INIT (p3d_caps_debug, "p3dcaps", 0,
+        "gst-perception media types");
+    g_once_init_leave (&done, 1);
+  }
+}
+
+const GstStructure *
+p3d_caps_get_fixed_structure (const GstCaps * caps, const gchar * media_type)
+{
+  const GstStructure *s;
+
+  p3d_caps_debug_init ();
+  if (caps == NULL || !gst_caps_is_fixed (caps)) {
+    GST_DEBUG ("refused: caps are not fixed: %" GST_PTR_FORMAT, caps);
+    return NULL;
+  }
+  s = gst_caps_get_structure (caps, 0);
+  if (!gst_structure_has_name (s, media_type)) {
+    GST_DEBUG ("refused: media type %s, expected %s",
+        gst_structure_get_name (s), media_type);
+    return NULL;
+  }
+  return s;
+}
+
+gboolean
+p3d_structure_get_uint_in_range (const GstStructure * s, const gchar * field,
+    guint min, guint max, guint * value)
+{
+  gint v;
+
+  if (!gst_structure_get_int (s, field, &v)) {
+    GST_DEBUG ("refused: no integer field %s in %" GST_PTR_FORMAT, field, s);
+    return FALSE;
+  }
+  if (v < 0 || (guint) v < min || (guint) v > max) {
+    GST_DEBUG ("refused: %s = %d is outside [%u, %u]", field, v, min, max);
+    return FALSE;
+  }
+  *value = (guint) v;
+  return TRUE;
+}
+
+static gboolean
+value_get_number (const GValue * v, gdouble * out)
+{
+  if (G_VALUE_HOLDS_DOUBLE (v))
+    *out = g_value_get_double (v);
+  else if (G_VALUE_HOLDS_INT (v))
+    *out = g_value_get_int (v);
+  else if (G_VALUE_HOLDS_FLOAT (v))
+    *out = g_value_get_float (v);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+p3d_structure_get_double_array (const GstStructure * s, const gchar * field,
+    guint n, gdouble * values)
+{
+  const GValue *array = gst_structure_get_value (s, field);
+  guint i;
+
+  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)) {
+    GST_DEBUG ("refused: no array field %s in %" GST_PTR_FORMAT, field, s);
+    return FALSE;
+  }
+  if (gst_value_array_get_size (array) != n) {
+    GST_DEBUG ("refused: %s has %u values, expected %u", field,
+        gst_value_array_get_size (array), n);
+    return FALSE;
+  }
+  for (i = 0; i < n; i++) {
+    if (!value_get_number (gst_value_array_get_value (array, i), &values[i])
+        || !isfinite (values[i])) {
+      GST_DEBUG ("refused: %s[%u] is not a finite number", field, i);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean
+p3d_structure_get_uint_array (const GstStructure * s, const gchar * field,
+    guint n, guint min, guint max, guint * values)
+{
+  const GValue *array = gst_structure_get_value (s, field);
+  guint i;
+
+  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)
+      || gst_value_array_get_size (array) != n) {
+    GST_DEBUG ("refused: %s is not an array of %u integers", field, n);
+    return FALSE;
+  }
+  for (i = 0; i < n; i++) {
+    const GValue *v = gst_value_array_get_value (array, i);
+    gint x;
+
+    if (!G_VALUE_HOLDS_INT (v)) {
+      GST_DEBUG ("refused: %s[%u] is not an integer", field, i);
+      return FALSE;
+    }
+    x = g_value_get_int (v);
+    if (x < 0 || (guint) x < min || (guint) x > max) {
+      GST_DEBUG ("refused: %s[%u] = %d is outside [%u, %u]", field, i, x, min,
+          max);
+      return FALSE;
+    }
+    values[i] = (guint) x;
+  }
+  return TRUE;
+}
+
+void
+p3d_structure_set_double_array (GstStructure * s, const gchar * field,
+    guint n, const gdouble * values)
+{
+  GValue array = G_VALUE_INIT, v = G_VALUE_INIT;
+  guint i;
+
+  gst_value_array_init (&array, n);
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&v, values[i]);
+    gst_value_array_append_value (&array, &v);
+  }
+  g_value_unset (&v);
+  gst_structure_take_value (s, field, &array);
+}
+
+void
+p3d_structure_set_uint_array (GstStructure * s, const gchar * field,
+    guint n, const guint * values)
+{
+  GValue array = G_VALUE_INIT, v = G_VALUE_INIT;
+  guint i;
+
+  gst_value_array_init (&array, n);
+  g_value_init (&v, G_TYPE_INT);
+  for (i = 0; i < n; i++) {
+    g_value_set_int (&v, (gint) values[i]);
+    gst_value_array_append_value (&array, &v);
+  }
+  g_value_unset (&v);
+  gst_structure_take_value (s, field, &array);
+}
+
+gboolean
+p3d_structure_get_framerate (const GstStructure * s, gint * fps_n, gint * fps_d)
+{
+  if (!gst_structure_has_field (s, "framerate")) {
+    *fps_n = 0;
+    *fps_d = 1;
+    return TRUE;
+  }
+  if (!gst_structure_get_fraction (s, "framerate", fps_n, fps_d)
+      || *fps_n < 0 || *fps_d <= 0) {
+    GST_DEBUG ("refused: invalid framerate in %" GST_PTR_FORMAT, s);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+p3d_structure_set_framerate (GstStructure * s, gint fps_n, gint fps_d)
+{
+  if (fps_n > 0 && fps_d > 0)
+    gst_structure_set (s, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
+}
+
+gboolean
+p3d_grid_from_range (const gdouble * voxel_size, const gdouble * range,
+    guint axes, guint * grid)
+{
+  guint i;
+
+  for (i = 0; i < axes; i++) {
+    gdouble extent = range[axes + i] - range[i];
+    gdouble cells;
+
+    if (!(voxel_size[i] > 0.0) || !(extent > 0.0)) {
+      GST_DEBUG ("refused: axis %u has size %g over [%g, %g]", i,
+          voxel_size[i], range[i], range[axes + i]);
+      return FALSE;
+    }
+    cells = round (extent / voxel_size[i]);
+    if (cells < 1.0 || cells > G_MAXINT32) {
+      GST_DEBUG ("refused: axis %u would have %g cells", i, cells);
+      return FALSE;
+    }
+    grid[i] = (guint) cells;
+  }
+  return TRUE;
+}

@@ -1,0 +1,52 @@
+/* Private to the caps library: reading and writing the typed fields that
+ * the media types share, with the reason for a refusal in the debug log
+ * (category p3dcaps), as GstVideoInfo does. */
+#ifndef __P3D_CAPS_FIELDS_H__
+#define __P3D_CAPS_FIELDS_H__
+
+#include <gst/gst.h>
+
+#include "p3dvoxels.h"
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN (p3d_caps_debug);
+
+void p3d_caps_debug_init (void);
+
+/* The single fixed structure of @caps when its name is @media_type. */
+const GstStructure *p3d_caps_get_fixed_structure (const GstCaps * caps,
+    const gchar * media_type);
+
+gboolean p3d_structure_get_uint_in_range (const GstStructure * s,
+    const gchar * field, guint min, guint max, guint * value);
+/* An array of exactly @n numbers (int or double entries). */
+gboolean p3d_structure_get_double_array (const GstStructure * s,
+    const gchar * field, guint n, gdouble * values);
+gboolean p3d_structure_get_uint_array (const GstStructure * s,
+    const gchar * field, guint n, guint min, guint max, guint * values);
+void p3d_structure_set_double_array (GstStructure * s, const gchar * field,
+    guint n, const gdouble * values);
+void p3d_structure_set_uint_array (GstStructure * s, const gchar * field,
+    guint n, const guint * values);
+
+/* Optional framerate: 0/1 when absent; FALSE when present but invalid. */
+gboolean p3d_structure_get_framerate (const GstStructure * s, gint * fps_n,
+    gint * fps_d);
+void p3d_structure_set_framerate (GstStructure * s, gint fps_n, gint fps_d);
+
+/* grid[i] = round((max - min) / size) for each of @axes axes, with
+ * range = (mins..., maxes...); FALSE unless every count is in [1, 2^31). */
+gboolean p3d_grid_from_range (const gdouble * voxel_size,
+    const gdouble * range, guint axes, guint * grid);
+
+/* The grid, voxel-size and range fields, checked against each other. */
+gboolean p3d_structure_get_voxel_grid (const GstStructure * s,
+    P3dVoxelGrid * grid);
+void p3d_structure_set_voxel_grid (GstStructure * s,
+    const P3dVoxelGrid * grid);
+
+G_END_DECLS
+
+#endif /* __P3D_CAPS_FIELDS_H__ */
+

@@ -1,0 +1,135 @@
+/* gst-perception: the abstract base of our GPU filters.
+ *
+ * It holds what every filter needs, so that elements keep only their own
+ * logic: the backend choice (property "backend": auto, cuda, cpu, and
+ * "cuda-device-id"), the device and a stream of the element's own, caps
+ * negotiation in system and CUDA memory on both pads, a tensor buffer pool
+ * for the output in the negotiated memory, and the moves of tensors between
+ * host and device when a buffer is not where the backend runs.
+ *
+ * Subclasses describe their media types (transform_media_caps, set_info)
+ * and process one frame on the host (process_cpu, with host pointers) or on
+ * the device (process_cuda, with device pointers, work queued on the
+ * element's stream). The device is looked for in start(), never at
+ * registration: the elements exist on every machine.
+ */
+#ifndef __P3D_CUDA_FILTER_H__
+#define __P3D_CUDA_FILTER_H__
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/gst.h>
+
+#include "p3dcudamemory.h"
+#include "p3dtensor.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  P3D_BACKEND_AUTO = 0,
+  P3D_BACKEND_CUDA = 1,
+  P3D_BACKEND_CPU = 2,
+} P3dBackend;
+
+#define P3D_TYPE_BACKEND (p3d_backend_get_type ())
+GType p3d_backend_get_type (void);
+
+#define P3D_TYPE_CUDA_FILTER (p3d_cuda_filter_get_type ())
+#define P3D_CUDA_FILTER(obj) \
+    (G_TYPE_CHECK_INSTANCE_CAST ((obj), P3D_TYPE_CUDA_FILTER, P3dCudaFilter))
+#define P3D_CUDA_FILTER_CLASS(klass) \
+    (G_TYPE_CHECK_CLASS_CAST ((klass), P3D_TYPE_CUDA_FILTER, P3dCudaFilterClass))
+#define P3D_CUDA_FILTER_GET_CLASS(obj) \
+    (G_TYPE_INSTANCE_GET_CLASS ((obj), P3D_TYPE_CUDA_FILTER, P3dCudaFilterClass))
+#define P3D_IS_CUDA_FILTER(obj) \
+    (G_TYPE_CHECK_INSTANCE_TYPE ((obj), P3D_TYPE_CUDA_FILTER))
+
+typedef struct _P3dCudaFilter P3dCudaFilter;
+typedef struct _P3dCudaFilterClass P3dCudaFilterClass;
+
+/**
+ * P3dCudaFilter:
+ * @use_cuda: whether frames run on the device (decided in start())
+ * @device_id: the device in use when @use_cuda
+ * @stream: the element's stream when @use_cuda
+ * @in_layout: the tensors of the negotiated input caps
+ * @out_layout: the tensors of the negotiated output caps
+ *
+ * Read-only for subclasses.
+ */
+struct _P3dCudaFilter
+{
+  GstBaseTransform parent;
+
+  gboolean use_cuda;
+  gint device_id;
+  P3dCudaStream stream;
+  P3dTensorLayout in_layout;
+  P3dTensorLayout out_layout;
+
+  /*< private > */
+  P3dBackend backend;
+  gint requested_device_id;
+  gboolean started;
+  GstAllocator *allocator;
+  gboolean out_cuda;
+  gpointer scratch[2][P3D_MAX_TENSORS];
+  gsize scratch_size[2][P3D_MAX_TENSORS];
+  gboolean scratch_out_clean;
+  gpointer _gst_reserved[GST_PADDING];
+};
+
+/**
+ * P3dCudaFilterClass:
+ * @transform_media_caps: the caps on the other pad for @caps (features
+ *     removed from both: the base class offers each result in system and
+ *     in CUDA memory)
+ * @set_info: parses the fixed caps and fills the tensor layouts of both
+ *     pads; FALSE refuses them
+ * @start_device: optional, with the device current: allocates device
+ *     resources (workspaces); called in start() when the CUDA path is used
+ * @stop_device: optional, frees them; called in stop()
+ * @process_cpu: processes a frame with host pointers; every byte of @out
+ *     must be written
+ * @process_cuda: queues the processing of a frame on @self->stream with
+ *     device pointers; @out_clean is TRUE when @out holds this element's
+ *     previous output, untouched since, so that only what differs needs
+ *     writing; FALSE: every byte must be written
+ */
+struct _P3dCudaFilterClass
+{
+  GstBaseTransformClass parent_class;
+
+  GstCaps *(*transform_media_caps) (P3dCudaFilter * self,
+      GstPadDirection direction, GstCaps * caps);
+  gboolean (*set_info) (P3dCudaFilter * self, GstCaps * incaps,
+      P3dTensorLayout * in_layout, GstCaps * outcaps,
+      P3dTensorLayout * out_layout);
+  gboolean (*start_device) (P3dCudaFilter * self);
+  void (*stop_device) (P3dCudaFilter * self);
+  GstFlowReturn (*process_cpu) (P3dCudaFilter * self, GstBuffer * inbuf,
+      P3dTensorMap * in, P3dTensorMap * out);
+  GstFlowReturn (*process_cuda) (P3dCudaFilter * self, GstBuffer * inbuf,
+      P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean);
+
+  /*< private > */
+  gpointer _gst_reserved[GST_PADDING];
+};
+
+GType p3d_cuda_filter_get_type (void);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCudaFilter, gst_object_unref);
+
+/* Turns a failed P3dResult into an element error naming @what and returns
+ * FALSE; TRUE for P3D_OK. For use in process_cuda and start_device. */
+gboolean p3d_cuda_filter_check (P3dCudaFilter * self, gint result,
+    const gchar * what);
+
+/* Adds the pad templates of a filter whose pads carry @sink_caps and
+ * @src_caps (media caps without features): each is offered in system and
+ * in CUDA memory. */
+void p3d_cuda_filter_class_add_pad_templates (P3dCudaFilterClass * klass,
+    GstCaps * sink_caps, GstCaps * src_caps);
+
+G_END_DECLS
+
+#endif /* __P3D_CUDA_FILTER_H__ */

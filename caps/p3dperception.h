@@ -1,0 +1,20 @@
+/* gst-perception: the support library gstperception-1.0, in one include.
+ *
+ * Media types (caps <-> info structs, tensor layouts), the CUDA device
+ * memory and its buffer pool, and the base class of the GPU filters. */
+#ifndef __P3D_PERCEPTION_H__
+#define __P3D_PERCEPTION_H__
+
+#include "p3dformats.h"
+#include "p3dtensor.h"
+#include "p3dpointcloud.h"
+#include "p3dvoxels.h"
+#include "p3dpillars.h"
+#include "p3dcamerafeatures.h"
+#include "p3dbevfeatures.h"
+#include "p3dboxes.h"
+#include "p3dcudamemory.h"
+#include "p3dtensorpool.h"
+#include "p3dcudafilter.h"
+
+#endif /* __P3D_PERCEPTION_H__ */

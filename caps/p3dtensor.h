@@ -1,0 +1,104 @@
+/* gst-perception: how a GstBuffer carries the tensors of a media type.
+ *
+ * One GstMemory per tensor, in the fixed order that docs/media-types.md gives
+ * for each media type, each sized by the caps (capacity, not content); a
+ * count the kernels produce is a tensor of its own (one uint32), so it lives
+ * where the other tensors live and no kernel waits for the host to learn it.
+ * filesink therefore writes the tensors one after another, and a file holds
+ * fixed-size records that docs/media-types.md describes byte by byte.
+ *
+ * A buffer whose memories are split differently but whose total size is
+ * exactly the layout's (a record read back with filesrc blocksize= or
+ * multifilesrc) is accepted too: it is mapped whole and sliced.
+ *
+ * Map tensors by index with p3d_tensor_map(), never the whole buffer with
+ * gst_buffer_map(): that would merge the memories into one host copy.
+ */
+#ifndef __P3D_TENSOR_H__
+#define __P3D_TENSOR_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define P3D_MAX_TENSORS 4
+
+/* The caps feature of our device memory, and the map flag that asks a
+ * P3dCudaMemory for its device pointer instead of a host copy. */
+#define P3D_CAPS_FEATURE_MEMORY_CUDA "memory:CUDAMemory"
+#define P3D_MAP_CUDA ((GstMapFlags) (GST_MAP_FLAG_LAST << 1))
+
+/**
+ * P3dTensorLayout:
+ * @n_tensors: tensors in a buffer
+ * @size: bytes of each tensor; for a tensor of variable length, its
+ *     capacity (0: unbounded)
+ * @record: for a tensor of variable length (a point cloud's points), the
+ *     size of one record, the tensor holding any whole number of them up to
+ *     its capacity; 0 for a fixed-size tensor
+ */
+typedef struct
+{
+  guint n_tensors;
+  gsize size[P3D_MAX_TENSORS];
+  gsize record[P3D_MAX_TENSORS];
+} P3dTensorLayout;
+
+/* Sum of the sizes (a variable tensor counts its capacity). */
+gsize p3d_tensor_layout_get_total_size (const P3dTensorLayout * layout);
+gboolean p3d_tensor_layout_is_equal (const P3dTensorLayout * a,
+    const P3dTensorLayout * b);
+
+/* Checks that @buffer fits @layout: one memory per tensor with each fixed
+ * size exact and each variable size a whole number of records, or (for a
+ * layout of fixed tensors only) any memories whose total is the layout's
+ * size. On failure returns FALSE and, when @why is not NULL, a sentence
+ * naming the tensor, its size and the size expected. */
+gboolean p3d_tensor_layout_check_buffer (const P3dTensorLayout * layout,
+    GstBuffer * buffer, gchar ** why);
+
+/**
+ * P3dTensorMap:
+ * @n_tensors: tensors mapped
+ * @data: each tensor's first byte (host, or device with P3D_MAP_CUDA)
+ * @size: each tensor's size in bytes
+ *
+ * The mapping of every tensor of a buffer.
+ */
+typedef struct
+{
+  guint n_tensors;
+  gpointer data[P3D_MAX_TENSORS];
+  gsize size[P3D_MAX_TENSORS];
+
+  /*< private > */
+  GstBuffer *buffer;
+  GstMapInfo info[P3D_MAX_TENSORS];
+  gboolean whole;
+  gpointer _gst_reserved[GST_PADDING];
+} P3dTensorMap;
+
+/* Maps every tensor of @buffer with @flags (GST_MAP_READ / GST_MAP_WRITE,
+ * plus P3D_MAP_CUDA for device pointers, which needs one P3dCudaMemory per
+ * tensor). The buffer must pass p3d_tensor_layout_check_buffer(). */
+gboolean p3d_tensor_map (P3dTensorMap * map, GstBuffer * buffer,
+    const P3dTensorLayout * layout, GstMapFlags flags, gchar ** why);
+void p3d_tensor_unmap (P3dTensorMap * map);
+
+/* TRUE when @buffer holds one P3dCudaMemory per tensor of @layout, all on
+ * @device_id, so that its tensors can be read on that device as they are. */
+gboolean p3d_tensor_buffer_is_on_device (GstBuffer * buffer,
+    const P3dTensorLayout * layout, gint device_id);
+
+/* Caps helpers: whether @features is memory:CUDAMemory; @caps with each
+ * structure offered twice, in system memory and in CUDA memory, the first
+ * one preferred (cuda_first picks which); every structure of @caps with
+ * its features removed. */
+gboolean p3d_caps_features_is_cuda (const GstCapsFeatures * features);
+gboolean p3d_caps_is_cuda (const GstCaps * caps);
+GstCaps *p3d_caps_with_both_memories (GstCaps * caps, gboolean cuda_first);
+GstCaps *p3d_caps_without_features (const GstCaps * caps);
+
+G_END_DECLS
+
+#endif /* __P3D_TENSOR_H__ */

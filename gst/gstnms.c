@@ -1,0 +1,417 @@
+/**
+ * SECTION:element-nms
+ * @title: nms
+ *
+ * Non-maximum suppression of a detector's boxes: boxes are sorted by score,
+ * best first (ties keep their input order), and a box is kept unless a kept
+ * box overlaps it by more than the threshold, as torchvision, mmcv and
+ * OpenPCDet do. Modes: iou (axis-aligned application/x-boxes2d, with the
+ * optional +1 pixel "offset" of Faster R-CNN), bev-rotated (exact overlap
+ * of rotated rectangles in the ground plane), bev-aligned (yaw ignored) and
+ * circle (centre distance below distance-threshold, as CenterPoint; note
+ * that CenterPoint passes its radius squared); the bev and circle modes take
+ * application/x-boxes3d. Boxes scoring below score-threshold are dropped
+ * first, then the best pre-max are kept (0: all), then suppression, then
+ * at most post-max boxes are output (0: all); per-class suppresses only
+ * between boxes of the same label. Thresholds can change while playing.
+ *
+ * The output has the input's caps: the kept boxes, best score first, then
+ * zeros. Records with a NaN or infinite field, or a negative size, are
+ * dropped. On the CUDA path the sort, the overlap mask and the greedy
+ * reduction all run on the device and the kept count stays there; the kept
+ * boxes are exactly the reference path's.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 pointcloudtestsrc name=src num-buffers=10 src.boxes \
+ *   ! nms mode=bev-rotated iou-threshold=0.01 ! boxenc ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "gstnms.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_nms_debug);
+#define GST_CAT_DEFAULT gst_nms_debug
+
+enum
+{
+  PROP_0,
+  PROP_MODE,
+  PROP_IOU_THRESHOLD,
+  PROP_DISTANCE_THRESHOLD,
+  PROP_OFFSET,
+  PROP_SCORE_THRESHOLD,
+  PROP_PRE_MAX,
+  PROP_POST_MAX,
+  PROP_PER_CLASS,
+};
+
+#define DEFAULT_MODE P3D_NMS_BEV_ROTATED
+#define DEFAULT_IOU_THRESHOLD 0.5f
+#define DEFAULT_DISTANCE_THRESHOLD 2.0f
+#define DEFAULT_OFFSET 0
+#define DEFAULT_SCORE_THRESHOLD 0.0f
+#define DEFAULT_PRE_MAX 0
+#define DEFAULT_POST_MAX 0
+#define DEFAULT_PER_CLASS FALSE
+
+#define GST_TYPE_NMS_MODE (gst_nms_mode_get_type ())
+static GType
+gst_nms_mode_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {P3D_NMS_IOU, "Axis-aligned IoU of 2D boxes (application/x-boxes2d)",
+        "iou"},
+    {P3D_NMS_BEV_ROTATED, "Exact IoU of rotated boxes in the ground plane "
+          "(application/x-boxes3d)", "bev-rotated"},
+    {P3D_NMS_BEV_ALIGNED, "IoU in the ground plane with yaw ignored "
+          "(application/x-boxes3d)", "bev-aligned"},
+    {P3D_NMS_CIRCLE, "Centre distance in the ground plane, as CenterPoint "
+          "(application/x-boxes3d)", "circle"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstNmsMode", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+#define gst_nms_parent_class parent_class
+G_DEFINE_TYPE (GstNms, gst_nms, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (nms, "nms", GST_RANK_NONE, GST_TYPE_NMS);
+
+static void gst_nms_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_nms_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstCaps *gst_nms_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps);
+static gboolean gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout);
+static void gst_nms_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn gst_nms_process_cpu (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
+static GstFlowReturn gst_nms_process_cuda (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
+    gboolean out_clean);
+
+#define PLAYING_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_PLAYING)
+
+static void
+gst_nms_class_init (GstNmsClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
+  GstCaps *caps;
+
+  gobject_class->set_property = gst_nms_set_property;
+  gobject_class->get_property = gst_nms_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_MODE,
+      g_param_spec_enum ("mode", "Mode",
+          "How two boxes overlap; iou takes 2D boxes, the others 3D boxes",
+          GST_TYPE_NMS_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
+      g_param_spec_float ("iou-threshold", "IoU threshold",
+          "iou and bev modes: a box overlapping a kept box by an IoU greater "
+          "than this is suppressed (OpenPCDet uses 0.01 for KITTI "
+          "PointPillars, torchvision examples 0.5)", 0.0f, 1.0f,
+          DEFAULT_IOU_THRESHOLD, PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_DISTANCE_THRESHOLD,
+      g_param_spec_float ("distance-threshold", "Distance threshold",
+          "circle mode: a box whose centre lies closer than this many metres "
+          "to a kept box's centre is suppressed (CenterPoint's min_radius is "
+          "this value squared)", 0.0f, G_MAXFLOAT, DEFAULT_DISTANCE_THRESHOLD,
+          PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_OFFSET,
+      g_param_spec_uint ("offset", "Offset",
+          "iou mode: 1 counts a box from x1 to x2 as x2 - x1 + 1 pixels wide "
+          "(Faster R-CNN), 0 as x2 - x1", 0, 1, DEFAULT_OFFSET, PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_SCORE_THRESHOLD,
+      g_param_spec_float ("score-threshold", "Score threshold",
+          "Boxes scoring below this are dropped before suppression",
+          -G_MAXFLOAT, G_MAXFLOAT, DEFAULT_SCORE_THRESHOLD, PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_PRE_MAX,
+      g_param_spec_uint ("pre-max", "Pre max",
+          "Keep only this many best-scoring boxes before suppression "
+          "(0: all)", 0, G_MAXUINT32, DEFAULT_PRE_MAX, PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_POST_MAX,
+      g_param_spec_uint ("post-max", "Post max",
+          "Output at most this many boxes (0: all)", 0, G_MAXUINT32,
+          DEFAULT_POST_MAX, PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_PER_CLASS,
+      g_param_spec_boolean ("per-class", "Per class",
+          "Suppress only between boxes of the same label", DEFAULT_PER_CLASS,
+          PLAYING_FLAGS));
+
+  gst_element_class_set_static_metadata (element_class,
+      "Non-maximum suppression", "Filter/Analyzer/Boxes",
+      "Axis-aligned, rotated-BEV and circle NMS of detector boxes, on CUDA "
+      "or on the CPU", "gst-perception developers");
+
+  caps = gst_caps_from_string (P3D_MEDIA_TYPE_BOXES3D "; "
+      P3D_MEDIA_TYPE_BOXES2D);
+  p3d_cuda_filter_class_add_pad_templates (filter_class, caps, caps);
+  gst_caps_unref (caps);
+
+  filter_class->transform_media_caps =
+      GST_DEBUG_FUNCPTR (gst_nms_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_nms_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (gst_nms_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_nms_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_nms_process_cuda);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_NMS_MODE, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_nms_debug, "nms", 0, "Non-maximum suppression");
+}
+
+static void
+gst_nms_init (GstNms * self)
+{
+  p3d_nms_params_init (&self->params);
+  self->params.mode = DEFAULT_MODE;
+  self->params.iou_threshold = DEFAULT_IOU_THRESHOLD;
+  self->params.distance_threshold = DEFAULT_DISTANCE_THRESHOLD;
+  self->params.offset = DEFAULT_OFFSET;
+  self->params.score_threshold = DEFAULT_SCORE_THRESHOLD;
+  self->params.pre_max = DEFAULT_PRE_MAX;
+  self->params.post_max = DEFAULT_POST_MAX;
+  self->params.per_class = DEFAULT_PER_CLASS;
+}
+
+static void
+gst_nms_set_property (GObject * object, guint prop_id, const GValue * value,
+    GParamSpec * pspec)
+{
+  GstNms *self = GST_NMS (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODE:
+      self->params.mode = g_value_get_enum (value);
+      break;
+    case PROP_IOU_THRESHOLD:
+      self->params.iou_threshold = g_value_get_float (value);
+      break;
+    case PROP_DISTANCE_THRESHOLD:
+      self->params.distance_threshold = g_value_get_float (value);
+      break;
+    case PROP_OFFSET:
+      self->params.offset = (gfloat) g_value_get_uint (value);
+      break;
+    case PROP_SCORE_THRESHOLD:
+      self->params.score_threshold = g_value_get_float (value);
+      break;
+    case PROP_PRE_MAX:
+      self->params.pre_max = g_value_get_uint (value);
+      break;
+    case PROP_POST_MAX:
+      self->params.post_max = g_value_get_uint (value);
+      break;
+    case PROP_PER_CLASS:
+      self->params.per_class = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_nms_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstNms *self = GST_NMS (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODE:
+      g_value_set_enum (value, self->params.mode);
+      break;
+    case PROP_IOU_THRESHOLD:
+      g_value_set_float (value, self->params.iou_threshold);
+      break;
+    case PROP_DISTANCE_THRESHOLD:
+      g_value_set_float (value, self->params.distance_threshold);
+      break;
+    case PROP_OFFSET:
+      g_value_set_uint (value, (guint) self->params.offset);
+      break;
+    case PROP_SCORE_THRESHOLD:
+      g_value_set_float (value, self->params.score_threshold);
+      break;
+    case PROP_PRE_MAX:
+      g_value_set_uint (value, self->params.pre_max);
+      break;
+    case PROP_POST_MAX:
+      g_value_set_uint (value, self->params.post_max);
+      break;
+    case PROP_PER_CLASS:
+      g_value_set_boolean (value, self->params.per_class);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static const gchar *
+media_type_for_mode (P3dNmsMode mode)
+{
+  return mode == P3D_NMS_IOU ? P3D_MEDIA_TYPE_BOXES2D : P3D_MEDIA_TYPE_BOXES3D;
+}
+
+static GstCaps *
+gst_nms_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  GstNms *self = GST_NMS (filter);
+  GstCaps *result = gst_caps_new_empty ();
+  const gchar *media_type;
+  guint i;
+
+  GST_OBJECT_LOCK (self);
+  media_type = media_type_for_mode (self->params.mode);
+  GST_OBJECT_UNLOCK (self);
+  /* Same caps on both sides, of the box type the mode works on. */
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+
+    if (gst_structure_has_name (s, media_type))
+      result = gst_caps_merge_structure (result, gst_structure_copy (s));
+  }
+  return result;
+}
+
+static gboolean
+gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout)
+{
+  GstNms *self = GST_NMS (filter);
+  P3dNmsMode mode;
+  guint max_boxes;
+  gint previous;
+  P3dResult result;
+
+  GST_OBJECT_LOCK (self);
+  mode = self->params.mode;
+  GST_OBJECT_UNLOCK (self);
+  if (mode == P3D_NMS_IOU) {
+    P3dBoxes2dInfo info;
+
+    if (!p3d_boxes2d_info_from_caps (&info, incaps))
+      return FALSE;
+    max_boxes = info.max_boxes;
+    p3d_boxes2d_info_get_layout (&info, in_layout);
+  } else {
+    P3dBoxes3dInfo info;
+
+    if (!p3d_boxes3d_info_from_caps (&info, incaps))
+      return FALSE;
+    max_boxes = info.max_boxes;
+    p3d_boxes3d_info_get_layout (&info, in_layout);
+  }
+  if (max_boxes > P3D_NMS_MAX_CAPACITY) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("max-boxes %u is more than nms supports", max_boxes),
+        ("at most %u boxes per frame", P3D_NMS_MAX_CAPACITY));
+    return FALSE;
+  }
+  *out_layout = *in_layout;
+
+  if (filter->use_cuda && (self->nms == NULL
+          || p3d_nms_get_capacity (self->nms) < max_boxes)) {
+    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
+            (filter->device_id, &previous), "selecting the device"))
+      return FALSE;
+    p3d_cuda_stream_synchronize (filter->stream);
+    p3d_nms_free (self->nms);
+    self->nms = NULL;
+    result = p3d_nms_new (max_boxes, &self->nms);
+    p3d_cuda_device_pop (previous);
+    if (!p3d_cuda_filter_check (filter, result, "allocating the NMS workspace"))
+      return FALSE;
+  }
+  self->max_boxes = max_boxes;
+  self->record_size = p3d_nms_record_size (mode);
+  return TRUE;
+}
+
+static void
+gst_nms_stop_device (P3dCudaFilter * filter)
+{
+  GstNms *self = GST_NMS (filter);
+
+  p3d_nms_free (self->nms);
+  self->nms = NULL;
+}
+
+/* This frame's parameters: thresholds may change while playing. */
+static void
+read_params (GstNms * self, P3dNmsParams * params)
+{
+  GST_OBJECT_LOCK (self);
+  *params = self->params;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstFlowReturn
+gst_nms_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out)
+{
+  GstNms *self = GST_NMS (filter);
+  P3dNmsParams params;
+  guint32 n_boxes, kept = 0;
+  P3dResult result;
+
+  read_params (self, &params);
+  memcpy (&n_boxes, in->data[P3D_BOXES_TENSOR_COUNT], sizeof (n_boxes));
+  if (n_boxes > self->max_boxes) {
+    GST_WARNING_OBJECT (self, "count %u exceeds max-boxes %u: clamped",
+        n_boxes, self->max_boxes);
+    n_boxes = self->max_boxes;
+  }
+  result = p3d_nms_cpu (&params, in->data[P3D_BOXES_TENSOR_RECORDS], n_boxes,
+      out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes, &kept, NULL);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("NMS failed"),
+        ("%s", p3d_result_string (result)));
+    return GST_FLOW_ERROR;
+  }
+  memcpy (out->data[P3D_BOXES_TENSOR_COUNT], &kept, sizeof (kept));
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_nms_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  GstNms *self = GST_NMS (filter);
+  P3dNmsParams params;
+
+  read_params (self, &params);
+  if (!p3d_cuda_filter_check (filter, p3d_nms_cuda (self->nms, &params,
+              in->data[P3D_BOXES_TENSOR_RECORDS],
+              in->data[P3D_BOXES_TENSOR_COUNT],
+              out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes,
+              out->data[P3D_BOXES_TENSOR_COUNT], NULL, filter->stream),
+          "suppressing boxes"))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}

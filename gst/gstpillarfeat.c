@@ -1,0 +1,285 @@
+/**
+ * SECTION:element-pillarfeat
+ * @title: pillarfeat
+ *
+ * Computes the per-point features a PointPillars network takes from the
+ * voxels of voxelize: for every point of a pillar x, y, z, intensity, its
+ * offset from the mean of the pillar's points and from the pillar's centre
+ * (the "features" property picks the channel set of OpenPCDet/NVIDIA,
+ * mmdetection3d, or with the distance to the sensor). Unused point slots
+ * are zero. The output format, F32 or F16 (what NVIDIA's CUDA-PointPillars
+ * engine takes), is negotiated: F32 unless downstream asks for F16. The
+ * voxel coordinates and count are passed on for the network's scatter.
+ *
+ * Float32 arithmetic, the mean summed in point order; the CUDA path
+ * computes the same operations in the same order as the reference.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 pointcloudtestsrc num-buffers=10 ! voxelize ! pillarfeat \
+ *   ! "application/x-pillar-features,format=F16" ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstpillarfeat.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_pillarfeat_debug);
+#define GST_CAT_DEFAULT gst_pillarfeat_debug
+
+enum
+{
+  PROP_0,
+  PROP_FEATURES,
+};
+
+#define DEFAULT_FEATURES P3D_FEATURE_SET_POINTPILLARS_10
+
+G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_POINTPILLARS_10 ==
+    (gint) P3D_PILLAR_FEATURES_POINTPILLARS_10);
+G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_MMDET3D_9 ==
+    (gint) P3D_PILLAR_FEATURES_MMDET3D_9);
+G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_POINTPILLARS_11 ==
+    (gint) P3D_PILLAR_FEATURES_POINTPILLARS_11);
+
+#define gst_pillarfeat_parent_class parent_class
+G_DEFINE_TYPE (GstPillarfeat, gst_pillarfeat, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (pillarfeat, "pillarfeat", GST_RANK_NONE,
+    GST_TYPE_PILLARFEAT);
+
+static void gst_pillarfeat_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_pillarfeat_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstCaps *gst_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps);
+static gboolean gst_pillarfeat_set_info (P3dCudaFilter * filter,
+    GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout);
+static GstFlowReturn gst_pillarfeat_process_cpu (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
+static GstFlowReturn gst_pillarfeat_process_cuda (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
+    gboolean out_clean);
+
+static void
+gst_pillarfeat_class_init (GstPillarfeatClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
+  GstCaps *sink_caps, *src_caps;
+
+  gobject_class->set_property = gst_pillarfeat_set_property;
+  gobject_class->get_property = gst_pillarfeat_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_FEATURES,
+      g_param_spec_enum ("features", "Features",
+          "The channels computed for each point, in the order the network "
+          "was trained with", P3D_TYPE_FEATURE_SET, DEFAULT_FEATURES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_set_static_metadata (element_class,
+      "PointPillars features", "Filter/Converter/Lidar",
+      "Voxels to the per-point pillar features of a PointPillars network, "
+      "in F32 or F16, on CUDA or on the CPU", "gst-perception developers");
+
+  sink_caps = gst_caps_from_string (P3D_VOXELS_CAPS_ALL);
+  src_caps = gst_caps_from_string (P3D_PILLARS_CAPS_ALL);
+  p3d_cuda_filter_class_add_pad_templates (filter_class, sink_caps, src_caps);
+  gst_caps_unref (sink_caps);
+  gst_caps_unref (src_caps);
+
+  filter_class->transform_media_caps =
+      GST_DEBUG_FUNCPTR (gst_pillarfeat_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_pillarfeat_set_info);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_pillarfeat_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_pillarfeat_process_cuda);
+
+  gst_type_mark_as_plugin_api (P3D_TYPE_FEATURE_SET, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_pillarfeat_debug, "pillarfeat", 0,
+      "PointPillars features");
+}
+
+static void
+gst_pillarfeat_init (GstPillarfeat * self)
+{
+  self->features = DEFAULT_FEATURES;
+}
+
+static void
+gst_pillarfeat_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstPillarfeat *self = GST_PILLARFEAT (object);
+
+  switch (prop_id) {
+    case PROP_FEATURES:
+      GST_OBJECT_LOCK (self);
+      self->features = g_value_get_enum (value);
+      GST_OBJECT_UNLOCK (self);
+      gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_pillarfeat_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstPillarfeat *self = GST_PILLARFEAT (object);
+
+  switch (prop_id) {
+    case PROP_FEATURES:
+      GST_OBJECT_LOCK (self);
+      g_value_set_enum (value, self->features);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+/* The fields both media types share: sizes, grid and framerate. */
+static const gchar *const shared_fields[] = {
+  "max-voxels", "max-points", "grid", "voxel-size", "range", "framerate"
+};
+
+static GstCaps *
+gst_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  GstCaps *result = gst_caps_new_empty ();
+  P3dFeatureSet features;
+  guint i, f;
+
+  GST_OBJECT_LOCK (self);
+  features = self->features;
+  GST_OBJECT_UNLOCK (self);
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+    GstStructure *other;
+
+    if (direction == GST_PAD_SINK) {
+      GValue formats = G_VALUE_INIT, name = G_VALUE_INIT;
+
+      other = gst_structure_new (P3D_MEDIA_TYPE_PILLAR_FEATURES, "features",
+          G_TYPE_STRING, p3d_feature_set_to_string (features), NULL);
+      /* F32 first: the reference precision unless downstream wants F16 */
+      gst_value_list_init (&formats, 2);
+      g_value_init (&name, G_TYPE_STRING);
+      g_value_set_string (&name, "F32");
+      gst_value_list_append_value (&formats, &name);
+      g_value_set_string (&name, "F16");
+      gst_value_list_append_value (&formats, &name);
+      g_value_unset (&name);
+      gst_structure_take_value (other, "format", &formats);
+    } else {
+      GstCaps *any_voxels = gst_caps_from_string (P3D_VOXELS_CAPS_ALL);
+
+      /* any point format: pillar features do not say which one */
+      other = gst_structure_copy (gst_caps_get_structure (any_voxels, 0));
+      gst_caps_unref (any_voxels);
+    }
+    for (f = 0; f < G_N_ELEMENTS (shared_fields); f++) {
+      const GValue *v = gst_structure_get_value (s, shared_fields[f]);
+
+      if (v)
+        gst_structure_set_value (other, shared_fields[f], v);
+    }
+    result = gst_caps_merge_structure (result, other);
+  }
+  return result;
+}
+
+static gboolean
+gst_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout)
+{
+  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dVoxelsInfo in_info;
+  P3dPillarsInfo out_info;
+  P3dPillarFeatParams params;
+  P3dResult result;
+
+  if (!p3d_voxels_info_from_caps (&in_info, incaps)
+      || !p3d_pillars_info_from_caps (&out_info, outcaps))
+    return FALSE;
+  if (out_info.max_voxels != in_info.max_voxels
+      || out_info.max_points != in_info.max_points
+      || !p3d_voxel_grid_is_equal (&out_info.grid, &in_info.grid)) {
+    GST_WARNING_OBJECT (self, "output %" GST_PTR_FORMAT " does not describe "
+        "the input voxels %" GST_PTR_FORMAT, outcaps, incaps);
+    return FALSE;
+  }
+  result = p3d_pillarfeat_params_init (&params,
+      (P3dPillarFeatureSet) out_info.features,
+      out_info.format == P3D_DATA_FORMAT_F16, in_info.finfo->channels,
+      in_info.finfo->intensity, in_info.max_points, in_info.max_voxels,
+      in_info.grid.voxel_size, in_info.grid.range);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Cannot compute %s features for these voxels",
+            p3d_feature_set_to_string (out_info.features)),
+        ("%s: %" GST_PTR_FORMAT, p3d_result_string (result), incaps));
+    return FALSE;
+  }
+  self->in_info = in_info;
+  self->out_info = out_info;
+  self->params = params;
+  p3d_voxels_info_get_layout (&in_info, in_layout);
+  p3d_pillars_info_get_layout (&out_info, out_layout);
+  return TRUE;
+}
+
+static void
+tensors_from_maps (P3dTensorMap * in, P3dTensorMap * out,
+    P3dPillarFeatInput * input, P3dPillarFeatOutput * output)
+{
+  input->voxels = in->data[P3D_VOXELS_TENSOR_POINTS];
+  input->num_points = in->data[P3D_VOXELS_TENSOR_NUM_POINTS];
+  input->coords = in->data[P3D_VOXELS_TENSOR_COORDS];
+  input->count = in->data[P3D_VOXELS_TENSOR_COUNT];
+  output->features = out->data[P3D_PILLARS_TENSOR_FEATURES];
+  output->coords = out->data[P3D_PILLARS_TENSOR_COORDS];
+  output->count = out->data[P3D_PILLARS_TENSOR_COUNT];
+}
+
+static GstFlowReturn
+gst_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out)
+{
+  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dPillarFeatInput input;
+  P3dPillarFeatOutput output;
+
+  tensors_from_maps (in, out, &input, &output);
+  p3d_pillarfeat_cpu (&self->params, &input, &output);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_pillarfeat_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dPillarFeatInput input;
+  P3dPillarFeatOutput output;
+
+  tensors_from_maps (in, out, &input, &output);
+  if (!p3d_cuda_filter_check (filter, p3d_pillarfeat_cuda (&self->params,
+              &input, &output, out_clean, filter->stream),
+          "computing pillar features"))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,621 @@
+/**
+ * SECTION:element-voxelize
+ * @title: voxelize
+ *
+ * Turns one lidar sweep into voxels, as mmcv's deterministic hard
+ * voxelization: a point belongs to the cell floor((p - range_min) /
+ * voxel-size) when that cell is inside the grid, voxels are numbered by
+ * their first point in the input, points keep their input order, and the
+ * first max-points points of a voxel and the first max-voxels voxels are
+ * kept. PointPillars pillars are the case of one z cell (the default, the
+ * KITTI PointPillars settings); CenterPoint-style 3D grids work the same.
+ * The CUDA path gives exactly the reference's bytes.
+ *
+ * Points outside the range, with a NaN or infinite coordinate, beyond
+ * max-points in their voxel or in a voxel beyond max-voxels are dropped and
+ * counted: the "stats" property holds the counts of the last frame, a
+ * "voxelize-stats" element message carries them for every frame when
+ * post-stats is set, and a warning is posted when a frame hits max-points
+ * or max-voxels after one that did not. On the CUDA path the counts are
+ * read back without stopping the stream, so they arrive a frame or two
+ * after the voxels (all of them by the end of the stream).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 multifilesrc location=velodyne/%06d.bin \
+ *     caps="application/x-point-cloud,format=xyzi" \
+ *   ! voxelize voxel-size="<0.16,0.16,4.0>" \
+ *     range="<0,-39.68,-3,69.12,39.68,1>" ! pillarfeat ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstvoxelize.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_voxelize_debug);
+#define GST_CAT_DEFAULT gst_voxelize_debug
+
+enum
+{
+  PROP_0,
+  PROP_VOXEL_SIZE,
+  PROP_RANGE,
+  PROP_MAX_POINTS,
+  PROP_MAX_VOXELS,
+  PROP_POST_STATS,
+  PROP_STATS,
+};
+
+/* The PointPillars KITTI settings (OpenPCDet, NVIDIA's CUDA-PointPillars). */
+static const gdouble default_voxel_size[3] = { 0.16, 0.16, 4.0 };
+
+static const gdouble default_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68,
+  1.0
+};
+
+#define DEFAULT_MAX_POINTS 32
+#define DEFAULT_MAX_VOXELS 40000
+#define DEFAULT_POST_STATS FALSE
+/* Frames whose statistics may be in flight on the device. */
+#define READBACK_DEPTH 16
+
+#define gst_voxelize_parent_class parent_class
+G_DEFINE_TYPE (GstVoxelize, gst_voxelize, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (voxelize, "voxelize", GST_RANK_NONE,
+    GST_TYPE_VOXELIZE);
+
+static void gst_voxelize_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_voxelize_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_voxelize_start (GstBaseTransform * trans);
+static gboolean gst_voxelize_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
+static GstCaps *gst_voxelize_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps);
+static gboolean gst_voxelize_set_info (P3dCudaFilter * filter,
+    GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout);
+static gboolean gst_voxelize_start_device (P3dCudaFilter * filter);
+static void gst_voxelize_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn gst_voxelize_process_cpu (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
+static GstFlowReturn gst_voxelize_process_cuda (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
+    gboolean out_clean);
+
+static GParamSpec *
+double_array_spec (const gchar * name, const gchar * nick,
+    const gchar * blurb, gdouble min, gdouble max)
+{
+  return gst_param_spec_array (name, nick, blurb,
+      g_param_spec_double ("value", "Value", "One value", min, max,
+          CLAMP (0.0, min, max), G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+}
+
+static void
+gst_voxelize_class_init (GstVoxelizeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
+  GstCaps *sink_caps, *src_caps;
+
+  gobject_class->set_property = gst_voxelize_set_property;
+  gobject_class->get_property = gst_voxelize_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_VOXEL_SIZE,
+      double_array_spec ("voxel-size", "Voxel size",
+          "Cell size along x, y and z in metres, e.g. \"<0.16,0.16,4.0>\" "
+          "(PointPillars KITTI) or \"<0.075,0.075,0.2>\" (CenterPoint)",
+          G_MINDOUBLE, G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_RANGE,
+      double_array_spec ("range", "Range",
+          "The box voxelized, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
+          "the grid is round((max - min) / voxel-size) cells per axis",
+          -G_MAXDOUBLE, G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
+      g_param_spec_uint ("max-points", "Max points",
+          "Points kept per voxel, the first ones in input order (later ones "
+          "are dropped and counted)", 1, P3D_VOXELS_MAX_POINTS,
+          DEFAULT_MAX_POINTS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MAX_VOXELS,
+      g_param_spec_uint ("max-voxels", "Max voxels",
+          "Voxels kept per frame, the first ones by first point (later ones "
+          "are dropped and counted); OpenPCDet uses 40000 for KITTI pillars, "
+          "CenterPoint 160000 for its 3D grid", 1, P3D_VOXELS_MAX_VOXELS,
+          DEFAULT_MAX_VOXELS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_POST_STATS,
+      g_param_spec_boolean ("post-stats", "Post stats",
+          "Post a \"voxelize-stats\" element message for every frame, with "
+          "the counts of the \"stats\" property and the frame's timestamp",
+          DEFAULT_POST_STATS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Counts of the last frame whose statistics are known: points-in, "
+          "points-nonfinite, points-out-of-range, points-over-max-points, "
+          "points-over-max-voxels, voxels, voxels-dropped; and since start: "
+          "frames, saturated-frames (frames that hit max-points or "
+          "max-voxels)", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_set_static_metadata (element_class, "Voxelize",
+      "Filter/Converter/Lidar",
+      "Lidar points to voxels or PointPillars pillars, deterministically, "
+      "on CUDA or on the CPU", "gst-perception developers");
+
+  sink_caps = gst_caps_from_string (P3D_POINT_CLOUD_CAPS_ALL);
+  src_caps = gst_caps_from_string (P3D_VOXELS_CAPS_ALL);
+  p3d_cuda_filter_class_add_pad_templates (filter_class, sink_caps, src_caps);
+  gst_caps_unref (sink_caps);
+  gst_caps_unref (src_caps);
+
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_voxelize_start);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_voxelize_sink_event);
+  filter_class->transform_media_caps =
+      GST_DEBUG_FUNCPTR (gst_voxelize_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_voxelize_set_info);
+  filter_class->start_device = GST_DEBUG_FUNCPTR (gst_voxelize_start_device);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (gst_voxelize_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_voxelize_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_voxelize_process_cuda);
+
+  GST_DEBUG_CATEGORY_INIT (gst_voxelize_debug, "voxelize", 0,
+      "Lidar voxelization");
+}
+
+static void
+gst_voxelize_init (GstVoxelize * self)
+{
+  memcpy (self->voxel_size, default_voxel_size, sizeof (self->voxel_size));
+  memcpy (self->range, default_range, sizeof (self->range));
+  self->max_points = DEFAULT_MAX_POINTS;
+  self->max_voxels = DEFAULT_MAX_VOXELS;
+  self->post_stats = DEFAULT_POST_STATS;
+}
+
+/* Copies a GstValueArray of numbers into @values when it holds exactly @n;
+ * otherwise keeps the old values and says so. */
+static void
+set_double_array (GstVoxelize * self, const GValue * value,
+    const gchar * name, gdouble * values, guint n)
+{
+  gdouble parsed[6];
+  guint i;
+
+  if (gst_value_array_get_size (value) != n) {
+    GST_WARNING_OBJECT (self, "%s needs %u values, got %u: ignored", name, n,
+        gst_value_array_get_size (value));
+    return;
+  }
+  for (i = 0; i < n; i++)
+    parsed[i] = g_value_get_double (gst_value_array_get_value (value, i));
+  memcpy (values, parsed, n * sizeof (gdouble));
+}
+
+static void
+get_double_array (GValue * value, const gdouble * values, guint n)
+{
+  GValue v = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&v, values[i]);
+    gst_value_array_append_value (value, &v);
+  }
+  g_value_unset (&v);
+}
+
+static GstStructure *
+stats_to_structure (GstVoxelize * self, const P3dVoxelizeStats * stats,
+    const gchar * name)
+{
+  return gst_structure_new (name,
+      "points-in", G_TYPE_UINT, stats->points_in,
+      "points-nonfinite", G_TYPE_UINT, stats->points_nonfinite,
+      "points-out-of-range", G_TYPE_UINT, stats->points_out_of_range,
+      "points-over-max-points", G_TYPE_UINT, stats->points_over_max_points,
+      "points-over-max-voxels", G_TYPE_UINT, stats->points_over_max_voxels,
+      "voxels", G_TYPE_UINT, stats->voxels,
+      "voxels-dropped", G_TYPE_UINT, stats->voxels_dropped,
+      "frames", G_TYPE_UINT64, self->frames,
+      "saturated-frames", G_TYPE_UINT64, self->saturated_frames, NULL);
+}
+
+static void
+gst_voxelize_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstVoxelize *self = GST_VOXELIZE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_VOXEL_SIZE:
+      set_double_array (self, value, "voxel-size", self->voxel_size, 3);
+      break;
+    case PROP_RANGE:
+      set_double_array (self, value, "range", self->range, 6);
+      break;
+    case PROP_MAX_POINTS:
+      self->max_points = g_value_get_uint (value);
+      break;
+    case PROP_MAX_VOXELS:
+      self->max_voxels = g_value_get_uint (value);
+      break;
+    case PROP_POST_STATS:
+      self->post_stats = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_voxelize_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstVoxelize *self = GST_VOXELIZE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_VOXEL_SIZE:
+      get_double_array (value, self->voxel_size, 3);
+      break;
+    case PROP_RANGE:
+      get_double_array (value, self->range, 6);
+      break;
+    case PROP_MAX_POINTS:
+      g_value_set_uint (value, self->max_points);
+      break;
+    case PROP_MAX_VOXELS:
+      g_value_set_uint (value, self->max_voxels);
+      break;
+    case PROP_POST_STATS:
+      g_value_set_boolean (value, self->post_stats);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, stats_to_structure (self, &self->last_stats,
+              "voxelize-stats"));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* The voxels description the properties give for points of @format. */
+static gboolean
+voxels_info_for_format (GstVoxelize * self, P3dPointFormat format,
+    P3dVoxelsInfo * info)
+{
+  gboolean ok;
+
+  p3d_voxels_info_init (info);
+  GST_OBJECT_LOCK (self);
+  ok = p3d_voxels_info_set (info, format, self->max_voxels, self->max_points,
+      self->voxel_size, self->range);
+  GST_OBJECT_UNLOCK (self);
+  return ok;
+}
+
+static gboolean
+gst_voxelize_start (GstBaseTransform * trans)
+{
+  GstVoxelize *self = GST_VOXELIZE (trans);
+  P3dVoxelizeParams params;
+  gdouble voxel_size[3], range[6];
+  guint max_points, max_voxels;
+  P3dResult result;
+
+  GST_OBJECT_LOCK (self);
+  memcpy (voxel_size, self->voxel_size, sizeof (voxel_size));
+  memcpy (range, self->range, sizeof (range));
+  max_points = self->max_points;
+  max_voxels = self->max_voxels;
+  memset (&self->last_stats, 0, sizeof (self->last_stats));
+  self->frames = self->saturated_frames = 0;
+  self->saturated = FALSE;
+  GST_OBJECT_UNLOCK (self);
+
+  /* Refuse a bad grid here, with the values, rather than as a failed
+   * negotiation later. */
+  result = p3d_voxelize_params_init (&params, voxel_size, range, 3,
+      max_points, max_voxels);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Invalid voxel grid: voxel-size <%g, %g, %g> over range "
+            "<%g, %g, %g, %g, %g, %g>", voxel_size[0], voxel_size[1],
+            voxel_size[2], range[0], range[1], range[2], range[3], range[4],
+            range[5]), ("%s (max-points %u, max-voxels %u)",
+            p3d_result_string (result), max_points, max_voxels));
+    return FALSE;
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans);
+}
+
+static GstCaps *
+gst_voxelize_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  GstVoxelize *self = GST_VOXELIZE (filter);
+  GstCaps *result = gst_caps_new_empty ();
+  guint i, f;
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+    const GValue *format = gst_structure_get_value (s, "format");
+    const GValue *framerate = gst_structure_get_value (s, "framerate");
+
+    if (direction == GST_PAD_SINK) {
+      /* points -> voxels: one fixed structure per possible point format */
+      for (f = P3D_POINT_FORMAT_XYZ; f <= P3D_POINT_FORMAT_XYZIR; f++) {
+        GValue name = G_VALUE_INIT;
+        P3dVoxelsInfo info;
+        GstCaps *one;
+
+        g_value_init (&name, G_TYPE_STRING);
+        g_value_set_string (&name, p3d_point_format_to_string (f));
+        if ((format && !gst_value_intersect (NULL, format, &name))
+            || !voxels_info_for_format (self, f, &info)) {
+          g_value_unset (&name);
+          continue;
+        }
+        g_value_unset (&name);
+        one = p3d_voxels_info_to_caps (&info);
+        if (framerate)
+          gst_caps_set_value (one, "framerate", framerate);
+        result = gst_caps_merge (result, one);
+      }
+    } else {
+      /* voxels -> points: the point format, whatever the rest */
+      GstCaps *points = gst_caps_from_string (P3D_POINT_CLOUD_CAPS_ALL);
+
+      if (format) {
+        GstCaps *wanted =
+            gst_caps_new_empty_simple (P3D_MEDIA_TYPE_POINT_CLOUD);
+        GstCaps *both;
+
+        gst_caps_set_value (wanted, "format", format);
+        both = gst_caps_intersect (points, wanted);
+        gst_caps_unref (points);
+        gst_caps_unref (wanted);
+        points = both;
+      }
+      if (framerate && !gst_caps_is_empty (points))
+        gst_caps_set_value (points, "framerate", framerate);
+      result = gst_caps_merge (result, points);
+    }
+  }
+  return result;
+}
+
+static gboolean
+gst_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout)
+{
+  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dPointCloudInfo in_info;
+  P3dVoxelsInfo out_info, expected;
+  P3dVoxelizeParams params;
+  P3dResult result;
+  gint previous;
+
+  if (!p3d_point_cloud_info_from_caps (&in_info, incaps)
+      || !p3d_voxels_info_from_caps (&out_info, outcaps))
+    return FALSE;
+  if (!voxels_info_for_format (self, in_info.finfo->format, &expected)
+      || expected.finfo != out_info.finfo
+      || expected.max_voxels != out_info.max_voxels
+      || expected.max_points != out_info.max_points
+      || !p3d_voxel_grid_is_equal (&expected.grid, &out_info.grid)) {
+    GST_WARNING_OBJECT (self, "output caps %" GST_PTR_FORMAT " do not match "
+        "the properties", outcaps);
+    return FALSE;
+  }
+  result = p3d_voxelize_params_init (&params, out_info.grid.voxel_size,
+      out_info.grid.range, in_info.finfo->channels, out_info.max_points,
+      out_info.max_voxels);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid voxel grid"),
+        ("%s", p3d_result_string (result)));
+    return FALSE;
+  }
+
+  if (filter->use_cuda && (self->voxelizer == NULL
+          || memcmp (&params, &self->params, sizeof (params)) != 0)) {
+    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
+            (filter->device_id, &previous), "selecting the device"))
+      return FALSE;
+    /* Renegotiation: the old workspace may still be in use. */
+    p3d_cuda_stream_synchronize (filter->stream);
+    p3d_voxelizer_free (self->voxelizer);
+    self->voxelizer = NULL;
+    result = p3d_voxelizer_new (&params, 0, &self->voxelizer);
+    p3d_cuda_device_pop (previous);
+    if (!p3d_cuda_filter_check (filter, result,
+            "creating the voxelization workspace"))
+      return FALSE;
+  }
+  self->in_info = in_info;
+  self->out_info = out_info;
+  self->params = params;
+  p3d_point_cloud_info_get_layout (&in_info, 0, in_layout);
+  p3d_voxels_info_get_layout (&out_info, out_layout);
+  return TRUE;
+}
+
+static gboolean
+gst_voxelize_start_device (P3dCudaFilter * filter)
+{
+  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dResult result;
+
+  self->readback = p3d_readback_new (sizeof (P3dVoxelizeStats),
+      READBACK_DEPTH, &result);
+  return p3d_cuda_filter_check (filter, result,
+      "allocating the statistics readback");
+}
+
+static void
+gst_voxelize_stop_device (P3dCudaFilter * filter)
+{
+  GstVoxelize *self = GST_VOXELIZE (filter);
+
+  p3d_voxelizer_free (self->voxelizer);
+  self->voxelizer = NULL;
+  p3d_readback_free (self->readback);
+  self->readback = NULL;
+}
+
+/* Records the statistics of one frame; posts what the user asked for. */
+static void
+publish_stats (GstVoxelize * self, const P3dVoxelizeStats * stats,
+    GstClockTime pts)
+{
+  gboolean saturated = stats->points_over_max_points > 0
+      || stats->voxels_dropped > 0;
+  gboolean warn, post;
+  GstStructure *s = NULL;
+  guint64 frame;
+
+  GST_OBJECT_LOCK (self);
+  self->last_stats = *stats;
+  self->frames++;
+  frame = self->frames;
+  if (saturated)
+    self->saturated_frames++;
+  warn = saturated && !self->saturated;
+  self->saturated = saturated;
+  post = self->post_stats;
+  if (post) {
+    s = stats_to_structure (self, stats, "voxelize-stats");
+    gst_structure_set (s, "timestamp", G_TYPE_UINT64, pts, NULL);
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  if (warn) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Frame %" G_GUINT64_FORMAT " hit max-points or max-voxels: "
+            "%u points and %u voxels dropped", frame,
+            stats->points_over_max_points + stats->points_over_max_voxels,
+            stats->voxels_dropped),
+        ("pts %" GST_TIME_FORMAT ": points-over-max-points %u, "
+            "points-over-max-voxels %u, voxels-dropped %u (max-points %u, "
+            "max-voxels %u); later saturated frames are counted in the stats "
+            "property until a frame is not saturated", GST_TIME_ARGS (pts),
+            stats->points_over_max_points, stats->points_over_max_voxels,
+            stats->voxels_dropped, self->params.max_points,
+            self->params.max_voxels));
+  }
+  if (s)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self), s));
+}
+
+/* Publishes the device statistics that have arrived (all of them when
+ * @wait). */
+static void
+drain_readback (GstVoxelize * self, gboolean wait)
+{
+  P3dVoxelizeStats stats;
+  GstClockTime pts;
+  gint previous;
+
+  if (self->readback == NULL)
+    return;
+  if (p3d_cuda_device_push (P3D_CUDA_FILTER (self)->device_id,
+          &previous) != P3D_OK)
+    return;
+  while (p3d_readback_pop (self->readback, wait, &stats, &pts))
+    publish_stats (self, &stats, pts);
+  p3d_cuda_device_pop (previous);
+}
+
+static gboolean
+gst_voxelize_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstVoxelize *self = GST_VOXELIZE (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    drain_readback (self, TRUE);
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
+static void
+output_from_map (P3dTensorMap * out, P3dVoxelizeOutput * output)
+{
+  output->voxels = out->data[P3D_VOXELS_TENSOR_POINTS];
+  output->num_points = out->data[P3D_VOXELS_TENSOR_NUM_POINTS];
+  output->coords = out->data[P3D_VOXELS_TENSOR_COORDS];
+  output->count = out->data[P3D_VOXELS_TENSOR_COUNT];
+}
+
+static GstFlowReturn
+gst_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out)
+{
+  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelizeOutput output;
+  P3dVoxelizeStats stats;
+  P3dResult result;
+  gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
+
+  output_from_map (out, &output);
+  output.stats = &stats;
+  result = p3d_voxelize_cpu (&self->params, in->data[0], n_points, &output);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Voxelization of %" G_GSIZE_FORMAT " points failed", n_points),
+        ("%s", p3d_result_string (result)));
+    return GST_FLOW_ERROR;
+  }
+  publish_stats (self, &stats, GST_BUFFER_PTS (inbuf));
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelizeOutput output;
+  gpointer slot = NULL;
+  gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
+  GstClockTime pts = GST_BUFFER_PTS (inbuf);
+
+  if (n_points > P3D_VOXELIZE_MAX_INPUT) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Sweep of %" G_GSIZE_FORMAT " points is larger than supported",
+            n_points), ("at most %u points per sweep", P3D_VOXELIZE_MAX_INPUT));
+    return GST_FLOW_ERROR;
+  }
+  drain_readback (self, FALSE);
+  if (p3d_readback_is_full (self->readback))
+    drain_readback (self, TRUE);
+  if (!p3d_cuda_filter_check (filter, p3d_readback_next_slot (self->readback,
+              &slot), "taking a statistics slot"))
+    return GST_FLOW_ERROR;
+
+  output_from_map (out, &output);
+  output.stats = slot;
+  if (!p3d_cuda_filter_check (filter, p3d_voxelize_cuda (self->voxelizer,
+              in->data[0], n_points, &output, out_clean, filter->stream),
+          "voxelizing"))
+    return GST_FLOW_ERROR;
+  if (!p3d_cuda_filter_check (filter, p3d_readback_push (self->readback,
+              filter->stream, pts), "reading back the statistics"))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}

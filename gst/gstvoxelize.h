@@ -1,0 +1,47 @@
+/* voxelize: lidar sweep (application/x-point-cloud) -> voxels
+ * (application/x-voxels); PointPillars pillars when the grid has one z cell. */
+#ifndef __GST_VOXELIZE_H__
+#define __GST_VOXELIZE_H__
+
+#include "p3dperception.h"
+#include "p3dreadback.h"
+#include "voxelize.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_VOXELIZE (gst_voxelize_get_type ())
+G_DECLARE_FINAL_TYPE (GstVoxelize, gst_voxelize, GST, VOXELIZE,
+    P3dCudaFilter);
+
+struct _GstVoxelize
+{
+  P3dCudaFilter parent;
+
+  /* properties, under the object lock */
+  gdouble voxel_size[3];
+  gdouble range[6];
+  guint max_points;
+  guint max_voxels;
+  gboolean post_stats;
+
+  /* negotiated */
+  P3dPointCloudInfo in_info;
+  P3dVoxelsInfo out_info;
+  P3dVoxelizeParams params;
+
+  /* device */
+  P3dVoxelizer *voxelizer;
+  P3dReadback *readback;
+
+  /* statistics, under the object lock */
+  P3dVoxelizeStats last_stats;
+  guint64 frames;
+  guint64 saturated_frames;
+  gboolean saturated;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (voxelize);
+
+G_END_DECLS
+
+#endif /* __GST_VOXELIZE_H__ */

@@ -1,0 +1,29 @@
+/* The plugin "perception": registers every element, on every machine.
+ * Elements look for a CUDA device when they start, never here, so
+ * gst-inspect lists the same elements with or without a GPU and the
+ * registry never caches an empty plugin. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/gst.h>
+
+#include "gstnms.h"
+#include "gstpillarfeat.h"
+#include "gstvoxelize.h"
+
+static gboolean
+plugin_init (GstPlugin * plugin)
+{
+  gboolean ok = FALSE;
+
+  ok |= GST_ELEMENT_REGISTER (voxelize, plugin);
+  ok |= GST_ELEMENT_REGISTER (pillarfeat, plugin);
+  ok |= GST_ELEMENT_REGISTER (nms, plugin);
+  return ok;
+}
+
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, perception,
+    "3D perception on CUDA: lidar voxelization, pillar features, "
+    "camera-to-BEV pooling, NMS, with C reference paths",
+    plugin_init, VERSION, GST_LICENSE, GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -420,7 +420,8 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
     GstStructure *config = gst_buffer_pool_get_config (pool);
 
     gst_buffer_pool_config_set_params (config, caps, 0, 2, 0);
-    gst_buffer_pool_config_set_allocator (config, allocator, NULL);
+    if (allocator)
+      gst_buffer_pool_config_set_allocator (config, allocator, NULL);
     p3d_tensor_pool_config_set_layout (config, &self->out_layout);
     if (!gst_buffer_pool_set_config (pool, config)) {
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,

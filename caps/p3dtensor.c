@@ -101,8 +101,8 @@ whole:
       g_clear_pointer (why, g_free);
     return TRUE;
   }
-  if (layout->n_tensors == 1 && n > 1
-      && tensor_size_fits (layout, 0, total, NULL)) {
+  /* One tensor: any split, an empty buffer without memory included. */
+  if (layout->n_tensors == 1 && tensor_size_fits (layout, 0, total, NULL)) {
     if (why)
       g_clear_pointer (why, g_free);
     return TRUE;

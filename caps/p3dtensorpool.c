@@ -213,7 +213,8 @@ p3d_tensor_pool_new_configured (GstCaps * caps, const P3dTensorLayout * layout,
   gst_buffer_pool_config_set_params (config, caps,
       (guint) MIN (p3d_tensor_layout_get_total_size (layout), G_MAXUINT32),
       min_buffers, 0);
-  gst_buffer_pool_config_set_allocator (config, allocator, NULL);
+  if (allocator)
+    gst_buffer_pool_config_set_allocator (config, allocator, NULL);
   p3d_tensor_pool_config_set_layout (config, layout);
   if (!gst_buffer_pool_set_config (pool, config)
       || !gst_buffer_pool_set_active (pool, TRUE)) {

@@ -1,0 +1,369 @@
+/* voxelize as an element, on its reference path: negotiation of every
+ * point format, output tensors equal to the compute library called
+ * directly, statistics and the saturation warning, and bad input. */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "p3dperception.h"
+#include "p3dtest.h"
+#include "voxelize.h"
+
+static const gdouble kitti_voxel_size[3] = { 0.16, 0.16, 4.0 };
+static const gdouble kitti_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68, 1.0 };
+
+static GstBuffer *
+points_buffer (const gfloat * points, gsize n_points, guint channels)
+{
+  gsize size = n_points * channels * sizeof (gfloat);
+
+  /* an empty sweep is a buffer without memory, as appsrc would push it */
+  return size ? gst_buffer_new_memdup (points, size) : gst_buffer_new ();
+}
+
+/* Random points: most inside the KITTI range, dense enough that pillars
+ * hold several points, some outside. */
+static gfloat *
+random_points (P3dTestRng * rng, gsize n_points, guint channels)
+{
+  gfloat *points = g_new (gfloat, n_points * channels);
+  gsize i;
+  guint c;
+
+  for (i = 0; i < n_points; i++) {
+    gfloat *p = points + i * channels;
+
+    p[0] = p3d_test_rng_uniform (rng, -2.0f, 12.0f);
+    p[1] = p3d_test_rng_uniform (rng, -3.0f, 3.0f);
+    p[2] = p3d_test_rng_uniform (rng, -3.5f, 1.5f);
+    for (c = 3; c < channels; c++)
+      p[c] = p3d_test_rng_uniform (rng, 0.0f, 1.0f);
+  }
+  return points;
+}
+
+static GstHarness *
+voxelize_harness (const gchar * format, const gchar * extra)
+{
+  gchar *launch = g_strdup_printf ("voxelize backend=cpu %s", extra);
+  gchar *caps = g_strdup_printf ("application/x-point-cloud, format=%s",
+      format);
+  GstHarness *h = gst_harness_new_parse (launch);
+
+  gst_harness_set_src_caps_str (h, caps);
+  gst_harness_set_sink_caps_str (h, "application/x-voxels");
+  g_free (launch);
+  g_free (caps);
+  return h;
+}
+
+/* Compares the element's output with p3d_voxelize_cpu on the same points. */
+static void
+assert_output_matches_library (GstBuffer * out, const gfloat * points,
+    gsize n_points, guint channels, guint max_points, guint max_voxels)
+{
+  P3dVoxelizeParams params;
+  P3dVoxelizeStats stats;
+  P3dVoxelizeOutput expected;
+  gsize sizes[4];
+  gpointer tensors[4];
+  guint i;
+
+  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_voxel_size,
+          kitti_range, channels, max_points, max_voxels), P3D_OK);
+  sizes[0] = (gsize) max_voxels *max_points * channels * 4;
+  sizes[1] = (gsize) max_voxels *4;
+  sizes[2] = (gsize) max_voxels *16;
+  sizes[3] = 4;
+  for (i = 0; i < 4; i++)
+    tensors[i] = g_malloc0 (sizes[i]);
+  expected.voxels = tensors[0];
+  expected.num_points = tensors[1];
+  expected.coords = tensors[2];
+  expected.count = tensors[3];
+  expected.stats = &stats;
+  fail_unless_equals_int (p3d_voxelize_cpu (&params, points, n_points,
+          &expected), P3D_OK);
+
+  fail_unless_equals_int (gst_buffer_n_memory (out), 4);
+  for (i = 0; i < 4; i++) {
+    GstMapInfo info;
+
+    fail_unless (gst_memory_map (gst_buffer_peek_memory (out, i), &info,
+            GST_MAP_READ));
+    fail_unless_equals_uint64 (info.size, sizes[i]);
+    fail_unless (memcmp (info.data, tensors[i], sizes[i]) == 0,
+        "tensor %u differs from the compute library's", i);
+    gst_memory_unmap (gst_buffer_peek_memory (out, i), &info);
+    g_free (tensors[i]);
+  }
+}
+
+GST_START_TEST (test_output_matches_library)
+{
+  const gchar *formats[] = { "xyz", "xyzi", "xyzit", "xyzir" };
+  const guint channels[] = { 3, 4, 5, 5 };
+  guint f;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++) {
+    GstHarness *h = voxelize_harness (formats[f], "max-points=4");
+    P3dTestRng rng;
+    gfloat *points;
+    GstBuffer *out;
+    GstCaps *caps;
+    P3dVoxelsInfo info;
+
+    p3d_test_rng_init (&rng, 100 + f);
+    points = random_points (&rng, 3000, channels[f]);
+    fail_unless_equals_int (gst_harness_push (h, points_buffer (points, 3000,
+                channels[f])), GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    fail_unless (out != NULL);
+    caps = gst_pad_get_current_caps (h->sinkpad);
+    fail_unless (p3d_voxels_info_from_caps (&info, caps));
+    fail_unless_equals_string (info.finfo->name, formats[f]);
+    fail_unless_equals_int (info.max_points, 4);
+    fail_unless_equals_int (info.max_voxels, 40000);
+    fail_unless_equals_int (info.grid.grid[0], 432);
+    fail_unless_equals_int (info.grid.grid[1], 496);
+    fail_unless_equals_int (info.grid.grid[2], 1);
+    gst_caps_unref (caps);
+    assert_output_matches_library (out, points, 3000, channels[f], 4, 40000);
+    gst_buffer_unref (out);
+    g_free (points);
+    gst_harness_teardown (h);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_timestamps_kept)
+{
+  GstHarness *h = voxelize_harness ("xyz", "");
+  gfloat point[3] = { 1.0f, 0.0f, 0.0f };
+  GstBuffer *in = points_buffer (point, 1, 3), *out;
+
+  GST_BUFFER_PTS (in) = 5 * GST_SECOND;
+  GST_BUFFER_DURATION (in) = GST_SECOND / 10;
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 5 * GST_SECOND);
+  fail_unless_equals_uint64 (GST_BUFFER_DURATION (out), GST_SECOND / 10);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_empty_sweep)
+{
+  GstHarness *h = voxelize_harness ("xyzi", "");
+  GstBuffer *out;
+
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (NULL, 0, 4)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_output_matches_library (out, NULL, 0, 4, 32, 40000);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static guint
+structure_uint (const GstStructure * s, const gchar * field)
+{
+  guint value = 0;
+
+  fail_unless (gst_structure_get_uint (s, field, &value), "no %s", field);
+  return value;
+}
+
+GST_START_TEST (test_stats_and_saturation_warning)
+{
+  GstHarness *h = voxelize_harness ("xyz", "max-points=32 max-voxels=2");
+  GstElement *voxelize = gst_harness_find_element (h, "voxelize");
+  GstBus *bus = gst_bus_new ();
+  GstStructure *stats = NULL;
+  GstMessage *msg;
+  gfloat points[60 * 3];
+  guint i;
+
+  gst_element_set_bus (h->element, bus);
+  /* 40 points in one pillar, then one point in each of 20 pillars, and two
+   * points out of range and one NaN */
+  for (i = 0; i < 60; i++) {
+    points[i * 3 + 0] = i < 40 ? 1.01f : 2.0f + 0.2f * (i - 40);
+    points[i * 3 + 1] = 0.01f;
+    points[i * 3 + 2] = 0.0f;
+  }
+  points[57 * 3] = -1.0f;
+  points[58 * 3] = 100.0f;
+  points[59 * 3 + 1] = NAN;
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (points, 60,
+              3)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+
+  g_object_get (voxelize, "stats", &stats, NULL);
+  fail_unless_equals_int (structure_uint (stats, "points-in"), 60);
+  fail_unless_equals_int (structure_uint (stats, "points-nonfinite"), 1);
+  fail_unless_equals_int (structure_uint (stats, "points-out-of-range"), 2);
+  fail_unless_equals_int (structure_uint (stats, "points-over-max-points"), 8);
+  fail_unless_equals_int (structure_uint (stats, "voxels"), 2);
+  /* 17 single-point pillars remain after the first two voxels */
+  fail_unless_equals_int (structure_uint (stats, "voxels-dropped"), 16);
+  fail_unless_equals_int (structure_uint (stats, "points-over-max-voxels"), 16);
+  gst_structure_free (stats);
+
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for a saturated frame");
+  gst_message_unref (msg);
+
+  gst_object_unref (voxelize);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_post_stats_messages)
+{
+  GstHarness *h = voxelize_harness ("xyz", "post-stats=true");
+  GstBus *bus = gst_bus_new ();
+  gfloat point[3] = { 1.0f, 0.0f, 0.0f };
+  GstMessage *msg;
+  GstBuffer *in;
+  guint frame;
+
+  gst_element_set_bus (h->element, bus);
+  for (frame = 0; frame < 3; frame++) {
+    in = points_buffer (point, 1, 3);
+    GST_BUFFER_PTS (in) = frame * GST_SECOND;
+    fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+    gst_buffer_unref (gst_harness_pull (h));
+  }
+  for (frame = 0; frame < 3; frame++) {
+    const GstStructure *s;
+    guint64 pts = 0;
+
+    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+    fail_unless (msg != NULL);
+    s = gst_message_get_structure (msg);
+    fail_unless (gst_structure_has_name (s, "voxelize-stats"));
+    fail_unless (gst_structure_get_uint64 (s, "timestamp", &pts));
+    fail_unless_equals_uint64 (pts, frame * GST_SECOND);
+    fail_unless_equals_int (structure_uint (s, "voxels"), 1);
+    gst_message_unref (msg);
+  }
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_truncated_buffer_is_an_error)
+{
+  GstHarness *h = voxelize_harness ("xyzi", "");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *error = NULL;
+  gchar *debug = NULL;
+
+  gst_element_set_bus (h->element, bus);
+  /* 17 bytes: one xyzi point and one byte */
+  fail_unless_equals_int (gst_harness_push (h,
+          gst_buffer_new_allocate (NULL, 17, NULL)), GST_FLOW_ERROR);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &error, &debug);
+  fail_unless (g_error_matches (error, GST_STREAM_ERROR,
+          GST_STREAM_ERROR_FORMAT));
+  fail_unless (strstr (debug, "17 bytes") != NULL, "debug: %s", debug);
+  fail_unless (strstr (debug, "16-byte records") != NULL, "debug: %s", debug);
+  g_clear_error (&error);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_invalid_grid_is_an_error)
+{
+  GstElement *pipeline = gst_parse_launch ("fakesrc num-buffers=1 ! "
+      "application/x-point-cloud,format=xyz ! voxelize backend=cpu "
+      "range=\"<10,-39.68,-3,0,39.68,1>\" ! fakesink", NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  GError *error = NULL;
+
+  fail_unless (pipeline != NULL);
+  gst_element_set_state (pipeline, GST_STATE_PAUSED);
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &error, NULL);
+  fail_unless (strstr (error->message, "range <10, -39.68, -3, 0, 39.68, 1>")
+      != NULL, "message: %s", error->message);
+  g_clear_error (&error);
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_properties_round_trip)
+{
+  GstElement *voxelize = gst_element_factory_make ("voxelize", NULL);
+  GValue array = G_VALUE_INIT, v = G_VALUE_INIT;
+  guint i;
+
+  fail_unless (voxelize != NULL);
+  gst_util_set_object_arg (G_OBJECT (voxelize), "voxel-size",
+      "<0.075,0.075,0.2>");
+  gst_util_set_object_arg (G_OBJECT (voxelize), "range",
+      "<-54,-54,-5,54,54,3>");
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (voxelize), "voxel-size", &array);
+  fail_unless_equals_int (gst_value_array_get_size (&array), 3);
+  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value
+          (&array, 2)), 0.2);
+  g_value_unset (&array);
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (voxelize), "range", &array);
+  fail_unless_equals_int (gst_value_array_get_size (&array), 6);
+  for (i = 0; i < 6; i++)
+    fail_unless_equals_float (g_value_get_double (gst_value_array_get_value
+            (&array, i)), i % 3 == 2 ? (i < 3 ? -5.0 : 3.0) : (i < 3 ? -54.0 :
+            54.0));
+  g_value_unset (&array);
+  (void) v;
+  gst_object_unref (voxelize);
+}
+
+GST_END_TEST;
+
+static Suite *
+voxelize_suite (void)
+{
+  Suite *s = suite_create ("voxelize");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_output_matches_library);
+  tcase_add_test (tc, test_timestamps_kept);
+  tcase_add_test (tc, test_empty_sweep);
+  tcase_add_test (tc, test_stats_and_saturation_warning);
+  tcase_add_test (tc, test_post_stats_messages);
+  tcase_add_test (tc, test_truncated_buffer_is_an_error);
+  tcase_add_test (tc, test_invalid_grid_is_an_error);
+  tcase_add_test (tc, test_properties_round_trip);
+  return s;
+}
+
+GST_CHECK_MAIN (voxelize);

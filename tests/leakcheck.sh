@@ -1,0 +1,15 @@
+#!/bin/sh
+# Test wrapper for `meson test --setup=leaks`: runs the test under
+# GStreamer's leaks tracer and fails when the tracer reports a GstObject or
+# GstMiniObject still alive at gst_deinit().
+log=$(mktemp)
+GST_TRACERS=leaks GST_DEBUG="GST_TRACER:7" GST_DEBUG_NO_COLOR=1 \
+  GST_DEBUG_FILE="$log" "$@"
+status=$?
+if grep -q "object-alive" "$log"; then
+  echo "leaks tracer: objects alive at exit:"
+  grep "object-alive" "$log" | head -20
+  status=1
+fi
+rm -f "$log"
+exit $status

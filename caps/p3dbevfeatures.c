@@ -61,6 +61,19 @@ p3d_bev_features_info_from_caps (P3dBevFeaturesInfo * info,
           P3D_BEV_FEATURES_MAX_SIDE, &parsed.height)
       || !p3d_structure_get_framerate (s, &parsed.fps_n, &parsed.fps_d))
     return FALSE;
+  if (gst_structure_has_field (s, "layout")) {
+    const gchar *layout = gst_structure_get_string (s, "layout");
+
+    if (g_strcmp0 (layout, "yx") == 0) {
+      parsed.layout = P3D_BEV_FEATURES_LAYOUT_YX;
+    } else if (g_strcmp0 (layout, "xy") == 0) {
+      parsed.layout = P3D_BEV_FEATURES_LAYOUT_XY;
+    } else {
+      GST_DEBUG ("refused: layout '%s' is neither yx nor xy",
+          GST_STR_NULL (layout));
+      return FALSE;
+    }
+  }
   if (gst_structure_has_field (s, "range")) {
     if (!p3d_structure_get_double_array (s, "range", 6, parsed.range))
       return FALSE;
@@ -91,7 +104,9 @@ p3d_bev_features_info_to_caps (const P3dBevFeaturesInfo * info)
       "format", G_TYPE_STRING, p3d_data_format_to_string (info->format),
       "channels", G_TYPE_INT, (gint) info->channels,
       "width", G_TYPE_INT, (gint) info->width,
-      "height", G_TYPE_INT, (gint) info->height, NULL);
+      "height", G_TYPE_INT, (gint) info->height,
+      "layout", G_TYPE_STRING,
+      info->layout == P3D_BEV_FEATURES_LAYOUT_XY ? "xy" : "yx", NULL);
   if (info->has_range)
     p3d_structure_set_double_array (s, "range", 6, info->range);
   p3d_structure_set_framerate (s, info->fps_n, info->fps_d);
@@ -104,7 +119,7 @@ p3d_bev_features_info_is_equal (const P3dBevFeaturesInfo * a,
 {
   return a->format == b->format && a->channels == b->channels
       && a->width == b->width && a->height == b->height
-      && a->has_range == b->has_range
+      && a->layout == b->layout && a->has_range == b->has_range
       && (!a->has_range || memcmp (a->range, b->range, sizeof a->range) == 0)
       && a->fps_n == b->fps_n && a->fps_d == b->fps_d;
 }

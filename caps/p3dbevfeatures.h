@@ -1,12 +1,14 @@
 /* gst-perception: application/x-bev-features, the output of bevpool.
  *
- * Caps fields: format (F32 or F16), channels, width (cells along x) and
- * height (cells along y); optional range <xmin, ymin, zmin, xmax, ymax,
- * zmax> in metres (the area the grid covers, for renderers); optional
- * framerate.
+ * Caps fields: format (F32 or F16), channels, width and height (cells along
+ * the tensor's last and middle axes), optional layout (yx, the default:
+ * rows along y, width = cells along x; or xy: rows along x, width = cells
+ * along y, the order of LSS, BEVFusion and CUDA-BEVFusion), optional range
+ * <xmin, ymin, zmin, xmax, ymax, zmax> in metres (the area the grid
+ * covers, for renderers), optional framerate.
  *
- * Tensors: 0 features [channels][height][width], row y = 0 at ymin and
- * column x = 0 at xmin.
+ * Tensors: 0 features [channels][height][width]; cell (0, 0) is the one at
+ * (xmin, ymin).
  */
 #ifndef __P3D_BEV_FEATURES_H__
 #define __P3D_BEV_FEATURES_H__
@@ -31,12 +33,19 @@ enum
 
 #define P3D_BEV_FEATURES_MAX_SIDE 16384
 
+typedef enum
+{
+  P3D_BEV_FEATURES_LAYOUT_YX = 0,
+  P3D_BEV_FEATURES_LAYOUT_XY = 1,
+} P3dBevFeaturesLayout;
+
 typedef struct
 {
   P3dDataFormat format;
   guint channels;
   guint width;
   guint height;
+  P3dBevFeaturesLayout layout;
   gboolean has_range;
   gdouble range[6];
   gint fps_n;

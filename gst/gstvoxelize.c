@@ -33,6 +33,7 @@
 #endif
 
 #include "gstvoxelize.h"
+#include "p3dproperties.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_voxelize_debug);
 #define GST_CAT_DEFAULT gst_voxelize_debug
@@ -86,16 +87,6 @@ static GstFlowReturn gst_voxelize_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
-static GParamSpec *
-double_array_spec (const gchar * name, const gchar * nick,
-    const gchar * blurb, gdouble min, gdouble max)
-{
-  return gst_param_spec_array (name, nick, blurb,
-      g_param_spec_double ("value", "Value", "One value", min, max,
-          CLAMP (0.0, min, max), G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-}
-
 static void
 gst_voxelize_class_init (GstVoxelizeClass * klass)
 {
@@ -109,12 +100,12 @@ gst_voxelize_class_init (GstVoxelizeClass * klass)
   gobject_class->get_property = gst_voxelize_get_property;
 
   g_object_class_install_property (gobject_class, PROP_VOXEL_SIZE,
-      double_array_spec ("voxel-size", "Voxel size",
+      p3d_param_spec_double_array ("voxel-size", "Voxel size",
           "Cell size along x, y and z in metres, e.g. \"<0.16,0.16,4.0>\" "
           "(PointPillars KITTI) or \"<0.075,0.075,0.2>\" (CenterPoint)",
           G_MINDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_RANGE,
-      double_array_spec ("range", "Range",
+      p3d_param_spec_double_array ("range", "Range",
           "The box voxelized, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
           "the grid is round((max - min) / voxel-size) cells per axis",
           -G_MAXDOUBLE, G_MAXDOUBLE));
@@ -181,39 +172,6 @@ gst_voxelize_init (GstVoxelize * self)
   self->post_stats = DEFAULT_POST_STATS;
 }
 
-/* Copies a GstValueArray of numbers into @values when it holds exactly @n;
- * otherwise keeps the old values and says so. */
-static void
-set_double_array (GstVoxelize * self, const GValue * value,
-    const gchar * name, gdouble * values, guint n)
-{
-  gdouble parsed[6];
-  guint i;
-
-  if (gst_value_array_get_size (value) != n) {
-    GST_WARNING_OBJECT (self, "%s needs %u values, got %u: ignored", name, n,
-        gst_value_array_get_size (value));
-    return;
-  }
-  for (i = 0; i < n; i++)
-    parsed[i] = g_value_get_double (gst_value_array_get_value (value, i));
-  memcpy (values, parsed, n * sizeof (gdouble));
-}
-
-static void
-get_double_array (GValue * value, const gdouble * values, guint n)
-{
-  GValue v = G_VALUE_INIT;
-  guint i;
-
-  g_value_init (&v, G_TYPE_DOUBLE);
-  for (i = 0; i < n; i++) {
-    g_value_set_double (&v, values[i]);
-    gst_value_array_append_value (value, &v);
-  }
-  g_value_unset (&v);
-}
-
 static GstStructure *
 stats_to_structure (GstVoxelize * self, const P3dVoxelizeStats * stats,
     const gchar * name)
@@ -239,10 +197,10 @@ gst_voxelize_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_VOXEL_SIZE:
-      set_double_array (self, value, "voxel-size", self->voxel_size, 3);
+      p3d_value_get_doubles (object, value, "voxel-size", self->voxel_size, 3);
       break;
     case PROP_RANGE:
-      set_double_array (self, value, "range", self->range, 6);
+      p3d_value_get_doubles (object, value, "range", self->range, 6);
       break;
     case PROP_MAX_POINTS:
       self->max_points = g_value_get_uint (value);
@@ -269,10 +227,10 @@ gst_voxelize_get_property (GObject * object, guint prop_id, GValue * value,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_VOXEL_SIZE:
-      get_double_array (value, self->voxel_size, 3);
+      p3d_value_set_doubles (value, self->voxel_size, 3);
       break;
     case PROP_RANGE:
-      get_double_array (value, self->range, 6);
+      p3d_value_set_doubles (value, self->range, 6);
       break;
     case PROP_MAX_POINTS:
       g_value_set_uint (value, self->max_points);

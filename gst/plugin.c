@@ -8,6 +8,7 @@
 
 #include <gst/gst.h>
 
+#include "gstbevpool.h"
 #include "gstnms.h"
 #include "gstpillarfeat.h"
 #include "gstvoxelize.h"
@@ -20,6 +21,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (voxelize, plugin);
   ok |= GST_ELEMENT_REGISTER (pillarfeat, plugin);
   ok |= GST_ELEMENT_REGISTER (nms, plugin);
+  ok |= GST_ELEMENT_REGISTER (bevpool, plugin);
   return ok;
 }
 

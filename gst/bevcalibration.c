@@ -1,0 +1,306 @@
+/* Camera calibration files for bevpool; see bevcalibration.h. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "bevcalibration.h"
+
+G_DEFINE_QUARK (p3d - bev - calibration - error - quark,
+    p3d_bev_calibration_error);
+
+static void
+set_identity (gdouble * m)
+{
+  guint i;
+
+  memset (m, 0, 16 * sizeof (gdouble));
+  for (i = 0; i < 4; i++)
+    m[i * 5] = 1.0;
+}
+
+/* Reads a 4x4 (or, when @allow_3x3, 3x3 padded with the identity) matrix
+ * of numbers; @where names it in errors. */
+static gboolean
+read_matrix (JsonNode * node, gboolean allow_3x3, const gchar * where,
+    gdouble * m, GError ** error)
+{
+  JsonArray *rows;
+  guint n, r, c;
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node)) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s is not an array of rows", where);
+    return FALSE;
+  }
+  rows = json_node_get_array (node);
+  n = json_array_get_length (rows);
+  if (n != 4 && !(allow_3x3 && n == 3)) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s has %u rows, expected 4%s",
+        where, n, allow_3x3 ? " or 3" : "");
+    return FALSE;
+  }
+  set_identity (m);
+  for (r = 0; r < n; r++) {
+    JsonNode *row_node = json_array_get_element (rows, r);
+    JsonArray *row;
+
+    if (!JSON_NODE_HOLDS_ARRAY (row_node)
+        || json_array_get_length (row = json_node_get_array (row_node)) != n) {
+      g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+          P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s row %u is not an array of "
+          "%u numbers", where, r, n);
+      return FALSE;
+    }
+    for (c = 0; c < n; c++) {
+      JsonNode *value = json_array_get_element (row, c);
+      gdouble v;
+
+      if (!JSON_NODE_HOLDS_VALUE (value)
+          || (json_node_get_value_type (value) != G_TYPE_DOUBLE
+              && json_node_get_value_type (value) != G_TYPE_INT64)) {
+        g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+            P3D_BEV_CALIBRATION_ERROR_VALUE, "%s[%u][%u] is not a number",
+            where, r, c);
+        return FALSE;
+      }
+      v = json_node_get_double (value);
+      if (!isfinite (v)) {
+        g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+            P3D_BEV_CALIBRATION_ERROR_VALUE, "%s[%u][%u] is not finite",
+            where, r, c);
+        return FALSE;
+      }
+      m[r * 4 + c] = v;
+    }
+  }
+  return TRUE;
+}
+
+static P3dBevCalibration *
+calibration_new (guint n_cameras)
+{
+  P3dBevCalibration *calibration = g_new0 (P3dBevCalibration, 1);
+
+  calibration->n_cameras = n_cameras;
+  calibration->names = g_new0 (gchar *, n_cameras + 1);
+  calibration->cameras = g_new0 (P3dCameraCalib, n_cameras);
+  return calibration;
+}
+
+static P3dBevCalibration *
+parse_cameras_form (JsonArray * cameras, const gchar * origin, GError ** error)
+{
+  guint n = json_array_get_length (cameras), i;
+  P3dBevCalibration *calibration;
+
+  if (n == 0) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"cameras\" is empty", origin);
+    return NULL;
+  }
+  calibration = calibration_new (n);
+  for (i = 0; i < n; i++) {
+    JsonNode *node = json_array_get_element (cameras, i);
+    JsonObject *camera;
+    P3dCameraCalib *calib = &calibration->cameras[i];
+    gchar *where;
+    gboolean ok;
+
+    if (!JSON_NODE_HOLDS_OBJECT (node)) {
+      g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+          P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: cameras[%u] is not an "
+          "object", origin, i);
+      goto failed;
+    }
+    camera = json_node_get_object (node);
+    calibration->names[i] = json_object_has_member (camera, "name") ?
+        g_strdup (json_object_get_string_member_with_default (camera, "name",
+            "")) : g_strdup_printf ("camera%u", i);
+
+    where = g_strdup_printf ("%s: cameras[%u].intrinsics", origin, i);
+    ok = read_matrix (json_object_get_member (camera, "intrinsics"), TRUE,
+        where, calib->intrinsics, error);
+    g_free (where);
+    if (!ok)
+      goto failed;
+    where = g_strdup_printf ("%s: cameras[%u].camera_to_lidar", origin, i);
+    ok = read_matrix (json_object_get_member (camera, "camera_to_lidar"),
+        FALSE, where, calib->camera_to_lidar, error);
+    g_free (where);
+    if (!ok)
+      goto failed;
+    if (json_object_has_member (camera, "img_aug")) {
+      where = g_strdup_printf ("%s: cameras[%u].img_aug", origin, i);
+      ok = read_matrix (json_object_get_member (camera, "img_aug"), FALSE,
+          where, calib->img_aug, error);
+      g_free (where);
+      if (!ok)
+        goto failed;
+    } else {
+      set_identity (calib->img_aug);
+    }
+  }
+  return calibration;
+
+failed:
+  p3d_bev_calibration_free (calibration);
+  return NULL;
+}
+
+/* One of the per-tensor arrays: [cameras][4][4]. */
+static gboolean
+read_tensor_form_member (JsonObject * root, const gchar * key, guint n,
+    gsize offset, P3dBevCalibration * calibration, const gchar * origin,
+    GError ** error)
+{
+  JsonNode *node = json_object_get_member (root, key);
+  JsonArray *array;
+  guint i;
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node)
+      || json_array_get_length (array = json_node_get_array (node)) != n) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"%s\" must be an array of "
+        "%u matrices, one per camera", origin, key, n);
+    return FALSE;
+  }
+  for (i = 0; i < n; i++) {
+    gchar *where = g_strdup_printf ("%s: %s[%u]", origin, key, i);
+    gdouble *m = (gdouble *) ((guint8 *) & calibration->cameras[i] + offset);
+    gboolean ok = read_matrix (json_array_get_element (array, i), FALSE,
+        where, m, error);
+
+    g_free (where);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static P3dBevCalibration *
+parse_tensor_form (JsonObject * root, const gchar * origin, GError ** error)
+{
+  JsonNode *intrinsics = json_object_get_member (root, "camera_intrinsics");
+  P3dBevCalibration *calibration;
+  JsonArray *order = NULL;
+  guint n, i;
+
+  if (!JSON_NODE_HOLDS_ARRAY (intrinsics)
+      || (n = json_array_get_length (json_node_get_array (intrinsics))) == 0) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"camera_intrinsics\" must be "
+        "a non-empty array of 4x4 matrices", origin);
+    return NULL;
+  }
+  calibration = calibration_new (n);
+  if (!read_tensor_form_member (root, "camera_intrinsics", n,
+          G_STRUCT_OFFSET (P3dCameraCalib, intrinsics), calibration, origin,
+          error)
+      || !read_tensor_form_member (root, "camera2lidar", n,
+          G_STRUCT_OFFSET (P3dCameraCalib, camera_to_lidar), calibration,
+          origin, error)
+      || !read_tensor_form_member (root, "img_aug_matrix", n,
+          G_STRUCT_OFFSET (P3dCameraCalib, img_aug), calibration, origin,
+          error)) {
+    p3d_bev_calibration_free (calibration);
+    return NULL;
+  }
+  if (json_object_has_member (root, "camera_order")
+      && JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "camera_order")))
+    order = json_object_get_array_member (root, "camera_order");
+  for (i = 0; i < n; i++) {
+    JsonNode *name = order && i < json_array_get_length (order) ?
+        json_array_get_element (order, i) : NULL;
+
+    calibration->names[i] = name && JSON_NODE_HOLDS_VALUE (name)
+        && json_node_get_value_type (name) == G_TYPE_STRING ?
+        g_strdup (json_node_get_string (name)) :
+        g_strdup_printf ("camera%u", i);
+  }
+  return calibration;
+}
+
+P3dBevCalibration *
+p3d_bev_calibration_parse (const gchar * data, gssize length,
+    const gchar * origin, GError ** error)
+{
+  JsonParser *parser = json_parser_new ();
+  P3dBevCalibration *calibration = NULL;
+  GError *parse_error = NULL;
+  JsonNode *root;
+
+  if (!json_parser_load_from_data (parser, data, length, &parse_error)) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_READ, "%s: not valid JSON: %s", origin,
+        parse_error->message);
+    g_clear_error (&parse_error);
+    goto done;
+  }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: the document is not a JSON "
+        "object", origin);
+    goto done;
+  }
+  if (json_object_has_member (json_node_get_object (root), "cameras")) {
+    JsonNode *cameras = json_object_get_member (json_node_get_object (root),
+        "cameras");
+
+    if (!JSON_NODE_HOLDS_ARRAY (cameras)) {
+      g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+          P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"cameras\" is not an array",
+          origin);
+      goto done;
+    }
+    calibration = parse_cameras_form (json_node_get_array (cameras), origin,
+        error);
+  } else if (json_object_has_member (json_node_get_object (root),
+          "camera_intrinsics")) {
+    calibration = parse_tensor_form (json_node_get_object (root), origin,
+        error);
+  } else {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: neither \"cameras\" nor "
+        "\"camera_intrinsics\" is present (see docs/calibration.md)", origin);
+  }
+done:
+  g_object_unref (parser);
+  return calibration;
+}
+
+P3dBevCalibration *
+p3d_bev_calibration_load (const gchar * path, GError ** error)
+{
+  gchar *contents = NULL;
+  gsize length = 0;
+  GError *read_error = NULL;
+  P3dBevCalibration *calibration;
+
+  if (!g_file_get_contents (path, &contents, &length, &read_error)) {
+    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+        P3D_BEV_CALIBRATION_ERROR_READ, "cannot read %s: %s", path,
+        read_error->message);
+    g_clear_error (&read_error);
+    return NULL;
+  }
+  calibration = p3d_bev_calibration_parse (contents, length, path, error);
+  g_free (contents);
+  return calibration;
+}
+
+void
+p3d_bev_calibration_free (P3dBevCalibration * calibration)
+{
+  if (calibration == NULL)
+    return;
+  g_strfreev (calibration->names);
+  g_free (calibration->cameras);
+  g_free (calibration);
+}

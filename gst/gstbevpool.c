@@ -1,0 +1,708 @@
+/**
+ * SECTION:element-bevpool
+ * @title: bevpool
+ *
+ * Camera-to-BEV pooling as BEVFusion's LSS view transform: every feature
+ * pixel of every camera, at every depth bin of "dbound", is taken back
+ * through that camera's inverse image augmentation, inverse intrinsics and
+ * camera-to-lidar transform (from the "calibration" file) into the BEV
+ * grid of "xbound", "ybound" and "zbound"; each BEV cell receives the sum
+ * of feature x depth probability over the frustum points that fall in it,
+ * zero where none do. Several z cells are stacked along the channels, as
+ * BEVFusion does. The cell index truncates (p - lower) / step toward zero
+ * as LSS, BEVFusion and BEVDet do, so points up to one step below a lower
+ * bound land in the first cell; cell-rounding=floor drops them instead.
+ *
+ * The geometry (frustum to cell, sorted by cell) is computed when the caps,
+ * the grid or the calibration change, on the GPU when the element runs
+ * there; a new "calibration" file set while playing takes effect at the
+ * next frame. Every frame only the pooling runs: float32 accumulation in a
+ * fixed order (deterministic, the CUDA path equal to the reference), F32 or
+ * F16 output as negotiated. The output layout is [C][ny][nx] (layout=yx)
+ * or the [C][nx][ny] of BEVFusion's bev_pool (layout=xy).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 multifilesrc location=features/%04d.raw \
+ *     caps="application/x-camera-features,format=F16,cameras=6,channels=80,depth-bins=118,width=88,height=32" \
+ *   ! bevpool calibration=nuscenes.json layout=xy ! filesink location=bev.raw
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstbevpool.h"
+#include "p3dproperties.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_bevpool_debug);
+#define GST_CAT_DEFAULT gst_bevpool_debug
+
+enum
+{
+  PROP_0,
+  PROP_CALIBRATION,
+  PROP_IMAGE_WIDTH,
+  PROP_IMAGE_HEIGHT,
+  PROP_XBOUND,
+  PROP_YBOUND,
+  PROP_ZBOUND,
+  PROP_DBOUND,
+  PROP_CELL_ROUNDING,
+  PROP_LAYOUT,
+  PROP_GEOMETRY_UPDATES,
+};
+
+/* BEVFusion's nuScenes configuration (DepthLSSTransform). */
+#define DEFAULT_IMAGE_WIDTH 704
+#define DEFAULT_IMAGE_HEIGHT 256
+static const gdouble default_xbound[3] = { -54.0, 54.0, 0.3 };
+static const gdouble default_ybound[3] = { -54.0, 54.0, 0.3 };
+static const gdouble default_zbound[3] = { -10.0, 10.0, 20.0 };
+static const gdouble default_dbound[3] = { 1.0, 60.0, 0.5 };
+
+#define DEFAULT_CELL_ROUNDING P3D_BEV_ROUND_TRUNCATE
+#define DEFAULT_LAYOUT P3D_BEV_LAYOUT_YX
+
+#define GST_TYPE_BEVPOOL_ROUNDING (gst_bevpool_rounding_get_type ())
+static GType
+gst_bevpool_rounding_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {P3D_BEV_ROUND_TRUNCATE, "Truncate (p - lower) / step toward zero, as "
+          "LSS, BEVFusion and BEVDet: points up to one step below a lower "
+          "bound land in the first cell", "truncate"},
+    {P3D_BEV_ROUND_FLOOR, "Floor: points below a lower bound are dropped",
+        "floor"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstBevpoolRounding", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+#define GST_TYPE_BEVPOOL_LAYOUT (gst_bevpool_layout_get_type ())
+static GType
+gst_bevpool_layout_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {P3D_BEV_LAYOUT_YX, "[C][ny][nx]: rows along y", "yx"},
+    {P3D_BEV_LAYOUT_XY, "[C][nx][ny]: rows along x, the order of "
+          "BEVFusion's bev_pool and CUDA-BEVFusion", "xy"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstBevpoolLayout", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+#define gst_bevpool_parent_class parent_class
+G_DEFINE_TYPE (GstBevpool, gst_bevpool, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (bevpool, "bevpool", GST_RANK_NONE,
+    GST_TYPE_BEVPOOL);
+
+static void gst_bevpool_finalize (GObject * object);
+static void gst_bevpool_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_bevpool_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_bevpool_start (GstBaseTransform * trans);
+static gboolean gst_bevpool_stop (GstBaseTransform * trans);
+static GstCaps *gst_bevpool_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps);
+static gboolean gst_bevpool_set_info (P3dCudaFilter * filter,
+    GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout);
+static void gst_bevpool_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn gst_bevpool_process_cpu (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
+static GstFlowReturn gst_bevpool_process_cuda (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
+    gboolean out_clean);
+
+static void
+gst_bevpool_class_init (GstBevpoolClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
+  GstCaps *sink_caps, *src_caps;
+
+  gobject_class->finalize = gst_bevpool_finalize;
+  gobject_class->set_property = gst_bevpool_set_property;
+  gobject_class->get_property = gst_bevpool_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_CALIBRATION,
+      g_param_spec_string ("calibration", "Calibration",
+          "JSON file with each camera's intrinsics, camera-to-lidar and "
+          "image-augmentation matrices (docs/calibration.md); a new file set "
+          "while playing is loaded at the next frame and the geometry "
+          "recomputed", NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_IMAGE_WIDTH,
+      g_param_spec_uint ("image-width", "Image width",
+          "Width in pixels of the network's input image, after augmentation "
+          "(BEVFusion nuScenes: 704)", 1, 65536, DEFAULT_IMAGE_WIDTH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_IMAGE_HEIGHT,
+      g_param_spec_uint ("image-height", "Image height",
+          "Height in pixels of the network's input image, after augmentation "
+          "(BEVFusion nuScenes: 256)", 1, 65536, DEFAULT_IMAGE_HEIGHT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_XBOUND,
+      p3d_param_spec_double_array ("xbound", "X bound",
+          "BEV grid along x in metres: \"<min,max,step>\"", -G_MAXDOUBLE,
+          G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_YBOUND,
+      p3d_param_spec_double_array ("ybound", "Y bound",
+          "BEV grid along y in metres: \"<min,max,step>\"", -G_MAXDOUBLE,
+          G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_ZBOUND,
+      p3d_param_spec_double_array ("zbound", "Z bound",
+          "Height cells in metres: \"<min,max,step>\" (BEVFusion: one 20 m "
+          "cell); several cells are stacked along the channels",
+          -G_MAXDOUBLE, G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_DBOUND,
+      p3d_param_spec_double_array ("dbound", "Depth bound",
+          "Depth bins in metres: \"<min,max,step>\", bin d at min + d * step "
+          "(BEVFusion nuScenes: <1,60,0.5>, 118 bins); the input's depth-bins "
+          "must match", -G_MAXDOUBLE, G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_CELL_ROUNDING,
+      g_param_spec_enum ("cell-rounding", "Cell rounding",
+          "How a point's coordinate becomes a cell index",
+          GST_TYPE_BEVPOOL_ROUNDING, DEFAULT_CELL_ROUNDING,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_LAYOUT,
+      g_param_spec_enum ("layout", "Layout",
+          "Order of the two grid axes in the output tensor",
+          GST_TYPE_BEVPOOL_LAYOUT, DEFAULT_LAYOUT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_GEOMETRY_UPDATES,
+      g_param_spec_uint64 ("geometry-updates", "Geometry updates",
+          "How many times the geometry was computed since the element "
+          "started (caps, grid or calibration changes)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_set_static_metadata (element_class,
+      "BEV pooling", "Filter/Converter/Camera",
+      "Camera features and depth to bird's-eye-view features, as BEVFusion, "
+      "on CUDA or on the CPU", "gst-perception developers");
+
+  sink_caps = gst_caps_from_string (P3D_CAMERA_FEATURES_CAPS_ALL);
+  src_caps = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
+  p3d_cuda_filter_class_add_pad_templates (filter_class, sink_caps, src_caps);
+  gst_caps_unref (sink_caps);
+  gst_caps_unref (src_caps);
+
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_bevpool_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_bevpool_stop);
+  filter_class->transform_media_caps =
+      GST_DEBUG_FUNCPTR (gst_bevpool_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_bevpool_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (gst_bevpool_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_bevpool_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_bevpool_process_cuda);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_BEVPOOL_ROUNDING, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_BEVPOOL_LAYOUT, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_bevpool_debug, "bevpool", 0,
+      "Camera to BEV pooling");
+}
+
+static void
+gst_bevpool_init (GstBevpool * self)
+{
+  self->image_width = DEFAULT_IMAGE_WIDTH;
+  self->image_height = DEFAULT_IMAGE_HEIGHT;
+  memcpy (self->xbound, default_xbound, sizeof (self->xbound));
+  memcpy (self->ybound, default_ybound, sizeof (self->ybound));
+  memcpy (self->zbound, default_zbound, sizeof (self->zbound));
+  memcpy (self->dbound, default_dbound, sizeof (self->dbound));
+  self->rounding = DEFAULT_CELL_ROUNDING;
+  self->layout = DEFAULT_LAYOUT;
+}
+
+static void
+gst_bevpool_finalize (GObject * object)
+{
+  GstBevpool *self = GST_BEVPOOL (object);
+
+  g_free (self->calibration_path);
+  p3d_bev_calibration_free (self->calibration);
+  p3d_bevpool_geometry_free (self->geometry);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_bevpool_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstBevpool *self = GST_BEVPOOL (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_CALIBRATION:
+      g_free (self->calibration_path);
+      self->calibration_path = g_value_dup_string (value);
+      self->calibration_changed = TRUE;
+      break;
+    case PROP_IMAGE_WIDTH:
+      self->image_width = g_value_get_uint (value);
+      break;
+    case PROP_IMAGE_HEIGHT:
+      self->image_height = g_value_get_uint (value);
+      break;
+    case PROP_XBOUND:
+      p3d_value_get_doubles (object, value, "xbound", self->xbound, 3);
+      break;
+    case PROP_YBOUND:
+      p3d_value_get_doubles (object, value, "ybound", self->ybound, 3);
+      break;
+    case PROP_ZBOUND:
+      p3d_value_get_doubles (object, value, "zbound", self->zbound, 3);
+      break;
+    case PROP_DBOUND:
+      p3d_value_get_doubles (object, value, "dbound", self->dbound, 3);
+      break;
+    case PROP_CELL_ROUNDING:
+      self->rounding = g_value_get_enum (value);
+      break;
+    case PROP_LAYOUT:
+      self->layout = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_bevpool_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstBevpool *self = GST_BEVPOOL (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_CALIBRATION:
+      g_value_set_string (value, self->calibration_path);
+      break;
+    case PROP_IMAGE_WIDTH:
+      g_value_set_uint (value, self->image_width);
+      break;
+    case PROP_IMAGE_HEIGHT:
+      g_value_set_uint (value, self->image_height);
+      break;
+    case PROP_XBOUND:
+      p3d_value_set_doubles (value, self->xbound, 3);
+      break;
+    case PROP_YBOUND:
+      p3d_value_set_doubles (value, self->ybound, 3);
+      break;
+    case PROP_ZBOUND:
+      p3d_value_set_doubles (value, self->zbound, 3);
+      break;
+    case PROP_DBOUND:
+      p3d_value_set_doubles (value, self->dbound, 3);
+      break;
+    case PROP_CELL_ROUNDING:
+      g_value_set_enum (value, self->rounding);
+      break;
+    case PROP_LAYOUT:
+      g_value_set_enum (value, self->layout);
+      break;
+    case PROP_GEOMETRY_UPDATES:
+      g_value_set_uint64 (value, self->geometry_updates);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* The grid the properties give, with placeholder sizes for the parts the
+ * caps decide; FALSE and @result when the properties are invalid. */
+static gboolean
+grid_from_properties (GstBevpool * self, P3dBevPoolParams * params,
+    P3dResult * result)
+{
+  memset (params, 0, sizeof (*params));
+  GST_OBJECT_LOCK (self);
+  params->cameras = self->calibration ? self->calibration->n_cameras : 1;
+  params->channels = 1;
+  params->image_width = self->image_width;
+  params->image_height = self->image_height;
+  params->feat_width = 1;
+  params->feat_height = 1;
+  memcpy (params->xbound, self->xbound, sizeof (params->xbound));
+  memcpy (params->ybound, self->ybound, sizeof (params->ybound));
+  memcpy (params->zbound, self->zbound, sizeof (params->zbound));
+  memcpy (params->dbound, self->dbound, sizeof (params->dbound));
+  params->rounding = self->rounding;
+  params->layout = self->layout;
+  GST_OBJECT_UNLOCK (self);
+  *result = p3d_bevpool_params_init (params);
+  return *result == P3D_OK;
+}
+
+/* Loads the calibration file of the property; an element error naming the
+ * file and the problem on failure. */
+static P3dBevCalibration *
+load_calibration (GstBevpool * self)
+{
+  P3dBevCalibration *calibration;
+  GError *error = NULL;
+  gchar *path;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->calibration_path);
+  self->calibration_changed = FALSE;
+  GST_OBJECT_UNLOCK (self);
+  if (path == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No calibration: set the \"calibration\" property to a JSON file"),
+        (NULL));
+    return NULL;
+  }
+  calibration = p3d_bev_calibration_load (path, &error);
+  if (calibration == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot use calibration file %s", path), ("%s", error->message));
+    g_clear_error (&error);
+  }
+  g_free (path);
+  return calibration;
+}
+
+static gboolean
+gst_bevpool_start (GstBaseTransform * trans)
+{
+  GstBevpool *self = GST_BEVPOOL (trans);
+  P3dBevPoolParams params;
+  P3dResult result;
+
+  p3d_bev_calibration_free (self->calibration);
+  self->calibration = load_calibration (self);
+  if (self->calibration == NULL)
+    return FALSE;
+  if (!grid_from_properties (self, &params, &result)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Invalid BEV grid: xbound <%g, %g, %g>, ybound <%g, %g, %g>, "
+            "zbound <%g, %g, %g>, dbound <%g, %g, %g>, image %ux%u",
+            params.xbound[0], params.xbound[1], params.xbound[2],
+            params.ybound[0], params.ybound[1], params.ybound[2],
+            params.zbound[0], params.zbound[1], params.zbound[2],
+            params.dbound[0], params.dbound[1], params.dbound[2],
+            params.image_width, params.image_height),
+        ("%s", p3d_result_string (result)));
+    return FALSE;
+  }
+  self->geometry_updates = 0;
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans);
+}
+
+static gboolean
+gst_bevpool_stop (GstBaseTransform * trans)
+{
+  GstBevpool *self = GST_BEVPOOL (trans);
+  gboolean ok = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
+
+  p3d_bevpool_geometry_free (self->geometry);
+  self->geometry = NULL;
+  p3d_bev_calibration_free (self->calibration);
+  self->calibration = NULL;
+  return ok;
+}
+
+static void
+set_int_or_copy (GstStructure * s, const gchar * field, gint value,
+    gboolean known)
+{
+  if (known)
+    gst_structure_set (s, field, G_TYPE_INT, value, NULL);
+}
+
+static GstCaps *
+gst_bevpool_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  GstBevpool *self = GST_BEVPOOL (filter);
+  GstCaps *result = gst_caps_new_empty ();
+  P3dBevPoolParams grid;
+  P3dResult why;
+  guint i;
+
+  if (!grid_from_properties (self, &grid, &why))
+    return result;
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+    const GValue *format = gst_structure_get_value (s, "format");
+    const GValue *framerate = gst_structure_get_value (s, "framerate");
+    GstStructure *other;
+    gint channels;
+    gboolean fixed_channels = gst_structure_get_int (s, "channels", &channels);
+
+    if (direction == GST_PAD_SINK) {
+      gboolean xy = grid.layout == P3D_BEV_LAYOUT_XY;
+      gdouble range[6] = { grid.xbound[0], grid.ybound[0], grid.zbound[0],
+        grid.xbound[1], grid.ybound[1], grid.zbound[1]
+      };
+      GstCaps *all = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
+
+      /* the input's format first, the other one when downstream wants it */
+      other = gst_structure_copy (gst_caps_get_structure (all, 0));
+      gst_caps_unref (all);
+      if (format && G_VALUE_HOLDS_STRING (format)) {
+        GValue formats = G_VALUE_INIT, name = G_VALUE_INIT;
+        const gchar *first = g_value_get_string (format);
+
+        gst_value_list_init (&formats, 2);
+        g_value_init (&name, G_TYPE_STRING);
+        g_value_set_string (&name, first);
+        gst_value_list_append_value (&formats, &name);
+        g_value_set_string (&name, g_str_equal (first, "F16") ? "F32" : "F16");
+        gst_value_list_append_value (&formats, &name);
+        g_value_unset (&name);
+        gst_structure_take_value (other, "format", &formats);
+      }
+      set_int_or_copy (other, "channels", channels * grid.nz, fixed_channels);
+      gst_structure_set (other, "width", G_TYPE_INT,
+          (gint) (xy ? grid.ny : grid.nx), "height", G_TYPE_INT,
+          (gint) (xy ? grid.nx : grid.ny), "layout", G_TYPE_STRING,
+          xy ? "xy" : "yx", NULL);
+      {
+        GValue array = G_VALUE_INIT;
+
+        gst_value_array_init (&array, 6);
+        p3d_value_set_doubles (&array, range, 6);
+        gst_structure_take_value (other, "range", &array);
+      }
+    } else {
+      GstCaps *all = gst_caps_from_string (P3D_CAMERA_FEATURES_CAPS_ALL);
+
+      other = gst_structure_copy (gst_caps_get_structure (all, 0));
+      gst_caps_unref (all);
+      gst_structure_set (other, "depth-bins", G_TYPE_INT,
+          (gint) grid.depth_bins, NULL);
+      if (self->calibration)
+        gst_structure_set (other, "cameras", G_TYPE_INT,
+            (gint) self->calibration->n_cameras, NULL);
+      if (fixed_channels && channels % grid.nz == 0)
+        gst_structure_set (other, "channels", G_TYPE_INT,
+            channels / (gint) grid.nz, NULL);
+    }
+    if (framerate)
+      gst_structure_set_value (other, "framerate", framerate);
+    result = gst_caps_merge_structure (result, other);
+  }
+  return result;
+}
+
+/* Computes the geometry of self->params for self->calibration, on the
+ * device (queued on the element's stream) or on the host. */
+static gboolean
+update_geometry (GstBevpool * self)
+{
+  P3dCudaFilter *filter = P3D_CUDA_FILTER (self);
+  P3dResult result = p3d_bevpool_calib_check (&self->params,
+      self->calibration->cameras);
+
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Calibration cannot be used: a matrix cannot be inverted"),
+        ("%s", p3d_result_string (result)));
+    return FALSE;
+  }
+  if (filter->use_cuda) {
+    gint previous;
+
+    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
+            (filter->device_id, &previous), "selecting the device"))
+      return FALSE;
+    result = p3d_bevpool_geometry_compute_cuda (self->geometry_cuda,
+        self->calibration->cameras, filter->stream);
+    p3d_cuda_device_pop (previous);
+    if (!p3d_cuda_filter_check (filter, result, "computing the geometry"))
+      return FALSE;
+  } else {
+    result = p3d_bevpool_geometry_compute_cpu (self->geometry,
+        self->calibration->cameras);
+    if (result != P3D_OK) {
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Geometry failed"),
+          ("%s", p3d_result_string (result)));
+      return FALSE;
+    }
+  }
+  GST_OBJECT_LOCK (self);
+  self->geometry_updates++;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+static gboolean
+gst_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout)
+{
+  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dCameraFeaturesInfo in_info;
+  P3dBevFeaturesInfo out_info;
+  P3dBevPoolParams params;
+  P3dResult result;
+
+  if (!p3d_camera_features_info_from_caps (&in_info, incaps)
+      || !p3d_bev_features_info_from_caps (&out_info, outcaps)
+      || !grid_from_properties (self, &params, &result))
+    return FALSE;
+  if (in_info.cameras != self->calibration->n_cameras
+      || in_info.depth_bins != params.depth_bins) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Camera features do not fit the calibration and dbound"),
+        ("caps have cameras=%u depth-bins=%u; the calibration has %u cameras "
+            "and dbound gives %u bins", in_info.cameras, in_info.depth_bins,
+            self->calibration->n_cameras, params.depth_bins));
+    return FALSE;
+  }
+  params.channels = in_info.channels;
+  params.feat_width = in_info.width;
+  params.feat_height = in_info.height;
+  result = p3d_bevpool_params_init (&params);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Camera features too large for bevpool"),
+        ("%s: %" GST_PTR_FORMAT, p3d_result_string (result), incaps));
+    return FALSE;
+  }
+  self->params = params;
+  self->in_info = in_info;
+  self->out_info = out_info;
+
+  if (filter->use_cuda) {
+    gint previous;
+
+    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
+            (filter->device_id, &previous), "selecting the device"))
+      return FALSE;
+    /* the old geometry may still be read by queued pooling */
+    p3d_cuda_stream_synchronize (filter->stream);
+    p3d_bevpool_geometry_cuda_free (self->geometry_cuda);
+    self->geometry_cuda = NULL;
+    result = p3d_bevpool_geometry_cuda_new (&params, &self->geometry_cuda);
+    p3d_cuda_device_pop (previous);
+    if (!p3d_cuda_filter_check (filter, result, "allocating the geometry"))
+      return FALSE;
+  } else {
+    p3d_bevpool_geometry_free (self->geometry);
+    self->geometry = NULL;
+    result = p3d_bevpool_geometry_new (&params, &self->geometry);
+    if (result != P3D_OK) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+          ("Cannot allocate the geometry"), ("%s", p3d_result_string (result)));
+      return FALSE;
+    }
+  }
+  if (!update_geometry (self))
+    return FALSE;
+  if (!p3d_camera_features_info_get_layout (&in_info, in_layout)
+      || !p3d_bev_features_info_get_layout (&out_info, out_layout))
+    return FALSE;
+  return TRUE;
+}
+
+static void
+gst_bevpool_stop_device (P3dCudaFilter * filter)
+{
+  GstBevpool *self = GST_BEVPOOL (filter);
+
+  p3d_bevpool_geometry_cuda_free (self->geometry_cuda);
+  self->geometry_cuda = NULL;
+}
+
+/* A calibration file set while playing: load it and recompute the
+ * geometry before this frame is pooled. */
+static gboolean
+apply_calibration_change (GstBevpool * self)
+{
+  P3dBevCalibration *calibration;
+  gboolean changed;
+
+  GST_OBJECT_LOCK (self);
+  changed = self->calibration_changed;
+  GST_OBJECT_UNLOCK (self);
+  if (!changed)
+    return TRUE;
+  calibration = load_calibration (self);
+  if (calibration == NULL)
+    return FALSE;
+  if (calibration->n_cameras != self->calibration->n_cameras) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("The new calibration has %u cameras, the stream %u",
+            calibration->n_cameras, self->calibration->n_cameras), (NULL));
+    p3d_bev_calibration_free (calibration);
+    return FALSE;
+  }
+  p3d_bev_calibration_free (self->calibration);
+  self->calibration = calibration;
+  GST_INFO_OBJECT (self, "new calibration: recomputing the geometry");
+  return update_geometry (self);
+}
+
+static GstFlowReturn
+gst_bevpool_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out)
+{
+  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dResult result;
+
+  if (!apply_calibration_change (self))
+    return GST_FLOW_ERROR;
+  result = p3d_bevpool_cpu (self->geometry,
+      in->data[P3D_CAMERA_FEATURES_TENSOR_FEATURES],
+      in->data[P3D_CAMERA_FEATURES_TENSOR_DEPTH],
+      self->in_info.format == P3D_DATA_FORMAT_F16,
+      out->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
+      self->out_info.format == P3D_DATA_FORMAT_F16);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("BEV pooling failed"),
+        ("%s", p3d_result_string (result)));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_bevpool_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  GstBevpool *self = GST_BEVPOOL (filter);
+
+  if (!apply_calibration_change (self))
+    return GST_FLOW_ERROR;
+  if (!p3d_cuda_filter_check (filter, p3d_bevpool_cuda (self->geometry_cuda,
+              in->data[P3D_CAMERA_FEATURES_TENSOR_FEATURES],
+              in->data[P3D_CAMERA_FEATURES_TENSOR_DEPTH],
+              self->in_info.format == P3D_DATA_FORMAT_F16,
+              out->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
+              self->out_info.format == P3D_DATA_FORMAT_F16, filter->stream),
+          "pooling"))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,45 @@
+/* bevpool: camera features x depth (application/x-camera-features) ->
+ * bird's-eye-view features (application/x-bev-features), as BEVFusion. */
+#ifndef __GST_BEVPOOL_H__
+#define __GST_BEVPOOL_H__
+
+#include "bevcalibration.h"
+#include "bevpool.h"
+#include "p3dperception.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_BEVPOOL (gst_bevpool_get_type ())
+G_DECLARE_FINAL_TYPE (GstBevpool, gst_bevpool, GST, BEVPOOL, P3dCudaFilter);
+
+struct _GstBevpool
+{
+  P3dCudaFilter parent;
+
+  /* properties, under the object lock */
+  gchar *calibration_path;
+  gboolean calibration_changed;
+  guint image_width;
+  guint image_height;
+  gdouble xbound[3];
+  gdouble ybound[3];
+  gdouble zbound[3];
+  gdouble dbound[3];
+  P3dBevRounding rounding;
+  P3dBevLayout layout;
+
+  /* streaming */
+  P3dBevCalibration *calibration;
+  P3dCameraFeaturesInfo in_info;
+  P3dBevFeaturesInfo out_info;
+  P3dBevPoolParams params;
+  P3dBevGeometry *geometry;
+  P3dBevGeometryCuda *geometry_cuda;
+  guint64 geometry_updates;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (bevpool);
+
+G_END_DECLS
+
+#endif /* __GST_BEVPOOL_H__ */

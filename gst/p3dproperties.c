@@ -1,0 +1,51 @@
+/* Vector properties; see p3dproperties.h. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "p3dproperties.h"
+
+GParamSpec *
+p3d_param_spec_double_array (const gchar * name, const gchar * nick,
+    const gchar * blurb, gdouble min, gdouble max)
+{
+  return gst_param_spec_array (name, nick, blurb,
+      g_param_spec_double ("value", "Value", "One value", min, max,
+          CLAMP (0.0, min, max), G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+}
+
+gboolean
+p3d_value_get_doubles (GObject * object, const GValue * value,
+    const gchar * name, gdouble * values, guint n)
+{
+  gdouble parsed[8];
+  guint i;
+
+  g_return_val_if_fail (n <= G_N_ELEMENTS (parsed), FALSE);
+  if (gst_value_array_get_size (value) != n) {
+    GST_WARNING_OBJECT (object, "%s needs %u values, got %u: ignored", name,
+        n, gst_value_array_get_size (value));
+    return FALSE;
+  }
+  for (i = 0; i < n; i++)
+    parsed[i] = g_value_get_double (gst_value_array_get_value (value, i));
+  memcpy (values, parsed, n * sizeof (gdouble));
+  return TRUE;
+}
+
+void
+p3d_value_set_doubles (GValue * value, const gdouble * values, guint n)
+{
+  GValue v = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&v, values[i]);
+    gst_value_array_append_value (value, &v);
+  }
+  g_value_unset (&v);
+}

@@ -10,6 +10,22 @@
 
 #define GST_CAT_DEFAULT p3d_caps_debug
 
+/* The features tensor must fit a buffer pool (32-bit sizes, 2 GiB here). */
+static gboolean
+features_size_valid (guint max_voxels, guint max_points, guint channels,
+    P3dDataFormat format)
+{
+  guint64 size = (guint64) max_voxels * max_points * channels *
+      p3d_data_format_get_size (format);
+
+  if (size > G_MAXUINT32 / 2) {
+    GST_DEBUG ("refused: a features tensor of %" G_GUINT64_FORMAT " bytes "
+        "is larger than 2 GiB", size);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 void
 p3d_pillars_info_init (P3dPillarsInfo * info)
 {
@@ -25,7 +41,9 @@ p3d_pillars_info_set (P3dPillarsInfo * info, P3dDataFormat format,
 {
   g_return_val_if_fail (info != NULL && voxels != NULL, FALSE);
   if (p3d_data_format_get_size (format) == 0
-      || p3d_feature_set_get_channels (features) == 0)
+      || p3d_feature_set_get_channels (features) == 0
+      || !features_size_valid (voxels->max_voxels, voxels->max_points,
+          p3d_feature_set_get_channels (features), format))
     return FALSE;
   info->format = format;
   info->features = features;
@@ -69,11 +87,9 @@ p3d_pillars_info_from_caps (P3dPillarsInfo * info, const GstCaps * caps)
       || !p3d_structure_get_voxel_grid (s, &parsed.grid)
       || !p3d_structure_get_framerate (s, &parsed.fps_n, &parsed.fps_d))
     return FALSE;
-  if ((guint64) parsed.max_voxels * parsed.max_points * parsed.channels * 4 >
-      G_MAXUINT32 / 2) {
-    GST_DEBUG ("refused: features tensor larger than 2 GiB");
+  if (!features_size_valid (parsed.max_voxels, parsed.max_points,
+          parsed.channels, parsed.format))
     return FALSE;
-  }
   *info = parsed;
   return TRUE;
 }

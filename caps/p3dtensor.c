@@ -240,9 +240,12 @@ p3d_caps_is_cuda (const GstCaps * caps)
 GstCaps *
 p3d_caps_with_both_memories (GstCaps * caps, gboolean cuda_first)
 {
-  GstCaps *result = gst_caps_new_empty ();
+  GstCaps *result;
   guint i, pass;
 
+  if (gst_caps_is_any (caps))
+    return gst_caps_new_any ();
+  result = gst_caps_new_empty ();
   for (i = 0; i < gst_caps_get_size (caps); i++) {
     for (pass = 0; pass < 2; pass++) {
       GstStructure *s = gst_structure_copy (gst_caps_get_structure (caps, i));
@@ -258,9 +261,12 @@ p3d_caps_with_both_memories (GstCaps * caps, gboolean cuda_first)
 GstCaps *
 p3d_caps_without_features (const GstCaps * caps)
 {
-  GstCaps *result = gst_caps_new_empty ();
+  GstCaps *result;
   guint i;
 
+  if (gst_caps_is_any (caps))
+    return gst_caps_new_any ();
+  result = gst_caps_new_empty ();
   for (i = 0; i < gst_caps_get_size (caps); i++)
     result = gst_caps_merge_structure (result,
         gst_structure_copy (gst_caps_get_structure (caps, i)));

@@ -93,7 +93,7 @@ gboolean p3d_tensor_buffer_is_on_device (GstBuffer * buffer,
 /* Caps helpers: whether @features is memory:CUDAMemory; @caps with each
  * structure offered twice, in system memory and in CUDA memory, the first
  * one preferred (cuda_first picks which); every structure of @caps with
- * its features removed. */
+ * its features removed. ANY caps give ANY caps. */
 gboolean p3d_caps_features_is_cuda (const GstCapsFeatures * features);
 gboolean p3d_caps_is_cuda (const GstCaps * caps);
 GstCaps *p3d_caps_with_both_memories (GstCaps * caps, gboolean cuda_first);

@@ -153,11 +153,12 @@ failed:
   return NULL;
 }
 
-/* One of the per-tensor arrays: [cameras][4][4]. */
+/* One of the per-tensor arrays: [cameras][4][4] (3x3 accepted where
+ * @allow_3x3, for the intrinsics). */
 static gboolean
 read_tensor_form_member (JsonObject * root, const gchar * key, guint n,
-    gsize offset, P3dBevCalibration * calibration, const gchar * origin,
-    GError ** error)
+    gsize offset, gboolean allow_3x3, P3dBevCalibration * calibration,
+    const gchar * origin, GError ** error)
 {
   JsonNode *node = json_object_get_member (root, key);
   JsonArray *array;
@@ -173,7 +174,7 @@ read_tensor_form_member (JsonObject * root, const gchar * key, guint n,
   for (i = 0; i < n; i++) {
     gchar *where = g_strdup_printf ("%s: %s[%u]", origin, key, i);
     gdouble *m = (gdouble *) ((guint8 *) & calibration->cameras[i] + offset);
-    gboolean ok = read_matrix (json_array_get_element (array, i), FALSE,
+    gboolean ok = read_matrix (json_array_get_element (array, i), allow_3x3,
         where, m, error);
 
     g_free (where);
@@ -200,14 +201,14 @@ parse_tensor_form (JsonObject * root, const gchar * origin, GError ** error)
   }
   calibration = calibration_new (n);
   if (!read_tensor_form_member (root, "camera_intrinsics", n,
-          G_STRUCT_OFFSET (P3dCameraCalib, intrinsics), calibration, origin,
-          error)
-      || !read_tensor_form_member (root, "camera2lidar", n,
-          G_STRUCT_OFFSET (P3dCameraCalib, camera_to_lidar), calibration,
+          G_STRUCT_OFFSET (P3dCameraCalib, intrinsics), TRUE, calibration,
           origin, error)
+      || !read_tensor_form_member (root, "camera2lidar", n,
+          G_STRUCT_OFFSET (P3dCameraCalib, camera_to_lidar), FALSE,
+          calibration, origin, error)
       || !read_tensor_form_member (root, "img_aug_matrix", n,
-          G_STRUCT_OFFSET (P3dCameraCalib, img_aug), calibration, origin,
-          error)) {
+          G_STRUCT_OFFSET (P3dCameraCalib, img_aug), FALSE, calibration,
+          origin, error)) {
     p3d_bev_calibration_free (calibration);
     return NULL;
   }

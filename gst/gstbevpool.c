@@ -345,7 +345,7 @@ grid_from_properties (GstBevpool * self, P3dBevPoolParams * params,
 {
   memset (params, 0, sizeof (*params));
   GST_OBJECT_LOCK (self);
-  params->cameras = self->calibration ? self->calibration->n_cameras : 1;
+  params->cameras = self->calibration_cameras ? self->calibration_cameras : 1;
   params->channels = 1;
   params->image_width = self->image_width;
   params->image_height = self->image_height;
@@ -391,6 +391,17 @@ load_calibration (GstBevpool * self)
   return calibration;
 }
 
+/* Takes ownership of @calibration as the one in use. */
+static void
+set_calibration (GstBevpool * self, P3dBevCalibration * calibration)
+{
+  p3d_bev_calibration_free (self->calibration);
+  self->calibration = calibration;
+  GST_OBJECT_LOCK (self);
+  self->calibration_cameras = calibration ? calibration->n_cameras : 0;
+  GST_OBJECT_UNLOCK (self);
+}
+
 static gboolean
 gst_bevpool_start (GstBaseTransform * trans)
 {
@@ -398,8 +409,7 @@ gst_bevpool_start (GstBaseTransform * trans)
   P3dBevPoolParams params;
   P3dResult result;
 
-  p3d_bev_calibration_free (self->calibration);
-  self->calibration = load_calibration (self);
+  set_calibration (self, load_calibration (self));
   if (self->calibration == NULL)
     return FALSE;
   if (!grid_from_properties (self, &params, &result)) {
@@ -426,8 +436,8 @@ gst_bevpool_stop (GstBaseTransform * trans)
 
   p3d_bevpool_geometry_free (self->geometry);
   self->geometry = NULL;
-  p3d_bev_calibration_free (self->calibration);
-  self->calibration = NULL;
+  self->geometry_valid = FALSE;
+  set_calibration (self, NULL);
   return ok;
 }
 
@@ -502,9 +512,9 @@ gst_bevpool_transform_media_caps (P3dCudaFilter * filter,
       gst_caps_unref (all);
       gst_structure_set (other, "depth-bins", G_TYPE_INT,
           (gint) grid.depth_bins, NULL);
-      if (self->calibration)
-        gst_structure_set (other, "cameras", G_TYPE_INT,
-            (gint) self->calibration->n_cameras, NULL);
+      if (grid.cameras > 0 && self->calibration_cameras > 0)
+        gst_structure_set (other, "cameras", G_TYPE_INT, (gint) grid.cameras,
+            NULL);
       if (fixed_channels && channels % grid.nz == 0)
         gst_structure_set (other, "channels", G_TYPE_INT,
             channels / (gint) grid.nz, NULL);
@@ -525,10 +535,28 @@ update_geometry (GstBevpool * self)
   P3dResult result = p3d_bevpool_calib_check (&self->params,
       self->calibration->cameras);
 
+  self->geometry_valid = FALSE;
   if (result != P3D_OK) {
+    P3dBevPoolParams one = self->params;
+    gchar *path;
+    guint i;
+
+    /* name the camera whose matrices cannot be used */
+    one.cameras = 1;
+    for (i = 0; i < self->calibration->n_cameras; i++)
+      if (p3d_bevpool_calib_check (&one,
+              &self->calibration->cameras[i]) != P3D_OK)
+        break;
+    GST_OBJECT_LOCK (self);
+    path = g_strdup (self->calibration_path);
+    GST_OBJECT_UNLOCK (self);
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Calibration cannot be used: a matrix cannot be inverted"),
-        ("%s", p3d_result_string (result)));
+        ("Calibration of camera %u (%s) cannot be used: its intrinsics or "
+            "image augmentation cannot be inverted", i,
+            i < self->calibration->n_cameras ? self->calibration->names[i] :
+            "?"), ("calibration %s: %s", GST_STR_NULL (path),
+            p3d_result_string (result)));
+    g_free (path);
     return FALSE;
   }
   if (filter->use_cuda) {
@@ -551,6 +579,7 @@ update_geometry (GstBevpool * self)
       return FALSE;
     }
   }
+  self->geometry_valid = TRUE;
   GST_OBJECT_LOCK (self);
   self->geometry_updates++;
   GST_OBJECT_UNLOCK (self);
@@ -591,9 +620,14 @@ gst_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         ("%s: %" GST_PTR_FORMAT, p3d_result_string (result), incaps));
     return FALSE;
   }
-  self->params = params;
   self->in_info = in_info;
   self->out_info = out_info;
+  /* A format or framerate change needs no new geometry. */
+  if (self->geometry_valid
+      && memcmp (&params, &self->params, sizeof (params)) == 0)
+    goto layouts;
+  self->params = params;
+  self->geometry_valid = FALSE;
 
   if (filter->use_cuda) {
     gint previous;
@@ -621,6 +655,7 @@ gst_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   }
   if (!update_geometry (self))
     return FALSE;
+layouts:
   if (!p3d_camera_features_info_get_layout (&in_info, in_layout)
       || !p3d_bev_features_info_get_layout (&out_info, out_layout))
     return FALSE;
@@ -634,6 +669,7 @@ gst_bevpool_stop_device (P3dCudaFilter * filter)
 
   p3d_bevpool_geometry_cuda_free (self->geometry_cuda);
   self->geometry_cuda = NULL;
+  self->geometry_valid = FALSE;
 }
 
 /* A calibration file set while playing: load it and recompute the
@@ -659,8 +695,7 @@ apply_calibration_change (GstBevpool * self)
     p3d_bev_calibration_free (calibration);
     return FALSE;
   }
-  p3d_bev_calibration_free (self->calibration);
-  self->calibration = calibration;
+  set_calibration (self, calibration);
   GST_INFO_OBJECT (self, "new calibration: recomputing the geometry");
   return update_geometry (self);
 }

@@ -28,6 +28,10 @@ struct _GstBevpool
   P3dBevRounding rounding;
   P3dBevLayout layout;
 
+  /* the loaded calibration's camera count, under the object lock: caps
+   * queries read it from any thread */
+  guint calibration_cameras;
+
   /* streaming */
   P3dBevCalibration *calibration;
   P3dCameraFeaturesInfo in_info;
@@ -35,6 +39,7 @@ struct _GstBevpool
   P3dBevPoolParams params;
   P3dBevGeometry *geometry;
   P3dBevGeometryCuda *geometry_cuda;
+  gboolean geometry_valid;      /* computed for params and calibration */
   guint64 geometry_updates;
 };
 

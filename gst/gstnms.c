@@ -17,13 +17,16 @@
  *
  * The output has the input's caps: the kept boxes, best score first, then
  * zeros. Records with a NaN or infinite field, or a negative size, are
- * dropped. On the CUDA path the sort, the overlap mask and the greedy
+ * dropped. A count tensor larger than max-boxes is read as max-boxes (the
+ * reference path posts a warning the first time; the CUDA path clamps on
+ * the device, where the count stays). "mode" set while playing takes
+ * effect at the next caps negotiation, since it decides the media type. On the CUDA path the sort, the overlap mask and the greedy
  * reduction all run on the device and the kept count stays there; the kept
  * boxes are exactly the reference path's.
  *
  * ## Example launch line
  * |[
- * gst-launch-1.0 pointcloudtestsrc name=src num-buffers=10 src.boxes \
+ * gst-launch-1.0 pointcloudtestsrc emit=candidates num-buffers=10 \
  *   ! nms mode=bev-rotated iou-threshold=0.01 ! boxenc ! fakesink
  * ]|
  */
@@ -55,7 +58,7 @@ enum
 #define DEFAULT_IOU_THRESHOLD 0.5f
 #define DEFAULT_DISTANCE_THRESHOLD 2.0f
 #define DEFAULT_OFFSET 0
-#define DEFAULT_SCORE_THRESHOLD 0.0f
+#define DEFAULT_SCORE_THRESHOLD (-G_MAXFLOAT)
 #define DEFAULT_PRE_MAX 0
 #define DEFAULT_POST_MAX 0
 #define DEFAULT_PER_CLASS FALSE
@@ -142,7 +145,8 @@ gst_nms_class_init (GstNmsClass * klass)
           "(Faster R-CNN), 0 as x2 - x1", 0, 1, DEFAULT_OFFSET, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SCORE_THRESHOLD,
       g_param_spec_float ("score-threshold", "Score threshold",
-          "Boxes scoring below this are dropped before suppression",
+          "Boxes scoring below this are dropped before suppression (the "
+          "default keeps every finite score, logits included)",
           -G_MAXFLOAT, G_MAXFLOAT, DEFAULT_SCORE_THRESHOLD, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PRE_MAX,
       g_param_spec_uint ("pre-max", "Pre max",
@@ -335,8 +339,10 @@ gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   }
   *out_layout = *in_layout;
 
+  /* The workspace's capacity is what the device clamps the input count to,
+   * so it must be max-boxes exactly, never more. */
   if (filter->use_cuda && (self->nms == NULL
-          || p3d_nms_get_capacity (self->nms) < max_boxes)) {
+          || p3d_nms_get_capacity (self->nms) != max_boxes)) {
     if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
             (filter->device_id, &previous), "selecting the device"))
       return FALSE;
@@ -349,7 +355,8 @@ gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
       return FALSE;
   }
   self->max_boxes = max_boxes;
-  self->record_size = p3d_nms_record_size (mode);
+  self->mode = mode;
+  self->warned_count = FALSE;
   return TRUE;
 }
 
@@ -362,13 +369,15 @@ gst_nms_stop_device (P3dCudaFilter * filter)
   self->nms = NULL;
 }
 
-/* This frame's parameters: thresholds may change while playing. */
+/* This frame's parameters: thresholds may change while playing, the mode
+ * only with the caps (a mode set while playing waits for renegotiation). */
 static void
 read_params (GstNms * self, P3dNmsParams * params)
 {
   GST_OBJECT_LOCK (self);
   *params = self->params;
   GST_OBJECT_UNLOCK (self);
+  params->mode = self->mode;
 }
 
 static GstFlowReturn
@@ -383,8 +392,13 @@ gst_nms_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
   read_params (self, &params);
   memcpy (&n_boxes, in->data[P3D_BOXES_TENSOR_COUNT], sizeof (n_boxes));
   if (n_boxes > self->max_boxes) {
-    GST_WARNING_OBJECT (self, "count %u exceeds max-boxes %u: clamped",
-        n_boxes, self->max_boxes);
+    /* a corrupt count: the records tensor holds max-boxes at most */
+    if (!self->warned_count)
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("Box count %u is larger than max-boxes %u: only %u boxes are read",
+              n_boxes, self->max_boxes, self->max_boxes),
+          ("posted once per stream; later frames are clamped silently"));
+    self->warned_count = TRUE;
     n_boxes = self->max_boxes;
   }
   result = p3d_nms_cpu (&params, in->data[P3D_BOXES_TENSOR_RECORDS], n_boxes,

@@ -18,9 +18,11 @@ struct _GstNms
    * playing and are read once per frame */
   P3dNmsParams params;
 
-  /* negotiated */
+  /* negotiated: the mode decides the record size, so frames keep the
+   * negotiated one whatever the property says until the next caps */
   guint max_boxes;
-  gsize record_size;
+  P3dNmsMode mode;
+  gboolean warned_count;
 
   /* device */
   P3dNms *nms;

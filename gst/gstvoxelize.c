@@ -59,6 +59,10 @@ static const gdouble default_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68,
 #define DEFAULT_MAX_POINTS 32
 #define DEFAULT_MAX_VOXELS 40000
 #define DEFAULT_POST_STATS FALSE
+/* Points the device workspace is first sized for: a 10-sweep nuScenes
+ * frame, so that it does not grow (which waits for the stream) on the
+ * first large sweeps of a stream. */
+#define WORKSPACE_POINTS_HINT 300000
 /* Frames whose statistics may be in flight on the device. */
 #define READBACK_DEPTH 16
 
@@ -400,7 +404,8 @@ gst_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     p3d_cuda_stream_synchronize (filter->stream);
     p3d_voxelizer_free (self->voxelizer);
     self->voxelizer = NULL;
-    result = p3d_voxelizer_new (&params, 0, &self->voxelizer);
+    result = p3d_voxelizer_new (&params, WORKSPACE_POINTS_HINT,
+        &self->voxelizer);
     p3d_cuda_device_pop (previous);
     if (!p3d_cuda_filter_check (filter, result,
             "creating the voxelization workspace"))

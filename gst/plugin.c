@@ -9,8 +9,13 @@
 #include <gst/gst.h>
 
 #include "gstbevpool.h"
+#include "gstbevrender.h"
+#include "gstboxenc.h"
+#include "gstboxparse.h"
 #include "gstnms.h"
+#include "gstpcdparse.h"
 #include "gstpillarfeat.h"
+#include "gstpointcloudtestsrc.h"
 #include "gstvoxelize.h"
 
 static gboolean
@@ -22,6 +27,11 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (pillarfeat, plugin);
   ok |= GST_ELEMENT_REGISTER (nms, plugin);
   ok |= GST_ELEMENT_REGISTER (bevpool, plugin);
+  ok |= GST_ELEMENT_REGISTER (bevrender, plugin);
+  ok |= GST_ELEMENT_REGISTER (boxenc, plugin);
+  ok |= GST_ELEMENT_REGISTER (boxparse, plugin);
+  ok |= GST_ELEMENT_REGISTER (pointcloudtestsrc, plugin);
+  ok |= GST_ELEMENT_REGISTER (pcdparse, plugin);
   return ok;
 }
 

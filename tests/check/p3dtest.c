@@ -59,3 +59,22 @@ p3d_test_require_gpu (void)
   g_print ("SKIP: no CUDA device (%s)\n", p3d_result_string (why));
   exit (77);
 }
+
+static void
+fail_on_library_log (const gchar * domain, GLogLevelFlags level,
+    const gchar * message, gpointer user_data)
+{
+  if (!_gst_check_expecting_log)
+    fail ("Unexpected %s log: %s", domain, message);
+  if (level & G_LOG_LEVEL_CRITICAL)
+    _gst_check_raised_critical = TRUE;
+  if (level & G_LOG_LEVEL_WARNING)
+    _gst_check_raised_warning = TRUE;
+}
+
+void
+p3d_test_watch_library_log (void)
+{
+  g_log_set_handler ("perception", G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING,
+      fail_on_library_log, NULL);
+}

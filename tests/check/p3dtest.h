@@ -3,7 +3,7 @@
 #ifndef P3D_TEST_H
 #define P3D_TEST_H
 
-#include <glib.h>
+#include <gst/check/gstcheck.h>
 
 G_BEGIN_DECLS
 
@@ -27,6 +27,22 @@ void p3d_test_require_gpu (void);
 
 /* TRUE when PERCEPTION_REQUIRE_GPU=1. */
 gboolean p3d_test_gpu_required (void);
+
+/* Makes a critical or warning logged by our own code (log domain
+ * "perception", which gst-check does not watch) fail the running test,
+ * unless the test expects it (ASSERT_CRITICAL / ASSERT_WARNING). */
+void p3d_test_watch_library_log (void);
+
+/* GST_CHECK_MAIN, with our library's log watched. */
+#define P3D_CHECK_MAIN(name)                                    \
+int main (int argc, char **argv)                                \
+{                                                               \
+  Suite *s;                                                     \
+  gst_check_init (&argc, &argv);                                \
+  p3d_test_watch_library_log ();                                \
+  s = name##_suite ();                                          \
+  return gst_check_run_suite (s, # name, __FILE__);             \
+}
 
 G_END_DECLS
 

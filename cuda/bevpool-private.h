@@ -1,0 +1,329 @@
+/* bevpool internals shared by the C reference and the CUDA files: the
+ * projection of one frustum point (written once, so both paths compute the
+ * same float64 values and hence the same cells), the column key and chunk
+ * rule of the summation order, the packed point entry of the device
+ * geometry, the two geometry structs, and the private entry points the
+ * benchmark uses to compare schedules and to time the phases. */
+#ifndef P3D_BEVPOOL_PRIVATE_H
+#define P3D_BEVPOOL_PRIVATE_H
+
+#include "bevpool.h"
+#include "hostdevice.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The device sorts cells by a key that orders the output plane in blocks
+ * of 16 x 16 cells (row-major within a block, blocks row-major, then z).
+ * The pooling works on runs of consecutive keys inside one block (a
+ * "unit"), so a unit is a compact patch of the plane: the rays that cross
+ * it share feature rows, which the pooling reads once per unit (on
+ * nuScenes a 16 x 16 block reads each of its feature rows for ~7 points). */
+#define P3D_BEVPOOL_BLOCK_SIDE 16
+#define P3D_BEVPOOL_TILE_CELLS (P3D_BEVPOOL_BLOCK_SIDE * P3D_BEVPOOL_BLOCK_SIDE)
+/* Column keys per window, the rows one pooling batch holds. */
+#define P3D_BEVPOOL_WINDOW (1u << P3D_BEVPOOL_WINDOW_BITS)
+
+/* The output plane as rows x cols (ny x nx for YX, nx x ny for XY), so a
+ * cell is (z * rows + row) * cols + col in either layout, and its blocks. */
+typedef struct
+{
+  uint32_t rows, cols;
+  uint32_t block_rows, block_cols;      /* blocks down and across */
+  uint32_t nz;
+} P3dBevBlocking;
+
+/* The sort key of an output cell. */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_block_key (const P3dBevBlocking * b, uint32_t cell)
+{
+  const uint32_t side = P3D_BEVPOOL_BLOCK_SIDE;
+  uint32_t plane = b->rows * b->cols;
+  uint32_t z = cell / plane, rest = cell - z * plane;
+  uint32_t row = rest / b->cols, col = rest - row * b->cols;
+
+  return ((z * b->block_rows + row / side) * b->block_cols + col / side)
+      * P3D_BEVPOOL_TILE_CELLS + (row % side) * side + col % side;
+}
+
+/* The output cell of a sort key, or UINT32_MAX for a key past the plane's
+ * edge (blocks there are padded). */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_block_cell (const P3dBevBlocking * b, uint32_t key)
+{
+  const uint32_t side = P3D_BEVPOOL_BLOCK_SIDE;
+  uint32_t block = key / P3D_BEVPOOL_TILE_CELLS;
+  uint32_t local = key - block * P3D_BEVPOOL_TILE_CELLS;
+  uint32_t per_z = b->block_rows * b->block_cols;
+  uint32_t z = block / per_z, rest = block - z * per_z;
+  uint32_t row = rest / b->block_cols * side + local / side;
+  uint32_t col = rest % b->block_cols * side + local % side;
+
+  if (row >= b->rows || col >= b->cols)
+    return UINT32_MAX;
+  return (z * b->rows + row) * b->cols + col;
+}
+
+/* One camera's calibration reduced to what the projection needs. */
+typedef struct
+{
+  double aug_rotation_inv[9];   /* inverse of img_aug's 3x3, row-major */
+  double aug_translation[3];
+  double ray_to_lidar[9];       /* camera_to_lidar's 3x3 x inverse (K) */
+  double lidar_translation[3];
+} P3dBevCamera;
+
+/* The frustum and the grid, as the projection sees them. */
+typedef struct
+{
+  uint32_t image_width, image_height, feat_width, feat_height, depth_bins;
+  double depth_min, depth_step;
+  double lower[3], step[3];
+  uint32_t n[3];                /* nx, ny, nz */
+  uint32_t cells;               /* nx * ny * nz, also "dropped" */
+  int floor_rule;
+  int layout_xy;
+  /* The column key (bevpool.h): v in the low v_bits, u above it, the
+   * camera above both; col_bits in all (at most 31). */
+  uint32_t u_bits, v_bits, col_bits;
+} P3dBevFrustumGrid;
+
+/* linspace (0, size - 1, count)[i], exactly where it can be: the product is
+ * an exact integer, so the last point is size - 1. */
+static P3D_HOST_DEVICE double
+p3d_bevpool_frustum_coord (uint32_t i, uint32_t count, uint32_t size)
+{
+  if (count < 2)
+    return 0.0;
+  return (double) i * (double) (size - 1) / (double) (count - 1);
+}
+
+/* BEVFusion's get_geometry for one point: subtract the augmentation's
+ * translation, apply its inverse rotation, scale x and y by the depth, then
+ * camera_to_lidar x inverse (K), then camera_to_lidar's translation. */
+static P3D_HOST_DEVICE void
+p3d_bevpool_project (const P3dBevCamera * cam, double xs, double ys,
+    double ds, double lidar[3])
+{
+  const double *a = cam->aug_rotation_inv;
+  const double *m = cam->ray_to_lidar;
+  double qx = xs - cam->aug_translation[0];
+  double qy = ys - cam->aug_translation[1];
+  double qz = ds - cam->aug_translation[2];
+  double rx = a[0] * qx + a[1] * qy + a[2] * qz;
+  double ry = a[3] * qx + a[4] * qy + a[5] * qz;
+  double rz = a[6] * qx + a[7] * qy + a[8] * qz;
+  double sx = rx * rz, sy = ry * rz;
+  int i;
+
+  for (i = 0; i < 3; i++)
+    lidar[i] = m[3 * i] * sx + m[3 * i + 1] * sy + m[3 * i + 2] * rz
+        + cam->lidar_translation[i];
+}
+
+/* The cell along one axis: 1 and *cell when inside, 0 when dropped (also
+ * for NaN).  t is compared before it is converted, so no out-of-range
+ * conversion happens; (int32_t) t truncates toward zero, so t in (-1, 0)
+ * gives cell 0 under TRUNCATE. */
+static P3D_HOST_DEVICE int
+p3d_bevpool_axis_cell (double p, double lower, double step, uint32_t n,
+    int floor_rule, uint32_t * cell)
+{
+  double t = (p - lower) / step;
+
+  if (floor_rule ? !(t >= 0.0) : !(t > -1.0))
+    return 0;
+  if (!(t < (double) n))
+    return 0;
+  *cell = (uint32_t) (int32_t) t;
+  return 1;
+}
+
+/* The cell of frustum point (u, v, d) of @cam, or grid->cells when the
+ * point falls outside the grid. */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_point_cell (const P3dBevFrustumGrid * grid,
+    const P3dBevCamera * cam, uint32_t u, uint32_t v, uint32_t d)
+{
+  double xs = p3d_bevpool_frustum_coord (u, grid->feat_width,
+      grid->image_width);
+  double ys = p3d_bevpool_frustum_coord (v, grid->feat_height,
+      grid->image_height);
+  double ds = grid->depth_min + (double) d * grid->depth_step;
+  double lidar[3];
+  uint32_t x, y, z;
+
+  p3d_bevpool_project (cam, xs, ys, ds, lidar);
+  if (!p3d_bevpool_axis_cell (lidar[0], grid->lower[0], grid->step[0],
+          grid->n[0], grid->floor_rule, &x)
+      || !p3d_bevpool_axis_cell (lidar[1], grid->lower[1], grid->step[1],
+          grid->n[1], grid->floor_rule, &y)
+      || !p3d_bevpool_axis_cell (lidar[2], grid->lower[2], grid->step[2],
+          grid->n[2], grid->floor_rule, &z))
+    return grid->cells;
+  if (grid->layout_xy)
+    return (z * grid->n[0] + x) * grid->n[1] + y;
+  return (z * grid->n[1] + y) * grid->n[0] + x;
+}
+
+/* The column key of (camera, u, v): see bevpool.h. */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_column_key (const P3dBevFrustumGrid * grid, uint32_t camera,
+    uint32_t u, uint32_t v)
+{
+  return (((camera << grid->u_bits) | u) << grid->v_bits) | v;
+}
+
+/* Whether the point at @position of its cell's sorted points starts a
+ * chunk, given its column key and the previous point's (not read when
+ * @position is 0). */
+static P3D_HOST_DEVICE int
+p3d_bevpool_chunk_starts (uint32_t position, uint32_t previous_key,
+    uint32_t key)
+{
+  return position % P3D_BEVPOOL_CHUNK == 0
+      || (previous_key >> P3D_BEVPOOL_WINDOW_BITS)
+      != (key >> P3D_BEVPOOL_WINDOW_BITS);
+}
+
+/* The device geometry stores each kept point as one 32-bit word: its
+ * column key in the low col_bits bits and its depth bin above them
+ * (params_init checks that both fit). */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_entry_pack (uint32_t column_key, uint32_t d, uint32_t col_bits)
+{
+  return column_key | (d << col_bits);
+}
+
+/* The frustum index (= depth offset) of a packed entry. */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_entry_frustum_index (const P3dBevFrustumGrid * grid,
+    uint32_t entry)
+{
+  uint32_t key = entry & ((1u << grid->col_bits) - 1u);
+  uint32_t d = entry >> grid->col_bits;
+  uint32_t v = key & ((1u << grid->v_bits) - 1u);
+  uint32_t u = (key >> grid->v_bits) & ((1u << grid->u_bits) - 1u);
+  uint32_t camera = key >> (grid->u_bits + grid->v_bits);
+
+  return ((camera * grid->depth_bins + d) * grid->feat_height + v)
+      * grid->feat_width + u;
+}
+
+/* The column key of frustum index @p (the C reference's way back). */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_point_column_key (const P3dBevFrustumGrid * grid, uint32_t p)
+{
+  uint32_t pixels = grid->feat_width * grid->feat_height;
+  uint32_t camera = p / (grid->depth_bins * pixels);
+  uint32_t pixel = p % pixels;
+
+  return p3d_bevpool_column_key (grid, camera, pixel % grid->feat_width,
+      pixel / grid->feat_width);
+}
+
+/* Host-side reductions of params and calibration, used by both paths. */
+void p3d_bevpool_frustum_grid_init (const P3dBevPoolParams * params,
+    P3dBevFrustumGrid * grid);
+P3dResult p3d_bevpool_camera_derive (const P3dCameraCalib * calib,
+    P3dBevCamera * camera);
+
+struct _P3dBevGeometry
+{
+  P3dBevPoolParams params;
+  P3dBevFrustumGrid grid;
+  uint32_t frustum_points;
+  uint32_t cells;
+  int computed;
+  uint32_t kept;
+  uint32_t *points;             /* frustum_points (kept used) */
+  uint32_t *cell_start;         /* cells + 1 */
+  uint32_t *cursor;             /* cells: scratch of the counting sort */
+  uint32_t *point_cell;         /* frustum_points: scratch */
+};
+
+/* How the device pools, decided when the geometry is made: a unit (the
+ * work of one block) is a run of keys of one 16 x 16 block holding at most
+ * unit_chunks chunks and unit_points points (a cell over either limit is a
+ * unit of its own, pooled in several passes), and the pooling block has
+ * threads threads.  p3d_bevpool_geometry_cuda_new() takes
+ * P3D_BEVPOOL_SCHEDULE_DEFAULT. */
+typedef struct
+{
+  uint32_t unit_chunks;
+  uint32_t unit_points;
+  uint32_t threads;
+} P3dBevPoolSchedule;
+
+/* 2 blocks of 512 threads per SM (about 66 KB of shared memory each). */
+#define P3D_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
+/* 1 block of 1024 threads per SM, units twice as large: fewer feature-row
+ * reads, less overlap between blocks. */
+#define P3D_BEVPOOL_SCHEDULE_LARGE { 256, 4096, 1024 }
+
+/* The geometry stages recorded by p3d_bevpool_geometry_compute_cuda_timed():
+ * an event before the first and after each. */
+#define P3D_BEVPOOL_GEOMETRY_STAGES 7
+extern const char *const p3d_bevpool_geometry_stage_names[];
+
+/* The pooling phases measured by p3d_bevpool_cuda_diagnose(). */
+#define P3D_BEVPOOL_POOL_PHASES 6
+extern const char *const p3d_bevpool_pool_phase_names[];
+
+struct _P3dBevGeometryCuda
+{
+  P3dBevPoolParams params;
+  P3dBevFrustumGrid grid;
+  P3dBevBlocking blocking;
+  P3dBevPoolSchedule schedule;
+  uint32_t frustum_points;
+  uint32_t cells;
+  uint32_t keys;                /* sort keys: cells padded to whole blocks */
+  uint32_t key_bits;            /* radix-sort bits: enough for keys itself */
+  int computed;
+  /* device memory; per key arrays are in key order */
+  uint32_t *keys_in;            /* frustum_points + 1: also chunk ids */
+  uint32_t *keys_out;           /* frustum_points: sorted keys */
+  uint32_t *entries_in, *entries_out;   /* frustum_points: packed entries */
+  uint32_t *cell_start;         /* keys + 1: first sorted point per key */
+  uint32_t *chunk_start;        /* keys + 1: first chunk per key */
+  uint32_t *chunk_begin;        /* frustum_points + 1: first point per chunk */
+  uint32_t *unit_flags;         /* keys + 1: 1 where a unit starts */
+  uint32_t *unit_pos;           /* keys + 1: exclusive sum of the flags */
+  uint32_t *units;              /* (keys + 1) x 4: first key, chunk, point */
+  uint32_t *unit_count;         /* 1 */
+  void *temp;                   /* CUB's temporary storage */
+  size_t temp_bytes;
+};
+
+/* p3d_bevpool_geometry_cuda_new() with another schedule (the benchmark's
+ * comparison); P3D_ERROR_INVALID_ARGUMENT for a schedule the pooling
+ * cannot run (threads not a multiple of 32 in 64..1024, unit_chunks not in
+ * 1..threads / 4, unit_points < P3D_BEVPOOL_CHUNK or over 8192). */
+P3dResult p3d_bevpool_geometry_cuda_new_scheduled (const P3dBevPoolParams *
+    params, const P3dBevPoolSchedule * schedule,
+    P3dBevGeometryCuda ** geometry);
+
+/* p3d_bevpool_geometry_compute_cuda() that also records @events (created
+ * by the caller, P3D_BEVPOOL_GEOMETRY_STAGES + 1 of them) on @stream
+ * between its stages, so the benchmark can tell where the time goes. */
+P3dResult p3d_bevpool_geometry_compute_cuda_timed (P3dBevGeometryCuda *
+    geometry, const P3dCameraCalib * calib, P3dCudaEvent * events,
+    P3dCudaStream stream);
+
+/* p3d_bevpool_cuda() that also adds, per pooling phase, the clock cycles
+ * the blocks spent in it to @cycles (device memory, P3D_BEVPOOL_POOL_PHASES
+ * 64-bit counters the caller zeroes), and @grid_blocks (host) gets the
+ * launch's block count.  Slower than p3d_bevpool_cuda() by the clock reads
+ * only; for diagnosis, not for timing. */
+P3dResult p3d_bevpool_cuda_diagnose (const P3dBevGeometryCuda * geometry,
+    const void *features, const void *depth, int half_in, void *out,
+    int half_out, unsigned long long *cycles, unsigned int *grid_blocks,
+    P3dCudaStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3D_BEVPOOL_PRIVATE_H */

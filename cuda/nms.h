@@ -1,0 +1,131 @@
+/* gst-perception compute library: non-maximum suppression of 3D and 2D
+ * boxes (DESIGN.md, nms), a C reference and a CUDA implementation that keeps
+ * exactly the same boxes.
+ *
+ * What both compute, in this order:
+ *  1. Drop bad records: a record with a NaN or infinite float field
+ *     (coordinates, sizes, yaw, score), a 3D box with a negative dx, dy or
+ *     dz, or a 2D box with x2 < x1 or y2 < y1.  Zero sizes are valid.
+ *  2. Drop records whose score is below score_threshold (score < threshold).
+ *  3. Sort by score, descending and stable: equal scores keep their input
+ *     order, and -0.0 equals +0.0.
+ *  4. Keep the first pre_max (0: all).
+ *  5. Greedy suppression, as torchvision, mmcv and OpenPCDet: walking down
+ *     the sorted list, a box is kept unless a box kept before it suppresses
+ *     it; with per_class, only a box of the same label can.  A kept box
+ *     suppresses a later one when
+ *       iou, bev-aligned, bev-rotated: their IoU > iou_threshold (strict);
+ *         a box without area has IoU 0 with every box, so it neither
+ *         suppresses nor is suppressed;
+ *       circle: dx * dx + dy * dy < distance_threshold * distance_threshold
+ *         (strict), dx and dy the differences of the centres in metres,
+ *         computed in float.  CenterPoint's circle_nms takes a squared
+ *         radius (its min_radius of 4 is a 2 m radius) and suppresses at
+ *         equal distance too: pass sqrt of CenterPoint's value here.
+ *  6. Output the first min (kept, post_max, out_capacity) kept boxes
+ *     (post_max 0: no limit), best score first.
+ *
+ * Overlaps are computed by the functions of box_overlap.h on both paths, in
+ * the same order of arguments (the earlier box first), so the two paths make
+ * the same decision on every pair.
+ */
+#ifndef P3D_NMS_H
+#define P3D_NMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boxes.h"
+#include "result.h"
+#include "runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum
+{
+  P3D_NMS_IOU = 0,              /* axis-aligned IoU of P3dBox2d records */
+  P3D_NMS_BEV_ROTATED,          /* ground-plane IoU of rotated P3dBox3d */
+  P3D_NMS_BEV_ALIGNED,          /* ground-plane IoU of P3dBox3d, yaw ignored */
+  P3D_NMS_CIRCLE                /* centre distance of P3dBox3d (CenterPoint) */
+} P3dNmsMode;
+
+typedef struct
+{
+  /* P3D_NMS_IOU works on P3dBox2d records, the others on P3dBox3d */
+  P3dNmsMode mode;
+  /* iou, bev-*: suppress when IoU > iou_threshold (strict); >= 0 */
+  float iou_threshold;
+  /* circle: suppress when the centre distance < distance_threshold
+   * (strict), in metres; >= 0 */
+  float distance_threshold;
+  /* iou: 0, or 1 for the +1 pixel convention of Faster R-CNN */
+  float offset;
+  /* records scoring below are dropped before anything else; not NaN */
+  float score_threshold;
+  /* keep the top pre_max by score before suppression; 0 = all */
+  uint32_t pre_max;
+  /* keep at most post_max boxes; 0 = all */
+  uint32_t post_max;
+  /* nonzero: a box only suppresses boxes of its own label */
+  int per_class;
+} P3dNmsParams;
+
+/* The most input boxes a P3dNms workspace can hold. */
+#define P3D_NMS_MAX_CAPACITY 65536u
+
+/* Defaults: iou mode, iou_threshold 0.5, distance_threshold 0, offset 0, no
+ * score threshold (-FLT_MAX), no pre_max or post_max, not per class. */
+void p3d_nms_params_init (P3dNmsParams * params);
+
+/* P3D_OK when @params is usable: a known mode, iou_threshold >= 0 (iou and
+ * bev modes), distance_threshold >= 0 and finite (circle), offset 0 or 1,
+ * score_threshold not NaN; P3D_ERROR_INVALID_ARGUMENT otherwise. */
+P3dResult p3d_nms_params_check (const P3dNmsParams * params);
+
+/* The size of one input and output record of @mode: 24 (P3dBox2d) for
+ * P3D_NMS_IOU, 36 (P3dBox3d) otherwise. */
+size_t p3d_nms_record_size (P3dNmsMode mode);
+
+/* Reference. @boxes holds n_boxes records (P3dBox3d or P3dBox2d by mode).
+ * Writes the kept boxes, best score first, to @out (capacity out_capacity;
+ * records beyond the kept count zeroed), their number to *out_count, and,
+ * when @kept_index is not NULL, each kept box's index in the input to
+ * kept_index[0 .. out_count) and -1 to kept_index[out_count .. out_capacity).
+ * @boxes may be NULL when n_boxes is 0, @out when out_capacity is 0; @out
+ * must not overlap @boxes.
+ * Returns P3D_ERROR_INVALID_ARGUMENT for bad parameters or pointers,
+ * P3D_ERROR_OUT_OF_MEMORY when its scratch memory cannot be had. */
+P3dResult p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
+    uint32_t n_boxes, void *out, uint32_t out_capacity, uint32_t * out_count,
+    int32_t * kept_index);
+
+/* Device workspace for up to @capacity input boxes (1 to
+ * P3D_NMS_MAX_CAPACITY), allocated on the current device: the suppression
+ * mask (capacity * ceil (capacity / 64) * 8 bytes: 50 MB for 20000 boxes),
+ * sort buffers and scratch.  P3D_ERROR_TOO_LARGE above the maximum. */
+typedef struct _P3dNms P3dNms;
+P3dResult p3d_nms_new (uint32_t capacity, P3dNms ** nms);
+void p3d_nms_free (P3dNms * nms);
+uint32_t p3d_nms_get_capacity (const P3dNms * nms);
+
+/* Device pointers (4-byte aligned; @out apart from @boxes); the input count
+ * is read on the device (*n_boxes_device, clamped to the capacity), the
+ * output count written on the device; no host synchronization, no host copy
+ * of the mask; the greedy keep-reduction runs on the GPU.  Same outputs as
+ * p3d_nms_cpu on the first min (*n_boxes_device, capacity) records, so
+ * @boxes must hold the workspace's capacity of records whatever the count
+ * says.  Everything is queued on @stream; a workspace serves one stream at a
+ * time.  The sort runs over the whole capacity, so the time taken grows with
+ * the capacity, not only with the count. */
+P3dResult p3d_nms_cuda (P3dNms * nms, const P3dNmsParams * params,
+    const void *boxes, const uint32_t * n_boxes_device, void *out,
+    uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,
+    P3dCudaStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3D_NMS_H */

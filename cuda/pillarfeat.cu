@@ -1,0 +1,377 @@
+// Pillar features on the device; the reference is pillarfeat_cpu.c and the
+// arithmetic both share is in pillarfeat.h.
+//
+// One persistent kernel.  Point slot s = voxel * max_points + point indexes
+// the rows of the features tensor; the slots are cut into tiles of
+// kTileSlots, and each block takes tiles in a grid-stride loop.  For a tile,
+// one thread per voxel the tile touches finds the voxel's point count,
+// center and mean (summed in point order, as the reference), one thread per
+// slot computes that slot's features into shared memory, and the block
+// writes the tile's bytes out with 16-byte stores.  A tile wholly beyond the
+// count is written as zeros without reading the input; tiles wholly beyond
+// max (count, previous count) are skipped when the output is clean.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+#include "pillarfeat.h"
+
+namespace {
+
+// Slots per tile and threads per block.  A tile is 256 * F values of 2 or 4
+// bytes, so every tile starts and ends on a 16-byte boundary.
+constexpr unsigned kTileSlots = 256;
+
+// Division by a runtime constant without a division instruction (which the
+// device emulates in a few dozen instructions): the method of Granlund and
+// Montgomery, exact for every 32-bit dividend and divisor >= 1.
+struct Divider {
+  uint32_t multiplier;
+  uint32_t shift1;
+  uint32_t shift2;
+};
+
+Divider make_divider(uint32_t divisor) {
+  uint32_t log2_ceil = 0;
+  while ((1ull << log2_ceil) < divisor) log2_ceil++;
+  Divider d;
+  d.multiplier =
+      (uint32_t)(((1ull << 32) * ((1ull << log2_ceil) - divisor)) / divisor +
+                 1);
+  d.shift1 = log2_ceil < 1 ? log2_ceil : 1;
+  d.shift2 = log2_ceil > 1 ? log2_ceil - 1 : 0;
+  return d;
+}
+
+__device__ __forceinline__ uint32_t divide(uint32_t n, const Divider &d) {
+  const uint32_t high = __umulhi(n, d.multiplier);
+  return (high + ((n - high) >> d.shift1)) >> d.shift2;
+}
+
+struct KernelArgs {
+  const float *voxels;
+  const uint32_t *num_points;
+  const int4 *in_coords;
+  const uint32_t *in_count;
+  uint8_t *features;
+  int4 *out_coords;
+  uint32_t *out_count;
+  uint32_t channels;
+  int intensity_channel;
+  uint32_t max_points;
+  Divider by_max_points;
+  uint32_t max_voxels;
+  float voxel_size[3];
+  float center_offset[3];
+  uint32_t slots;         // max_voxels * max_points, at most 2^31
+  uint32_t ticket_shift;  // bits needed for a count up to max_voxels
+  int output_clean;
+};
+
+__host__ __device__ constexpr unsigned feature_count_of(int set) {
+  return set == P3D_PILLAR_FEATURES_MMDET3D_9         ? 9u
+         : set == P3D_PILLAR_FEATURES_POINTPILLARS_11 ? 11u
+                                                      : 10u;
+}
+
+// The slots of one tile and the voxels they belong to.  Slots are below
+// 2^31 and tiles below 2^23, so 32 bits hold every index here.
+struct TileSpan {
+  uint32_t first_slot;
+  uint32_t end_slot;
+  uint32_t first_voxel;
+  uint32_t voxel_span;  // <= kTileSlots whatever max_points is
+};
+
+__device__ TileSpan tile_span(const KernelArgs &a, uint32_t tile) {
+  TileSpan span;
+  span.first_slot = tile * kTileSlots;
+  span.end_slot = min(span.first_slot + kTileSlots, a.slots);
+  span.first_voxel = divide(span.first_slot, a.by_max_points);
+  span.voxel_span =
+      divide(span.end_slot - 1, a.by_max_points) - span.first_voxel + 1;
+  return span;
+}
+
+// The point count of this thread's voxel of a tile, loaded one tile ahead
+// so that its latency hides behind the previous tile.  Any voxel below
+// max_voxels may be read; the count decides later whether it is used.
+__device__ uint32_t load_point_count(const KernelArgs &a, const TileSpan &span,
+                                     unsigned thread) {
+  if (thread >= span.voxel_span) return 0;
+  return a.num_points[span.first_voxel + thread];
+}
+
+template <bool kHalf>
+__device__ __forceinline__
+    typename std::conditional<kHalf, uint16_t, float>::type
+    to_value(float value) {
+  if constexpr (kHalf)
+    return __half_as_ushort(__float2half_rn(value));
+  else
+    return value;
+}
+
+// Copies (or zeroes, when @staging is null) @bytes to @dst: 16-byte stores,
+// then the values of a last partial chunk one by one (only the tensor's
+// last tile can have one).
+template <typename Value>
+__device__ void store_tile(uint8_t *dst, const uint4 *staging, size_t bytes,
+                           unsigned thread) {
+  const unsigned chunks = (unsigned)(bytes / 16);
+  uint4 *dst_chunks = reinterpret_cast<uint4 *>(dst);
+  for (unsigned c = thread; c < chunks; c += kTileSlots)
+    dst_chunks[c] = staging ? staging[c] : make_uint4(0, 0, 0, 0);
+  const unsigned tail_values = (unsigned)(bytes % 16) / sizeof(Value);
+  if (thread < tail_values) {
+    Value *dst_tail = reinterpret_cast<Value *>(dst_chunks + chunks);
+    dst_tail[thread] =
+        staging ? reinterpret_cast<const Value *>(staging + chunks)[thread]
+                : Value(0);
+  }
+}
+
+template <int kSet, bool kHalf>
+__global__ void __launch_bounds__(kTileSlots, 6)
+    pillarfeat_kernel(const KernelArgs a) {
+  using Value = typename std::conditional<kHalf, uint16_t, float>::type;
+  constexpr unsigned kFeatures = feature_count_of(kSet);
+  constexpr unsigned kTileBytes = kTileSlots * kFeatures * sizeof(Value);
+  static_assert(kTileBytes % 16 == 0, "a tile is whole 16-byte chunks");
+
+  __shared__ uint4 staging[kTileBytes / 16];
+  __shared__ uint32_t voxel_points[kTileSlots];
+  __shared__ float voxel_mean[3][kTileSlots];
+  __shared__ float voxel_center[3][kTileSlots];
+  __shared__ uint32_t block_count, block_limit;
+
+  const unsigned thread = threadIdx.x;
+  const uint32_t tile_stride = gridDim.x;
+  uint32_t tile = blockIdx.x;
+  TileSpan span = tile_span(a, tile);
+  // The first tile's point counts are read before the voxel count is
+  // known, so that the two loads overlap.
+  uint32_t raw_points = load_point_count(a, span, thread);
+
+  if (thread == 0) {
+    const uint32_t count = min(*a.in_count, a.max_voxels);
+    uint32_t limit = a.max_voxels;
+    if (a.output_clean) {
+      // Every block needs the previous count, and out_count must end up
+      // holding the new one: each block adds one ticket above the count
+      // bits, reads the previous count from the low bits of what it got,
+      // and the last block to arrive (all others have read) stores the
+      // new count.  No workspace and no second launch.
+      const uint32_t ticket = atomicAdd(a.out_count, 1u << a.ticket_shift);
+      const uint32_t previous =
+          min(ticket & ((1u << a.ticket_shift) - 1u), a.max_voxels);
+      limit = max(count, previous);
+      if ((ticket >> a.ticket_shift) == gridDim.x - 1)
+        atomicExch(a.out_count, count);
+    } else if (blockIdx.x == 0) {
+      *a.out_count = count;
+    }
+    block_count = count;
+    block_limit = limit;
+  }
+  __syncthreads();
+  const uint32_t count = block_count;
+  const uint32_t active_slots = block_limit * a.max_points;
+
+  for (; span.first_slot < active_slots; tile += tile_stride) {
+    const TileSpan cur = span;
+    const uint32_t cur_raw_points = raw_points;
+
+    span = tile_span(a, tile + tile_stride);
+    raw_points = span.first_slot < active_slots && span.first_voxel < count
+                     ? load_point_count(a, span, thread)
+                     : 0;
+
+    uint8_t *tile_dst =
+        a.features + (size_t)cur.first_slot * kFeatures * sizeof(Value);
+    const size_t tile_bytes =
+        (size_t)(cur.end_slot - cur.first_slot) * kFeatures * sizeof(Value);
+
+    if (cur.first_voxel >= count) {
+      // Beyond the count: zeros, and no shared memory is touched.
+      if (thread < cur.voxel_span) {
+        const uint32_t voxel = cur.first_voxel + thread;
+        if (voxel * a.max_points >= cur.first_slot)
+          a.out_coords[voxel] = make_int4(0, 0, 0, 0);
+      }
+      store_tile<Value>(tile_dst, nullptr, tile_bytes, thread);
+      continue;
+    }
+
+    // The voxels of the tile, one per thread: point counts now, for the
+    // slots below; coordinates are loaded now and used once the slots'
+    // loads are on their way.
+    const uint32_t voxel = cur.first_voxel + thread;
+    const bool in_tile = thread < cur.voxel_span;
+    const bool valid = in_tile && voxel < count;
+    const uint32_t point_count = valid ? min(cur_raw_points, a.max_points) : 0;
+    int4 coord = make_int4(0, 0, 0, 0);
+    if (in_tile) voxel_points[thread] = point_count;
+    if (valid) coord = a.in_coords[voxel];
+    __syncthreads();
+
+    // This thread's slot: its point is loaded now, so that the lines are
+    // on their way before the means below read them.
+    const uint32_t slot = cur.first_slot + thread;
+    uint32_t local_voxel = 0;
+    bool has_point = false;
+    float x = 0.0f, y = 0.0f, z = 0.0f, intensity = 0.0f;
+    if (slot < cur.end_slot) {
+      local_voxel =
+          divide(slot - cur.first_voxel * a.max_points, a.by_max_points);
+      const uint32_t point =
+          slot - (cur.first_voxel + local_voxel) * a.max_points;
+      has_point = point < voxel_points[local_voxel];
+      if (has_point) {
+        const float *p = a.voxels + (size_t)slot * a.channels;
+        x = p[0];
+        y = p[1];
+        z = p[2];
+        if (a.intensity_channel >= 0) intensity = p[a.intensity_channel];
+      }
+    }
+
+    // The voxel's center and mean; the tile that holds a voxel's first
+    // slot writes its coordinates.
+    if (in_tile) {
+      voxel_center[0][thread] =
+          p3d_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]);
+      voxel_center[1][thread] =
+          p3d_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]);
+      voxel_center[2][thread] =
+          p3d_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2]);
+      if (voxel * a.max_points >= cur.first_slot) a.out_coords[voxel] = coord;
+      if (point_count > 0) {
+        const size_t row = (size_t)voxel * a.max_points * a.channels;
+        float mean[3];
+        p3d_pillarfeat_mean(a.voxels + row, point_count, a.channels, mean);
+        voxel_mean[0][thread] = mean[0];
+        voxel_mean[1][thread] = mean[1];
+        voxel_mean[2][thread] = mean[2];
+      }
+    }
+    __syncthreads();
+
+    float values[P3D_PILLAR_FEATURES_MAX];
+#pragma unroll
+    for (unsigned f = 0; f < P3D_PILLAR_FEATURES_MAX; f++) values[f] = 0.0f;
+    if (has_point) {
+      const float mean[3] = {voxel_mean[0][local_voxel],
+                             voxel_mean[1][local_voxel],
+                             voxel_mean[2][local_voxel]};
+      const float center[3] = {voxel_center[0][local_voxel],
+                               voxel_center[1][local_voxel],
+                               voxel_center[2][local_voxel]};
+      p3d_pillarfeat_point((P3dPillarFeatureSet)kSet, x, y, z, intensity, mean,
+                           center, values);
+    }
+    Value *staged = reinterpret_cast<Value *>(staging) + thread * kFeatures;
+#pragma unroll
+    for (unsigned f = 0; f < kFeatures; f++)
+      staged[f] = to_value<kHalf>(values[f]);
+    __syncthreads();
+
+    store_tile<Value>(tile_dst, staging, tile_bytes, thread);
+    // the next tile rewrites the shared arrays
+    __syncthreads();
+  }
+}
+
+using KernelFunc = void (*)(const KernelArgs);
+
+KernelFunc select_kernel(P3dPillarFeatureSet set, bool half) {
+  switch (set) {
+    case P3D_PILLAR_FEATURES_POINTPILLARS_10:
+      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_10, true>
+                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_10,
+                                      false>;
+    case P3D_PILLAR_FEATURES_MMDET3D_9:
+      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_9, true>
+                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_9, false>;
+    case P3D_PILLAR_FEATURES_POINTPILLARS_11:
+      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_11, true>
+                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_11,
+                                      false>;
+  }
+  return nullptr;
+}
+
+bool aligned(const void *ptr, uintptr_t alignment) {
+  return ((uintptr_t)ptr & (alignment - 1)) == 0;
+}
+
+}  // namespace
+
+extern "C" P3dResult p3d_pillarfeat_cuda(const P3dPillarFeatParams *params,
+                                         const P3dPillarFeatInput *in,
+                                         const P3dPillarFeatOutput *out,
+                                         int output_clean,
+                                         P3dCudaStream stream) {
+  P3dResult result = p3d_pillarfeat_params_validate(params);
+  if (result != P3D_OK) return result;
+  if (in == nullptr || out == nullptr || in->voxels == nullptr ||
+      in->num_points == nullptr || in->coords == nullptr ||
+      in->count == nullptr || out->features == nullptr ||
+      out->coords == nullptr || out->count == nullptr)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  if (!aligned(out->features, 16) || !aligned(in->coords, 16) ||
+      !aligned(out->coords, 16) || !aligned(in->voxels, 4) ||
+      !aligned(in->num_points, 4) || !aligned(in->count, 4) ||
+      !aligned(out->count, 4) || in->count == out->count)
+    return P3D_ERROR_INVALID_ARGUMENT;
+
+  const KernelFunc kernel = select_kernel(params->features, params->half);
+  if (kernel == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+
+  int device = 0, multiprocessors = 0, blocks_per_sm = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&multiprocessors,
+                                   cudaDevAttrMultiProcessorCount, device);
+  if (error == cudaSuccess)
+    error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks_per_sm, kernel, kTileSlots, 0);
+  if (error != cudaSuccess) return error;
+
+  KernelArgs args;
+  args.voxels = in->voxels;
+  args.num_points = in->num_points;
+  args.in_coords = reinterpret_cast<const int4 *>(in->coords);
+  args.in_count = in->count;
+  args.features = static_cast<uint8_t *>(out->features);
+  args.out_coords = reinterpret_cast<int4 *>(out->coords);
+  args.out_count = out->count;
+  args.channels = params->channels;
+  args.intensity_channel = params->intensity_channel;
+  args.max_points = params->max_points;
+  args.max_voxels = params->max_voxels;
+  for (int axis = 0; axis < 3; axis++) {
+    args.voxel_size[axis] = params->voxel_size[axis];
+    args.center_offset[axis] = params->center_offset[axis];
+  }
+  args.by_max_points = make_divider(params->max_points);
+  // at most P3D_PILLARFEAT_MAX_SLOTS = 2^31, as validated
+  args.slots = params->max_voxels * params->max_points;
+  // max_voxels < 2^31, so the shift is at most 31 and leaves room for at
+  // least two blocks' tickets
+  args.ticket_shift = 32u - (uint32_t)__builtin_clz(params->max_voxels);
+  args.output_clean = output_clean != 0;
+
+  // As many blocks as fit on the device at once, no more than there are
+  // tiles, and few enough that every ticket fits above the count bits.
+  const uint64_t tiles = ((uint64_t)args.slots + kTileSlots - 1) / kTileSlots;
+  uint64_t blocks = (uint64_t)(multiprocessors > 0 ? multiprocessors : 1) *
+                    (uint64_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
+  if (blocks > tiles) blocks = tiles;
+  if (blocks > (1ull << (32u - args.ticket_shift)))
+    blocks = 1ull << (32u - args.ticket_shift);
+
+  kernel<<<(unsigned)blocks, kTileSlots, 0, stream>>>(args);
+  return cudaGetLastError();
+}

@@ -1,0 +1,342 @@
+// Voxelization on the device: the workspace and the per-frame launches.  The
+// kernels are in voxelize_{cells,scan,gather}.cuh (voxelize_common.cuh says
+// how they fit together); the reference is voxelize_cpu.c.
+#include <cuda_runtime.h>
+#include <stdlib.h>
+
+#include "voxelize.h"
+#include "voxelize_cells.cuh"
+#include "voxelize_gather.cuh"
+#include "voxelize_scan.cuh"
+
+namespace p3d_voxelize {
+
+// Grids of up to this many cells get a dense table (16 bytes a cell, 32 MiB
+// at most); larger ones a hash table of at least twice the points.
+constexpr uint64_t kDenseMaxCells = uint64_t(1) << 21;
+constexpr size_t kDefaultPointCapacity = size_t(1) << 17;
+constexpr uint32_t kMinHashBits = 10;
+constexpr uint32_t kMaxHashBits = 31;
+constexpr unsigned kResetThreads = 256;
+constexpr unsigned kResetMaxBlocks = 4096;
+
+static __global__ void reset_entries_kernel(CellEntry *entries, size_t count) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += stride)
+    reinterpret_cast<uint4 *>(entries)[i] = make_uint4(0u, kNone, kNone, kNone);
+}
+
+// A launch that may overlap the end of the previous kernel in the stream
+// (@dependent, Hopper and later: the kernel waits for it before reading).
+template <typename Args>
+static cudaError_t launch(void (*kernel)(Args), size_t blocks, unsigned threads,
+                          size_t shared, cudaStream_t stream, bool dependent,
+                          Args args) {
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3((unsigned)blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = dependent ? &attribute : nullptr;
+  config.numAttrs = dependent ? 1 : 0;
+  cudaError_t err = cudaLaunchKernelEx(&config, kernel, args);
+  return err != cudaSuccess ? err : cudaGetLastError();
+}
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+}  // namespace p3d_voxelize
+
+using namespace p3d_voxelize;
+
+struct _P3dVoxelizer {
+  P3dVoxelizeParams params;
+  int device;
+  bool dependent_launch;  // programmatic dependent launch (sm_90 and later)
+  // The cell table and counters must be put in their reset state on the
+  // stream of the next call (after creation, growth or a failed launch).
+  bool needs_reset;
+
+  CellTable table;  // hash_bits 0: dense
+  size_t table_entries;
+  Counters *counters;
+
+  // Per-point arrays, and the scan's tile states, for point_capacity points.
+  size_t point_capacity;
+  uint2 *point_slots;
+  uint32_t *sorted;
+  VoxelInfo *voxel_info;
+  void *tile_storage;
+  TileState tile_state;
+
+  void (*gather)(GatherArgs);  // gather_kernel for the point size
+  uint32_t gather_warp_words;
+  unsigned gather_threads;
+  size_t gather_shared;
+  size_t gather_max_blocks;
+};
+
+static void free_point_arrays(P3dVoxelizer *v) {
+  cudaFree(v->point_slots);
+  cudaFree(v->sorted);
+  cudaFree(v->voxel_info);
+  cudaFree(v->tile_storage);
+  v->point_slots = nullptr;
+  v->sorted = nullptr;
+  v->voxel_info = nullptr;
+  v->tile_storage = nullptr;
+  v->point_capacity = 0;
+  if (v->table.hash_bits != 0) {
+    cudaFree(v->table.entries);
+    v->table.entries = nullptr;
+    v->table_entries = 0;
+  }
+}
+
+static cudaError_t alloc_point_arrays(P3dVoxelizer *v, size_t capacity) {
+  cudaError_t err;
+  size_t tile_bytes = 0;
+  int tiles = (int)div_up(capacity, kScanTile);
+
+  if ((err = cudaMalloc(&v->point_slots, capacity * sizeof(uint2))) ||
+      (err = cudaMalloc(&v->sorted, capacity * sizeof(uint32_t))) ||
+      (err = cudaMalloc(&v->voxel_info, capacity * sizeof(VoxelInfo))) ||
+      (err = TileState::AllocationSize(tiles, tile_bytes)) ||
+      (err = cudaMalloc(&v->tile_storage, tile_bytes)) ||
+      (err = v->tile_state.Init(tiles, v->tile_storage, tile_bytes)))
+    return err;
+  if (v->table.hash_bits != 0) {
+    uint32_t bits = kMinHashBits;
+    while (bits < kMaxHashBits && (size_t(1) << bits) < 2 * capacity) bits++;
+    v->table.hash_bits = bits;
+    v->table_entries = size_t(1) << bits;
+    err = cudaMalloc(&v->table.entries, v->table_entries * sizeof(CellEntry));
+    if (err != cudaSuccess) return err;
+  }
+  v->point_capacity = capacity;
+  v->needs_reset = true;
+  return cudaSuccess;
+}
+
+// Makes room for @n_points: waits for the work that may still use the old
+// arrays, which is the only host synchronization of a frame.
+static P3dResult grow(P3dVoxelizer *v, size_t n_points, cudaStream_t stream) {
+  size_t capacity = 2 * v->point_capacity;
+  if (capacity < n_points) capacity = n_points;
+  if (capacity > P3D_VOXELIZE_MAX_INPUT) capacity = P3D_VOXELIZE_MAX_INPUT;
+  cudaError_t err = cudaStreamSynchronize(stream);
+  if (err != cudaSuccess) return err;
+  free_point_arrays(v);
+  err = alloc_point_arrays(v, capacity);
+  if (err != cudaSuccess) {
+    free_point_arrays(v);
+    cudaGetLastError();
+    return err;
+  }
+  return P3D_OK;
+}
+
+static cudaError_t configure_gather(P3dVoxelizer *v) {
+  int sms = 0, blocks_per_sm = 0;
+  cudaError_t err;
+
+  // The point sizes of the common formats (xyz, xyzi, xyzit/xyzir) get a
+  // kernel that knows them at compile time.
+  switch (v->params.channels) {
+    case 3:
+      v->gather = gather_kernel<3>;
+      break;
+    case 4:
+      v->gather = gather_kernel<4>;
+      break;
+    case 5:
+      v->gather = gather_kernel<5>;
+      break;
+    default:
+      v->gather = gather_kernel<0>;
+      break;
+  }
+  v->gather_warp_words = 2 * v->params.max_points + 32;
+  const size_t warp_bytes = v->gather_warp_words * sizeof(uint32_t);
+  size_t warps = (48 * 1024) / warp_bytes;
+  if (warps > (size_t)kGatherMaxWarps) warps = kGatherMaxWarps;
+  if (warps < 1) warps = 1;
+  v->gather_threads = (unsigned)(32 * warps);
+  v->gather_shared = warps * warp_bytes;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                    v->device)) ||
+      (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+           &blocks_per_sm, v->gather, (int)v->gather_threads,
+           v->gather_shared)))
+    return err;
+  if (blocks_per_sm < 1) blocks_per_sm = 1;
+  v->gather_max_blocks = (size_t)sms * blocks_per_sm;
+  return cudaSuccess;
+}
+
+extern "C" void p3d_voxelizer_free(P3dVoxelizer *voxelizer) {
+  if (voxelizer == nullptr) return;
+  free_point_arrays(voxelizer);
+  cudaFree(voxelizer->table.entries);
+  cudaFree(voxelizer->counters);
+  free(voxelizer);
+}
+
+extern "C" P3dResult p3d_voxelizer_new(const P3dVoxelizeParams *params,
+                                       size_t max_points_hint,
+                                       P3dVoxelizer **voxelizer) {
+  P3dResult result;
+  cudaError_t err;
+  int major = 0;
+
+  if (voxelizer == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+  *voxelizer = nullptr;
+  if ((result = p3d_voxelize_params_check(params)) != P3D_OK) return result;
+  if (max_points_hint > P3D_VOXELIZE_MAX_INPUT)
+    max_points_hint = P3D_VOXELIZE_MAX_INPUT;
+  if (max_points_hint == 0) max_points_hint = kDefaultPointCapacity;
+
+  P3dVoxelizer *v = (P3dVoxelizer *)calloc(1, sizeof(P3dVoxelizer));
+  if (v == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
+  v->params = *params;
+  const uint64_t cells =
+      (uint64_t)params->grid[0] * params->grid[1] * params->grid[2];
+  if ((err = cudaGetDevice(&v->device)) ||
+      (err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                    v->device)) ||
+      (err = configure_gather(v)) ||
+      (err = cudaMalloc(&v->counters, sizeof(Counters))))
+    goto failed;
+  v->dependent_launch = major >= 9;
+  if (cells <= kDenseMaxCells) {
+    v->table_entries = (size_t)cells;
+    if ((err = cudaMalloc(&v->table.entries,
+                          v->table_entries * sizeof(CellEntry))))
+      goto failed;
+  } else {
+    v->table.hash_bits = kMinHashBits;  // sized by alloc_point_arrays
+  }
+  if ((err = alloc_point_arrays(v, max_points_hint))) goto failed;
+  v->needs_reset = true;
+  *voxelizer = v;
+  return P3D_OK;
+
+failed:
+  cudaGetLastError();
+  p3d_voxelizer_free(v);
+  return err;
+}
+
+static cudaError_t reset_workspace(P3dVoxelizer *v, cudaStream_t stream) {
+  size_t blocks = div_up(v->table_entries, kResetThreads);
+  if (blocks > kResetMaxBlocks) blocks = kResetMaxBlocks;
+  // No table after a failed growth: the next frame with points grows again.
+  if (blocks > 0) {
+    reset_entries_kernel<<<(unsigned)blocks, kResetThreads, 0, stream>>>(
+        v->table.entries, v->table_entries);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
+  }
+  return cudaMemsetAsync(v->counters, 0, sizeof(Counters), stream);
+}
+
+static cudaError_t clear_output(const P3dVoxelizeParams *params,
+                                const P3dVoxelizeOutput *out,
+                                cudaStream_t stream) {
+  const size_t rows = params->max_voxels;
+  cudaError_t err;
+  if ((err = cudaMemsetAsync(
+           out->voxels, 0,
+           rows * params->max_points * params->channels * sizeof(float),
+           stream)) ||
+      (err = cudaMemsetAsync(out->num_points, 0, rows * sizeof(uint32_t),
+                             stream)) ||
+      (err =
+           cudaMemsetAsync(out->coords, 0, rows * 4 * sizeof(int32_t), stream)))
+    return err;
+  return cudaSuccess;
+}
+
+static cudaError_t queue_frame(P3dVoxelizer *v, const float *points,
+                               uint32_t n_points, const P3dVoxelizeOutput *out,
+                               int output_clean, cudaStream_t stream) {
+  const P3dVoxelizeParams &params = v->params;
+  const bool dependent = v->dependent_launch;
+  cudaError_t err;
+
+  if (v->needs_reset) {
+    if ((err = reset_workspace(v, stream))) return err;
+    v->needs_reset = false;
+  }
+  if (!output_clean && (err = clear_output(&params, out, stream))) return err;
+
+  if (n_points == 0) {
+    empty_frame_kernel<<<1, 1, 0, stream>>>(
+        params.max_voxels, output_clean, out->count, out->stats, v->counters);
+    if ((err = cudaGetLastError())) return err;
+  } else {
+    const int tiles = (int)div_up(n_points, kScanTile);
+    CellsArgs cells = {params,         points,      n_points,      v->table,
+                       v->point_slots, v->counters, v->tile_state, tiles};
+    if ((err = launch(cells_kernel, div_up(n_points, kCellsThreads),
+                      kCellsThreads, 0, stream, false, cells)))
+      return err;
+    ScanArgs scan = {n_points,      params.max_voxels, output_clean,
+                     v->table,      v->point_slots,    v->sorted,
+                     v->voxel_info, v->counters,       v->tile_state,
+                     out->count,    out->stats};
+    if ((err = launch(scan_kernel, tiles, kScanThreads, 0, stream, dependent,
+                      scan)))
+      return err;
+  }
+
+  const size_t warps_per_block = v->gather_threads / 32;
+  size_t rows = n_points > params.max_voxels ? n_points : params.max_voxels;
+  size_t blocks = div_up(rows, warps_per_block);
+  if (blocks > v->gather_max_blocks) blocks = v->gather_max_blocks;
+  GatherArgs gather = {params,
+                       points,
+                       v->table,
+                       v->sorted,
+                       v->voxel_info,
+                       v->counters,
+                       out->voxels,
+                       out->num_points,
+                       out->coords,
+                       out->stats,
+                       v->gather_warp_words};
+  return launch(v->gather, blocks, v->gather_threads, v->gather_shared, stream,
+                dependent, gather);
+}
+
+extern "C" P3dResult p3d_voxelize_cuda(P3dVoxelizer *voxelizer,
+                                       const float *points, size_t n_points,
+                                       const P3dVoxelizeOutput *out,
+                                       int output_clean, P3dCudaStream stream) {
+  P3dResult result;
+  int device = -1;
+
+  if (voxelizer == nullptr || out == nullptr || out->voxels == nullptr ||
+      out->num_points == nullptr || out->coords == nullptr ||
+      out->count == nullptr || (points == nullptr && n_points > 0))
+    return P3D_ERROR_INVALID_ARGUMENT;
+  if (n_points > P3D_VOXELIZE_MAX_INPUT) return P3D_ERROR_TOO_LARGE;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  if (device != voxelizer->device) return P3D_ERROR_INVALID_ARGUMENT;
+  if (n_points > voxelizer->point_capacity &&
+      (result = grow(voxelizer, n_points, stream)) != P3D_OK)
+    return result;
+  err = queue_frame(voxelizer, points, (uint32_t)n_points, out, output_clean,
+                    stream);
+  if (err != cudaSuccess) {
+    // Part of the frame may be queued: start the next one from scratch.
+    voxelizer->needs_reset = true;
+    cudaGetLastError();
+  }
+  return err;
+}

@@ -1,0 +1,655 @@
+/* Drawing a bird's-eye view into an RGBA image: see bevcanvas.h. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "bevcanvas.h"
+#include "box_overlap.h"
+
+/* Sizes are rounded up, less this, so that a range that is a whole number
+ * of pixels in decimal (20 m at 0.1 m) does not get an extra pixel from
+ * the binary rounding of the division. */
+#define SIZE_TOLERANCE 1e-6
+
+/* How far outside the image a line is clipped: far enough that its pixels
+ * inside are the ones of the unclipped line, near enough for int. */
+#define CLIP_MARGIN 2.0
+
+static const gchar *
+range_problem (const gdouble range[4])
+{
+  guint i;
+
+  for (i = 0; i < 4; i++)
+    if (!isfinite (range[i]))
+      return "a bound is not finite";
+  if (!(range[2] > range[0]))
+    return "xmax is not above xmin";
+  if (!(range[3] > range[1]))
+    return "ymax is not above ymin";
+  return NULL;
+}
+
+/* A side of the image: @given, or @extent / @scale rounded up. */
+static gboolean
+derive_side (gint given, gdouble extent, gdouble scale, const gchar * name,
+    gint * side, gchar ** why)
+{
+  gdouble derived;
+
+  if (given > 0) {
+    *side = given;
+    return TRUE;
+  }
+  derived = ceil (extent / scale - SIZE_TOLERANCE);
+  if (!(derived <= P3D_BEV_MAX_SIDE)) {
+    *why = g_strdup_printf ("%g m at %g m per pixel needs an image %s of %g "
+        "pixels, more than %d", extent, scale, name, derived,
+        P3D_BEV_MAX_SIDE);
+    return FALSE;
+  }
+  *side = MAX ((gint) derived, 1);
+  return TRUE;
+}
+
+gboolean
+p3d_bev_view_init (P3dBevView * view, const gdouble range[4],
+    gdouble metres_per_pixel, gint width, gint height, gchar ** why)
+{
+  const gchar *problem = range_problem (range);
+  gdouble x_extent, y_extent, scale;
+
+  *why = NULL;
+  if (problem != NULL) {
+    *why = g_strdup_printf ("range <%g, %g, %g, %g>: %s", range[0], range[1],
+        range[2], range[3], problem);
+    return FALSE;
+  }
+  if (!(metres_per_pixel >= 0.0) || !isfinite (metres_per_pixel)) {
+    *why = g_strdup_printf ("metres per pixel %g is not a finite number >= 0",
+        metres_per_pixel);
+    return FALSE;
+  }
+  if (width < 0 || width > P3D_BEV_MAX_SIDE || height < 0
+      || height > P3D_BEV_MAX_SIDE) {
+    *why = g_strdup_printf ("image size %d x %d is beyond %d", width, height,
+        P3D_BEV_MAX_SIDE);
+    return FALSE;
+  }
+  x_extent = range[2] - range[0];
+  y_extent = range[3] - range[1];
+
+  if (metres_per_pixel > 0.0) {
+    scale = metres_per_pixel;
+  } else if (width > 0 || height > 0) {
+    /* the smallest scale at which the range fits every side given */
+    scale = 0.0;
+    if (width > 0)
+      scale = MAX (scale, y_extent / width);
+    if (height > 0)
+      scale = MAX (scale, x_extent / height);
+  } else {
+    scale = P3D_BEV_DEFAULT_METRES_PER_PIXEL;
+  }
+  if (!(scale > 0.0) || !isfinite (scale)) {
+    *why = g_strdup_printf ("range <%g, %g, %g, %g> gives no usable scale",
+        range[0], range[1], range[2], range[3]);
+    return FALSE;
+  }
+  if (!derive_side (width, y_extent, scale, "width", &view->width, why)
+      || !derive_side (height, x_extent, scale, "height", &view->height, why))
+    return FALSE;
+  view->metres_per_pixel = scale;
+  view->left = (range[1] + range[3]) / 2.0 + view->width * scale / 2.0;
+  view->top = (range[0] + range[2]) / 2.0 + view->height * scale / 2.0;
+  return TRUE;
+}
+
+/* Colour maps: 256 colours interpolated (in integers) between anchors. */
+
+typedef struct
+{
+  guint8 r, g, b;
+} Anchor;
+
+static const Anchor rainbow_anchors[] = {
+  {40, 60, 255},                /* blue */
+  {0, 200, 255},                /* cyan */
+  {0, 230, 80},                 /* green */
+  {255, 220, 0},                /* yellow */
+  {255, 40, 40},                /* red */
+};
+
+/* R + G + B rises from anchor to anchor, so it rises along the map. */
+static const Anchor heat_anchors[] = {
+  {48, 0, 72},                  /* dark purple: 120 */
+  {140, 0, 110},                /* purple: 250 */
+  {230, 40, 40},                /* red: 310 */
+  {255, 150, 0},                /* orange: 405 */
+  {255, 255, 170},              /* pale yellow: 680 */
+};
+
+#define MAP_SIZE 256
+
+static guint8
+interpolate (guint8 a, guint8 b, guint position)
+{
+  return (guint8) ((a * (255u - position) + b * position + 127u) / 255u);
+}
+
+static void
+fill_table (P3dBevColor * table, const Anchor * anchors, guint n_anchors)
+{
+  guint i;
+
+  for (i = 0; i < MAP_SIZE; i++) {
+    /* where entry i falls between anchors, in 255ths of a segment */
+    guint along = i * (n_anchors - 1);
+    guint segment = MIN (along / 255u, n_anchors - 2);
+    guint position = along - segment * 255u;
+    const Anchor *a = &anchors[segment], *b = &anchors[segment + 1];
+
+    table[i] = P3D_BEV_RGB (interpolate (a->r, b->r, position),
+        interpolate (a->g, b->g, position), interpolate (a->b, b->b, position));
+  }
+}
+
+static const P3dBevColor *
+color_map_table (P3dBevColorMap map)
+{
+  static P3dBevColor tables[2][MAP_SIZE];
+  static gsize initialized = 0;
+
+  if (g_once_init_enter (&initialized)) {
+    fill_table (tables[P3D_BEV_COLOR_MAP_RAINBOW], rainbow_anchors,
+        G_N_ELEMENTS (rainbow_anchors));
+    fill_table (tables[P3D_BEV_COLOR_MAP_HEAT], heat_anchors,
+        G_N_ELEMENTS (heat_anchors));
+    g_once_init_leave (&initialized, 1);
+  }
+  return tables[map == P3D_BEV_COLOR_MAP_HEAT ? 1 : 0];
+}
+
+static guint
+color_index (gdouble t)
+{
+  if (!(t > 0.0))
+    return 0;
+  if (t >= 1.0)
+    return MAP_SIZE - 1;
+  return (guint) (t * (MAP_SIZE - 1) + 0.5);
+}
+
+P3dBevColor
+p3d_bev_color_map (P3dBevColorMap map, gdouble t)
+{
+  return color_map_table (map)[color_index (t)];
+}
+
+P3dBevColor
+p3d_bev_color_for_label (gint32 label)
+{
+  static const P3dBevColor palette[8] = {
+    P3D_BEV_RGB (255, 0, 255),  /* magenta: car */
+    P3D_BEV_RGB (255, 255, 255),        /* white: pedestrian */
+    P3D_BEV_RGB (255, 140, 0),  /* orange: cyclist */
+    P3D_BEV_RGB (170, 110, 255),        /* violet */
+    P3D_BEV_RGB (255, 130, 170),        /* pink */
+    P3D_BEV_RGB (150, 255, 230),        /* mint */
+    P3D_BEV_RGB (190, 190, 90), /* olive */
+    P3D_BEV_RGB (150, 150, 150),        /* grey */
+  };
+  /* a label's palette entry, negative labels included */
+  guint index = (guint) (((label % 8) + 8) % 8);
+
+  return palette[index];
+}
+
+/* Pixels. */
+
+static inline void
+store (guint8 * pixel, P3dBevColor color)
+{
+  pixel[0] = (guint8) (color >> 16);
+  pixel[1] = (guint8) (color >> 8);
+  pixel[2] = (guint8) color;
+  pixel[3] = (guint8) (color >> 24);
+}
+
+static inline guint8 *
+pixel_at (P3dBevCanvas * canvas, gint column, gint row)
+{
+  return canvas->pixels + (gsize) row * canvas->stride + (gsize) column * 4;
+}
+
+P3dBevColor
+p3d_bev_canvas_get_pixel (const P3dBevCanvas * canvas, gint column, gint row)
+{
+  const guint8 *p;
+
+  if (column < 0 || column >= canvas->width || row < 0
+      || row >= canvas->height)
+    return 0;
+  p = canvas->pixels + (gsize) row * canvas->stride + (gsize) column * 4;
+  return ((guint32) p[3] << 24) | ((guint32) p[0] << 16) |
+      ((guint32) p[1] << 8) | p[2];
+}
+
+void
+p3d_bev_canvas_put_pixel (P3dBevCanvas * canvas, gint column, gint row,
+    P3dBevColor color)
+{
+  if (column < 0 || column >= canvas->width || row < 0
+      || row >= canvas->height)
+    return;
+  store (pixel_at (canvas, column, row), color);
+}
+
+/* Columns [@first, @last] of @row, clipped to the image. */
+static void
+fill_span (P3dBevCanvas * canvas, gint row, gint first, gint last,
+    P3dBevColor color)
+{
+  guint8 *p;
+  gint column;
+
+  if (row < 0 || row >= canvas->height)
+    return;
+  first = MAX (first, 0);
+  last = MIN (last, canvas->width - 1);
+  if (first > last)
+    return;
+  p = pixel_at (canvas, first, row);
+  for (column = first; column <= last; column++, p += 4)
+    store (p, color);
+}
+
+void
+p3d_bev_canvas_clear (P3dBevCanvas * canvas, P3dBevColor color)
+{
+  gint row;
+
+  if (canvas->height <= 0)
+    return;
+  fill_span (canvas, 0, 0, canvas->width - 1, color);
+  for (row = 1; row < canvas->height; row++)
+    memcpy (pixel_at (canvas, 0, row), canvas->pixels,
+        (gsize) canvas->width * 4);
+}
+
+/* floor (@value) as an int, @value first clamped to [@low, @high] (NaN
+ * gives @low). */
+static gint
+floor_clamped (gdouble value, gint low, gint high)
+{
+  if (!(value >= low))
+    return low;
+  if (value >= high)
+    return high;
+  return (gint) floor (value);
+}
+
+void
+p3d_bev_canvas_draw_grid (P3dBevCanvas * canvas, const P3dBevView * view,
+    gdouble spacing, P3dBevColor color, P3dBevColor axis_color)
+{
+  gdouble s = view->metres_per_pixel;
+  gdouble bottom = view->top - canvas->height * s;
+  gdouble right = view->left - canvas->width * s;
+  gdouble k, first, last;
+
+  /* lines less than a pixel apart would only fill the image */
+  if (!(spacing >= s) || !isfinite (spacing))
+    return;
+
+  /* lines of constant x: image rows */
+  first = ceil (bottom / spacing);
+  last = floor (view->top / spacing);
+  for (k = first; k <= last; k++) {
+    gint row = floor_clamped ((view->top - k * spacing) / s, -1,
+        canvas->height);
+
+    fill_span (canvas, row, 0, canvas->width - 1, k == 0 ? axis_color : color);
+  }
+  /* lines of constant y: image columns */
+  first = ceil (right / spacing);
+  last = floor (view->left / spacing);
+  for (k = first; k <= last; k++) {
+    gint column = floor_clamped ((view->left - k * spacing) / s, -1,
+        canvas->width);
+    P3dBevColor c = k == 0 ? axis_color : color;
+    gint row;
+
+    if (column < 0 || column >= canvas->width)
+      continue;
+    for (row = 0; row < canvas->height; row++)
+      store (pixel_at (canvas, column, row), c);
+  }
+}
+
+void
+p3d_bev_canvas_draw_points (P3dBevCanvas * canvas, const P3dBevView * view,
+    const P3dBevPoints * points)
+{
+  const P3dBevColor *table = color_map_table (P3D_BEV_COLOR_MAP_RAINBOW);
+  gdouble s = view->metres_per_pixel;
+  gdouble span = points->high - points->low;
+  gint size = (gint) MAX (points->size, 1u);
+  /* the square of a point: columns column - before .. column + after */
+  gint before = (size - 1) / 2, after = size / 2;
+  gsize value_offset = (gsize) points->value_channel * 4;
+  gsize i;
+
+  for (i = 0; i < points->count; i++) {
+    const guint8 *p = points->data + i * points->stride;
+    gfloat xyz[3], value;
+    gdouble u, v;
+    gint column, row, r;
+    P3dBevColor color;
+
+    /* copied out: a tensor read back from a file need not be aligned */
+    memcpy (xyz, p, sizeof (xyz));
+    memcpy (&value, p + value_offset, sizeof (value));
+    if (!isfinite (xyz[0]) || !isfinite (xyz[1]) || !isfinite (xyz[2]))
+      continue;
+    u = (view->left - xyz[1]) / s;
+    v = (view->top - xyz[0]) / s;
+    if (!(u >= -size && u < canvas->width + size && v >= -size
+            && v < canvas->height + size))
+      continue;
+    column = (gint) floor (u);
+    row = (gint) floor (v);
+    color = table[color_index ((value - points->low) / span)];
+    if (size == 1) {
+      p3d_bev_canvas_put_pixel (canvas, column, row, color);
+      continue;
+    }
+    for (r = row - before; r <= row + after; r++)
+      fill_span (canvas, r, column - before, column + after, color);
+  }
+}
+
+void
+p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
+    gdouble x0, gdouble y0, gdouble x1, gdouble y1, P3dBevColor color)
+{
+  gdouble s = view->metres_per_pixel;
+  gint first_column, last_column, first_row, last_row, row;
+
+  if (!isfinite (x0) || !isfinite (y0) || !isfinite (x1) || !isfinite (y1))
+    return;
+  /* pixel centres: y = left - (column + 0.5) s, x = top - (row + 0.5) s */
+  first_column = floor_clamped ((view->left - y1) / s - 0.5, -2,
+      canvas->width + 1) + 1;
+  last_column = floor_clamped ((view->left - y0) / s - 0.5, -2,
+      canvas->width + 1);
+  first_row = floor_clamped ((view->top - x1) / s - 0.5, -2,
+      canvas->height + 1) + 1;
+  last_row = floor_clamped ((view->top - x0) / s - 0.5, -2,
+      canvas->height + 1);
+  if (first_column > last_column)
+    first_column = last_column = floor_clamped ((view->left - (y0 + y1) / 2.0)
+        / s, -1, canvas->width);
+  if (first_row > last_row)
+    first_row = last_row = floor_clamped ((view->top - (x0 + x1) / 2.0) / s,
+        -1, canvas->height);
+  for (row = first_row; row <= last_row; row++)
+    fill_span (canvas, row, first_column, last_column, color);
+}
+
+/* The cell index along one axis of the cell holding each pixel centre of
+ * that axis, or -1: centre c is at @origin - (c + 0.5) * @s on the ground. */
+static void
+cell_indices (gint *indices, gint n_pixels, gdouble origin, gdouble s,
+    gdouble lower, gdouble step, guint n_cells)
+{
+  gint c;
+
+  for (c = 0; c < n_pixels; c++) {
+    gdouble position = (origin - (c + 0.5) * s - lower) / step;
+
+    indices[c] = (position >= 0.0 && position < n_cells) ?
+        (gint) floor (position) : -1;
+    if (indices[c] >= (gint) n_cells)
+      indices[c] = -1;
+  }
+}
+
+void
+p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas, const P3dBevView * view,
+    const P3dBevGrid * grid, const gfloat * magnitude)
+{
+  const P3dBevColor *table = color_map_table (P3D_BEV_COLOR_MAP_HEAT);
+  guint cells_x = grid->rows_along_x ? grid->rows : grid->columns;
+  guint cells_y = grid->rows_along_x ? grid->columns : grid->rows;
+  gsize n_cells = (gsize) grid->rows * grid->columns, i;
+  gint *column_cells, *row_cells;
+  gfloat largest = 0.0f;
+  gint row, column;
+
+  for (i = 0; i < n_cells; i++)
+    if (isfinite (magnitude[i]) && magnitude[i] > largest)
+      largest = magnitude[i];
+  if (!(largest > 0.0f))
+    return;
+
+  column_cells = g_new (gint, canvas->width);
+  row_cells = g_new (gint, canvas->height);
+  cell_indices (column_cells, canvas->width, view->left,
+      view->metres_per_pixel, grid->y0, grid->y_step, cells_y);
+  cell_indices (row_cells, canvas->height, view->top, view->metres_per_pixel,
+      grid->x0, grid->x_step, cells_x);
+
+  for (row = 0; row < canvas->height; row++) {
+    gsize previous = G_MAXSIZE;
+    P3dBevColor color = 0;
+    gboolean draw = FALSE;
+
+    if (row_cells[row] < 0)
+      continue;
+    for (column = 0; column < canvas->width; column++) {
+      gsize ix = (gsize) row_cells[row], iy, cell;
+
+      if (column_cells[column] < 0)
+        continue;
+      iy = (gsize) column_cells[column];
+      cell = grid->rows_along_x ? ix * grid->columns + iy :
+          iy * grid->columns + ix;
+      if (cell != previous) {
+        gfloat m = magnitude[cell];
+
+        previous = cell;
+        draw = isfinite (m) && m > 0.0f;
+        if (draw)
+          color = table[color_index ((gdouble) m / largest)];
+      }
+      if (draw)
+        store (pixel_at (canvas, column, row), color);
+    }
+  }
+  g_free (column_cells);
+  g_free (row_cells);
+}
+
+/* Liang-Barsky: clips the segment to [umin, umax] x [vmin, vmax]; FALSE
+ * when nothing of it is inside. */
+static gboolean
+clip_segment (gdouble * u0, gdouble * v0, gdouble * u1, gdouble * v1,
+    gdouble umin, gdouble umax, gdouble vmin, gdouble vmax)
+{
+  gdouble du = *u1 - *u0, dv = *v1 - *v0;
+  gdouble p[4] = { -du, du, -dv, dv };
+  gdouble q[4] = { *u0 - umin, umax - *u0, *v0 - vmin, vmax - *v0 };
+  gdouble t0 = 0.0, t1 = 1.0;
+  guint k;
+
+  for (k = 0; k < 4; k++) {
+    if (p[k] == 0.0) {
+      if (q[k] < 0.0)
+        return FALSE;
+    } else {
+      gdouble t = q[k] / p[k];
+
+      if (p[k] < 0.0) {
+        if (t > t1)
+          return FALSE;
+        t0 = MAX (t0, t);
+      } else {
+        if (t < t0)
+          return FALSE;
+        t1 = MIN (t1, t);
+      }
+    }
+  }
+  if (t1 < 1.0) {
+    *u1 = *u0 + t1 * du;
+    *v1 = *v0 + t1 * dv;
+  }
+  if (t0 > 0.0) {
+    *u0 = *u0 + t0 * du;
+    *v0 = *v0 + t0 * dv;
+  }
+  return TRUE;
+}
+
+void
+p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
+    gdouble u1, gdouble v1, P3dBevColor color)
+{
+  gint x0, y0, x1, y1, dx, dy, sx, sy, error;
+
+  if (!isfinite (u0) || !isfinite (v0) || !isfinite (u1) || !isfinite (v1))
+    return;
+  if (!clip_segment (&u0, &v0, &u1, &v1, -CLIP_MARGIN,
+          canvas->width + CLIP_MARGIN, -CLIP_MARGIN,
+          canvas->height + CLIP_MARGIN))
+    return;
+  x0 = (gint) floor (u0);
+  y0 = (gint) floor (v0);
+  x1 = (gint) floor (u1);
+  y1 = (gint) floor (v1);
+
+  /* Bresenham, all octants */
+  dx = ABS (x1 - x0);
+  dy = -ABS (y1 - y0);
+  sx = x0 < x1 ? 1 : -1;
+  sy = y0 < y1 ? 1 : -1;
+  error = dx + dy;
+  for (;;) {
+    gint twice;
+
+    p3d_bev_canvas_put_pixel (canvas, x0, y0, color);
+    if (x0 == x1 && y0 == y1)
+      break;
+    twice = 2 * error;
+    if (twice >= dy) {
+      error += dy;
+      x0 += sx;
+    }
+    if (twice <= dx) {
+      error += dx;
+      y0 += sy;
+    }
+  }
+}
+
+/* Glyphs of 7 rows, 5 columns each, bit 4 the leftmost column. */
+static const guint8 glyphs[12][P3D_BEV_GLYPH_HEIGHT] = {
+  {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e},   /* 0 */
+  {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e},   /* 1 */
+  {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f},   /* 2 */
+  {0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e},   /* 3 */
+  {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02},   /* 4 */
+  {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e},   /* 5 */
+  {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e},   /* 6 */
+  {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08},   /* 7 */
+  {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e},   /* 8 */
+  {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c},   /* 9 */
+  {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c},   /* . */
+  {0x00, 0x00, 0x00, 0x0e, 0x00, 0x00, 0x00},   /* - */
+};
+
+static gint
+glyph_index (gchar c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c == '.')
+    return 10;
+  if (c == '-')
+    return 11;
+  return -1;
+}
+
+void
+p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
+    const gchar * text, P3dBevColor color)
+{
+  const gchar *c;
+
+  for (c = text; *c != '\0'; c++, column += P3D_BEV_GLYPH_WIDTH + 1) {
+    gint glyph = glyph_index (*c), r, x;
+
+    if (glyph < 0)
+      continue;
+    for (r = 0; r < P3D_BEV_GLYPH_HEIGHT; r++)
+      for (x = 0; x < P3D_BEV_GLYPH_WIDTH; x++)
+        if (glyphs[glyph][r] & (0x10 >> x))
+          p3d_bev_canvas_put_pixel (canvas, column + x, row + r, color);
+  }
+}
+
+/* Scores at least this large are not written (they would not fit). */
+#define MAX_SCORE_WRITTEN 1e6
+
+void
+p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
+    const P3dBox3d * box, P3dBevColor color, gboolean show_score)
+{
+  /* the corners in the box's own frame, front (+x) first, going round */
+  static const gdouble corner_signs[4][2] = {
+    {1.0, 1.0}, {1.0, -1.0}, {-1.0, -1.0}, {-1.0, 1.0},
+  };
+  gdouble u[4], v[4], centre_u, centre_v, front_u, front_v, right_u, top_v;
+  gdouble half_length = box->dx / 2.0, half_width = box->dy / 2.0;
+  gfloat sin_yaw, cos_yaw;
+  guint k;
+
+  if (!isfinite (box->x) || !isfinite (box->y) || !isfinite (box->dx)
+      || !isfinite (box->dy) || !isfinite (box->yaw))
+    return;
+  p3d_sincos (box->yaw, &sin_yaw, &cos_yaw);
+  for (k = 0; k < 4; k++) {
+    gdouble l = corner_signs[k][0] * half_length;
+    gdouble w = corner_signs[k][1] * half_width;
+
+    p3d_bev_view_to_image (view, box->x + l * cos_yaw - w * sin_yaw,
+        box->y + l * sin_yaw + w * cos_yaw, &u[k], &v[k]);
+  }
+  for (k = 0; k < 4; k++)
+    p3d_bev_canvas_draw_line (canvas, u[k], v[k], u[(k + 1) % 4],
+        v[(k + 1) % 4], color);
+
+  p3d_bev_view_to_image (view, box->x, box->y, &centre_u, &centre_v);
+  p3d_bev_view_to_image (view, box->x + half_length * cos_yaw,
+      box->y + half_length * sin_yaw, &front_u, &front_v);
+  p3d_bev_canvas_draw_line (canvas, centre_u, centre_v, front_u, front_v,
+      color);
+
+  if (show_score && isfinite (box->score)
+      && fabs (box->score) < MAX_SCORE_WRITTEN) {
+    gchar text[G_ASCII_DTOSTR_BUF_SIZE];
+
+    right_u = MAX (MAX (u[0], u[1]), MAX (u[2], u[3]));
+    top_v = MIN (MIN (v[0], v[1]), MIN (v[2], v[3]));
+    /* locale-independent: always a '.' */
+    g_ascii_formatd (text, sizeof (text), "%.2f", box->score);
+    p3d_bev_canvas_draw_text (canvas,
+        floor_clamped (right_u, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE) + 2,
+        floor_clamped (top_v, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE),
+        text, color);
+  }
+}

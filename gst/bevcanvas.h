@@ -1,0 +1,205 @@
+/* Drawing a bird's-eye view into an RGBA image, for bevrender.
+ *
+ * GLib only, no GStreamer, so that the drawing is tested on its own and the
+ * element stays a matter of pads, caps and timing.
+ *
+ * The view: x forward is up in the image, y left is left, z is towards the
+ * viewer. A view is a scale (metres per pixel) and the ground coordinates of
+ * the image's top edge (x) and left edge (y): the pixel at column c and row r
+ * covers x in (top - (r + 1) * s, top - r * s] and y in
+ * (left - (c + 1) * s, left - c * s], so a point (x, y) falls in column
+ * floor((left - y) / s) and row floor((top - x) / s).
+ *
+ * Everything is drawn by overwriting pixels, in the order the caller draws
+ * the layers, with integer colours and IEEE double arithmetic (sines and
+ * cosines from p3d_sincos()), so the same input gives the same bytes on
+ * every machine.
+ */
+#ifndef __P3D_BEV_CANVAS_H__
+#define __P3D_BEV_CANVAS_H__
+
+#include <glib.h>
+
+#include "boxes.h"
+
+G_BEGIN_DECLS
+
+/* Largest image side, in pixels. */
+#define P3D_BEV_MAX_SIDE 16384
+/* Metres per pixel when neither a scale nor a size is given. */
+#define P3D_BEV_DEFAULT_METRES_PER_PIXEL 0.1
+
+/* Font: digits, '.' and '-', each P3D_BEV_GLYPH_WIDTH x P3D_BEV_GLYPH_HEIGHT
+ * pixels, one blank column between characters. */
+#define P3D_BEV_GLYPH_WIDTH 5
+#define P3D_BEV_GLYPH_HEIGHT 7
+
+/* A colour as 0xAARRGGBB (as videotestsrc's colour properties). */
+typedef guint32 P3dBevColor;
+
+#define P3D_BEV_RGB(r, g, b) \
+    ((P3dBevColor) (0xff000000u | ((guint32) (r) << 16) | \
+        ((guint32) (g) << 8) | (guint32) (b)))
+
+/**
+ * P3dBevView:
+ * @width: image width in pixels
+ * @height: image height in pixels
+ * @metres_per_pixel: the side of a pixel on the ground
+ * @left: y (metres) of the image's left edge
+ * @top: x (metres) of the image's top edge
+ */
+typedef struct
+{
+  gint width;
+  gint height;
+  gdouble metres_per_pixel;
+  gdouble left;
+  gdouble top;
+} P3dBevView;
+
+/* The view of @range (xmin, ymin, xmax, ymax in metres), its centre at the
+ * image's centre. With @metres_per_pixel > 0 that is the scale, and a size
+ * left at 0 is the range's extent at that scale, rounded up. With
+ * @metres_per_pixel 0, the scale is the smallest at which the range fits
+ * the sizes given (0: not given), and a size not given is derived from it;
+ * with no size either, the scale is P3D_BEV_DEFAULT_METRES_PER_PIXEL.
+ * FALSE, with @why set (free it), for an empty or non-finite range or a
+ * size beyond P3D_BEV_MAX_SIDE. */
+gboolean p3d_bev_view_init (P3dBevView * view, const gdouble range[4],
+    gdouble metres_per_pixel, gint width, gint height, gchar ** why);
+
+/* Continuous image coordinates of ground point (@x, @y): column @u, row
+ * @v; the pixel is (floor (u), floor (v)). */
+static inline void
+p3d_bev_view_to_image (const P3dBevView * view, gdouble x, gdouble y,
+    gdouble * u, gdouble * v)
+{
+  *u = (view->left - y) / view->metres_per_pixel;
+  *v = (view->top - x) / view->metres_per_pixel;
+}
+
+/**
+ * P3dBevCanvas:
+ * @pixels: RGBA, 4 bytes a pixel, rows @stride bytes apart
+ *
+ * The image being drawn.
+ */
+typedef struct
+{
+  guint8 *pixels;
+  gint width;
+  gint height;
+  gsize stride;
+} P3dBevCanvas;
+
+typedef enum
+{
+  /* blue, cyan, green, yellow, red: for heights and intensities */
+  P3D_BEV_COLOR_MAP_RAINBOW = 0,
+  /* dark purple to pale yellow, brighter (R + G + B) as it rises: for
+   * feature magnitudes */
+  P3D_BEV_COLOR_MAP_HEAT = 1,
+} P3dBevColorMap;
+
+/* The colour of @map at @t in [0, 1] (clamped; NaN is 0), one of 256. */
+P3dBevColor p3d_bev_color_map (P3dBevColorMap map, gdouble t);
+/* The colour of boxes of @label: a palette of 8 colours absent from the
+ * rainbow map, repeating (label 0 magenta, 1 white, 2 orange...). */
+P3dBevColor p3d_bev_color_for_label (gint32 label);
+
+/* The colour of pixel (@column, @row); 0 outside the image. */
+P3dBevColor p3d_bev_canvas_get_pixel (const P3dBevCanvas * canvas,
+    gint column, gint row);
+/* Sets the pixel, when it is inside the image. */
+void p3d_bev_canvas_put_pixel (P3dBevCanvas * canvas, gint column, gint row,
+    P3dBevColor color);
+void p3d_bev_canvas_clear (P3dBevCanvas * canvas, P3dBevColor color);
+
+/* Lines every @spacing metres along x and y (through the sensor, which is
+ * the origin), the two through the origin in @axis_color. */
+void p3d_bev_canvas_draw_grid (P3dBevCanvas * canvas, const P3dBevView * view,
+    gdouble spacing, P3dBevColor color, P3dBevColor axis_color);
+
+/**
+ * P3dBevPoints:
+ * @data: @count points, each @stride bytes of float32 channels (x, y, z
+ *     first), not necessarily aligned
+ * @value_channel: the channel mapped to a colour (2: z, the height)
+ * @low: the value coloured as the start of the map
+ * @high: the value coloured as its end
+ * @size: the side in pixels of the square drawn for a point
+ *
+ * Points coloured by one of their channels; non-finite points are skipped.
+ */
+typedef struct
+{
+  const guint8 *data;
+  gsize count;
+  gsize stride;
+  guint value_channel;
+  gdouble low;
+  gdouble high;
+  guint size;
+} P3dBevPoints;
+
+void p3d_bev_canvas_draw_points (P3dBevCanvas * canvas,
+    const P3dBevView * view, const P3dBevPoints * points);
+
+/* Fills the ground rectangle [@x0, @x1) x [@y0, @y1): every pixel whose
+ * centre lies inside, or the pixel of its centre when it covers no pixel
+ * centre (a cell smaller than a pixel still shows). */
+void p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
+    gdouble x0, gdouble y0, gdouble x1, gdouble y1, P3dBevColor color);
+
+/**
+ * P3dBevGrid:
+ * @columns: cells along the array's last axis
+ * @rows: cells along its first axis
+ * @x0: x (metres) of the cells' lower bound
+ * @y0: y (metres) of the cells' lower bound
+ * @x_step: cell size along x
+ * @y_step: cell size along y
+ * @rows_along_x: FALSE when the row index steps along y and the column
+ *     index along x (layout yx), TRUE for the other way round (layout xy)
+ *
+ * A regular grid of cells on the ground, as a row-major array.
+ */
+typedef struct
+{
+  guint columns;
+  guint rows;
+  gdouble x0;
+  gdouble y0;
+  gdouble x_step;
+  gdouble y_step;
+  gboolean rows_along_x;
+} P3dBevGrid;
+
+/* Colours every pixel whose centre lies in a cell of @grid with a positive
+ * finite @magnitude by the heat map at magnitude / (largest finite
+ * magnitude); cells of zero, negative or non-finite magnitude are not
+ * drawn. */
+void p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas,
+    const P3dBevView * view, const P3dBevGrid * grid, const gfloat * magnitude);
+
+/* The box's ground rectangle (its 4 edges, 1 pixel wide) and a line from its
+ * centre to the middle of its front edge (the +x side of the box, which
+ * yaw turns); with @show_score, the score with two decimals to the right of
+ * the box's top right pixel. A box with a non-finite field is skipped. */
+void p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
+    const P3dBox3d * box, P3dBevColor color, gboolean show_score);
+
+/* A line between two image positions (continuous coordinates, clipped to the
+ * image first, so any finite value is safe). */
+void p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
+    gdouble u1, gdouble v1, P3dBevColor color);
+
+/* @text (digits, '.', '-'; other characters leave a blank) with its top
+ * left corner at (@column, @row). */
+void p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
+    const gchar * text, P3dBevColor color);
+
+G_END_DECLS
+
+#endif /* __P3D_BEV_CANVAS_H__ */

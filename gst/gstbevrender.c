@@ -1,0 +1,1494 @@
+/**
+ * SECTION:element-bevrender
+ * @title: bevrender
+ *
+ * Draws a bird's-eye view of lidar points, voxel or pillar occupancy, BEV
+ * feature magnitude and 3D boxes as RGBA video, so that pngenc, a video
+ * encoder or any video sink can show what a perception pipeline sees.
+ *
+ * Request pads: points_%u (application/x-point-cloud), voxels_%u
+ * (application/x-voxels or application/x-pillar-features), features_%u
+ * (application/x-bev-features) and boxes_%u (application/x-boxes3d), each
+ * in system memory or memory:CUDAMemory (mapped on the host, which waits
+ * for the producer's device work). Layers are drawn bottom to top: grid,
+ * features, voxels, points, boxes; pads of one kind in the order they
+ * were requested.
+ *
+ * Orientation: x forward is up in the image, y left is left; the image's
+ * centre is the centre of the range property. Points are coloured by height
+ * or intensity, occupied voxel cells (pillars) are filled, BEV feature cells
+ * are coloured by their L2 norm over the channels (heat map, relative to the
+ * frame's largest), boxes are outlined in the colour of their label with a
+ * line from the centre to the front edge and their score beside them.
+ *
+ * Timing: the output has a fixed framerate (the highest of the inputs'
+ * caps, 10/1 when none has one, or what downstream asks for). Output frame
+ * n covers running time [t_n, t_n+1), t_0 being the earliest input
+ * buffer's. Each pad draws its newest buffer that starts before t_n+1
+ * (older ones are skipped) and keeps drawing it until a newer one arrives,
+ * after its EOS too; a pad whose first buffer starts later draws nothing
+ * until then. A buffer without a timestamp counts for the next frame made,
+ * one per frame. The stream ends once every pad is at EOS and its last
+ * buffer was drawn. docs/elements/bevrender.md has the details.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 pointcloudtestsrc num-buffers=1 ! bevrender \
+ *   ! pngenc ! filesink location=bev.png
+ * gst-launch-1.0 bevrender name=r width=1000 ! videoconvert ! autovideosink \
+ *   pointcloudtestsrc ! r.points_0 \
+ *   pointcloudtestsrc emit=boxes ! r.boxes_0
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "gstbevrender.h"
+#include "half.h"
+#include "p3dproperties.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_bev_render_debug);
+#define GST_CAT_DEFAULT gst_bev_render_debug
+
+enum
+{
+  PROP_0,
+  PROP_RANGE,
+  PROP_METRES_PER_PIXEL,
+  PROP_WIDTH,
+  PROP_HEIGHT,
+  PROP_BACKGROUND_COLOR,
+  PROP_POINT_SIZE,
+  PROP_COLOR_BY,
+  PROP_HEIGHT_RANGE,
+  PROP_INTENSITY_RANGE,
+  PROP_SHOW_SCORES,
+  PROP_GRID_SPACING,
+};
+
+/* The KITTI PointPillars area (OpenPCDet), without its z bounds. */
+static const gdouble default_range[4] = { 0.0, -39.68, 69.12, 39.68 };
+
+/* KITTI's voxelization z range; the ground is near -1.73 m. */
+static const gdouble default_height_range[2] = { -3.0, 1.0 };
+
+/* KITTI intensities are reflectances in [0, 1]. */
+static const gdouble default_intensity_range[2] = { 0.0, 1.0 };
+
+#define DEFAULT_METRES_PER_PIXEL 0.0
+#define DEFAULT_WIDTH 0
+#define DEFAULT_HEIGHT 0
+#define DEFAULT_BACKGROUND_COLOR 0xff000000u
+#define DEFAULT_POINT_SIZE 1
+#define DEFAULT_COLOR_BY GST_BEV_RENDER_COLOR_BY_HEIGHT
+#define DEFAULT_SHOW_SCORES TRUE
+#define DEFAULT_GRID_SPACING 10.0
+#define MAX_POINT_SIZE 32
+/* The output framerate when no input caps give one. */
+#define DEFAULT_FPS_N 10
+#define DEFAULT_FPS_D 1
+
+#define GRID_COLOR P3D_BEV_RGB (48, 48, 48)
+#define AXIS_COLOR P3D_BEV_RGB (96, 96, 96)
+#define OCCUPANCY_COLOR P3D_BEV_RGB (60, 80, 140)
+
+/* Each input: its request pad template, and what it takes. */
+static const struct
+{
+  const gchar *name_template;
+  const gchar *prefix;
+  const gchar *caps;
+} inputs[GST_BEV_RENDER_N_INPUTS] = {
+  [GST_BEV_RENDER_INPUT_FEATURES] = {"features_%u", "features_",
+      P3D_BEV_FEATURES_CAPS_ALL},
+  [GST_BEV_RENDER_INPUT_VOXELS] = {"voxels_%u", "voxels_",
+      P3D_VOXELS_CAPS_ALL "; " P3D_PILLARS_CAPS_ALL},
+  [GST_BEV_RENDER_INPUT_POINTS] = {"points_%u", "points_",
+      P3D_POINT_CLOUD_CAPS_ALL},
+  [GST_BEV_RENDER_INPUT_BOXES] = {"boxes_%u", "boxes_",
+      P3D_MEDIA_TYPE_BOXES3D},
+};
+
+/* The order of the templates: gst-launch links a source to the first one
+ * its caps fit. */
+static const GstBevRenderInput template_order[GST_BEV_RENDER_N_INPUTS] = {
+  GST_BEV_RENDER_INPUT_POINTS, GST_BEV_RENDER_INPUT_VOXELS,
+  GST_BEV_RENDER_INPUT_FEATURES, GST_BEV_RENDER_INPUT_BOXES,
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-raw, format = (string) RGBA, "
+        "width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
+        "framerate = (fraction) [ 1/2147483647, 2147483647/1 ], "
+        "pixel-aspect-ratio = (fraction) 1/1"));
+
+#define GST_TYPE_BEV_RENDER_COLOR_BY (gst_bev_render_color_by_get_type ())
+static GType
+gst_bev_render_color_by_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_BEV_RENDER_COLOR_BY_HEIGHT, "Height (z), from blue at the low end "
+          "of height-range to red at its high end", "height"},
+    {GST_BEV_RENDER_COLOR_BY_INTENSITY, "Intensity, through "
+          "intensity-range (height for points without intensity)",
+        "intensity"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstBevRenderColorBy", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+/* The pad: what it takes and the buffer it draws. */
+
+G_DEFINE_TYPE (GstBevRenderPad, gst_bev_render_pad, GST_TYPE_AGGREGATOR_PAD);
+
+static void
+gst_bev_render_pad_forget (GstBevRenderPad * pad)
+{
+  gst_buffer_replace (&pad->current, NULL);
+  pad->current_time = GST_CLOCK_TIME_NONE;
+  pad->current_end = GST_CLOCK_TIME_NONE;
+  pad->took = FALSE;
+  pad->took_untimed = FALSE;
+}
+
+static GstFlowReturn
+gst_bev_render_pad_flush (GstAggregatorPad * aggpad, GstAggregator * agg)
+{
+  gst_bev_render_pad_forget (GST_BEV_RENDER_PAD (aggpad));
+  return GST_FLOW_OK;
+}
+
+static void
+gst_bev_render_pad_finalize (GObject * object)
+{
+  gst_bev_render_pad_forget (GST_BEV_RENDER_PAD (object));
+  G_OBJECT_CLASS (gst_bev_render_pad_parent_class)->finalize (object);
+}
+
+static void
+gst_bev_render_pad_class_init (GstBevRenderPadClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstAggregatorPadClass *aggpad_class = GST_AGGREGATOR_PAD_CLASS (klass);
+
+  gobject_class->finalize = gst_bev_render_pad_finalize;
+  aggpad_class->flush = GST_DEBUG_FUNCPTR (gst_bev_render_pad_flush);
+}
+
+static void
+gst_bev_render_pad_init (GstBevRenderPad * pad)
+{
+  pad->current_time = GST_CLOCK_TIME_NONE;
+  pad->current_end = GST_CLOCK_TIME_NONE;
+}
+
+/* The element. */
+
+#define gst_bev_render_parent_class parent_class
+G_DEFINE_TYPE (GstBevRender, gst_bev_render, GST_TYPE_AGGREGATOR);
+GST_ELEMENT_REGISTER_DEFINE (bevrender, "bevrender", GST_RANK_NONE,
+    GST_TYPE_BEV_RENDER);
+
+static void gst_bev_render_finalize (GObject * object);
+static void gst_bev_render_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_bev_render_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_bev_render_start (GstAggregator * agg);
+static gboolean gst_bev_render_stop (GstAggregator * agg);
+static GstFlowReturn gst_bev_render_flush (GstAggregator * agg);
+static GstAggregatorPad *gst_bev_render_create_new_pad (GstAggregator * agg,
+    GstPadTemplate * templ, const gchar * req_name, const GstCaps * caps);
+static gboolean gst_bev_render_sink_event (GstAggregator * agg,
+    GstAggregatorPad * aggpad, GstEvent * event);
+static gboolean gst_bev_render_sink_query (GstAggregator * agg,
+    GstAggregatorPad * aggpad, GstQuery * query);
+static GstBuffer *gst_bev_render_clip (GstAggregator * agg,
+    GstAggregatorPad * aggpad, GstBuffer * buffer);
+static GstFlowReturn gst_bev_render_update_src_caps (GstAggregator * agg,
+    GstCaps * caps, GstCaps ** ret);
+static GstCaps *gst_bev_render_fixate_src_caps (GstAggregator * agg,
+    GstCaps * caps);
+static gboolean gst_bev_render_negotiated_src_caps (GstAggregator * agg,
+    GstCaps * caps);
+static gboolean gst_bev_render_decide_allocation (GstAggregator * agg,
+    GstQuery * query);
+static GstClockTime gst_bev_render_get_next_time (GstAggregator * agg);
+static GstFlowReturn gst_bev_render_aggregate (GstAggregator * agg,
+    gboolean timeout);
+
+static GParamSpec *
+double_pair_spec (const gchar * name, const gchar * nick, const gchar * blurb)
+{
+  return gst_param_spec_array (name, nick, blurb,
+      g_param_spec_double ("value", "Value", "One value", -G_MAXDOUBLE,
+          G_MAXDOUBLE, 0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+}
+
+static void
+gst_bev_render_class_init (GstBevRenderClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstAggregatorClass *agg_class = GST_AGGREGATOR_CLASS (klass);
+  guint i;
+
+  gobject_class->finalize = gst_bev_render_finalize;
+  gobject_class->set_property = gst_bev_render_set_property;
+  gobject_class->get_property = gst_bev_render_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_RANGE,
+      p3d_param_spec_double_array ("range", "Range",
+          "The ground area drawn, in metres: \"<xmin,ymin,xmax,ymax>\", or "
+          "\"<r>\" for <-r,-r,r,r> around the sensor; its centre is the "
+          "image's centre (x forward is up, y left is left)",
+          -G_MAXDOUBLE, G_MAXDOUBLE));
+  g_object_class_install_property (gobject_class, PROP_METRES_PER_PIXEL,
+      g_param_spec_double ("metres-per-pixel", "Metres per pixel",
+          "Ground size of a pixel; width or height left at 0 is then the "
+          "range's extent at this scale. 0: the scale at which the range "
+          "fits the width and height set (0.1 when neither is set)", 0.0,
+          1e6, DEFAULT_METRES_PER_PIXEL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_WIDTH,
+      g_param_spec_int ("width", "Width",
+          "Image width in pixels; 0: the range's extent along y at the scale "
+          "(see metres-per-pixel)", 0, P3D_BEV_MAX_SIDE, DEFAULT_WIDTH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_HEIGHT,
+      g_param_spec_int ("height", "Height",
+          "Image height in pixels; 0: the range's extent along x at the "
+          "scale (see metres-per-pixel)", 0, P3D_BEV_MAX_SIDE, DEFAULT_HEIGHT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_BACKGROUND_COLOR,
+      g_param_spec_uint ("background-color", "Background color",
+          "Background colour as 0xAARRGGBB (alpha too: 0x00000000 gives a "
+          "transparent background for overlays)", 0, G_MAXUINT32,
+          DEFAULT_BACKGROUND_COLOR, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_POINT_SIZE,
+      g_param_spec_uint ("point-size", "Point size",
+          "Side in pixels of the square drawn for a point", 1, MAX_POINT_SIZE,
+          DEFAULT_POINT_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_COLOR_BY,
+      g_param_spec_enum ("color-by", "Color by",
+          "What colours a point: its height or its intensity",
+          GST_TYPE_BEV_RENDER_COLOR_BY, DEFAULT_COLOR_BY, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_HEIGHT_RANGE,
+      double_pair_spec ("height-range", "Height range",
+          "color-by=height: the z (metres) coloured blue and the z coloured "
+          "red, \"<low,high>\"; heights beyond are clamped"));
+  g_object_class_install_property (gobject_class, PROP_INTENSITY_RANGE,
+      double_pair_spec ("intensity-range", "Intensity range",
+          "color-by=intensity: the intensities coloured blue and red, "
+          "\"<low,high>\": <0,1> for KITTI, <0,255> for nuScenes"));
+  g_object_class_install_property (gobject_class, PROP_SHOW_SCORES,
+      g_param_spec_boolean ("show-scores", "Show scores",
+          "Write each box's score (two decimals) beside it",
+          DEFAULT_SHOW_SCORES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_GRID_SPACING,
+      g_param_spec_double ("grid-spacing", "Grid spacing",
+          "Grid lines every this many metres along x and y, the two through "
+          "the sensor brighter; 0: no grid", 0.0, 1e6, DEFAULT_GRID_SPACING,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  gst_element_class_set_static_metadata (element_class, "BEV renderer",
+      "Converter/Video/Lidar",
+      "Draws lidar points, voxel or pillar occupancy, BEV feature magnitude "
+      "and 3D boxes, matched by timestamp, as a bird's-eye view in RGBA",
+      "gst-perception developers");
+
+  for (i = 0; i < GST_BEV_RENDER_N_INPUTS; i++) {
+    GstBevRenderInput input = template_order[i];
+    GstCaps *media_caps = gst_caps_from_string (inputs[input].caps);
+    GstCaps *caps = p3d_caps_with_both_memories (media_caps, FALSE);
+
+    gst_element_class_add_pad_template (element_class,
+        gst_pad_template_new_with_gtype (inputs[input].name_template,
+            GST_PAD_SINK, GST_PAD_REQUEST, caps, GST_TYPE_BEV_RENDER_PAD));
+    gst_caps_unref (caps);
+    gst_caps_unref (media_caps);
+  }
+  gst_element_class_add_static_pad_template_with_gtype (element_class,
+      &src_template, GST_TYPE_AGGREGATOR_PAD);
+
+  agg_class->start = GST_DEBUG_FUNCPTR (gst_bev_render_start);
+  agg_class->stop = GST_DEBUG_FUNCPTR (gst_bev_render_stop);
+  agg_class->flush = GST_DEBUG_FUNCPTR (gst_bev_render_flush);
+  agg_class->create_new_pad = GST_DEBUG_FUNCPTR (gst_bev_render_create_new_pad);
+  agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_bev_render_sink_event);
+  agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_bev_render_sink_query);
+  agg_class->clip = GST_DEBUG_FUNCPTR (gst_bev_render_clip);
+  agg_class->update_src_caps =
+      GST_DEBUG_FUNCPTR (gst_bev_render_update_src_caps);
+  agg_class->fixate_src_caps =
+      GST_DEBUG_FUNCPTR (gst_bev_render_fixate_src_caps);
+  agg_class->negotiated_src_caps =
+      GST_DEBUG_FUNCPTR (gst_bev_render_negotiated_src_caps);
+  agg_class->decide_allocation =
+      GST_DEBUG_FUNCPTR (gst_bev_render_decide_allocation);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_bev_render_get_next_time);
+  agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_bev_render_aggregate);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_BEV_RENDER_PAD, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_BEV_RENDER_COLOR_BY, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_bev_render_debug, "bevrender", 0,
+      "Bird's-eye view rendering");
+}
+
+static void
+gst_bev_render_init (GstBevRender * self)
+{
+  memcpy (self->range, default_range, sizeof (self->range));
+  self->metres_per_pixel = DEFAULT_METRES_PER_PIXEL;
+  self->width = DEFAULT_WIDTH;
+  self->height = DEFAULT_HEIGHT;
+  self->background = DEFAULT_BACKGROUND_COLOR;
+  self->point_size = DEFAULT_POINT_SIZE;
+  self->color_by = DEFAULT_COLOR_BY;
+  memcpy (self->height_range, default_height_range,
+      sizeof (self->height_range));
+  memcpy (self->intensity_range, default_intensity_range,
+      sizeof (self->intensity_range));
+  self->show_scores = DEFAULT_SHOW_SCORES;
+  self->grid_spacing = DEFAULT_GRID_SPACING;
+  self->base_time = GST_CLOCK_TIME_NONE;
+  gst_video_info_init (&self->out_info);
+}
+
+static void
+gst_bev_render_finalize (GObject * object)
+{
+  GstBevRender *self = GST_BEV_RENDER (object);
+
+  g_free (self->magnitudes);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* range: four bounds, or one radius around the sensor. */
+static void
+set_range (GstBevRender * self, const GValue * value)
+{
+  guint n = gst_value_array_get_size (value), i;
+  gdouble values[4];
+
+  if (n == 1) {
+    gdouble radius = g_value_get_double (gst_value_array_get_value (value, 0));
+
+    values[0] = values[1] = -radius;
+    values[2] = values[3] = radius;
+  } else if (n == 4) {
+    for (i = 0; i < 4; i++)
+      values[i] = g_value_get_double (gst_value_array_get_value (value, i));
+  } else {
+    GST_WARNING_OBJECT (self, "range needs 4 values <xmin,ymin,xmax,ymax> or "
+        "1 <r>, got %u: ignored", n);
+    return;
+  }
+  memcpy (self->range, values, sizeof (values));
+}
+
+/* A <low,high> pair, refused unless high > low. */
+static void
+set_value_range (GstBevRender * self, const GValue * value,
+    const gchar * name, gdouble * pair)
+{
+  gdouble parsed[2];
+
+  if (!p3d_value_get_doubles (G_OBJECT (self), value, name, parsed, 2))
+    return;
+  if (!(parsed[1] > parsed[0]) || !isfinite (parsed[0])
+      || !isfinite (parsed[1])) {
+    GST_WARNING_OBJECT (self, "%s <%g,%g>: high must be above low: ignored",
+        name, parsed[0], parsed[1]);
+    return;
+  }
+  memcpy (pair, parsed, sizeof (parsed));
+}
+
+static void
+gst_bev_render_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstBevRender *self = GST_BEV_RENDER (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_RANGE:
+      set_range (self, value);
+      break;
+    case PROP_METRES_PER_PIXEL:
+      self->metres_per_pixel = g_value_get_double (value);
+      break;
+    case PROP_WIDTH:
+      self->width = g_value_get_int (value);
+      break;
+    case PROP_HEIGHT:
+      self->height = g_value_get_int (value);
+      break;
+    case PROP_BACKGROUND_COLOR:
+      self->background = g_value_get_uint (value);
+      break;
+    case PROP_POINT_SIZE:
+      self->point_size = g_value_get_uint (value);
+      break;
+    case PROP_COLOR_BY:
+      self->color_by = g_value_get_enum (value);
+      break;
+    case PROP_HEIGHT_RANGE:
+      set_value_range (self, value, "height-range", self->height_range);
+      break;
+    case PROP_INTENSITY_RANGE:
+      set_value_range (self, value, "intensity-range", self->intensity_range);
+      break;
+    case PROP_SHOW_SCORES:
+      self->show_scores = g_value_get_boolean (value);
+      break;
+    case PROP_GRID_SPACING:
+      self->grid_spacing = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstBevRender *self = GST_BEV_RENDER (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_RANGE:
+      p3d_value_set_doubles (value, self->range, 4);
+      break;
+    case PROP_METRES_PER_PIXEL:
+      g_value_set_double (value, self->metres_per_pixel);
+      break;
+    case PROP_WIDTH:
+      g_value_set_int (value, self->width);
+      break;
+    case PROP_HEIGHT:
+      g_value_set_int (value, self->height);
+      break;
+    case PROP_BACKGROUND_COLOR:
+      g_value_set_uint (value, self->background);
+      break;
+    case PROP_POINT_SIZE:
+      g_value_set_uint (value, self->point_size);
+      break;
+    case PROP_COLOR_BY:
+      g_value_set_enum (value, self->color_by);
+      break;
+    case PROP_HEIGHT_RANGE:
+      p3d_value_set_doubles (value, self->height_range, 2);
+      break;
+    case PROP_INTENSITY_RANGE:
+      p3d_value_set_doubles (value, self->intensity_range, 2);
+      break;
+    case PROP_SHOW_SCORES:
+      g_value_set_boolean (value, self->show_scores);
+      break;
+    case PROP_GRID_SPACING:
+      g_value_set_double (value, self->grid_spacing);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static gpointer
+ref_pad (gconstpointer pad, gpointer unused)
+{
+  return gst_object_ref ((gpointer) pad);
+}
+
+/* The sink pads, each with a reference (free with
+ * g_list_free_full (pads, gst_object_unref)). */
+static GList *
+get_sink_pads (GstBevRender * self)
+{
+  GList *pads;
+
+  GST_OBJECT_LOCK (self);
+  pads = g_list_copy_deep (GST_ELEMENT (self)->sinkpads, ref_pad, NULL);
+  GST_OBJECT_UNLOCK (self);
+  return pads;
+}
+
+static void
+forget_all_buffers (GstBevRender * self)
+{
+  GList *pads = get_sink_pads (self), *l;
+
+  for (l = pads; l != NULL; l = l->next)
+    gst_bev_render_pad_forget (GST_BEV_RENDER_PAD (l->data));
+  g_list_free_full (pads, gst_object_unref);
+}
+
+static gboolean
+gst_bev_render_start (GstAggregator * agg)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  gdouble range[4], metres_per_pixel;
+  gint width, height;
+  P3dBevView view;
+  gchar *why = NULL;
+
+  GST_OBJECT_LOCK (self);
+  memcpy (range, self->range, sizeof (range));
+  metres_per_pixel = self->metres_per_pixel;
+  width = self->width;
+  height = self->height;
+  GST_OBJECT_UNLOCK (self);
+
+  /* Refuse bad geometry here, with the values, rather than as a failed
+   * negotiation later. */
+  if (!p3d_bev_view_init (&view, range, metres_per_pixel, width, height,
+          &why)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Invalid bevrender geometry: %s", why),
+        ("range <%g, %g, %g, %g>, metres-per-pixel %g, width %d, height %d",
+            range[0], range[1], range[2], range[3], metres_per_pixel, width,
+            height));
+    g_free (why);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (self, "%d x %d pixels at %g m per pixel, top edge x = %g, "
+      "left edge y = %g", view.width, view.height, view.metres_per_pixel,
+      view.top, view.left);
+  memcpy (self->view_range, range, sizeof (range));
+  self->view = view;
+  gst_video_info_init (&self->out_info);
+  self->fps_n = 0;
+  self->fps_d = 1;
+  self->base_time = GST_CLOCK_TIME_NONE;
+  self->frame_index = 0;
+  return TRUE;
+}
+
+static gboolean
+gst_bev_render_stop (GstAggregator * agg)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+
+  forget_all_buffers (self);
+  g_clear_pointer (&self->magnitudes, g_free);
+  self->n_magnitudes = 0;
+  return TRUE;
+}
+
+static GstFlowReturn
+gst_bev_render_flush (GstAggregator * agg)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+
+  forget_all_buffers (self);
+  self->base_time = GST_CLOCK_TIME_NONE;
+  self->frame_index = 0;
+  return GST_FLOW_OK;
+}
+
+static GstAggregatorPad *
+gst_bev_render_create_new_pad (GstAggregator * agg, GstPadTemplate * templ,
+    const gchar * req_name, const GstCaps * caps)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GstBevRenderPad *pad;
+  GstPad *existing;
+  const gchar *prefix;
+  gchar *name = NULL;
+  guint input, serial;
+
+  for (input = 0; input < GST_BEV_RENDER_N_INPUTS; input++)
+    if (g_strcmp0 (GST_PAD_TEMPLATE_NAME_TEMPLATE (templ),
+            inputs[input].name_template) == 0)
+      break;
+  if (input == GST_BEV_RENDER_N_INPUTS
+      || GST_PAD_TEMPLATE_DIRECTION (templ) != GST_PAD_SINK) {
+    GST_WARNING_OBJECT (self, "no sink pad template %s",
+        GST_PAD_TEMPLATE_NAME_TEMPLATE (templ));
+    return NULL;
+  }
+  prefix = inputs[input].prefix;
+
+  GST_OBJECT_LOCK (self);
+  if (req_name != NULL && g_str_has_prefix (req_name, prefix)
+      && strchr (req_name, '%') == NULL) {
+    gchar *end = NULL;
+    guint64 number = g_ascii_strtoull (req_name + strlen (prefix), &end, 10);
+
+    if (end == NULL || *end != '\0' || end == req_name + strlen (prefix)
+        || number > G_MAXUINT - 1) {
+      GST_OBJECT_UNLOCK (self);
+      GST_WARNING_OBJECT (self, "bad pad name %s: want %s<number>", req_name,
+          prefix);
+      return NULL;
+    }
+    serial = (guint) number;
+    self->next_serial[input] = MAX (self->next_serial[input], serial + 1);
+  } else {
+    serial = self->next_serial[input]++;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  name = g_strdup_printf ("%s%u", prefix, serial);
+  existing = gst_element_get_static_pad (GST_ELEMENT (self), name);
+  if (existing != NULL) {
+    GST_WARNING_OBJECT (self, "pad %s exists already", name);
+    gst_object_unref (existing);
+    g_free (name);
+    return NULL;
+  }
+  pad = g_object_new (GST_TYPE_BEV_RENDER_PAD, "name", name, "direction",
+      GST_PAD_SINK, "template", templ, NULL);
+  pad->input = (GstBevRenderInput) input;
+  g_free (name);
+  return GST_AGGREGATOR_PAD (pad);
+}
+
+/* What @caps say for a pad taking @input; FALSE when they do not fit. */
+static gboolean
+parse_format (GstBevRenderInput input, GstCaps * caps,
+    GstBevRenderFormat * format)
+{
+  GstCaps *media_caps = p3d_caps_without_features (caps);
+  gboolean ok = FALSE;
+
+  memset (format, 0, sizeof (*format));
+  switch (input) {
+    case GST_BEV_RENDER_INPUT_POINTS:
+      ok = p3d_point_cloud_info_from_caps (&format->points, media_caps);
+      if (ok) {
+        p3d_point_cloud_info_get_layout (&format->points, 0, &format->layout);
+        format->fps_n = format->points.fps_n;
+        format->fps_d = format->points.fps_d;
+      }
+      break;
+    case GST_BEV_RENDER_INPUT_VOXELS:
+      if (p3d_voxels_info_from_caps (&format->voxels, media_caps)) {
+        p3d_voxels_info_get_layout (&format->voxels, &format->layout);
+        format->fps_n = format->voxels.fps_n;
+        format->fps_d = format->voxels.fps_d;
+        ok = TRUE;
+      } else if (p3d_pillars_info_from_caps (&format->pillar_features,
+              media_caps)) {
+        format->pillars = TRUE;
+        p3d_pillars_info_get_layout (&format->pillar_features,
+            &format->layout);
+        format->fps_n = format->pillar_features.fps_n;
+        format->fps_d = format->pillar_features.fps_d;
+        ok = TRUE;
+      }
+      break;
+    case GST_BEV_RENDER_INPUT_FEATURES:
+      ok = p3d_bev_features_info_from_caps (&format->features, media_caps)
+          && p3d_bev_features_info_get_layout (&format->features,
+          &format->layout);
+      format->fps_n = format->features.fps_n;
+      format->fps_d = format->features.fps_d;
+      break;
+    case GST_BEV_RENDER_INPUT_BOXES:
+      ok = p3d_boxes3d_info_from_caps (&format->boxes, media_caps);
+      if (ok) {
+        p3d_boxes3d_info_get_layout (&format->boxes, &format->layout);
+        format->fps_n = format->boxes.fps_n;
+        format->fps_d = format->boxes.fps_d;
+      }
+      break;
+    default:
+      break;
+  }
+  gst_caps_unref (media_caps);
+  return ok;
+}
+
+/* The output framerate the inputs ask for: the highest in their caps,
+ * DEFAULT_FPS_N / DEFAULT_FPS_D when none has one. */
+static void
+preferred_framerate (GstBevRender * self, gint * fps_n, gint * fps_d)
+{
+  GList *l;
+
+  *fps_n = 0;
+  *fps_d = 1;
+  GST_OBJECT_LOCK (self);
+  for (l = GST_ELEMENT (self)->sinkpads; l != NULL; l = l->next) {
+    GstBevRenderPad *pad = l->data;
+
+    if (pad->negotiated && pad->format.fps_n > 0 && pad->format.fps_d > 0
+        && gst_util_fraction_compare (pad->format.fps_n, pad->format.fps_d,
+            *fps_n, *fps_d) > 0) {
+      *fps_n = pad->format.fps_n;
+      *fps_d = pad->format.fps_d;
+    }
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (*fps_n == 0) {
+    *fps_n = DEFAULT_FPS_N;
+    *fps_d = DEFAULT_FPS_D;
+  }
+}
+
+static gboolean
+gst_bev_render_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad,
+    GstEvent * event)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GstBevRenderPad *pad = GST_BEV_RENDER_PAD (aggpad);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstBevRenderFormat format;
+    GstCaps *caps;
+    gboolean ok;
+    gint fps_n, fps_d;
+
+    gst_event_parse_caps (event, &caps);
+    ok = parse_format (pad->input, caps, &format);
+    if (ok) {
+      GST_DEBUG_OBJECT (pad, "caps %" GST_PTR_FORMAT, caps);
+      pad->format = format;
+      pad->negotiated = TRUE;
+      /* a new input framerate may change the output's */
+      preferred_framerate (self, &fps_n, &fps_d);
+      if (self->fps_n > 0 && (fps_n != self->fps_n || fps_d != self->fps_d))
+        gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+    } else {
+      GST_WARNING_OBJECT (pad, "refused caps %" GST_PTR_FORMAT " (the "
+          "p3dcaps debug category says why)", caps);
+      pad->negotiated = FALSE;
+    }
+    /* our caps are not the output's: never forwarded */
+    gst_event_unref (event);
+    return ok;
+  }
+  return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, aggpad, event);
+}
+
+static gboolean
+gst_bev_render_sink_query (GstAggregator * agg, GstAggregatorPad * aggpad,
+    GstQuery * query)
+{
+  GstBevRenderPad *pad = GST_BEV_RENDER_PAD (aggpad);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
+    GstCaps *caps, *template_caps;
+    GstBevRenderFormat format;
+    gboolean ok;
+
+    /* the template, and caps the input can be drawn from (sizes, fields),
+     * so that bad caps are refused before they are sent */
+    gst_query_parse_accept_caps (query, &caps);
+    template_caps = gst_pad_get_pad_template_caps (GST_PAD (aggpad));
+    ok = gst_caps_is_subset (caps, template_caps)
+        && parse_format (pad->input, caps, &format);
+    gst_caps_unref (template_caps);
+    if (!ok)
+      GST_DEBUG_OBJECT (pad, "refused caps %" GST_PTR_FORMAT, caps);
+    gst_query_set_accept_caps_result (query, ok);
+    return TRUE;
+  }
+  return GST_AGGREGATOR_CLASS (parent_class)->sink_query (agg, aggpad, query);
+}
+
+/* The running time of @buffer's start on @aggpad; GST_CLOCK_TIME_NONE for a
+ * buffer without a timestamp or in a segment that is not in time. */
+static GstClockTime
+buffer_running_time (GstAggregatorPad * aggpad, GstBuffer * buffer)
+{
+  GstClockTime pts = GST_BUFFER_PTS (buffer), time = GST_CLOCK_TIME_NONE;
+
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    return GST_CLOCK_TIME_NONE;
+  GST_OBJECT_LOCK (aggpad);
+  if (aggpad->segment.format == GST_FORMAT_TIME)
+    time = gst_segment_to_running_time (&aggpad->segment, GST_FORMAT_TIME,
+        pts);
+  GST_OBJECT_UNLOCK (aggpad);
+  return time;
+}
+
+/* A buffer outside its time segment is dropped, as any element clips. */
+static GstBuffer *
+gst_bev_render_clip (GstAggregator * agg, GstAggregatorPad * aggpad,
+    GstBuffer * buffer)
+{
+  GstClockTime pts = GST_BUFFER_PTS (buffer);
+  gboolean outside;
+
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    return buffer;
+  GST_OBJECT_LOCK (aggpad);
+  outside = aggpad->segment.format == GST_FORMAT_TIME
+      && !GST_CLOCK_TIME_IS_VALID (gst_segment_to_running_time
+      (&aggpad->segment, GST_FORMAT_TIME, pts));
+  GST_OBJECT_UNLOCK (aggpad);
+  if (outside) {
+    GST_LOG_OBJECT (aggpad, "dropping %" GST_PTR_FORMAT ": outside the "
+        "segment", buffer);
+    gst_buffer_unref (buffer);
+    return NULL;
+  }
+  return buffer;
+}
+
+static GstFlowReturn
+gst_bev_render_update_src_caps (GstAggregator * agg, GstCaps * caps,
+    GstCaps ** ret)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GstCaps *ours;
+
+  /* the size is the properties'; the framerate is fixated later */
+  ours = gst_caps_new_simple ("video/x-raw",
+      "format", G_TYPE_STRING, "RGBA",
+      "width", G_TYPE_INT, self->view.width,
+      "height", G_TYPE_INT, self->view.height,
+      "framerate", GST_TYPE_FRACTION_RANGE, 1, G_MAXINT, G_MAXINT, 1,
+      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+  *ret = gst_caps_intersect_full (caps, ours, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (ours);
+  if (gst_caps_is_empty (*ret)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept RGBA video of %d x %d pixels",
+            self->view.width, self->view.height),
+        ("downstream caps %" GST_PTR_FORMAT "; set width, height or "
+            "metres-per-pixel to a size it takes", caps));
+    gst_caps_replace (ret, NULL);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  return GST_FLOW_OK;
+}
+
+static GstCaps *
+gst_bev_render_fixate_src_caps (GstAggregator * agg, GstCaps * caps)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GstStructure *s;
+  gint fps_n, fps_d;
+
+  preferred_framerate (self, &fps_n, &fps_d);
+  caps = gst_caps_truncate (gst_caps_make_writable (caps));
+  s = gst_caps_get_structure (caps, 0);
+  gst_structure_fixate_field_nearest_fraction (s, "framerate", fps_n, fps_d);
+  return gst_caps_fixate (caps);
+}
+
+/* Running time at which frame @index starts. */
+static GstClockTime
+frame_start (GstBevRender * self, guint64 index)
+{
+  return self->base_time + gst_util_uint64_scale (index,
+      (guint64) self->fps_d * GST_SECOND, (guint64) self->fps_n);
+}
+
+static gboolean
+gst_bev_render_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GstVideoInfo info;
+  GstClockTime duration;
+
+  if (!gst_video_info_from_caps (&info, caps)
+      || GST_VIDEO_INFO_FORMAT (&info) != GST_VIDEO_FORMAT_RGBA
+      || GST_VIDEO_INFO_WIDTH (&info) != self->view.width
+      || GST_VIDEO_INFO_HEIGHT (&info) != self->view.height
+      || GST_VIDEO_INFO_FPS_N (&info) <= 0
+      || GST_VIDEO_INFO_FPS_D (&info) <= 0) {
+    GST_WARNING_OBJECT (self, "cannot draw into %" GST_PTR_FORMAT, caps);
+    return FALSE;
+  }
+  /* a new rate: the frames go on from where they are */
+  if (GST_CLOCK_TIME_IS_VALID (self->base_time) && self->fps_n > 0
+      && (info.fps_n != self->fps_n || info.fps_d != self->fps_d)) {
+    self->base_time = frame_start (self, self->frame_index);
+    self->frame_index = 0;
+  }
+  self->out_info = info;
+  self->fps_n = info.fps_n;
+  self->fps_d = info.fps_d;
+  /* frame n is drawn once the buffers before its end are in */
+  duration = gst_util_uint64_scale_int (GST_SECOND, info.fps_d, info.fps_n);
+  gst_aggregator_set_latency (agg, duration, duration);
+  GST_INFO_OBJECT (self, "output %" GST_PTR_FORMAT, caps);
+  return GST_AGGREGATOR_CLASS (parent_class)->negotiated_src_caps (agg, caps);
+}
+
+/* Our own video buffer pool, whatever downstream offers: its buffers have
+ * the default RGBA stride that the drawing assumes through GstVideoFrame. */
+static gboolean
+gst_bev_render_decide_allocation (GstAggregator * agg, GstQuery * query)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GstBufferPool *pool;
+  GstStructure *config;
+  GstCaps *caps = NULL;
+  GstVideoInfo info;
+  guint size;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (caps == NULL || !gst_video_info_from_caps (&info, caps)) {
+    GST_WARNING_OBJECT (self, "allocation query without video caps");
+    return FALSE;
+  }
+  size = (guint) GST_VIDEO_INFO_SIZE (&info);
+  pool = gst_video_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, 2, 0);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    GST_WARNING_OBJECT (self, "video buffer pool refused its configuration");
+    gst_object_unref (pool);
+    return FALSE;
+  }
+  while (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_remove_nth_allocation_pool (query, 0);
+  gst_query_add_allocation_pool (query, pool, size, 2, 0);
+  gst_object_unref (pool);
+  return TRUE;
+}
+
+static GstClockTime
+gst_bev_render_get_next_time (GstAggregator * agg)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+
+  /* live: frame n is made when the clock passes its end (plus latency) */
+  if (!GST_CLOCK_TIME_IS_VALID (self->base_time) || self->fps_n <= 0)
+    return GST_CLOCK_TIME_NONE;
+  return frame_start (self, self->frame_index + 1);
+}
+
+/* Makes @buffer, whose start is at running time @time, the one @pad draws
+ * (takes it). */
+static GstFlowReturn
+take_buffer (GstBevRender * self, GstBevRenderPad * pad, GstBuffer * buffer,
+    GstClockTime time)
+{
+  gboolean gap = GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_GAP)
+      && gst_buffer_get_size (buffer) == 0;
+  GstClockTime duration = GST_BUFFER_DURATION (buffer);
+  gchar *why = NULL;
+
+  if (!pad->negotiated) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Pad %s received a buffer without accepted caps",
+            GST_PAD_NAME (pad)), ("%" GST_PTR_FORMAT, buffer));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!gap && !p3d_tensor_layout_check_buffer (&pad->format.layout, buffer,
+          &why)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Buffer on pad %s does not hold the tensors of its caps",
+            GST_PAD_NAME (pad)), ("%s", why));
+    g_free (why);
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  GST_LOG_OBJECT (pad, "taking %" GST_PTR_FORMAT, buffer);
+  gst_buffer_replace (&pad->current, NULL);
+  /* a gap: nothing to draw for its time */
+  if (gap)
+    gst_buffer_unref (buffer);
+  else
+    pad->current = buffer;
+  pad->current_format = pad->format;
+  pad->current_time = time;
+  pad->current_end = GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID (time) && GST_CLOCK_TIME_IS_VALID (duration))
+    pad->current_end = time + duration;
+  pad->took = TRUE;
+  if (!GST_CLOCK_TIME_IS_VALID (time))
+    pad->took_untimed = TRUE;
+  return GST_FLOW_OK;
+}
+
+/* Takes the buffers of @pad that start before @end, the newest last. Sets
+ * @wait when a buffer for this frame may still come (the pad is empty,
+ * not at EOS, and what it has does not last to @end). */
+static GstFlowReturn
+select_buffer (GstBevRender * self, GstBevRenderPad * pad, GstClockTime end,
+    gboolean * wait)
+{
+  GstAggregatorPad *aggpad = GST_AGGREGATOR_PAD (pad);
+  GstBuffer *buffer;
+
+  *wait = FALSE;
+  while ((buffer = gst_aggregator_pad_peek_buffer (aggpad)) != NULL) {
+    GstClockTime time = buffer_running_time (aggpad, buffer);
+    gboolean for_this_frame = GST_CLOCK_TIME_IS_VALID (time) ? time < end :
+        !pad->took_untimed;
+    GstFlowReturn ret;
+
+    gst_buffer_unref (buffer);
+    if (!for_this_frame)
+      return GST_FLOW_OK;
+    buffer = gst_aggregator_pad_pop_buffer (aggpad);
+    if (buffer == NULL)
+      break;
+    ret = take_buffer (self, pad, buffer, time);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  if (gst_aggregator_pad_is_eos (aggpad))
+    return GST_FLOW_OK;
+  if (pad->took_untimed)
+    return GST_FLOW_OK;
+  if (GST_CLOCK_TIME_IS_VALID (pad->current_end) && pad->current_end >= end)
+    return GST_FLOW_OK;
+  *wait = TRUE;
+  return GST_FLOW_OK;
+}
+
+/* The earliest running time among the buffers queued, or
+ * GST_CLOCK_TIME_NONE. */
+static GstClockTime
+earliest_time (GList * pads)
+{
+  GstClockTime earliest = GST_CLOCK_TIME_NONE;
+  GList *l;
+
+  for (l = pads; l != NULL; l = l->next) {
+    GstAggregatorPad *aggpad = l->data;
+    GstBuffer *buffer = gst_aggregator_pad_peek_buffer (aggpad);
+    GstClockTime time;
+
+    if (buffer == NULL)
+      continue;
+    time = buffer_running_time (aggpad, buffer);
+    gst_buffer_unref (buffer);
+    if (GST_CLOCK_TIME_IS_VALID (time)
+        && (!GST_CLOCK_TIME_IS_VALID (earliest) || time < earliest))
+      earliest = time;
+  }
+  return earliest;
+}
+
+/* What the drawing of one frame reads from the properties. */
+typedef struct
+{
+  P3dBevColor background;
+  guint point_size;
+  GstBevRenderColorBy color_by;
+  gdouble height_range[2];
+  gdouble intensity_range[2];
+  gboolean show_scores;
+  gdouble grid_spacing;
+} RenderSettings;
+
+static void
+read_settings (GstBevRender * self, RenderSettings * settings)
+{
+  GST_OBJECT_LOCK (self);
+  settings->background = self->background;
+  settings->point_size = self->point_size;
+  settings->color_by = self->color_by;
+  memcpy (settings->height_range, self->height_range,
+      sizeof (settings->height_range));
+  memcpy (settings->intensity_range, self->intensity_range,
+      sizeof (settings->intensity_range));
+  settings->show_scores = self->show_scores;
+  settings->grid_spacing = self->grid_spacing;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstFlowReturn
+draw_points (GstBevRender * self, GstBevRenderPad * pad,
+    P3dBevCanvas * canvas, const RenderSettings * settings,
+    const P3dTensorMap * map)
+{
+  const P3dPointCloudInfo *info = &pad->current_format.points;
+  P3dBevPoints points;
+
+  points.data = map->data[0];
+  points.stride = P3D_POINT_CLOUD_INFO_STRIDE (info);
+  points.count = map->size[0] / points.stride;
+  points.size = settings->point_size;
+  if (settings->color_by == GST_BEV_RENDER_COLOR_BY_INTENSITY
+      && info->finfo->intensity >= 0) {
+    points.value_channel = (guint) info->finfo->intensity;
+    points.low = settings->intensity_range[0];
+    points.high = settings->intensity_range[1];
+  } else {
+    if (settings->color_by == GST_BEV_RENDER_COLOR_BY_INTENSITY
+        && !pad->warned_no_intensity) {
+      GST_WARNING_OBJECT (pad, "points of format %s have no intensity: "
+          "coloured by height", info->finfo->name);
+      pad->warned_no_intensity = TRUE;
+    }
+    points.value_channel = 2;
+    points.low = settings->height_range[0];
+    points.high = settings->height_range[1];
+  }
+  p3d_bev_canvas_draw_points (canvas, &self->view, &points);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+draw_voxels (GstBevRender * self, GstBevRenderPad * pad,
+    P3dBevCanvas * canvas, const P3dTensorMap * map)
+{
+  const GstBevRenderFormat *format = &pad->current_format;
+  const P3dVoxelGrid *grid = format->pillars ?
+      &format->pillar_features.grid : &format->voxels.grid;
+  guint max_voxels = format->pillars ? format->pillar_features.max_voxels :
+      format->voxels.max_voxels;
+  const guint8 *coords = map->data[format->pillars ?
+      P3D_PILLARS_TENSOR_COORDS : P3D_VOXELS_TENSOR_COORDS];
+  const guint8 *num_points = format->pillars ? NULL :
+      map->data[P3D_VOXELS_TENSOR_NUM_POINTS];
+  guint32 count, i, outside = 0;
+
+  memcpy (&count, map->data[format->pillars ? P3D_PILLARS_TENSOR_COUNT :
+          P3D_VOXELS_TENSOR_COUNT], sizeof (count));
+  if (count > max_voxels) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Voxel count %u on pad %s is more than max-voxels %u", count,
+            GST_PAD_NAME (pad), max_voxels), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  for (i = 0; i < count; i++) {
+    gint32 coord[4];
+    gdouble x0, y0;
+
+    if (num_points != NULL) {
+      guint32 n;
+
+      memcpy (&n, num_points + (gsize) i * 4, sizeof (n));
+      if (n == 0)
+        continue;
+    }
+    /* (batch, z, y, x) */
+    memcpy (coord, coords + (gsize) i * 16, sizeof (coord));
+    if (coord[3] < 0 || (guint) coord[3] >= grid->grid[0] || coord[2] < 0
+        || (guint) coord[2] >= grid->grid[1]) {
+      outside++;
+      continue;
+    }
+    x0 = grid->range[0] + coord[3] * grid->voxel_size[0];
+    y0 = grid->range[1] + coord[2] * grid->voxel_size[1];
+    p3d_bev_canvas_fill_rect (canvas, &self->view, x0, y0,
+        x0 + grid->voxel_size[0], y0 + grid->voxel_size[1], OCCUPANCY_COLOR);
+  }
+  if (outside > 0)
+    GST_WARNING_OBJECT (pad, "%u voxels with coordinates outside the grid "
+        "%u x %u not drawn", outside, grid->grid[0], grid->grid[1]);
+  return GST_FLOW_OK;
+}
+
+/* The L2 norm over the channels of every cell, into self->magnitudes. */
+static void
+compute_magnitudes (GstBevRender * self, const P3dBevFeaturesInfo * info,
+    const guint8 * data)
+{
+  gsize n_cells = (gsize) info->width * info->height, cell;
+  gboolean half = info->format == P3D_DATA_FORMAT_F16;
+  guint channel;
+
+  if (self->n_magnitudes < n_cells) {
+    g_free (self->magnitudes);
+    self->magnitudes = g_new (gfloat, n_cells);
+    self->n_magnitudes = n_cells;
+  }
+  memset (self->magnitudes, 0, n_cells * sizeof (gfloat));
+  for (channel = 0; channel < info->channels; channel++) {
+    const guint8 *plane = data + (gsize) channel * n_cells * (half ? 2 : 4);
+
+    for (cell = 0; cell < n_cells; cell++) {
+      gfloat value;
+
+      if (half) {
+        guint16 bits;
+
+        memcpy (&bits, plane + cell * 2, sizeof (bits));
+        value = p3d_half_to_float (bits);
+      } else {
+        memcpy (&value, plane + cell * 4, sizeof (value));
+      }
+      self->magnitudes[cell] += value * value;
+    }
+  }
+  for (cell = 0; cell < n_cells; cell++)
+    self->magnitudes[cell] = sqrtf (self->magnitudes[cell]);
+}
+
+static GstFlowReturn
+draw_features (GstBevRender * self, GstBevRenderPad * pad,
+    P3dBevCanvas * canvas, const P3dTensorMap * map)
+{
+  const P3dBevFeaturesInfo *info = &pad->current_format.features;
+  gdouble xmin, ymin, xmax, ymax;
+  P3dBevGrid grid;
+
+  /* without a range in the caps, the grid covers the range property */
+  if (info->has_range) {
+    xmin = info->range[0];
+    ymin = info->range[1];
+    xmax = info->range[3];
+    ymax = info->range[4];
+  } else {
+    xmin = self->view_range[0];
+    ymin = self->view_range[1];
+    xmax = self->view_range[2];
+    ymax = self->view_range[3];
+  }
+  compute_magnitudes (self, info, map->data[P3D_BEV_FEATURES_TENSOR_FEATURES]);
+  grid.columns = info->width;
+  grid.rows = info->height;
+  grid.x0 = xmin;
+  grid.y0 = ymin;
+  grid.rows_along_x = info->layout == P3D_BEV_FEATURES_LAYOUT_XY;
+  if (grid.rows_along_x) {
+    grid.x_step = (xmax - xmin) / info->height;
+    grid.y_step = (ymax - ymin) / info->width;
+  } else {
+    grid.x_step = (xmax - xmin) / info->width;
+    grid.y_step = (ymax - ymin) / info->height;
+  }
+  p3d_bev_canvas_draw_heat_map (canvas, &self->view, &grid, self->magnitudes);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+draw_boxes (GstBevRender * self, GstBevRenderPad * pad,
+    P3dBevCanvas * canvas, const RenderSettings * settings,
+    const P3dTensorMap * map)
+{
+  guint max_boxes = pad->current_format.boxes.max_boxes;
+  const guint8 *records = map->data[P3D_BOXES_TENSOR_RECORDS];
+  guint32 count, i;
+
+  memcpy (&count, map->data[P3D_BOXES_TENSOR_COUNT], sizeof (count));
+  if (count > max_boxes) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Box count %u on pad %s is more than max-boxes %u", count,
+            GST_PAD_NAME (pad), max_boxes), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  for (i = 0; i < count; i++) {
+    P3dBox3d box;
+
+    /* copied out: a tensor read from a file need not be aligned */
+    memcpy (&box, records + (gsize) i * P3D_BOX3D_RECORD_SIZE, sizeof (box));
+    p3d_bev_canvas_draw_box (canvas, &self->view, &box,
+        p3d_bev_color_for_label (box.label), settings->show_scores);
+  }
+  return GST_FLOW_OK;
+}
+
+/* Draws the buffer of @pad; host maps download CUDA memory. */
+static GstFlowReturn
+draw_input (GstBevRender * self, GstBevRenderPad * pad,
+    P3dBevCanvas * canvas, const RenderSettings * settings)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  P3dTensorMap map;
+  gchar *why = NULL;
+
+  if (!p3d_tensor_map (&map, pad->current, &pad->current_format.layout,
+          GST_MAP_READ, &why)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Cannot read the buffer of pad %s", GST_PAD_NAME (pad)), ("%s",
+            why));
+    g_free (why);
+    return GST_FLOW_ERROR;
+  }
+  switch (pad->input) {
+    case GST_BEV_RENDER_INPUT_POINTS:
+      ret = draw_points (self, pad, canvas, settings, &map);
+      break;
+    case GST_BEV_RENDER_INPUT_VOXELS:
+      ret = draw_voxels (self, pad, canvas, &map);
+      break;
+    case GST_BEV_RENDER_INPUT_FEATURES:
+      ret = draw_features (self, pad, canvas, &map);
+      break;
+    case GST_BEV_RENDER_INPUT_BOXES:
+      ret = draw_boxes (self, pad, canvas, settings, &map);
+      break;
+    default:
+      break;
+  }
+  p3d_tensor_unmap (&map);
+  return ret;
+}
+
+/* Draws every layer into @frame. */
+static GstFlowReturn
+draw_frame (GstBevRender * self, GList * pads, GstVideoFrame * frame)
+{
+  RenderSettings settings;
+  P3dBevCanvas canvas;
+  guint layer;
+  GList *l;
+
+  read_settings (self, &settings);
+  canvas.pixels = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  canvas.width = GST_VIDEO_FRAME_WIDTH (frame);
+  canvas.height = GST_VIDEO_FRAME_HEIGHT (frame);
+  canvas.stride = (gsize) GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+
+  p3d_bev_canvas_clear (&canvas, settings.background);
+  if (settings.grid_spacing > 0.0)
+    p3d_bev_canvas_draw_grid (&canvas, &self->view, settings.grid_spacing,
+        GRID_COLOR, AXIS_COLOR);
+  for (layer = 0; layer < GST_BEV_RENDER_N_INPUTS; layer++) {
+    for (l = pads; l != NULL; l = l->next) {
+      GstBevRenderPad *pad = l->data;
+      GstFlowReturn ret;
+
+      if (pad->input != layer || pad->current == NULL)
+        continue;
+      ret = draw_input (self, pad, &canvas, &settings);
+      if (ret != GST_FLOW_OK)
+        return ret;
+    }
+  }
+  return GST_FLOW_OK;
+}
+
+/* Draws the frame [@start, @end) of running time and pushes it. */
+static GstFlowReturn
+render_frame (GstBevRender * self, GList * pads, GstClockTime start,
+    GstClockTime end)
+{
+  GstAggregator *agg = GST_AGGREGATOR (self);
+  GstSegment *segment = &GST_AGGREGATOR_PAD (agg->srcpad)->segment;
+  GstBufferPool *pool = gst_aggregator_get_buffer_pool (agg);
+  GstBuffer *outbuf = NULL;
+  GstVideoFrame frame;
+  GstFlowReturn ret;
+  GstClockTime pts;
+  gint64 began;
+
+  if (pool != NULL) {
+    if (!gst_buffer_pool_is_active (pool)
+        && !gst_buffer_pool_set_active (pool, TRUE)) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Cannot activate the output buffer pool"), (NULL));
+      gst_object_unref (pool);
+      return GST_FLOW_ERROR;
+    }
+    ret = gst_buffer_pool_acquire_buffer (pool, &outbuf, NULL);
+    gst_object_unref (pool);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  } else {
+    outbuf = gst_buffer_new_allocate (NULL,
+        GST_VIDEO_INFO_SIZE (&self->out_info), NULL);
+  }
+  if (!gst_video_frame_map (&frame, &self->out_info, outbuf, GST_MAP_WRITE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Cannot map the output frame"), (NULL));
+    gst_buffer_unref (outbuf);
+    return GST_FLOW_ERROR;
+  }
+  began = g_get_monotonic_time ();
+  ret = draw_frame (self, pads, &frame);
+  gst_video_frame_unmap (&frame);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (outbuf);
+    return ret;
+  }
+  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT " at %" GST_TIME_FORMAT
+      " drawn in %" G_GINT64_FORMAT " us", self->frame_index,
+      GST_TIME_ARGS (start), g_get_monotonic_time () - began);
+
+  GST_OBJECT_LOCK (self);
+  pts = gst_segment_position_from_running_time (segment, GST_FORMAT_TIME,
+      start);
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    pts = start;
+  segment->position = pts + (end - start);
+  GST_OBJECT_UNLOCK (self);
+  GST_BUFFER_PTS (outbuf) = pts;
+  GST_BUFFER_DURATION (outbuf) = end - start;
+  gst_aggregator_selected_samples (agg, pts, GST_CLOCK_TIME_NONE, end - start,
+      NULL);
+  return gst_aggregator_finish_buffer (agg, outbuf);
+}
+
+static GstFlowReturn
+gst_bev_render_aggregate (GstAggregator * agg, gboolean timeout)
+{
+  GstBevRender *self = GST_BEV_RENDER (agg);
+  GList *pads = get_sink_pads (self), *l;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean wait = FALSE, took = FALSE, finished = TRUE;
+  GstClockTime start, end;
+
+  if (self->fps_n <= 0) {
+    ret = GST_FLOW_NOT_NEGOTIATED;
+    goto done;
+  }
+  if (!GST_CLOCK_TIME_IS_VALID (self->base_time)) {
+    self->base_time = earliest_time (pads);
+    if (!GST_CLOCK_TIME_IS_VALID (self->base_time))
+      self->base_time = 0;
+    self->frame_index = 0;
+  }
+  start = frame_start (self, self->frame_index);
+  end = frame_start (self, self->frame_index + 1);
+
+  for (l = pads; l != NULL; l = l->next) {
+    GstBevRenderPad *pad = l->data;
+    gboolean pad_wait;
+
+    ret = select_buffer (self, pad, end, &pad_wait);
+    if (ret != GST_FLOW_OK)
+      goto done;
+    wait |= pad_wait;
+    took |= pad->took;
+    if (!gst_aggregator_pad_is_eos (GST_AGGREGATOR_PAD (pad))
+        || gst_aggregator_pad_has_buffer (GST_AGGREGATOR_PAD (pad)))
+      finished = FALSE;
+  }
+  /* not live: a pad may still get a buffer for this frame */
+  if (wait && !timeout) {
+    ret = GST_AGGREGATOR_FLOW_NEED_DATA;
+    goto done;
+  }
+  /* every pad at EOS, and its last buffer drawn already */
+  if (finished && !took) {
+    GST_DEBUG_OBJECT (self, "every input is at EOS");
+    ret = GST_FLOW_EOS;
+    goto done;
+  }
+
+  ret = render_frame (self, pads, start, end);
+  for (l = pads; l != NULL; l = l->next) {
+    GstBevRenderPad *pad = l->data;
+
+    pad->took = FALSE;
+    pad->took_untimed = FALSE;
+  }
+  self->frame_index++;
+
+done:
+  g_list_free_full (pads, gst_object_unref);
+  return ret;
+}

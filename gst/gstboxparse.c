@@ -1,0 +1,890 @@
+/**
+ * SECTION:element-boxparse
+ * @title: boxparse
+ *
+ * Reads boxes from text, the JSON lines or KITTI label lines that boxenc
+ * writes (format), and outputs one application/x-boxes3d or
+ * application/x-boxes2d buffer per frame in system memory, with max-boxes
+ * records (the boxes read, then zeros) and the count.
+ *
+ * Frames: with frame-per-buffer, each input buffer is one frame (one file
+ * from multifilesrc; an empty file is an empty frame) and empty lines are
+ * ignored. Otherwise the text is a stream of lines, split anywhere between
+ * buffers (filesrc): a JSON frame line starts a frame, an empty line ends
+ * one (every empty line ends exactly one frame, so two in a row make an
+ * empty frame), and the end of the stream ends the last one. A frame's
+ * timestamp is its frame line's pts, else (frame-per-buffer) the input
+ * buffer's, else none; the output starts with a time segment of its own.
+ *
+ * The box type is box-type, or with auto the first line that tells (a
+ * frame line's "type", a JSON box with "x1" is 2D, with "x" 3D, KITTI lines
+ * are 3D), or what downstream prefers when a frame must go out first.
+ *
+ * A malformed line (not JSON, a missing field, a value that is not a
+ * number, the wrong number of KITTI fields, a line over 64 KiB, a NUL byte)
+ * is an error naming the line number and quoting the line, as is a frame
+ * line whose count differs from the boxes that follow it. Boxes beyond
+ * max-boxes are dropped with a warning (posted again only after a frame
+ * that fits). A KITTI type that is neither in labels nor a number drops
+ * its lines, with one warning per name. docs/elements/boxparse.md has the
+ * details.
+ *
+ * A raw record file (the tensors as filesink wrote them) needs no parser:
+ * multifilesrc location=boxes_%05d.bin caps="application/x-boxes3d,
+ * max-boxes=500" reads it back as it is.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=boxes.jsonl ! boxparse max-boxes=500 \
+ *   ! nms mode=bev-rotated ! boxenc ! fdsink
+ * gst-launch-1.0 multifilesrc location=label_%06d.txt stop-index=99 \
+ *   ! boxparse format=kitti frame-per-buffer=true ! boxenc ! fdsink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "gstboxparse.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_box_parse_debug);
+#define GST_CAT_DEFAULT gst_box_parse_debug
+
+enum
+{
+  PROP_0,
+  PROP_FORMAT,
+  PROP_MAX_BOXES,
+  PROP_BOX_TYPE,
+  PROP_LABELS,
+  PROP_FRAME_PER_BUFFER,
+};
+
+#define DEFAULT_FORMAT P3D_BOX_TEXT_JSON
+/* OpenPCDet's post-NMS maximum for KITTI. */
+#define DEFAULT_MAX_BOXES 500
+#define DEFAULT_BOX_TYPE P3D_BOX_TYPE_AUTO
+#define DEFAULT_LABELS P3D_BOX_TEXT_DEFAULT_LABELS
+#define DEFAULT_FRAME_PER_BUFFER FALSE
+
+/* A box line is about 200 bytes; anything this long is not text of ours
+ * (binary data, or a file without line ends) and is refused rather than
+ * buffered without bound. */
+#define MAX_LINE_LENGTH 65536
+/* How much of a bad line an error message quotes. */
+#define QUOTED_CHARS 160
+
+#define SINK_CAPS P3D_MEDIA_TYPE_JSON_LINES "; " P3D_MEDIA_TYPE_KITTI_LABELS \
+    "; text/plain"
+#define SRC_CAPS P3D_MEDIA_TYPE_BOXES3D "; " P3D_MEDIA_TYPE_BOXES2D
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (SINK_CAPS));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (SRC_CAPS));
+
+#define GST_TYPE_BOX_PARSE_BOX_TYPE (gst_box_parse_box_type_get_type ())
+static GType
+gst_box_parse_box_type_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {P3D_BOX_TYPE_AUTO, "From the text, else what downstream prefers",
+        "auto"},
+    {P3D_BOX_TYPE_3D, "3D boxes (application/x-boxes3d)", "3d"},
+    {P3D_BOX_TYPE_2D, "2D boxes (application/x-boxes2d)", "2d"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("P3dBoxType", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+#define gst_box_parse_parent_class parent_class
+G_DEFINE_TYPE (GstBoxParse, gst_box_parse, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (boxparse, "boxparse", GST_RANK_NONE,
+    GST_TYPE_BOX_PARSE);
+
+static void gst_box_parse_finalize (GObject * object);
+static void gst_box_parse_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_box_parse_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstStateChangeReturn gst_box_parse_change_state (GstElement * element,
+    GstStateChange transition);
+static GstFlowReturn gst_box_parse_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer);
+static gboolean gst_box_parse_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+static gboolean gst_box_parse_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+
+#define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_READY)
+
+static void
+gst_box_parse_class_init (GstBoxParseClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->finalize = gst_box_parse_finalize;
+  gobject_class->set_property = gst_box_parse_set_property;
+  gobject_class->get_property = gst_box_parse_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_FORMAT,
+      g_param_spec_enum ("format", "Format",
+          "The text read: json (boxenc's JSON lines) or kitti (KITTI label "
+          "lines, 3D boxes taken as LiDAR-frame boxes); the input caps do "
+          "not choose it", P3D_TYPE_BOX_TEXT_FORMAT, DEFAULT_FORMAT,
+          READY_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_MAX_BOXES,
+      g_param_spec_uint ("max-boxes", "Max boxes",
+          "Capacity of an output frame (the max-boxes of the caps); boxes "
+          "beyond it are dropped with a warning", 1, P3D_BOXES_MAX_BOXES,
+          DEFAULT_MAX_BOXES, READY_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_BOX_TYPE,
+      g_param_spec_enum ("box-type", "Box type",
+          "3d or 2d boxes out; auto takes it from the first line that tells "
+          "(KITTI: 3d), or from downstream if a frame goes out first",
+          GST_TYPE_BOX_PARSE_BOX_TYPE, DEFAULT_BOX_TYPE, READY_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_LABELS,
+      g_param_spec_string ("labels", "Labels",
+          "kitti: the type names of labels 0, 1, 2..., comma-separated; a "
+          "type that is a number is that label, any other type is dropped "
+          "with a warning", DEFAULT_LABELS, READY_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_FRAME_PER_BUFFER,
+      g_param_spec_boolean ("frame-per-buffer", "Frame per buffer",
+          "Each input buffer is one whole frame (one file from "
+          "multifilesrc); otherwise frames are delimited by JSON frame "
+          "lines, empty lines and the end of the stream",
+          DEFAULT_FRAME_PER_BUFFER, READY_FLAGS));
+
+  gst_element_class_set_static_metadata (element_class, "Box parser",
+      "Codec/Parser/Boxes",
+      "JSON lines or KITTI label lines to 3D or 2D boxes",
+      "gst-perception developers");
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_box_parse_change_state);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_BOX_PARSE_BOX_TYPE, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_BOX_TEXT_FORMAT, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_box_parse_debug, "boxparse", 0,
+      "JSON lines or KITTI labels to boxes");
+}
+
+static void
+gst_box_parse_init (GstBoxParse * self)
+{
+  gchar *why = NULL;
+
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_box_parse_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_box_parse_sink_event));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_set_query_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_box_parse_src_query));
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->format = DEFAULT_FORMAT;
+  self->max_boxes = DEFAULT_MAX_BOXES;
+  self->box_type = DEFAULT_BOX_TYPE;
+  self->labels_text = g_strdup (DEFAULT_LABELS);
+  self->labels = p3d_box_text_parse_labels (DEFAULT_LABELS, &why);
+  self->frame_per_buffer = DEFAULT_FRAME_PER_BUFFER;
+  self->partial = g_string_new (NULL);
+}
+
+static void
+gst_box_parse_finalize (GObject * object)
+{
+  GstBoxParse *self = GST_BOX_PARSE (object);
+
+  g_free (self->labels_text);
+  g_strfreev (self->labels);
+  g_strfreev (self->stream_labels);
+  g_free (self->records);
+  g_string_free (self->partial, TRUE);
+  if (self->unknown_labels)
+    g_hash_table_unref (self->unknown_labels);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_box_parse_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstBoxParse *self = GST_BOX_PARSE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_FORMAT:
+      self->format = g_value_get_enum (value);
+      break;
+    case PROP_MAX_BOXES:
+      self->max_boxes = g_value_get_uint (value);
+      break;
+    case PROP_BOX_TYPE:
+      self->box_type = g_value_get_enum (value);
+      break;
+    case PROP_LABELS:{
+      const gchar *text = g_value_get_string (value);
+      gchar *why = NULL;
+      gchar **labels = p3d_box_text_parse_labels (text, &why);
+
+      if (labels == NULL) {
+        GST_WARNING_OBJECT (self, "labels \"%s\" ignored: %s", text, why);
+        g_free (why);
+        break;
+      }
+      g_free (self->labels_text);
+      self->labels_text = g_strdup (text ? text : "");
+      g_strfreev (self->labels);
+      self->labels = labels;
+      break;
+    }
+    case PROP_FRAME_PER_BUFFER:
+      self->frame_per_buffer = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_box_parse_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstBoxParse *self = GST_BOX_PARSE (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_FORMAT:
+      g_value_set_enum (value, self->format);
+      break;
+    case PROP_MAX_BOXES:
+      g_value_set_uint (value, self->max_boxes);
+      break;
+    case PROP_BOX_TYPE:
+      g_value_set_enum (value, self->box_type);
+      break;
+    case PROP_LABELS:
+      g_value_set_string (value, self->labels_text);
+      break;
+    case PROP_FRAME_PER_BUFFER:
+      g_value_set_boolean (value, self->frame_per_buffer);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static gsize
+record_size (P3dBoxKind kind)
+{
+  return kind == P3D_BOX_KIND_2D ? P3D_BOX2D_RECORD_SIZE :
+      P3D_BOX3D_RECORD_SIZE;
+}
+
+static void
+frame_reset (GstBoxParse * self)
+{
+  self->frame_open = FALSE;
+  self->frame_has_header = FALSE;
+  self->frame_header_line = 0;
+  self->frame_pts = P3D_BOX_TEXT_NO_PTS;
+  self->frame_count = -1;
+  self->n_records = 0;
+  self->n_box_lines = 0;
+}
+
+/* Forgets the text read so far, at the start and after a flush. */
+static void
+stream_reset (GstBoxParse * self)
+{
+  g_string_truncate (self->partial, 0);
+  self->line_number = 0;
+  self->buffer_number = 0;
+  self->need_segment = TRUE;
+  self->saturated = FALSE;
+  self->failed = FALSE;
+  frame_reset (self);
+}
+
+static void
+stream_start (GstBoxParse * self)
+{
+  P3dBoxType box_type;
+
+  GST_OBJECT_LOCK (self);
+  self->stream_format = self->format;
+  self->stream_max_boxes = self->max_boxes;
+  g_strfreev (self->stream_labels);
+  self->stream_labels = g_strdupv (self->labels);
+  self->stream_frame_per_buffer = self->frame_per_buffer;
+  box_type = self->box_type;
+  GST_OBJECT_UNLOCK (self);
+
+  self->kind = box_type == P3D_BOX_TYPE_3D ? P3D_BOX_KIND_3D :
+      box_type == P3D_BOX_TYPE_2D ? P3D_BOX_KIND_2D : P3D_BOX_KIND_UNKNOWN;
+  /* KITTI lines hold 3D boxes unless told otherwise. */
+  if (self->kind == P3D_BOX_KIND_UNKNOWN
+      && self->stream_format == P3D_BOX_TEXT_KITTI)
+    self->kind = P3D_BOX_KIND_3D;
+  g_free (self->records);
+  self->records = g_malloc0 ((gsize) self->stream_max_boxes *
+      P3D_BOX3D_RECORD_SIZE);
+  self->caps_sent = FALSE;
+  self->segment_seqnum = GST_SEQNUM_INVALID;
+  self->frames_out = 0;
+  if (self->unknown_labels)
+    g_hash_table_unref (self->unknown_labels);
+  self->unknown_labels = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, NULL);
+  stream_reset (self);
+}
+
+static void
+stream_stop (GstBoxParse * self)
+{
+  g_clear_pointer (&self->records, g_free);
+  g_clear_pointer (&self->stream_labels, g_strfreev);
+  g_clear_pointer (&self->unknown_labels, g_hash_table_unref);
+  g_string_truncate (self->partial, 0);
+}
+
+static GstStateChangeReturn
+gst_box_parse_change_state (GstElement * element, GstStateChange transition)
+{
+  GstBoxParse *self = GST_BOX_PARSE (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    stream_start (self);
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    stream_stop (self);
+  return ret;
+}
+
+static GstCaps *
+caps_for_kind (P3dBoxKind kind, guint max_boxes)
+{
+  if (kind == P3D_BOX_KIND_2D) {
+    P3dBoxes2dInfo info;
+
+    p3d_boxes2d_info_init (&info);
+    info.max_boxes = max_boxes;
+    return p3d_boxes2d_info_to_caps (&info);
+  } else {
+    P3dBoxes3dInfo info;
+
+    p3d_boxes3d_info_init (&info);
+    info.max_boxes = max_boxes;
+    return p3d_boxes3d_info_to_caps (&info);
+  }
+}
+
+/* The caps this element can output now: the kind known, or both. */
+static GstCaps *
+possible_caps (GstBoxParse * self)
+{
+  GstCaps *caps;
+  P3dBoxKind kind;
+  guint max_boxes;
+
+  caps = gst_pad_get_current_caps (self->srcpad);
+  if (caps != NULL)
+    return caps;
+  GST_OBJECT_LOCK (self);
+  if (GST_STATE (self) >= GST_STATE_PAUSED) {
+    kind = self->kind;
+    max_boxes = self->stream_max_boxes;
+  } else {
+    kind = self->box_type == P3D_BOX_TYPE_3D ? P3D_BOX_KIND_3D :
+        self->box_type == P3D_BOX_TYPE_2D ? P3D_BOX_KIND_2D :
+        self->format == P3D_BOX_TEXT_KITTI ? P3D_BOX_KIND_3D :
+        P3D_BOX_KIND_UNKNOWN;
+    max_boxes = self->max_boxes;
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (kind != P3D_BOX_KIND_UNKNOWN)
+    return caps_for_kind (kind, max_boxes);
+  caps = caps_for_kind (P3D_BOX_KIND_3D, max_boxes);
+  return gst_caps_merge (caps, caps_for_kind (P3D_BOX_KIND_2D, max_boxes));
+}
+
+static gboolean
+gst_box_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstBoxParse *self = GST_BOX_PARSE (parent);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    GstCaps *filter, *caps = possible_caps (self);
+
+    gst_query_parse_caps (query, &filter);
+    if (filter != NULL) {
+      GstCaps *filtered = gst_caps_intersect_full (filter, caps,
+          GST_CAPS_INTERSECT_FIRST);
+
+      gst_caps_unref (caps);
+      caps = filtered;
+    }
+    gst_query_set_caps_result (query, caps);
+    gst_caps_unref (caps);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* Sends the caps and the segment before the first frame. With the kind
+ * still unknown (no line has told), downstream's first choice decides. */
+static gboolean
+ensure_caps_and_segment (GstBoxParse * self)
+{
+  if (!self->caps_sent) {
+    GstCaps *caps;
+
+    if (self->kind == P3D_BOX_KIND_UNKNOWN) {
+      GstCaps *ours = possible_caps (self);
+      GstCaps *peer = gst_pad_peer_query_caps (self->srcpad, ours);
+
+      self->kind = P3D_BOX_KIND_3D;
+      if (peer != NULL && !gst_caps_is_empty (peer)
+          && gst_structure_has_name (gst_caps_get_structure (peer, 0),
+              P3D_MEDIA_TYPE_BOXES2D))
+        self->kind = P3D_BOX_KIND_2D;
+      gst_caps_unref (ours);
+      if (peer != NULL)
+        gst_caps_unref (peer);
+      GST_DEBUG_OBJECT (self, "no line gave the box type: %s from "
+          "downstream", self->kind == P3D_BOX_KIND_2D ? "2d" : "3d");
+    }
+    caps = caps_for_kind (self->kind, self->stream_max_boxes);
+    if (!gst_pad_push_event (self->srcpad, gst_event_new_caps (caps))) {
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Downstream does not accept %" GST_PTR_FORMAT, caps),
+          ("box-type decides between 3D and 2D boxes"));
+      gst_caps_unref (caps);
+      self->failed = TRUE;
+      return FALSE;
+    }
+    gst_caps_unref (caps);
+    self->caps_sent = TRUE;
+  }
+  if (self->need_segment) {
+    GstSegment segment;
+    GstEvent *event;
+
+    /* Our timestamps come from the text, not from upstream's bytes. */
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    event = gst_event_new_segment (&segment);
+    if (self->segment_seqnum != GST_SEQNUM_INVALID)
+      gst_event_set_seqnum (event, self->segment_seqnum);
+    gst_pad_push_event (self->srcpad, event);
+    self->need_segment = FALSE;
+  }
+  return TRUE;
+}
+
+/* Outputs the frame read so far, and starts the next one. */
+static GstFlowReturn
+finish_frame (GstBoxParse * self, GstClockTime fallback_pts)
+{
+  gsize size;
+  GstMemory *records, *count;
+  GstMapInfo info;
+  GstBuffer *buffer;
+  guint32 n_records = self->n_records;
+  guint dropped = self->n_box_lines - self->n_records;
+
+  if (self->frame_has_header && self->frame_count >= 0
+      && (guint64) self->frame_count != self->n_box_lines) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Frame line %" G_GUINT64_FORMAT " announced %" G_GINT64_FORMAT
+            " boxes, %u followed", self->frame_header_line, self->frame_count,
+            self->n_box_lines), ("truncated or edited text?"));
+    self->failed = TRUE;
+    return GST_FLOW_ERROR;
+  }
+  if (!ensure_caps_and_segment (self))
+    return GST_FLOW_NOT_NEGOTIATED;
+  size = record_size (self->kind);
+
+  if (dropped > 0) {
+    if (!self->saturated)
+      GST_ELEMENT_WARNING (self, STREAM, DECODE,
+          ("Frame %" G_GUINT64_FORMAT " has %u boxes, more than max-boxes "
+              "%u: the last %u were dropped", self->frames_out,
+              self->n_box_lines, self->stream_max_boxes, dropped),
+          ("posted again only after a frame that fits"));
+    GST_INFO_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %u boxes dropped",
+        self->frames_out, dropped);
+    self->saturated = TRUE;
+  } else {
+    self->saturated = FALSE;
+  }
+
+  records = gst_allocator_alloc (NULL, self->stream_max_boxes * size, NULL);
+  count = gst_allocator_alloc (NULL, sizeof (guint32), NULL);
+  if (records == NULL || count == NULL
+      || !gst_memory_map (records, &info, GST_MAP_WRITE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Cannot allocate a frame of %u boxes", self->stream_max_boxes),
+        (NULL));
+    self->failed = TRUE;
+    if (records)
+      gst_memory_unref (records);
+    if (count)
+      gst_memory_unref (count);
+    return GST_FLOW_ERROR;
+  }
+  memcpy (info.data, self->records, n_records * size);
+  memset (info.data + n_records * size, 0, info.size - n_records * size);
+  gst_memory_unmap (records, &info);
+  gst_memory_map (count, &info, GST_MAP_WRITE);
+  memcpy (info.data, &n_records, sizeof (n_records));
+  gst_memory_unmap (count, &info);
+
+  buffer = gst_buffer_new ();
+  gst_buffer_append_memory (buffer, records);
+  gst_buffer_append_memory (buffer, count);
+  GST_BUFFER_PTS (buffer) = self->frame_pts != P3D_BOX_TEXT_NO_PTS ?
+      self->frame_pts : fallback_pts;
+  GST_BUFFER_OFFSET (buffer) = self->frames_out;
+  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %u boxes, pts %"
+      GST_TIME_FORMAT, self->frames_out, n_records,
+      GST_TIME_ARGS (GST_BUFFER_PTS (buffer)));
+
+  self->frames_out++;
+  frame_reset (self);
+  return gst_pad_push (self->srcpad, buffer);
+}
+
+/* @line as an error message can show it: valid UTF-8, no control
+ * characters, at most QUOTED_CHARS characters. */
+static gchar *
+quote_line (const gchar * line)
+{
+  gchar *valid = g_utf8_make_valid (line, -1);
+  glong length = g_utf8_strlen (valid, -1);
+  gchar *quoted, *c;
+
+  if (length > QUOTED_CHARS) {
+    gchar *start = g_utf8_substring (valid, 0, QUOTED_CHARS);
+
+    quoted = g_strconcat (start, "...", NULL);
+    g_free (start);
+  } else {
+    quoted = g_strdup (valid);
+  }
+  for (c = quoted; *c != '\0'; c++)
+    if ((guchar) * c < 0x20 || *c == 0x7f)
+      *c = '?';
+  g_free (valid);
+  return quoted;
+}
+
+/* Where the current line is, for messages. */
+static gchar *
+line_place (GstBoxParse * self)
+{
+  if (self->stream_frame_per_buffer)
+    return g_strdup_printf ("line %" G_GUINT64_FORMAT " of input buffer %"
+        G_GUINT64_FORMAT, self->line_number, self->buffer_number);
+  return g_strdup_printf ("line %" G_GUINT64_FORMAT, self->line_number);
+}
+
+static GstFlowReturn
+line_error (GstBoxParse * self, const gchar * line, const gchar * why)
+{
+  gchar *place = line_place (self);
+  gchar *quoted = quote_line (line);
+
+  GST_ELEMENT_ERROR (self, STREAM, DECODE, ("Malformed %s: %s: \"%s\"",
+          place, why, quoted), ("format %s, frame %" G_GUINT64_FORMAT,
+          self->stream_format == P3D_BOX_TEXT_JSON ? "json" : "kitti",
+          self->frames_out));
+  self->failed = TRUE;
+  g_free (place);
+  g_free (quoted);
+  return GST_FLOW_ERROR;
+}
+
+static void
+warn_unknown_label (GstBoxParse * self, const gchar * name)
+{
+  gchar *quoted = quote_line (name);
+
+  GST_INFO_OBJECT (self, "line %" G_GUINT64_FORMAT ": type \"%s\" dropped",
+      self->line_number, quoted);
+  if (!g_hash_table_contains (self->unknown_labels, name)) {
+    gchar *place = line_place (self);
+
+    g_hash_table_add (self->unknown_labels, g_strdup (name));
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Type \"%s\" (%s) is not in labels: its lines are dropped", quoted,
+            place), ("labels: add the name, or write label numbers"));
+    g_free (place);
+  }
+  g_free (quoted);
+}
+
+static GstFlowReturn
+add_box (GstBoxParse * self, const P3dBoxLine * parsed)
+{
+  if (self->kind == P3D_BOX_KIND_UNKNOWN)
+    self->kind = parsed->kind;
+  if (self->n_records < self->stream_max_boxes) {
+    gsize size = record_size (self->kind);
+    guint8 *dst = self->records + self->n_records * size;
+
+    if (self->kind == P3D_BOX_KIND_3D)
+      memcpy (dst, &parsed->box3d, size);
+    else
+      memcpy (dst, &parsed->box2d, size);
+    self->n_records++;
+  }
+  self->n_box_lines++;
+  self->frame_open = TRUE;
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+start_frame (GstBoxParse * self, const gchar * line, const P3dBoxLine * parsed)
+{
+  GstFlowReturn flow = GST_FLOW_OK;
+
+  if (self->stream_frame_per_buffer && self->frame_open)
+    return line_error (self, line, "a second frame line, or a frame line "
+        "after boxes, in one input buffer (frame-per-buffer)");
+  if (self->frame_open)
+    flow = finish_frame (self, GST_CLOCK_TIME_NONE);
+  if (flow != GST_FLOW_OK)
+    return flow;
+  if (self->kind == P3D_BOX_KIND_UNKNOWN)
+    self->kind = parsed->kind;
+  self->frame_open = TRUE;
+  self->frame_has_header = TRUE;
+  self->frame_header_line = self->line_number;
+  self->frame_pts = parsed->pts;
+  self->frame_count = parsed->count;
+  return GST_FLOW_OK;
+}
+
+/* One line, without its '\n', NUL-terminated and writable. */
+static GstFlowReturn
+process_line (GstBoxParse * self, gchar * line, gsize length)
+{
+  P3dBoxLine parsed;
+  P3dBoxLineType type;
+  GstFlowReturn flow = GST_FLOW_OK;
+  gchar *why = NULL;
+
+  self->line_number++;
+  if (length > 0 && line[length - 1] == '\r')
+    line[--length] = '\0';
+  if (memchr (line, '\0', length) != NULL)
+    return line_error (self, line, "a NUL byte (binary data?)");
+
+  if (self->stream_format == P3D_BOX_TEXT_JSON)
+    type = p3d_box_text_parse_json (line, self->kind, &parsed, &why);
+  else
+    type = p3d_box_text_parse_kitti (line, self->kind, self->stream_labels,
+        &parsed, &why);
+
+  switch (type) {
+    case P3D_BOX_LINE_BLANK:
+      /* Every empty line ends one frame, so frames of KITTI lines, empty
+       * ones too, come back as boxenc separate-frames=true wrote them. */
+      if (!self->stream_frame_per_buffer)
+        flow = finish_frame (self, GST_CLOCK_TIME_NONE);
+      break;
+    case P3D_BOX_LINE_FRAME:
+      flow = start_frame (self, line, &parsed);
+      break;
+    case P3D_BOX_LINE_BOX:
+      flow = add_box (self, &parsed);
+      break;
+    case P3D_BOX_LINE_UNKNOWN_LABEL:
+      warn_unknown_label (self, why);
+      break;
+    case P3D_BOX_LINE_ERROR:
+    default:
+      flow = line_error (self, line, why ? why : "unreadable");
+      break;
+  }
+  g_free (why);
+  return flow;
+}
+
+static GstFlowReturn
+line_too_long (GstBoxParse * self)
+{
+  gchar *why = g_strdup_printf ("longer than %u bytes (binary data, or no "
+      "line ends?)", MAX_LINE_LENGTH);
+  GstFlowReturn flow;
+
+  self->line_number++;
+  flow = line_error (self, self->partial->str, why);
+  g_free (why);
+  g_string_truncate (self->partial, 0);
+  return flow;
+}
+
+/* Adds @length bytes to the line being gathered, within the limit. */
+static gboolean
+gather (GstBoxParse * self, const gchar * text, gsize length)
+{
+  if (self->partial->len + length > MAX_LINE_LENGTH) {
+    /* Enough of it for the error message to quote. */
+    if (self->partial->len < QUOTED_CHARS)
+      g_string_append_len (self->partial, text, MIN (length, QUOTED_CHARS));
+    return FALSE;
+  }
+  g_string_append_len (self->partial, text, length);
+  return TRUE;
+}
+
+static GstFlowReturn
+process_gathered (GstBoxParse * self)
+{
+  GstFlowReturn flow = process_line (self, self->partial->str,
+      self->partial->len);
+
+  g_string_truncate (self->partial, 0);
+  return flow;
+}
+
+/* Reads the lines of @size bytes of text. An unfinished last line waits
+ * for the next buffer, unless @last_line_ends here (frame-per-buffer). */
+static GstFlowReturn
+read_lines (GstBoxParse * self, const gchar * text, gsize size,
+    gboolean last_line_ends)
+{
+  const gchar *p = text, *end = text + size;
+  GstFlowReturn flow = GST_FLOW_OK;
+
+  while (p < end && flow == GST_FLOW_OK) {
+    const gchar *newline = memchr (p, '\n', end - p);
+    const gchar *stop = newline ? newline : end;
+
+    if (!gather (self, p, stop - p))
+      return line_too_long (self);
+    if (newline == NULL) {
+      if (last_line_ends)
+        flow = process_gathered (self);
+      break;
+    }
+    flow = process_gathered (self);
+    p = newline + 1;
+  }
+  return flow;
+}
+
+static GstFlowReturn
+gst_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstBoxParse *self = GST_BOX_PARSE (parent);
+  GstFlowReturn flow = GST_FLOW_OK;
+  GstMapInfo info;
+
+  if (self->failed) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (gst_buffer_get_size (buffer) > 0) {
+    if (!gst_buffer_map (buffer, &info, GST_MAP_READ)) {
+      GST_ELEMENT_ERROR (self, STREAM, DECODE, ("Cannot read input buffer"),
+          (NULL));
+      self->failed = TRUE;
+      gst_buffer_unref (buffer);
+      return GST_FLOW_ERROR;
+    }
+  } else {
+    info.data = NULL;
+    info.size = 0;
+  }
+
+  if (self->stream_frame_per_buffer) {
+    /* One file, one frame: its lines are numbered from 1. */
+    self->buffer_number++;
+    self->line_number = 0;
+    g_string_truncate (self->partial, 0);
+    flow = read_lines (self, (const gchar *) info.data, info.size, TRUE);
+    if (flow == GST_FLOW_OK)
+      flow = finish_frame (self, GST_BUFFER_PTS (buffer));
+  } else {
+    flow = read_lines (self, (const gchar *) info.data, info.size, FALSE);
+  }
+
+  if (info.size > 0)
+    gst_buffer_unmap (buffer, &info);
+  gst_buffer_unref (buffer);
+  return flow;
+}
+
+/* The end of the stream ends the last line and the last frame. A last
+ * line of white space without a line end is no empty line. */
+static GstFlowReturn
+drain (GstBoxParse * self)
+{
+  GstFlowReturn flow = GST_FLOW_OK;
+  const gchar *c;
+  gboolean blank = TRUE;
+
+  if (self->stream_frame_per_buffer || self->failed)
+    return GST_FLOW_OK;
+  for (c = self->partial->str; *c != '\0' && blank; c++)
+    blank = g_ascii_isspace (*c);
+  if (self->partial->len > 0 && !blank)
+    flow = process_gathered (self);
+  g_string_truncate (self->partial, 0);
+  if (flow == GST_FLOW_OK && self->frame_open)
+    flow = finish_frame (self, GST_CLOCK_TIME_NONE);
+  return flow;
+}
+
+static gboolean
+gst_box_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstBoxParse *self = GST_BOX_PARSE (parent);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:
+      /* Any text: format says how to read it, and our caps come later. */
+      gst_event_unref (event);
+      return TRUE;
+    case GST_EVENT_SEGMENT:
+      /* Upstream's segment is in bytes; ours, in time, goes out with the
+       * first frame. */
+      self->segment_seqnum = gst_event_get_seqnum (event);
+      gst_event_unref (event);
+      return TRUE;
+    case GST_EVENT_EOS:
+      drain (self);
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      stream_reset (self);
+      break;
+    default:
+      break;
+  }
+  return gst_pad_event_default (pad, parent, event);
+}

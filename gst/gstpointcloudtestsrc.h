@@ -1,0 +1,76 @@
+/* pointcloudtestsrc: a synthetic spinning lidar over a street scene, the
+ * lidar counterpart of videotestsrc (application/x-point-cloud), or the
+ * scene's true or candidate boxes (application/x-boxes3d). */
+#ifndef __GST_POINT_CLOUD_TEST_SRC_H__
+#define __GST_POINT_CLOUD_TEST_SRC_H__
+
+#include <gst/base/gstpushsrc.h>
+
+#include "lidarscene.h"
+#include "p3dperception.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  GST_POINT_CLOUD_TEST_SRC_FORMAT_AUTO = 0,
+  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
+  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
+  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
+  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
+} GstPointCloudTestSrcFormat;
+
+typedef enum
+{
+  GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS = 0,
+  GST_POINT_CLOUD_TEST_SRC_EMIT_BOXES = 1,
+  GST_POINT_CLOUD_TEST_SRC_EMIT_CANDIDATES = 2,
+} GstPointCloudTestSrcEmit;
+
+#define GST_TYPE_POINT_CLOUD_TEST_SRC (gst_point_cloud_test_src_get_type ())
+G_DECLARE_FINAL_TYPE (GstPointCloudTestSrc, gst_point_cloud_test_src, GST,
+    POINT_CLOUD_TEST_SRC, GstPushSrc);
+
+struct _GstPointCloudTestSrc
+{
+  GstPushSrc parent;
+
+  /* properties, under the object lock */
+  P3dLidarSceneParams params;
+  GstPointCloudTestSrcFormat format;
+  GstPointCloudTestSrcEmit emit;
+  guint max_boxes;
+  guint candidates_per_object;
+  gint cuda_device_id;
+
+  /* streaming: copied from the properties in start() */
+  P3dLidarScene *scene;
+  GstPointCloudTestSrcEmit active_emit;
+  guint active_max_boxes;
+  guint active_candidates_per_object;
+  gint active_device_id;
+  gint fps_n;
+  gint fps_d;
+
+  /* negotiated */
+  P3dLidarChannels channels;
+  gsize point_size;
+  P3dTensorLayout layout;
+  GstBufferPool *pool;
+
+  /* a frame is written here, then copied into the buffer's tensor */
+  gfloat *points;
+  gsize points_size;
+  P3dBox3d *boxes;
+
+  /* without motion, the one frame, whose memories every buffer shares */
+  GstBuffer *frozen;
+  guint64 frame;
+  gboolean warned_truncated;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (pointcloudtestsrc);
+
+G_END_DECLS
+
+#endif /* __GST_POINT_CLOUD_TEST_SRC_H__ */

@@ -1,0 +1,395 @@
+/* bevpool on the nuScenes configuration BEVFusion runs (6 cameras, 80
+ * channels, 118 depth bins, 32 x 88 features from 256 x 704 images,
+ * 360 x 360 cells of 0.3 m, one z cell), with a real calibration, on random
+ * features and softmax-like depth: the geometry update and the pooling in
+ * F16 and F32, timed with CUDA events (warm, median of many runs), and the
+ * C reference for scale.
+ *
+ *   bench_bevpool .../demo_nuscenes/bevfusion_camera_matrices.json [runs]
+ *
+ * The JSON file gives the calibration (camera_intrinsics, camera2lidar,
+ * img_aug_matrix: per camera 4x4 row-major) and the DepthLSS grid
+ * (bevfusion_depth_lss_params_from_mmdet3d_config). */
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bevpool.h"
+#include "half.h"
+#include "p3dbench.h"
+
+typedef struct
+{
+  P3dBevGeometryCuda *geometry;
+  const P3dCameraCalib *calib;
+  const void *features, *depth;
+  void *out;
+  gboolean half_in, half_out;
+} Work;
+
+static P3dResult
+run_geometry (gpointer user_data, P3dCudaStream stream)
+{
+  Work *w = user_data;
+
+  return p3d_bevpool_geometry_compute_cuda (w->geometry, w->calib, stream);
+}
+
+static P3dResult
+run_pool (gpointer user_data, P3dCudaStream stream)
+{
+  Work *w = user_data;
+
+  return p3d_bevpool_cuda (w->geometry, w->features, w->depth, w->half_in,
+      w->out, w->half_out, stream);
+}
+
+typedef struct
+{
+  P3dBevGeometry *geometry;
+  const P3dCameraCalib *calib;
+  const void *features, *depth;
+  void *out;
+} HostWork;
+
+static void
+run_host_geometry (gpointer user_data)
+{
+  HostWork *w = user_data;
+
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cpu (w->geometry, w->calib));
+}
+
+static void
+run_host_pool (gpointer user_data)
+{
+  HostWork *w = user_data;
+
+  P3D_BENCH_CHECK (p3d_bevpool_cpu (w->geometry, w->features, w->depth,
+          FALSE, w->out, FALSE));
+}
+
+static JsonArray *
+member_array (JsonObject * object, const gchar * name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node)) {
+    g_printerr ("no array \"%s\" in the calibration file\n", name);
+    exit (1);
+  }
+  return json_node_get_array (node);
+}
+
+static gdouble
+number_at (JsonArray * array, guint index)
+{
+  JsonNode *node = index < json_array_get_length (array) ?
+      json_array_get_element (array, index) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)) {
+    g_printerr ("a number is missing in the calibration file\n");
+    exit (1);
+  }
+  return json_node_get_double (node);
+}
+
+/* camera -> 4 rows -> 4 numbers. */
+static void
+read_matrices (JsonObject * root, const gchar * name, guint cameras,
+    gsize offset, P3dCameraCalib * calib)
+{
+  JsonArray *all = member_array (root, name);
+  guint camera, row, col;
+
+  if (json_array_get_length (all) != cameras) {
+    g_printerr ("\"%s\" has %u cameras, not %u\n", name,
+        json_array_get_length (all), cameras);
+    exit (1);
+  }
+  for (camera = 0; camera < cameras; camera++) {
+    JsonArray *rows = json_array_get_array_element (all, camera);
+    gdouble *m = (gdouble *) ((guint8 *) & calib[camera] + offset);
+
+    for (row = 0; row < 4; row++) {
+      JsonArray *values = json_array_get_array_element (rows, row);
+
+      for (col = 0; col < 4; col++)
+        m[row * 4 + col] = number_at (values, col);
+    }
+  }
+}
+
+static void
+read_bound (JsonObject * grid, const gchar * name, gdouble bound[3])
+{
+  JsonArray *values = member_array (grid, name);
+  guint i;
+
+  for (i = 0; i < 3; i++)
+    bound[i] = number_at (values, i);
+}
+
+static P3dCameraCalib *
+load_calibration (const gchar * path, P3dBevPoolParams * params)
+{
+  JsonParser *parser = json_parser_new ();
+  GError *error = NULL;
+  JsonObject *root, *grid;
+  P3dCameraCalib *calib;
+  JsonArray *size;
+  guint cameras;
+
+  if (!json_parser_load_from_file (parser, path, &error)) {
+    g_printerr ("cannot read %s: %s\n", path, error->message);
+    exit (1);
+  }
+  root = json_node_get_object (json_parser_get_root (parser));
+  cameras = json_array_get_length (member_array (root, "camera_intrinsics"));
+  grid = json_object_get_object_member (root,
+      "bevfusion_depth_lss_params_from_mmdet3d_config");
+  if (grid == NULL) {
+    g_printerr ("%s has no DepthLSS parameters\n", path);
+    exit (1);
+  }
+  memset (params, 0, sizeof (*params));
+  params->cameras = cameras;
+  params->channels = (guint32) json_object_get_int_member (grid,
+      "out_channels");
+  size = member_array (grid, "image_size");     /* [height, width] */
+  params->image_height = (guint32) number_at (size, 0);
+  params->image_width = (guint32) number_at (size, 1);
+  size = member_array (grid, "feature_size");
+  params->feat_height = (guint32) number_at (size, 0);
+  params->feat_width = (guint32) number_at (size, 1);
+  read_bound (grid, "dbound", params->dbound);
+  read_bound (grid, "xbound", params->xbound);
+  read_bound (grid, "ybound", params->ybound);
+  read_bound (grid, "zbound", params->zbound);
+  params->rounding = P3D_BEV_ROUND_TRUNCATE;
+  params->layout = P3D_BEV_LAYOUT_YX;
+  P3D_BENCH_CHECK (p3d_bevpool_params_init (params));
+
+  calib = g_new0 (P3dCameraCalib, cameras);
+  read_matrices (root, "camera_intrinsics", cameras,
+      G_STRUCT_OFFSET (P3dCameraCalib, intrinsics), calib);
+  read_matrices (root, "camera2lidar", cameras,
+      G_STRUCT_OFFSET (P3dCameraCalib, camera_to_lidar), calib);
+  read_matrices (root, "img_aug_matrix", cameras,
+      G_STRUCT_OFFSET (P3dCameraCalib, img_aug), calib);
+  g_object_unref (parser);
+  return calib;
+}
+
+/* Features uniform in [-1, 1); depth a softmax of random logits over the
+ * bins of each pixel.  Deterministic (GLib's generator, fixed seed). */
+static void
+make_inputs (const P3dBevPoolParams * params, gfloat ** features,
+    gfloat ** depth)
+{
+  gsize n_features = p3d_bevpool_features_size (params);
+  gsize pixels = (gsize) params->feat_width * params->feat_height;
+  GRand *rand = g_rand_new_with_seed (5);
+  gdouble *logits = g_new (gdouble, params->depth_bins);
+  gsize i, d;
+
+  *features = g_new (gfloat, n_features);
+  *depth = g_new (gfloat, p3d_bevpool_depth_size (params));
+  for (i = 0; i < n_features; i++)
+    (*features)[i] = (gfloat) g_rand_double_range (rand, -1.0, 1.0);
+  for (i = 0; i < params->cameras * pixels; i++) {
+    gsize camera = i / pixels, pixel = i % pixels;
+    gdouble total = 0.0;
+
+    for (d = 0; d < params->depth_bins; d++) {
+      logits[d] = exp (g_rand_double_range (rand, 0.0, 6.0));
+      total += logits[d];
+    }
+    for (d = 0; d < params->depth_bins; d++)
+      (*depth)[(camera * params->depth_bins + d) * pixels + pixel] =
+          (gfloat) (logits[d] / total);
+  }
+  g_free (logits);
+  g_rand_free (rand);
+}
+
+static guint16 *
+to_half (const gfloat * values, gsize count)
+{
+  guint16 *out = g_new (guint16, count);
+  gsize i;
+
+  for (i = 0; i < count; i++)
+    out[i] = p3d_float_to_half (values[i]);
+  return out;
+}
+
+static void *
+upload (const void *host, gsize bytes, P3dCudaStream stream)
+{
+  void *device = NULL;
+
+  P3D_BENCH_CHECK (p3d_cuda_malloc (&device, bytes));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (device, host, bytes, stream));
+  return device;
+}
+
+/* Whether the device output of @w equals the reference's, bit for bit. */
+static gboolean
+matches_reference (Work * w, P3dBevGeometry * reference,
+    const P3dBevPoolParams * params, const void *features, const void *depth,
+    P3dCudaStream stream)
+{
+  gsize bytes = p3d_bevpool_output_size (params) * (w->half_out ? 2 : 4);
+  gpointer expected = g_malloc (bytes), actual = g_malloc (bytes);
+  gboolean same;
+
+  P3D_BENCH_CHECK (p3d_bevpool_cpu (reference, features, depth, w->half_in,
+          expected, w->half_out));
+  P3D_BENCH_CHECK (run_pool (w, stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (actual, w->out, bytes, stream));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  same = memcmp (expected, actual, bytes) == 0;
+  g_free (expected);
+  g_free (actual);
+  return same;
+}
+
+int
+main (int argc, char **argv)
+{
+  P3dBevPoolParams params;
+  P3dCameraCalib *calib;
+  P3dCudaStream stream = NULL;
+  P3dBevGeometryCuda *geometry = NULL;
+  P3dBevGeometry *reference = NULL, *downloaded = NULL;
+  P3dBevGeometryStats stats;
+  P3dBenchStats t_geometry, t_f16, t_f32, t_mixed, t_host_geometry, t_host_pool;
+  gfloat *features, *depth;
+  guint16 *features_h, *depth_h;
+  void *d_features, *d_depth, *d_features_h, *d_depth_h, *d_out;
+  gsize n_features, n_depth, n_out;
+  guint runs = 500;
+  gboolean exact_f16, exact_f32, same_geometry;
+  Work w;
+  HostWork hw;
+  gchar name[256];
+  gint major, minor, sms;
+
+  if (argc < 2) {
+    g_printerr ("usage: %s bevfusion_camera_matrices.json [runs]\n", argv[0]);
+    return 2;
+  }
+  if (argc > 2)
+    runs = MAX (100, atoi (argv[2]));
+  calib = load_calibration (argv[1], &params);
+  g_print ("configuration: %u cameras, %u channels, %u depth bins, %u x %u "
+      "features from %u x %u images, %u x %u x %u cells\n", params.cameras,
+      params.channels, params.depth_bins, params.feat_height,
+      params.feat_width, params.image_height, params.image_width, params.nx,
+      params.ny, params.nz);
+  if (p3d_cuda_device_count () == 0) {
+    g_printerr ("no CUDA device\n");
+    return 1;
+  }
+  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, name, sizeof (name), &major,
+          &minor, &sms));
+  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+
+  /* Geometry on both paths, compared. */
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_cuda_new (&params, &geometry));
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_new (&params, &reference));
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_new (&params, &downloaded));
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cuda (geometry, calib, stream));
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_cuda_download (geometry, downloaded,
+          stream));
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cpu (reference, calib));
+  P3D_BENCH_CHECK (p3d_bevpool_geometry_stats (downloaded, &stats));
+  same_geometry = p3d_bevpool_geometry_kept (reference) == stats.kept_points
+      && memcmp (p3d_bevpool_geometry_cell_start (reference),
+      p3d_bevpool_geometry_cell_start (downloaded),
+      ((gsize) stats.cells + 1) * 4) == 0
+      && memcmp (p3d_bevpool_geometry_points (reference),
+      p3d_bevpool_geometry_points (downloaded),
+      (gsize) stats.kept_points * 4) == 0;
+
+  /* Inputs in both formats. */
+  n_features = p3d_bevpool_features_size (&params);
+  n_depth = p3d_bevpool_depth_size (&params);
+  n_out = p3d_bevpool_output_size (&params);
+  make_inputs (&params, &features, &depth);
+  features_h = to_half (features, n_features);
+  depth_h = to_half (depth, n_depth);
+  d_features = upload (features, n_features * 4, stream);
+  d_depth = upload (depth, n_depth * 4, stream);
+  d_features_h = upload (features_h, n_features * 2, stream);
+  d_depth_h = upload (depth_h, n_depth * 2, stream);
+  P3D_BENCH_CHECK (p3d_cuda_malloc (&d_out, n_out * 4));
+
+  memset (&w, 0, sizeof (w));
+  w.geometry = geometry;
+  w.calib = calib;
+  w.out = d_out;
+  P3D_BENCH_CHECK (p3d_bench_gpu (run_geometry, &w, stream, 10, MAX (100,
+              runs / 5), &t_geometry));
+
+  w.features = d_features_h;
+  w.depth = d_depth_h;
+  w.half_in = w.half_out = TRUE;
+  P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_f16));
+  exact_f16 = matches_reference (&w, reference, &params, features_h, depth_h,
+      stream);
+  w.half_out = FALSE;
+  P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_mixed));
+  w.features = d_features;
+  w.depth = d_depth;
+  w.half_in = w.half_out = FALSE;
+  P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_f32));
+  exact_f32 = matches_reference (&w, reference, &params, features, depth,
+      stream);
+
+  hw.geometry = reference;
+  hw.calib = calib;
+  hw.features = features;
+  hw.depth = depth;
+  hw.out = g_malloc (n_out * 4);
+  p3d_bench_host (run_host_geometry, &hw, 1, 3, &t_host_geometry);
+  p3d_bench_host (run_host_pool, &hw, 1, 3, &t_host_pool);
+
+  g_print ("device: %s (sm_%d%d, %d SMs)\n", name, major, minor, sms);
+  g_print ("frustum points: %u, kept: %u, non-empty cells: %u of %u, "
+      "largest cell: %u points\n", stats.frustum_points, stats.kept_points,
+      stats.nonempty_cells, stats.cells, stats.largest_cell);
+  g_print ("device geometry identical to the reference: %s; pooled output "
+      "bit-exact: F16 %s, F32 %s\n", same_geometry ? "yes" : "NO",
+      exact_f16 ? "yes" : "NO", exact_f32 ? "yes" : "NO");
+  g_print ("output %.1f MB (F16), read per frame: features %.1f MB + depth "
+      "%.1f MB (F16), point entries %.1f MB\n\n", n_out * 2 / 1e6,
+      n_features * 2 / 1e6, n_depth * 2 / 1e6, stats.kept_points * 4 / 1e6);
+  g_print ("| bevpool, nuScenes (us) | median | p10 | p90 | runs |\n");
+  g_print ("| --- | --- | --- | --- | --- |\n");
+  p3d_bench_print_row ("pooling F16 -> F16", &t_f16);
+  p3d_bench_print_row ("pooling F16 -> F32", &t_mixed);
+  p3d_bench_print_row ("pooling F32 -> F32", &t_f32);
+  p3d_bench_print_row ("geometry update (no host sync)", &t_geometry);
+  p3d_bench_print_row ("C reference: pooling F32", &t_host_pool);
+  p3d_bench_print_row ("C reference: geometry", &t_host_geometry);
+
+  P3D_BENCH_CHECK (p3d_cuda_free (d_features));
+  P3D_BENCH_CHECK (p3d_cuda_free (d_depth));
+  P3D_BENCH_CHECK (p3d_cuda_free (d_features_h));
+  P3D_BENCH_CHECK (p3d_cuda_free (d_depth_h));
+  P3D_BENCH_CHECK (p3d_cuda_free (d_out));
+  p3d_bevpool_geometry_cuda_free (geometry);
+  p3d_bevpool_geometry_free (reference);
+  p3d_bevpool_geometry_free (downloaded);
+  P3D_BENCH_CHECK (p3d_cuda_stream_destroy (stream));
+  g_free (features);
+  g_free (depth);
+  g_free (features_h);
+  g_free (depth_h);
+  g_free (hw.out);
+  g_free (calib);
+  return same_geometry && exact_f16 && exact_f32 ? 0 : 1;
+}

@@ -1,0 +1,605 @@
+/* nms on the GPU: the time from boxes on the device to the kept list on the
+ * device (CUDA events, after a warm-up, median of many runs), for every mode
+ * at N = 500, 4096 and 20000 boxes, each result checked against the
+ * reference.
+ *
+ * The boxes are detector-like: objects with 1 to 9 jittered candidates each
+ * (5 on average), the candidates of an object scoring below the object's
+ * own confidence; 3D objects are cars, pedestrians and cyclists (or the
+ * sizes of the ground-truth boxes of an mmdet3d info file given with
+ * --objects) over a 70 m square in front of the sensor, 2D ones are 16 to
+ * 400 pixel boxes of 10 classes in a 1920 x 1080 image.  Scores are made
+ * distinct (their rank order kept) so that other implementations, which
+ * may not sort stably, keep the same boxes.
+ *
+ * --write-boxes DIR writes the 2D boxes (P3dBox2d records,
+ * boxes2d_<N>.bin), the kept indices of the iou runs (kept_iou_<N>.bin and
+ * kept_iou_classes_<N>.bin, int32) and the iou timings (p3d_iou.tsv) for
+ * bench_nms_torchvision.py, which times torchvision on the same boxes.
+ *
+ * After the main table (the library's default design), two diagnostic
+ * tables: the time of each stage (sort, mask, reduction), from CUDA events
+ * recorded between the kernels of one call (so without the chaining of the
+ * kernels, whose gain the last table shows), for the default design and the
+ * previous one; and the end-to-end time of each design of each stage
+ * (nms-private.h), every one checked against the reference.
+ *
+ *   bench_nms [--runs R] [--reference] [--objects info.json]
+ *             [--write-boxes DIR]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-glib/json-glib.h>
+
+#include "nms.h"
+#include "nms-private.h"
+#include "p3dbench.h"
+
+typedef struct
+{
+  gfloat dx, dy, dz;
+  gint32 label;
+} ObjectSize;
+
+/* Car, pedestrian, cyclist (KITTI), in the proportions of a street. */
+static const ObjectSize default_sizes[] = {
+  {4.5f, 1.9f, 1.6f, 0}, {4.5f, 1.9f, 1.6f, 0}, {4.5f, 1.9f, 1.6f, 0},
+  {0.8f, 0.6f, 1.7f, 1}, {0.8f, 0.6f, 1.7f, 1}, {1.8f, 0.6f, 1.7f, 2},
+};
+
+/* The designs the last table compares; the first is the default, which
+ * p3d_nms_cuda () runs. */
+static const struct
+{
+  const gchar *name;
+  P3dNmsVariant variant;
+} designs[] = {
+  {"default", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_CHUNKED, 1}},
+  {"unchained", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_CHUNKED, 0}},
+  {"previous sort", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_CHUNKED, 1}},
+  {"previous mask", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_DIRECT,
+              P3D_NMS_REDUCE_CHUNKED, 1}},
+  {"previous reduction", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_TILED, 1}},
+  {"previous design", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_DIRECT,
+              P3D_NMS_REDUCE_TILED, 0}},
+};
+
+#define PREVIOUS_DESIGN (G_N_ELEMENTS (designs) - 1)
+
+typedef struct
+{
+  P3dNms *nms;
+  P3dNmsParams params;
+  gpointer boxes, count, out, out_count, kept_index;
+  guint capacity;
+  /* NULL: p3d_nms_cuda () */
+  const P3dNmsVariant *variant;
+  /* for the reference */
+  gconstpointer host_boxes;
+  gpointer host_out;
+} Run;
+
+static P3dResult
+run_once (gpointer user_data, P3dCudaStream stream)
+{
+  Run *run = user_data;
+
+  if (run->variant == NULL)
+    return p3d_nms_cuda (run->nms, &run->params, run->boxes, run->count,
+        run->out, run->capacity, run->out_count, run->kept_index, stream);
+  return p3d_nms_cuda_variant (run->nms, &run->params, run->boxes,
+      run->count, run->out, run->capacity, run->out_count, run->kept_index,
+      stream, run->variant, NULL);
+}
+
+static gint
+compare_doubles (gconstpointer pa, gconstpointer pb)
+{
+  gdouble a = *(const gdouble *) pa, b = *(const gdouble *) pb;
+
+  return a < b ? -1 : a > b;
+}
+
+static gdouble
+median (gdouble * values, guint n)
+{
+  qsort (values, n, sizeof *values, compare_doubles);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* Median time of each stage of @variant, from events recorded before the
+ * call, between its stages and after it: stage_us[0..2] sort, mask,
+ * reduction, stage_us[3] the whole call. */
+static void
+time_stages (Run * run, const P3dNmsVariant * variant, P3dCudaStream stream,
+    guint runs, gdouble stage_us[4])
+{
+  P3dCudaEvent events[4];
+  gdouble *times[4];
+  guint i, k;
+
+  for (k = 0; k < 4; k++) {
+    P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&events[k]));
+    times[k] = g_new (gdouble, runs);
+  }
+  for (i = 0; i < 10; i++)
+    P3D_BENCH_CHECK (p3d_nms_cuda_variant (run->nms, &run->params,
+            run->boxes, run->count, run->out, run->capacity, run->out_count,
+            run->kept_index, stream, variant, &events[1]));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  for (i = 0; i < runs; i++) {
+    P3D_BENCH_CHECK (p3d_cuda_event_record (events[0], stream));
+    P3D_BENCH_CHECK (p3d_nms_cuda_variant (run->nms, &run->params,
+            run->boxes, run->count, run->out, run->capacity, run->out_count,
+            run->kept_index, stream, variant, &events[1]));
+    P3D_BENCH_CHECK (p3d_cuda_event_record (events[3], stream));
+    P3D_BENCH_CHECK (p3d_cuda_event_synchronize (events[3]));
+    for (k = 0; k < 4; k++) {
+      gfloat ms = 0.0f;
+
+      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, events[k < 3 ? k : 0],
+              events[k < 3 ? k + 1 : 3]));
+      times[k][i] = ms * 1000.0;
+    }
+  }
+  for (k = 0; k < 4; k++) {
+    stage_us[k] = median (times[k], runs);
+    g_free (times[k]);
+    P3D_BENCH_CHECK (p3d_cuda_event_destroy (events[k]));
+  }
+}
+
+/* The last run's output on the device against the reference's. */
+static gboolean
+same_as_reference (Run * run, gsize record_size, guint32 want_count,
+    const guint8 * want_out, const gint32 * want_index, P3dCudaStream stream,
+    guint32 * got_count, gint32 * got_index)
+{
+  guint n = run->capacity;
+  guint8 *got_out = g_malloc (n * record_size);
+  gboolean same;
+
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (got_count, run->out_count,
+          sizeof (guint32), stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (got_out, run->out, n * record_size,
+          stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (got_index, run->kept_index, n * 4,
+          stream));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  same = *got_count == want_count
+      && memcmp (got_index, want_index, n * 4) == 0
+      && memcmp (got_out, want_out, n * record_size) == 0;
+  g_free (got_out);
+  return same;
+}
+
+/* The sizes and labels of the ground-truth boxes of an mmdet3d info file. */
+static GArray *
+load_object_sizes (const gchar * path)
+{
+  JsonParser *parser = json_parser_new ();
+  GArray *sizes = g_array_new (FALSE, FALSE, sizeof (ObjectSize));
+  GError *error = NULL;
+  JsonObject *root;
+  JsonArray *list;
+  guint f, i;
+
+  if (!json_parser_load_from_file (parser, path, &error)) {
+    g_printerr ("%s: %s\n", path, error->message);
+    exit (1);
+  }
+  root = json_node_get_object (json_parser_get_root (parser));
+  list = json_object_get_array_member (root, "data_list");
+  for (f = 0; list != NULL && f < json_array_get_length (list); f++) {
+    JsonObject *frame = json_array_get_object_element (list, f);
+    JsonArray *instances = json_object_get_array_member (frame, "instances");
+    guint n_instances = instances ? json_array_get_length (instances) : 0;
+
+    for (i = 0; i < n_instances; i++) {
+      JsonObject *instance = json_array_get_object_element (instances, i);
+      JsonArray *box = json_object_get_array_member (instance, "bbox_3d");
+      ObjectSize size;
+
+      if (box == NULL || json_array_get_length (box) < 7)
+        continue;
+      size.dx = json_array_get_double_element (box, 3);
+      size.dy = json_array_get_double_element (box, 4);
+      size.dz = json_array_get_double_element (box, 5);
+      size.label = json_object_get_int_member (instance, "bbox_label_3d");
+      if (size.dx > 0 && size.dy > 0 && size.label >= 0)
+        g_array_append_val (sizes, size);
+    }
+  }
+  g_object_unref (parser);
+  if (sizes->len == 0) {
+    g_printerr ("%s: no usable instances[].bbox_3d\n", path);
+    exit (1);
+  }
+  return sizes;
+}
+
+/* Replaces the scores by distinct ones in the same order. */
+typedef struct
+{
+  gfloat score;
+  guint index;
+} Ranked;
+
+static gint
+compare_ranked (gconstpointer pa, gconstpointer pb)
+{
+  const Ranked *a = pa, *b = pb;
+
+  if (a->score != b->score)
+    return a->score < b->score ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static void
+make_scores_distinct (gpointer boxes, gsize record_size, guint n)
+{
+  Ranked *ranked = g_new (Ranked, n);
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    memcpy (&ranked[i].score, (guint8 *) boxes + i * record_size +
+        record_size - 8, 4);
+    ranked[i].index = i;
+  }
+  qsort (ranked, n, sizeof *ranked, compare_ranked);
+  for (i = 0; i < n; i++) {
+    gfloat score = 0.05f + 0.95f * (gfloat) (i + 1) / (gfloat) n;
+
+    memcpy ((guint8 *) boxes + ranked[i].index * record_size +
+        record_size - 8, &score, 4);
+  }
+  g_free (ranked);
+}
+
+static P3dBox3d *
+make_boxes3d (GRand * rand, guint n, const ObjectSize * sizes, guint n_sizes)
+{
+  P3dBox3d *boxes = g_new (P3dBox3d, n);
+  guint i = 0;
+
+  while (i < n) {
+    const ObjectSize *size = &sizes[g_rand_int_range (rand, 0, n_sizes)];
+    gfloat x = g_rand_double_range (rand, 0, 70);
+    gfloat y = g_rand_double_range (rand, -35, 35);
+    gfloat z = g_rand_double_range (rand, -2, 0);
+    gfloat yaw = g_rand_double_range (rand, -G_PI, G_PI);
+    gfloat confidence = g_rand_double_range (rand, 0.1, 1.0);
+    gfloat jitter = 0.15f * MAX (size->dx, size->dy);
+    guint candidates = g_rand_int_range (rand, 1, 10);
+    guint c;
+
+    confidence *= confidence;
+    for (c = 0; c < candidates && i < n; c++, i++) {
+      P3dBox3d *b = &boxes[i];
+
+      b->x = x + g_rand_double_range (rand, -jitter, jitter);
+      b->y = y + g_rand_double_range (rand, -jitter, jitter);
+      b->z = z + g_rand_double_range (rand, -0.2, 0.2);
+      b->dx = size->dx * g_rand_double_range (rand, 0.9, 1.1);
+      b->dy = size->dy * g_rand_double_range (rand, 0.9, 1.1);
+      b->dz = size->dz * g_rand_double_range (rand, 0.9, 1.1);
+      b->yaw = yaw + g_rand_double_range (rand, -0.2, 0.2);
+      b->score = confidence * g_rand_double_range (rand, 0.4, 1.0);
+      b->label = size->label;
+    }
+  }
+  make_scores_distinct (boxes, sizeof (P3dBox3d), n);
+  return boxes;
+}
+
+static P3dBox2d *
+make_boxes2d (GRand * rand, guint n)
+{
+  P3dBox2d *boxes = g_new (P3dBox2d, n);
+  guint i = 0;
+
+  while (i < n) {
+    gfloat w = g_rand_double_range (rand, 16, 400);
+    gfloat h = w * g_rand_double_range (rand, 0.5, 2.0);
+    gfloat cx = g_rand_double_range (rand, 0, 1920);
+    gfloat cy = g_rand_double_range (rand, 0, 1080);
+    gfloat confidence = g_rand_double_range (rand, 0.1, 1.0);
+    gint32 label = g_rand_int_range (rand, 0, 10);
+    guint candidates = g_rand_int_range (rand, 1, 10);
+    guint c;
+
+    confidence *= confidence;
+    for (c = 0; c < candidates && i < n; c++, i++) {
+      P3dBox2d *b = &boxes[i];
+      gfloat bx = cx + g_rand_double_range (rand, -0.1, 0.1) * w;
+      gfloat by = cy + g_rand_double_range (rand, -0.1, 0.1) * h;
+      gfloat bw = w * g_rand_double_range (rand, 0.9, 1.1);
+      gfloat bh = h * g_rand_double_range (rand, 0.9, 1.1);
+
+      b->x1 = bx - 0.5f * bw;
+      b->y1 = by - 0.5f * bh;
+      b->x2 = bx + 0.5f * bw;
+      b->y2 = by + 0.5f * bh;
+      b->score = confidence * g_rand_double_range (rand, 0.4, 1.0);
+      b->label = label;
+    }
+  }
+  make_scores_distinct (boxes, sizeof (P3dBox2d), n);
+  return boxes;
+}
+
+static void
+write_file (const gchar * dir, const gchar * name, gconstpointer data,
+    gsize size)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+  GError *error = NULL;
+
+  if (!g_file_set_contents (path, data, size, &error)) {
+    g_printerr ("%s: %s\n", path, error->message);
+    exit (1);
+  }
+  g_free (path);
+}
+
+static void
+host_reference (gpointer user_data)
+{
+  const Run *run = user_data;
+  guint32 count;
+
+  p3d_nms_cpu (&run->params, run->host_boxes, run->capacity, run->host_out,
+      run->capacity, &count, NULL);
+}
+
+int
+main (int argc, char **argv)
+{
+  const guint sizes[] = { 500, 4096, 20000 };
+  /* targets of issue 4, microseconds, by size */
+  const gdouble aligned_targets[] = { 20, 60, 500 };
+  const gdouble rotated_targets[] = { 30, 150, 1000 };
+  struct
+  {
+    const gchar *name;
+    P3dNmsMode mode;
+    gboolean per_class;
+    gfloat threshold;
+  } cases[] = {
+    {"iou", P3D_NMS_IOU, FALSE, 0.5f},
+    {"iou, per class (10)", P3D_NMS_IOU, TRUE, 0.5f},
+    {"bev-aligned", P3D_NMS_BEV_ALIGNED, FALSE, 0.1f},
+    {"bev-rotated", P3D_NMS_BEV_ROTATED, FALSE, 0.1f},
+    {"bev-rotated, per class", P3D_NMS_BEV_ROTATED, TRUE, 0.1f},
+    {"circle", P3D_NMS_CIRCLE, FALSE, 2.0f},
+  };
+  gint runs = 200;
+  gboolean reference = FALSE;
+  gchar *objects = NULL, *write_dir = NULL;
+  GOptionEntry entries[] = {
+    {"runs", 'r', 0, G_OPTION_ARG_INT, &runs, "Timed runs per case", "R"},
+    {"reference", 0, 0, G_OPTION_ARG_NONE, &reference,
+        "Also time the C reference", NULL},
+    {"objects", 0, 0, G_OPTION_ARG_FILENAME, &objects,
+          "mmdet3d info JSON whose ground-truth box sizes make the 3D objects",
+        "FILE"},
+    {"write-boxes", 0, 0, G_OPTION_ARG_FILENAME, &write_dir,
+        "Write the 2D boxes, kept indices and timings for "
+          "bench_nms_torchvision.py", "DIR"},
+    {NULL}
+  };
+  GOptionContext *context = g_option_context_new ("- time nms on the GPU");
+  GError *error = NULL;
+  GString *table = g_string_new (NULL), *tsv = g_string_new (NULL);
+  GString *stages_table = g_string_new (NULL);
+  GString *designs_table = g_string_new (NULL);
+  const ObjectSize *object_sizes = default_sizes;
+  guint n_object_sizes = G_N_ELEMENTS (default_sizes);
+  GArray *loaded = NULL;
+  P3dCudaStream stream = NULL;
+  gchar device_name[256] = "";
+  gint major = 0, minor = 0, multiprocessors = 0;
+  guint s, c, d;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error)) {
+    g_printerr ("%s\n", error->message);
+    return 2;
+  }
+  g_option_context_free (context);
+  if (runs < 1)
+    runs = 1;
+  if (objects != NULL) {
+    loaded = load_object_sizes (objects);
+    object_sizes = (const ObjectSize *) loaded->data;
+    n_object_sizes = loaded->len;
+  }
+  if (p3d_cuda_device_count () == 0) {
+    g_printerr ("no CUDA device: %s\n",
+        p3d_result_string (p3d_cuda_device_probe ()));
+    return 1;
+  }
+  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+          sizeof device_name, &major, &minor, &multiprocessors));
+  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case; 3D "
+      "objects: %s\n\n", device_name, major, minor, multiprocessors, runs,
+      objects ? objects : "car / pedestrian / cyclist");
+  g_string_append (table, "| mode | N | threshold | kept | median µs | "
+      "p10 µs | p90 µs | target µs | same as reference |");
+  if (reference)
+    g_string_append (table, " reference (CPU) ms |");
+  g_string_append (table, "\n|---|---|---|---|---|---|---|---|---|");
+  if (reference)
+    g_string_append (table, "---|");
+  g_string_append (table, "\n");
+  g_string_append (stages_table, "Where the time goes (median µs of each "
+      "stage, from CUDA events recorded between the kernels of one call, "
+      "hence unchained; sum: the whole call):\n\n"
+      "| mode | N | design | sort | mask | reduction | sum |\n"
+      "|---|---|---|---|---|---|---|\n");
+  g_string_append (designs_table, "Designs (median µs end to end; default: "
+      "the library's; unchained: the default without programmatic "
+      "dependent launch; previous X: the default with stage X as measured "
+      "before; previous design: all three, unchained):\n\n| mode | N |");
+  for (d = 0; d < G_N_ELEMENTS (designs); d++)
+    g_string_append_printf (designs_table, " %s |", designs[d].name);
+  g_string_append (designs_table, "\n|---|---|");
+  for (d = 0; d < G_N_ELEMENTS (designs); d++)
+    g_string_append (designs_table, "---|");
+  g_string_append (designs_table, "\n");
+
+  for (c = 0; c < G_N_ELEMENTS (cases); c++) {
+    for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
+      guint n = sizes[s];
+      GRand *rand = g_rand_new_with_seed (1000 + n);
+      gsize record_size = p3d_nms_record_size (cases[c].mode);
+      gpointer host_boxes;
+      Run bench, *run = &bench;
+      P3dBenchStats stats, host_stats;
+      guint8 *want_out;
+      gint32 *want_index, *got_index;
+      guint32 want_count = 0, got_count = 0;
+      gboolean same;
+      gdouble target;
+
+      if (cases[c].mode == P3D_NMS_IOU)
+        host_boxes = make_boxes2d (rand, n);
+      else
+        host_boxes = make_boxes3d (rand, n, object_sizes, n_object_sizes);
+      g_rand_free (rand);
+
+      memset (&bench, 0, sizeof bench);
+      p3d_nms_params_init (&run->params);
+      run->params.mode = cases[c].mode;
+      run->params.per_class = cases[c].per_class;
+      if (cases[c].mode == P3D_NMS_CIRCLE)
+        run->params.distance_threshold = cases[c].threshold;
+      else
+        run->params.iou_threshold = cases[c].threshold;
+      run->capacity = n;
+      P3D_BENCH_CHECK (p3d_nms_new (n, &run->nms));
+      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->boxes, n * record_size));
+      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->count, sizeof (guint32)));
+      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->out, n * record_size));
+      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->out_count, sizeof (guint32)));
+      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->kept_index, n * 4));
+      P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->boxes, host_boxes,
+              n * record_size, stream));
+      P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->count, &n, sizeof (guint32),
+              stream));
+
+      want_out = g_malloc (n * record_size);
+      want_index = g_new (gint32, n);
+      got_index = g_new (gint32, n);
+      P3D_BENCH_CHECK (p3d_nms_cpu (&run->params, host_boxes, n, want_out, n,
+              &want_count, want_index));
+
+      /* the default design, through the public entry point */
+      P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, 20, runs, &stats));
+      same = same_as_reference (run, record_size, want_count, want_out,
+          want_index, stream, &got_count, got_index);
+
+      /* every design of every stage */
+      g_string_append_printf (designs_table, "| %s | %u |", cases[c].name, n);
+      for (d = 0; d < G_N_ELEMENTS (designs); d++) {
+        P3dBenchStats design_stats;
+        guint32 design_count = 0;
+        gboolean design_same;
+
+        run->variant = &designs[d].variant;
+        P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, 20, runs,
+                &design_stats));
+        design_same = same_as_reference (run, record_size, want_count,
+            want_out, want_index, stream, &design_count, got_index);
+        g_string_append_printf (designs_table, " %.1f%s |",
+            design_stats.median_us, design_same ? "" : " **NOT SAME**");
+        if (!design_same)
+          g_printerr ("%s, N = %u, %s: CUDA keeps %u boxes, the reference "
+              "%u, or their indices or bytes differ\n", cases[c].name, n,
+              designs[d].name, design_count, want_count);
+      }
+      g_string_append (designs_table, "\n");
+      run->variant = NULL;
+
+      /* where the time goes, now and before */
+      for (d = 0; d < 2; d++) {
+        const guint design = d == 0 ? 0 : PREVIOUS_DESIGN;
+        gdouble stage_us[4];
+
+        time_stages (run, &designs[design].variant, stream, runs, stage_us);
+        g_string_append_printf (stages_table, "| %s | %u | %s | %.1f | %.1f | "
+            "%.1f | %.1f |\n", cases[c].name, n, designs[design].name,
+            stage_us[0], stage_us[1], stage_us[2], stage_us[3]);
+      }
+      /* once more through the public entry point, whose kept indices the
+       * files below hold */
+      P3D_BENCH_CHECK (run_once (run, stream));
+      same = same_as_reference (run, record_size, want_count, want_out,
+          want_index, stream, &got_count, got_index) && same;
+      if (reference) {
+        run->host_boxes = host_boxes;
+        run->host_out = want_out;
+        p3d_bench_host (host_reference, run, 1, n > 5000 ? 3 : 20, &host_stats);
+      }
+
+      target = cases[c].mode == P3D_NMS_BEV_ROTATED ? rotated_targets[s] :
+          aligned_targets[s];
+      g_string_append_printf (table, "| %s | %u | %g | %u | %.1f | %.1f | "
+          "%.1f | %.0f | %s |", cases[c].name, n, cases[c].threshold,
+          got_count, stats.median_us, stats.p10_us, stats.p90_us, target,
+          same ? "yes" : "**NO**");
+      if (reference)
+        g_string_append_printf (table, " %.2f |", host_stats.median_us / 1000);
+      g_string_append (table, "\n");
+
+      if (write_dir != NULL && cases[c].mode == P3D_NMS_IOU) {
+        gchar *name;
+
+        g_mkdir_with_parents (write_dir, 0755);
+        name = g_strdup_printf ("boxes2d_%u.bin", n);
+        write_file (write_dir, name, host_boxes, n * record_size);
+        g_free (name);
+        name = g_strdup_printf ("kept_iou%s_%u.bin",
+            cases[c].per_class ? "_classes" : "", n);
+        write_file (write_dir, name, got_index, got_count * 4);
+        g_free (name);
+        g_string_append_printf (tsv, "%u\t%d\t%g\t%u\t%.2f\t%.2f\t%.2f\n", n,
+            cases[c].per_class, cases[c].threshold, got_count,
+            stats.median_us, stats.p10_us, stats.p90_us);
+      }
+      if (!same)
+        g_printerr ("%s, N = %u: CUDA keeps %u boxes, the reference %u, or "
+            "their indices or bytes differ\n", cases[c].name, n, got_count,
+            want_count);
+
+      g_free (want_out);
+      g_free (want_index);
+      g_free (got_index);
+      P3D_BENCH_CHECK (p3d_cuda_free (run->boxes));
+      P3D_BENCH_CHECK (p3d_cuda_free (run->count));
+      P3D_BENCH_CHECK (p3d_cuda_free (run->out));
+      P3D_BENCH_CHECK (p3d_cuda_free (run->out_count));
+      P3D_BENCH_CHECK (p3d_cuda_free (run->kept_index));
+      p3d_nms_free (run->nms);
+      g_free (host_boxes);
+    }
+  }
+  if (write_dir != NULL)
+    write_file (write_dir, "p3d_iou.tsv", tsv->str, tsv->len);
+  g_print ("%s\n%s\n%s", table->str, stages_table->str, designs_table->str);
+  g_string_free (table, TRUE);
+  g_string_free (stages_table, TRUE);
+  g_string_free (designs_table, TRUE);
+  g_string_free (tsv, TRUE);
+  if (loaded != NULL)
+    g_array_free (loaded, TRUE);
+  P3D_BENCH_CHECK (p3d_cuda_stream_destroy (stream));
+  return 0;
+}

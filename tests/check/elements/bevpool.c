@@ -1,0 +1,1108 @@
+/* bevpool as an element, on its reference path, with a small rig (two or
+ * three cameras, three channels, a 6 x 4 feature map, a non-square grid)
+ * whose calibration the test writes in both documented forms: output equal
+ * to p3d_bevpool_geometry_compute_cpu + p3d_bevpool_cpu, F16/F32 in and
+ * out, layouts yx and xy, both cell roundings, a calibration changed while
+ * playing, and the errors of a bad configuration. */
+#include <stdarg.h>
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <json-glib/json-glib.h>
+
+#include "bevpool.h"
+#include "elemtest.h"
+#include "half.h"
+#include "p3dperception.h"
+#include "p3dtest.h"
+#include "runtime.h"
+
+typedef struct
+{
+  guint cameras;
+  guint channels;
+  guint feat_width;
+  guint feat_height;
+  gdouble xbound[3];
+  gdouble ybound[3];
+  gdouble zbound[3];
+  gdouble dbound[3];
+  P3dBevRounding rounding;
+  P3dBevLayout layout;
+} Config;
+
+/* 16 x 8 cells of 1 m in one 6 m z cell, 8 depth bins from 1 m; the
+ * rig's frustums reach below the lower y and z bounds. */
+static const Config small_config = {
+  2, 3, 6, 4,
+  {-8.0, 8.0, 1.0}, {-4.0, 4.0, 1.0}, {-1.0, 5.0, 6.0}, {1.0, 9.0, 1.0},
+  P3D_BEV_ROUND_TRUNCATE, P3D_BEV_LAYOUT_YX
+};
+
+#define DEPTH_BINS 8
+
+/* A temporary directory for the calibration files of one test. */
+static gchar *
+make_dir (void)
+{
+  GError *error = NULL;
+  gchar *dir = g_dir_make_tmp ("bevpool-test-XXXXXX", &error);
+
+  fail_unless (dir != NULL, "%s", error ? error->message : "?");
+  return dir;
+}
+
+/* Writes the rig's calibration (@variant) in one form and returns the
+ * path. */
+static gchar *
+write_calibration (const gchar * dir, const gchar * name, guint n_cameras,
+    guint variant, gboolean tensor_form, P3dCameraCalib * cameras)
+{
+  gchar *json, *path;
+
+  elemtest_rig (n_cameras, variant, cameras);
+  json = elemtest_calibration_json (cameras, n_cameras, tensor_form);
+  path = elemtest_write_file (dir, name, json);
+  g_free (json);
+  return path;
+}
+
+static void
+params_from_config (P3dBevPoolParams * params, const Config * c)
+{
+  memset (params, 0, sizeof (*params));
+  params->cameras = c->cameras;
+  params->channels = c->channels;
+  params->image_width = ELEMTEST_IMAGE_WIDTH;
+  params->image_height = ELEMTEST_IMAGE_HEIGHT;
+  params->feat_width = c->feat_width;
+  params->feat_height = c->feat_height;
+  memcpy (params->xbound, c->xbound, sizeof (params->xbound));
+  memcpy (params->ybound, c->ybound, sizeof (params->ybound));
+  memcpy (params->zbound, c->zbound, sizeof (params->zbound));
+  memcpy (params->dbound, c->dbound, sizeof (params->dbound));
+  params->rounding = c->rounding;
+  params->layout = c->layout;
+  fail_unless_equals_int (p3d_bevpool_params_init (params), P3D_OK);
+}
+
+/* One frame of camera features and depth, random, in F32 or F16. */
+typedef struct
+{
+  gboolean half;
+  gsize sizes[2];
+  gpointer tensors[2];
+} CameraFrame;
+
+static void
+fill_random (gpointer data, gsize n, gboolean half, gfloat lo, gfloat hi,
+    P3dTestRng * rng)
+{
+  gsize i;
+
+  for (i = 0; i < n; i++) {
+    gfloat value = p3d_test_rng_uniform (rng, lo, hi);
+
+    if (half)
+      ((guint16 *) data)[i] = p3d_float_to_half (value);
+    else
+      ((gfloat *) data)[i] = value;
+  }
+}
+
+static void
+camera_frame_make (CameraFrame * f, const Config * c, guint depth_bins,
+    gboolean half, guint64 seed)
+{
+  gsize pixels = (gsize) c->cameras * c->feat_width * c->feat_height;
+  gsize element = half ? 2 : 4;
+  P3dTestRng rng;
+
+  p3d_test_rng_init (&rng, seed);
+  f->half = half;
+  f->sizes[0] = pixels * c->channels * element;
+  f->sizes[1] = pixels * depth_bins * element;
+  f->tensors[0] = g_malloc (f->sizes[0]);
+  f->tensors[1] = g_malloc (f->sizes[1]);
+  fill_random (f->tensors[0], pixels * c->channels, half, -1.0f, 1.0f, &rng);
+  fill_random (f->tensors[1], pixels * depth_bins, half, 0.0f, 1.0f, &rng);
+}
+
+static void
+camera_frame_clear (CameraFrame * f)
+{
+  g_free (f->tensors[0]);
+  g_free (f->tensors[1]);
+}
+
+static GstBuffer *
+camera_frame_buffer (const CameraFrame * f)
+{
+  return elemtest_tensors_buffer (2, (const gconstpointer *) f->tensors,
+      f->sizes);
+}
+
+/* The library's BEV features for @f, and their size in bytes. */
+static gpointer
+expected_bev (const Config * c, const P3dCameraCalib * calib,
+    const CameraFrame * f, gboolean half_out, gsize * size)
+{
+  P3dBevPoolParams params;
+  P3dBevGeometry *geometry = NULL;
+  gpointer out;
+
+  params_from_config (&params, c);
+  fail_unless_equals_int (p3d_bevpool_geometry_new (&params, &geometry),
+      P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry, calib),
+      P3D_OK);
+  *size = p3d_bevpool_output_size (&params) * (half_out ? 2 : 4);
+  out = g_malloc (*size);
+  fail_unless_equals_int (p3d_bevpool_cpu (geometry, f->tensors[0],
+          f->tensors[1], f->half, out, half_out), P3D_OK);
+  p3d_bevpool_geometry_free (geometry);
+  return out;
+}
+
+static void
+assert_bev (GstBuffer * out, const Config * c, const P3dCameraCalib * calib,
+    const CameraFrame * f, gboolean half_out, const gchar * what)
+{
+  gsize size;
+  gpointer expected = expected_bev (c, calib, f, half_out, &size);
+
+  fail_unless_equals_int (gst_buffer_n_memory (out), 1);
+  elemtest_assert_tensor (out, 0, expected, size, what);
+  g_free (expected);
+}
+
+static gchar *
+camera_caps (const Config * c, guint depth_bins, gboolean half)
+{
+  return g_strdup_printf ("application/x-camera-features, format=%s, "
+      "cameras=(int)%u, channels=(int)%u, depth-bins=(int)%u, width=(int)%u, "
+      "height=(int)%u, framerate=(fraction)10/1", half ? "F16" : "F32",
+      c->cameras, c->channels, depth_bins, c->feat_width, c->feat_height);
+}
+
+static gchar *
+bevpool_launch (const Config * c, const gchar * calibration,
+    const gchar * extra)
+{
+  return g_strdup_printf ("bevpool backend=cpu calibration=\"%s\" "
+      "image-width=%u image-height=%u xbound=\"<%g,%g,%g>\" "
+      "ybound=\"<%g,%g,%g>\" zbound=\"<%g,%g,%g>\" dbound=\"<%g,%g,%g>\" "
+      "cell-rounding=%s layout=%s %s", calibration, ELEMTEST_IMAGE_WIDTH,
+      ELEMTEST_IMAGE_HEIGHT, c->xbound[0], c->xbound[1], c->xbound[2],
+      c->ybound[0], c->ybound[1], c->ybound[2], c->zbound[0], c->zbound[1],
+      c->zbound[2], c->dbound[0], c->dbound[1], c->dbound[2],
+      c->rounding == P3D_BEV_ROUND_FLOOR ? "floor" : "truncate",
+      c->layout == P3D_BEV_LAYOUT_XY ? "xy" : "yx", extra ? extra : "");
+}
+
+static GstHarness *
+bevpool_harness (const Config * c, const gchar * calibration,
+    guint depth_bins, gboolean half_in, const gchar * sink_caps)
+{
+  gchar *launch = bevpool_launch (c, calibration, NULL);
+  gchar *caps = camera_caps (c, depth_bins, half_in);
+  GstHarness *h = gst_harness_new_parse (launch);
+
+  gst_harness_set_src_caps_str (h, caps);
+  gst_harness_set_sink_caps_str (h, sink_caps);
+  g_free (launch);
+  g_free (caps);
+  return h;
+}
+
+static guint64
+geometry_updates (GstHarness * h)
+{
+  GstElement *bevpool = gst_harness_find_element (h, "bevpool");
+  guint64 updates = G_MAXUINT64;
+
+  g_object_get (bevpool, "geometry-updates", &updates, NULL);
+  gst_object_unref (bevpool);
+  return updates;
+}
+
+/* The output caps: format, channels (z cells stacked), the grid's sides
+ * in the layout's order, the range, the framerate. */
+static void
+assert_bev_caps (GstHarness * h, const Config * c, gboolean half_out)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  gchar *text = gst_caps_to_string (caps);
+  P3dBevPoolParams params;
+  P3dBevFeaturesInfo info;
+  gboolean xy = c->layout == P3D_BEV_LAYOUT_XY;
+
+  params_from_config (&params, c);
+  fail_unless (p3d_bev_features_info_from_caps (&info, caps), "caps %s", text);
+  fail_unless_equals_int (info.format, half_out ? P3D_DATA_FORMAT_F16 :
+      P3D_DATA_FORMAT_F32);
+  fail_unless_equals_int (info.channels, c->channels * params.nz);
+  fail_unless_equals_int (info.width, xy ? params.ny : params.nx);
+  fail_unless_equals_int (info.height, xy ? params.nx : params.ny);
+  fail_unless_equals_int (info.layout, xy ? P3D_BEV_FEATURES_LAYOUT_XY :
+      P3D_BEV_FEATURES_LAYOUT_YX);
+  fail_unless (info.has_range, "no range: %s", text);
+  fail_unless_equals_float (info.range[0], c->xbound[0]);
+  fail_unless_equals_float (info.range[1], c->ybound[0]);
+  fail_unless_equals_float (info.range[2], c->zbound[0]);
+  fail_unless_equals_float (info.range[3], c->xbound[1]);
+  fail_unless_equals_float (info.range[4], c->ybound[1]);
+  fail_unless_equals_float (info.range[5], c->zbound[1]);
+  fail_unless_equals_int (info.fps_n, 10);
+  fail_unless_equals_int (info.fps_d, 1);
+  g_free (text);
+  gst_caps_unref (caps);
+}
+
+/* The rig puts points in the grid and off it, in several cells. */
+GST_START_TEST (test_rig_is_meaningful)
+{
+  P3dCameraCalib cameras[3];
+  P3dBevPoolParams params;
+  P3dBevGeometry *geometry = NULL;
+  P3dBevGeometryStats stats;
+  Config c = small_config;
+
+  c.cameras = 3;
+  elemtest_rig (3, 0, cameras);
+  params_from_config (&params, &c);
+  fail_unless_equals_int (params.depth_bins, DEPTH_BINS);
+  fail_unless_equals_int (p3d_bevpool_geometry_new (&params, &geometry),
+      P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
+          cameras), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_stats (geometry, &stats),
+      P3D_OK);
+  fail_unless (stats.kept_points > stats.frustum_points / 4
+      && stats.kept_points < stats.frustum_points, "%u of %u points kept",
+      stats.kept_points, stats.frustum_points);
+  fail_unless (stats.nonempty_cells > 20, "%u cells", stats.nonempty_cells);
+  p3d_bevpool_geometry_free (geometry);
+}
+
+GST_END_TEST;
+
+/* Both calibration forms give the library's output, frame after frame. */
+GST_START_TEST (test_output_matches_library)
+{
+  gchar *dir = make_dir ();
+  guint form, cameras_count;
+
+  for (cameras_count = 2; cameras_count <= 3; cameras_count++) {
+    for (form = 0; form < 2; form++) {
+      P3dCameraCalib cameras[3];
+      Config c = small_config;
+      gchar *path, *what;
+      GstHarness *h;
+      guint frame;
+
+      c.cameras = cameras_count;
+      path = write_calibration (dir, form ? "tensor.json" : "cameras.json",
+          cameras_count, 0, form, cameras);
+      what = g_strdup_printf ("%u cameras, %s form", cameras_count,
+          form ? "tensor" : "cameras");
+      h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+          "application/x-bev-features");
+      for (frame = 0; frame < 3; frame++) {
+        CameraFrame f;
+        GstBuffer *out;
+
+        camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 100 + frame);
+        fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+            GST_FLOW_OK);
+        out = gst_harness_pull (h);
+        assert_bev (out, &c, cameras, &f, FALSE, what);
+        gst_buffer_unref (out);
+        camera_frame_clear (&f);
+      }
+      assert_bev_caps (h, &c, FALSE);
+      /* computed once, for the caps */
+      fail_unless_equals_uint64 (geometry_updates (h), 1);
+      gst_harness_teardown (h);
+      g_free (path);
+      g_free (what);
+    }
+  }
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* The output format follows the input's unless downstream asks. */
+GST_START_TEST (test_formats)
+{
+  static const gchar *const sinks[] = { "application/x-bev-features",
+    "application/x-bev-features, format=F32",
+    "application/x-bev-features, format=F16",
+  };
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  guint half_in, s;
+
+  for (half_in = 0; half_in < 2; half_in++) {
+    for (s = 0; s < G_N_ELEMENTS (sinks); s++) {
+      gboolean half_out = s == 0 ? half_in : s == 2;
+      gchar *what = g_strdup_printf ("%s in, %s", half_in ? "F16" : "F32",
+          sinks[s]);
+      GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS,
+          half_in, sinks[s]);
+      CameraFrame f;
+      GstBuffer *out;
+
+      camera_frame_make (&f, &small_config, DEPTH_BINS, half_in, 200 + s);
+      fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+          GST_FLOW_OK);
+      out = gst_harness_pull (h);
+      assert_bev_caps (h, &small_config, half_out);
+      assert_bev (out, &small_config, cameras, &f, half_out, what);
+      gst_buffer_unref (out);
+      camera_frame_clear (&f);
+      gst_harness_teardown (h);
+      g_free (what);
+    }
+  }
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* layout=xy swaps the caps' width and height and the tensor's axes. */
+GST_START_TEST (test_layouts)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gpointer outputs[2];
+  guint layout;
+
+  for (layout = 0; layout < 2; layout++) {
+    Config c = small_config;
+    GstHarness *h;
+    CameraFrame f;
+    GstBuffer *out;
+    GstMapInfo info;
+
+    c.layout = layout ? P3D_BEV_LAYOUT_XY : P3D_BEV_LAYOUT_YX;
+    h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+        "application/x-bev-features");
+    camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 300);
+    fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    assert_bev_caps (h, &c, FALSE);
+    assert_bev (out, &c, cameras, &f, FALSE, layout ? "xy" : "yx");
+    fail_unless (gst_buffer_map (out, &info, GST_MAP_READ));
+    outputs[layout] = g_memdup2 (info.data, info.size);
+    gst_buffer_unmap (out, &info);
+    gst_buffer_unref (out);
+    camera_frame_clear (&f);
+    gst_harness_teardown (h);
+  }
+  /* the same cells, transposed: cell (x, y) of channel k */
+  {
+    const gfloat *yx = outputs[0], *xy = outputs[1];
+    guint k, x, y, nx = 16, ny = 8;
+
+    for (k = 0; k < small_config.channels; k++)
+      for (y = 0; y < ny; y++)
+        for (x = 0; x < nx; x++)
+          fail_unless (yx[(k * ny + y) * nx + x] == xy[(k * nx + x) * ny + y],
+              "channel %u cell (%u, %u): %g in yx, %g in xy", k, x, y,
+              yx[(k * ny + y) * nx + x], xy[(k * nx + x) * ny + y]);
+  }
+  g_free (outputs[0]);
+  g_free (outputs[1]);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* Several z cells are stacked along the channels. */
+GST_START_TEST (test_z_cells_stacked)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, TRUE, cameras);
+  Config c = small_config;
+  GstHarness *h;
+  CameraFrame f;
+  GstBuffer *out;
+
+  c.zbound[2] = 2.0;            /* 3 cells */
+  h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+      "application/x-bev-features");
+  camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 400);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev_caps (h, &c, FALSE);
+  assert_bev (out, &c, cameras, &f, FALSE, "3 z cells");
+  gst_buffer_unref (out);
+  camera_frame_clear (&f);
+  gst_harness_teardown (h);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* truncate (the default) keeps the points up to one step below a lower
+ * bound in the first cell; floor drops them: the outputs differ. */
+GST_START_TEST (test_cell_rounding)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gpointer outputs[2];
+  gsize size = 0;
+  guint rounding;
+
+  for (rounding = 0; rounding < 2; rounding++) {
+    Config c = small_config;
+    GstHarness *h;
+    CameraFrame f;
+    GstBuffer *out;
+    GstMapInfo info;
+
+    c.rounding = rounding ? P3D_BEV_ROUND_FLOOR : P3D_BEV_ROUND_TRUNCATE;
+    h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+        "application/x-bev-features");
+    if (rounding == 0) {
+      GstElement *bevpool = gst_harness_find_element (h, "bevpool");
+      gint value = -1;
+
+      g_object_get (bevpool, "cell-rounding", &value, NULL);
+      fail_unless_equals_int (value, P3D_BEV_ROUND_TRUNCATE);
+      gst_object_unref (bevpool);
+    }
+    camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 500);
+    fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    assert_bev (out, &c, cameras, &f, FALSE, rounding ? "floor" : "truncate");
+    fail_unless (gst_buffer_map (out, &info, GST_MAP_READ));
+    outputs[rounding] = g_memdup2 (info.data, info.size);
+    size = info.size;
+    gst_buffer_unmap (out, &info);
+    gst_buffer_unref (out);
+    camera_frame_clear (&f);
+    gst_harness_teardown (h);
+  }
+  fail_unless (memcmp (outputs[0], outputs[1], size) != 0,
+      "truncate and floor agree on a rig with points below the bounds");
+  g_free (outputs[0]);
+  g_free (outputs[1]);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A new calibration file set while playing: the next buffer uses its
+ * geometry and geometry-updates counts it; setting the property again
+ * after rewriting the file reloads it too. */
+GST_START_TEST (test_calibration_change_while_playing)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib first[2], second[2], third[2];
+  gchar *path_a = write_calibration (dir, "a.json", 2, 0, FALSE, first);
+  gchar *path_b = write_calibration (dir, "b.json", 2, 1, TRUE, second);
+  GstHarness *h = bevpool_harness (&small_config, path_a, DEPTH_BINS, FALSE,
+      "application/x-bev-features");
+  GstElement *bevpool = gst_harness_find_element (h, "bevpool");
+  gpointer before, after;
+  gsize size;
+  GstBuffer *out;
+  CameraFrame f;
+  gchar *json;
+
+  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 600);
+  /* the two calibrations give different outputs */
+  before = expected_bev (&small_config, first, &f, FALSE, &size);
+  after = expected_bev (&small_config, second, &f, FALSE, &size);
+  fail_unless (memcmp (before, after, size) != 0);
+  g_free (before);
+  g_free (after);
+
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &small_config, first, &f, FALSE, "first calibration");
+  gst_buffer_unref (out);
+  fail_unless_equals_uint64 (geometry_updates (h), 1);
+
+  g_object_set (bevpool, "calibration", path_b, NULL);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &small_config, second, &f, FALSE, "second calibration");
+  gst_buffer_unref (out);
+  fail_unless_equals_uint64 (geometry_updates (h), 2);
+
+  /* no change: no new geometry */
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &small_config, second, &f, FALSE, "unchanged");
+  gst_buffer_unref (out);
+  fail_unless_equals_uint64 (geometry_updates (h), 2);
+
+  /* the first file rewritten with the second mounting and set again */
+  elemtest_rig (2, 1, third);
+  json = elemtest_calibration_json (third, 2, FALSE);
+  g_free (elemtest_write_file (dir, "a.json", json));
+  g_free (json);
+  g_object_set (bevpool, "calibration", path_a, NULL);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &small_config, third, &f, FALSE, "rewritten file");
+  gst_buffer_unref (out);
+  fail_unless_equals_uint64 (geometry_updates (h), 3);
+
+  camera_frame_clear (&f);
+  gst_object_unref (bevpool);
+  gst_harness_teardown (h);
+  g_free (path_a);
+  g_free (path_b);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* New caps of the same sizes (another framerate, another format) keep the
+ * geometry, as DESIGN.md says ("recomputed only when calibration or sizes
+ * change"); new sizes recompute it. */
+GST_START_TEST (test_geometry_kept_when_sizes_unchanged)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, FALSE,
+      "application/x-bev-features");
+  Config wider = small_config;
+  gchar *caps;
+  CameraFrame f;
+  GstBuffer *out;
+
+  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 1000);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  camera_frame_clear (&f);
+  fail_unless_equals_uint64 (geometry_updates (h), 1);
+
+  /* F16 at another framerate: same sizes */
+  gst_harness_set_src_caps_str (h, "application/x-camera-features, "
+      "format=F16, cameras=(int)2, channels=(int)3, depth-bins=(int)8, "
+      "width=(int)6, height=(int)4, framerate=(fraction)20/1");
+  camera_frame_make (&f, &small_config, DEPTH_BINS, TRUE, 1001);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &small_config, cameras, &f, TRUE, "F16 at 20/1");
+  gst_buffer_unref (out);
+  camera_frame_clear (&f);
+  fail_unless_equals_uint64 (geometry_updates (h), 1);
+
+  /* a wider feature map: new geometry */
+  wider.feat_width = 7;
+  caps = camera_caps (&wider, DEPTH_BINS, FALSE);
+  gst_harness_set_src_caps_str (h, caps);
+  camera_frame_make (&f, &wider, DEPTH_BINS, FALSE, 1002);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &wider, cameras, &f, FALSE, "7 wide");
+  gst_buffer_unref (out);
+  camera_frame_clear (&f);
+  fail_unless_equals_uint64 (geometry_updates (h), 2);
+  g_free (caps);
+
+  gst_harness_teardown (h);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A record as filesink wrote it: both tensors in one memory. */
+GST_START_TEST (test_packed_record_accepted)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, TRUE,
+      "application/x-bev-features");
+  CameraFrame f;
+  GstBuffer *out;
+
+  camera_frame_make (&f, &small_config, DEPTH_BINS, TRUE, 700);
+  fail_unless_equals_int (gst_harness_push (h, elemtest_packed_buffer (2,
+              (const gconstpointer *) f.tensors, f.sizes)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_bev (out, &small_config, cameras, &f, TRUE, "packed");
+  gst_buffer_unref (out);
+  camera_frame_clear (&f);
+  gst_harness_teardown (h);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* Starts a bare bevpool with @calibration (NULL: none) and checks the
+ * error that refuses the start: RESOURCE @code, with the strings that
+ * follow (NULL-terminated) in its text. */
+static void
+assert_start_error (const gchar * calibration, gint code, ...)
+{
+  GstElement *bevpool = gst_element_factory_make ("bevpool", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *message;
+  GError *error = NULL;
+  const gchar *needle;
+  gchar *text;
+  va_list args;
+
+  g_object_set (bevpool, "backend", 2 /* cpu */ , NULL);
+  if (calibration)
+    g_object_set (bevpool, "calibration", calibration, NULL);
+  gst_element_set_bus (bevpool, bus);
+  fail_unless_equals_int (gst_element_set_state (bevpool, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  message = elemtest_pop (bus, GST_MESSAGE_ERROR);
+  fail_unless (message != NULL, "%s: no error", GST_STR_NULL (calibration));
+  text = elemtest_message_text (message);
+  gst_message_parse_error (message, &error, NULL);
+  fail_unless (error->domain == GST_RESOURCE_ERROR && error->code == code,
+      "%s: error %s %d: %s", GST_STR_NULL (calibration),
+      g_quark_to_string (error->domain), error->code, text);
+  va_start (args, code);
+  while ((needle = va_arg (args, ElemtestNeedle)) != NULL)
+    fail_unless (strstr (text, needle) != NULL, "the error does not say "
+        "\"%s\": %s", needle, text);
+  va_end (args);
+  g_clear_error (&error);
+  g_free (text);
+  gst_message_unref (message);
+  gst_element_set_state (bevpool, GST_STATE_NULL);
+  gst_element_set_bus (bevpool, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (bevpool);
+}
+
+GST_START_TEST (test_no_calibration_is_an_error)
+{
+  assert_start_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND, "calibration", NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unreadable_calibration_is_an_error)
+{
+  gchar *dir = make_dir ();
+  gchar *path = g_build_filename (dir, "missing.json", NULL);
+
+  assert_start_error (path, GST_RESOURCE_ERROR_SETTINGS, path, "cannot read",
+      NULL);
+  /* a directory cannot be read as a file either */
+  assert_start_error (dir, GST_RESOURCE_ERROR_SETTINGS, dir, NULL);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_invalid_json_is_an_error)
+{
+  gchar *dir = make_dir ();
+  gchar *path = elemtest_write_file (dir, "bad.json",
+      "{ \"cameras\": [ { \"intrinsics\": [[1, 0, 0], ");
+  gchar *text = elemtest_write_file (dir, "text.json", "cameras: 6\n");
+  gchar *array = elemtest_write_file (dir, "array.json", "[1, 2, 3]\n");
+  gchar *neither = elemtest_write_file (dir, "neither.json",
+      "{\"lidar\": {}}\n");
+
+  assert_start_error (path, GST_RESOURCE_ERROR_SETTINGS, path,
+      "not valid JSON", NULL);
+  assert_start_error (text, GST_RESOURCE_ERROR_SETTINGS, text,
+      "not valid JSON", NULL);
+  assert_start_error (array, GST_RESOURCE_ERROR_SETTINGS, array,
+      "not a JSON object", NULL);
+  assert_start_error (neither, GST_RESOURCE_ERROR_SETTINGS, neither,
+      "cameras", "camera_intrinsics", NULL);
+  g_free (path);
+  g_free (text);
+  g_free (array);
+  g_free (neither);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A calibration document with one key of the rig's removed. */
+static gchar *
+write_without (const gchar * dir, const gchar * name, gboolean tensor_form,
+    guint camera, const gchar * key)
+{
+  P3dCameraCalib cameras[2];
+  JsonParser *parser = json_parser_new ();
+  JsonObject *root;
+  gchar *json, *path;
+
+  elemtest_rig (2, 0, cameras);
+  json = elemtest_calibration_json (cameras, 2, tensor_form);
+  fail_unless (json_parser_load_from_data (parser, json, -1, NULL));
+  g_free (json);
+  root = json_node_get_object (json_parser_get_root (parser));
+  if (tensor_form)
+    json_object_remove_member (root, key);
+  else
+    json_object_remove_member (json_array_get_object_element
+        (json_object_get_array_member (root, "cameras"), camera), key);
+  json = json_to_string (json_parser_get_root (parser), TRUE);
+  path = elemtest_write_file (dir, name, json);
+  g_free (json);
+  g_object_unref (parser);
+  return path;
+}
+
+GST_START_TEST (test_missing_key_is_an_error)
+{
+  gchar *dir = make_dir ();
+  gchar *no_c2l = write_without (dir, "a.json", FALSE, 1, "camera_to_lidar");
+  gchar *no_k = write_without (dir, "b.json", FALSE, 0, "intrinsics");
+  gchar *no_tensor = write_without (dir, "c.json", TRUE, 0, "camera2lidar");
+  gchar *no_aug = write_without (dir, "d.json", TRUE, 0, "img_aug_matrix");
+
+  assert_start_error (no_c2l, GST_RESOURCE_ERROR_SETTINGS, no_c2l,
+      "cameras[1].camera_to_lidar", NULL);
+  assert_start_error (no_k, GST_RESOURCE_ERROR_SETTINGS, no_k,
+      "cameras[0].intrinsics", NULL);
+  assert_start_error (no_tensor, GST_RESOURCE_ERROR_SETTINGS, no_tensor,
+      "camera2lidar", NULL);
+  assert_start_error (no_aug, GST_RESOURCE_ERROR_SETTINGS, no_aug,
+      "img_aug_matrix", NULL);
+  g_free (no_c2l);
+  g_free (no_k);
+  g_free (no_tensor);
+  g_free (no_aug);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A 3x4 matrix (KITTI's P2 shape) where a 4x4 (or 3x3) is expected. */
+GST_START_TEST (test_3x4_matrix_is_an_error)
+{
+  gchar *dir = make_dir ();
+  const gchar *rows = "[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]";
+  const gchar *k = "[[40, 0, 24], [0, 40, 16], [0, 0, 1]]";
+  const gchar *t = "[[0, 0, 1, 0], [-1, 0, 0, 0], [0, -1, 0, 1], "
+      "[0, 0, 0, 1]]";
+  gchar *json, *c2l, *intrinsics;
+
+  json = g_strdup_printf ("{\"cameras\": [{\"intrinsics\": %s, "
+      "\"camera_to_lidar\": %s}]}", k, rows);
+  c2l = elemtest_write_file (dir, "c2l.json", json);
+  g_free (json);
+  json = g_strdup_printf ("{\"cameras\": [{\"intrinsics\": %s, "
+      "\"camera_to_lidar\": %s}]}", rows, t);
+  intrinsics = elemtest_write_file (dir, "k.json", json);
+  g_free (json);
+
+  assert_start_error (c2l, GST_RESOURCE_ERROR_SETTINGS, c2l,
+      "cameras[0].camera_to_lidar", "3 rows", NULL);
+  assert_start_error (intrinsics, GST_RESOURCE_ERROR_SETTINGS, intrinsics,
+      "cameras[0].intrinsics", NULL);
+  g_free (c2l);
+  g_free (intrinsics);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* An error at negotiation: @caps pushed to a bevpool of @calibration;
+ * returns the error's text after checking @domain and @code. */
+static gchar *
+negotiation_error (const gchar * calibration, const gchar * caps,
+    GQuark domain, gint code)
+{
+  gchar *launch = bevpool_launch (&small_config, calibration, NULL);
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *message;
+  GError *error = NULL;
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, caps);
+  gst_harness_set_sink_caps_str (h, "application/x-bev-features");
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL,
+              64, NULL)), GST_FLOW_NOT_NEGOTIATED);
+  message = elemtest_pop (bus, GST_MESSAGE_ERROR);
+  fail_unless (message != NULL, "no error for %s", caps);
+  text = elemtest_message_text (message);
+  gst_message_parse_error (message, &error, NULL);
+  fail_unless (error->domain == domain && error->code == code,
+      "error %s %d: %s", g_quark_to_string (error->domain), error->code, text);
+  g_clear_error (&error);
+  gst_message_unref (message);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  g_free (launch);
+  return text;
+}
+
+GST_START_TEST (test_cameras_mismatch_is_an_error)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  Config c = small_config;
+  gchar *caps, *text;
+
+  c.cameras = 3;
+  caps = camera_caps (&c, DEPTH_BINS, FALSE);
+  text = negotiation_error (path, caps, GST_CORE_ERROR,
+      GST_CORE_ERROR_NEGOTIATION);
+  fail_unless (strstr (text, "cameras=3") && strstr (text, "2 cameras"),
+      "%s", text);
+  g_free (text);
+  g_free (caps);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_depth_bins_mismatch_is_an_error)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gchar *caps = camera_caps (&small_config, DEPTH_BINS - 1, FALSE), *text;
+
+  text = negotiation_error (path, caps, GST_CORE_ERROR,
+      GST_CORE_ERROR_NEGOTIATION);
+  fail_unless (strstr (text, "depth-bins=7") && strstr (text, "8 bins"),
+      "%s", text);
+  g_free (text);
+  g_free (caps);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A singular intrinsics matrix: the error names the camera and the
+ * matrix, so that a user of six cameras knows which one to fix. */
+GST_START_TEST (test_singular_intrinsics_is_an_error)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *json, *path, *caps, *text;
+
+  elemtest_rig (2, 0, cameras);
+  /* the second camera's focal lengths are zero */
+  cameras[1].intrinsics[0] = 0.0;
+  cameras[1].intrinsics[5] = 0.0;
+  json = elemtest_calibration_json (cameras, 2, FALSE);
+  path = elemtest_write_file (dir, "singular.json", json);
+  caps = camera_caps (&small_config, DEPTH_BINS, FALSE);
+  text = negotiation_error (path, caps, GST_RESOURCE_ERROR,
+      GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless (strstr (text, "intrinsics") != NULL, "the error does not "
+      "name the matrix: %s", text);
+  fail_unless (strstr (text, "cam1") != NULL, "the error does not name the "
+      "camera (cam1): %s", text);
+  g_free (text);
+  g_free (caps);
+  g_free (json);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_wrong_buffer_size_is_an_error)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[2];
+  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, FALSE,
+      "application/x-bev-features");
+  GstBus *bus = gst_bus_new ();
+  gchar *tensor, *required, *text;
+  gsize sizes[2];
+  CameraFrame f;
+
+  gst_element_set_bus (h->element, bus);
+  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 800);
+  /* depth for 7 bins where the caps say 8 */
+  sizes[0] = f.sizes[0];
+  sizes[1] = f.sizes[1] / DEPTH_BINS * (DEPTH_BINS - 1);
+  fail_unless_equals_int (gst_harness_push (h, elemtest_tensors_buffer (2,
+              (const gconstpointer *) f.tensors, sizes)), GST_FLOW_ERROR);
+  tensor = g_strdup_printf ("tensor 1 is %" G_GSIZE_FORMAT " bytes", sizes[1]);
+  required = g_strdup_printf ("require %" G_GSIZE_FORMAT, f.sizes[1]);
+  text = elemtest_expect_error (bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+      tensor, required, NULL);
+  g_free (text);
+  g_free (tensor);
+  g_free (required);
+  camera_frame_clear (&f);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* While playing, a new file of another camera count, then an unreadable
+ * one: errors at the next frame, naming what is wrong. */
+GST_START_TEST (test_bad_calibration_change_is_an_error)
+{
+  gchar *dir = make_dir ();
+  P3dCameraCalib cameras[3];
+  gchar *path = write_calibration (dir, "two.json", 2, 0, FALSE, cameras);
+  gchar *three = write_calibration (dir, "three.json", 3, 0, FALSE, cameras);
+  gchar *missing = g_build_filename (dir, "missing.json", NULL);
+  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, FALSE,
+      "application/x-bev-features");
+  GstElement *bevpool = gst_harness_find_element (h, "bevpool");
+  GstBus *bus = gst_bus_new ();
+  CameraFrame f;
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 900);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+
+  g_object_set (bevpool, "calibration", three, NULL);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_ERROR);
+  text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
+      GST_RESOURCE_ERROR_SETTINGS, "3 cameras", "2", NULL);
+  g_free (text);
+
+  g_object_set (bevpool, "calibration", missing, NULL);
+  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+      GST_FLOW_ERROR);
+  text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
+      GST_RESOURCE_ERROR_SETTINGS, missing, NULL);
+  g_free (text);
+
+  camera_frame_clear (&f);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (bevpool);
+  gst_harness_teardown (h);
+  g_free (path);
+  g_free (three);
+  g_free (missing);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* backend=cuda without a device: the start fails naming the device. */
+GST_START_TEST (test_backend_cuda_without_device)
+{
+  gchar *dir, *path;
+  P3dCameraCalib cameras[2];
+  GstElement *bevpool;
+  GstBus *bus;
+  gchar *text;
+
+  if (p3d_cuda_device_count () > 0) {
+    g_print ("test_backend_cuda_without_device: skipped, this machine has a "
+        "CUDA device\n");
+    return;
+  }
+  dir = make_dir ();
+  path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  bevpool = gst_element_factory_make ("bevpool", NULL);
+  bus = gst_bus_new ();
+  gst_util_set_object_arg (G_OBJECT (bevpool), "backend", "cuda");
+  g_object_set (bevpool, "calibration", path, NULL);
+  gst_element_set_bus (bevpool, bus);
+  fail_unless_equals_int (gst_element_set_state (bevpool, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
+      GST_RESOURCE_ERROR_NOT_FOUND, "backend=cuda", "device 0", NULL);
+  g_free (text);
+  gst_element_set_state (bevpool, GST_STATE_NULL);
+  gst_element_set_bus (bevpool, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (bevpool);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+static Suite *
+bevpool_suite (void)
+{
+  Suite *s = suite_create ("bevpool");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_rig_is_meaningful);
+  tcase_add_test (tc, test_output_matches_library);
+  tcase_add_test (tc, test_formats);
+  tcase_add_test (tc, test_layouts);
+  tcase_add_test (tc, test_z_cells_stacked);
+  tcase_add_test (tc, test_cell_rounding);
+  tcase_add_test (tc, test_calibration_change_while_playing);
+  tcase_add_test (tc, test_geometry_kept_when_sizes_unchanged);
+  tcase_add_test (tc, test_packed_record_accepted);
+  tcase_add_test (tc, test_no_calibration_is_an_error);
+  tcase_add_test (tc, test_unreadable_calibration_is_an_error);
+  tcase_add_test (tc, test_invalid_json_is_an_error);
+  tcase_add_test (tc, test_missing_key_is_an_error);
+  tcase_add_test (tc, test_3x4_matrix_is_an_error);
+  tcase_add_test (tc, test_cameras_mismatch_is_an_error);
+  tcase_add_test (tc, test_depth_bins_mismatch_is_an_error);
+  tcase_add_test (tc, test_singular_intrinsics_is_an_error);
+  tcase_add_test (tc, test_wrong_buffer_size_is_an_error);
+  tcase_add_test (tc, test_bad_calibration_change_is_an_error);
+  tcase_add_test (tc, test_backend_cuda_without_device);
+  return s;
+}
+
+P3D_CHECK_MAIN (bevpool);

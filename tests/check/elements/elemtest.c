@@ -1,0 +1,323 @@
+/* Helpers shared by the element tests; see elemtest.h. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+
+#include "elemtest.h"
+
+GstBuffer *
+elemtest_tensors_buffer (guint n_tensors, const gconstpointer * data,
+    const gsize * sizes)
+{
+  GstBuffer *buffer = gst_buffer_new ();
+  guint i;
+
+  for (i = 0; i < n_tensors; i++) {
+    gpointer copy = g_memdup2 (data[i], sizes[i]);
+
+    gst_buffer_append_memory (buffer, gst_memory_new_wrapped (0, copy,
+            sizes[i], 0, sizes[i], copy, g_free));
+  }
+  return buffer;
+}
+
+GstBuffer *
+elemtest_packed_buffer (guint n_tensors, const gconstpointer * data,
+    const gsize * sizes)
+{
+  gsize total = 0, offset = 0;
+  guint8 *bytes;
+  guint i;
+
+  for (i = 0; i < n_tensors; i++)
+    total += sizes[i];
+  bytes = g_malloc (total);
+  for (i = 0; i < n_tensors; i++) {
+    memcpy (bytes + offset, data[i], sizes[i]);
+    offset += sizes[i];
+  }
+  return gst_buffer_new_wrapped (bytes, total);
+}
+
+void
+elemtest_assert_bytes (const void *actual, const void *expected, gsize size,
+    const gchar * what)
+{
+  const guint8 *a = actual, *e = expected;
+  gsize i, word;
+  guint32 actual_word = 0, expected_word = 0;
+
+  if (memcmp (a, e, size) == 0)
+    return;
+  for (i = 0; i < size && a[i] == e[i]; i++);
+  word = i / 4 * 4;
+  memcpy (&actual_word, a + word, MIN (4, size - word));
+  memcpy (&expected_word, e + word, MIN (4, size - word));
+  fail ("%s: first difference at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
+      " (32-bit word %" G_GSIZE_FORMAT "): 0x%08x (%g as float) where "
+      "0x%08x (%g) was expected", what, i, size, word / 4, actual_word,
+      *(gfloat *) & actual_word, expected_word, *(gfloat *) & expected_word);
+}
+
+void
+elemtest_assert_tensor (GstBuffer * buffer, guint index, const void *expected,
+    gsize size, const gchar * what)
+{
+  GstMemory *mem;
+  GstMapInfo info;
+
+  fail_unless (index < gst_buffer_n_memory (buffer), "%s: the buffer has %u "
+      "memories, no tensor %u", what, gst_buffer_n_memory (buffer), index);
+  mem = gst_buffer_peek_memory (buffer, index);
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ), "%s: cannot map",
+      what);
+  fail_unless_equals_uint64 (info.size, size);
+  elemtest_assert_bytes (info.data, expected, size, what);
+  gst_memory_unmap (mem, &info);
+}
+
+GstMessage *
+elemtest_pop (GstBus * bus, GstMessageType type)
+{
+  return gst_bus_pop_filtered (bus, type);
+}
+
+gchar *
+elemtest_message_text (GstMessage * message)
+{
+  GError *error = NULL;
+  gchar *debug = NULL, *text;
+
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR)
+    gst_message_parse_error (message, &error, &debug);
+  else if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_WARNING)
+    gst_message_parse_warning (message, &error, &debug);
+  else
+    return g_strdup ("");
+  text = g_strdup_printf ("%s | %s", error->message, GST_STR_NULL (debug));
+  /* on one line, so that a failure message shows all of it */
+  g_strdelimit (text, "\n", ' ');
+  g_clear_error (&error);
+  g_free (debug);
+  return text;
+}
+
+gchar *
+elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
+{
+  GstMessage *message = elemtest_pop (bus, GST_MESSAGE_ERROR);
+  GError *error = NULL;
+  const gchar *needle;
+  gchar *text;
+  va_list args;
+
+  fail_unless (message != NULL, "no error was posted");
+  text = elemtest_message_text (message);
+  gst_message_parse_error (message, &error, NULL);
+  fail_unless (error->domain == domain && error->code == code,
+      "error %s %d where %s %d was expected: %s",
+      g_quark_to_string (error->domain), error->code,
+      g_quark_to_string (domain), code, text);
+  g_clear_error (&error);
+  gst_message_unref (message);
+
+  va_start (args, code);
+  while ((needle = va_arg (args, ElemtestNeedle)) != NULL)
+    fail_unless (strstr (text, needle) != NULL, "the error does not say "
+        "\"%s\": %s", needle, text);
+  va_end (args);
+  return text;
+}
+
+/* m = rotation about +z by @yaw, times m (the upper 3x3 and the
+ * translation column). */
+static void
+rotate_about_z (gdouble * m, gdouble yaw)
+{
+  gdouble c = cos (yaw), s = sin (yaw), result[16];
+  guint col;
+
+  memcpy (result, m, sizeof (result));
+  for (col = 0; col < 4; col++) {
+    result[0 * 4 + col] = c * m[0 * 4 + col] - s * m[1 * 4 + col];
+    result[1 * 4 + col] = s * m[0 * 4 + col] + c * m[1 * 4 + col];
+  }
+  memcpy (m, result, sizeof (result));
+}
+
+static void
+set_matrix (gdouble * m, const gdouble rotation[9],
+    const gdouble translation[3])
+{
+  guint r, c;
+
+  memset (m, 0, 16 * sizeof (gdouble));
+  for (r = 0; r < 3; r++) {
+    for (c = 0; c < 3; c++)
+      m[r * 4 + c] = rotation[r * 3 + c];
+    m[r * 4 + 3] = translation[r];
+  }
+  m[15] = 1.0;
+}
+
+void
+elemtest_rig (guint n_cameras, guint variant, P3dCameraCalib * cameras)
+{
+  /* camera axes (x right, y down, z ahead) in the lidar frame (x ahead,
+   * y left, z up): looking ahead, to the left, behind */
+  static const gdouble rotations[3][9] = {
+    {0, 0, 1, -1, 0, 0, 0, -1, 0},
+    {1, 0, 0, 0, 0, 1, 0, -1, 0},
+    {0, 0, -1, 1, 0, 0, 0, -1, 0},
+  };
+  static const gdouble translations[3][3] = {
+    {0.5, 0.0, 1.0}, {0.0, 0.3, 1.0}, {-0.5, 0.0, 1.2},
+  };
+  /* focal length and principal point of each camera's raw image */
+  static const gdouble intrinsics[3][3] = {
+    {40.0, 24.0, 16.0}, {80.0, 48.0, 32.0}, {36.0, 23.5, 15.5},
+  };
+  guint i;
+
+  g_assert (n_cameras <= 3);
+  for (i = 0; i < n_cameras; i++) {
+    P3dCameraCalib *camera = &cameras[i];
+    gdouble focal = intrinsics[i][0] + (variant ? 2.0 : 0.0);
+    gdouble zero[3] = { 0.0, 0.0, 0.0 };
+    gdouble k[9] = { focal, 0, intrinsics[i][1], 0, focal, intrinsics[i][2],
+      0, 0, 1
+    };
+
+    set_matrix (camera->intrinsics, k, zero);
+    set_matrix (camera->camera_to_lidar, rotations[i], translations[i]);
+    if (variant) {
+      rotate_about_z (camera->camera_to_lidar, 0.15);
+      camera->camera_to_lidar[3] += 0.2;
+      camera->camera_to_lidar[7] -= 0.1;
+      camera->camera_to_lidar[11] += 0.05;
+    }
+    if (i == 1) {
+      /* the network sees the raw image halved and shifted */
+      gdouble aug[9] = { 0.5, 0, 0, 0, 0.5, 0, 0, 0, 1 };
+      gdouble shift[3] = { 2.0, -1.0, 0.0 };
+
+      set_matrix (camera->img_aug, aug, shift);
+    } else {
+      gdouble identity[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
+
+      set_matrix (camera->img_aug, identity, zero);
+    }
+  }
+}
+
+static gboolean
+is_identity (const gdouble * m)
+{
+  guint i;
+
+  for (i = 0; i < 16; i++)
+    if (m[i] != (i % 5 == 0 ? 1.0 : 0.0))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+append_matrix (GString * json, const gdouble * m, guint n)
+{
+  guint r, c;
+
+  g_string_append_c (json, '[');
+  for (r = 0; r < n; r++) {
+    g_string_append (json, r ? ", [" : "[");
+    for (c = 0; c < n; c++) {
+      gchar number[G_ASCII_DTOSTR_BUF_SIZE];
+
+      g_ascii_formatd (number, sizeof (number), "%.17g", m[r * 4 + c]);
+      g_string_append_printf (json, "%s%s", c ? ", " : "", number);
+    }
+    g_string_append_c (json, ']');
+  }
+  g_string_append_c (json, ']');
+}
+
+gchar *
+elemtest_calibration_json (const P3dCameraCalib * cameras, guint n_cameras,
+    gboolean tensor_form)
+{
+  GString *json = g_string_new ("{\n");
+  guint i;
+
+  if (tensor_form) {
+    static const gchar *const keys[3] = { "camera_intrinsics",
+      "camera2lidar", "img_aug_matrix"
+    };
+    guint k;
+
+    g_string_append (json, "  \"camera_order\": [");
+    for (i = 0; i < n_cameras; i++)
+      g_string_append_printf (json, "%s\"cam%u\"", i ? ", " : "", i);
+    g_string_append (json, "],\n");
+    for (k = 0; k < 3; k++) {
+      g_string_append_printf (json, "  \"%s\": [", keys[k]);
+      for (i = 0; i < n_cameras; i++) {
+        const gdouble *m = k == 0 ? cameras[i].intrinsics : k == 1 ?
+            cameras[i].camera_to_lidar : cameras[i].img_aug;
+
+        g_string_append (json, i ? ",\n    " : "\n    ");
+        append_matrix (json, m, 4);
+      }
+      g_string_append_printf (json, "]%s\n", k < 2 ? "," : "");
+    }
+  } else {
+    g_string_append (json, "  \"cameras\": [");
+    for (i = 0; i < n_cameras; i++) {
+      g_string_append_printf (json, "%s\n    {\"name\": \"cam%u\",\n"
+          "     \"intrinsics\": ", i ? "," : "", i);
+      append_matrix (json, cameras[i].intrinsics, 3);
+      g_string_append (json, ",\n     \"camera_to_lidar\": ");
+      append_matrix (json, cameras[i].camera_to_lidar, 4);
+      /* an identity augmentation may be left out */
+      if (!is_identity (cameras[i].img_aug)) {
+        g_string_append (json, ",\n     \"img_aug\": ");
+        append_matrix (json, cameras[i].img_aug, 4);
+      }
+      g_string_append (json, "}");
+    }
+    g_string_append (json, "]\n");
+  }
+  g_string_append (json, "}\n");
+  return g_string_free (json, FALSE);
+}
+
+gchar *
+elemtest_write_file (const gchar * dir, const gchar * name,
+    const gchar * contents)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+  GError *error = NULL;
+
+  fail_unless (g_file_set_contents (path, contents, -1, &error), "%s: %s",
+      path, error ? error->message : "?");
+  return path;
+}
+
+void
+elemtest_remove_dir (const gchar * dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const gchar *name;
+
+  if (d == NULL)
+    return;
+  while ((name = g_dir_read_name (d)) != NULL) {
+    gchar *path = g_build_filename (dir, name, NULL);
+
+    g_remove (path);
+    g_free (path);
+  }
+  g_dir_close (d);
+  g_rmdir (dir);
+}

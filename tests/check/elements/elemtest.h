@@ -1,0 +1,73 @@
+/* Helpers shared by the element tests of pillarfeat, nms and bevpool, the
+ * pipeline test and the GPU element test: buffers of tensors as the
+ * elements exchange them, byte comparisons that name the first difference,
+ * bus messages, and a small camera rig with its calibration files for
+ * bevpool. */
+#ifndef ELEM_TEST_H
+#define ELEM_TEST_H
+
+#include <gst/gst.h>
+
+#include "bevpool.h"
+
+G_BEGIN_DECLS
+
+/* A buffer of one system memory per tensor, copies of @data. */
+GstBuffer *elemtest_tensors_buffer (guint n_tensors,
+    const gconstpointer * data, const gsize * sizes);
+
+/* The same bytes in one memory, as a record that filesink wrote and
+ * filesrc read back. */
+GstBuffer *elemtest_packed_buffer (guint n_tensors,
+    const gconstpointer * data, const gsize * sizes);
+
+/* Fails unless the @size bytes at @actual equal @expected, naming @what,
+ * the first differing byte and the 32-bit words that hold it on both
+ * sides. */
+void elemtest_assert_bytes (const void *actual, const void *expected,
+    gsize size, const gchar * what);
+
+/* Fails unless memory @index of @buffer, mapped on the host (a host copy
+ * for CUDA memory), is @size bytes equal to @expected. */
+void elemtest_assert_tensor (GstBuffer * buffer, guint index,
+    const void *expected, gsize size, const gchar * what);
+
+/* The next message of @type on @bus, or NULL (messages of other types
+ * before it are dropped). */
+GstMessage *elemtest_pop (GstBus * bus, GstMessageType type);
+
+/* The message and debug text of an error or warning, "message | debug". */
+gchar *elemtest_message_text (GstMessage * message);
+
+/* One of the strings an error must contain (a va_arg type). */
+typedef const gchar *ElemtestNeedle;
+
+/* Pops an error from @bus and fails unless it is @domain / @code and its
+ * text (message and debug) contains each of the strings that follow, a
+ * NULL-terminated list. Returns the text (free it). */
+gchar *elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
+    G_GNUC_NULL_TERMINATED;
+
+/* The test rig of bevpool: up to three cameras around the lidar, looking
+ * ahead, to the left and behind, with intrinsics for a 48 x 32 image;
+ * @variant 0 and 1 are two different mountings (a recalibration). */
+#define ELEMTEST_IMAGE_WIDTH 48
+#define ELEMTEST_IMAGE_HEIGHT 32
+void elemtest_rig (guint n_cameras, guint variant, P3dCameraCalib * cameras);
+
+/* The calibration as a JSON document in the "cameras" form (with names
+ * cam0, cam1..., 3x3 intrinsics and img_aug) or in the per-tensor form of
+ * CUDA-BEVFusion (4x4 everywhere). Every double is written exactly. */
+gchar *elemtest_calibration_json (const P3dCameraCalib * cameras,
+    guint n_cameras, gboolean tensor_form);
+
+/* Writes @contents to @name in @dir and returns the path (free it). */
+gchar *elemtest_write_file (const gchar * dir, const gchar * name,
+    const gchar * contents);
+
+/* Removes the files in @dir, then @dir. */
+void elemtest_remove_dir (const gchar * dir);
+
+G_END_DECLS
+
+#endif /* ELEM_TEST_H */

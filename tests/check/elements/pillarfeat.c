@@ -1,0 +1,583 @@
+/* pillarfeat as an element, on its reference path: every feature set in F32
+ * (the default) and F16 (asked for downstream), for every point format,
+ * equal to p3d_pillarfeat_cpu on voxels from p3d_voxelize_cpu; caps fields
+ * passed through; coords and count copied; timestamps kept; a packed record
+ * accepted; wrong sizes and caps refused with a clear error. */
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "elemtest.h"
+#include "p3dperception.h"
+#include "p3dtest.h"
+#include "pillarfeat.h"
+#include "voxelize.h"
+
+static const gdouble kitti_voxel_size[3] = { 0.16, 0.16, 4.0 };
+static const gdouble kitti_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68, 1.0 };
+
+/* A 3D grid: several z cells, so that center_z differs between voxels. */
+static const gdouble cube_voxel_size[3] = { 0.5, 0.5, 0.5 };
+static const gdouble cube_range[6] = { 0.0, -4.0, -3.0, 8.0, 4.0, 1.0 };
+
+static const P3dPointFormat point_formats[] = { P3D_POINT_FORMAT_XYZ,
+  P3D_POINT_FORMAT_XYZI, P3D_POINT_FORMAT_XYZIT, P3D_POINT_FORMAT_XYZIR
+};
+
+static const P3dFeatureSet feature_sets[] = { P3D_FEATURE_SET_POINTPILLARS_10,
+  P3D_FEATURE_SET_MMDET3D_9, P3D_FEATURE_SET_POINTPILLARS_11
+};
+
+/* Voxels as voxelize hands them over: caps and the four tensors. */
+typedef struct
+{
+  P3dVoxelsInfo info;
+  gsize sizes[P3D_VOXELS_N_TENSORS];
+  gpointer tensors[P3D_VOXELS_N_TENSORS];
+} Voxels;
+
+/* The x-pillar-features tensors the library computes for some voxels. */
+typedef struct
+{
+  gsize sizes[P3D_PILLARS_N_TENSORS];
+  gpointer tensors[P3D_PILLARS_N_TENSORS];
+} Pillars;
+
+/* Random points voxelized by the library: dense enough near the sensor
+ * that some voxels hold more than max-points and that max-voxels is hit,
+ * some points out of range. */
+static void
+voxels_make (Voxels * v, P3dPointFormat format, guint max_voxels,
+    guint max_points, const gdouble * voxel_size, const gdouble * range,
+    guint64 seed, gsize n_points)
+{
+  guint channels = p3d_point_format_get_info (format)->channels, c;
+  P3dVoxelizeParams params;
+  P3dVoxelizeOutput out;
+  P3dTestRng rng;
+  gfloat *points = g_new (gfloat, n_points * channels);
+  gsize i;
+
+  p3d_test_rng_init (&rng, seed);
+  for (i = 0; i < n_points; i++) {
+    gfloat *p = points + i * channels;
+
+    p[0] = p3d_test_rng_uniform (&rng, -0.5f, 4.0f);
+    p[1] = p3d_test_rng_uniform (&rng, -2.0f, 2.0f);
+    p[2] = p3d_test_rng_uniform (&rng, -3.5f, 1.5f);
+    for (c = 3; c < channels; c++)
+      p[c] = p3d_test_rng_uniform (&rng, 0.0f, 1.0f);
+  }
+
+  p3d_voxels_info_init (&v->info);
+  fail_unless (p3d_voxels_info_set (&v->info, format, max_voxels, max_points,
+          voxel_size, range));
+  v->info.fps_n = 10;
+  v->info.fps_d = 1;
+  fail_unless_equals_int (p3d_voxelize_params_init (&params, voxel_size, range,
+          channels, max_points, max_voxels), P3D_OK);
+  v->sizes[0] = sizeof (gfloat) * max_voxels * max_points * channels;
+  v->sizes[1] = sizeof (guint32) * max_voxels;
+  v->sizes[2] = sizeof (gint32) * 4 * max_voxels;
+  v->sizes[3] = sizeof (guint32);
+  for (i = 0; i < P3D_VOXELS_N_TENSORS; i++)
+    v->tensors[i] = g_malloc0 (v->sizes[i]);
+  out.voxels = v->tensors[0];
+  out.num_points = v->tensors[1];
+  out.coords = v->tensors[2];
+  out.count = v->tensors[3];
+  out.stats = NULL;
+  fail_unless_equals_int (p3d_voxelize_cpu (&params, points, n_points, &out),
+      P3D_OK);
+  g_free (points);
+}
+
+static guint32
+voxels_count (const Voxels * v)
+{
+  return *(const guint32 *) v->tensors[P3D_VOXELS_TENSOR_COUNT];
+}
+
+static void
+voxels_clear (Voxels * v)
+{
+  guint i;
+
+  for (i = 0; i < P3D_VOXELS_N_TENSORS; i++)
+    g_free (v->tensors[i]);
+}
+
+static GstBuffer *
+voxels_buffer (const Voxels * v)
+{
+  return elemtest_tensors_buffer (P3D_VOXELS_N_TENSORS,
+      (const gconstpointer *) v->tensors, v->sizes);
+}
+
+static void
+pillars_expected (Pillars * p, const Voxels * v, P3dFeatureSet set,
+    gboolean half)
+{
+  const P3dVoxelsInfo *info = &v->info;
+  P3dPillarFeatParams params;
+  P3dPillarFeatInput in;
+  P3dPillarFeatOutput out;
+  guint i;
+
+  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
+          (P3dPillarFeatureSet) set, half, info->finfo->channels,
+          info->finfo->intensity, info->max_points, info->max_voxels,
+          info->grid.voxel_size, info->grid.range), P3D_OK);
+  /* the size the media type gives, computed here on its own */
+  p->sizes[0] = (gsize) info->max_voxels * info->max_points *
+      p3d_feature_set_get_channels (set) * (half ? 2 : 4);
+  fail_unless_equals_uint64 (p3d_pillarfeat_features_size (&params),
+      p->sizes[0]);
+  p->sizes[1] = (gsize) info->max_voxels * 16;
+  p->sizes[2] = 4;
+  for (i = 0; i < P3D_PILLARS_N_TENSORS; i++)
+    p->tensors[i] = g_malloc0 (p->sizes[i]);
+  in.voxels = v->tensors[0];
+  in.num_points = v->tensors[1];
+  in.coords = v->tensors[2];
+  in.count = v->tensors[3];
+  out.features = p->tensors[0];
+  out.coords = p->tensors[1];
+  out.count = p->tensors[2];
+  p3d_pillarfeat_cpu (&params, &in, &out);
+}
+
+static void
+pillars_clear (Pillars * p)
+{
+  guint i;
+
+  for (i = 0; i < P3D_PILLARS_N_TENSORS; i++)
+    g_free (p->tensors[i]);
+}
+
+/* The library's features for @v, and the coords and count of the voxels
+ * themselves, in @out. */
+static void
+assert_output (GstBuffer * out, const Voxels * v, P3dFeatureSet set,
+    gboolean half, const gchar * what)
+{
+  Pillars expected;
+  gchar *name;
+
+  pillars_expected (&expected, v, set, half);
+  fail_unless_equals_int (gst_buffer_n_memory (out), P3D_PILLARS_N_TENSORS);
+  name = g_strdup_printf ("%s: features", what);
+  elemtest_assert_tensor (out, 0, expected.tensors[0], expected.sizes[0], name);
+  g_free (name);
+  name = g_strdup_printf ("%s: coords", what);
+  elemtest_assert_tensor (out, 1, v->tensors[P3D_VOXELS_TENSOR_COORDS],
+      expected.sizes[1], name);
+  g_free (name);
+  name = g_strdup_printf ("%s: count", what);
+  elemtest_assert_tensor (out, 2, v->tensors[P3D_VOXELS_TENSOR_COUNT], 4, name);
+  g_free (name);
+  /* the library agrees on the copied tensors too */
+  elemtest_assert_tensor (out, 1, expected.tensors[1], expected.sizes[1], what);
+  elemtest_assert_tensor (out, 2, expected.tensors[2], 4, what);
+  pillars_clear (&expected);
+}
+
+/* The negotiated output caps describe @v's grid with @set and @half. */
+static void
+assert_output_caps (GstHarness * h, const Voxels * v, P3dFeatureSet set,
+    gboolean half)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  gchar *text = gst_caps_to_string (caps);
+  const GstStructure *s = gst_caps_get_structure (caps, 0);
+  P3dPillarsInfo info;
+  gint fps_n = 0, fps_d = 0;
+
+  fail_unless (p3d_pillars_info_from_caps (&info, caps), "caps %s", text);
+  fail_unless (gst_structure_has_name (s, "application/x-pillar-features"));
+  fail_unless_equals_string (gst_structure_get_string (s, "format"),
+      half ? "F16" : "F32");
+  fail_unless_equals_string (gst_structure_get_string (s, "features"),
+      p3d_feature_set_to_string (set));
+  fail_unless_equals_int (info.channels, p3d_feature_set_get_channels (set));
+  fail_unless_equals_int (info.max_voxels, v->info.max_voxels);
+  fail_unless_equals_int (info.max_points, v->info.max_points);
+  fail_unless (p3d_voxel_grid_is_equal (&info.grid, &v->info.grid),
+      "grid not passed through: %s", text);
+  fail_unless (gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d),
+      "no framerate: %s", text);
+  fail_unless_equals_int (fps_n, 10);
+  fail_unless_equals_int (fps_d, 1);
+  fail_unless (!p3d_caps_is_cuda (caps), "caps %s", text);
+  g_free (text);
+  gst_caps_unref (caps);
+}
+
+static GstHarness *
+pillarfeat_harness (const gchar * properties, const Voxels * v,
+    const gchar * sink_caps)
+{
+  gchar *launch = g_strdup_printf ("pillarfeat backend=cpu %s", properties);
+  GstHarness *h = gst_harness_new_parse (launch);
+
+  g_free (launch);
+  gst_harness_set_src_caps (h, p3d_voxels_info_to_caps (&v->info));
+  gst_harness_set_sink_caps_str (h, sink_caps);
+  return h;
+}
+
+GST_START_TEST (test_output_matches_library)
+{
+  guint f, s, half;
+
+  for (f = 0; f < G_N_ELEMENTS (point_formats); f++) {
+    Voxels v;
+
+    voxels_make (&v, point_formats[f], 300, 8, kitti_voxel_size, kitti_range,
+        200 + f, 2000);
+    /* the input exercises the caps: full, and voxels cut at max-points */
+    fail_unless_equals_int (voxels_count (&v), 300);
+    for (s = 0; s < G_N_ELEMENTS (feature_sets); s++) {
+      for (half = 0; half < 2; half++) {
+        gchar *properties = g_strdup_printf ("features=%s",
+            p3d_feature_set_to_string (feature_sets[s]));
+        gchar *what = g_strdup_printf ("%s %s %s",
+            p3d_point_format_to_string (point_formats[f]),
+            p3d_feature_set_to_string (feature_sets[s]), half ? "F16" : "F32");
+        /* F32 unless downstream asks for F16 */
+        GstHarness *h = pillarfeat_harness (properties, &v, half ?
+            "application/x-pillar-features, format=F16" :
+            "application/x-pillar-features");
+        GstBuffer *out;
+
+        fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+            GST_FLOW_OK);
+        out = gst_harness_pull (h);
+        fail_unless (out != NULL);
+        assert_output_caps (h, &v, feature_sets[s], half);
+        assert_output (out, &v, feature_sets[s], half, what);
+        gst_buffer_unref (out);
+        gst_harness_teardown (h);
+        g_free (properties);
+        g_free (what);
+      }
+    }
+    voxels_clear (&v);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_default_is_pointpillars_10_f32)
+{
+  GstElement *pillarfeat = gst_element_factory_make ("pillarfeat", NULL);
+  GstHarness *h;
+  Voxels v;
+  GstBuffer *out;
+  gint features = -1;
+
+  fail_unless (pillarfeat != NULL);
+  g_object_get (pillarfeat, "features", &features, NULL);
+  fail_unless_equals_int (features, P3D_FEATURE_SET_POINTPILLARS_10);
+  gst_object_unref (pillarfeat);
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 200, 4, kitti_voxel_size,
+      kitti_range, 7, 500);
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+  fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_output_caps (h, &v, P3D_FEATURE_SET_POINTPILLARS_10, FALSE);
+  assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, FALSE, "default");
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
+/* Several z cells: the centre of each voxel's own cell, and the grid
+ * fields passed through. */
+GST_START_TEST (test_3d_grid)
+{
+  guint s;
+
+  for (s = 0; s < G_N_ELEMENTS (feature_sets); s++) {
+    gchar *properties = g_strdup_printf ("features=%s",
+        p3d_feature_set_to_string (feature_sets[s]));
+    GstHarness *h;
+    GstBuffer *out;
+    Voxels v;
+
+    voxels_make (&v, P3D_POINT_FORMAT_XYZIR, 500, 5, cube_voxel_size,
+        cube_range, 300 + s, 3000);
+    fail_unless_equals_int (v.info.grid.grid[2], 8);
+    h = pillarfeat_harness (properties, &v, "application/x-pillar-features");
+    fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    assert_output_caps (h, &v, feature_sets[s], FALSE);
+    assert_output (out, &v, feature_sets[s], FALSE, properties);
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+    voxels_clear (&v);
+    g_free (properties);
+  }
+}
+
+GST_END_TEST;
+
+/* Frames of different counts through the same pool: every byte of a
+ * reused output buffer is rewritten. */
+GST_START_TEST (test_counts_up_and_down)
+{
+  static const gsize n_points[] = { 2000, 30, 0, 900, 1 };
+  GstHarness *h = NULL;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (n_points); i++) {
+    GstBuffer *out;
+    Voxels v;
+
+    voxels_make (&v, P3D_POINT_FORMAT_XYZI, 300, 8, kitti_voxel_size,
+        kitti_range, 400 + i, n_points[i]);
+    if (h == NULL)
+      h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+    fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, FALSE, "frame");
+    gst_buffer_unref (out);
+    voxels_clear (&v);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_timestamps_kept)
+{
+  GstHarness *h;
+  GstBuffer *in, *out;
+  Voxels v;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZ, 100, 4, kitti_voxel_size,
+      kitti_range, 5, 100);
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+  in = voxels_buffer (&v);
+  GST_BUFFER_PTS (in) = 5 * GST_SECOND;
+  GST_BUFFER_DTS (in) = 4 * GST_SECOND;
+  GST_BUFFER_DURATION (in) = GST_SECOND / 10;
+  GST_BUFFER_OFFSET (in) = 50;
+  GST_BUFFER_OFFSET_END (in) = 51;
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 5 * GST_SECOND);
+  fail_unless_equals_uint64 (GST_BUFFER_DTS (out), 4 * GST_SECOND);
+  fail_unless_equals_uint64 (GST_BUFFER_DURATION (out), GST_SECOND / 10);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (out), 50);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (out), 51);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
+/* A record as filesink wrote it, read back in one memory, and the same
+ * bytes split at places that are not tensor boundaries. */
+GST_START_TEST (test_packed_record_accepted)
+{
+  GstHarness *h;
+  GstBuffer *in, *out;
+  gsize total;
+  Voxels v;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 200, 6, kitti_voxel_size,
+      kitti_range, 9, 1500);
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features, "
+      "format=F16");
+  in = elemtest_packed_buffer (P3D_VOXELS_N_TENSORS,
+      (const gconstpointer *) v.tensors, v.sizes);
+  total = gst_buffer_get_size (in);
+  fail_unless_equals_int (gst_buffer_n_memory (in), 1);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, TRUE, "packed");
+  gst_buffer_unref (out);
+
+  in = elemtest_packed_buffer (P3D_VOXELS_N_TENSORS,
+      (const gconstpointer *) v.tensors, v.sizes);
+  {
+    GstBuffer *split = gst_buffer_new ();
+
+    gst_buffer_append_memory (split, gst_memory_share (gst_buffer_peek_memory
+            (in, 0), 0, 1001));
+    gst_buffer_append_memory (split, gst_memory_share (gst_buffer_peek_memory
+            (in, 0), 1001, total - 1001));
+    gst_buffer_unref (in);
+    in = split;
+  }
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, TRUE, "split");
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_wrong_buffer_sizes_are_errors)
+{
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstBuffer *in;
+  gsize total, sizes[P3D_VOXELS_N_TENSORS];
+  gchar *short_total, *caps_total, *tensor, *required, *text;
+  Voxels v;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 100, 4, kitti_voxel_size,
+      kitti_range, 11, 300);
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+  gst_element_set_bus (h->element, bus);
+
+  /* one byte short of a record */
+  in = elemtest_packed_buffer (P3D_VOXELS_N_TENSORS,
+      (const gconstpointer *) v.tensors, v.sizes);
+  total = gst_buffer_get_size (in);
+  gst_buffer_resize (in, 0, total - 1);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
+  short_total = g_strdup_printf ("%" G_GSIZE_FORMAT " bytes", total - 1);
+  caps_total = g_strdup_printf ("(%" G_GSIZE_FORMAT " bytes)", total);
+  text = elemtest_expect_error (bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+      short_total, caps_total, NULL);
+  g_free (text);
+
+  /* four memories, num-points one entry short */
+  memcpy (sizes, v.sizes, sizeof (sizes));
+  sizes[1] -= 4;
+  in = elemtest_tensors_buffer (P3D_VOXELS_N_TENSORS,
+      (const gconstpointer *) v.tensors, sizes);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
+  tensor = g_strdup_printf ("tensor 1 is %" G_GSIZE_FORMAT " bytes", sizes[1]);
+  required = g_strdup_printf ("require %" G_GSIZE_FORMAT, v.sizes[1]);
+  text = elemtest_expect_error (bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+      tensor, required, NULL);
+  g_free (text);
+
+  g_free (short_total);
+  g_free (caps_total);
+  g_free (tensor);
+  g_free (required);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
+/* Downstream asks for pillars that do not describe the voxels. */
+GST_START_TEST (test_caps_mismatch_not_negotiated)
+{
+  static const gchar *const cases[][2] = {
+    {"", "application/x-pillar-features, max-voxels=(int)99"},
+    {"", "application/x-pillar-features, max-points=(int)5"},
+    {"", "application/x-pillar-features, grid=(int)<216,248,1>"},
+    {"", "application/x-pillar-features, voxel-size=(double)<0.32,0.32,4.0>"},
+    {"features=mmdet3d-9",
+        "application/x-pillar-features, features=pointpillars-10"},
+    {"", "application/x-pillar-features, format=F64"},
+  };
+  guint i;
+  Voxels v;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 100, 4, kitti_voxel_size,
+      kitti_range, 13, 300);
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GstHarness *h = pillarfeat_harness (cases[i][0], &v, cases[i][1]);
+
+    fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+        GST_FLOW_NOT_NEGOTIATED);
+    fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+    gst_harness_teardown (h);
+  }
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
+/* pillar-features caps upstream of pillarfeat: the voxels media type only. */
+GST_START_TEST (test_wrong_input_media_type_refused)
+{
+  GstHarness *h = gst_harness_new_parse ("pillarfeat backend=cpu");
+  GstBuffer *in = gst_buffer_new_allocate (NULL, 64, NULL);
+
+  gst_harness_set_src_caps_str (h, "application/x-point-cloud, format=xyz");
+  gst_harness_set_sink_caps_str (h, "application/x-pillar-features");
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* features set while playing: the source pad renegotiates and the next
+ * frame has the new set. */
+GST_START_TEST (test_features_change_renegotiates)
+{
+  GstHarness *h;
+  GstBuffer *out;
+  Voxels v;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 100, 4, kitti_voxel_size,
+      kitti_range, 17, 400);
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+  fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, FALSE, "before");
+  gst_buffer_unref (out);
+
+  {
+    GstElement *pillarfeat = gst_harness_find_element (h, "pillarfeat");
+
+    gst_util_set_object_arg (G_OBJECT (pillarfeat), "features",
+        "pointpillars-11");
+    gst_object_unref (pillarfeat);
+  }
+  fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  assert_output_caps (h, &v, P3D_FEATURE_SET_POINTPILLARS_11, FALSE);
+  assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_11, FALSE, "after");
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
+static Suite *
+pillarfeat_suite (void)
+{
+  Suite *s = suite_create ("pillarfeat");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_output_matches_library);
+  tcase_add_test (tc, test_default_is_pointpillars_10_f32);
+  tcase_add_test (tc, test_3d_grid);
+  tcase_add_test (tc, test_counts_up_and_down);
+  tcase_add_test (tc, test_timestamps_kept);
+  tcase_add_test (tc, test_packed_record_accepted);
+  tcase_add_test (tc, test_wrong_buffer_sizes_are_errors);
+  tcase_add_test (tc, test_caps_mismatch_not_negotiated);
+  tcase_add_test (tc, test_wrong_input_media_type_refused);
+  tcase_add_test (tc, test_features_change_renegotiates);
+  return s;
+}
+
+P3D_CHECK_MAIN (pillarfeat);

@@ -1,0 +1,473 @@
+/* bevpool on the device against the reference: the same geometry (same
+ * cells, same order: the device geometry is downloaded and compared array
+ * for array) and the same pooled output bit for bit (the summation order is
+ * defined in bevpool.h and both paths follow it with fmaf), in all four
+ * format pairs.  Random configurations, the hand-built fault cases, channel
+ * counts that exercise every load width and slice, cells of thousands of
+ * points, and nuScenes at full size with its real calibration. */
+#include <math.h>
+#include <string.h>
+
+#include "bevpool_common.h"
+#include "half.h"
+
+/* Only for a report when outputs differ: the reference is itself checked
+ * against the float64 oracle in bevpool.c. */
+#define F32_RELATIVE 1e-5
+#define F16_RELATIVE 1e-2
+
+typedef struct
+{
+  P3dCudaStream stream;
+  P3dBevGeometry *reference;    /* computed on the host */
+  P3dBevGeometry *downloaded;   /* the device's, copied back */
+  P3dBevGeometryCuda *device;
+} Geometries;
+
+static void
+geometries_compute (Geometries * g, const BevpoolTestCase * tc,
+    const gchar * what)
+{
+  const guint32 *a, *b;
+  guint32 cells = tc->params.nx * tc->params.ny * tc->params.nz, kept, i;
+
+  memset (g, 0, sizeof (*g));
+  fail_unless_equals_int (p3d_cuda_stream_create (&g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc->params,
+          &g->reference), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc->params,
+          &g->downloaded), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&tc->params,
+          &g->device), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (g->reference,
+          tc->calib), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (g->device,
+          tc->calib, g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (g->device,
+          g->downloaded, g->stream), P3D_OK);
+
+  kept = p3d_bevpool_geometry_kept (g->reference);
+  fail_unless (p3d_bevpool_geometry_kept (g->downloaded) == kept,
+      "%s: the device keeps %u points, the reference %u", what,
+      p3d_bevpool_geometry_kept (g->downloaded), kept);
+  a = p3d_bevpool_geometry_cell_start (g->reference);
+  b = p3d_bevpool_geometry_cell_start (g->downloaded);
+  for (i = 0; i <= cells; i++)
+    if (a[i] != b[i])
+      fail ("%s: cell %u starts at sorted point %u on the device, %u in the "
+          "reference", what, i, b[i], a[i]);
+  a = p3d_bevpool_geometry_points (g->reference);
+  b = p3d_bevpool_geometry_points (g->downloaded);
+  for (i = 0; i < kept; i++)
+    if (a[i] != b[i])
+      fail ("%s: sorted point %u is frustum point %u on the device, %u in "
+          "the reference", what, i, b[i], a[i]);
+}
+
+static void
+geometries_clear (Geometries * g)
+{
+  p3d_bevpool_geometry_free (g->reference);
+  p3d_bevpool_geometry_free (g->downloaded);
+  p3d_bevpool_geometry_cuda_free (g->device);
+  fail_unless_equals_int (p3d_cuda_stream_destroy (g->stream), P3D_OK);
+}
+
+static void
+compare_outputs (const P3dBevPoolParams * params, const void *expected,
+    const void *actual, gboolean half_out, const gchar * what)
+{
+  gsize size = p3d_bevpool_output_size (params), i;
+  gsize plane = (gsize) params->nx * params->ny;
+  gsize value_size = half_out ? 2 : 4;
+
+  if (memcmp (expected, actual, size * value_size) == 0)
+    return;
+  for (i = 0; i < size; i++) {
+    if (memcmp ((const guint8 *) expected + i * value_size,
+            (const guint8 *) actual + i * value_size, value_size) != 0) {
+      gdouble e = half_out ? p3d_half_to_float (((const guint16 *)
+              expected)[i]) : ((const gfloat *) expected)[i];
+      gdouble a = half_out ? p3d_half_to_float (((const guint16 *)
+              actual)[i]) : ((const gfloat *) actual)[i];
+      gdouble relative = half_out ? F16_RELATIVE : F32_RELATIVE;
+
+      fail ("%s: output %" G_GSIZE_FORMAT " (channel %" G_GSIZE_FORMAT
+          ", cell %" G_GSIZE_FORMAT ") is %.9g on the device, %.9g in the "
+          "reference: not bit-exact, %s %g relative", what, i, i / plane,
+          i % plane, a, e, fabs (a - e) <= relative * fabs (e) ?
+          "but within" : "and not within", relative);
+    }
+  }
+}
+
+/* Pools in all four format pairs on both paths and compares them; the
+ * device features start @feature_offset bytes into their buffer, to try
+ * the narrower loads. */
+static void
+check_pooling (const BevpoolTestCase * tc, const Geometries * g,
+    P3dTestRng * rng, gsize feature_offset, const gchar * what)
+{
+  const P3dBevPoolParams *params = &tc->params;
+  gsize out_size = p3d_bevpool_output_size (params);
+  gsize n_features = p3d_bevpool_features_size (params);
+  gsize n_depth = p3d_bevpool_depth_size (params);
+  gpointer expected = g_malloc (out_size * 4), actual = g_malloc (out_size * 4);
+  gpointer again = g_malloc (out_size * 4);
+  void *d_features = NULL, *d_depth = NULL, *d_out = NULL;
+  gint half_in, half_out;
+
+  fail_unless_equals_int (p3d_cuda_malloc (&d_features,
+          n_features * 4 + feature_offset), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&d_depth, n_depth * 4), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&d_out, out_size * 4), P3D_OK);
+  for (half_in = 0; half_in < 2; half_in++) {
+    gsize value_size = half_in ? 2 : 4;
+    guint8 *features_at = (guint8 *) d_features + feature_offset;
+    gpointer raw_features, raw_depth;
+    gfloat *features, *depth;
+
+    bevpool_test_random_inputs (rng, params, half_in, &raw_features,
+        &raw_depth, &features, &depth);
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (features_at, raw_features,
+            n_features * value_size, g->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (d_depth, raw_depth,
+            n_depth * value_size, g->stream), P3D_OK);
+    for (half_out = 0; half_out < 2; half_out++) {
+      gsize out_bytes = out_size * (half_out ? 2 : 4);
+      gchar *label = g_strdup_printf ("%s, %s in, %s out", what,
+          half_in ? "F16" : "F32", half_out ? "F16" : "F32");
+
+      fail_unless_equals_int (p3d_bevpool_cpu (g->reference, raw_features,
+              raw_depth, half_in, expected, half_out), P3D_OK);
+      /* Garbage first: the kernel must write every element. */
+      fail_unless_equals_int (p3d_cuda_memset (d_out, 0xff, out_size * 4,
+              g->stream), P3D_OK);
+      fail_unless_equals_int (p3d_bevpool_cuda (g->device, features_at,
+              d_depth, half_in, d_out, half_out, g->stream), P3D_OK);
+      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (actual, d_out, out_bytes,
+              g->stream), P3D_OK);
+      /* Once more over the first result: deterministic. */
+      fail_unless_equals_int (p3d_bevpool_cuda (g->device, features_at,
+              d_depth, half_in, d_out, half_out, g->stream), P3D_OK);
+      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (again, d_out, out_bytes,
+              g->stream), P3D_OK);
+      fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+      compare_outputs (params, expected, actual, half_out, label);
+      fail_unless (memcmp (actual, again, out_bytes) == 0,
+          "%s: a second run differs", label);
+      g_free (label);
+    }
+    g_free (raw_features);
+    g_free (raw_depth);
+    g_free (features);
+    g_free (depth);
+  }
+  fail_unless_equals_int (p3d_cuda_free (d_features), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_depth), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
+  g_free (expected);
+  g_free (actual);
+  g_free (again);
+}
+
+/* The device geometry against the oracle too, and the pooling. */
+static void
+check_case (const BevpoolTestCase * tc, P3dTestRng * rng,
+    gsize feature_offset, const gchar * what)
+{
+  Geometries g;
+  guint32 *oracle_cells = g_new (guint32, p3d_bevpool_depth_size (&tc->params));
+
+  geometries_compute (&g, tc, what);
+  bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
+  bevpool_test_check_geometry (g.downloaded, &tc->params, oracle_cells, what);
+  check_pooling (tc, &g, rng, feature_offset, what);
+  geometries_clear (&g);
+  g_free (oracle_cells);
+}
+
+GST_START_TEST (test_random_cases)
+{
+  guint seed;
+
+  for (seed = 0; seed < 40; seed++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
+    gchar *what;
+
+    p3d_test_rng_init (&rng, 3000 + seed);
+    bevpool_test_random_case (&rng, &tc);
+    /* Every third case with several z cells. */
+    if (seed % 3 == 2) {
+      tc.params.zbound[0] = -4.0;
+      tc.params.zbound[1] = 4.0;
+      tc.params.zbound[2] = 2.0;
+      fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+    }
+    what = g_strdup_printf ("seed %u (%u cameras, %u channels, %u x %u x %u "
+        "frustum, %u x %u x %u grid, %s, %s)", 3000 + seed,
+        tc.params.cameras, tc.params.channels, tc.params.depth_bins,
+        tc.params.feat_height, tc.params.feat_width, tc.params.nx,
+        tc.params.ny, tc.params.nz,
+        tc.params.rounding == P3D_BEV_ROUND_FLOOR ? "floor" : "truncate",
+        tc.params.layout == P3D_BEV_LAYOUT_XY ? "xy" : "yx");
+    check_case (&tc, &rng, 0, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_fault_cases)
+{
+  P3dTestRng rng;
+  gint variant;
+
+  p3d_test_rng_init (&rng, 17);
+  for (variant = 0; variant < 2; variant++) {
+    BevpoolTestCase tc = { {0}, NULL };
+
+    bevpool_test_truncate_floor_case (variant ? P3D_BEV_ROUND_FLOOR :
+        P3D_BEV_ROUND_TRUNCATE, &tc);
+    check_case (&tc, &rng, 0, variant ? "floor" : "truncate");
+    bevpool_test_case_clear (&tc);
+  }
+  {
+    BevpoolTestCase tc = { {0}, NULL };
+
+    bevpool_test_per_camera_aug_case (&rng, &tc);
+    check_case (&tc, &rng, 0, "fault 1: each camera's own augmentation");
+    bevpool_test_case_clear (&tc);
+    bevpool_test_cell_zero_case (&tc);
+    check_case (&tc, &rng, 0, "fault 2: points in cell 0");
+    bevpool_test_case_clear (&tc);
+  }
+  for (variant = 0; variant < 2; variant++) {
+    BevpoolTestCase tc = { {0}, NULL };
+
+    bevpool_test_last_interval_case (variant, &tc);
+    check_case (&tc, &rng, 0, "fault 3: the last interval");
+    bevpool_test_case_clear (&tc);
+  }
+  for (variant = 0; variant < 4; variant++) {
+    BevpoolTestCase tc = { {0}, NULL };
+
+    bevpool_test_non_square_case (variant, &tc);
+    check_case (&tc, &rng, 0, "fault 4: non-square grid");
+    bevpool_test_case_clear (&tc);
+  }
+}
+
+GST_END_TEST;
+
+/* Channel counts for every load width (8, 4, 2, 1 values) and for several
+ * slices per tile (more than 96 channels), and features that start at an
+ * offset that only allows narrower loads. */
+GST_START_TEST (test_channels_and_alignment)
+{
+  static const guint channels[] = { 8, 12, 6, 7, 96, 97, 104, 200 };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (channels) * 2; i++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
+    gsize offset = i < G_N_ELEMENTS (channels) ? 0 : 4;
+    gchar *what;
+
+    p3d_test_rng_init (&rng, 4000 + i);
+    bevpool_test_random_case (&rng, &tc);
+    tc.params.channels = channels[i % G_N_ELEMENTS (channels)];
+    fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+    what = g_strdup_printf ("%u channels, features at +%" G_GSIZE_FORMAT,
+        tc.params.channels, offset);
+    check_case (&tc, &rng, offset, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
+}
+
+GST_END_TEST;
+
+/* Cells of thousands of points: a tile whose chunks need several rounds of
+ * shared memory, and neighbouring heavy cells in one tile. */
+GST_START_TEST (test_heavy_cells)
+{
+  P3dTestRng rng;
+  BevpoolTestCase tc = { {0}, NULL };
+
+  p3d_test_rng_init (&rng, 18);
+  /* 64 x 48 x 4 = 12288 points in one cell: 384 chunks, 6 rounds. */
+  bevpool_test_one_cell_case (64, 48, 4, &tc);
+  check_case (&tc, &rng, 0, "one cell of 12288 points");
+  bevpool_test_case_clear (&tc);
+
+  /* The same points over 4 x 3 cells of 16 m: uneven heavy cells. */
+  bevpool_test_one_cell_case (64, 48, 4, &tc);
+  tc.params.xbound[1] = 63.5;
+  tc.params.xbound[2] = 16.0;
+  tc.params.ybound[1] = 47.5;
+  tc.params.ybound[2] = 16.0;
+  fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+  check_case (&tc, &rng, 0, "12 heavy cells");
+  bevpool_test_case_clear (&tc);
+}
+
+GST_END_TEST;
+
+/* nuScenes at full size (80 channels) with its real calibration. */
+GST_START_TEST (test_nuscenes)
+{
+  BevpoolTestCase tc = { {0}, NULL };
+  P3dTestRng rng;
+  P3dBevGeometryStats stats;
+  Geometries g;
+
+  p3d_test_rng_init (&rng, 19);
+  bevpool_test_nuscenes_case (80, &tc);
+  geometries_compute (&g, &tc, "nuScenes");
+  fail_unless_equals_int (p3d_bevpool_geometry_stats (g.downloaded, &stats),
+      P3D_OK);
+  fail_unless_equals_int (stats.nonempty_cells, 97326);
+  fail_unless_equals_int (stats.largest_cell, 886);
+  check_pooling (&tc, &g, &rng, 0, "nuScenes");
+  geometries_clear (&g);
+  bevpool_test_case_clear (&tc);
+}
+
+GST_END_TEST;
+
+/* A geometry computed again with another calibration leaves nothing of
+ * the first behind. */
+GST_START_TEST (test_recompute)
+{
+  BevpoolTestCase first = { {0}, NULL }, second = { {0}, NULL };
+  P3dTestRng rng;
+  Geometries g;
+  guint32 kept;
+  guint i;
+
+  p3d_test_rng_init (&rng, 20);
+  bevpool_test_nuscenes_case (16, &first);
+  bevpool_test_nuscenes_case (16, &second);
+  /* The cameras in another order, and the grid's second half empty. */
+  for (i = 0; i < 6; i++)
+    second.calib[i] = first.calib[(i + 2) % 6];
+  for (i = 0; i < 6; i++)
+    second.calib[i].camera_to_lidar[3] += 30.0;
+
+  geometries_compute (&g, &first, "first calibration");
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (g.device,
+          second.calib, g.stream), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (g.reference,
+          second.calib), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (g.device,
+          g.downloaded, g.stream), P3D_OK);
+  kept = p3d_bevpool_geometry_kept (g.reference);
+  fail_unless (kept != 0, "the second calibration keeps nothing");
+  fail_unless_equals_int (p3d_bevpool_geometry_kept (g.downloaded), kept);
+  fail_unless (memcmp (p3d_bevpool_geometry_cell_start (g.downloaded),
+          p3d_bevpool_geometry_cell_start (g.reference),
+          (129600 + 1) * sizeof (guint32)) == 0,
+      "the recomputed cell starts differ");
+  fail_unless (memcmp (p3d_bevpool_geometry_points (g.downloaded),
+          p3d_bevpool_geometry_points (g.reference),
+          kept * sizeof (guint32)) == 0, "the recomputed geometry differs");
+  check_pooling (&second, &g, &rng, 0, "recomputed");
+  geometries_clear (&g);
+  bevpool_test_case_clear (&first);
+  bevpool_test_case_clear (&second);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_errors)
+{
+  BevpoolTestCase tc = { {0}, NULL }, other = { {0}, NULL };
+  P3dBevGeometryCuda *device = NULL;
+  P3dBevGeometry *host = NULL, *wrong = NULL;
+  P3dCudaStream stream = NULL;
+  P3dBevPoolParams bad;
+  void *buffer = NULL;
+  guint8 *features, *depth, *out;
+
+  bevpool_test_one_cell_case (4, 4, 2, &tc);
+  bevpool_test_one_cell_case (4, 4, 3, &other);
+  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&buffer, 4096), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (buffer, 0, 4096, stream), P3D_OK);
+  features = buffer;
+  depth = features + 1024;
+  out = features + 2048;
+
+  bad = tc.params;
+  bad.feat_width = 0;
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&bad, &device),
+      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless (device == NULL);
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&tc.params,
+          &device), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &host), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_new (&other.params, &wrong),
+      P3D_OK);
+
+  /* Nothing computed yet. */
+  fail_unless_equals_int (p3d_bevpool_cuda (device, features, depth, FALSE,
+          out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (device, host,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (device, NULL,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (device,
+          tc.calib, stream), P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (device, wrong,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_bevpool_cuda (device, NULL, depth, FALSE,
+          out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
+  /* F32 tensors must at least be 4-byte aligned. */
+  fail_unless_equals_int (p3d_bevpool_cuda (device, features,
+          depth + 2, FALSE, out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_bevpool_cuda (device, features, depth, TRUE,
+          out + 2, TRUE, stream), P3D_OK);
+
+  /* A failed recompute leaves the geometry unusable, not stale. */
+  tc.calib[0].intrinsics[0] = 0.0;
+  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (device,
+          tc.calib, stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_bevpool_cuda (device, features, depth, FALSE,
+          out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
+
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  p3d_bevpool_geometry_cuda_free (device);
+  p3d_bevpool_geometry_cuda_free (NULL);
+  p3d_bevpool_geometry_free (host);
+  p3d_bevpool_geometry_free (wrong);
+  fail_unless_equals_int (p3d_cuda_free (buffer), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  bevpool_test_case_clear (&tc);
+  bevpool_test_case_clear (&other);
+}
+
+GST_END_TEST;
+
+static Suite *
+bevpool_cuda_suite (void)
+{
+  Suite *s = suite_create ("bevpool_cuda");
+  TCase *tc = tcase_create ("general");
+
+  p3d_test_require_gpu ();
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_random_cases);
+  tcase_add_test (tc, test_fault_cases);
+  tcase_add_test (tc, test_channels_and_alignment);
+  tcase_add_test (tc, test_heavy_cells);
+  tcase_add_test (tc, test_nuscenes);
+  tcase_add_test (tc, test_recompute);
+  tcase_add_test (tc, test_errors);
+  return s;
+}
+
+GST_CHECK_MAIN (bevpool_cuda);

@@ -1,0 +1,526 @@
+/* The CUDA nms against the reference: the same count, the same kept indices
+ * in the same order, the same output bytes (zeros and -1 after the kept
+ * ones), on the special cases of nms.c, on random layouts of every mode up
+ * to 10,000 boxes and at the largest capacity, with a count on the device
+ * below the capacity and above it (clamped), and with one workspace reused
+ * across modes and parameters.  Every comparison runs the public entry point
+ * and the other designs of each stage (nms-private.h), so that a failure
+ * names the stage; the largest sets run the default design, chained and
+ * not. */
+#include <math.h>
+#include <gst/check/gstcheck.h>
+
+#include "nms.h"
+#include "nms-private.h"
+#include "nmscases.h"
+#include "p3dtest.h"
+
+static P3dCudaStream stream;
+
+/* The first is p3d_nms_cuda () itself. */
+static const struct
+{
+  const gchar *name;
+  P3dNmsVariant variant;
+} variants[] = {
+  {"default", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_CHUNKED, 1}},
+  {"unchained", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_CHUNKED, 0}},
+  {"previous sort", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_CHUNKED, 1}},
+  {"previous mask", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_DIRECT,
+              P3D_NMS_REDUCE_CHUNKED, 1}},
+  {"previous reduction", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
+              P3D_NMS_REDUCE_TILED, 1}},
+  {"previous design", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_DIRECT,
+              P3D_NMS_REDUCE_TILED, 0}},
+};
+
+/* How many of variants[] compare() runs: all, or the first two. */
+static guint variants_to_run = G_N_ELEMENTS (variants);
+
+static void
+setup (void)
+{
+  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  /* tests share a process (CK_FORK=no): each starts with all variants */
+  variants_to_run = G_N_ELEMENTS (variants);
+}
+
+static void
+teardown (void)
+{
+  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+}
+
+static gpointer
+device_copy (gconstpointer host, gsize size)
+{
+  gpointer device = NULL;
+
+  fail_unless_equals_int (p3d_cuda_malloc (&device, MAX (size, 4)), P3D_OK);
+  if (size > 0)
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (device, host, size,
+            stream), P3D_OK);
+  return device;
+}
+
+static gpointer
+device_garbage (gsize size)
+{
+  gpointer device = NULL;
+
+  fail_unless_equals_int (p3d_cuda_malloc (&device, MAX (size, 4)), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (device, 0xab, MAX (size, 4),
+          stream), P3D_OK);
+  return device;
+}
+
+/* Runs both paths on @boxes (@n records on the host; the device count is
+ * @device_count, which the CUDA path clamps to its capacity, so the
+ * reference gets min (device_count, capacity) of them) and compares, for
+ * each variant of the CUDA path in turn. */
+static void
+compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
+    gconstpointer boxes, guint n, guint device_count, guint out_capacity,
+    gboolean with_index)
+{
+  gsize record_size = p3d_nms_record_size (params->mode);
+  guint used = MIN (device_count, p3d_nms_get_capacity (nms));
+  gsize out_size = (gsize) out_capacity * record_size;
+  guint8 *want_out = g_malloc0 (MAX (out_size, 1));
+  guint8 *got_out = g_malloc0 (MAX (out_size, 1));
+  gint32 *want_index = g_new0 (gint32, MAX (out_capacity, 1));
+  gint32 *got_index = g_new0 (gint32, MAX (out_capacity, 1));
+  guint32 want_count = 0, got_count = 0, i;
+  gpointer d_boxes, d_count;
+  guint v;
+
+  fail_unless (used <= n, "%s: the test gives too few boxes", what);
+  fail_unless_equals_int (p3d_nms_cpu (params, boxes, used, want_out,
+          out_capacity, &want_count, want_index), P3D_OK);
+
+  d_boxes = device_copy (boxes, (gsize) n * record_size);
+  d_count = device_copy (&device_count, sizeof (guint32));
+  for (v = 0; v < variants_to_run; v++) {
+    const gchar *name = variants[v].name;
+    gpointer d_out = device_garbage (out_size);
+    gpointer d_out_count = device_garbage (sizeof (guint32));
+    gpointer d_index = with_index ?
+        device_garbage (out_capacity * sizeof (gint32)) : NULL;
+
+    if (v == 0) {
+      fail_unless_equals_int (p3d_nms_cuda (nms, params, d_boxes, d_count,
+              d_out, out_capacity, d_out_count, d_index, stream), P3D_OK);
+    } else {
+      fail_unless_equals_int (p3d_nms_cuda_variant (nms, params, d_boxes,
+              d_count, d_out, out_capacity, d_out_count, d_index, stream,
+              &variants[v].variant, NULL), P3D_OK);
+    }
+    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&got_count, d_out_count,
+            sizeof (guint32), stream), P3D_OK);
+    if (out_size > 0)
+      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_out, d_out,
+              out_size, stream), P3D_OK);
+    if (with_index && out_capacity > 0)
+      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_index, d_index,
+              out_capacity * sizeof (gint32), stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+
+    fail_unless (got_count == want_count, "%s [%s]: CUDA keeps %u boxes, "
+        "the reference %u", what, name, got_count, want_count);
+    for (i = 0; with_index && i < out_capacity; i++)
+      fail_unless (got_index[i] == want_index[i], "%s [%s]: kept index %u: "
+          "CUDA %d, reference %d", what, name, i, got_index[i],
+          want_index[i]);
+    for (i = 0; i < out_capacity; i++)
+      fail_unless (memcmp (got_out + i * record_size, want_out + i *
+              record_size, record_size) == 0, "%s [%s]: output record %u "
+          "differs", what, name, i);
+
+    fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_free (d_out_count), P3D_OK);
+    if (d_index != NULL)
+      fail_unless_equals_int (p3d_cuda_free (d_index), P3D_OK);
+  }
+
+  fail_unless_equals_int (p3d_cuda_free (d_boxes), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_count), P3D_OK);
+  g_free (want_out);
+  g_free (got_out);
+  g_free (want_index);
+  g_free (got_index);
+}
+
+/* compare() with every box counted, on a workspace of exactly @n (ranked by
+ * rank_kernel, or sorted in one block, up to 4096 boxes) and on one above
+ * 4096 (sorted by CUB's device sort). */
+static void
+compare_simple (const gchar * what, const P3dNmsParams * params,
+    gconstpointer boxes, guint n)
+{
+  P3dNms *nms = NULL;
+
+  fail_unless_equals_int (p3d_nms_new (MAX (n, 1), &nms), P3D_OK);
+  compare (what, nms, params, boxes, n, n, n, TRUE);
+  p3d_nms_free (nms);
+  if (n <= 4096) {
+    fail_unless_equals_int (p3d_nms_new (4097, &nms), P3D_OK);
+    compare (what, nms, params, boxes, n, n, n, TRUE);
+    p3d_nms_free (nms);
+  }
+}
+
+static void
+params_for (P3dNmsParams * p, P3dNmsMode mode, float threshold)
+{
+  p3d_nms_params_init (p);
+  p->mode = mode;
+  if (mode == P3D_NMS_CIRCLE)
+    p->distance_threshold = threshold;
+  else
+    p->iou_threshold = threshold;
+}
+
+/* @n random boxes of @mode's record type, of the kind the variant asks. */
+static gpointer
+random_boxes (P3dTestRng * rng, P3dNmsMode mode, guint n, guint variant,
+    gfloat extent)
+{
+  gsize record_size = p3d_nms_record_size (mode);
+  gpointer boxes = g_malloc (MAX (n, 1) * record_size);
+
+  if (mode == P3D_NMS_IOU)
+    nms_cases_objects2d (rng, boxes, n, 20 * extent, 15 * extent,
+        1 + p3d_test_rng_below (rng, 8), 1 + p3d_test_rng_below (rng, 10));
+  else
+    nms_cases_objects3d (rng, boxes, n, extent, 1 + p3d_test_rng_below (rng,
+            8), 1 + p3d_test_rng_below (rng, 10));
+  switch (variant) {
+    case 1:
+      nms_cases_tie_scores (rng, (guint8 *) boxes + record_size - 8,
+          record_size, n);
+      break;
+    case 2:
+      if (mode == P3D_NMS_IOU) {
+        nms_cases_spoil2d (rng, boxes, n, 5);
+        nms_cases_flatten2d (rng, boxes, n, 5);
+      } else {
+        nms_cases_spoil3d (rng, boxes, n, 5);
+        nms_cases_flatten3d (rng, boxes, n, 5);
+      }
+      break;
+    case 3:
+      nms_cases_duplicate (rng, boxes, record_size, n, 4,
+          p3d_test_rng_below (rng, 2));
+      break;
+    default:
+      break;
+  }
+  return boxes;
+}
+
+GST_START_TEST (test_errors)
+{
+  P3dNms *nms = (P3dNms *) 0x1;
+  P3dNmsParams p;
+  gpointer d = device_garbage (64);
+
+  fail_unless_equals_int (p3d_nms_new (0, &nms), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless (nms == NULL);
+  fail_unless_equals_int (p3d_nms_new (P3D_NMS_MAX_CAPACITY + 1, &nms),
+      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3d_nms_new (16, NULL), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_nms_new (16, &nms), P3D_OK);
+  fail_unless_equals_int (p3d_nms_get_capacity (nms), 16);
+  params_for (&p, P3D_NMS_IOU, NAN);
+  fail_unless_equals_int (p3d_nms_cuda (nms, &p, d, d, d, 1, d, NULL,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3D_NMS_IOU, 0.5f);
+  fail_unless_equals_int (p3d_nms_cuda (nms, &p, NULL, d, d, 1, d, NULL,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_nms_cuda (nms, &p, d, NULL, d, 1, d, NULL,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_nms_cuda (nms, &p, d, d, d, 1, NULL, NULL,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_nms_cuda (nms, &p, (guint8 *) d + 2, d, d, 1,
+          d, NULL, stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_nms_cuda (NULL, &p, d, d, d, 1, d, NULL,
+          stream), P3D_ERROR_INVALID_ARGUMENT);
+  p3d_nms_free (nms);
+  p3d_nms_free (NULL);
+  fail_unless_equals_int (p3d_cuda_free (d), P3D_OK);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_threshold_pairs)
+{
+  P3dBox2d iou[2] = { {0, 0, 10, 10, 0.9f, 0}, {0, 0, 10, 20, 0.8f, 0}
+  };
+  P3dBox2d iou1[2] = { {0, 0, 9, 9, 0.9f, 0}, {0, 0, 9, 19, 0.8f, 0}
+  };
+  P3dBox3d bev[2] = { {0, 0, 0, 4, 2, 1, 1.0f, 0.9f, 0},
+  {0, 1, 0, 4, 4, 1, 1.0f, 0.8f, 0}
+  };
+  P3dBox3d rot[2] = { {0, 0, 0, 4, 2, 1, 0, 0.9f, 0},
+  {0, 1, 0, 4, 4, 1, 0, 0.8f, 0}
+  };
+  P3dBox3d turned[2] = { {0, 0, 0, 4, 2, 1, 0.7f, 0.9f, 0},
+  {0, 0, 0, 4, 4, 1, 0.7f, 0.8f, 0}
+  };
+  P3dBox3d circle[2] = { {0, 0, 0, 1, 1, 1, 0, 0.9f, 0},
+  {3, 4, 0, 1, 1, 1, 0, 0.8f, 0}
+  };
+  const float deltas[] = { 0.0f, -1e-6f, 1e-6f, -1e-7f, 1e-7f };
+  P3dNmsParams p;
+  guint i;
+
+  turned[1].x = (float) -sin (0.7);
+  turned[1].y = (float) cos (0.7);
+  for (i = 0; i < G_N_ELEMENTS (deltas); i++) {
+    params_for (&p, P3D_NMS_IOU, 0.5f + deltas[i]);
+    compare_simple ("iou pair", &p, iou, 2);
+    p.offset = 1.0f;
+    compare_simple ("iou +1 pair", &p, iou1, 2);
+    params_for (&p, P3D_NMS_BEV_ALIGNED, 0.5f + deltas[i]);
+    compare_simple ("bev-aligned pair", &p, bev, 2);
+    params_for (&p, P3D_NMS_BEV_ROTATED, 0.5f + deltas[i]);
+    compare_simple ("bev-rotated pair", &p, rot, 2);
+    compare_simple ("bev-rotated turned pair", &p, turned, 2);
+    params_for (&p, P3D_NMS_CIRCLE, 5.0f + deltas[i]);
+    compare_simple ("circle pair", &p, circle, 2);
+  }
+}
+
+GST_END_TEST;
+
+static const guint workspace_sizes[] = { 16, 5000 };
+
+GST_START_TEST (test_special_cases)
+{
+  P3dBox3d boxes3d[12] = {
+    {NAN, 0, 0, 4, 2, 1, 0, 0.99f, 0},
+    {0, 0, 0, 4, 2, 1, 0, NAN, 0},
+    {0, INFINITY, 0, 4, 2, 1, 0, 0.98f, 0},
+    {0, 0, 0, -4, 2, 1, 0, 0.96f, 0},
+    {0, 0, 0, 0, 2, 1, 0, 0.95f, 0},
+    {0, 0, 0, 0, 0, 1, 0, 0.94f, 1},
+    {0.2f, 0, 0, 4, 2, 1, 0, 0.5f, 0},
+    {0, 0, 0, 4, 2, 1, 0, 0.5f, 0},
+    {0, 0, 0, 4, 2, 1, 0, -0.0f, 1},
+    {0, 0, 0, 4, 2, 1, 0, 0.0f, 1},
+    {0.2f, 0, 0, 4, 2, 1, 0, 0.5f, 0},
+    {30, 0, 0, 4, 2, 1, 0, 0.3f, 0},
+  };
+  P3dBox2d boxes2d[8] = {
+    {NAN, 0, 10, 10, 0.99f, 0},
+    {0, 0, 10, 10, NAN, 0},
+    {5, 0, 4, 10, 0.97f, 0},
+    {5, 5, 5, 9, 0.96f, 0},
+    {0, 0, 10, 10, 0.5f, 0},
+    {0, 0, 10, 10, 0.5f, 0},
+    {1, 0, 11, 10, -0.0f, 1},
+    {100, 0, 110, 10, 0.0f, 1},
+  };
+  P3dBox3d one = { 1, 2, 3, 4, 5, 6, 7, 0.5f, 9 };
+  P3dNmsParams p;
+  P3dNms *nms = NULL;
+  guint m, per_class, cap;
+
+  /* sorted in one block, and by the device-wide sort */
+  fail_unless_equals_int (p3d_nms_new (workspace_sizes[__i__], &nms), P3D_OK);
+  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+    gconstpointer boxes = m == P3D_NMS_IOU ? (gconstpointer) boxes2d :
+        (gconstpointer) boxes3d;
+    guint n = m == P3D_NMS_IOU ? G_N_ELEMENTS (boxes2d) :
+        G_N_ELEMENTS (boxes3d);
+
+    for (per_class = 0; per_class < 2; per_class++) {
+      params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.3f);
+      p.per_class = per_class;
+      compare ("special", nms, &p, boxes, n, n, n, TRUE);
+      compare ("special, small output", nms, &p, boxes, n, n, 2, TRUE);
+      compare ("special, no index", nms, &p, boxes, n, n, n, FALSE);
+      if (m == P3D_NMS_IOU) {
+        p.offset = 1.0f;
+        compare ("special, +1", nms, &p, boxes, n, n, n, TRUE);
+      } else {
+        compare ("one box", nms, &p, &one, 1, 1, 3, TRUE);
+      }
+      /* no boxes at all, and no output room */
+      compare ("empty", nms, &p, boxes, n, 0, 5, TRUE);
+      compare ("no output", nms, &p, boxes, n, n, 0, TRUE);
+      for (cap = 1; cap < 4; cap++) {
+        p.pre_max = cap;
+        p.post_max = 0;
+        compare ("pre_max", nms, &p, boxes, n, n, n, TRUE);
+        p.pre_max = 0;
+        p.post_max = cap;
+        compare ("post_max", nms, &p, boxes, n, n, n, TRUE);
+      }
+    }
+  }
+  p3d_nms_free (nms);
+}
+
+GST_END_TEST;
+
+/* Every mode and variant on sizes around the 64-box tiles and the 256-box
+ * chunks of the reduction. */
+GST_START_TEST (test_random_small)
+{
+  /* around the tiles and the reduction's 256-box chunks */
+  const guint sizes[] = { 1, 2, 31, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+    500, 513, 1000
+  };
+  const float thresholds[] = { 0.01f, 0.1f, 0.5f, 0.8f };
+  P3dTestRng rng;
+  guint m, s, variant;
+
+  p3d_test_rng_init (&rng, 21);
+  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+    for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
+      for (variant = 0; variant < 6; variant++) {
+        guint n = sizes[s];
+        gpointer boxes = random_boxes (&rng, m, n, variant % 4,
+            p3d_test_rng_uniform (&rng, 5, 70));
+        P3dNmsParams p;
+        gchar *what;
+
+        params_for (&p, m, m == P3D_NMS_CIRCLE ?
+            p3d_test_rng_uniform (&rng, 0.2f, 4.0f) :
+            thresholds[p3d_test_rng_below (&rng, 4)]);
+        p.per_class = variant >= 4;
+        if (m == P3D_NMS_IOU)
+          p.offset = (gfloat) (variant & 1);
+        if (variant == 5) {
+          p.pre_max = 1 + p3d_test_rng_below (&rng, n);
+          p.post_max = 1 + p3d_test_rng_below (&rng, n);
+          p.score_threshold = 0.3f;
+        }
+        what = g_strdup_printf ("mode %u, n %u, variant %u", m, n, variant);
+        compare_simple (what, &p, boxes, n);
+        g_free (what);
+        g_free (boxes);
+      }
+    }
+  }
+}
+
+GST_END_TEST;
+
+/* 10,000-box scenes of every mode, per class or not, dense and sparse. */
+GST_START_TEST (test_large)
+{
+  P3dTestRng rng;
+  P3dNms *nms = NULL;
+  guint n = 10000, m, per_class, round;
+
+  p3d_test_rng_init (&rng, 22);
+  variants_to_run = 2;
+  fail_unless_equals_int (p3d_nms_new (n, &nms), P3D_OK);
+  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+    for (per_class = 0; per_class < 2; per_class++) {
+      for (round = 0; round < 2; round++) {
+        gpointer boxes = random_boxes (&rng, m, n, round * 2,
+            round ? 70.0f : 20.0f);
+        P3dNmsParams p;
+        gchar *what = g_strdup_printf ("large, mode %u, per class %u, "
+            "round %u", m, per_class, round);
+
+        params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.5f : 0.2f);
+        p.per_class = per_class;
+        compare (what, nms, &p, boxes, n, n, n, TRUE);
+        /* few boxes counted in a large workspace */
+        compare (what, nms, &p, boxes, n, 1 + 700 * round, 800, TRUE);
+        g_free (what);
+        g_free (boxes);
+      }
+    }
+  }
+  p3d_nms_free (nms);
+}
+
+GST_END_TEST;
+
+/* A count tensor below the capacity, and above it (clamped); and one
+ * workspace reused across modes and parameters, as an element would. */
+GST_START_TEST (test_count_and_reuse)
+{
+  const guint counts[] = { 0, 1, 64, 777, 4095, 4096, 5000, 100000 };
+  P3dTestRng rng;
+  P3dNms *nms = NULL;
+  guint capacity = 4096, i, m;
+
+  p3d_test_rng_init (&rng, 23);
+  fail_unless_equals_int (p3d_nms_new (capacity, &nms), P3D_OK);
+  for (i = 0; i < G_N_ELEMENTS (counts); i++) {
+    for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+      gpointer boxes = random_boxes (&rng, m, capacity, i % 4, 40.0f);
+      P3dNmsParams p;
+      gchar *what = g_strdup_printf ("count %u of capacity %u, mode %u",
+          counts[i], capacity, m);
+
+      params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.1f * (1 + i % 5));
+      p.per_class = i & 1;
+      compare (what, nms, &p, boxes, capacity, counts[i], 300, TRUE);
+      g_free (what);
+      g_free (boxes);
+    }
+  }
+  p3d_nms_free (nms);
+}
+
+GST_END_TEST;
+
+/* The largest workspace (1024 mask words a row: every thread of the
+ * reduction's scan has a tile), with a small and a full count. */
+GST_START_TEST (test_max_capacity)
+{
+  P3dTestRng rng;
+  P3dNms *nms = NULL;
+  guint n = P3D_NMS_MAX_CAPACITY;
+  P3dBox3d *boxes = g_new (P3dBox3d, n);
+  P3dNmsParams p;
+
+  p3d_test_rng_init (&rng, 24);
+  variants_to_run = 2;
+  nms_cases_objects3d (&rng, boxes, n, 200.0f, 6, 3);
+  fail_unless_equals_int (p3d_nms_new (n, &nms), P3D_OK);
+  params_for (&p, P3D_NMS_CIRCLE, 1.0f);
+  compare ("max capacity, 3000 boxes", nms, &p, boxes, n, 3000, 3000, TRUE);
+  compare ("max capacity, full", nms, &p, boxes, n, n, n, TRUE);
+  /* the walk stops once post_max boxes are kept */
+  params_for (&p, P3D_NMS_BEV_ROTATED, 0.1f);
+  p.post_max = 500;
+  compare ("max capacity, rotated, post_max", nms, &p, boxes, n, 20000, n,
+      TRUE);
+  p3d_nms_free (nms);
+  g_free (boxes);
+}
+
+GST_END_TEST;
+
+static Suite *
+nms_cuda_suite (void)
+{
+  Suite *s = suite_create ("nms_cuda");
+  TCase *tc = tcase_create ("general");
+
+  p3d_test_require_gpu ();
+  suite_add_tcase (s, tc);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_errors);
+  tcase_add_test (tc, test_threshold_pairs);
+  tcase_add_loop_test (tc, test_special_cases, 0,
+      G_N_ELEMENTS (workspace_sizes));
+  tcase_add_test (tc, test_random_small);
+  tcase_add_test (tc, test_large);
+  tcase_add_test (tc, test_count_and_reuse);
+  tcase_add_test (tc, test_max_capacity);
+  return s;
+}
+
+GST_CHECK_MAIN (nms_cuda);

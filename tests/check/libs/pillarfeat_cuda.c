@@ -1,0 +1,473 @@
+/* The pillarfeat kernel against its reference, which it must match bit for
+ * bit (same float operations in the same order, no fused multiply-add), F16
+ * included: random voxels up to 40000 x 32 points, every feature set and
+ * format, shapes whose tiles and rows do not fall on 16-byte boundaries,
+ * sequences of clean outputs with counts going up and down, poisoned
+ * outputs, malformed inputs, and guard bytes behind every output. */
+#include <string.h>
+#include <gst/check/gstcheck.h>
+
+#include "half.h"
+#include "pillarfeat.h"
+#include "p3dtest.h"
+
+/* Bytes behind each device output that no call may touch. */
+#define GUARD_BYTES 256
+#define GUARD_VALUE 0x5a
+
+typedef struct
+{
+  P3dPillarFeatParams params;
+  guint32 grid[3];
+  gsize voxels_size, features_size;
+  /* host input and the reference's output */
+  gfloat *voxels;
+  guint32 *num_points;
+  gint32 *coords;
+  guint32 count;
+  guint8 *features;
+  gint32 *out_coords;
+  guint32 out_count;
+  /* the device's output, read back with its guard bytes */
+  guint8 *device_features;
+  gint32 *device_coords;
+  guint32 device_count[1 + GUARD_BYTES / 4];
+  /* device buffers */
+  P3dCudaStream stream;
+  P3dPillarFeatInput d_in;
+  P3dPillarFeatOutput d_out;
+} GpuCase;
+
+static void *
+device_alloc (gsize size, gboolean guarded, P3dCudaStream stream)
+{
+  void *ptr = NULL;
+  gsize total = size + (guarded ? GUARD_BYTES : 0);
+
+  fail_unless_equals_int (p3d_cuda_malloc (&ptr, total), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (ptr, GUARD_VALUE, total, stream),
+      P3D_OK);
+  return ptr;
+}
+
+static GpuCase *
+gpu_case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
+    gint intensity_channel, guint32 max_points, guint32 max_voxels)
+{
+  const double voxel_size[3] = { 0.2, 0.2, 8.0 };
+  const double range_min[3] = { -51.2, -51.2, -5.0 };
+  GpuCase *c = g_new0 (GpuCase, 1);
+  gsize mv = max_voxels;
+
+  c->grid[0] = 512;
+  c->grid[1] = 512;
+  c->grid[2] = 1;
+  fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params, set, half,
+          channels, intensity_channel, max_points, max_voxels, voxel_size,
+          range_min), P3D_OK);
+  c->voxels_size = mv * max_points * channels * sizeof (gfloat);
+  c->features_size = p3d_pillarfeat_features_size (&c->params);
+  c->voxels = g_malloc0 (c->voxels_size);
+  c->num_points = g_new0 (guint32, mv);
+  c->coords = g_new0 (gint32, mv * 4);
+  c->features = g_malloc0 (c->features_size);
+  c->out_coords = g_new0 (gint32, mv * 4);
+  c->device_features = g_malloc (c->features_size + GUARD_BYTES);
+  c->device_coords = g_malloc (mv * 16 + GUARD_BYTES);
+
+  fail_unless_equals_int (p3d_cuda_stream_create (&c->stream), P3D_OK);
+  c->d_in.voxels = device_alloc (c->voxels_size, FALSE, c->stream);
+  c->d_in.num_points = device_alloc (mv * 4, FALSE, c->stream);
+  c->d_in.coords = device_alloc (mv * 16, FALSE, c->stream);
+  c->d_in.count = device_alloc (4, FALSE, c->stream);
+  c->d_out.features = device_alloc (c->features_size, TRUE, c->stream);
+  c->d_out.coords = device_alloc (mv * 16, TRUE, c->stream);
+  c->d_out.count = device_alloc (4, TRUE, c->stream);
+  return c;
+}
+
+static void
+gpu_case_free (GpuCase * c)
+{
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
+  p3d_cuda_free ((void *) c->d_in.voxels);
+  p3d_cuda_free ((void *) c->d_in.num_points);
+  p3d_cuda_free ((void *) c->d_in.coords);
+  p3d_cuda_free ((void *) c->d_in.count);
+  p3d_cuda_free (c->d_out.features);
+  p3d_cuda_free (c->d_out.coords);
+  p3d_cuda_free (c->d_out.count);
+  p3d_cuda_stream_destroy (c->stream);
+  g_free (c->voxels);
+  g_free (c->num_points);
+  g_free (c->coords);
+  g_free (c->features);
+  g_free (c->out_coords);
+  g_free (c->device_features);
+  g_free (c->device_coords);
+  g_free (c);
+}
+
+/* Random voxels in their cells below @count (n points each, a quarter of
+ * them full), zeros beyond, as voxelize leaves them. */
+static void
+gpu_case_fill_random (GpuCase * c, P3dTestRng * rng, guint32 count)
+{
+  const gsize row = (gsize) c->params.max_points * c->params.channels;
+  guint32 v, p, ch;
+
+  memset (c->voxels, 0, c->voxels_size);
+  memset (c->num_points, 0, (gsize) c->params.max_voxels * 4);
+  memset (c->coords, 0, (gsize) c->params.max_voxels * 16);
+  c->count = count;
+  for (v = 0; v < count; v++) {
+    gint32 *coord = c->coords + (gsize) v * 4;
+    guint32 n = p3d_test_rng_below (rng, 4) == 0 ? c->params.max_points
+        : 1 + p3d_test_rng_below (rng, c->params.max_points);
+
+    coord[1] = p3d_test_rng_below (rng, c->grid[2]);
+    coord[2] = p3d_test_rng_below (rng, c->grid[1]);
+    coord[3] = p3d_test_rng_below (rng, c->grid[0]);
+    c->num_points[v] = n;
+    for (p = 0; p < n; p++) {
+      gfloat *point = c->voxels + v * row + (gsize) p * c->params.channels;
+
+      for (ch = 0; ch < 3; ch++) {
+        gfloat low = c->params.center_offset[ch] - c->params.voxel_size[ch]
+            / 2 + coord[3 - ch] * c->params.voxel_size[ch];
+
+        point[ch] = low + c->params.voxel_size[ch] *
+            p3d_test_rng_uniform (rng, 0.0f, 1.0f);
+      }
+      for (ch = 3; ch < c->params.channels; ch++)
+        point[ch] = p3d_test_rng_uniform (rng, 0.0f, 255.0f);
+    }
+  }
+}
+
+static void
+gpu_case_upload (GpuCase * c)
+{
+  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.voxels,
+          c->voxels, c->voxels_size, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.num_points,
+          c->num_points, (gsize) c->params.max_voxels * 4, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.coords,
+          c->coords, (gsize) c->params.max_voxels * 16, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.count,
+          &c->count, 4, c->stream), P3D_OK);
+}
+
+/* Fills the device outputs with 0xff (NaN in either format), guards kept. */
+static void
+gpu_case_poison (GpuCase * c)
+{
+  fail_unless_equals_int (p3d_cuda_memset (c->d_out.features, 0xff,
+          c->features_size, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (c->d_out.coords, 0xff,
+          (gsize) c->params.max_voxels * 16, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (c->d_out.count, 0xff, 4,
+          c->stream), P3D_OK);
+}
+
+static void
+gpu_case_run (GpuCase * c, gboolean output_clean)
+{
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&c->params, &c->d_in,
+          &c->d_out, output_clean, c->stream), P3D_OK);
+}
+
+static gdouble
+feature_as_double (const GpuCase * c, const guint8 * features, gsize index)
+{
+  if (c->params.half)
+    return p3d_half_to_float (((const guint16 *) features)[index]);
+  return ((const gfloat *) features)[index];
+}
+
+static void
+check_guard (const guint8 * bytes, const gchar * tensor, const gchar * what)
+{
+  guint i;
+
+  for (i = 0; i < GUARD_BYTES; i++)
+    if (bytes[i] != GUARD_VALUE)
+      fail ("%s: guard byte %u behind %s is 0x%02x", what, i, tensor, bytes[i]);
+}
+
+/* Runs the reference on the host input and requires the device output to
+ * be the same bytes; on a difference, names the first one. */
+static void
+gpu_case_check (GpuCase * c, const gchar * what)
+{
+  const gsize value_size = c->params.half ? 2 : 4;
+  const guint32 features = p3d_pillar_feature_count (c->params.features);
+  const gsize mv = c->params.max_voxels;
+  P3dPillarFeatInput in = { c->voxels, c->num_points, c->coords, &c->count };
+  P3dPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
+  gsize i;
+
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_features,
+          c->d_out.features, c->features_size + GUARD_BYTES, c->stream),
+      P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_coords,
+          c->d_out.coords, mv * 16 + GUARD_BYTES, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_count,
+          c->d_out.count, 4 + GUARD_BYTES, c->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
+  p3d_pillarfeat_cpu (&c->params, &in, &out);
+
+  if (c->device_count[0] != c->out_count)
+    fail ("%s: count %u, reference %u", what, c->device_count[0], c->out_count);
+  if (memcmp (c->device_features, c->features, c->features_size) != 0) {
+    for (i = 0; i < c->features_size / value_size; i++) {
+      if (memcmp (c->device_features + i * value_size,
+              c->features + i * value_size, value_size) != 0)
+        break;
+    }
+    fail ("%s: feature %u of point %u of voxel %u (value %" G_GSIZE_FORMAT
+        ") is %.9g, reference %.9g (%u voxels)", what,
+        (guint) (i % features),
+        (guint) (i / features % c->params.max_points),
+        (guint) (i / features / c->params.max_points), i,
+        feature_as_double (c, c->device_features, i),
+        feature_as_double (c, c->features, i), c->out_count);
+  }
+  for (i = 0; i < mv * 4; i++) {
+    if (c->device_coords[i] != c->out_coords[i])
+      fail ("%s: coords of voxel %u [%u] are %d, reference %d", what,
+          (guint) (i / 4), (guint) (i % 4), c->device_coords[i],
+          c->out_coords[i]);
+  }
+  check_guard (c->device_features + c->features_size, "features", what);
+  check_guard ((const guint8 *) c->device_coords + mv * 16, "coords", what);
+  check_guard ((const guint8 *) c->device_count + 4, "count", what);
+}
+
+static const P3dPillarFeatureSet all_sets[] = {
+  P3D_PILLAR_FEATURES_POINTPILLARS_10, P3D_PILLAR_FEATURES_MMDET3D_9,
+  P3D_PILLAR_FEATURES_POINTPILLARS_11
+};
+
+GST_START_TEST (test_full_size_every_set)
+{
+  guint s, half;
+
+  for (s = 0; s < G_N_ELEMENTS (all_sets); s++) {
+    for (half = 0; half < 2; half++) {
+      GpuCase *c = gpu_case_new (all_sets[s], half, 4, 3, 32, 40000);
+      P3dTestRng rng;
+      gchar *what = g_strdup_printf ("set %d, %s", all_sets[s],
+          half ? "F16" : "F32");
+
+      p3d_test_rng_init (&rng, 100 + s * 2 + half);
+      gpu_case_fill_random (c, &rng, 30000 + p3d_test_rng_below (&rng, 100));
+      gpu_case_upload (c);
+      gpu_case_poison (c);
+      gpu_case_run (c, FALSE);
+      gpu_case_check (c, what);
+      /* every voxel used */
+      gpu_case_fill_random (c, &rng, 40000);
+      gpu_case_upload (c);
+      gpu_case_run (c, TRUE);
+      gpu_case_check (c, what);
+      g_free (what);
+      gpu_case_free (c);
+    }
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_shapes)
+{
+  /* max-points that divide the 256-slot tile and that do not, rows of odd
+   * byte counts, voxel counts below one tile, and a tensor whose size is
+   * not a multiple of 16 bytes */
+  const guint32 shapes[][4] = {
+    /* max_points, max_voxels, channels, intensity channel + 1 */
+    {1, 1, 3, 0}, {1, 1000, 4, 4}, {3, 3, 3, 0}, {7, 4097, 5, 4},
+    {20, 1001, 4, 4}, {32, 9, 5, 0}, {33, 500, 4, 4}, {300, 21, 5, 4},
+    {64, 300, 4, 4}, {5, 40000, 4, 4},
+  };
+  guint shape, s, half;
+
+  for (shape = 0; shape < G_N_ELEMENTS (shapes); shape++) {
+    for (s = 0; s < G_N_ELEMENTS (all_sets); s++) {
+      for (half = 0; half < 2; half++) {
+        const guint32 *sh = shapes[shape];
+        GpuCase *c = gpu_case_new (all_sets[s], half, sh[2],
+            (gint) sh[3] - 1, sh[0], sh[1]);
+        guint32 counts[3] = { sh[1], sh[1] / 2, 0 };
+        P3dTestRng rng;
+        guint i;
+
+        p3d_test_rng_init (&rng, shape * 100 + s * 2 + half);
+        for (i = 0; i < G_N_ELEMENTS (counts); i++) {
+          gchar *what = g_strdup_printf ("max-points %u, max-voxels %u, "
+              "%u channels, intensity %d, set %d, %s, count %u", sh[0], sh[1],
+              sh[2], (gint) sh[3] - 1, all_sets[s], half ? "F16" : "F32",
+              counts[i]);
+
+          gpu_case_fill_random (c, &rng, counts[i]);
+          gpu_case_upload (c);
+          gpu_case_poison (c);
+          gpu_case_run (c, FALSE);
+          gpu_case_check (c, what);
+          g_free (what);
+        }
+        gpu_case_free (c);
+      }
+    }
+  }
+}
+
+GST_END_TEST;
+
+/* Counts going up and down on a clean output: each call may leave alone
+ * only the rows that the previous call left zero. */
+static void
+check_clean_sequence (P3dPillarFeatureSet set, gboolean half,
+    guint32 max_points, guint32 max_voxels, const guint32 * counts,
+    guint n_counts)
+{
+  GpuCase *c = gpu_case_new (set, half, 4, 3, max_points, max_voxels);
+  P3dTestRng rng;
+  guint i;
+
+  p3d_test_rng_init (&rng, set * 7 + half + max_points);
+  gpu_case_poison (c);
+  for (i = 0; i < n_counts; i++) {
+    gchar *what = g_strdup_printf ("set %d, %s, max-points %u, max-voxels %u,"
+        " step %u: count %u after %u", set, half ? "F16" : "F32", max_points,
+        max_voxels, i, counts[i], i > 0 ? counts[i - 1] : 0);
+
+    gpu_case_fill_random (c, &rng, MIN (counts[i], max_voxels));
+    /* a count beyond max-voxels is clamped: the output is as if full */
+    c->count = counts[i];
+    gpu_case_upload (c);
+    gpu_case_run (c, i > 0);
+    gpu_case_check (c, what);
+    g_free (what);
+  }
+  gpu_case_free (c);
+}
+
+GST_START_TEST (test_clean_sequences)
+{
+  const guint32 counts[] = { 1000, 5000, 200, 0, 0, 40000, 39999, 3, 3,
+    12000, 40001, 17, G_MAXUINT32, 0, 30000
+  };
+  /* up, down, to nothing, to full, beyond */
+  const guint32 short_counts[] = { 30000, 2000, 0, 40000, 40001, 100 };
+  guint s, half;
+
+  for (s = 0; s < G_N_ELEMENTS (all_sets); s++)
+    for (half = 0; half < 2; half++)
+      check_clean_sequence (all_sets[s], half, 32, 40000, short_counts,
+          G_N_ELEMENTS (short_counts));
+  check_clean_sequence (P3D_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 32, 40000,
+      counts, G_N_ELEMENTS (counts));
+  /* rows of 20 x 9 halves are not whole 16-byte chunks */
+  check_clean_sequence (P3D_PILLAR_FEATURES_MMDET3D_9, TRUE, 20, 40000, counts,
+      G_N_ELEMENTS (counts));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_clean_sequence_many_voxels)
+{
+  /* 2^22 + 5 voxels need 23 count bits, which leaves room for only 512
+   * blocks' tickets: the grid is cut to that and loops over more tiles */
+  const guint32 counts[] = { 3000000, 4194309, 100, 2500000 };
+
+  check_clean_sequence (P3D_PILLAR_FEATURES_MMDET3D_9, TRUE, 1, 4194309,
+      counts, G_N_ELEMENTS (counts));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_malformed_input)
+{
+  guint half;
+
+  for (half = 0; half < 2; half++) {
+    GpuCase *c = gpu_case_new (P3D_PILLAR_FEATURES_POINTPILLARS_11, half, 4,
+        3, 20, 3000);
+    P3dTestRng rng;
+    guint32 v;
+
+    p3d_test_rng_init (&rng, 31 + half);
+    gpu_case_fill_random (c, &rng, 3000);
+    /* points in every slot, then counts above max-points and zero counts */
+    for (v = 0; v < 3000 * 20 * 4; v++)
+      if (c->voxels[v] == 0.0f)
+        c->voxels[v] = p3d_test_rng_uniform (&rng, -50.0f, 50.0f);
+    for (v = 0; v < 3000; v += 5)
+      c->num_points[v] = v % 2 ? 21 : G_MAXUINT32;
+    for (v = 1; v < 3000; v += 7)
+      c->num_points[v] = 0;
+    c->count = 3001;
+    gpu_case_upload (c);
+    gpu_case_poison (c);
+    gpu_case_run (c, FALSE);
+    gpu_case_check (c, "malformed input");
+    fail_unless_equals_int (c->out_count, 3000);
+    gpu_case_free (c);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_invalid_arguments)
+{
+  GpuCase *c = gpu_case_new (P3D_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
+      32, 100);
+  P3dPillarFeatInput in = c->d_in;
+  P3dPillarFeatOutput out = c->d_out;
+  P3dPillarFeatParams params = c->params;
+
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, NULL, &out, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, NULL, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_pillarfeat_cuda (NULL, &in, &out, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  in.num_points = NULL;
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  in = c->d_in;
+  out.features = (guint8 *) out.features + 8;
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  out = c->d_out;
+  out.count = (guint32 *) in.count;
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  out = c->d_out;
+  params.intensity_channel = 4;
+  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  gpu_case_free (c);
+}
+
+GST_END_TEST;
+
+static Suite *
+pillarfeat_cuda_suite (void)
+{
+  Suite *s = suite_create ("pillarfeat_cuda");
+  TCase *tc = tcase_create ("general");
+
+  p3d_test_require_gpu ();
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_full_size_every_set);
+  tcase_add_test (tc, test_shapes);
+  tcase_add_test (tc, test_clean_sequences);
+  tcase_add_test (tc, test_clean_sequence_many_voxels);
+  tcase_add_test (tc, test_malformed_input);
+  tcase_add_test (tc, test_invalid_arguments);
+  return s;
+}
+
+GST_CHECK_MAIN (pillarfeat_cuda);

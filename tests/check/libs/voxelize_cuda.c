@@ -1,0 +1,749 @@
+/* p3d_voxelize_cuda against the reference, bit for bit: every tensor and
+ * the stats are compared after each frame.  Outputs are poisoned (0xff
+ * bytes) before every run with output_clean=0, to prove every byte is
+ * written; runs with output_clean=1 go through the same buffers frame after
+ * frame, as the element's pool does. */
+#include <gst/check/gstcheck.h>
+#include <math.h>
+#include <string.h>
+
+#include "p3dtest.h"
+#include "voxelize.h"
+
+typedef struct
+{
+  P3dVoxelizeParams params;
+  gfloat *voxels;
+  guint32 *num_points;
+  gint32 *coords;
+  guint32 count;
+  P3dVoxelizeStats stats;
+  P3dVoxelizeOutput out;
+} Result;
+
+static gsize
+voxel_floats (const P3dVoxelizeParams * p)
+{
+  return (gsize) p->max_voxels * p->max_points * p->channels;
+}
+
+static void
+result_init (Result * r, const P3dVoxelizeParams * params)
+{
+  r->params = *params;
+  r->voxels = g_new0 (gfloat, voxel_floats (params));
+  r->num_points = g_new0 (guint32, params->max_voxels);
+  r->coords = g_new0 (gint32, (gsize) params->max_voxels * 4);
+  r->out.voxels = r->voxels;
+  r->out.num_points = r->num_points;
+  r->out.coords = r->coords;
+  r->out.count = &r->count;
+  r->out.stats = &r->stats;
+}
+
+static void
+result_clear (Result * r)
+{
+  g_free (r->voxels);
+  g_free (r->num_points);
+  g_free (r->coords);
+}
+
+static void
+assert_same_result (const Result * expected, const Result * actual,
+    const gchar * what)
+{
+  const P3dVoxelizeParams *p = &expected->params;
+  gsize row = (gsize) p->max_points * p->channels, i;
+  const guint32 *e_words = (const guint32 *) expected->voxels;
+  const guint32 *a_words = (const guint32 *) actual->voxels;
+
+  fail_unless (expected->count == actual->count, "%s: count %u, expected %u",
+      what, actual->count, expected->count);
+#define CHECK_STAT(field) \
+  fail_unless (expected->stats.field == actual->stats.field, \
+      "%s: stats." #field " %u, expected %u", what, actual->stats.field, \
+      expected->stats.field)
+  CHECK_STAT (points_in);
+  CHECK_STAT (points_nonfinite);
+  CHECK_STAT (points_out_of_range);
+  CHECK_STAT (points_over_max_points);
+  CHECK_STAT (points_over_max_voxels);
+  CHECK_STAT (voxels);
+  CHECK_STAT (voxels_dropped);
+#undef CHECK_STAT
+  for (i = 0; i < p->max_voxels; i++) {
+    fail_unless (expected->num_points[i] == actual->num_points[i],
+        "%s: num_points[%" G_GSIZE_FORMAT "] %u, expected %u", what, i,
+        actual->num_points[i], expected->num_points[i]);
+  }
+  for (i = 0; i < (gsize) p->max_voxels * 4; i++) {
+    fail_unless (expected->coords[i] == actual->coords[i],
+        "%s: coords[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "] %d, expected %d",
+        what, i / 4, i % 4, actual->coords[i], expected->coords[i]);
+  }
+  for (i = 0; i < p->max_voxels * row; i++) {
+    fail_unless (e_words[i] == a_words[i],
+        "%s: voxels[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "][%"
+        G_GSIZE_FORMAT "] bits 0x%08x (%g), expected 0x%08x (%g)", what,
+        i / row, (i % row) / p->channels, i % p->channels, a_words[i],
+        actual->voxels[i], e_words[i], expected->voxels[i]);
+  }
+}
+
+/* ---- one voxelizer with its device buffers ---- */
+
+typedef struct
+{
+  P3dVoxelizeParams params;
+  P3dVoxelizer *voxelizer;
+  P3dCudaStream stream;
+  void *points;
+  gsize points_capacity;
+  P3dVoxelizeOutput out;
+  Result got;
+  guint frames;
+} Gpu;
+
+static void
+gpu_init (Gpu * g, const P3dVoxelizeParams * params, gsize hint)
+{
+  memset (g, 0, sizeof (*g));
+  g->params = *params;
+  fail_unless_equals_int (p3d_cuda_stream_create (&g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_voxelizer_new (params, hint, &g->voxelizer),
+      P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.voxels,
+          voxel_floats (params) * 4), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.num_points,
+          (gsize) params->max_voxels * 4), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.coords,
+          (gsize) params->max_voxels * 16), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.count, 4), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.stats,
+          sizeof (P3dVoxelizeStats)), P3D_OK);
+  result_init (&g->got, params);
+}
+
+static void
+gpu_clear (Gpu * g)
+{
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+  p3d_voxelizer_free (g->voxelizer);
+  p3d_cuda_free (g->points);
+  p3d_cuda_free (g->out.voxels);
+  p3d_cuda_free (g->out.num_points);
+  p3d_cuda_free (g->out.coords);
+  p3d_cuda_free (g->out.count);
+  p3d_cuda_free (g->out.stats);
+  p3d_cuda_stream_destroy (g->stream);
+  result_clear (&g->got);
+}
+
+/* Voxelizes @points on the device and on the host and compares them.  With
+ * @clean, the device output keeps what the previous frame left there. */
+static void
+gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
+    const gchar * what)
+{
+  const P3dVoxelizeParams *p = &g->params;
+  gsize bytes = n_points * p->channels * 4;
+  Result expected;
+  gchar *frame_what;
+
+  if (bytes > g->points_capacity) {
+    fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+    p3d_cuda_free (g->points);
+    fail_unless_equals_int (p3d_cuda_malloc (&g->points, bytes), P3D_OK);
+    g->points_capacity = bytes;
+  }
+  if (bytes > 0)
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (g->points, points, bytes,
+            g->stream), P3D_OK);
+  if (!clean) {
+    fail_unless_equals_int (p3d_cuda_memset (g->out.voxels, 0xff,
+            voxel_floats (p) * 4, g->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memset (g->out.num_points, 0xff,
+            (gsize) p->max_voxels * 4, g->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memset (g->out.coords, 0xff,
+            (gsize) p->max_voxels * 16, g->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memset (g->out.count, 0xff, 4,
+            g->stream), P3D_OK);
+  }
+  /* The stats are written whole on every frame. */
+  fail_unless_equals_int (p3d_cuda_memset (g->out.stats, 0xff,
+          sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_voxelize_cuda (g->voxelizer,
+          n_points ? g->points : NULL, n_points, &g->out, clean, g->stream),
+      P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.voxels, g->out.voxels,
+          voxel_floats (p) * 4, g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.num_points,
+          g->out.num_points, (gsize) p->max_voxels * 4, g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.coords, g->out.coords,
+          (gsize) p->max_voxels * 16, g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.count, g->out.count,
+          4, g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.stats, g->out.stats,
+          sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+
+  result_init (&expected, p);
+  fail_unless_equals_int (p3d_voxelize_cpu (p, points, n_points,
+          &expected.out), P3D_OK);
+  frame_what = g_strdup_printf ("%s (frame %u, %" G_GSIZE_FORMAT " points, "
+      "%s, grid %ux%ux%u, %u channels, max_points %u, max_voxels %u)", what,
+      g->frames, n_points, clean ? "clean" : "poisoned", p->grid[0],
+      p->grid[1], p->grid[2], p->channels, p->max_points, p->max_voxels);
+  assert_same_result (&expected, &g->got, frame_what);
+  g_free (frame_what);
+  result_clear (&expected);
+  g->frames++;
+}
+
+/* Runs @points poisoned, then again through the same (now clean) output. */
+static void
+gpu_check_twice (Gpu * g, const gfloat * points, gsize n_points,
+    const gchar * what)
+{
+  gpu_check (g, points, n_points, FALSE, what);
+  gpu_check (g, points, n_points, TRUE, what);
+}
+
+/* ---- clouds ---- */
+
+static void
+make_params (P3dVoxelizeParams * params, const gdouble size[3],
+    const gdouble min[3], const guint cells[3], guint channels,
+    guint max_points, guint max_voxels)
+{
+  gdouble range[6];
+  guint a;
+
+  for (a = 0; a < 3; a++) {
+    range[a] = min[a];
+    range[3 + a] = min[a] + size[a] * cells[a];
+  }
+  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range,
+          channels, max_points, max_voxels), P3D_OK);
+}
+
+static void
+set_point (gfloat * points, gsize i, guint channels, gfloat x, gfloat y,
+    gfloat z, gfloat extra)
+{
+  guint c;
+
+  points[i * channels + 0] = x;
+  points[i * channels + 1] = y;
+  points[i * channels + 2] = z;
+  for (c = 3; c < channels; c++)
+    points[i * channels + c] = extra + c;
+}
+
+/* Uniform over the range and a margin of @margin extents around it, with a
+ * few NaN, infinite, face and repeated points. */
+static gfloat *
+uniform_cloud (P3dTestRng * rng, const P3dVoxelizeParams * p, gsize n,
+    gfloat margin)
+{
+  gfloat *points = g_new (gfloat, n * p->channels + 1);
+  gsize i;
+  guint a;
+
+  for (i = 0; i < n; i++) {
+    gfloat xyz[3];
+    guint special = p3d_test_rng_below (rng, 1000);
+
+    for (a = 0; a < 3; a++) {
+      gfloat extent = p->voxel_size[a] * p->grid[a];
+
+      xyz[a] = p3d_test_rng_uniform (rng, p->range_min[a] - margin * extent,
+          p->range_min[a] + (1.0f + margin) * extent);
+    }
+    if (special == 0)
+      xyz[p3d_test_rng_below (rng, 3)] = NAN;
+    else if (special == 1)
+      xyz[p3d_test_rng_below (rng, 3)] = INFINITY;
+    else if (special == 2)
+      xyz[p3d_test_rng_below (rng, 3)] = -INFINITY;
+    else if (special == 3)
+      xyz[0] = p->range_min[0];
+    else if (special == 4)
+      xyz[1] = p->range_min[1] + p->voxel_size[1] * p->grid[1];
+    else if (special < 60 && i > 0)
+      memcpy (xyz, points + (i - 1 - p3d_test_rng_below (rng, MIN (i, 50)))
+          * p->channels, sizeof (xyz));
+    set_point (points, i, p->channels, xyz[0], xyz[1], xyz[2], (gfloat) i);
+  }
+  return points;
+}
+
+/* A spinning lidar seen @sweeps times (as nuScenes merges 10 sweeps): rings
+ * hitting the ground and walls in azimuth order, so neighbouring points share
+ * cells, plus a car body and a pole close to the sensor whose cells hold
+ * hundreds of points, the same cells recurring in every sweep. */
+static gfloat *
+lidar_cloud (P3dTestRng * rng, guint channels, guint sweeps,
+    guint per_sweep, gsize * n_points)
+{
+  gsize n = (gsize) sweeps * per_sweep, i = 0;
+  gfloat *points = g_new (gfloat, n * channels);
+  guint s, k;
+
+  for (s = 0; s < sweeps; s++) {
+    gfloat shift = 0.3f * s;
+
+    for (k = 0; k < per_sweep; k++, i++) {
+      guint ring = k % 32;
+      gfloat azimuth = 6.2831853f * (k / 32) / (per_sweep / 32 + 1);
+      gfloat elevation = -0.5f + 0.03f * ring;
+      gfloat distance, x, y, z;
+      guint kind = p3d_test_rng_below (rng, 100);
+
+      if (kind < 8) {
+        /* A pole 1.5 m away: one pillar, hundreds of points. */
+        x = 1.5f + p3d_test_rng_uniform (rng, 0, 0.05f);
+        y = 0.7f + p3d_test_rng_uniform (rng, 0, 0.05f);
+        z = p3d_test_rng_uniform (rng, -1.5f, 2.5f);
+      } else if (kind < 20) {
+        /* The ego car's body, within 2 m. */
+        x = p3d_test_rng_uniform (rng, -2.0f, 2.0f);
+        y = p3d_test_rng_uniform (rng, -1.0f, 1.0f);
+        z = p3d_test_rng_uniform (rng, -1.8f, -1.2f);
+      } else {
+        distance = elevation < 0 ? -1.8f / elevation
+            : p3d_test_rng_uniform (rng, 5.0f, 60.0f);
+        x = distance * cosf (azimuth) + shift;
+        y = distance * sinf (azimuth);
+        z = elevation < 0 ? -1.8f : distance * elevation;
+        x += p3d_test_rng_uniform (rng, -0.02f, 0.02f);
+      }
+      set_point (points, i, channels, x, y, z, 0.01f * ring + s);
+      if (channels > 4)
+        points[i * channels + 4] = 0.05f * s;
+    }
+  }
+  *n_points = n;
+  return points;
+}
+
+static void
+nuscenes_params (P3dVoxelizeParams * params, guint max_points)
+{
+  const gdouble size[3] = { 0.2, 0.2, 8.0 };
+  const gdouble range[6] = { -51.2, -51.2, -5, 51.2, 51.2, 3 };
+
+  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range, 5,
+          max_points, 40000), P3D_OK);
+}
+
+static void
+centerpoint_params (P3dVoxelizeParams * params, guint max_voxels)
+{
+  const gdouble size[3] = { 0.075, 0.075, 0.2 };
+  const gdouble range[6] = { -54, -54, -5, 54, 54, 3 };
+
+  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range, 5,
+          10, max_voxels), P3D_OK);
+}
+
+/* ---- tests ---- */
+
+/* Random clouds of 0 to 300k points on random small and large grids. */
+GST_START_TEST (test_random_clouds)
+{
+  const gsize sizes[] = { 0, 1, 2, 31, 32, 33, 511, 512, 513, 1000, 4097,
+    20000, 65536, 150001, 300000
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    P3dTestRng rng;
+    gdouble size[3], min[3];
+    guint cells[3], a;
+    P3dVoxelizeParams params;
+    gfloat *points;
+    Gpu g;
+
+    p3d_test_rng_init (&rng, 1000 + i);
+    for (a = 0; a < 3; a++) {
+      size[a] = 0.1 + 0.1 * p3d_test_rng_below (&rng, 4);
+      min[a] = -2.0 * p3d_test_rng_below (&rng, 4);
+      /* Mostly small grids (full voxels), sometimes a hash-sized one. */
+      cells[a] = 1 + p3d_test_rng_below (&rng, a == 2 ? 6 :
+          (i % 3 == 0 ? 3000 : 60));
+    }
+    make_params (&params, size, min, cells, 3 + i % 3,
+        1 + p3d_test_rng_below (&rng, i % 4 == 0 ? 100 : 33),
+        1 + p3d_test_rng_below (&rng, i % 2 ? 50000 : 3000));
+    points = uniform_cloud (&rng, &params, sizes[i], 0.1f);
+    gpu_init (&g, &params, sizes[i] / 2);
+    gpu_check_twice (&g, points, sizes[i], "random cloud");
+    gpu_clear (&g);
+    g_free (points);
+  }
+}
+
+GST_END_TEST;
+
+/* Lidar-like clouds: dense near-field voxels of hundreds of points, cells
+ * recurring far apart in the input, with the benchmark's settings. */
+GST_START_TEST (test_lidar_clouds)
+{
+  const gdouble kitti_size[3] = { 0.16, 0.16, 4.0 };
+  const gdouble kitti_range[6] = { 0, -39.68, -3, 69.12, 39.68, 1 };
+  P3dVoxelizeParams params;
+  P3dTestRng rng;
+  gfloat *points;
+  gsize n;
+  Gpu g;
+
+  p3d_test_rng_init (&rng, 42);
+  points = lidar_cloud (&rng, 5, 10, 27000, &n);
+  nuscenes_params (&params, 20);
+  gpu_init (&g, &params, n);
+  gpu_check_twice (&g, points, n, "nuScenes pillars, 20 points");
+  gpu_clear (&g);
+  nuscenes_params (&params, 32);
+  gpu_init (&g, &params, n);
+  gpu_check_twice (&g, points, n, "nuScenes pillars, 32 points");
+  gpu_clear (&g);
+  centerpoint_params (&params, 160000);
+  gpu_init (&g, &params, n);
+  gpu_check_twice (&g, points, n, "CenterPoint 3D grid");
+  gpu_clear (&g);
+  /* max_voxels cut through the frame. */
+  centerpoint_params (&params, 2000);
+  gpu_init (&g, &params, n);
+  gpu_check_twice (&g, points, n, "CenterPoint 3D grid, 2000 voxels");
+  gpu_clear (&g);
+  g_free (points);
+
+  points = lidar_cloud (&rng, 4, 1, 20000, &n);
+  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_size,
+          kitti_range, 4, 32, 40000), P3D_OK);
+  gpu_init (&g, &params, n);
+  gpu_check_twice (&g, points, n, "KITTI pillars");
+  gpu_clear (&g);
+  g_free (points);
+}
+
+GST_END_TEST;
+
+/* max_points above 32 (the long selection path for every voxel over 32
+ * points), up to the limit, with voxels of 1 to thousands of points. */
+GST_START_TEST (test_many_points_per_voxel)
+{
+  const guint limits[] = { 1, 2, 31, 32, 33, 64, 100, 256, 1024 };
+  const gdouble size[3] = { 1, 1, 1 }, min[3] = { 0, 0, 0 };
+  const guint cells[3] = { 8, 8, 2 };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (limits); i++) {
+    P3dVoxelizeParams params;
+    P3dTestRng rng;
+    gsize n = 30000, k;
+    gfloat *points = g_new (gfloat, n * 4);
+    gchar *what;
+    Gpu g;
+
+    make_params (&params, size, min, cells, 4, limits[i], 128);
+    p3d_test_rng_init (&rng, 500 + i);
+    /* Cell c gets about c^2 / 4 points: from 0 to thousands. */
+    for (k = 0; k < n; k++) {
+      guint c = (guint) sqrtf ((gfloat) p3d_test_rng_below (&rng, 128 * 128));
+
+      set_point (points, k, 4, (c % 8) + p3d_test_rng_uniform (&rng, 0, 1),
+          (c / 8 % 8) + p3d_test_rng_uniform (&rng, 0, 1),
+          (c / 64) + p3d_test_rng_uniform (&rng, 0, 1), (gfloat) k);
+    }
+    what = g_strdup_printf ("max_points %u", limits[i]);
+    gpu_init (&g, &params, n);
+    gpu_check_twice (&g, points, n, what);
+    /* Every point in one voxel. */
+    for (k = 0; k < n; k++)
+      set_point (points, k, 4, 2.5f, 3.5f, 0.5f, (gfloat) k);
+    gpu_check_twice (&g, points, n, what);
+    gpu_clear (&g);
+    g_free (what);
+    g_free (points);
+  }
+}
+
+GST_END_TEST;
+
+/* Every point size: 3, 4 and 5 have kernels of their own, the others share
+ * one; more than 32 channels spread a slot over several warp-wide words. */
+GST_START_TEST (test_channels)
+{
+  const guint channels[] = { 3, 4, 5, 6, 7, 31, 33, 40, 64 };
+  const gdouble size[3] = { 0.5, 0.5, 0.5 }, min[3] = { -2, -2, -1 };
+  const guint cells[3] = { 8, 8, 4 };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (channels); i++) {
+    P3dVoxelizeParams params;
+    P3dTestRng rng;
+    gfloat *points;
+    gchar *what;
+    Gpu g;
+
+    make_params (&params, size, min, cells, channels[i], 1 + i * 5, 200);
+    p3d_test_rng_init (&rng, 300 + i);
+    points = uniform_cloud (&rng, &params, 5000, 0.05f);
+    what = g_strdup_printf ("%u channels", channels[i]);
+    gpu_init (&g, &params, 0);
+    gpu_check_twice (&g, points, 5000, what);
+    gpu_check (&g, points, 1000, TRUE, what);
+    gpu_clear (&g);
+    g_free (what);
+    g_free (points);
+  }
+}
+
+GST_END_TEST;
+
+/* The edge cases of the reference test, through the device. */
+GST_START_TEST (test_edge_cases)
+{
+  const gdouble kitti_size[3] = { 0.16, 0.16, 4.0 };
+  const gdouble kitti_range[6] = { 0, -39.68, -3, 69.12, 39.68, 1 };
+  const gdouble size[3] = { 1, 1, 1 }, min[3] = { 0, 0, 0 };
+  const guint cells[3] = { 4, 4, 4 };
+  const gfloat bad[3] = { NAN, INFINITY, -INFINITY };
+  guint32 payload_nan = 0x7fc01234u;
+  P3dVoxelizeParams params;
+  gfloat points[400 * 4];
+  guint max, extra, n, i, a, b;
+  Gpu g;
+
+  /* max_points - 1 .. max_points + 2 points in a voxel. */
+  for (max = 1; max <= 40; max += 13) {
+    make_params (&params, size, min, cells, 4, max, 8);
+    gpu_init (&g, &params, 0);
+    for (extra = 0; extra <= 3; extra++) {
+      n = 2 * (max + extra - 1);
+      for (i = 0; i < n; i++)
+        set_point (points, i, 4, i % 2 ? 3.5f : 0.5f, 2.25f, 1.5f, i);
+      gpu_check_twice (&g, points, n, "max_points edge");
+    }
+    gpu_clear (&g);
+  }
+  /* max_voxels - 1 .. max_voxels + 2 voxels. */
+  for (max = 1; max <= 33; max += 8) {
+    make_params (&params, size, min, cells, 3, 4, max);
+    gpu_init (&g, &params, 0);
+    for (extra = 0; extra <= 3; extra++) {
+      guint n_cells = max + extra - 1;
+
+      n = 2 * n_cells;
+      for (i = 0; i < n; i++) {
+        guint c = (i % n_cells) * 7 % 64;
+
+        set_point (points, i, 3, 0.5f + c % 4, 0.5f + c / 4 % 4,
+            0.5f + c / 16, 0);
+      }
+      gpu_check_twice (&g, points, n, "max_voxels edge");
+    }
+    gpu_clear (&g);
+  }
+  /* Faces of the KITTI range, and values just inside and outside them. */
+  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_size,
+          kitti_range, 4, 32, 100), P3D_OK);
+  n = 0;
+  for (a = 0; a < 3; a++) {
+    gfloat face[2] = { params.range_min[a], (gfloat) kitti_range[3 + a] };
+
+    for (b = 0; b < 2; b++) {
+      gfloat p = face[b];
+
+      for (i = 0; i < 12; i++) {
+        gfloat xyz[3] = { 30.0f, 1.0f, -1.0f };
+
+        xyz[a] = p;
+        set_point (points, n, 4, xyz[0], xyz[1], xyz[2], (gfloat) n);
+        n++;
+        p = nextafterf (p, i < 6 ? -INFINITY : INFINITY);
+        if (i == 5)
+          p = nextafterf (face[b], INFINITY);
+      }
+    }
+  }
+  gpu_init (&g, &params, 0);
+  gpu_check_twice (&g, points, n, "range faces");
+  /* Non-finite coordinates, a NaN payload in the intensity. */
+  n = 0;
+  for (a = 0; a < 3; a++) {
+    for (b = 0; b < 3; b++) {
+      gfloat xyz[3] = { 30.0f, 1.0f, -1.0f };
+
+      xyz[a] = bad[b];
+      set_point (points, n++, 4, xyz[0], xyz[1], xyz[2], 0);
+      xyz[(a + 1) % 3] = 1e30f;
+      set_point (points, n++, 4, xyz[0], xyz[1], xyz[2], 0);
+    }
+  }
+  set_point (points, n, 4, 30.0f, 1.0f, -1.0f, 0);
+  memcpy (&points[n * 4 + 3], &payload_nan, 4);
+  n++;
+  set_point (points, n++, 4, 30.0f, 1.0f, -1.0f, INFINITY);
+  gpu_check_twice (&g, points, n, "non-finite");
+  /* An empty sweep and a single point. */
+  gpu_check_twice (&g, NULL, 0, "empty sweep");
+  set_point (points, 0, 4, 30.0f, 1.0f, -1.0f, 0.5f);
+  gpu_check_twice (&g, points, 1, "one point");
+  gpu_check_twice (&g, NULL, 0, "empty sweep after one point");
+  gpu_clear (&g);
+}
+
+GST_END_TEST;
+
+/* A sequence of frames through the same outputs with output_clean=1: voxel
+ * counts going up and down, voxels shrinking, capped frames, empty frames,
+ * and the workspace growing on the way. */
+GST_START_TEST (test_clean_sequence)
+{
+  const gsize sizes[] = { 5000, 20000, 300, 0, 60000, 59000, 1, 120000,
+    45000, 45000, 10, 200000, 3000
+  };
+  guint config;
+
+  for (config = 0; config < 3; config++) {
+    P3dVoxelizeParams params;
+    P3dTestRng rng;
+    Gpu g;
+    guint i;
+
+    if (config == 0)
+      nuscenes_params (&params, 20);
+    else if (config == 1)
+      centerpoint_params (&params, 30000);
+    else
+      nuscenes_params (&params, 64);
+    p3d_test_rng_init (&rng, 900 + config);
+    /* A small hint: the workspace grows during the sequence. */
+    gpu_init (&g, &params, 1000);
+    gpu_check (&g, NULL, 0, FALSE, "first frame");
+    for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+      gsize n = sizes[i];
+      gfloat *points;
+      gfloat margin = (i % 3) * 0.3f;
+
+      if (i % 4 == 1) {
+        points = lidar_cloud (&rng, 5, 1 + i % 5, 1 + (guint) n / (1 + i % 5),
+            &n);
+      } else {
+        points = uniform_cloud (&rng, &params, n, margin);
+        /* Shrink the cloud around the centre: fewer, fuller voxels. */
+        if (i % 2 == 0) {
+          gsize k;
+
+          for (k = 0; k < n * params.channels; k++)
+            if (k % params.channels < 2)
+              points[k] *= 0.1f * (1 + i % 4);
+        }
+      }
+      gpu_check (&g, points, n, TRUE, "clean sequence");
+      if (i == 6)
+        gpu_check (&g, points, n, FALSE, "poisoned in a clean sequence");
+      g_free (points);
+    }
+    gpu_clear (&g);
+  }
+}
+
+GST_END_TEST;
+
+/* Two voxelizers of different params on one stream, alternating. */
+GST_START_TEST (test_two_voxelizers)
+{
+  P3dVoxelizeParams pillars, voxels;
+  P3dTestRng rng;
+  gfloat *points;
+  gsize n;
+  Gpu a, b;
+  guint i;
+
+  nuscenes_params (&pillars, 20);
+  centerpoint_params (&voxels, 160000);
+  gpu_init (&a, &pillars, 0);
+  gpu_init (&b, &voxels, 0);
+  p3d_test_rng_init (&rng, 7);
+  for (i = 0; i < 4; i++) {
+    points = lidar_cloud (&rng, 5, 2, 30000 + 5000 * i, &n);
+    gpu_check (&a, points, n, i > 0, "alternating, pillars");
+    gpu_check (&b, points, n, i > 0, "alternating, 3D");
+    g_free (points);
+  }
+  gpu_clear (&a);
+  gpu_clear (&b);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bad_arguments)
+{
+  P3dVoxelizeParams params, bad;
+  P3dVoxelizeOutput out;
+  P3dVoxelizer *voxelizer = NULL;
+  Gpu g;
+
+  nuscenes_params (&params, 20);
+  bad = params;
+  bad.channels = 2;
+  fail_unless_equals_int (p3d_voxelizer_new (&bad, 0, &voxelizer),
+      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless (voxelizer == NULL);
+  fail_unless_equals_int (p3d_voxelizer_new (NULL, 0, &voxelizer),
+      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_voxelizer_new (&params, 0, NULL),
+      P3D_ERROR_INVALID_ARGUMENT);
+  p3d_voxelizer_free (NULL);
+
+  gpu_init (&g, &params, 0);
+  fail_unless_equals_int (p3d_voxelize_cuda (NULL, g.points, 0, &g.out, 0,
+          g.stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 10, &g.out,
+          0, g.stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 0, NULL, 0,
+          g.stream), P3D_ERROR_INVALID_ARGUMENT);
+  out = g.out;
+  out.count = NULL;
+  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 0, &out, 0,
+          g.stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, (const float *) 16,
+          (gsize) P3D_VOXELIZE_MAX_INPUT + 1, &g.out, 0, g.stream),
+      P3D_ERROR_TOO_LARGE);
+  /* Stats are optional; the voxelizer still works after the refusals. */
+  out = g.out;
+  out.stats = NULL;
+  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 0, &out, 0,
+          g.stream), P3D_OK);
+  gpu_check (&g, NULL, 0, FALSE, "after refusals");
+  gpu_clear (&g);
+}
+
+GST_END_TEST;
+
+static Suite *
+voxelize_cuda_suite (void)
+{
+  Suite *s = suite_create ("voxelize_cuda");
+  TCase *tc = tcase_create ("general");
+
+  p3d_test_require_gpu ();
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 600);
+  tcase_add_test (tc, test_bad_arguments);
+  tcase_add_test (tc, test_edge_cases);
+  tcase_add_test (tc, test_random_clouds);
+  tcase_add_test (tc, test_channels);
+  tcase_add_test (tc, test_many_points_per_voxel);
+  tcase_add_test (tc, test_lidar_clouds);
+  tcase_add_test (tc, test_clean_sequence);
+  tcase_add_test (tc, test_two_voxelizers);
+  return s;
+}
+
+GST_CHECK_MAIN (voxelize_cuda);

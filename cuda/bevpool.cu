@@ -1,19 +1,25 @@
 // bevpool pooling on the device; the reference is bevpool_cpu.c.
 //
-// One block per (tile, channel slice).  A tile is an 8 x 8 block of the
-// output plane, or consecutive cells of one where its points are many (the
-// geometry cuts tiles at about P3D_BEVPOOL_ROUND_CHUNKS chunks, for load
-// balance), and the block is the only writer of those cells' outputs: no
-// atomics, no memset, and the sums are in the order bevpool.h defines.  The
-// block
-//   1. sums every (chunk, channel group) in a thread of its own, so a cell of
-//      hundreds of points is spread over many threads, into shared memory;
-//   2. adds each cell's chunk sums in chunk order (one thread per cell and
-//      channel);
-//   3. writes the tile channel by channel, lanes over cells, so that a warp
-//      stores rows of 8 contiguous values.
-// Steps 1 and 2 repeat when a tile holds more chunks than shared memory
-// takes at once.
+// A persistent grid (as many blocks as fit on the device at once, one
+// channel slice per blockIdx.y) walks the geometry's units: runs of
+// consecutive keys of one 16 x 16 block of the plane, within the schedule's
+// chunk and point budgets (bevpool-private.h).  A block owns every output
+// element of its unit's cells (no atomics, no memset) and, per unit:
+//   1. reads the unit's chunk bounds and, for every point, its depth weight
+//      and the shared-memory offset of its feature row (one gather of the
+//      depth tensor per point, not per point and channel group);
+//   2. orders the chunks by window (bevpool.h: a chunk never spans two), the
+//      longer first, and splits that order into batches, one per window;
+//   3. per batch, copies the feature rows of the window's used column keys
+//      into shared memory (each row read from L2 once per unit and window,
+//      where the previous design read it once per point), then sums every
+//      chunk of the batch: one lane group per chunk, a lane per group of G
+//      channels, fmaf in point order from 0, as the reference;
+//   4. adds each cell's chunk sums in chunk order and writes the cell's
+//      channels, lanes along the cells so that a warp writes whole rows of
+//      the plane.
+// A cell over the unit budget is a unit of its own and goes through 1 to 4
+// in passes of chunks, carrying its running sum in shared memory.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,235 +27,533 @@
 
 namespace {
 
-constexpr unsigned kThreads = 256;
 constexpr uint32_t kTileCells = P3D_BEVPOOL_TILE_CELLS;
-constexpr uint32_t kRoundChunks = P3D_BEVPOOL_ROUND_CHUNKS;
-// Channels per block: bounds shared memory at about 45 KB, within the 48 KB a
-// block gets without asking.
-constexpr uint32_t kSliceChannels = 88;
+constexpr uint32_t kWindow = P3D_BEVPOOL_WINDOW;
+constexpr uint32_t kWindowBits = P3D_BEVPOOL_WINDOW_BITS;
+constexpr uint32_t kChunk = P3D_BEVPOOL_CHUNK;
+// Bytes of one feature row per block: 80 F16 or 40 F32 channels.  A window
+// of rows is then 40 KB of shared memory, which with the chunk sums (41.5
+// KB) and the points (16 KB) lets two 512-thread blocks share an SM.
+constexpr uint32_t kSliceBytes = 160;
+constexpr uint32_t kNone = 0xffffffffu;
 
 struct PoolArgs {
   const void *features;
   const void *depth;
   void *out;
   const uint32_t *entries;
-  const uint32_t *cell_start;
   const uint32_t *chunk_start;
-  const uint32_t *tile_first_cell;
-  const uint32_t *tile_count;
+  const uint32_t *chunk_begin;
+  const uint4 *units;
+  const uint32_t *unit_count;
+  P3dBevFrustumGrid grid;
   P3dBevBlocking blocking;
-  uint32_t max_tiles;
   uint32_t channels;
   uint32_t slice_width;
-  uint32_t acc_stride;
-  uint32_t pixels;  // feature pixels per camera
-  uint32_t plane;   // cells per z slice
-  uint32_t row_bits;
+  uint32_t plane;  // cells per z slice
+  uint32_t unit_chunks, unit_points, pass_chunks;
   int half_out;
+  unsigned long long *cycles;  // diagnosis only, else null
 };
+
+// Where each array lives in the dynamic shared memory of a block; the host
+// sizes the launch with the same plan.  Every part starts 16-byte aligned.
+struct SmemPlan {
+  uint32_t chunk_start;  // kTileCells + 1 words: unit-relative first chunk
+  uint32_t out_base;     // kTileCells words: output offset, kNone = padding
+  uint32_t chunk_begin;  // chunks + 1 words: pass-relative first point
+  uint32_t chunk_key;    // chunks words: window << 6 | (kChunk - length)
+  uint32_t chunk_first;  // chunks words: column key of the first point
+  uint32_t chunk_last;   // chunks words: column key of the last point
+  uint32_t sorted;       // chunks words: chunk at each sorted position
+  uint32_t batch_start;  // chunks + 1 words: first sorted position
+  uint32_t batch_low;    // chunks words: lowest column key of a batch
+  uint32_t batch_high;   // chunks words: highest column key of a batch
+  uint32_t misc;         // 4 words: [0] the batch count
+  uint32_t carry;        // slice_width floats: a passed cell's running sum
+  uint32_t points;       // unit_points uint2: (weight bits, row offset)
+  uint32_t rows;         // kWindow x row_stride bytes
+  uint32_t partial;      // chunks x part_stride floats
+  uint32_t total;
+  uint32_t row_stride;   // bytes, a multiple of 16
+  uint32_t part_stride;  // floats, odd: conflict-free reads along cells
+};
+
+__host__ __device__ inline uint32_t align16(uint32_t bytes) {
+  return (bytes + 15u) & ~15u;
+}
+
+__host__ __device__ inline SmemPlan plan_smem(uint32_t chunks, uint32_t points,
+                                              uint32_t slice_width,
+                                              uint32_t value_size) {
+  SmemPlan p;
+  uint32_t at = 0;
+  const uint32_t word = 4;
+  p.chunk_start = at;
+  at += align16((kTileCells + 1) * word);
+  p.out_base = at;
+  at += align16(kTileCells * word);
+  p.chunk_begin = at;
+  at += align16((chunks + 1) * word);
+  p.chunk_key = at;
+  at += align16(chunks * word);
+  p.chunk_first = at;
+  at += align16(chunks * word);
+  p.chunk_last = at;
+  at += align16(chunks * word);
+  p.sorted = at;
+  at += align16(chunks * word);
+  p.batch_start = at;
+  at += align16((chunks + 1) * word);
+  p.batch_low = at;
+  at += align16(chunks * word);
+  p.batch_high = at;
+  at += align16(chunks * word);
+  p.misc = at;
+  at += align16(4 * word);
+  p.carry = at;
+  at += align16(slice_width * word);
+  p.points = at;
+  at += align16(points * 8);
+  p.row_stride = align16(slice_width * value_size);
+  p.rows = at;
+  at += kWindow * p.row_stride;
+  p.part_stride = slice_width | 1u;
+  p.partial = at;
+  at += align16(chunks * p.part_stride * word);
+  p.total = at;
+  return p;
+}
 
 __device__ __forceinline__ float to_float(float value) { return value; }
 __device__ __forceinline__ float to_float(__half value) {
   return __half2float(value);
 }
 
+// G channels of type In as raw bytes: the unit of the row copies and of
+// the shared-memory loads of the sums.
+template <int Bytes>
+struct Piece;
+template <>
+struct Piece<32> {
+  uint4 a, b;
+};
+template <>
+struct Piece<16> {
+  uint4 a;
+};
+template <>
+struct Piece<8> {
+  uint2 a;
+};
+template <>
+struct Piece<4> {
+  uint32_t a;
+};
+template <>
+struct Piece<2> {
+  unsigned short a;
+};
+
+template <typename In, int G>
+using PieceOf = Piece<(int)sizeof(In) * G>;
+
+// Pieces loaded before the first is used: 4, or 2 of 32 bytes, to stay
+// within 64 registers.
+template <typename In, int G>
+constexpr int kInFlight = sizeof(In) * G > 16 ? 2 : 4;
+
 // The values packed in one 32-bit word.
-__device__ __forceinline__ void unpack(uint32_t word, float *f, float) {
+__device__ __forceinline__ void unpack_word(uint32_t word, float *f, float) {
   f[0] = __uint_as_float(word);
 }
-__device__ __forceinline__ void unpack(uint32_t word, float *f, __half) {
+__device__ __forceinline__ void unpack_word(uint32_t word, float *f, __half) {
   f[0] = __half2float(__ushort_as_half((unsigned short)(word & 0xffffu)));
   f[1] = __half2float(__ushort_as_half((unsigned short)(word >> 16)));
 }
 
-// G consecutive channels with the widest loads their alignment allows (the
-// host picks G so that it holds).
-template <typename In, int G>
-__device__ __forceinline__ void load_channels(const In *p, float *f) {
-  constexpr int kBytes = (int)sizeof(In) * G;
-  constexpr int kPerWord = 4 / (int)sizeof(In);
-  if constexpr (kBytes >= 16) {
-#pragma unroll
-    for (int w = 0; w < kBytes / 16; w++) {
-      const uint4 v = __ldg(reinterpret_cast<const uint4 *>(p) + w);
-      unpack(v.x, f + (4 * w + 0) * kPerWord, In());
-      unpack(v.y, f + (4 * w + 1) * kPerWord, In());
-      unpack(v.z, f + (4 * w + 2) * kPerWord, In());
-      unpack(v.w, f + (4 * w + 3) * kPerWord, In());
-    }
-  } else if constexpr (kBytes == 8) {
-    const uint2 v = __ldg(reinterpret_cast<const uint2 *>(p));
-    unpack(v.x, f, In());
-    unpack(v.y, f + kPerWord, In());
-  } else if constexpr (kBytes == 4) {
-    unpack(__ldg(reinterpret_cast<const unsigned int *>(p)), f, In());
-  } else {
-    f[0] = to_float(__ldg(p));
-  }
+template <typename In>
+__device__ __forceinline__ void unpack(const Piece<32> &p, float *f) {
+  constexpr int n = 4 / (int)sizeof(In);
+  unpack_word(p.a.x, f + 0 * n, In());
+  unpack_word(p.a.y, f + 1 * n, In());
+  unpack_word(p.a.z, f + 2 * n, In());
+  unpack_word(p.a.w, f + 3 * n, In());
+  unpack_word(p.b.x, f + 4 * n, In());
+  unpack_word(p.b.y, f + 5 * n, In());
+  unpack_word(p.b.z, f + 6 * n, In());
+  unpack_word(p.b.w, f + 7 * n, In());
+}
+template <typename In>
+__device__ __forceinline__ void unpack(const Piece<16> &p, float *f) {
+  constexpr int n = 4 / (int)sizeof(In);
+  unpack_word(p.a.x, f + 0 * n, In());
+  unpack_word(p.a.y, f + 1 * n, In());
+  unpack_word(p.a.z, f + 2 * n, In());
+  unpack_word(p.a.w, f + 3 * n, In());
+}
+template <typename In>
+__device__ __forceinline__ void unpack(const Piece<8> &p, float *f) {
+  constexpr int n = 4 / (int)sizeof(In);
+  unpack_word(p.a.x, f, In());
+  unpack_word(p.a.y, f + n, In());
+}
+template <typename In>
+__device__ __forceinline__ void unpack(const Piece<4> &p, float *f) {
+  unpack_word(p.a, f, In());
+}
+template <typename In>
+__device__ __forceinline__ void unpack(const Piece<2> &p, float *f) {
+  f[0] = __half2float(__ushort_as_half(p.a));
 }
 
-// The sum of one chunk, sorted points [begin, end), for G channels from
-// @channel: starts at 0, fmaf per point in order, as the reference.  Four
-// points' loads are issued before their products, and the next four entries
-// are fetched meanwhile, so each batch waits for memory once.
+// A piece from global memory (read-only for the kernel's lifetime).
+template <int Bytes>
+__device__ __forceinline__ Piece<Bytes> load_global(const void *p);
+template <>
+__device__ __forceinline__ Piece<32> load_global<32>(const void *p) {
+  const uint4 *q = static_cast<const uint4 *>(p);
+  return Piece<32>{__ldg(q), __ldg(q + 1)};
+}
+template <>
+__device__ __forceinline__ Piece<16> load_global<16>(const void *p) {
+  return Piece<16>{__ldg(static_cast<const uint4 *>(p))};
+}
+template <>
+__device__ __forceinline__ Piece<8> load_global<8>(const void *p) {
+  return Piece<8>{__ldg(static_cast<const uint2 *>(p))};
+}
+template <>
+__device__ __forceinline__ Piece<4> load_global<4>(const void *p) {
+  return Piece<4>{__ldg(static_cast<const unsigned int *>(p))};
+}
+template <>
+__device__ __forceinline__ Piece<2> load_global<2>(const void *p) {
+  return Piece<2>{__ldg(static_cast<const unsigned short *>(p))};
+}
+
+// The sum of one chunk for G channels: starts at 0, fmaf per point in
+// order, as the reference.  @rows points at this lane's channels of slot 0;
+// each point carries its weight and its row's byte offset.  Several
+// points' loads are issued before their products.
 template <typename In, int G>
-__device__ __forceinline__ void chunk_sum(const PoolArgs &a, uint32_t begin,
-                                          uint32_t end, uint32_t channel,
-                                          float *sum) {
-  const In *features = static_cast<const In *>(a.features) + channel;
-  const In *depth = static_cast<const In *>(a.depth);
-  const uint32_t row_mask = (1u << a.row_bits) - 1u;
+__device__ __forceinline__ void chunk_sum(const unsigned char *rows,
+                                          const uint2 *points, uint32_t begin,
+                                          uint32_t end, float *sum) {
+  using P = PieceOf<In, G>;
+  constexpr int kBatch = kInFlight<In, G>;
 #pragma unroll
   for (int q = 0; q < G; q++) sum[q] = 0.0f;
   uint32_t i = begin;
-  uint32_t next[4];
-  if (i + 4 <= end) {
+  for (; i + kBatch <= end; i += kBatch) {
+    uint2 point[kBatch];
+    P piece[kBatch];
 #pragma unroll
-    for (int u = 0; u < 4; u++) next[u] = __ldg(a.entries + i + u);
-  }
-  for (; i + 4 <= end; i += 4) {
-    uint32_t entry[4];
-    float weight[4];
-    float f[4][G];
+    for (int r = 0; r < kBatch; r++) point[r] = points[i + r];
 #pragma unroll
-    for (int u = 0; u < 4; u++) entry[u] = next[u];
-    if (i + 8 <= end) {
+    for (int r = 0; r < kBatch; r++)
+      piece[r] = *reinterpret_cast<const P *>(rows + point[r].y);
 #pragma unroll
-      for (int u = 0; u < 4; u++) next[u] = __ldg(a.entries + i + 4 + u);
+    for (int r = 0; r < kBatch; r++) {
+      float f[G];
+      unpack<In>(piece[r], f);
+      const float weight = __uint_as_float(point[r].x);
+#pragma unroll
+      for (int q = 0; q < G; q++) sum[q] = __fmaf_rn(f[q], weight, sum[q]);
     }
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-      const uint32_t row = entry[u] & row_mask;
-      weight[u] =
-          to_float(__ldg(depth + row + (entry[u] >> a.row_bits) * a.pixels));
-      load_channels<In, G>(features + row * a.channels, f[u]);
-    }
-#pragma unroll
-    for (int u = 0; u < 4; u++)
-#pragma unroll
-      for (int q = 0; q < G; q++)
-        sum[q] = __fmaf_rn(f[u][q], weight[u], sum[q]);
   }
   for (; i < end; i++) {
-    const uint32_t entry = __ldg(a.entries + i);
-    const uint32_t row = entry & row_mask;
-    const float weight =
-        to_float(__ldg(depth + row + (entry >> a.row_bits) * a.pixels));
+    const uint2 point = points[i];
     float f[G];
-    load_channels<In, G>(features + row * a.channels, f);
+    unpack<In>(*reinterpret_cast<const P *>(rows + point.y), f);
+    const float weight = __uint_as_float(point.x);
 #pragma unroll
     for (int q = 0; q < G; q++) sum[q] = __fmaf_rn(f[q], weight, sum[q]);
   }
 }
 
-// The chunk slots [lo, hi) of this round that belong to tile cell j.
-__device__ __forceinline__ void round_slots(const uint32_t *s_chunk_start,
-                                            uint32_t j, uint32_t chunk_first,
-                                            uint32_t round, uint32_t in_round,
-                                            uint32_t *lo, uint32_t *hi) {
-  const uint32_t first = s_chunk_start[j] - chunk_first;
-  const uint32_t last = s_chunk_start[j + 1] - chunk_first;
-  *lo = first > round ? first : round;
-  *hi = last < round + in_round ? last : round + in_round;
-}
+// Diagnosis: thread 0 adds the cycles since the last mark to a phase.  The
+// counters live in shared memory, so that the timing costs the other
+// threads no registers; the clock is read only when diagnosing.
+struct PhaseClock {
+  unsigned long long *counters;  // null unless diagnosing in thread 0
+  unsigned long long *spent;     // shared: P3D_BEVPOOL_POOL_PHASES + 2
+
+  __device__ void start() {
+    if (counters == nullptr) return;
+    spent[P3D_BEVPOOL_POOL_PHASES] = clock64();
+    spent[P3D_BEVPOOL_POOL_PHASES + 1] = spent[P3D_BEVPOOL_POOL_PHASES];
+  }
+  __device__ void lap(int phase) {
+    if (counters == nullptr) return;
+    const unsigned long long now = clock64();
+    spent[phase] += now - spent[P3D_BEVPOOL_POOL_PHASES];
+    spent[P3D_BEVPOOL_POOL_PHASES] = now;
+  }
+  __device__ void end_unit() {
+    if (counters == nullptr) return;
+    spent[P3D_BEVPOOL_POOL_PHASES - 1] +=
+        clock64() - spent[P3D_BEVPOOL_POOL_PHASES + 1];
+  }
+  __device__ void finish() {
+    if (counters == nullptr) return;
+    for (int i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++)
+      atomicAdd(counters + i, spent[i]);
+  }
+};
 
 template <typename In, int G>
-__global__ void __launch_bounds__(kThreads) pool_kernel(const PoolArgs a) {
-  extern __shared__ uint32_t smem[];
-  uint32_t *s_cell_start = smem;                            // kTileCells + 1
-  uint32_t *s_chunk_start = s_cell_start + kTileCells + 1;  // kTileCells + 1
-  // Output offsets of the tile's cells, UINT32_MAX past the plane's edge.
-  uint32_t *s_out_base = s_chunk_start + kTileCells + 1;  // kTileCells
-  uint32_t *s_slot_cell = s_out_base + kTileCells;        // kRoundChunks
-  float *s_acc = reinterpret_cast<float *>(s_slot_cell + kRoundChunks);
-  float *s_part = s_acc + kTileCells * a.acc_stride;  // kRoundChunks x width
+__global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  using P = PieceOf<In, G>;
+  const SmemPlan plan =
+      plan_smem(a.unit_chunks, a.unit_points, a.slice_width, sizeof(In));
+  uint32_t *s_chunk_start = reinterpret_cast<uint32_t *>(smem + plan.chunk_start);
+  uint32_t *s_out_base = reinterpret_cast<uint32_t *>(smem + plan.out_base);
+  uint32_t *s_chunk_begin = reinterpret_cast<uint32_t *>(smem + plan.chunk_begin);
+  uint32_t *s_chunk_key = reinterpret_cast<uint32_t *>(smem + plan.chunk_key);
+  uint32_t *s_chunk_first = reinterpret_cast<uint32_t *>(smem + plan.chunk_first);
+  uint32_t *s_chunk_last = reinterpret_cast<uint32_t *>(smem + plan.chunk_last);
+  uint32_t *s_sorted = reinterpret_cast<uint32_t *>(smem + plan.sorted);
+  uint32_t *s_batch_start = reinterpret_cast<uint32_t *>(smem + plan.batch_start);
+  uint32_t *s_batch_low = reinterpret_cast<uint32_t *>(smem + plan.batch_low);
+  uint32_t *s_batch_high = reinterpret_cast<uint32_t *>(smem + plan.batch_high);
+  uint32_t *s_misc = reinterpret_cast<uint32_t *>(smem + plan.misc);
+  float *s_carry = reinterpret_cast<float *>(smem + plan.carry);
+  uint2 *s_points = reinterpret_cast<uint2 *>(smem + plan.points);
+  unsigned char *s_rows = smem + plan.rows;
+  float *s_partial = reinterpret_cast<float *>(smem + plan.partial);
 
-  uint32_t tiles = *a.tile_count;
-  if (tiles > a.max_tiles) tiles = a.max_tiles;
-  if (blockIdx.x >= tiles) return;  // the grid is an upper bound
-  // Cells here are keys (see bevpool-private.h).
-  const uint32_t first_cell = a.tile_first_cell[blockIdx.x];
-  const uint32_t cells = a.tile_first_cell[blockIdx.x + 1] - first_cell;
+  const P3dBevFrustumGrid &grid = a.grid;
+  const uint32_t col_mask = (1u << grid.col_bits) - 1u;
   const uint32_t c0 = blockIdx.y * a.slice_width;
   const uint32_t width =
       a.channels - c0 < a.slice_width ? a.channels - c0 : a.slice_width;
-  const uint32_t groups = width / G;
-  const uint32_t stride = a.acc_stride;
-  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const uint32_t warps = blockDim.x / 32;
+  const uint32_t groups = width / G;  // 1..32, the host sees to it
+  const uint32_t tid = threadIdx.x, threads = blockDim.x;
+  const uint32_t warp = tid / 32, lane = tid % 32, warps = threads / 32;
+  // Lane groups: `groups` consecutive lanes of one warp sum one chunk, lane
+  // g of the group channels c0 + g * G .. + G - 1; lanes past the last
+  // whole group of a warp only help with the copies and the cell sums.
+  const uint32_t per_warp = 32 / groups;
+  const uint32_t lane_groups = warps * per_warp;
+  const bool in_group = lane < per_warp * groups;
+  const uint32_t group = warp * per_warp + (in_group ? lane / groups : 0);
+  const uint32_t g = lane % groups;
+  const uint32_t piece_bytes = G * (uint32_t)sizeof(In);
+  const In *features = static_cast<const In *>(a.features) + c0 + g * G;
+  const In *depth = static_cast<const In *>(a.depth);
+  const unsigned char *my_rows = s_rows + g * piece_bytes;
 
-  for (uint32_t j = threadIdx.x; j <= cells; j += blockDim.x) {
-    s_cell_start[j] = a.cell_start[first_cell + j];
-    s_chunk_start[j] = a.chunk_start[first_cell + j];
-    if (j < cells) {
-      const uint32_t cell = p3d_bevpool_block_cell(&a.blocking, first_cell + j);
-      const uint32_t z = cell / a.plane;
-      s_out_base[j] = cell == UINT32_MAX
-                          ? UINT32_MAX
-                          : z * a.channels * a.plane + (cell - z * a.plane);
-    }
-  }
-  for (uint32_t i = threadIdx.x; i < cells * stride; i += blockDim.x)
-    s_acc[i] = 0.0f;
-  __syncthreads();
+  __shared__ unsigned long long s_clock[P3D_BEVPOOL_POOL_PHASES + 2];
+  PhaseClock clock;
+  clock.counters = tid == 0 ? a.cycles : nullptr;
+  clock.spent = s_clock;
+  if (clock.counters != nullptr)
+    for (int i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++) s_clock[i] = 0;
 
-  const uint32_t chunk_first = s_chunk_start[0];
-  const uint32_t chunk_total = s_chunk_start[cells] - chunk_first;
-  for (uint32_t round = 0; round < chunk_total; round += kRoundChunks) {
-    const uint32_t in_round =
-        chunk_total - round < kRoundChunks ? chunk_total - round : kRoundChunks;
-    for (uint32_t j = threadIdx.x; j < cells; j += blockDim.x) {
-      uint32_t lo, hi;
-      round_slots(s_chunk_start, j, chunk_first, round, in_round, &lo, &hi);
-      for (uint32_t s = lo; s < hi; s++) s_slot_cell[s - round] = j;
-    }
-    __syncthreads();
+  const uint32_t units = *a.unit_count;
+  for (uint32_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    clock.start();
+    const uint4 here = a.units[unit], next = a.units[unit + 1];
+    const uint32_t key0 = here.x, cells = next.x - here.x;
+    const uint32_t chunk0 = here.y, chunks = next.y - here.y;
+    const uint32_t point0 = here.z, points = next.z - here.z;
+    const bool one_pass = chunks <= a.unit_chunks && points <= a.unit_points;
+    // The geometry makes a cell over the budget a unit of its own; the
+    // carry below holds one cell.
+    if (!one_pass && cells != 1) __trap();
+    const uint32_t pass_chunks = one_pass ? chunks : a.pass_chunks;
 
-    for (uint32_t item = threadIdx.x; item < in_round * groups;
-         item += blockDim.x) {
-      const uint32_t slot = item / groups;
-      const uint32_t group = item - slot * groups;
-      const uint32_t j = s_slot_cell[slot];
-      const uint32_t chunk_in_cell =
-          chunk_first + round + slot - s_chunk_start[j];
-      const uint32_t begin =
-          s_cell_start[j] + chunk_in_cell * P3D_BEVPOOL_CHUNK;
-      const uint32_t cell_end = s_cell_start[j + 1];
-      const uint32_t end = cell_end - begin > P3D_BEVPOOL_CHUNK
-                               ? begin + P3D_BEVPOOL_CHUNK
-                               : cell_end;
-      float sum[G];
-      chunk_sum<In, G>(a, begin, end, c0 + group * G, sum);
-      float *dst = s_part + slot * width + group * G;
-#pragma unroll
-      for (int q = 0; q < G; q++) dst[q] = sum[q];
-    }
-    __syncthreads();
-
-    for (uint32_t j = warp; j < cells; j += warps) {
-      uint32_t lo, hi;
-      round_slots(s_chunk_start, j, chunk_first, round, in_round, &lo, &hi);
-      for (uint32_t c = lane; c < width && lo < hi; c += 32) {
-        float value = s_acc[j * stride + c];
-        for (uint32_t s = lo; s < hi; s++)
-          value = __fadd_rn(value, s_part[(s - round) * width + c]);
-        s_acc[j * stride + c] = value;
+    // Cell metadata, read after the first barrier of the first pass.
+    for (uint32_t j = tid; j <= cells; j += threads) {
+      s_chunk_start[j] = a.chunk_start[key0 + j] - chunk0;
+      if (j < cells) {
+        const uint32_t cell = p3d_bevpool_block_cell(&a.blocking, key0 + j);
+        const uint32_t z = cell / a.plane;
+        s_out_base[j] = cell == kNone
+                            ? kNone
+                            : z * a.channels * a.plane + (cell - z * a.plane);
       }
     }
-    __syncthreads();
-  }
 
-  for (uint32_t c = warp; c < width; c += warps) {
-    for (uint32_t j = lane; j < cells; j += 32) {
-      if (s_out_base[j] == UINT32_MAX) continue;
-      const float value = s_acc[j * stride + c];
-      const uint32_t o = s_out_base[j] + (c0 + c) * a.plane;
-      if (a.half_out)
-        static_cast<__half *>(a.out)[o] = __float2half_rn(value);
-      else
-        static_cast<float *>(a.out)[o] = value;
-    }
+    uint32_t pass0 = 0;
+    do {
+      const uint32_t pass1 =
+          chunks - pass0 < pass_chunks ? chunks : pass0 + pass_chunks;
+      const uint32_t n = pass1 - pass0;
+      const uint32_t first = one_pass ? point0 : a.chunk_begin[chunk0 + pass0];
+      const uint32_t count =
+          one_pass ? points : a.chunk_begin[chunk0 + pass1] - first;
+
+      // 1. The pass's chunks and points.
+      for (uint32_t s = tid; s <= n; s += threads) {
+        const uint32_t begin = a.chunk_begin[chunk0 + pass0 + s];
+        s_chunk_begin[s] = begin - first;
+        if (s < n) {
+          const uint32_t end = a.chunk_begin[chunk0 + pass0 + s + 1];
+          const uint32_t key_first = a.entries[begin] & col_mask;
+          s_chunk_first[s] = key_first;
+          s_chunk_last[s] = a.entries[end - 1] & col_mask;
+          s_chunk_key[s] = (key_first >> kWindowBits) << 6 | (kChunk - (end - begin));
+        }
+      }
+      for (uint32_t base = 0; base < count; base += 4 * threads) {
+        uint32_t entry[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          const uint32_t i = base + r * threads + tid;
+          entry[r] = i < count ? a.entries[first + i] : 0u;
+        }
+        float weight[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          const uint32_t i = base + r * threads + tid;
+          weight[r] = i < count
+                          ? to_float(__ldg(
+                                depth + p3d_bevpool_entry_frustum_index(&grid, entry[r])))
+                          : 0.0f;
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          const uint32_t i = base + r * threads + tid;
+          if (i < count)
+            s_points[i] = make_uint2(
+                __float_as_uint(weight[r]),
+                (entry[r] & col_mask & (kWindow - 1)) * plan.row_stride);
+        }
+      }
+      __syncthreads();  // chunks, points and cell metadata are visible
+      clock.lap(0);
+
+      // 2. Rank sort of the chunks by (window, longer first, index): a
+      // batch is a run of one window, and neighbouring lane groups get
+      // chunks of similar length.  n is at most the unit budget (<= 256).
+      for (uint32_t s = tid; s < n; s += threads) {
+        const uint32_t key = s_chunk_key[s];
+        uint32_t rank = 0;
+        for (uint32_t t = 0; t < n; t++) {
+          const uint32_t other = s_chunk_key[t];
+          rank += other < key || (other == key && t < s);
+        }
+        s_sorted[rank] = s;
+      }
+      __syncthreads();  // s_sorted is complete
+      if (warp == 0) {
+        uint32_t batches = 0;
+        for (uint32_t q0 = 0; q0 < n; q0 += 32) {
+          const uint32_t q = q0 + lane;
+          bool starts = false;
+          if (q < n) {
+            const uint32_t window = s_chunk_first[s_sorted[q]] >> kWindowBits;
+            starts = q == 0 ||
+                     window != s_chunk_first[s_sorted[q - 1]] >> kWindowBits;
+          }
+          const uint32_t mask = __ballot_sync(0xffffffffu, starts);
+          if (starts)
+            s_batch_start[batches + __popc(mask & ((1u << lane) - 1u))] = q;
+          batches += __popc(mask);
+        }
+        if (lane == 0) {
+          s_batch_start[batches] = n;
+          s_misc[0] = batches;
+        }
+        __syncwarp();  // the batch starts are visible to warp 0
+        for (uint32_t b = lane; b < batches; b += 32) {
+          uint32_t low = kNone, high = 0;
+          for (uint32_t q = s_batch_start[b]; q < s_batch_start[b + 1]; q++) {
+            const uint32_t s = s_sorted[q];
+            low = min(low, s_chunk_first[s]);
+            high = max(high, s_chunk_last[s]);
+          }
+          s_batch_low[b] = low;
+          s_batch_high[b] = high;
+        }
+      }
+      __syncthreads();  // the batches are visible
+      clock.lap(1);
+
+      // 3. Per batch: the window's rows, then its chunks.
+      const uint32_t batches = s_misc[0];
+      for (uint32_t b = 0; b < batches; b++) {
+        const uint32_t low = s_batch_low[b], high = s_batch_high[b];
+        if (in_group) {
+          // Column keys low..high of one window: slot key % kWindow.  Keys
+          // past the feature map's edge (the padding of the key) are
+          // skipped; no point refers to them.
+          constexpr int kBatch = kInFlight<In, G>;
+          for (uint32_t key = low + group; key <= high;
+               key += kBatch * lane_groups) {
+            P piece[kBatch];
+            uint32_t slot[kBatch];
+#pragma unroll
+            for (int r = 0; r < kBatch; r++) {
+              const uint32_t k = key + r * lane_groups;
+              const uint32_t v = k & ((1u << grid.v_bits) - 1u);
+              const uint32_t u = (k >> grid.v_bits) & ((1u << grid.u_bits) - 1u);
+              const uint32_t camera = k >> (grid.u_bits + grid.v_bits);
+              slot[r] = kNone;
+              if (k <= high && u < grid.feat_width && v < grid.feat_height) {
+                const uint32_t row =
+                    (camera * grid.feat_height + v) * grid.feat_width + u;
+                piece[r] = load_global<(int)sizeof(P)>(
+                    features + (size_t)row * a.channels);
+                slot[r] = k & (kWindow - 1);
+              }
+            }
+#pragma unroll
+            for (int r = 0; r < kBatch; r++)
+              if (slot[r] != kNone)
+                *reinterpret_cast<P *>(s_rows + slot[r] * plan.row_stride +
+                                       g * piece_bytes) = piece[r];
+          }
+        }
+        __syncthreads();  // the rows are visible
+        clock.lap(2);
+        if (in_group) {
+          for (uint32_t q = s_batch_start[b] + group; q < s_batch_start[b + 1];
+               q += lane_groups) {
+            const uint32_t s = s_sorted[q];
+            float sum[G];
+            chunk_sum<In, G>(my_rows, s_points, s_chunk_begin[s],
+                             s_chunk_begin[s + 1], sum);
+            float *to = s_partial + s * plan.part_stride + g * G;
+#pragma unroll
+            for (int r = 0; r < G; r++) to[r] = sum[r];
+          }
+        }
+        __syncthreads();  // sums written; the rows may be replaced
+        clock.lap(3);
+      }
+
+      // 4. Each cell adds its chunks of this pass, in order, to 0 (or to
+      // the sum carried from its previous pass).
+      const bool last = pass1 == chunks;
+      for (uint32_t c = warp; c < width; c += warps) {
+        for (uint32_t j = lane; j < cells; j += 32) {
+          float value = pass0 > 0 ? s_carry[c] : 0.0f;
+          const uint32_t from = max(s_chunk_start[j], pass0);
+          const uint32_t to = min(s_chunk_start[j + 1], pass1);
+          for (uint32_t x = from; x < to; x++)
+            value = __fadd_rn(value, s_partial[(x - pass0) * plan.part_stride + c]);
+          if (!last) {
+            s_carry[c] = value;  // one cell: j == 0
+          } else if (s_out_base[j] != kNone) {
+            const uint32_t o = s_out_base[j] + (c0 + c) * a.plane;
+            if (a.half_out)
+              static_cast<__half *>(a.out)[o] = __float2half_rn(value);
+            else
+              static_cast<float *>(a.out)[o] = value;
+          }
+        }
+      }
+      __syncthreads();  // shared memory is free for the next pass or unit
+      clock.lap(4);
+      pass0 = pass1;
+    } while (pass0 < chunks);
+    clock.end_unit();
   }
+  clock.finish();
 }
 
 // The widest channel group (8, 4, 2 or 1 values) that divides the channel
@@ -264,32 +568,58 @@ int channel_group(const void *features, uint32_t channels, size_t value_size) {
   return 1;
 }
 
-template <typename In>
-cudaError_t launch(const PoolArgs &args, int group, dim3 grid, size_t smem,
-                   cudaStream_t stream) {
-  switch (group) {
-    case 8:
-      pool_kernel<In, 8><<<grid, kThreads, smem, stream>>>(args);
-      break;
-    case 4:
-      pool_kernel<In, 4><<<grid, kThreads, smem, stream>>>(args);
-      break;
-    case 2:
-      pool_kernel<In, 2><<<grid, kThreads, smem, stream>>>(args);
-      break;
-    default:
-      pool_kernel<In, 1><<<grid, kThreads, smem, stream>>>(args);
-      break;
-  }
+template <typename In, int G>
+cudaError_t launch_kernel(const PoolArgs &args, uint32_t slices,
+                          uint32_t threads, size_t smem, unsigned *blocks,
+                          cudaStream_t stream) {
+  auto kernel = pool_kernel<In, G>;
+  // Set on every call: the limit belongs to the current device's context,
+  // and the calls cost microseconds of host time.
+  cudaError_t err = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (err != cudaSuccess) return err;
+  err = cudaFuncSetAttribute(kernel,
+                             cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
+  if (err != cudaSuccess) return err;
+  int device = 0, sms = 0, per_sm = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                    device)) != cudaSuccess)
+    return err;
+  if ((err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+           &per_sm, kernel, (int)threads, smem)) != cudaSuccess)
+    return err;
+  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+  // A persistent grid: every block resident, each walking units
+  // blockIdx.x, + gridDim.x, ...  (how many units there are is known only
+  // on the device).
+  const dim3 grid((unsigned)(per_sm * sms), slices);
+  *blocks = grid.x * grid.y;
+  kernel<<<grid, threads, smem, stream>>>(args);
   return cudaGetLastError();
 }
 
-}  // namespace
+template <typename In>
+cudaError_t launch(const PoolArgs &args, int group, uint32_t slices,
+                   uint32_t threads, size_t smem, unsigned *blocks,
+                   cudaStream_t stream) {
+  switch (group) {
+    case 8:
+      return launch_kernel<In, 8>(args, slices, threads, smem, blocks, stream);
+    case 4:
+      return launch_kernel<In, 4>(args, slices, threads, smem, blocks, stream);
+    case 2:
+      return launch_kernel<In, 2>(args, slices, threads, smem, blocks, stream);
+    default:
+      return launch_kernel<In, 1>(args, slices, threads, smem, blocks, stream);
+  }
+}
 
-extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
-                                      const void *features, const void *depth,
-                                      int half_in, void *out, int half_out,
-                                      P3dCudaStream stream) {
+P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
+               const void *depth, int half_in, void *out, int half_out,
+               unsigned long long *cycles, unsigned int *grid_blocks,
+               P3dCudaStream stream) {
   if (geometry == nullptr || !geometry->computed || features == nullptr ||
       depth == nullptr || out == nullptr)
     return P3D_ERROR_INVALID_ARGUMENT;
@@ -301,12 +631,15 @@ extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
     return P3D_ERROR_INVALID_ARGUMENT;
 
   const P3dBevPoolParams *params = &geometry->params;
+  const P3dBevPoolSchedule *schedule = &geometry->schedule;
   const uint32_t channels = params->channels;
   const int group = channel_group(features, channels, value_size);
-  // Equal slices of at most kSliceChannels, each a multiple of the group
-  // (kSliceChannels is a multiple of 8, so rounding up stays within it).
-  const uint32_t slices_wanted =
-      (channels + kSliceChannels - 1) / kSliceChannels;
+  // Equal slices of at most kSliceBytes per row and at most 32 groups (a
+  // lane group fits in a warp), each a multiple of the group.  The maximum
+  // is a multiple of the group, so rounding up stays within it.
+  uint32_t max_width = kSliceBytes / (uint32_t)value_size;
+  if (max_width > 32u * group) max_width = 32u * group;
+  const uint32_t slices_wanted = (channels + max_width - 1) / max_width;
   uint32_t width = (channels + slices_wanted - 1) / slices_wanted;
   width = (width + group - 1) / group * group;
   const uint32_t slices = (channels + width - 1) / width;
@@ -317,26 +650,54 @@ extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
   args.depth = depth;
   args.out = out;
   args.entries = geometry->entries_out;
-  args.cell_start = geometry->cell_start;
   args.chunk_start = geometry->chunk_start;
-  args.tile_first_cell = geometry->tile_first_cell;
-  args.tile_count = geometry->tile_count;
+  args.chunk_begin = geometry->chunk_begin;
+  args.units = reinterpret_cast<const uint4 *>(geometry->units);
+  args.unit_count = geometry->unit_count;
+  args.grid = geometry->grid;
   args.blocking = geometry->blocking;
-  args.max_tiles = geometry->max_tiles;
   args.channels = channels;
   args.slice_width = width;
-  // An odd row stride keeps step 3's reads (lanes over cells) free of
-  // shared-memory bank conflicts.
-  args.acc_stride = width | 1u;
-  args.pixels = params->feat_width * params->feat_height;
   args.plane = params->nx * params->ny;
-  args.row_bits = geometry->row_bits;
+  args.unit_chunks = schedule->unit_chunks;
+  args.unit_points = schedule->unit_points;
+  // A pass of a cell over the budget: at most unit_chunks chunks of at
+  // most kChunk points each, within unit_points.
+  args.pass_chunks = schedule->unit_points / kChunk;
+  if (args.pass_chunks > schedule->unit_chunks)
+    args.pass_chunks = schedule->unit_chunks;
   args.half_out = half_out ? 1 : 0;
+  args.cycles = cycles;
 
-  const size_t smem =
-      sizeof(uint32_t) * (2 * (kTileCells + 1) + kTileCells + kRoundChunks) +
-      sizeof(float) * (kTileCells * args.acc_stride + kRoundChunks * width);
-  const dim3 grid(geometry->max_tiles, slices);
-  if (half_in) return launch<__half>(args, group, grid, smem, stream);
-  return launch<float>(args, group, grid, smem, stream);
+  const SmemPlan plan = plan_smem(schedule->unit_chunks, schedule->unit_points,
+                                  width, (uint32_t)value_size);
+  unsigned blocks = 0;
+  const cudaError_t err =
+      half_in ? launch<__half>(args, group, slices, schedule->threads,
+                               plan.total, &blocks, stream)
+              : launch<float>(args, group, slices, schedule->threads,
+                              plan.total, &blocks, stream);
+  if (err != cudaSuccess) return err;
+  if (grid_blocks != nullptr) *grid_blocks = blocks;
+  return P3D_OK;
+}
+
+}  // namespace
+
+extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
+                                      const void *features, const void *depth,
+                                      int half_in, void *out, int half_out,
+                                      P3dCudaStream stream) {
+  return pool(geometry, features, depth, half_in, out, half_out, nullptr,
+              nullptr, stream);
+}
+
+extern "C" P3dResult p3d_bevpool_cuda_diagnose(
+    const P3dBevGeometryCuda *geometry, const void *features,
+    const void *depth, int half_in, void *out, int half_out,
+    unsigned long long *cycles, unsigned int *grid_blocks,
+    P3dCudaStream stream) {
+  if (cycles == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+  return pool(geometry, features, depth, half_in, out, half_out, cycles,
+              grid_blocks, stream);
 }

@@ -1,13 +1,25 @@
-// bevpool geometry on the device: project every frustum point (the float64
-// arithmetic of bevpool-private.h, shared with the reference), sort the
-// points by cell with CUB (cells ordered by their block key, see
-// bevpool-private.h), then find each cell's points, its chunks and the
-// pooling tiles.  Everything is queued on the caller's stream; no count
-// ever comes back to the host.  The reference is bevpool_geometry_cpu.c.
+// bevpool geometry on the device; the reference is bevpool_geometry_cpu.c.
+//
+// Stages (all queued on the caller's stream, no count ever comes back to the
+// host):
+//   1. project every frustum point (the float64 arithmetic of
+//      bevpool-private.h, shared with the reference), in (camera, u, v, d)
+//      order, to its cell's sort key and its packed entry;
+//   2. sort the entries by key with CUB (stable, so within a cell they stay
+//      in (camera, u, v, d) order, the order bevpool.h defines);
+//   3. the first sorted point of every key (binary search);
+//   4. chunk numbers: an exclusive sum over the sorted points of "a chunk
+//      starts here" (bevpool.h's rule, evaluated on the fly);
+//   5. the first point of every chunk and the first chunk of every key;
+//   6. units, the pooling's work items: each 16 x 16 block of keys cut
+//      greedily into runs within the schedule's chunk and point budgets;
+//   7. the list of units (an exclusive sum of the unit starts, a scatter).
 #include <cuda_runtime.h>
 
 #include <cstdlib>
 #include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "bevpool-private.h"
 
@@ -18,6 +30,9 @@ constexpr unsigned kThreads = 256;
 // stays well inside the 4 KB parameter space), so no host buffer has to
 // outlive the call.
 constexpr uint32_t kCamerasPerLaunch = 8;
+constexpr uint32_t kTileCells = P3D_BEVPOOL_TILE_CELLS;
+static_assert(kTileCells == kThreads,
+              "unit_cut_kernel gives each key of a block one thread");
 
 struct CameraBatch {
   P3dBevCamera cameras[kCamerasPerLaunch];
@@ -32,25 +47,28 @@ unsigned blocks_for(uint64_t items) {
   return blocks > 65535 * 16 ? 65535 * 16 : (unsigned)blocks;
 }
 
-// keys[p]: the block key of frustum point p's cell (key_count when
-// dropped); entries[p]: its packed feature row and depth offset.
+// Stage 1.  Point i of the batch is (camera, u, v, d) with
+// i = ((camera * feat_width + u) * feat_height + v) * depth_bins + d, so the
+// array order is the column-key order the stable sort must keep.  keys[]:
+// the cell's block key, or key_count when dropped; entries[]: the packed
+// column key and depth bin.
 __global__ void project_kernel(const P3dBevFrustumGrid grid,
                                const P3dBevBlocking blocking,
                                const CameraBatch batch, uint32_t key_count,
-                               uint32_t row_bits, uint32_t *keys,
-                               uint32_t *entries) {
-  const uint32_t pixels = grid.feat_width * grid.feat_height;
-  const uint32_t camera_points = grid.depth_bins * pixels;
+                               uint32_t *keys, uint32_t *entries) {
+  const uint32_t bins = grid.depth_bins;
+  const uint32_t column_points = grid.feat_height * bins;
+  const uint32_t camera_points = grid.feat_width * column_points;
   const uint32_t total = batch.count * camera_points;
   const uint32_t stride = gridDim.x * blockDim.x;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += stride) {
     const uint32_t local = i / camera_points;
     const uint32_t rest = i - local * camera_points;
-    const uint32_t d = rest / pixels;
-    const uint32_t pixel = rest - d * pixels;
-    const uint32_t v = pixel / grid.feat_width;
-    const uint32_t u = pixel - v * grid.feat_width;
+    const uint32_t u = rest / column_points;
+    const uint32_t in_column = rest - u * column_points;
+    const uint32_t v = in_column / bins;
+    const uint32_t d = in_column - v * bins;
     const uint32_t camera = batch.first + local;
     const uint32_t p = camera * camera_points + rest;
     const uint32_t cell =
@@ -58,7 +76,7 @@ __global__ void project_kernel(const P3dBevFrustumGrid grid,
     keys[p] =
         cell < grid.cells ? p3d_bevpool_block_key(&blocking, cell) : key_count;
     entries[p] = p3d_bevpool_entry_pack(
-        camera * pixels + pixel, camera * (grid.depth_bins - 1) + d, row_bits);
+        p3d_bevpool_column_key(&grid, camera, u, v), d, grid.col_bits);
   }
 }
 
@@ -76,76 +94,116 @@ __device__ uint32_t lower_bound(const uint32_t *keys, uint32_t count,
   return lo;
 }
 
-// cell_start[k] for k <= keys (the last is the kept count, since dropped
-// points carry key == keys), and the chunk count of every key.
-__global__ void cell_bounds_kernel(const uint32_t *sorted_keys, uint32_t points,
-                                   uint32_t keys, uint32_t *cell_start,
-                                   uint32_t *chunk_counts) {
+// Stage 3.  cell_start[k] for k <= keys; the last is the kept count, since
+// dropped points carry key == keys.
+__global__ void cell_start_kernel(const uint32_t *sorted_keys, uint32_t points,
+                                  uint32_t keys, uint32_t *cell_start) {
   const uint32_t stride = gridDim.x * blockDim.x;
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= keys;
-       k += stride) {
-    const uint32_t begin = lower_bound(sorted_keys, points, k);
-    cell_start[k] = begin;
-    if (k < keys) {
-      const uint32_t end = lower_bound(sorted_keys, points, k + 1);
-      chunk_counts[k] =
-          (end - begin + P3D_BEVPOOL_CHUNK - 1) / P3D_BEVPOOL_CHUNK;
-    } else {
-      chunk_counts[k] = 0;
+       k += stride)
+    cell_start[k] = lower_bound(sorted_keys, points, k);
+}
+
+// Stage 4's input: 1 where sorted point i starts a chunk (bevpool.h's rule,
+// the same helper as the reference), 0 past the kept points.
+struct ChunkFlag {
+  const uint32_t *sorted_keys;
+  const uint32_t *entries;
+  const uint32_t *cell_start;
+  uint32_t keys;
+  uint32_t col_mask;
+
+  __device__ uint32_t operator()(uint32_t i) const {
+    const uint32_t kept = cell_start[keys];
+    if (i >= kept) return 0;
+    const uint32_t position = i - cell_start[sorted_keys[i]];
+    const uint32_t key = entries[i] & col_mask;
+    // The previous point is read only when it is in the same cell.
+    const uint32_t previous = position > 0 ? entries[i - 1] & col_mask : key;
+    return p3d_bevpool_chunk_starts(position, previous, key) ? 1u : 0u;
+  }
+};
+
+using ChunkFlagIterator =
+    thrust::transform_iterator<ChunkFlag, thrust::counting_iterator<uint32_t>,
+                               uint32_t>;
+
+// Stage 5.  ids[i] is the exclusive sum of the chunk flags (ids[kept] is
+// the chunk count): chunk_begin[c] for every chunk and the sentinel
+// chunk_begin[count] = kept; chunk_start[k] for k <= keys.
+__global__ void chunk_start_kernel(const uint32_t *ids,
+                                   const uint32_t *cell_start, uint32_t points,
+                                   uint32_t keys, uint32_t *chunk_begin,
+                                   uint32_t *chunk_start) {
+  const uint32_t kept = cell_start[keys];
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t last = points > keys ? points : keys;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i <= last;
+       i += stride) {
+    if (i < kept) {
+      if (ids[i + 1] != ids[i]) chunk_begin[ids[i]] = i;
+    } else if (i == kept) {
+      chunk_begin[ids[kept]] = kept;
+    }
+    if (i <= keys) chunk_start[i] = ids[cell_start[i]];
+  }
+}
+
+// Stage 6.  One block per 16 x 16 block of keys: a unit starts at the
+// block's first key, before and after a key whose chunks or points alone
+// exceed the budget (it is pooled in passes, alone), and before a key that
+// would take the running unit over either budget.  A greedy cut is
+// sequential, so one thread runs it over counts the block loaded into
+// shared memory (256 steps).
+__global__ void unit_cut_kernel(const uint32_t *cell_start,
+                                const uint32_t *chunk_start, uint32_t keys,
+                                uint32_t unit_chunks, uint32_t unit_points,
+                                uint32_t *flags) {
+  __shared__ uint32_t s_chunks[kTileCells], s_points[kTileCells];
+  __shared__ uint32_t s_flags[kTileCells];
+  const uint32_t k = blockIdx.x * kTileCells + threadIdx.x;
+  s_chunks[threadIdx.x] = chunk_start[k + 1] - chunk_start[k];
+  s_points[threadIdx.x] = cell_start[k + 1] - cell_start[k];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t chunks = 0, points = 0;
+    bool previous_alone = false;
+    for (uint32_t j = 0; j < kTileCells; j++) {
+      const uint32_t c = s_chunks[j], p = s_points[j];
+      const bool alone = c > unit_chunks || p > unit_points;
+      const bool start = j == 0 || alone || previous_alone ||
+                         chunks + c > unit_chunks || points + p > unit_points;
+      if (start) {
+        chunks = c;
+        points = p;
+      } else {
+        chunks += c;
+        points += p;
+      }
+      s_flags[j] = start ? 1u : 0u;
+      previous_alone = alone;
     }
   }
+  __syncthreads();
+  flags[k] = s_flags[threadIdx.x];
+  // The sentinel after the last key, so the sum over keys + 1 entries ends
+  // with the unit count.
+  if (k == 0) flags[keys] = 0;
 }
 
-// A tile starts every P3D_BEVPOOL_TILE_CELLS keys (a block of the plane) and
-// wherever the chunk count crosses a multiple of P3D_BEVPOOL_ROUND_CHUNKS.
-__global__ void tile_flags_kernel(const uint32_t *chunk_start, uint32_t keys,
-                                  uint32_t *flags) {
+// Stage 7.  units[u] = (first key, first chunk, first point, 0) of unit u,
+// and after the last one the sentinel (keys, chunk count, kept, 0).
+__global__ void unit_list_kernel(const uint32_t *flags, const uint32_t *pos,
+                                 const uint32_t *cell_start,
+                                 const uint32_t *chunk_start, uint32_t keys,
+                                 uint4 *units, uint32_t *unit_count) {
   const uint32_t stride = gridDim.x * blockDim.x;
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= keys;
        k += stride) {
-    uint32_t flag = 0;
-    if (k < keys)
-      flag = k % P3D_BEVPOOL_TILE_CELLS == 0 ||
-             chunk_start[k] / P3D_BEVPOOL_ROUND_CHUNKS !=
-                 chunk_start[k - 1] / P3D_BEVPOOL_ROUND_CHUNKS;
-    flags[k] = flag;
+    if (k == keys || flags[k])
+      units[pos[k]] = make_uint4(k, chunk_start[k], cell_start[k], 0u);
+    if (k == keys) *unit_count = pos[keys];
   }
-}
-
-// tile_first_cell[t] for every tile, the sentinel (the key count) after the
-// last, and the tile count.  tile_pos is the exclusive sum of the flags.
-__global__ void tile_scatter_kernel(const uint32_t *flags,
-                                    const uint32_t *tile_pos, uint32_t keys,
-                                    uint32_t max_tiles,
-                                    uint32_t *tile_first_cell,
-                                    uint32_t *tile_count) {
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= keys;
-       k += stride) {
-    const uint32_t pos = tile_pos[k];
-    // pos <= max_tiles by construction (see max_tiles_for); checked anyway
-    // so a mistake there cannot write out of bounds.
-    if (pos > max_tiles) continue;
-    if (k == keys) {
-      tile_first_cell[pos] = keys;
-      *tile_count = pos;
-    } else if (flags[k]) {
-      tile_first_cell[pos] = k;
-    }
-  }
-}
-
-// Tiles start at multiples of the tile size (ceil (keys / size) of them)
-// and where floor (chunk_start / round) changes, which it does at most
-// chunks / round times; chunks <= points / chunk + non-empty keys.
-uint32_t max_tiles_for(uint64_t keys, uint64_t points) {
-  uint64_t nonempty = keys < points ? keys : points;
-  uint64_t chunks =
-      (points + P3D_BEVPOOL_CHUNK - 1) / P3D_BEVPOOL_CHUNK + nonempty;
-  uint64_t tiles =
-      (keys + P3D_BEVPOOL_TILE_CELLS - 1) / P3D_BEVPOOL_TILE_CELLS +
-      chunks / P3D_BEVPOOL_ROUND_CHUNKS + 1;
-  return tiles > 0x7fffffffu ? 0x7fffffffu : (uint32_t)tiles;
 }
 
 uint32_t bit_width(uint64_t value) {
@@ -163,6 +221,113 @@ cudaError_t alloc(T **ptr, uint64_t count) {
                     (count > 0 ? count : 1) * sizeof(T));
 }
 
+ChunkFlagIterator chunk_flags(const P3dBevGeometryCuda *g) {
+  ChunkFlag flag;
+  flag.sorted_keys = g->keys_out;
+  flag.entries = g->entries_out;
+  flag.cell_start = g->cell_start;
+  flag.keys = g->keys;
+  flag.col_mask = (1u << g->grid.col_bits) - 1u;
+  return ChunkFlagIterator(thrust::counting_iterator<uint32_t>(0), flag);
+}
+
+bool schedule_is_valid(const P3dBevPoolSchedule *s) {
+  return s->threads >= 64 && s->threads <= 1024 && s->threads % 32 == 0 &&
+         s->unit_chunks >= 1 && s->unit_chunks <= s->threads / 4 &&
+         s->unit_points >= P3D_BEVPOOL_CHUNK && s->unit_points <= 8192;
+}
+
+cudaError_t record(P3dCudaEvent *events, int index, cudaStream_t stream) {
+  if (events == nullptr) return cudaSuccess;
+  return cudaEventRecord(events[index], stream);
+}
+
+P3dResult compute(P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
+                  P3dCudaEvent *events, P3dCudaStream stream) {
+  if (geometry == nullptr || calib == nullptr)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  geometry->computed = 0;
+  P3dResult result = p3d_bevpool_calib_check(&geometry->params, calib);
+  if (result != P3D_OK) return result;
+
+  const P3dBevPoolParams *params = &geometry->params;
+  const uint32_t points = geometry->frustum_points;
+  const uint32_t keys = geometry->keys;
+  const uint64_t camera_points =
+      (uint64_t)params->depth_bins * params->feat_width * params->feat_height;
+  cudaError_t err;
+
+  if ((err = record(events, 0, stream)) != cudaSuccess) return err;
+  for (uint32_t first = 0; first < params->cameras;
+       first += kCamerasPerLaunch) {
+    CameraBatch batch;
+    batch.first = first;
+    batch.count = params->cameras - first < kCamerasPerLaunch
+                      ? params->cameras - first
+                      : kCamerasPerLaunch;
+    for (uint32_t i = 0; i < batch.count; i++)
+      p3d_bevpool_camera_derive(&calib[first + i], &batch.cameras[i]);
+    project_kernel<<<blocks_for(batch.count * camera_points), kThreads, 0,
+                     stream>>>(geometry->grid, geometry->blocking, batch, keys,
+                               geometry->keys_in, geometry->entries_in);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  }
+  if ((err = record(events, 1, stream)) != cudaSuccess) return err;
+
+  // Radix sort is stable: within a cell, points stay in column-key order.
+  size_t temp_bytes = geometry->temp_bytes;
+  err = cub::DeviceRadixSort::SortPairs(
+      geometry->temp, temp_bytes, geometry->keys_in, geometry->keys_out,
+      geometry->entries_in, geometry->entries_out, (int)points, 0,
+      (int)geometry->key_bits, stream);
+  if (err != cudaSuccess) return err;
+  if ((err = record(events, 2, stream)) != cudaSuccess) return err;
+
+  const unsigned key_blocks = blocks_for((uint64_t)keys + 1);
+  cell_start_kernel<<<key_blocks, kThreads, 0, stream>>>(
+      geometry->keys_out, points, keys, geometry->cell_start);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = record(events, 3, stream)) != cudaSuccess) return err;
+
+  // Chunk numbers over every sorted position (the kept count is on the
+  // device; flags past it are 0), into keys_in, free after the sort.
+  temp_bytes = geometry->temp_bytes;
+  err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
+                                      chunk_flags(geometry), geometry->keys_in,
+                                      (int)points + 1, stream);
+  if (err != cudaSuccess) return err;
+  if ((err = record(events, 4, stream)) != cudaSuccess) return err;
+
+  const uint32_t last = points > keys ? points : keys;
+  chunk_start_kernel<<<blocks_for((uint64_t)last + 1), kThreads, 0, stream>>>(
+      geometry->keys_in, geometry->cell_start, points, keys,
+      geometry->chunk_begin, geometry->chunk_start);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = record(events, 5, stream)) != cudaSuccess) return err;
+
+  unit_cut_kernel<<<keys / kTileCells, kTileCells, 0, stream>>>(
+      geometry->cell_start, geometry->chunk_start, keys,
+      geometry->schedule.unit_chunks, geometry->schedule.unit_points,
+      geometry->unit_flags);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = record(events, 6, stream)) != cudaSuccess) return err;
+
+  temp_bytes = geometry->temp_bytes;
+  err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
+                                      geometry->unit_flags, geometry->unit_pos,
+                                      (int)keys + 1, stream);
+  if (err != cudaSuccess) return err;
+  unit_list_kernel<<<key_blocks, kThreads, 0, stream>>>(
+      geometry->unit_flags, geometry->unit_pos, geometry->cell_start,
+      geometry->chunk_start, keys, reinterpret_cast<uint4 *>(geometry->units),
+      geometry->unit_count);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = record(events, 7, stream)) != cudaSuccess) return err;
+
+  geometry->computed = 1;
+  return P3D_OK;
+}
+
 }  // namespace
 
 extern "C" void p3d_bevpool_geometry_cuda_free(P3dBevGeometryCuda *geometry) {
@@ -174,23 +339,27 @@ extern "C" void p3d_bevpool_geometry_cuda_free(P3dBevGeometryCuda *geometry) {
   cudaFree(geometry->entries_out);
   cudaFree(geometry->cell_start);
   cudaFree(geometry->chunk_start);
-  cudaFree(geometry->scan_in);
-  cudaFree(geometry->tile_pos);
-  cudaFree(geometry->tile_first_cell);
-  cudaFree(geometry->tile_count);
+  cudaFree(geometry->chunk_begin);
+  cudaFree(geometry->unit_flags);
+  cudaFree(geometry->unit_pos);
+  cudaFree(geometry->units);
+  cudaFree(geometry->unit_count);
   cudaFree(geometry->temp);
   free(geometry);
 }
 
-extern "C" P3dResult p3d_bevpool_geometry_cuda_new(
-    const P3dBevPoolParams *params, P3dBevGeometryCuda **geometry) {
-  if (params == nullptr || geometry == nullptr)
+extern "C" P3dResult p3d_bevpool_geometry_cuda_new_scheduled(
+    const P3dBevPoolParams *params, const P3dBevPoolSchedule *schedule,
+    P3dBevGeometryCuda **geometry) {
+  if (params == nullptr || schedule == nullptr || geometry == nullptr)
     return P3D_ERROR_INVALID_ARGUMENT;
   *geometry = nullptr;
+  if (!schedule_is_valid(schedule)) return P3D_ERROR_INVALID_ARGUMENT;
   P3dBevGeometryCuda *self =
       static_cast<P3dBevGeometryCuda *>(calloc(1, sizeof(*self)));
   if (self == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
   self->params = *params;
+  self->schedule = *schedule;
   P3dResult result = p3d_bevpool_params_init(&self->params);
   if (result != P3D_OK) {
     free(self);
@@ -207,7 +376,8 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_new(
   blocking->nz = self->params.nz;
   const uint64_t keys = (uint64_t)blocking->nz * blocking->block_rows *
                         blocking->block_cols * P3D_BEVPOOL_TILE_CELLS;
-  // Keys, plus the dropped key, plus one, are counted in int by CUB.
+  // Keys, plus the dropped key, plus one, are counted in int by CUB; so are
+  // the frustum points plus one.
   if (keys >= 0x7ffffffeu) {
     free(self);
     return P3D_ERROR_TOO_LARGE;
@@ -215,37 +385,42 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_new(
   self->keys = (uint32_t)keys;
   self->frustum_points = (uint32_t)p3d_bevpool_depth_size(&self->params);
   self->cells = self->grid.cells;
-  self->row_bits = p3d_bevpool_row_bits(&self->params);
   // The dropped key is the key count itself, so it needs its bits too.
   self->key_bits = bit_width(self->keys);
-  self->max_tiles = max_tiles_for(self->keys, self->frustum_points);
 
   const uint64_t points = self->frustum_points;
   const uint64_t bounds = (uint64_t)self->keys + 1;
   cudaError_t err = cudaSuccess;
-  if (err == cudaSuccess) err = alloc(&self->keys_in, points);
+  if (err == cudaSuccess) err = alloc(&self->keys_in, points + 1);
   if (err == cudaSuccess) err = alloc(&self->keys_out, points);
   if (err == cudaSuccess) err = alloc(&self->entries_in, points);
   if (err == cudaSuccess) err = alloc(&self->entries_out, points);
   if (err == cudaSuccess) err = alloc(&self->cell_start, bounds);
   if (err == cudaSuccess) err = alloc(&self->chunk_start, bounds);
-  if (err == cudaSuccess) err = alloc(&self->scan_in, bounds);
-  if (err == cudaSuccess) err = alloc(&self->tile_pos, bounds);
-  if (err == cudaSuccess)
-    err = alloc(&self->tile_first_cell, (uint64_t)self->max_tiles + 1);
-  if (err == cudaSuccess) err = alloc(&self->tile_count, 1);
+  if (err == cudaSuccess) err = alloc(&self->chunk_begin, points + 1);
+  if (err == cudaSuccess) err = alloc(&self->unit_flags, bounds);
+  if (err == cudaSuccess) err = alloc(&self->unit_pos, bounds);
+  // Every unit holds at least one key: at most keys units and the sentinel.
+  if (err == cudaSuccess) err = alloc(&self->units, 4 * bounds);
+  if (err == cudaSuccess) err = alloc(&self->unit_count, 1);
 
   // CUB's temporary storage, sized once for the largest of its uses.
-  size_t sort_bytes = 0, scan_bytes = 0;
+  size_t sort_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
   if (err == cudaSuccess)
     err = cub::DeviceRadixSort::SortPairs(
         nullptr, sort_bytes, self->keys_in, self->keys_out, self->entries_in,
         self->entries_out, (int)points, 0, (int)self->key_bits);
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, self->scan_in,
-                                        self->chunk_start, (int)bounds);
+    err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes,
+                                        chunk_flags(self), self->keys_in,
+                                        (int)points + 1);
+  if (err == cudaSuccess)
+    err = cub::DeviceScan::ExclusiveSum(nullptr, unit_bytes, self->unit_flags,
+                                        self->unit_pos, (int)bounds);
   if (err == cudaSuccess) {
-    self->temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    self->temp_bytes = sort_bytes;
+    if (chunk_bytes > self->temp_bytes) self->temp_bytes = chunk_bytes;
+    if (unit_bytes > self->temp_bytes) self->temp_bytes = unit_bytes;
     err = cudaMalloc(&self->temp, self->temp_bytes > 0 ? self->temp_bytes : 1);
   }
   if (err != cudaSuccess) {
@@ -256,75 +431,23 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_new(
   return P3D_OK;
 }
 
+extern "C" P3dResult p3d_bevpool_geometry_cuda_new(
+    const P3dBevPoolParams *params, P3dBevGeometryCuda **geometry) {
+  const P3dBevPoolSchedule schedule = P3D_BEVPOOL_SCHEDULE_DEFAULT;
+  return p3d_bevpool_geometry_cuda_new_scheduled(params, &schedule, geometry);
+}
+
 extern "C" P3dResult p3d_bevpool_geometry_compute_cuda(
     P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
     P3dCudaStream stream) {
-  if (geometry == nullptr || calib == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  geometry->computed = 0;
-  P3dResult result = p3d_bevpool_calib_check(&geometry->params, calib);
-  if (result != P3D_OK) return result;
+  return compute(geometry, calib, nullptr, stream);
+}
 
-  const P3dBevPoolParams *params = &geometry->params;
-  const uint32_t points = geometry->frustum_points;
-  const uint32_t keys = geometry->keys;
-  const uint64_t camera_points =
-      (uint64_t)params->depth_bins * params->feat_width * params->feat_height;
-  cudaError_t err;
-
-  for (uint32_t first = 0; first < params->cameras;
-       first += kCamerasPerLaunch) {
-    CameraBatch batch;
-    batch.first = first;
-    batch.count = params->cameras - first < kCamerasPerLaunch
-                      ? params->cameras - first
-                      : kCamerasPerLaunch;
-    for (uint32_t i = 0; i < batch.count; i++)
-      p3d_bevpool_camera_derive(&calib[first + i], &batch.cameras[i]);
-    project_kernel<<<blocks_for(batch.count * camera_points), kThreads, 0,
-                     stream>>>(geometry->grid, geometry->blocking, batch, keys,
-                               geometry->row_bits, geometry->keys_in,
-                               geometry->entries_in);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  }
-
-  // Radix sort is stable: within a cell, points stay in frustum order.
-  size_t temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceRadixSort::SortPairs(
-      geometry->temp, temp_bytes, geometry->keys_in, geometry->keys_out,
-      geometry->entries_in, geometry->entries_out, (int)points, 0,
-      (int)geometry->key_bits, stream);
-  if (err != cudaSuccess) return err;
-
-  const unsigned bound_blocks = blocks_for((uint64_t)keys + 1);
-  cell_bounds_kernel<<<bound_blocks, kThreads, 0, stream>>>(
-      geometry->keys_out, points, keys, geometry->cell_start,
-      geometry->scan_in);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-
-  temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
-                                      geometry->scan_in, geometry->chunk_start,
-                                      (int)keys + 1, stream);
-  if (err != cudaSuccess) return err;
-
-  tile_flags_kernel<<<bound_blocks, kThreads, 0, stream>>>(
-      geometry->chunk_start, keys, geometry->scan_in);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-
-  temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
-                                      geometry->scan_in, geometry->tile_pos,
-                                      (int)keys + 1, stream);
-  if (err != cudaSuccess) return err;
-
-  tile_scatter_kernel<<<bound_blocks, kThreads, 0, stream>>>(
-      geometry->scan_in, geometry->tile_pos, keys, geometry->max_tiles,
-      geometry->tile_first_cell, geometry->tile_count);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-
-  geometry->computed = 1;
-  return P3D_OK;
+extern "C" P3dResult p3d_bevpool_geometry_compute_cuda_timed(
+    P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
+    P3dCudaEvent *events, P3dCudaStream stream) {
+  if (events == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+  return compute(geometry, calib, events, stream);
 }
 
 extern "C" P3dResult p3d_bevpool_geometry_cuda_download(
@@ -365,7 +488,6 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_download(
 
   // Checked as it goes, so that a wrong device geometry is reported, not
   // written past the host arrays.
-  const uint32_t pixels = a->feat_width * a->feat_height;
   uint32_t placed = 0;
   for (uint32_t cell = 0; cell < geometry->cells && result == P3D_OK; cell++) {
     const uint32_t key = p3d_bevpool_block_key(&geometry->blocking, cell);
@@ -375,9 +497,15 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_download(
       break;
     }
     host->cell_start[cell] = placed;
-    for (uint32_t i = begin; i < end; i++)
-      host->points[placed++] = p3d_bevpool_entry_depth_offset(
-          entries[i], geometry->row_bits, pixels);
+    for (uint32_t i = begin; i < end; i++) {
+      const uint32_t p =
+          p3d_bevpool_entry_frustum_index(&geometry->grid, entries[i]);
+      if (p >= geometry->frustum_points) {
+        result = P3D_ERROR_INVALID_ARGUMENT;
+        break;
+      }
+      host->points[placed++] = p;
+    }
   }
   free(key_start);
   free(entries);

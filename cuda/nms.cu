@@ -189,10 +189,9 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
 // is never chained: it overwrites what the previous call's last kernel
 // reads.
 static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
-                              const void *boxes,
-                              const uint32_t *n_boxes_device, float offset,
-                              P3dNmsSortStage design, bool chained,
-                              cudaStream_t s) {
+                              const void *boxes, const uint32_t *n_boxes_device,
+                              float offset, P3dNmsSortStage design,
+                              bool chained, cudaStream_t s) {
   const uint32_t capacity = nms->capacity;
   uint32_t pre_limit = capacity;
   if (params->pre_max > 0 && params->pre_max < pre_limit)
@@ -208,12 +207,12 @@ static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
   }
   if (capacity <= legacy::kTinyCapacity)
     return launch(false, 1, 256, s, legacy::sort_small_kernel<256, 4>, mode,
-                  boxes, n_boxes_device, capacity, threshold, pre_limit,
-                  offset, nms->items, nms->index_out, nms->item_count);
+                  boxes, n_boxes_device, capacity, threshold, pre_limit, offset,
+                  nms->items, nms->index_out, nms->item_count);
   if (capacity <= legacy::kSmallCapacity)
     return launch(false, 1, 512, s, legacy::sort_small_kernel<512, 8>, mode,
-                  boxes, n_boxes_device, capacity, threshold, pre_limit,
-                  offset, nms->items, nms->index_out, nms->item_count);
+                  boxes, n_boxes_device, capacity, threshold, pre_limit, offset,
+                  nms->items, nms->index_out, nms->item_count);
 
   cudaError_t err =
       launch(false, grid_for(capacity), kThreads, s, key_kernel, mode, boxes,
@@ -221,8 +220,8 @@ static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
-      nms->sort_storage, sort_bytes, nms->keys_in, nms->keys_out,
-      nms->index_in, nms->index_out, (int)capacity, 0, 32, s);
+      nms->sort_storage, sort_bytes, nms->keys_in, nms->keys_out, nms->index_in,
+      nms->index_out, (int)capacity, 0, 32, s);
   if (err != cudaSuccess) return err;
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   return launch(chained, grid_for(capacity), kThreads, s, item_kernel, mode,
@@ -263,8 +262,8 @@ static cudaError_t mask_stage(P3dNms *nms, P3dNmsMode mode,
   switch (mode) {
     case P3D_NMS_IOU:
       return launch(chained, blocks, kTile, s,
-                    legacy::mask_direct_kernel<P3D_NMS_IOU>, items, count,
-                    test, nms->mask, fill);
+                    legacy::mask_direct_kernel<P3D_NMS_IOU>, items, count, test,
+                    nms->mask, fill);
     case P3D_NMS_BEV_ALIGNED:
       return launch(chained, blocks, kTile, s,
                     legacy::mask_direct_kernel<P3D_NMS_BEV_ALIGNED>, items,
@@ -335,13 +334,12 @@ extern "C" P3dResult p3d_nms_cuda_variant(
                  (const uint32_t *)nms->index_out, (const uint32_t *)boxes,
                  record_words, limit, (uint32_t *)out, out_count, kept_index);
   else
-    err = launch(chained, 1, legacy::kReduceThreads, s,
-                 legacy::reduce_tiled_kernel,
-                 (const unsigned long long *)nms->mask,
-                 (const uint32_t *)nms->item_count,
-                 (const uint32_t *)nms->index_out, (const uint32_t *)boxes,
-                 record_words, limit, (uint32_t *)out, out_capacity, out_count,
-                 kept_index);
+    err = launch(
+        chained, 1, legacy::kReduceThreads, s, legacy::reduce_tiled_kernel,
+        (const unsigned long long *)nms->mask,
+        (const uint32_t *)nms->item_count, (const uint32_t *)nms->index_out,
+        (const uint32_t *)boxes, record_words, limit, (uint32_t *)out,
+        out_capacity, out_count, kept_index);
   return err;
 }
 

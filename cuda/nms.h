@@ -117,8 +117,10 @@ uint32_t p3d_nms_get_capacity (const P3dNms * nms);
  * p3d_nms_cpu on the first min (*n_boxes_device, capacity) records, so
  * @boxes must hold the workspace's capacity of records whatever the count
  * says.  Everything is queued on @stream; a workspace serves one stream at a
- * time.  The sort runs over the whole capacity, so the time taken grows with
- * the capacity, not only with the count. */
+ * time.  Up to a capacity of 4096 the time grows with the count only;
+ * above, the sort runs over the whole capacity (CUB's device sort takes its
+ * count from the host), so a workspace much larger than the counts it sees
+ * costs that sort's time. */
 P3dResult p3d_nms_cuda (P3dNms * nms, const P3dNmsParams * params,
     const void *boxes, const uint32_t * n_boxes_device, void *out,
     uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,

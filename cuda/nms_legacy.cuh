@@ -73,7 +73,6 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (threadIdx.x == 0) *item_count = m;
 }
 
-
 // Mask kernels: bit k of mask[i * words + c] for sorted box i and box
 // c * 64 + k, upper triangle only (as nms_mask.cuh).
 
@@ -126,8 +125,7 @@ __global__ void __launch_bounds__(kTile)
     mask_direct_kernel(const P3dNmsItem *__restrict__ items,
                        const uint32_t *__restrict__ item_count,
                        P3dNmsPairTest test,
-                       unsigned long long *__restrict__ mask,
-                       OutputFill fill) {
+                       unsigned long long *__restrict__ mask, OutputFill fill) {
   __shared__ PackedColumn<kMode> columns[kTile];
   allow_next_kernel();
   wait_for_previous_kernel();
@@ -245,7 +243,6 @@ __global__ void __launch_bounds__(kTile)
   }
 }
 
-
 // The greedy keep-reduction, one block walking the 64-box tiles in score
 // order.  Tile t's boxes are decided by warp 0 from removed[t] and the
 // tile's diagonal words; warp 0 carries its kept boxes into column t + 1
@@ -285,14 +282,12 @@ load_tile(const unsigned long long *__restrict__ mask, uint32_t m,
 
 // @order maps sorted positions to input indices; @boxes and @out are records
 // of @record_words 32-bit words; @limit = min (post_max, out_capacity).
-__global__ void __launch_bounds__(kReduceThreads, 1)
-    reduce_tiled_kernel(const unsigned long long *__restrict__ mask,
-                  const uint32_t *__restrict__ item_count,
-                  const uint32_t *__restrict__ order,
-                  const uint32_t *__restrict__ boxes, uint32_t record_words,
-                  uint32_t limit, uint32_t *__restrict__ out,
-                  uint32_t out_capacity, uint32_t *__restrict__ out_count,
-                  int32_t *__restrict__ kept_index) {
+__global__ void __launch_bounds__(kReduceThreads, 1) reduce_tiled_kernel(
+    const unsigned long long *__restrict__ mask,
+    const uint32_t *__restrict__ item_count, const uint32_t *__restrict__ order,
+    const uint32_t *__restrict__ boxes, uint32_t record_words, uint32_t limit,
+    uint32_t *__restrict__ out, uint32_t out_capacity,
+    uint32_t *__restrict__ out_count, int32_t *__restrict__ kept_index) {
   using Scan = cub::BlockScan<uint32_t, kReduceThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
   __shared__ unsigned long long removed[kMaxWords];

@@ -217,7 +217,8 @@ __global__ void __launch_bounds__(kMaskThreads)
     // row_bits word here, then writes its own slots for the next tile, and
     // every other read of this tile's shared data came before (4).
     __syncthreads();
-    if (tid < kTile && i < m) mask[(size_t)i * words + col_tile] = row_bits[tid];
+    if (tid < kTile && i < m)
+      mask[(size_t)i * words + col_tile] = row_bits[tid];
   }
 }
 

@@ -170,8 +170,8 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
         while (candidates != 0) {
           const uint32_t b = __ffsll((long long)candidates) - 1;
           const unsigned long long bit = 1ull << b;
-          const unsigned long long suppressed = __shfl_sync(
-              kFullWarp, b < 32 ? diag_lo : diag_hi, b & 31);
+          const unsigned long long suppressed =
+              __shfl_sync(kFullWarp, b < 32 ? diag_lo : diag_hi, b & 31);
           kept |= bit;
           candidates &= ~(suppressed | bit);
         }
@@ -197,9 +197,9 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
           kept_rows[cur][listed + __popcll(kept & ((1ull << lane) - 1))] =
               (uint16_t)row_lo;
         if (keep_hi)
-          kept_rows[cur][listed +
-                         __popcll(kept & ((1ull << (lane + 32)) - 1))] =
-              (uint16_t)row_hi;
+          kept_rows[cur]
+                   [listed + __popcll(kept & ((1ull << (lane + 32)) - 1))] =
+                       (uint16_t)row_hi;
         listed += __popcll(kept);
         kept_so_far += __popcll(kept);
         decided = t + 1;
@@ -224,8 +224,9 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
         const uint32_t p = a + q * kAppliers;
         staged[q] = 0;
         if (next < chunks && p < kChunkRows * kBandWords)
-          staged[q] = band_word(mask, m, words, next * kChunkRows + p / kBandWords,
-                                next * kChunkTiles + p % kBandWords);
+          staged[q] =
+              band_word(mask, m, words, next * kChunkRows + p / kBandWords,
+                        next * kChunkTiles + p % kBandWords);
       }
       // 2. the kept boxes of chunk s - 1 into the tiles from chunk s + 1 on:
       // pair p is (kept row p / span, tile first + p % span), so that
@@ -291,8 +292,8 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
     const unsigned long long bits = tile_bits[i / kTile];
     const uint32_t b = i % kTile;
     if (!((bits >> b) & 1ull)) continue;
-    const uint32_t position =
-        buffers.output.tile_start[i / kTile] + __popcll(bits & ((1ull << b) - 1));
+    const uint32_t position = buffers.output.tile_start[i / kTile] +
+                              __popcll(bits & ((1ull << b) - 1));
     if (position >= count) continue;
     const uint32_t index = order[i];
     const uint32_t *src = boxes + (size_t)index * record_words;

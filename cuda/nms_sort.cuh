@@ -58,7 +58,10 @@ __global__ void __launch_bounds__(kRankThreads)
   // block 0 always runs: it writes the count, 0 included
   if (blockIdx.x > 0 && first >= n) return;
 
+  // every block computes every key: 16 records a thread at 4096 boxes, so
+  // several are kept in flight
   uint32_t valid = 0;
+#pragma unroll 4
   for (uint32_t i = threadIdx.x; i < n; i += kRankThreads) {
     const uint32_t key = p3d_nms_record_key(mode, boxes, i, score_threshold);
     keys[i] = key;

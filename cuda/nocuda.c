@@ -3,8 +3,10 @@
  * p3d_cuda_device_count() is 0 and every element then takes its reference
  * path, but a direct caller gets a clear P3D_ERROR_NO_CUDA. */
 #include "bevpool.h"
+#include "bevpool-private.h"
 #include "fill.h"
 #include "voxelize.h"
+#include "voxelize-private.h"
 #include "nms.h"
 #include "nms-private.h"
 #include "pillarfeat.h"
@@ -117,6 +119,16 @@ p3d_voxelize_cuda (P3dVoxelizer * voxelizer, const float *points,
 }
 
 P3dResult
+p3d_voxelize_cuda_variant (P3dVoxelizer * voxelizer, const float *points,
+    size_t n_points, const P3dVoxelizeOutput * out, int output_clean,
+    P3dCudaStream stream, const P3dVoxelizeVariant * variant)
+{
+  (void) variant;
+  return p3d_voxelize_cuda (voxelizer, points, n_points, out, output_clean,
+      stream);
+}
+
+P3dResult
 p3d_bevpool_geometry_cuda_new (const P3dBevPoolParams * params,
     P3dBevGeometryCuda ** geometry)
 {
@@ -148,6 +160,46 @@ p3d_bevpool_geometry_cuda_download (const P3dBevGeometryCuda * geometry,
 {
   (void) geometry;
   (void) host;
+  (void) stream;
+  return P3D_ERROR_NO_CUDA;
+}
+
+P3dResult
+p3d_bevpool_geometry_cuda_new_scheduled (const P3dBevPoolParams * params,
+    const P3dBevPoolSchedule * schedule, P3dBevGeometryCuda ** geometry)
+{
+  (void) params;
+  (void) schedule;
+  if (geometry != NULL)
+    *geometry = NULL;
+  return P3D_ERROR_NO_CUDA;
+}
+
+P3dResult
+p3d_bevpool_geometry_compute_cuda_timed (P3dBevGeometryCuda * geometry,
+    const P3dCameraCalib * calib, P3dCudaEvent * events, P3dCudaStream stream)
+{
+  (void) geometry;
+  (void) calib;
+  (void) events;
+  (void) stream;
+  return P3D_ERROR_NO_CUDA;
+}
+
+P3dResult
+p3d_bevpool_cuda_diagnose (const P3dBevGeometryCuda * geometry,
+    const void *features, const void *depth, int half_in, void *out,
+    int half_out, unsigned long long *cycles, unsigned int *grid_blocks,
+    P3dCudaStream stream)
+{
+  (void) geometry;
+  (void) features;
+  (void) depth;
+  (void) half_in;
+  (void) out;
+  (void) half_out;
+  (void) cycles;
+  (void) grid_blocks;
   (void) stream;
   return P3D_ERROR_NO_CUDA;
 }

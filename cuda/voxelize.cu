@@ -1,9 +1,16 @@
 // Voxelization on the device: the workspace and the per-frame launches.  The
 // kernels are in voxelize_{cells,scan,gather}.cuh (voxelize_common.cuh says
 // how they fit together); the reference is voxelize_cpu.c.
+//
+// A frame is three kernels.  By default they are one launch of a graph
+// built with the voxelizer (voxelize-private.h has the other launch
+// designs, for the benchmark): one host call instead of three, with the
+// same programmatic edges as the stream launches.  A full write
+// (output_clean = 0) needs no memset: the gather zeros the rows.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
+#include "voxelize-private.h"
 #include "voxelize.h"
 #include "voxelize_cells.cuh"
 #include "voxelize_gather.cuh"
@@ -27,17 +34,27 @@ static __global__ void reset_entries_kernel(CellEntry *entries, size_t count) {
     reinterpret_cast<uint4 *>(entries)[i] = make_uint4(0u, kNone, kNone, kNone);
 }
 
+// Spins @ns nanoseconds of the device's global timer (diagnostics: lets the
+// host queue a whole frame before the device starts it).
+static __global__ void hold_kernel(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 // A launch that may overlap the end of the previous kernel in the stream
 // (@dependent, Hopper and later: the kernel waits for it before reading).
 template <typename Args>
-static cudaError_t launch(void (*kernel)(Args), size_t blocks, unsigned threads,
-                          size_t shared, cudaStream_t stream, bool dependent,
-                          Args args) {
+static cudaError_t launch(void (*kernel)(Args), unsigned blocks,
+                          unsigned threads, size_t shared, cudaStream_t stream,
+                          bool dependent, Args args) {
   cudaLaunchAttribute attribute;
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3((unsigned)blocks);
+  config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
   config.dynamicSmemBytes = shared;
   config.stream = stream;
@@ -48,6 +65,18 @@ static cudaError_t launch(void (*kernel)(Args), size_t blocks, unsigned threads,
 }
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// The three launches of a frame of at least one point.  Built in memory
+// zeroed first, so that two frames with the same arguments compare equal
+// byte for byte (padding included).
+struct FrameLaunch {
+  CellsArgs cells;
+  ScanArgs scan;
+  GatherArgs gather;
+  unsigned cells_blocks;
+  unsigned scan_blocks;
+  unsigned gather_blocks;
+};
 
 }  // namespace p3d_voxelize
 
@@ -70,6 +99,7 @@ struct _P3dVoxelizer {
   uint2 *point_slots;
   uint32_t *sorted;
   VoxelInfo *voxel_info;
+  uint32_t *long_voxels;
   void *tile_storage;
   TileState tile_state;
 
@@ -78,16 +108,26 @@ struct _P3dVoxelizer {
   unsigned gather_threads;
   size_t gather_shared;
   size_t gather_max_blocks;
+
+  // The frame's graph (null when it could not be built: stream launches),
+  // and the parameters its nodes hold now.
+  cudaGraph_t graph;
+  cudaGraphExec_t graph_exec;
+  cudaGraphNode_t graph_nodes[3];  // cells, scan, gather
+  FrameLaunch graph_frame;
+  bool graph_frame_set;
 };
 
 static void free_point_arrays(P3dVoxelizer *v) {
   cudaFree(v->point_slots);
   cudaFree(v->sorted);
   cudaFree(v->voxel_info);
+  cudaFree(v->long_voxels);
   cudaFree(v->tile_storage);
   v->point_slots = nullptr;
   v->sorted = nullptr;
   v->voxel_info = nullptr;
+  v->long_voxels = nullptr;
   v->tile_storage = nullptr;
   v->point_capacity = 0;
   if (v->table.hash_bits != 0) {
@@ -102,9 +142,13 @@ static cudaError_t alloc_point_arrays(P3dVoxelizer *v, size_t capacity) {
   size_t tile_bytes = 0;
   int tiles = (int)div_up(capacity, kScanTile);
 
+  // The gather reads segments of the sorted list as aligned 16-byte chunks:
+  // room for the last chunk (cudaMalloc aligns the start).
   if ((err = cudaMalloc(&v->point_slots, capacity * sizeof(uint2))) ||
-      (err = cudaMalloc(&v->sorted, capacity * sizeof(uint32_t))) ||
+      (err = cudaMalloc(&v->sorted, (div_up(capacity, 4) * 4 + 4) *
+                                        sizeof(uint32_t))) ||
       (err = cudaMalloc(&v->voxel_info, capacity * sizeof(VoxelInfo))) ||
+      (err = cudaMalloc(&v->long_voxels, capacity * sizeof(uint32_t))) ||
       (err = TileState::AllocationSize(tiles, tile_bytes)) ||
       (err = cudaMalloc(&v->tile_storage, tile_bytes)) ||
       (err = v->tile_state.Init(tiles, v->tile_storage, tile_bytes)))
@@ -160,7 +204,7 @@ static cudaError_t configure_gather(P3dVoxelizer *v) {
       v->gather = gather_kernel<0>;
       break;
   }
-  v->gather_warp_words = 2 * v->params.max_points + 32;
+  v->gather_warp_words = gather_warp_words(v->params.max_points);
   const size_t warp_bytes = v->gather_warp_words * sizeof(uint32_t);
   size_t warps = (48 * 1024) / warp_bytes;
   if (warps > (size_t)kGatherMaxWarps) warps = kGatherMaxWarps;
@@ -178,8 +222,62 @@ static cudaError_t configure_gather(P3dVoxelizer *v) {
   return cudaSuccess;
 }
 
+static cudaKernelNodeParams node_params(void *func, unsigned blocks,
+                                        unsigned threads, size_t shared,
+                                        void **args) {
+  cudaKernelNodeParams p = {};
+  p.func = func;
+  p.gridDim = dim3(blocks);
+  p.blockDim = dim3(threads);
+  p.sharedMemBytes = (unsigned)shared;
+  p.kernelParams = args;
+  p.extra = nullptr;
+  return p;
+}
+
+// The graph cells -> scan -> gather, its parameters set per frame.  The
+// edges are programmatic (as the stream launches) where the device and the
+// driver take them, plain otherwise.
+static cudaError_t build_graph(P3dVoxelizer *v) {
+  FrameLaunch f;
+  memset(static_cast<void *>(&f), 0, sizeof f);
+  void *cells_args[] = {&f.cells};
+  void *scan_args[] = {&f.scan};
+  void *gather_args[] = {&f.gather};
+  cudaKernelNodeParams p[3] = {
+      node_params((void *)cells_kernel, 1, kCellsThreads, 0, cells_args),
+      node_params((void *)scan_kernel, 1, kScanThreads, 0, scan_args),
+      node_params((void *)v->gather, 1, v->gather_threads, v->gather_shared,
+                  gather_args)};
+  cudaError_t err = cudaGraphCreate(&v->graph, 0);
+  if (err != cudaSuccess) return err;
+  for (int i = 0; i < 3; i++)
+    if ((err = cudaGraphAddKernelNode(&v->graph_nodes[i], v->graph, nullptr, 0,
+                                      &p[i])))
+      return err;
+  cudaGraphNode_t from[2] = {v->graph_nodes[0], v->graph_nodes[1]};
+  cudaGraphNode_t to[2] = {v->graph_nodes[1], v->graph_nodes[2]};
+  cudaGraphEdgeData edges[2];
+  memset(edges, 0, sizeof edges);
+  for (int i = 0; i < 2; i++) {
+    edges[i].from_port = cudaGraphKernelNodePortProgrammatic;
+    edges[i].type = cudaGraphDependencyTypeProgrammatic;
+  }
+  err = cudaErrorNotSupported;
+  if (v->dependent_launch)
+    err = cudaGraphAddDependencies(v->graph, from, to, edges, 2);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    if ((err = cudaGraphAddDependencies(v->graph, from, to, nullptr, 2)))
+      return err;
+  }
+  return cudaGraphInstantiate(&v->graph_exec, v->graph, 0);
+}
+
 extern "C" void p3d_voxelizer_free(P3dVoxelizer *voxelizer) {
   if (voxelizer == nullptr) return;
+  if (voxelizer->graph_exec) cudaGraphExecDestroy(voxelizer->graph_exec);
+  if (voxelizer->graph) cudaGraphDestroy(voxelizer->graph);
   free_point_arrays(voxelizer);
   cudaFree(voxelizer->table.entries);
   cudaFree(voxelizer->counters);
@@ -221,6 +319,14 @@ extern "C" P3dResult p3d_voxelizer_new(const P3dVoxelizeParams *params,
     v->table.hash_bits = kMinHashBits;  // sized by alloc_point_arrays
   }
   if ((err = alloc_point_arrays(v, max_points_hint))) goto failed;
+  // Without a graph the frames go through the stream launches.
+  if (build_graph(v) != cudaSuccess) {
+    cudaGetLastError();
+    if (v->graph_exec) cudaGraphExecDestroy(v->graph_exec);
+    if (v->graph) cudaGraphDestroy(v->graph);
+    v->graph_exec = nullptr;
+    v->graph = nullptr;
+  }
   v->needs_reset = true;
   *voxelizer = v;
   return P3D_OK;
@@ -244,79 +350,187 @@ static cudaError_t reset_workspace(P3dVoxelizer *v, cudaStream_t stream) {
   return cudaMemsetAsync(v->counters, 0, sizeof(Counters), stream);
 }
 
-static cudaError_t clear_output(const P3dVoxelizeParams *params,
-                                const P3dVoxelizeOutput *out,
+static GatherArgs gather_args(const P3dVoxelizer *v, const float *points,
+                              const P3dVoxelizeOutput *out, int output_clean) {
+  GatherArgs g;
+  memset(&g, 0, sizeof g);
+  g.params = v->params;
+  g.points = points;
+  g.table = v->table;
+  g.sorted = v->sorted;
+  g.voxel_info = v->voxel_info;
+  g.long_voxels = v->long_voxels;
+  g.counters = v->counters;
+  g.voxels = out->voxels;
+  g.num_points = out->num_points;
+  g.coords = out->coords;
+  g.stats = out->stats;
+  g.output_clean = output_clean ? 1 : 0;
+  g.warp_words = v->gather_warp_words;
+  return g;
+}
+
+// The gather's grid: a warp per row at most, and no more blocks than fit
+// on the device at once (the kernel strides over its work).
+static unsigned gather_blocks(const P3dVoxelizer *v, uint32_t n_points) {
+  const size_t warps_per_block = v->gather_threads / 32;
+  const size_t rows =
+      n_points > v->params.max_voxels ? n_points : v->params.max_voxels;
+  size_t blocks = div_up(rows, warps_per_block);
+  if (blocks > v->gather_max_blocks) blocks = v->gather_max_blocks;
+  return (unsigned)blocks;
+}
+
+static void frame_launch(const P3dVoxelizer *v, const float *points,
+                         uint32_t n_points, const P3dVoxelizeOutput *out,
+                         int output_clean, FrameLaunch *f) {
+  memset(static_cast<void *>(f), 0, sizeof *f);
+  const int tiles = (int)div_up(n_points, kScanTile);
+  f->cells.params = v->params;
+  f->cells.points = points;
+  f->cells.n_points = n_points;
+  f->cells.table = v->table;
+  f->cells.point_slots = v->point_slots;
+  f->cells.counters = v->counters;
+  f->cells.tile_state = v->tile_state;
+  f->cells.num_tiles = tiles;
+  f->cells_blocks = (unsigned)div_up(n_points, kCellsThreads);
+  f->scan.n_points = n_points;
+  f->scan.max_voxels = v->params.max_voxels;
+  f->scan.output_clean = output_clean ? 1 : 0;
+  f->scan.table = v->table;
+  f->scan.point_slots = v->point_slots;
+  f->scan.sorted = v->sorted;
+  f->scan.voxel_info = v->voxel_info;
+  f->scan.long_voxels = v->long_voxels;
+  f->scan.counters = v->counters;
+  f->scan.tile_state = v->tile_state;
+  f->scan.count = out->count;
+  f->scan.stats = out->stats;
+  f->scan_blocks = (unsigned)tiles;
+  f->gather = gather_args(v, points, out, output_clean);
+  f->gather_blocks = gather_blocks(v, n_points);
+}
+
+static cudaError_t record(P3dCudaEvent event, cudaStream_t stream) {
+  return event != nullptr ? cudaEventRecord((cudaEvent_t)event, stream)
+                          : cudaSuccess;
+}
+
+// The frame's graph with @f's parameters: only the nodes whose parameters
+// changed since the last frame are updated (a host-side patch of the
+// executable graph; launches already queued keep theirs).
+static cudaError_t launch_graph(P3dVoxelizer *v, FrameLaunch *f,
                                 cudaStream_t stream) {
-  const size_t rows = params->max_voxels;
+  FrameLaunch &last = v->graph_frame;
+  const bool set = v->graph_frame_set;
   cudaError_t err;
-  if ((err = cudaMemsetAsync(
-           out->voxels, 0,
-           rows * params->max_points * params->channels * sizeof(float),
-           stream)) ||
-      (err = cudaMemsetAsync(out->num_points, 0, rows * sizeof(uint32_t),
-                             stream)) ||
-      (err =
-           cudaMemsetAsync(out->coords, 0, rows * 4 * sizeof(int32_t), stream)))
-    return err;
-  return cudaSuccess;
+  // Until every update succeeded the nodes' parameters are not known.
+  v->graph_frame_set = false;
+  void *cells_args[] = {&f->cells};
+  void *scan_args[] = {&f->scan};
+  void *gather_args[] = {&f->gather};
+  if (!set || f->cells_blocks != last.cells_blocks ||
+      memcmp(&f->cells, &last.cells, sizeof f->cells) != 0) {
+    const cudaKernelNodeParams p = node_params(
+        (void *)cells_kernel, f->cells_blocks, kCellsThreads, 0, cells_args);
+    if ((err = cudaGraphExecKernelNodeSetParams(v->graph_exec,
+                                                v->graph_nodes[0], &p)))
+      return err;
+  }
+  if (!set || f->scan_blocks != last.scan_blocks ||
+      memcmp(&f->scan, &last.scan, sizeof f->scan) != 0) {
+    const cudaKernelNodeParams p = node_params(
+        (void *)scan_kernel, f->scan_blocks, kScanThreads, 0, scan_args);
+    if ((err = cudaGraphExecKernelNodeSetParams(v->graph_exec,
+                                                v->graph_nodes[1], &p)))
+      return err;
+  }
+  if (!set || f->gather_blocks != last.gather_blocks ||
+      memcmp(&f->gather, &last.gather, sizeof f->gather) != 0) {
+    const cudaKernelNodeParams p =
+        node_params((void *)v->gather, f->gather_blocks, v->gather_threads,
+                    v->gather_shared, gather_args);
+    if ((err = cudaGraphExecKernelNodeSetParams(v->graph_exec,
+                                                v->graph_nodes[2], &p)))
+      return err;
+  }
+  last = *f;
+  v->graph_frame_set = true;
+  return cudaGraphLaunch(v->graph_exec, stream);
+}
+
+static bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;  // unknown: take the launches that work everywhere
+  }
+  return status != cudaStreamCaptureStatusNone;
 }
 
 static cudaError_t queue_frame(P3dVoxelizer *v, const float *points,
                                uint32_t n_points, const P3dVoxelizeOutput *out,
-                               int output_clean, cudaStream_t stream) {
+                               int output_clean, cudaStream_t stream,
+                               const P3dVoxelizeVariant *variant) {
   const P3dVoxelizeParams &params = v->params;
-  const bool dependent = v->dependent_launch;
+  const P3dCudaEvent *events = variant->events;
+  const bool phase_events = events[1] != nullptr || events[2] != nullptr;
+  const bool dependent = v->dependent_launch &&
+                         variant->launch != P3D_VOXELIZE_LAUNCH_STREAM_SERIAL &&
+                         !phase_events;
   cudaError_t err;
 
+  if (variant->hold_us > 0) {
+    hold_kernel<<<1, 1, 0, stream>>>(1000ull * variant->hold_us);
+    if ((err = cudaGetLastError())) return err;
+  }
+  // The graph's nodes start from a workspace in its reset state: the
+  // reset goes on the stream first, and that frame uses stream launches
+  // (so does a frame of 0 points, which is two other kernels).
+  const bool graph = variant->launch == P3D_VOXELIZE_LAUNCH_GRAPH &&
+                     v->graph_exec != nullptr && !v->needs_reset &&
+                     n_points > 0 && !stream_capturing(stream);
   if (v->needs_reset) {
     if ((err = reset_workspace(v, stream))) return err;
     v->needs_reset = false;
   }
-  if (!output_clean && (err = clear_output(&params, out, stream))) return err;
+  if ((err = record(events[0], stream))) return err;
 
   if (n_points == 0) {
     empty_frame_kernel<<<1, 1, 0, stream>>>(
         params.max_voxels, output_clean, out->count, out->stats, v->counters);
     if ((err = cudaGetLastError())) return err;
-  } else {
-    const int tiles = (int)div_up(n_points, kScanTile);
-    CellsArgs cells = {params,         points,      n_points,      v->table,
-                       v->point_slots, v->counters, v->tile_state, tiles};
-    if ((err = launch(cells_kernel, div_up(n_points, kCellsThreads),
-                      kCellsThreads, 0, stream, false, cells)))
+    GatherArgs g = gather_args(v, points, out, output_clean);
+    if ((err = launch(v->gather, gather_blocks(v, 0), v->gather_threads,
+                      v->gather_shared, stream, dependent, g)))
       return err;
-    ScanArgs scan = {n_points,      params.max_voxels, output_clean,
-                     v->table,      v->point_slots,    v->sorted,
-                     v->voxel_info, v->counters,       v->tile_state,
-                     out->count,    out->stats};
-    if ((err = launch(scan_kernel, tiles, kScanThreads, 0, stream, dependent,
-                      scan)))
-      return err;
+    return record(events[3], stream);
   }
 
-  const size_t warps_per_block = v->gather_threads / 32;
-  size_t rows = n_points > params.max_voxels ? n_points : params.max_voxels;
-  size_t blocks = div_up(rows, warps_per_block);
-  if (blocks > v->gather_max_blocks) blocks = v->gather_max_blocks;
-  GatherArgs gather = {params,
-                       points,
-                       v->table,
-                       v->sorted,
-                       v->voxel_info,
-                       v->counters,
-                       out->voxels,
-                       out->num_points,
-                       out->coords,
-                       out->stats,
-                       v->gather_warp_words};
-  return launch(v->gather, blocks, v->gather_threads, v->gather_shared, stream,
-                dependent, gather);
+  FrameLaunch f;
+  frame_launch(v, points, n_points, out, output_clean, &f);
+  if (graph) {
+    if ((err = launch_graph(v, &f, stream))) return err;
+    return record(events[3], stream);
+  }
+  if ((err = launch(cells_kernel, f.cells_blocks, kCellsThreads, 0, stream,
+                    false, f.cells)) ||
+      (err = record(events[1], stream)) ||
+      (err = launch(scan_kernel, f.scan_blocks, kScanThreads, 0, stream,
+                    dependent, f.scan)) ||
+      (err = record(events[2], stream)) ||
+      (err = launch(v->gather, f.gather_blocks, v->gather_threads,
+                    v->gather_shared, stream, dependent, f.gather)))
+    return err;
+  return record(events[3], stream);
 }
 
-extern "C" P3dResult p3d_voxelize_cuda(P3dVoxelizer *voxelizer,
-                                       const float *points, size_t n_points,
-                                       const P3dVoxelizeOutput *out,
-                                       int output_clean, P3dCudaStream stream) {
+extern "C" P3dResult p3d_voxelize_cuda_variant(
+    P3dVoxelizer *voxelizer, const float *points, size_t n_points,
+    const P3dVoxelizeOutput *out, int output_clean, P3dCudaStream stream,
+    const P3dVoxelizeVariant *variant) {
+  P3dVoxelizeVariant default_variant;
   P3dResult result;
   int device = -1;
 
@@ -325,6 +539,10 @@ extern "C" P3dResult p3d_voxelize_cuda(P3dVoxelizer *voxelizer,
       out->count == nullptr || (points == nullptr && n_points > 0))
     return P3D_ERROR_INVALID_ARGUMENT;
   if (n_points > P3D_VOXELIZE_MAX_INPUT) return P3D_ERROR_TOO_LARGE;
+  if (variant == nullptr) {
+    p3d_voxelize_variant_init(&default_variant);
+    variant = &default_variant;
+  }
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   if (device != voxelizer->device) return P3D_ERROR_INVALID_ARGUMENT;
@@ -332,11 +550,19 @@ extern "C" P3dResult p3d_voxelize_cuda(P3dVoxelizer *voxelizer,
       (result = grow(voxelizer, n_points, stream)) != P3D_OK)
     return result;
   err = queue_frame(voxelizer, points, (uint32_t)n_points, out, output_clean,
-                    stream);
+                    stream, variant);
   if (err != cudaSuccess) {
     // Part of the frame may be queued: start the next one from scratch.
     voxelizer->needs_reset = true;
     cudaGetLastError();
   }
   return err;
+}
+
+extern "C" P3dResult p3d_voxelize_cuda(P3dVoxelizer *voxelizer,
+                                       const float *points, size_t n_points,
+                                       const P3dVoxelizeOutput *out,
+                                       int output_clean, P3dCudaStream stream) {
+  return p3d_voxelize_cuda_variant(voxelizer, points, n_points, out,
+                                   output_clean, stream, nullptr);
 }

@@ -47,8 +47,7 @@ derive_side (gint given, gdouble extent, gdouble scale, const gchar * name,
   derived = ceil (extent / scale - SIZE_TOLERANCE);
   if (!(derived <= P3D_BEV_MAX_SIDE)) {
     *why = g_strdup_printf ("%g m at %g m per pixel needs an image %s of %g "
-        "pixels, more than %d", extent, scale, name, derived,
-        P3D_BEV_MAX_SIDE);
+        "pixels, more than %d", extent, scale, name, derived, P3D_BEV_MAX_SIDE);
     return FALSE;
   }
   *side = MAX ((gint) derived, 1);
@@ -222,7 +221,7 @@ store (guint8 * pixel, P3dBevColor color)
 static inline guint8 *
 pixel_at (P3dBevCanvas * canvas, gint column, gint row)
 {
-  return canvas->pixels + (gsize) row * canvas->stride + (gsize) column * 4;
+  return canvas->pixels + (gsize) row *canvas->stride + (gsize) column *4;
 }
 
 P3dBevColor
@@ -230,10 +229,9 @@ p3d_bev_canvas_get_pixel (const P3dBevCanvas * canvas, gint column, gint row)
 {
   const guint8 *p;
 
-  if (column < 0 || column >= canvas->width || row < 0
-      || row >= canvas->height)
+  if (column < 0 || column >= canvas->width || row < 0 || row >= canvas->height)
     return 0;
-  p = canvas->pixels + (gsize) row * canvas->stride + (gsize) column * 4;
+  p = canvas->pixels + (gsize) row *canvas->stride + (gsize) column *4;
   return ((guint32) p[3] << 24) | ((guint32) p[0] << 16) |
       ((guint32) p[1] << 8) | p[2];
 }
@@ -242,8 +240,7 @@ void
 p3d_bev_canvas_put_pixel (P3dBevCanvas * canvas, gint column, gint row,
     P3dBevColor color)
 {
-  if (column < 0 || column >= canvas->width || row < 0
-      || row >= canvas->height)
+  if (column < 0 || column >= canvas->width || row < 0 || row >= canvas->height)
     return;
   store (pixel_at (canvas, column, row), color);
 }
@@ -388,8 +385,7 @@ p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
       canvas->width + 1);
   first_row = floor_clamped ((view->top - x1) / s - 0.5, -2,
       canvas->height + 1) + 1;
-  last_row = floor_clamped ((view->top - x0) / s - 0.5, -2,
-      canvas->height + 1);
+  last_row = floor_clamped ((view->top - x0) / s - 0.5, -2, canvas->height + 1);
   if (first_column > last_column)
     first_column = last_column = floor_clamped ((view->left - (y0 + y1) / 2.0)
         / s, -1, canvas->width);
@@ -403,7 +399,7 @@ p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
 /* The cell index along one axis of the cell holding each pixel centre of
  * that axis, or -1: centre c is at @origin - (c + 0.5) * @s on the ground. */
 static void
-cell_indices (gint *indices, gint n_pixels, gdouble origin, gdouble s,
+cell_indices (gint * indices, gint n_pixels, gdouble origin, gdouble s,
     gdouble lower, gdouble step, guint n_cells)
 {
   gint c;

@@ -35,8 +35,8 @@
 #include "gstbevpool.h"
 #include "p3dproperties.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_bevpool_debug);
-#define GST_CAT_DEFAULT gst_bevpool_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_bevpool_debug);
+#define GST_CAT_DEFAULT p3d_bevpool_debug
 
 enum
 {
@@ -64,9 +64,9 @@ static const gdouble default_dbound[3] = { 1.0, 60.0, 0.5 };
 #define DEFAULT_CELL_ROUNDING P3D_BEV_ROUND_TRUNCATE
 #define DEFAULT_LAYOUT P3D_BEV_LAYOUT_YX
 
-#define GST_TYPE_BEVPOOL_ROUNDING (gst_bevpool_rounding_get_type ())
+#define P3D_TYPE_BEVPOOL_ROUNDING (p3d_bevpool_rounding_get_type ())
 static GType
-gst_bevpool_rounding_get_type (void)
+p3d_bevpool_rounding_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
@@ -79,16 +79,16 @@ gst_bevpool_rounding_get_type (void)
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstBevpoolRounding", values);
+    GType t = g_enum_register_static ("P3dBevpoolRounding", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define GST_TYPE_BEVPOOL_LAYOUT (gst_bevpool_layout_get_type ())
+#define P3D_TYPE_BEVPOOL_LAYOUT (p3d_bevpool_layout_get_type ())
 static GType
-gst_bevpool_layout_get_type (void)
+p3d_bevpool_layout_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
@@ -99,39 +99,37 @@ gst_bevpool_layout_get_type (void)
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstBevpoolLayout", values);
+    GType t = g_enum_register_static ("P3dBevpoolLayout", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define gst_bevpool_parent_class parent_class
-G_DEFINE_TYPE (GstBevpool, gst_bevpool, P3D_TYPE_CUDA_FILTER);
-GST_ELEMENT_REGISTER_DEFINE (bevpool, "bevpool", GST_RANK_NONE,
-    GST_TYPE_BEVPOOL);
+#define p3d_bevpool_parent_class parent_class
+G_DEFINE_TYPE (P3dBevpool, p3d_bevpool, P3D_TYPE_CUDA_FILTER);
 
-static void gst_bevpool_finalize (GObject * object);
-static void gst_bevpool_set_property (GObject * object, guint prop_id,
+static void p3d_bevpool_finalize (GObject * object);
+static void p3d_bevpool_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_bevpool_get_property (GObject * object, guint prop_id,
+static void p3d_bevpool_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean gst_bevpool_start (GstBaseTransform * trans);
-static gboolean gst_bevpool_stop (GstBaseTransform * trans);
-static GstCaps *gst_bevpool_transform_media_caps (P3dCudaFilter * filter,
+static gboolean p3d_bevpool_start (GstBaseTransform * trans);
+static gboolean p3d_bevpool_stop (GstBaseTransform * trans);
+static GstCaps *p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean gst_bevpool_set_info (P3dCudaFilter * filter,
+static gboolean p3d_bevpool_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout);
-static void gst_bevpool_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn gst_bevpool_process_cpu (P3dCudaFilter * filter,
+static void p3d_bevpool_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_bevpool_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn gst_bevpool_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_bevpool_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-gst_bevpool_class_init (GstBevpoolClass * klass)
+p3d_bevpool_class_init (P3dBevpoolClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -139,9 +137,9 @@ gst_bevpool_class_init (GstBevpoolClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->finalize = gst_bevpool_finalize;
-  gobject_class->set_property = gst_bevpool_set_property;
-  gobject_class->get_property = gst_bevpool_get_property;
+  gobject_class->finalize = p3d_bevpool_finalize;
+  gobject_class->set_property = p3d_bevpool_set_property;
+  gobject_class->get_property = p3d_bevpool_get_property;
 
   g_object_class_install_property (gobject_class, PROP_CALIBRATION,
       g_param_spec_string ("calibration", "Calibration",
@@ -183,13 +181,13 @@ gst_bevpool_class_init (GstBevpoolClass * klass)
   g_object_class_install_property (gobject_class, PROP_CELL_ROUNDING,
       g_param_spec_enum ("cell-rounding", "Cell rounding",
           "How a point's coordinate becomes a cell index",
-          GST_TYPE_BEVPOOL_ROUNDING, DEFAULT_CELL_ROUNDING,
+          P3D_TYPE_BEVPOOL_ROUNDING, DEFAULT_CELL_ROUNDING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout",
           "Order of the two grid axes in the output tensor",
-          GST_TYPE_BEVPOOL_LAYOUT, DEFAULT_LAYOUT,
+          P3D_TYPE_BEVPOOL_LAYOUT, DEFAULT_LAYOUT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_GEOMETRY_UPDATES,
@@ -209,23 +207,23 @@ gst_bevpool_class_init (GstBevpoolClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
-  trans_class->start = GST_DEBUG_FUNCPTR (gst_bevpool_start);
-  trans_class->stop = GST_DEBUG_FUNCPTR (gst_bevpool_stop);
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_bevpool_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bevpool_stop);
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (gst_bevpool_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_bevpool_set_info);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (gst_bevpool_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_bevpool_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_bevpool_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_bevpool_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bevpool_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bevpool_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bevpool_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_bevpool_process_cuda);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_BEVPOOL_ROUNDING, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_BEVPOOL_LAYOUT, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_bevpool_debug, "bevpool", 0,
+  gst_type_mark_as_plugin_api (P3D_TYPE_BEVPOOL_ROUNDING, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_BEVPOOL_LAYOUT, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_bevpool_debug, "bevpool", 0,
       "Camera to BEV pooling");
 }
 
 static void
-gst_bevpool_init (GstBevpool * self)
+p3d_bevpool_init (P3dBevpool * self)
 {
   self->image_width = DEFAULT_IMAGE_WIDTH;
   self->image_height = DEFAULT_IMAGE_HEIGHT;
@@ -238,9 +236,9 @@ gst_bevpool_init (GstBevpool * self)
 }
 
 static void
-gst_bevpool_finalize (GObject * object)
+p3d_bevpool_finalize (GObject * object)
 {
-  GstBevpool *self = GST_BEVPOOL (object);
+  P3dBevpool *self = P3D_BEVPOOL (object);
 
   g_free (self->calibration_path);
   p3d_bev_calibration_free (self->calibration);
@@ -249,10 +247,10 @@ gst_bevpool_finalize (GObject * object)
 }
 
 static void
-gst_bevpool_set_property (GObject * object, guint prop_id,
+p3d_bevpool_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstBevpool *self = GST_BEVPOOL (object);
+  P3dBevpool *self = P3D_BEVPOOL (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -293,10 +291,10 @@ gst_bevpool_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_bevpool_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_bevpool_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstBevpool *self = GST_BEVPOOL (object);
+  P3dBevpool *self = P3D_BEVPOOL (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -340,7 +338,7 @@ gst_bevpool_get_property (GObject * object, guint prop_id, GValue * value,
 /* The grid the properties give, with placeholder sizes for the parts the
  * caps decide; FALSE and @result when the properties are invalid. */
 static gboolean
-grid_from_properties (GstBevpool * self, P3dBevPoolParams * params,
+grid_from_properties (P3dBevpool * self, P3dBevPoolParams * params,
     P3dResult * result)
 {
   memset (params, 0, sizeof (*params));
@@ -365,7 +363,7 @@ grid_from_properties (GstBevpool * self, P3dBevPoolParams * params,
 /* Loads the calibration file of the property; an element error naming the
  * file and the problem on failure. */
 static P3dBevCalibration *
-load_calibration (GstBevpool * self)
+load_calibration (P3dBevpool * self)
 {
   P3dBevCalibration *calibration;
   GError *error = NULL;
@@ -393,7 +391,7 @@ load_calibration (GstBevpool * self)
 
 /* Takes ownership of @calibration as the one in use. */
 static void
-set_calibration (GstBevpool * self, P3dBevCalibration * calibration)
+set_calibration (P3dBevpool * self, P3dBevCalibration * calibration)
 {
   p3d_bev_calibration_free (self->calibration);
   self->calibration = calibration;
@@ -403,9 +401,9 @@ set_calibration (GstBevpool * self, P3dBevCalibration * calibration)
 }
 
 static gboolean
-gst_bevpool_start (GstBaseTransform * trans)
+p3d_bevpool_start (GstBaseTransform * trans)
 {
-  GstBevpool *self = GST_BEVPOOL (trans);
+  P3dBevpool *self = P3D_BEVPOOL (trans);
   P3dBevPoolParams params;
   P3dResult result;
 
@@ -429,9 +427,9 @@ gst_bevpool_start (GstBaseTransform * trans)
 }
 
 static gboolean
-gst_bevpool_stop (GstBaseTransform * trans)
+p3d_bevpool_stop (GstBaseTransform * trans)
 {
-  GstBevpool *self = GST_BEVPOOL (trans);
+  P3dBevpool *self = P3D_BEVPOOL (trans);
   gboolean ok = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 
   p3d_bevpool_geometry_free (self->geometry);
@@ -450,10 +448,10 @@ set_int_or_copy (GstStructure * s, const gchar * field, gint value,
 }
 
 static GstCaps *
-gst_bevpool_transform_media_caps (P3dCudaFilter * filter,
+p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dBevpool *self = P3D_BEVPOOL (filter);
   GstCaps *result = gst_caps_new_empty ();
   P3dBevPoolParams grid;
   P3dResult why;
@@ -529,7 +527,7 @@ gst_bevpool_transform_media_caps (P3dCudaFilter * filter,
 /* Computes the geometry of self->params for self->calibration, on the
  * device (queued on the element's stream) or on the host. */
 static gboolean
-update_geometry (GstBevpool * self)
+update_geometry (P3dBevpool * self)
 {
   P3dCudaFilter *filter = P3D_CUDA_FILTER (self);
   P3dResult result = p3d_bevpool_calib_check (&self->params,
@@ -587,11 +585,11 @@ update_geometry (GstBevpool * self)
 }
 
 static gboolean
-gst_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout)
 {
-  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dBevpool *self = P3D_BEVPOOL (filter);
   P3dCameraFeaturesInfo in_info;
   P3dBevFeaturesInfo out_info;
   P3dBevPoolParams params;
@@ -663,9 +661,9 @@ layouts:
 }
 
 static void
-gst_bevpool_stop_device (P3dCudaFilter * filter)
+p3d_bevpool_stop_device (P3dCudaFilter * filter)
 {
-  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dBevpool *self = P3D_BEVPOOL (filter);
 
   p3d_bevpool_geometry_cuda_free (self->geometry_cuda);
   self->geometry_cuda = NULL;
@@ -675,7 +673,7 @@ gst_bevpool_stop_device (P3dCudaFilter * filter)
 /* A calibration file set while playing: load it and recompute the
  * geometry before this frame is pooled. */
 static gboolean
-apply_calibration_change (GstBevpool * self)
+apply_calibration_change (P3dBevpool * self)
 {
   P3dBevCalibration *calibration;
   gboolean changed;
@@ -701,10 +699,10 @@ apply_calibration_change (GstBevpool * self)
 }
 
 static GstFlowReturn
-gst_bevpool_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_bevpool_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dBevpool *self = P3D_BEVPOOL (filter);
   P3dResult result;
 
   if (!apply_calibration_change (self))
@@ -724,10 +722,10 @@ gst_bevpool_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
 }
 
 static GstFlowReturn
-gst_bevpool_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_bevpool_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  GstBevpool *self = GST_BEVPOOL (filter);
+  P3dBevpool *self = P3D_BEVPOOL (filter);
 
   if (!apply_calibration_change (self))
     return GST_FLOW_ERROR;

@@ -1,7 +1,7 @@
 /* bevpool: camera features x depth (application/x-camera-features) ->
  * bird's-eye-view features (application/x-bev-features), as BEVFusion. */
-#ifndef __GST_BEVPOOL_H__
-#define __GST_BEVPOOL_H__
+#ifndef __P3D_BEVPOOL_H__
+#define __P3D_BEVPOOL_H__
 
 #include "bevcalibration.h"
 #include "bevpool.h"
@@ -9,10 +9,10 @@
 
 G_BEGIN_DECLS
 
-#define GST_TYPE_BEVPOOL (gst_bevpool_get_type ())
-G_DECLARE_FINAL_TYPE (GstBevpool, gst_bevpool, GST, BEVPOOL, P3dCudaFilter);
+#define P3D_TYPE_BEVPOOL (p3d_bevpool_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBevpool, p3d_bevpool, P3D, BEVPOOL, P3dCudaFilter);
 
-struct _GstBevpool
+struct _P3dBevpool
 {
   P3dCudaFilter parent;
 
@@ -43,8 +43,6 @@ struct _GstBevpool
   guint64 geometry_updates;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (bevpool);
-
 G_END_DECLS
 
-#endif /* __GST_BEVPOOL_H__ */
+#endif /* __P3D_BEVPOOL_H__ */

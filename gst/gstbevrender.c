@@ -51,8 +51,8 @@
 #include "half.h"
 #include "p3dproperties.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_bev_render_debug);
-#define GST_CAT_DEFAULT gst_bev_render_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_bev_render_debug);
+#define GST_CAT_DEFAULT p3d_bev_render_debug
 
 enum
 {
@@ -84,7 +84,7 @@ static const gdouble default_intensity_range[2] = { 0.0, 1.0 };
 #define DEFAULT_HEIGHT 0
 #define DEFAULT_BACKGROUND_COLOR 0xff000000u
 #define DEFAULT_POINT_SIZE 1
-#define DEFAULT_COLOR_BY GST_BEV_RENDER_COLOR_BY_HEIGHT
+#define DEFAULT_COLOR_BY P3D_BEV_RENDER_COLOR_BY_HEIGHT
 #define DEFAULT_SHOW_SCORES TRUE
 #define DEFAULT_GRID_SPACING 10.0
 #define MAX_POINT_SIZE 32
@@ -102,22 +102,22 @@ static const struct
   const gchar *name_template;
   const gchar *prefix;
   const gchar *caps;
-} inputs[GST_BEV_RENDER_N_INPUTS] = {
-  [GST_BEV_RENDER_INPUT_FEATURES] = {"features_%u", "features_",
+} inputs[P3D_BEV_RENDER_N_INPUTS] = {
+  [P3D_BEV_RENDER_INPUT_FEATURES] = {"features_%u", "features_",
       P3D_BEV_FEATURES_CAPS_ALL},
-  [GST_BEV_RENDER_INPUT_VOXELS] = {"voxels_%u", "voxels_",
+  [P3D_BEV_RENDER_INPUT_VOXELS] = {"voxels_%u", "voxels_",
       P3D_VOXELS_CAPS_ALL "; " P3D_PILLARS_CAPS_ALL},
-  [GST_BEV_RENDER_INPUT_POINTS] = {"points_%u", "points_",
+  [P3D_BEV_RENDER_INPUT_POINTS] = {"points_%u", "points_",
       P3D_POINT_CLOUD_CAPS_ALL},
-  [GST_BEV_RENDER_INPUT_BOXES] = {"boxes_%u", "boxes_",
+  [P3D_BEV_RENDER_INPUT_BOXES] = {"boxes_%u", "boxes_",
       P3D_MEDIA_TYPE_BOXES3D},
 };
 
 /* The order of the templates: gst-launch links a source to the first one
  * its caps fit. */
-static const GstBevRenderInput template_order[GST_BEV_RENDER_N_INPUTS] = {
-  GST_BEV_RENDER_INPUT_POINTS, GST_BEV_RENDER_INPUT_VOXELS,
-  GST_BEV_RENDER_INPUT_FEATURES, GST_BEV_RENDER_INPUT_BOXES,
+static const P3dBevRenderInput template_order[P3D_BEV_RENDER_N_INPUTS] = {
+  P3D_BEV_RENDER_INPUT_POINTS, P3D_BEV_RENDER_INPUT_VOXELS,
+  P3D_BEV_RENDER_INPUT_FEATURES, P3D_BEV_RENDER_INPUT_BOXES,
 };
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -127,22 +127,22 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         "framerate = (fraction) [ 1/2147483647, 2147483647/1 ], "
         "pixel-aspect-ratio = (fraction) 1/1"));
 
-#define GST_TYPE_BEV_RENDER_COLOR_BY (gst_bev_render_color_by_get_type ())
+#define P3D_TYPE_BEV_RENDER_COLOR_BY (p3d_bev_render_color_by_get_type ())
 static GType
-gst_bev_render_color_by_get_type (void)
+p3d_bev_render_color_by_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {GST_BEV_RENDER_COLOR_BY_HEIGHT, "Height (z), from blue at the low end "
+    {P3D_BEV_RENDER_COLOR_BY_HEIGHT, "Height (z), from blue at the low end "
           "of height-range to red at its high end", "height"},
-    {GST_BEV_RENDER_COLOR_BY_INTENSITY, "Intensity, through "
+    {P3D_BEV_RENDER_COLOR_BY_INTENSITY, "Intensity, through "
           "intensity-range (height for points without intensity)",
         "intensity"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstBevRenderColorBy", values);
+    GType t = g_enum_register_static ("P3dBevRenderColorBy", values);
 
     g_once_init_leave (&type, t);
   }
@@ -151,10 +151,10 @@ gst_bev_render_color_by_get_type (void)
 
 /* The pad: what it takes and the buffer it draws. */
 
-G_DEFINE_TYPE (GstBevRenderPad, gst_bev_render_pad, GST_TYPE_AGGREGATOR_PAD);
+G_DEFINE_TYPE (P3dBevRenderPad, p3d_bev_render_pad, GST_TYPE_AGGREGATOR_PAD);
 
 static void
-gst_bev_render_pad_forget (GstBevRenderPad * pad)
+p3d_bev_render_pad_forget (P3dBevRenderPad * pad)
 {
   gst_buffer_replace (&pad->current, NULL);
   pad->current_time = GST_CLOCK_TIME_NONE;
@@ -164,31 +164,31 @@ gst_bev_render_pad_forget (GstBevRenderPad * pad)
 }
 
 static GstFlowReturn
-gst_bev_render_pad_flush (GstAggregatorPad * aggpad, GstAggregator * agg)
+p3d_bev_render_pad_flush (GstAggregatorPad * aggpad, GstAggregator * agg)
 {
-  gst_bev_render_pad_forget (GST_BEV_RENDER_PAD (aggpad));
+  p3d_bev_render_pad_forget (P3D_BEV_RENDER_PAD (aggpad));
   return GST_FLOW_OK;
 }
 
 static void
-gst_bev_render_pad_finalize (GObject * object)
+p3d_bev_render_pad_finalize (GObject * object)
 {
-  gst_bev_render_pad_forget (GST_BEV_RENDER_PAD (object));
-  G_OBJECT_CLASS (gst_bev_render_pad_parent_class)->finalize (object);
+  p3d_bev_render_pad_forget (P3D_BEV_RENDER_PAD (object));
+  G_OBJECT_CLASS (p3d_bev_render_pad_parent_class)->finalize (object);
 }
 
 static void
-gst_bev_render_pad_class_init (GstBevRenderPadClass * klass)
+p3d_bev_render_pad_class_init (P3dBevRenderPadClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstAggregatorPadClass *aggpad_class = GST_AGGREGATOR_PAD_CLASS (klass);
 
-  gobject_class->finalize = gst_bev_render_pad_finalize;
-  aggpad_class->flush = GST_DEBUG_FUNCPTR (gst_bev_render_pad_flush);
+  gobject_class->finalize = p3d_bev_render_pad_finalize;
+  aggpad_class->flush = GST_DEBUG_FUNCPTR (p3d_bev_render_pad_flush);
 }
 
 static void
-gst_bev_render_pad_init (GstBevRenderPad * pad)
+p3d_bev_render_pad_init (P3dBevRenderPad * pad)
 {
   pad->current_time = GST_CLOCK_TIME_NONE;
   pad->current_end = GST_CLOCK_TIME_NONE;
@@ -196,37 +196,35 @@ gst_bev_render_pad_init (GstBevRenderPad * pad)
 
 /* The element. */
 
-#define gst_bev_render_parent_class parent_class
-G_DEFINE_TYPE (GstBevRender, gst_bev_render, GST_TYPE_AGGREGATOR);
-GST_ELEMENT_REGISTER_DEFINE (bevrender, "bevrender", GST_RANK_NONE,
-    GST_TYPE_BEV_RENDER);
+#define p3d_bev_render_parent_class parent_class
+G_DEFINE_TYPE (P3dBevRender, p3d_bev_render, GST_TYPE_AGGREGATOR);
 
-static void gst_bev_render_finalize (GObject * object);
-static void gst_bev_render_set_property (GObject * object, guint prop_id,
+static void p3d_bev_render_finalize (GObject * object);
+static void p3d_bev_render_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_bev_render_get_property (GObject * object, guint prop_id,
+static void p3d_bev_render_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean gst_bev_render_start (GstAggregator * agg);
-static gboolean gst_bev_render_stop (GstAggregator * agg);
-static GstFlowReturn gst_bev_render_flush (GstAggregator * agg);
-static GstAggregatorPad *gst_bev_render_create_new_pad (GstAggregator * agg,
+static gboolean p3d_bev_render_start (GstAggregator * agg);
+static gboolean p3d_bev_render_stop (GstAggregator * agg);
+static GstFlowReturn p3d_bev_render_flush (GstAggregator * agg);
+static GstAggregatorPad *p3d_bev_render_create_new_pad (GstAggregator * agg,
     GstPadTemplate * templ, const gchar * req_name, const GstCaps * caps);
-static gboolean gst_bev_render_sink_event (GstAggregator * agg,
+static gboolean p3d_bev_render_sink_event (GstAggregator * agg,
     GstAggregatorPad * aggpad, GstEvent * event);
-static gboolean gst_bev_render_sink_query (GstAggregator * agg,
+static gboolean p3d_bev_render_sink_query (GstAggregator * agg,
     GstAggregatorPad * aggpad, GstQuery * query);
-static GstBuffer *gst_bev_render_clip (GstAggregator * agg,
+static GstBuffer *p3d_bev_render_clip (GstAggregator * agg,
     GstAggregatorPad * aggpad, GstBuffer * buffer);
-static GstFlowReturn gst_bev_render_update_src_caps (GstAggregator * agg,
+static GstFlowReturn p3d_bev_render_update_src_caps (GstAggregator * agg,
     GstCaps * caps, GstCaps ** ret);
-static GstCaps *gst_bev_render_fixate_src_caps (GstAggregator * agg,
+static GstCaps *p3d_bev_render_fixate_src_caps (GstAggregator * agg,
     GstCaps * caps);
-static gboolean gst_bev_render_negotiated_src_caps (GstAggregator * agg,
+static gboolean p3d_bev_render_negotiated_src_caps (GstAggregator * agg,
     GstCaps * caps);
-static gboolean gst_bev_render_decide_allocation (GstAggregator * agg,
+static gboolean p3d_bev_render_decide_allocation (GstAggregator * agg,
     GstQuery * query);
-static GstClockTime gst_bev_render_get_next_time (GstAggregator * agg);
-static GstFlowReturn gst_bev_render_aggregate (GstAggregator * agg,
+static GstClockTime p3d_bev_render_get_next_time (GstAggregator * agg);
+static GstFlowReturn p3d_bev_render_aggregate (GstAggregator * agg,
     gboolean timeout);
 
 static GParamSpec *
@@ -239,16 +237,16 @@ double_pair_spec (const gchar * name, const gchar * nick, const gchar * blurb)
 }
 
 static void
-gst_bev_render_class_init (GstBevRenderClass * klass)
+p3d_bev_render_class_init (P3dBevRenderClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstAggregatorClass *agg_class = GST_AGGREGATOR_CLASS (klass);
   guint i;
 
-  gobject_class->finalize = gst_bev_render_finalize;
-  gobject_class->set_property = gst_bev_render_set_property;
-  gobject_class->get_property = gst_bev_render_get_property;
+  gobject_class->finalize = p3d_bev_render_finalize;
+  gobject_class->set_property = p3d_bev_render_set_property;
+  gobject_class->get_property = p3d_bev_render_get_property;
 
   g_object_class_install_property (gobject_class, PROP_RANGE,
       p3d_param_spec_double_array ("range", "Range",
@@ -289,7 +287,7 @@ gst_bev_render_class_init (GstBevRenderClass * klass)
   g_object_class_install_property (gobject_class, PROP_COLOR_BY,
       g_param_spec_enum ("color-by", "Color by",
           "What colours a point: its height or its intensity",
-          GST_TYPE_BEV_RENDER_COLOR_BY, DEFAULT_COLOR_BY, G_PARAM_READWRITE |
+          P3D_TYPE_BEV_RENDER_COLOR_BY, DEFAULT_COLOR_BY, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_HEIGHT_RANGE,
       double_pair_spec ("height-range", "Height range",
@@ -317,46 +315,46 @@ gst_bev_render_class_init (GstBevRenderClass * klass)
       "and 3D boxes, matched by timestamp, as a bird's-eye view in RGBA",
       "gst-perception developers");
 
-  for (i = 0; i < GST_BEV_RENDER_N_INPUTS; i++) {
-    GstBevRenderInput input = template_order[i];
+  for (i = 0; i < P3D_BEV_RENDER_N_INPUTS; i++) {
+    P3dBevRenderInput input = template_order[i];
     GstCaps *media_caps = gst_caps_from_string (inputs[input].caps);
     GstCaps *caps = p3d_caps_with_both_memories (media_caps, FALSE);
 
     gst_element_class_add_pad_template (element_class,
         gst_pad_template_new_with_gtype (inputs[input].name_template,
-            GST_PAD_SINK, GST_PAD_REQUEST, caps, GST_TYPE_BEV_RENDER_PAD));
+            GST_PAD_SINK, GST_PAD_REQUEST, caps, P3D_TYPE_BEV_RENDER_PAD));
     gst_caps_unref (caps);
     gst_caps_unref (media_caps);
   }
   gst_element_class_add_static_pad_template_with_gtype (element_class,
       &src_template, GST_TYPE_AGGREGATOR_PAD);
 
-  agg_class->start = GST_DEBUG_FUNCPTR (gst_bev_render_start);
-  agg_class->stop = GST_DEBUG_FUNCPTR (gst_bev_render_stop);
-  agg_class->flush = GST_DEBUG_FUNCPTR (gst_bev_render_flush);
-  agg_class->create_new_pad = GST_DEBUG_FUNCPTR (gst_bev_render_create_new_pad);
-  agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_bev_render_sink_event);
-  agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_bev_render_sink_query);
-  agg_class->clip = GST_DEBUG_FUNCPTR (gst_bev_render_clip);
+  agg_class->start = GST_DEBUG_FUNCPTR (p3d_bev_render_start);
+  agg_class->stop = GST_DEBUG_FUNCPTR (p3d_bev_render_stop);
+  agg_class->flush = GST_DEBUG_FUNCPTR (p3d_bev_render_flush);
+  agg_class->create_new_pad = GST_DEBUG_FUNCPTR (p3d_bev_render_create_new_pad);
+  agg_class->sink_event = GST_DEBUG_FUNCPTR (p3d_bev_render_sink_event);
+  agg_class->sink_query = GST_DEBUG_FUNCPTR (p3d_bev_render_sink_query);
+  agg_class->clip = GST_DEBUG_FUNCPTR (p3d_bev_render_clip);
   agg_class->update_src_caps =
-      GST_DEBUG_FUNCPTR (gst_bev_render_update_src_caps);
+      GST_DEBUG_FUNCPTR (p3d_bev_render_update_src_caps);
   agg_class->fixate_src_caps =
-      GST_DEBUG_FUNCPTR (gst_bev_render_fixate_src_caps);
+      GST_DEBUG_FUNCPTR (p3d_bev_render_fixate_src_caps);
   agg_class->negotiated_src_caps =
-      GST_DEBUG_FUNCPTR (gst_bev_render_negotiated_src_caps);
+      GST_DEBUG_FUNCPTR (p3d_bev_render_negotiated_src_caps);
   agg_class->decide_allocation =
-      GST_DEBUG_FUNCPTR (gst_bev_render_decide_allocation);
-  agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_bev_render_get_next_time);
-  agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_bev_render_aggregate);
+      GST_DEBUG_FUNCPTR (p3d_bev_render_decide_allocation);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR (p3d_bev_render_get_next_time);
+  agg_class->aggregate = GST_DEBUG_FUNCPTR (p3d_bev_render_aggregate);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_BEV_RENDER_PAD, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_BEV_RENDER_COLOR_BY, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_bev_render_debug, "bevrender", 0,
+  gst_type_mark_as_plugin_api (P3D_TYPE_BEV_RENDER_PAD, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_BEV_RENDER_COLOR_BY, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_bev_render_debug, "bevrender", 0,
       "Bird's-eye view rendering");
 }
 
 static void
-gst_bev_render_init (GstBevRender * self)
+p3d_bev_render_init (P3dBevRender * self)
 {
   memcpy (self->range, default_range, sizeof (self->range));
   self->metres_per_pixel = DEFAULT_METRES_PER_PIXEL;
@@ -376,9 +374,9 @@ gst_bev_render_init (GstBevRender * self)
 }
 
 static void
-gst_bev_render_finalize (GObject * object)
+p3d_bev_render_finalize (GObject * object)
 {
-  GstBevRender *self = GST_BEV_RENDER (object);
+  P3dBevRender *self = P3D_BEV_RENDER (object);
 
   g_free (self->magnitudes);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -386,7 +384,7 @@ gst_bev_render_finalize (GObject * object)
 
 /* range: four bounds, or one radius around the sensor. */
 static void
-set_range (GstBevRender * self, const GValue * value)
+set_range (P3dBevRender * self, const GValue * value)
 {
   guint n = gst_value_array_get_size (value), i;
   gdouble values[4];
@@ -409,7 +407,7 @@ set_range (GstBevRender * self, const GValue * value)
 
 /* A <low,high> pair, refused unless high > low. */
 static void
-set_value_range (GstBevRender * self, const GValue * value,
+set_value_range (P3dBevRender * self, const GValue * value,
     const gchar * name, gdouble * pair)
 {
   gdouble parsed[2];
@@ -426,10 +424,10 @@ set_value_range (GstBevRender * self, const GValue * value,
 }
 
 static void
-gst_bev_render_set_property (GObject * object, guint prop_id,
+p3d_bev_render_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstBevRender *self = GST_BEV_RENDER (object);
+  P3dBevRender *self = P3D_BEV_RENDER (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -474,10 +472,10 @@ gst_bev_render_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstBevRender *self = GST_BEV_RENDER (object);
+  P3dBevRender *self = P3D_BEV_RENDER (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -530,7 +528,7 @@ ref_pad (gconstpointer pad, gpointer unused)
 /* The sink pads, each with a reference (free with
  * g_list_free_full (pads, gst_object_unref)). */
 static GList *
-get_sink_pads (GstBevRender * self)
+get_sink_pads (P3dBevRender * self)
 {
   GList *pads;
 
@@ -541,19 +539,19 @@ get_sink_pads (GstBevRender * self)
 }
 
 static void
-forget_all_buffers (GstBevRender * self)
+forget_all_buffers (P3dBevRender * self)
 {
   GList *pads = get_sink_pads (self), *l;
 
   for (l = pads; l != NULL; l = l->next)
-    gst_bev_render_pad_forget (GST_BEV_RENDER_PAD (l->data));
+    p3d_bev_render_pad_forget (P3D_BEV_RENDER_PAD (l->data));
   g_list_free_full (pads, gst_object_unref);
 }
 
 static gboolean
-gst_bev_render_start (GstAggregator * agg)
+p3d_bev_render_start (GstAggregator * agg)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
   gdouble range[4], metres_per_pixel;
   gint width, height;
   P3dBevView view;
@@ -568,8 +566,7 @@ gst_bev_render_start (GstAggregator * agg)
 
   /* Refuse bad geometry here, with the values, rather than as a failed
    * negotiation later. */
-  if (!p3d_bev_view_init (&view, range, metres_per_pixel, width, height,
-          &why)) {
+  if (!p3d_bev_view_init (&view, range, metres_per_pixel, width, height, &why)) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("Invalid bevrender geometry: %s", why),
         ("range <%g, %g, %g, %g>, metres-per-pixel %g, width %d, height %d",
@@ -592,20 +589,29 @@ gst_bev_render_start (GstAggregator * agg)
 }
 
 static gboolean
-gst_bev_render_stop (GstAggregator * agg)
+p3d_bev_render_stop (GstAggregator * agg)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
+  GList *pads = get_sink_pads (self), *l;
 
-  forget_all_buffers (self);
+  /* a restart negotiates again; a flush keeps the caps */
+  for (l = pads; l != NULL; l = l->next) {
+    P3dBevRenderPad *pad = l->data;
+
+    p3d_bev_render_pad_forget (pad);
+    pad->negotiated = FALSE;
+    pad->warned_no_intensity = FALSE;
+  }
+  g_list_free_full (pads, gst_object_unref);
   g_clear_pointer (&self->magnitudes, g_free);
   self->n_magnitudes = 0;
   return TRUE;
 }
 
 static GstFlowReturn
-gst_bev_render_flush (GstAggregator * agg)
+p3d_bev_render_flush (GstAggregator * agg)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
 
   forget_all_buffers (self);
   self->base_time = GST_CLOCK_TIME_NONE;
@@ -614,21 +620,21 @@ gst_bev_render_flush (GstAggregator * agg)
 }
 
 static GstAggregatorPad *
-gst_bev_render_create_new_pad (GstAggregator * agg, GstPadTemplate * templ,
+p3d_bev_render_create_new_pad (GstAggregator * agg, GstPadTemplate * templ,
     const gchar * req_name, const GstCaps * caps)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
-  GstBevRenderPad *pad;
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
+  P3dBevRenderPad *pad;
   GstPad *existing;
   const gchar *prefix;
   gchar *name = NULL;
   guint input, serial;
 
-  for (input = 0; input < GST_BEV_RENDER_N_INPUTS; input++)
+  for (input = 0; input < P3D_BEV_RENDER_N_INPUTS; input++)
     if (g_strcmp0 (GST_PAD_TEMPLATE_NAME_TEMPLATE (templ),
             inputs[input].name_template) == 0)
       break;
-  if (input == GST_BEV_RENDER_N_INPUTS
+  if (input == P3D_BEV_RENDER_N_INPUTS
       || GST_PAD_TEMPLATE_DIRECTION (templ) != GST_PAD_SINK) {
     GST_WARNING_OBJECT (self, "no sink pad template %s",
         GST_PAD_TEMPLATE_NAME_TEMPLATE (templ));
@@ -664,24 +670,24 @@ gst_bev_render_create_new_pad (GstAggregator * agg, GstPadTemplate * templ,
     g_free (name);
     return NULL;
   }
-  pad = g_object_new (GST_TYPE_BEV_RENDER_PAD, "name", name, "direction",
+  pad = g_object_new (P3D_TYPE_BEV_RENDER_PAD, "name", name, "direction",
       GST_PAD_SINK, "template", templ, NULL);
-  pad->input = (GstBevRenderInput) input;
+  pad->input = (P3dBevRenderInput) input;
   g_free (name);
   return GST_AGGREGATOR_PAD (pad);
 }
 
 /* What @caps say for a pad taking @input; FALSE when they do not fit. */
 static gboolean
-parse_format (GstBevRenderInput input, GstCaps * caps,
-    GstBevRenderFormat * format)
+parse_format (P3dBevRenderInput input, GstCaps * caps,
+    P3dBevRenderFormat * format)
 {
   GstCaps *media_caps = p3d_caps_without_features (caps);
   gboolean ok = FALSE;
 
   memset (format, 0, sizeof (*format));
   switch (input) {
-    case GST_BEV_RENDER_INPUT_POINTS:
+    case P3D_BEV_RENDER_INPUT_POINTS:
       ok = p3d_point_cloud_info_from_caps (&format->points, media_caps);
       if (ok) {
         p3d_point_cloud_info_get_layout (&format->points, 0, &format->layout);
@@ -689,7 +695,7 @@ parse_format (GstBevRenderInput input, GstCaps * caps,
         format->fps_d = format->points.fps_d;
       }
       break;
-    case GST_BEV_RENDER_INPUT_VOXELS:
+    case P3D_BEV_RENDER_INPUT_VOXELS:
       if (p3d_voxels_info_from_caps (&format->voxels, media_caps)) {
         p3d_voxels_info_get_layout (&format->voxels, &format->layout);
         format->fps_n = format->voxels.fps_n;
@@ -698,21 +704,20 @@ parse_format (GstBevRenderInput input, GstCaps * caps,
       } else if (p3d_pillars_info_from_caps (&format->pillar_features,
               media_caps)) {
         format->pillars = TRUE;
-        p3d_pillars_info_get_layout (&format->pillar_features,
-            &format->layout);
+        p3d_pillars_info_get_layout (&format->pillar_features, &format->layout);
         format->fps_n = format->pillar_features.fps_n;
         format->fps_d = format->pillar_features.fps_d;
         ok = TRUE;
       }
       break;
-    case GST_BEV_RENDER_INPUT_FEATURES:
+    case P3D_BEV_RENDER_INPUT_FEATURES:
       ok = p3d_bev_features_info_from_caps (&format->features, media_caps)
           && p3d_bev_features_info_get_layout (&format->features,
           &format->layout);
       format->fps_n = format->features.fps_n;
       format->fps_d = format->features.fps_d;
       break;
-    case GST_BEV_RENDER_INPUT_BOXES:
+    case P3D_BEV_RENDER_INPUT_BOXES:
       ok = p3d_boxes3d_info_from_caps (&format->boxes, media_caps);
       if (ok) {
         p3d_boxes3d_info_get_layout (&format->boxes, &format->layout);
@@ -730,7 +735,7 @@ parse_format (GstBevRenderInput input, GstCaps * caps,
 /* The output framerate the inputs ask for: the highest in their caps,
  * DEFAULT_FPS_N / DEFAULT_FPS_D when none has one. */
 static void
-preferred_framerate (GstBevRender * self, gint * fps_n, gint * fps_d)
+preferred_framerate (P3dBevRender * self, gint * fps_n, gint * fps_d)
 {
   GList *l;
 
@@ -738,7 +743,7 @@ preferred_framerate (GstBevRender * self, gint * fps_n, gint * fps_d)
   *fps_d = 1;
   GST_OBJECT_LOCK (self);
   for (l = GST_ELEMENT (self)->sinkpads; l != NULL; l = l->next) {
-    GstBevRenderPad *pad = l->data;
+    P3dBevRenderPad *pad = l->data;
 
     if (pad->negotiated && pad->format.fps_n > 0 && pad->format.fps_d > 0
         && gst_util_fraction_compare (pad->format.fps_n, pad->format.fps_d,
@@ -755,14 +760,14 @@ preferred_framerate (GstBevRender * self, gint * fps_n, gint * fps_d)
 }
 
 static gboolean
-gst_bev_render_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad,
+p3d_bev_render_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad,
     GstEvent * event)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
-  GstBevRenderPad *pad = GST_BEV_RENDER_PAD (aggpad);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
+  P3dBevRenderPad *pad = P3D_BEV_RENDER_PAD (aggpad);
 
   if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
-    GstBevRenderFormat format;
+    P3dBevRenderFormat format;
     GstCaps *caps;
     gboolean ok;
     gint fps_n, fps_d;
@@ -790,14 +795,14 @@ gst_bev_render_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad,
 }
 
 static gboolean
-gst_bev_render_sink_query (GstAggregator * agg, GstAggregatorPad * aggpad,
+p3d_bev_render_sink_query (GstAggregator * agg, GstAggregatorPad * aggpad,
     GstQuery * query)
 {
-  GstBevRenderPad *pad = GST_BEV_RENDER_PAD (aggpad);
+  P3dBevRenderPad *pad = P3D_BEV_RENDER_PAD (aggpad);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
     GstCaps *caps, *template_caps;
-    GstBevRenderFormat format;
+    P3dBevRenderFormat format;
     gboolean ok;
 
     /* the template, and caps the input can be drawn from (sizes, fields),
@@ -826,15 +831,14 @@ buffer_running_time (GstAggregatorPad * aggpad, GstBuffer * buffer)
     return GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK (aggpad);
   if (aggpad->segment.format == GST_FORMAT_TIME)
-    time = gst_segment_to_running_time (&aggpad->segment, GST_FORMAT_TIME,
-        pts);
+    time = gst_segment_to_running_time (&aggpad->segment, GST_FORMAT_TIME, pts);
   GST_OBJECT_UNLOCK (aggpad);
   return time;
 }
 
 /* A buffer outside its time segment is dropped, as any element clips. */
 static GstBuffer *
-gst_bev_render_clip (GstAggregator * agg, GstAggregatorPad * aggpad,
+p3d_bev_render_clip (GstAggregator * agg, GstAggregatorPad * aggpad,
     GstBuffer * buffer)
 {
   GstClockTime pts = GST_BUFFER_PTS (buffer);
@@ -857,10 +861,10 @@ gst_bev_render_clip (GstAggregator * agg, GstAggregatorPad * aggpad,
 }
 
 static GstFlowReturn
-gst_bev_render_update_src_caps (GstAggregator * agg, GstCaps * caps,
+p3d_bev_render_update_src_caps (GstAggregator * agg, GstCaps * caps,
     GstCaps ** ret)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
   GstCaps *ours;
 
   /* the size is the properties'; the framerate is fixated later */
@@ -885,9 +889,9 @@ gst_bev_render_update_src_caps (GstAggregator * agg, GstCaps * caps,
 }
 
 static GstCaps *
-gst_bev_render_fixate_src_caps (GstAggregator * agg, GstCaps * caps)
+p3d_bev_render_fixate_src_caps (GstAggregator * agg, GstCaps * caps)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
   GstStructure *s;
   gint fps_n, fps_d;
 
@@ -900,16 +904,16 @@ gst_bev_render_fixate_src_caps (GstAggregator * agg, GstCaps * caps)
 
 /* Running time at which frame @index starts. */
 static GstClockTime
-frame_start (GstBevRender * self, guint64 index)
+frame_start (P3dBevRender * self, guint64 index)
 {
   return self->base_time + gst_util_uint64_scale (index,
       (guint64) self->fps_d * GST_SECOND, (guint64) self->fps_n);
 }
 
 static gboolean
-gst_bev_render_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
+p3d_bev_render_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
   GstVideoInfo info;
   GstClockTime duration;
 
@@ -941,9 +945,9 @@ gst_bev_render_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
 /* Our own video buffer pool, whatever downstream offers: its buffers have
  * the default RGBA stride that the drawing assumes through GstVideoFrame. */
 static gboolean
-gst_bev_render_decide_allocation (GstAggregator * agg, GstQuery * query)
+p3d_bev_render_decide_allocation (GstAggregator * agg, GstQuery * query)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
   GstBufferPool *pool;
   GstStructure *config;
   GstCaps *caps = NULL;
@@ -972,9 +976,9 @@ gst_bev_render_decide_allocation (GstAggregator * agg, GstQuery * query)
 }
 
 static GstClockTime
-gst_bev_render_get_next_time (GstAggregator * agg)
+p3d_bev_render_get_next_time (GstAggregator * agg)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
 
   /* live: frame n is made when the clock passes its end (plus latency) */
   if (!GST_CLOCK_TIME_IS_VALID (self->base_time) || self->fps_n <= 0)
@@ -985,7 +989,7 @@ gst_bev_render_get_next_time (GstAggregator * agg)
 /* Makes @buffer, whose start is at running time @time, the one @pad draws
  * (takes it). */
 static GstFlowReturn
-take_buffer (GstBevRender * self, GstBevRenderPad * pad, GstBuffer * buffer,
+take_buffer (P3dBevRender * self, P3dBevRenderPad * pad, GstBuffer * buffer,
     GstClockTime time)
 {
   gboolean gap = GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_GAP)
@@ -1031,7 +1035,7 @@ take_buffer (GstBevRender * self, GstBevRenderPad * pad, GstBuffer * buffer,
  * @wait when a buffer for this frame may still come (the pad is empty,
  * not at EOS, and what it has does not last to @end). */
 static GstFlowReturn
-select_buffer (GstBevRender * self, GstBevRenderPad * pad, GstClockTime end,
+select_buffer (P3dBevRender * self, P3dBevRenderPad * pad, GstClockTime end,
     gboolean * wait)
 {
   GstAggregatorPad *aggpad = GST_AGGREGATOR_PAD (pad);
@@ -1093,7 +1097,7 @@ typedef struct
 {
   P3dBevColor background;
   guint point_size;
-  GstBevRenderColorBy color_by;
+  P3dBevRenderColorBy color_by;
   gdouble height_range[2];
   gdouble intensity_range[2];
   gboolean show_scores;
@@ -1101,7 +1105,7 @@ typedef struct
 } RenderSettings;
 
 static void
-read_settings (GstBevRender * self, RenderSettings * settings)
+read_settings (P3dBevRender * self, RenderSettings * settings)
 {
   GST_OBJECT_LOCK (self);
   settings->background = self->background;
@@ -1117,7 +1121,7 @@ read_settings (GstBevRender * self, RenderSettings * settings)
 }
 
 static GstFlowReturn
-draw_points (GstBevRender * self, GstBevRenderPad * pad,
+draw_points (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const RenderSettings * settings,
     const P3dTensorMap * map)
 {
@@ -1128,13 +1132,13 @@ draw_points (GstBevRender * self, GstBevRenderPad * pad,
   points.stride = P3D_POINT_CLOUD_INFO_STRIDE (info);
   points.count = map->size[0] / points.stride;
   points.size = settings->point_size;
-  if (settings->color_by == GST_BEV_RENDER_COLOR_BY_INTENSITY
+  if (settings->color_by == P3D_BEV_RENDER_COLOR_BY_INTENSITY
       && info->finfo->intensity >= 0) {
     points.value_channel = (guint) info->finfo->intensity;
     points.low = settings->intensity_range[0];
     points.high = settings->intensity_range[1];
   } else {
-    if (settings->color_by == GST_BEV_RENDER_COLOR_BY_INTENSITY
+    if (settings->color_by == P3D_BEV_RENDER_COLOR_BY_INTENSITY
         && !pad->warned_no_intensity) {
       GST_WARNING_OBJECT (pad, "points of format %s have no intensity: "
           "coloured by height", info->finfo->name);
@@ -1149,10 +1153,10 @@ draw_points (GstBevRender * self, GstBevRenderPad * pad,
 }
 
 static GstFlowReturn
-draw_voxels (GstBevRender * self, GstBevRenderPad * pad,
+draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const P3dTensorMap * map)
 {
-  const GstBevRenderFormat *format = &pad->current_format;
+  const P3dBevRenderFormat *format = &pad->current_format;
   const P3dVoxelGrid *grid = format->pillars ?
       &format->pillar_features.grid : &format->voxels.grid;
   guint max_voxels = format->pillars ? format->pillar_features.max_voxels :
@@ -1202,7 +1206,7 @@ draw_voxels (GstBevRender * self, GstBevRenderPad * pad,
 
 /* The L2 norm over the channels of every cell, into self->magnitudes. */
 static void
-compute_magnitudes (GstBevRender * self, const P3dBevFeaturesInfo * info,
+compute_magnitudes (P3dBevRender * self, const P3dBevFeaturesInfo * info,
     const guint8 * data)
 {
   gsize n_cells = (gsize) info->width * info->height, cell;
@@ -1237,7 +1241,7 @@ compute_magnitudes (GstBevRender * self, const P3dBevFeaturesInfo * info,
 }
 
 static GstFlowReturn
-draw_features (GstBevRender * self, GstBevRenderPad * pad,
+draw_features (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const P3dTensorMap * map)
 {
   const P3dBevFeaturesInfo *info = &pad->current_format.features;
@@ -1274,7 +1278,7 @@ draw_features (GstBevRender * self, GstBevRenderPad * pad,
 }
 
 static GstFlowReturn
-draw_boxes (GstBevRender * self, GstBevRenderPad * pad,
+draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const RenderSettings * settings,
     const P3dTensorMap * map)
 {
@@ -1302,7 +1306,7 @@ draw_boxes (GstBevRender * self, GstBevRenderPad * pad,
 
 /* Draws the buffer of @pad; host maps download CUDA memory. */
 static GstFlowReturn
-draw_input (GstBevRender * self, GstBevRenderPad * pad,
+draw_input (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const RenderSettings * settings)
 {
   GstFlowReturn ret = GST_FLOW_OK;
@@ -1312,22 +1316,21 @@ draw_input (GstBevRender * self, GstBevRenderPad * pad,
   if (!p3d_tensor_map (&map, pad->current, &pad->current_format.layout,
           GST_MAP_READ, &why)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Cannot read the buffer of pad %s", GST_PAD_NAME (pad)), ("%s",
-            why));
+        ("Cannot read the buffer of pad %s", GST_PAD_NAME (pad)), ("%s", why));
     g_free (why);
     return GST_FLOW_ERROR;
   }
   switch (pad->input) {
-    case GST_BEV_RENDER_INPUT_POINTS:
+    case P3D_BEV_RENDER_INPUT_POINTS:
       ret = draw_points (self, pad, canvas, settings, &map);
       break;
-    case GST_BEV_RENDER_INPUT_VOXELS:
+    case P3D_BEV_RENDER_INPUT_VOXELS:
       ret = draw_voxels (self, pad, canvas, &map);
       break;
-    case GST_BEV_RENDER_INPUT_FEATURES:
+    case P3D_BEV_RENDER_INPUT_FEATURES:
       ret = draw_features (self, pad, canvas, &map);
       break;
-    case GST_BEV_RENDER_INPUT_BOXES:
+    case P3D_BEV_RENDER_INPUT_BOXES:
       ret = draw_boxes (self, pad, canvas, settings, &map);
       break;
     default:
@@ -1339,7 +1342,7 @@ draw_input (GstBevRender * self, GstBevRenderPad * pad,
 
 /* Draws every layer into @frame. */
 static GstFlowReturn
-draw_frame (GstBevRender * self, GList * pads, GstVideoFrame * frame)
+draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
 {
   RenderSettings settings;
   P3dBevCanvas canvas;
@@ -1356,9 +1359,9 @@ draw_frame (GstBevRender * self, GList * pads, GstVideoFrame * frame)
   if (settings.grid_spacing > 0.0)
     p3d_bev_canvas_draw_grid (&canvas, &self->view, settings.grid_spacing,
         GRID_COLOR, AXIS_COLOR);
-  for (layer = 0; layer < GST_BEV_RENDER_N_INPUTS; layer++) {
+  for (layer = 0; layer < P3D_BEV_RENDER_N_INPUTS; layer++) {
     for (l = pads; l != NULL; l = l->next) {
-      GstBevRenderPad *pad = l->data;
+      P3dBevRenderPad *pad = l->data;
       GstFlowReturn ret;
 
       if (pad->input != layer || pad->current == NULL)
@@ -1373,7 +1376,7 @@ draw_frame (GstBevRender * self, GList * pads, GstVideoFrame * frame)
 
 /* Draws the frame [@start, @end) of running time and pushes it. */
 static GstFlowReturn
-render_frame (GstBevRender * self, GList * pads, GstClockTime start,
+render_frame (P3dBevRender * self, GList * pads, GstClockTime start,
     GstClockTime end)
 {
   GstAggregator *agg = GST_AGGREGATOR (self);
@@ -1433,9 +1436,9 @@ render_frame (GstBevRender * self, GList * pads, GstClockTime start,
 }
 
 static GstFlowReturn
-gst_bev_render_aggregate (GstAggregator * agg, gboolean timeout)
+p3d_bev_render_aggregate (GstAggregator * agg, gboolean timeout)
 {
-  GstBevRender *self = GST_BEV_RENDER (agg);
+  P3dBevRender *self = P3D_BEV_RENDER (agg);
   GList *pads = get_sink_pads (self), *l;
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean wait = FALSE, took = FALSE, finished = TRUE;
@@ -1455,7 +1458,7 @@ gst_bev_render_aggregate (GstAggregator * agg, gboolean timeout)
   end = frame_start (self, self->frame_index + 1);
 
   for (l = pads; l != NULL; l = l->next) {
-    GstBevRenderPad *pad = l->data;
+    P3dBevRenderPad *pad = l->data;
     gboolean pad_wait;
 
     ret = select_buffer (self, pad, end, &pad_wait);
@@ -1481,7 +1484,7 @@ gst_bev_render_aggregate (GstAggregator * agg, gboolean timeout)
 
   ret = render_frame (self, pads, start, end);
   for (l = pads; l != NULL; l = l->next) {
-    GstBevRenderPad *pad = l->data;
+    P3dBevRenderPad *pad = l->data;
 
     pad->took = FALSE;
     pad->took_untimed = FALSE;

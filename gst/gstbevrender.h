@@ -1,7 +1,7 @@
 /* bevrender: points, voxels or pillars, BEV features and 3D boxes, matched
  * by timestamp, drawn as a bird's-eye view (video/x-raw, RGBA). */
-#ifndef __GST_BEV_RENDER_H__
-#define __GST_BEV_RENDER_H__
+#ifndef __P3D_BEV_RENDER_H__
+#define __P3D_BEV_RENDER_H__
 
 #include <gst/base/gstaggregator.h>
 #include <gst/video/video.h>
@@ -15,21 +15,21 @@ G_BEGIN_DECLS
  * bottom first. */
 typedef enum
 {
-  GST_BEV_RENDER_INPUT_FEATURES = 0,
-  GST_BEV_RENDER_INPUT_VOXELS = 1,
-  GST_BEV_RENDER_INPUT_POINTS = 2,
-  GST_BEV_RENDER_INPUT_BOXES = 3,
-  GST_BEV_RENDER_N_INPUTS = 4,
-} GstBevRenderInput;
+  P3D_BEV_RENDER_INPUT_FEATURES = 0,
+  P3D_BEV_RENDER_INPUT_VOXELS = 1,
+  P3D_BEV_RENDER_INPUT_POINTS = 2,
+  P3D_BEV_RENDER_INPUT_BOXES = 3,
+  P3D_BEV_RENDER_N_INPUTS = 4,
+} P3dBevRenderInput;
 
 typedef enum
 {
-  GST_BEV_RENDER_COLOR_BY_HEIGHT = 0,
-  GST_BEV_RENDER_COLOR_BY_INTENSITY = 1,
-} GstBevRenderColorBy;
+  P3D_BEV_RENDER_COLOR_BY_HEIGHT = 0,
+  P3D_BEV_RENDER_COLOR_BY_INTENSITY = 1,
+} P3dBevRenderColorBy;
 
 /**
- * GstBevRenderFormat:
+ * P3dBevRenderFormat:
  * @pillars: on a voxels pad, TRUE for application/x-pillar-features
  * @layout: the tensors of a buffer
  *
@@ -46,25 +46,25 @@ typedef struct
   P3dTensorLayout layout;
   gint fps_n;
   gint fps_d;
-} GstBevRenderFormat;
+} P3dBevRenderFormat;
 
-#define GST_TYPE_BEV_RENDER_PAD (gst_bev_render_pad_get_type ())
-G_DECLARE_FINAL_TYPE (GstBevRenderPad, gst_bev_render_pad, GST,
+#define P3D_TYPE_BEV_RENDER_PAD (p3d_bev_render_pad_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBevRenderPad, p3d_bev_render_pad, P3D,
     BEV_RENDER_PAD, GstAggregatorPad);
 
-struct _GstBevRenderPad
+struct _P3dBevRenderPad
 {
   GstAggregatorPad parent;
 
-  GstBevRenderInput input;
+  P3dBevRenderInput input;
 
   /* streaming (the aggregator's thread, which also handles the caps) */
   gboolean negotiated;
-  GstBevRenderFormat format;
+  P3dBevRenderFormat format;
   /* the buffer drawn until a newer one replaces it, with its format;
    * NULL: nothing to draw */
   GstBuffer *current;
-  GstBevRenderFormat current_format;
+  P3dBevRenderFormat current_format;
   GstClockTime current_time;
   GstClockTime current_end;
   /* a buffer was taken for the frame being made; one without a time */
@@ -73,11 +73,11 @@ struct _GstBevRenderPad
   gboolean warned_no_intensity;
 };
 
-#define GST_TYPE_BEV_RENDER (gst_bev_render_get_type ())
-G_DECLARE_FINAL_TYPE (GstBevRender, gst_bev_render, GST, BEV_RENDER,
+#define P3D_TYPE_BEV_RENDER (p3d_bev_render_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBevRender, p3d_bev_render, P3D, BEV_RENDER,
     GstAggregator);
 
-struct _GstBevRender
+struct _P3dBevRender
 {
   GstAggregator parent;
 
@@ -88,14 +88,14 @@ struct _GstBevRender
   gint height;
   P3dBevColor background;
   guint point_size;
-  GstBevRenderColorBy color_by;
+  P3dBevRenderColorBy color_by;
   gdouble height_range[2];
   gdouble intensity_range[2];
   gboolean show_scores;
   gdouble grid_spacing;
 
   /* request pads, under the object lock: the next number of each kind */
-  guint next_serial[GST_BEV_RENDER_N_INPUTS];
+  guint next_serial[P3D_BEV_RENDER_N_INPUTS];
 
   /* streaming: the geometry properties when the element started */
   gdouble view_range[4];
@@ -111,8 +111,6 @@ struct _GstBevRender
   gsize n_magnitudes;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (bevrender);
-
 G_END_DECLS
 
-#endif /* __GST_BEV_RENDER_H__ */
+#endif /* __P3D_BEV_RENDER_H__ */

@@ -46,8 +46,8 @@
 
 #include "gstboxenc.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_box_enc_debug);
-#define GST_CAT_DEFAULT gst_box_enc_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_box_enc_debug);
+#define GST_CAT_DEFAULT p3d_box_enc_debug
 
 enum
 {
@@ -67,36 +67,35 @@ enum
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (SRC_CAPS));
 
-#define gst_box_enc_parent_class parent_class
-G_DEFINE_TYPE (GstBoxEnc, gst_box_enc, GST_TYPE_BASE_TRANSFORM);
-GST_ELEMENT_REGISTER_DEFINE (boxenc, "boxenc", GST_RANK_NONE, GST_TYPE_BOX_ENC);
+#define p3d_box_enc_parent_class parent_class
+G_DEFINE_TYPE (P3dBoxEnc, p3d_box_enc, GST_TYPE_BASE_TRANSFORM);
 
-static void gst_box_enc_finalize (GObject * object);
-static void gst_box_enc_set_property (GObject * object, guint prop_id,
+static void p3d_box_enc_finalize (GObject * object);
+static void p3d_box_enc_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_box_enc_get_property (GObject * object, guint prop_id,
+static void p3d_box_enc_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean gst_box_enc_start (GstBaseTransform * trans);
-static gboolean gst_box_enc_sink_event (GstBaseTransform * trans,
+static gboolean p3d_box_enc_start (GstBaseTransform * trans);
+static gboolean p3d_box_enc_sink_event (GstBaseTransform * trans,
     GstEvent * event);
-static GstCaps *gst_box_enc_transform_caps (GstBaseTransform * trans,
+static GstCaps *p3d_box_enc_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter);
-static gboolean gst_box_enc_set_caps (GstBaseTransform * trans,
+static gboolean p3d_box_enc_set_caps (GstBaseTransform * trans,
     GstCaps * incaps, GstCaps * outcaps);
-static GstFlowReturn gst_box_enc_generate_output (GstBaseTransform * trans,
+static GstFlowReturn p3d_box_enc_generate_output (GstBaseTransform * trans,
     GstBuffer ** outbuf);
 
 static void
-gst_box_enc_class_init (GstBoxEncClass * klass)
+p3d_box_enc_class_init (P3dBoxEncClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
   GstCaps *media_caps, *sink_caps;
 
-  gobject_class->finalize = gst_box_enc_finalize;
-  gobject_class->set_property = gst_box_enc_set_property;
-  gobject_class->get_property = gst_box_enc_get_property;
+  gobject_class->finalize = p3d_box_enc_finalize;
+  gobject_class->set_property = p3d_box_enc_set_property;
+  gobject_class->get_property = p3d_box_enc_get_property;
 
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format",
@@ -132,20 +131,20 @@ gst_box_enc_class_init (GstBoxEncClass * klass)
   gst_caps_unref (media_caps);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
-  trans_class->start = GST_DEBUG_FUNCPTR (gst_box_enc_start);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_box_enc_sink_event);
-  trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_box_enc_transform_caps);
-  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_box_enc_set_caps);
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_box_enc_start);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_box_enc_sink_event);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR (p3d_box_enc_transform_caps);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (p3d_box_enc_set_caps);
   trans_class->generate_output =
-      GST_DEBUG_FUNCPTR (gst_box_enc_generate_output);
+      GST_DEBUG_FUNCPTR (p3d_box_enc_generate_output);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_BOX_TEXT_FORMAT, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_box_enc_debug, "boxenc", 0,
+  GST_DEBUG_CATEGORY_INIT (p3d_box_enc_debug, "boxenc", 0,
       "Boxes to JSON lines or KITTI labels");
 }
 
 static void
-gst_box_enc_init (GstBoxEnc * self)
+p3d_box_enc_init (P3dBoxEnc * self)
 {
   gchar *why = NULL;
 
@@ -156,9 +155,9 @@ gst_box_enc_init (GstBoxEnc * self)
 }
 
 static void
-gst_box_enc_finalize (GObject * object)
+p3d_box_enc_finalize (GObject * object)
 {
-  GstBoxEnc *self = GST_BOX_ENC (object);
+  P3dBoxEnc *self = P3D_BOX_ENC (object);
 
   g_free (self->labels_text);
   g_strfreev (self->labels);
@@ -166,10 +165,10 @@ gst_box_enc_finalize (GObject * object)
 }
 
 static void
-gst_box_enc_set_property (GObject * object, guint prop_id,
+p3d_box_enc_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstBoxEnc *self = GST_BOX_ENC (object);
+  P3dBoxEnc *self = P3D_BOX_ENC (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -203,10 +202,10 @@ gst_box_enc_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_box_enc_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_box_enc_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstBoxEnc *self = GST_BOX_ENC (object);
+  P3dBoxEnc *self = P3D_BOX_ENC (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -227,9 +226,9 @@ gst_box_enc_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static gboolean
-gst_box_enc_start (GstBaseTransform * trans)
+p3d_box_enc_start (GstBaseTransform * trans)
 {
-  GstBoxEnc *self = GST_BOX_ENC (trans);
+  P3dBoxEnc *self = P3D_BOX_ENC (trans);
 
   self->frame_number = 0;
   self->kind = P3D_BOX_KIND_UNKNOWN;
@@ -237,7 +236,7 @@ gst_box_enc_start (GstBaseTransform * trans)
 }
 
 static gboolean
-gst_box_enc_sink_event (GstBaseTransform * trans, GstEvent * event)
+p3d_box_enc_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   const GstSegment *segment;
 
@@ -268,10 +267,10 @@ media_type_for_format (P3dBoxTextFormat format)
 }
 
 static GstCaps *
-gst_box_enc_transform_caps (GstBaseTransform * trans,
+p3d_box_enc_transform_caps (GstBaseTransform * trans,
     GstPadDirection direction, GstCaps * caps, GstCaps * filter)
 {
-  GstBoxEnc *self = GST_BOX_ENC (trans);
+  P3dBoxEnc *self = P3D_BOX_ENC (trans);
   GstCaps *text_caps, *result;
   P3dBoxTextFormat format;
 
@@ -306,10 +305,10 @@ gst_box_enc_transform_caps (GstBaseTransform * trans,
 }
 
 static gboolean
-gst_box_enc_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+p3d_box_enc_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
 {
-  GstBoxEnc *self = GST_BOX_ENC (trans);
+  P3dBoxEnc *self = P3D_BOX_ENC (trans);
   const GstStructure *out_structure = gst_caps_get_structure (outcaps, 0);
   GstCaps *media_caps = p3d_caps_without_features (incaps);
   P3dBoxes3dInfo info3d;
@@ -337,7 +336,7 @@ gst_box_enc_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 
 /* The text of one frame of @count records at @records. */
 static GString *
-encode_frame (GstBoxEnc * self, const guint8 * records, guint32 count,
+encode_frame (P3dBoxEnc * self, const guint8 * records, guint32 count,
     GstClockTime pts)
 {
   gsize record_size = self->kind == P3D_BOX_KIND_3D ? P3D_BOX3D_RECORD_SIZE :
@@ -385,9 +384,9 @@ encode_frame (GstBoxEnc * self, const guint8 * records, guint32 count,
 }
 
 static GstFlowReturn
-gst_box_enc_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
+p3d_box_enc_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
 {
-  GstBoxEnc *self = GST_BOX_ENC (trans);
+  P3dBoxEnc *self = P3D_BOX_ENC (trans);
   GstBuffer *inbuf = trans->queued_buf;
   P3dTensorMap map;
   gchar *why = NULL;

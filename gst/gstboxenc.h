@@ -1,7 +1,7 @@
 /* boxenc: application/x-boxes3d or application/x-boxes2d -> JSON lines or
  * KITTI label lines, one output buffer per frame. */
-#ifndef __GST_BOX_ENC_H__
-#define __GST_BOX_ENC_H__
+#ifndef __P3D_BOX_ENC_H__
+#define __P3D_BOX_ENC_H__
 
 #include <gst/base/gstbasetransform.h>
 
@@ -10,10 +10,10 @@
 
 G_BEGIN_DECLS
 
-#define GST_TYPE_BOX_ENC (gst_box_enc_get_type ())
-G_DECLARE_FINAL_TYPE (GstBoxEnc, gst_box_enc, GST, BOX_ENC, GstBaseTransform);
+#define P3D_TYPE_BOX_ENC (p3d_box_enc_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBoxEnc, p3d_box_enc, P3D, BOX_ENC, GstBaseTransform);
 
-struct _GstBoxEnc
+struct _P3dBoxEnc
 {
   GstBaseTransform parent;
 
@@ -33,8 +33,6 @@ struct _GstBoxEnc
   guint64 frame_number;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (boxenc);
-
 G_END_DECLS
 
-#endif /* __GST_BOX_ENC_H__ */
+#endif /* __P3D_BOX_ENC_H__ */

@@ -49,8 +49,8 @@
 
 #include "gstboxparse.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_box_parse_debug);
-#define GST_CAT_DEFAULT gst_box_parse_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_box_parse_debug);
+#define GST_CAT_DEFAULT p3d_box_parse_debug
 
 enum
 {
@@ -85,9 +85,9 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (SRC_CAPS));
 
-#define GST_TYPE_BOX_PARSE_BOX_TYPE (gst_box_parse_box_type_get_type ())
+#define P3D_TYPE_BOX_PARSE_BOX_TYPE (p3d_box_parse_box_type_get_type ())
 static GType
-gst_box_parse_box_type_get_type (void)
+p3d_box_parse_box_type_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
@@ -106,37 +106,35 @@ gst_box_parse_box_type_get_type (void)
   return (GType) type;
 }
 
-#define gst_box_parse_parent_class parent_class
-G_DEFINE_TYPE (GstBoxParse, gst_box_parse, GST_TYPE_ELEMENT);
-GST_ELEMENT_REGISTER_DEFINE (boxparse, "boxparse", GST_RANK_NONE,
-    GST_TYPE_BOX_PARSE);
+#define p3d_box_parse_parent_class parent_class
+G_DEFINE_TYPE (P3dBoxParse, p3d_box_parse, GST_TYPE_ELEMENT);
 
-static void gst_box_parse_finalize (GObject * object);
-static void gst_box_parse_set_property (GObject * object, guint prop_id,
+static void p3d_box_parse_finalize (GObject * object);
+static void p3d_box_parse_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_box_parse_get_property (GObject * object, guint prop_id,
+static void p3d_box_parse_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstStateChangeReturn gst_box_parse_change_state (GstElement * element,
+static GstStateChangeReturn p3d_box_parse_change_state (GstElement * element,
     GstStateChange transition);
-static GstFlowReturn gst_box_parse_chain (GstPad * pad, GstObject * parent,
+static GstFlowReturn p3d_box_parse_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
-static gboolean gst_box_parse_sink_event (GstPad * pad, GstObject * parent,
+static gboolean p3d_box_parse_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event);
-static gboolean gst_box_parse_src_query (GstPad * pad, GstObject * parent,
+static gboolean p3d_box_parse_src_query (GstPad * pad, GstObject * parent,
     GstQuery * query);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
 
 static void
-gst_box_parse_class_init (GstBoxParseClass * klass)
+p3d_box_parse_class_init (P3dBoxParseClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
-  gobject_class->finalize = gst_box_parse_finalize;
-  gobject_class->set_property = gst_box_parse_set_property;
-  gobject_class->get_property = gst_box_parse_get_property;
+  gobject_class->finalize = p3d_box_parse_finalize;
+  gobject_class->set_property = p3d_box_parse_set_property;
+  gobject_class->get_property = p3d_box_parse_get_property;
 
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format",
@@ -153,7 +151,7 @@ gst_box_parse_class_init (GstBoxParseClass * klass)
       g_param_spec_enum ("box-type", "Box type",
           "3d or 2d boxes out; auto takes it from the first line that tells "
           "(KITTI: 3d), or from downstream if a frame goes out first",
-          GST_TYPE_BOX_PARSE_BOX_TYPE, DEFAULT_BOX_TYPE, READY_FLAGS));
+          P3D_TYPE_BOX_PARSE_BOX_TYPE, DEFAULT_BOX_TYPE, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_LABELS,
       g_param_spec_string ("labels", "Labels",
           "kitti: the type names of labels 0, 1, 2..., comma-separated; a "
@@ -173,29 +171,29 @@ gst_box_parse_class_init (GstBoxParseClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
-  element_class->change_state = GST_DEBUG_FUNCPTR (gst_box_parse_change_state);
+  element_class->change_state = GST_DEBUG_FUNCPTR (p3d_box_parse_change_state);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_BOX_PARSE_BOX_TYPE, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_BOX_PARSE_BOX_TYPE, 0);
   gst_type_mark_as_plugin_api (P3D_TYPE_BOX_TEXT_FORMAT, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_box_parse_debug, "boxparse", 0,
+  GST_DEBUG_CATEGORY_INIT (p3d_box_parse_debug, "boxparse", 0,
       "JSON lines or KITTI labels to boxes");
 }
 
 static void
-gst_box_parse_init (GstBoxParse * self)
+p3d_box_parse_init (P3dBoxParse * self)
 {
   gchar *why = NULL;
 
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_box_parse_chain));
+      GST_DEBUG_FUNCPTR (p3d_box_parse_chain));
   gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_box_parse_sink_event));
+      GST_DEBUG_FUNCPTR (p3d_box_parse_sink_event));
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
   gst_pad_set_query_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_box_parse_src_query));
+      GST_DEBUG_FUNCPTR (p3d_box_parse_src_query));
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 
   self->format = DEFAULT_FORMAT;
@@ -208,9 +206,9 @@ gst_box_parse_init (GstBoxParse * self)
 }
 
 static void
-gst_box_parse_finalize (GObject * object)
+p3d_box_parse_finalize (GObject * object)
 {
-  GstBoxParse *self = GST_BOX_PARSE (object);
+  P3dBoxParse *self = P3D_BOX_PARSE (object);
 
   g_free (self->labels_text);
   g_strfreev (self->labels);
@@ -223,10 +221,10 @@ gst_box_parse_finalize (GObject * object)
 }
 
 static void
-gst_box_parse_set_property (GObject * object, guint prop_id,
+p3d_box_parse_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstBoxParse *self = GST_BOX_PARSE (object);
+  P3dBoxParse *self = P3D_BOX_PARSE (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -266,10 +264,10 @@ gst_box_parse_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_box_parse_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_box_parse_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstBoxParse *self = GST_BOX_PARSE (object);
+  P3dBoxParse *self = P3D_BOX_PARSE (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -303,7 +301,7 @@ record_size (P3dBoxKind kind)
 }
 
 static void
-frame_reset (GstBoxParse * self)
+frame_reset (P3dBoxParse * self)
 {
   self->frame_open = FALSE;
   self->frame_has_header = FALSE;
@@ -316,7 +314,7 @@ frame_reset (GstBoxParse * self)
 
 /* Forgets the text read so far, at the start and after a flush. */
 static void
-stream_reset (GstBoxParse * self)
+stream_reset (P3dBoxParse * self)
 {
   g_string_truncate (self->partial, 0);
   self->line_number = 0;
@@ -328,7 +326,7 @@ stream_reset (GstBoxParse * self)
 }
 
 static void
-stream_start (GstBoxParse * self)
+stream_start (P3dBoxParse * self)
 {
   P3dBoxType box_type;
 
@@ -361,7 +359,7 @@ stream_start (GstBoxParse * self)
 }
 
 static void
-stream_stop (GstBoxParse * self)
+stream_stop (P3dBoxParse * self)
 {
   g_clear_pointer (&self->records, g_free);
   g_clear_pointer (&self->stream_labels, g_strfreev);
@@ -370,9 +368,9 @@ stream_stop (GstBoxParse * self)
 }
 
 static GstStateChangeReturn
-gst_box_parse_change_state (GstElement * element, GstStateChange transition)
+p3d_box_parse_change_state (GstElement * element, GstStateChange transition)
 {
-  GstBoxParse *self = GST_BOX_PARSE (element);
+  P3dBoxParse *self = P3D_BOX_PARSE (element);
   GstStateChangeReturn ret;
 
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
@@ -403,7 +401,7 @@ caps_for_kind (P3dBoxKind kind, guint max_boxes)
 
 /* The caps this element can output now: the kind known, or both. */
 static GstCaps *
-possible_caps (GstBoxParse * self)
+possible_caps (P3dBoxParse * self)
 {
   GstCaps *caps;
   P3dBoxKind kind;
@@ -431,9 +429,9 @@ possible_caps (GstBoxParse * self)
 }
 
 static gboolean
-gst_box_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+p3d_box_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
-  GstBoxParse *self = GST_BOX_PARSE (parent);
+  P3dBoxParse *self = P3D_BOX_PARSE (parent);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     GstCaps *filter, *caps = possible_caps (self);
@@ -456,7 +454,7 @@ gst_box_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 /* Sends the caps and the segment before the first frame. With the kind
  * still unknown (no line has told), downstream's first choice decides. */
 static gboolean
-ensure_caps_and_segment (GstBoxParse * self)
+ensure_caps_and_segment (P3dBoxParse * self)
 {
   if (!self->caps_sent) {
     GstCaps *caps;
@@ -505,7 +503,7 @@ ensure_caps_and_segment (GstBoxParse * self)
 
 /* Outputs the frame read so far, and starts the next one. */
 static GstFlowReturn
-finish_frame (GstBoxParse * self, GstClockTime fallback_pts)
+finish_frame (P3dBoxParse * self, GstClockTime fallback_pts)
 {
   gsize size;
   GstMemory *records, *count;
@@ -603,7 +601,7 @@ quote_line (const gchar * line)
 
 /* Where the current line is, for messages. */
 static gchar *
-line_place (GstBoxParse * self)
+line_place (P3dBoxParse * self)
 {
   if (self->stream_frame_per_buffer)
     return g_strdup_printf ("line %" G_GUINT64_FORMAT " of input buffer %"
@@ -612,7 +610,7 @@ line_place (GstBoxParse * self)
 }
 
 static GstFlowReturn
-line_error (GstBoxParse * self, const gchar * line, const gchar * why)
+line_error (P3dBoxParse * self, const gchar * line, const gchar * why)
 {
   gchar *place = line_place (self);
   gchar *quoted = quote_line (line);
@@ -628,7 +626,7 @@ line_error (GstBoxParse * self, const gchar * line, const gchar * why)
 }
 
 static void
-warn_unknown_label (GstBoxParse * self, const gchar * name)
+warn_unknown_label (P3dBoxParse * self, const gchar * name)
 {
   gchar *quoted = quote_line (name);
 
@@ -647,7 +645,7 @@ warn_unknown_label (GstBoxParse * self, const gchar * name)
 }
 
 static GstFlowReturn
-add_box (GstBoxParse * self, const P3dBoxLine * parsed)
+add_box (P3dBoxParse * self, const P3dBoxLine * parsed)
 {
   if (self->kind == P3D_BOX_KIND_UNKNOWN)
     self->kind = parsed->kind;
@@ -667,7 +665,7 @@ add_box (GstBoxParse * self, const P3dBoxLine * parsed)
 }
 
 static GstFlowReturn
-start_frame (GstBoxParse * self, const gchar * line, const P3dBoxLine * parsed)
+start_frame (P3dBoxParse * self, const gchar * line, const P3dBoxLine * parsed)
 {
   GstFlowReturn flow = GST_FLOW_OK;
 
@@ -690,7 +688,7 @@ start_frame (GstBoxParse * self, const gchar * line, const P3dBoxLine * parsed)
 
 /* One line, without its '\n', NUL-terminated and writable. */
 static GstFlowReturn
-process_line (GstBoxParse * self, gchar * line, gsize length)
+process_line (P3dBoxParse * self, gchar * line, gsize length)
 {
   P3dBoxLine parsed;
   P3dBoxLineType type;
@@ -735,7 +733,7 @@ process_line (GstBoxParse * self, gchar * line, gsize length)
 }
 
 static GstFlowReturn
-line_too_long (GstBoxParse * self)
+line_too_long (P3dBoxParse * self)
 {
   gchar *why = g_strdup_printf ("longer than %u bytes (binary data, or no "
       "line ends?)", MAX_LINE_LENGTH);
@@ -750,7 +748,7 @@ line_too_long (GstBoxParse * self)
 
 /* Adds @length bytes to the line being gathered, within the limit. */
 static gboolean
-gather (GstBoxParse * self, const gchar * text, gsize length)
+gather (P3dBoxParse * self, const gchar * text, gsize length)
 {
   if (self->partial->len + length > MAX_LINE_LENGTH) {
     /* Enough of it for the error message to quote. */
@@ -763,7 +761,7 @@ gather (GstBoxParse * self, const gchar * text, gsize length)
 }
 
 static GstFlowReturn
-process_gathered (GstBoxParse * self)
+process_gathered (P3dBoxParse * self)
 {
   GstFlowReturn flow = process_line (self, self->partial->str,
       self->partial->len);
@@ -775,7 +773,7 @@ process_gathered (GstBoxParse * self)
 /* Reads the lines of @size bytes of text. An unfinished last line waits
  * for the next buffer, unless @last_line_ends here (frame-per-buffer). */
 static GstFlowReturn
-read_lines (GstBoxParse * self, const gchar * text, gsize size,
+read_lines (P3dBoxParse * self, const gchar * text, gsize size,
     gboolean last_line_ends)
 {
   const gchar *p = text, *end = text + size;
@@ -799,9 +797,9 @@ read_lines (GstBoxParse * self, const gchar * text, gsize size,
 }
 
 static GstFlowReturn
-gst_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+p3d_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
-  GstBoxParse *self = GST_BOX_PARSE (parent);
+  P3dBoxParse *self = P3D_BOX_PARSE (parent);
   GstFlowReturn flow = GST_FLOW_OK;
   GstMapInfo info;
 
@@ -843,7 +841,7 @@ gst_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 /* The end of the stream ends the last line and the last frame. A last
  * line of white space without a line end is no empty line. */
 static GstFlowReturn
-drain (GstBoxParse * self)
+drain (P3dBoxParse * self)
 {
   GstFlowReturn flow = GST_FLOW_OK;
   const gchar *c;
@@ -862,9 +860,9 @@ drain (GstBoxParse * self)
 }
 
 static gboolean
-gst_box_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+p3d_box_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
-  GstBoxParse *self = GST_BOX_PARSE (parent);
+  P3dBoxParse *self = P3D_BOX_PARSE (parent);
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:

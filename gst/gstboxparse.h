@@ -1,7 +1,7 @@
 /* boxparse: JSON lines or KITTI label lines -> application/x-boxes3d or
  * application/x-boxes2d in system memory, one buffer per frame. */
-#ifndef __GST_BOX_PARSE_H__
-#define __GST_BOX_PARSE_H__
+#ifndef __P3D_BOX_PARSE_H__
+#define __P3D_BOX_PARSE_H__
 
 #include "p3dboxtext.h"
 #include "p3dperception.h"
@@ -17,10 +17,10 @@ typedef enum
   P3D_BOX_TYPE_2D = 2,
 } P3dBoxType;
 
-#define GST_TYPE_BOX_PARSE (gst_box_parse_get_type ())
-G_DECLARE_FINAL_TYPE (GstBoxParse, gst_box_parse, GST, BOX_PARSE, GstElement);
+#define P3D_TYPE_BOX_PARSE (p3d_box_parse_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBoxParse, p3d_box_parse, P3D, BOX_PARSE, GstElement);
 
-struct _GstBoxParse
+struct _P3dBoxParse
 {
   GstElement parent;
 
@@ -63,8 +63,6 @@ struct _GstBoxParse
   GHashTable *unknown_labels;   /* type names already warned about */
 };
 
-GST_ELEMENT_REGISTER_DECLARE (boxparse);
-
 G_END_DECLS
 
-#endif /* __GST_BOX_PARSE_H__ */
+#endif /* __P3D_BOX_PARSE_H__ */

@@ -38,8 +38,8 @@
 
 #include "gstnms.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_nms_debug);
-#define GST_CAT_DEFAULT gst_nms_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_nms_filter_debug);
+#define GST_CAT_DEFAULT p3d_nms_filter_debug
 
 enum
 {
@@ -63,9 +63,9 @@ enum
 #define DEFAULT_POST_MAX 0
 #define DEFAULT_PER_CLASS FALSE
 
-#define GST_TYPE_NMS_MODE (gst_nms_mode_get_type ())
+#define P3D_TYPE_NMS_FILTER_MODE (p3d_nms_filter_mode_get_type ())
 static GType
-gst_nms_mode_get_type (void)
+p3d_nms_filter_mode_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
@@ -81,30 +81,29 @@ gst_nms_mode_get_type (void)
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstNmsMode", values);
+    GType t = g_enum_register_static ("P3dNmsFilterMode", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define gst_nms_parent_class parent_class
-G_DEFINE_TYPE (GstNms, gst_nms, P3D_TYPE_CUDA_FILTER);
-GST_ELEMENT_REGISTER_DEFINE (nms, "nms", GST_RANK_NONE, GST_TYPE_NMS);
+#define p3d_nms_filter_parent_class parent_class
+G_DEFINE_TYPE (P3dNmsFilter, p3d_nms_filter, P3D_TYPE_CUDA_FILTER);
 
-static void gst_nms_set_property (GObject * object, guint prop_id,
+static void p3d_nms_filter_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_nms_get_property (GObject * object, guint prop_id,
+static void p3d_nms_filter_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstCaps *gst_nms_transform_media_caps (P3dCudaFilter * filter,
+static GstCaps *p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+static gboolean p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout);
-static void gst_nms_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn gst_nms_process_cpu (P3dCudaFilter * filter,
+static void p3d_nms_filter_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_nms_filter_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn gst_nms_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_nms_filter_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
@@ -112,20 +111,20 @@ static GstFlowReturn gst_nms_process_cuda (P3dCudaFilter * filter,
     GST_PARAM_MUTABLE_PLAYING)
 
 static void
-gst_nms_class_init (GstNmsClass * klass)
+p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *caps;
 
-  gobject_class->set_property = gst_nms_set_property;
-  gobject_class->get_property = gst_nms_get_property;
+  gobject_class->set_property = p3d_nms_filter_set_property;
+  gobject_class->get_property = p3d_nms_filter_get_property;
 
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "How two boxes overlap; iou takes 2D boxes, the others 3D boxes",
-          GST_TYPE_NMS_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
+          P3D_TYPE_NMS_FILTER_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
       g_param_spec_float ("iou-threshold", "IoU threshold",
@@ -172,18 +171,18 @@ gst_nms_class_init (GstNmsClass * klass)
   gst_caps_unref (caps);
 
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (gst_nms_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_nms_set_info);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (gst_nms_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_nms_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_nms_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_nms_filter_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_nms_filter_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_nms_filter_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_nms_filter_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_nms_filter_process_cuda);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_NMS_MODE, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_nms_debug, "nms", 0, "Non-maximum suppression");
+  gst_type_mark_as_plugin_api (P3D_TYPE_NMS_FILTER_MODE, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_nms_filter_debug, "nms", 0, "Non-maximum suppression");
 }
 
 static void
-gst_nms_init (GstNms * self)
+p3d_nms_filter_init (P3dNmsFilter * self)
 {
   p3d_nms_params_init (&self->params);
   self->params.mode = DEFAULT_MODE;
@@ -197,10 +196,10 @@ gst_nms_init (GstNms * self)
 }
 
 static void
-gst_nms_set_property (GObject * object, guint prop_id, const GValue * value,
+p3d_nms_filter_set_property (GObject * object, guint prop_id, const GValue * value,
     GParamSpec * pspec)
 {
-  GstNms *self = GST_NMS (object);
+  P3dNmsFilter *self = P3D_NMS_FILTER (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -236,10 +235,10 @@ gst_nms_set_property (GObject * object, guint prop_id, const GValue * value,
 }
 
 static void
-gst_nms_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_nms_filter_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstNms *self = GST_NMS (object);
+  P3dNmsFilter *self = P3D_NMS_FILTER (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -281,10 +280,10 @@ media_type_for_mode (P3dNmsMode mode)
 }
 
 static GstCaps *
-gst_nms_transform_media_caps (P3dCudaFilter * filter,
+p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  GstNms *self = GST_NMS (filter);
+  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
   GstCaps *result = gst_caps_new_empty ();
   const gchar *media_type;
   guint i;
@@ -303,11 +302,11 @@ gst_nms_transform_media_caps (P3dCudaFilter * filter,
 }
 
 static gboolean
-gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout)
 {
-  GstNms *self = GST_NMS (filter);
+  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
   P3dNmsMode mode;
   guint max_boxes;
   gint previous;
@@ -361,9 +360,9 @@ gst_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
 }
 
 static void
-gst_nms_stop_device (P3dCudaFilter * filter)
+p3d_nms_filter_stop_device (P3dCudaFilter * filter)
 {
-  GstNms *self = GST_NMS (filter);
+  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
 
   p3d_nms_free (self->nms);
   self->nms = NULL;
@@ -372,7 +371,7 @@ gst_nms_stop_device (P3dCudaFilter * filter)
 /* This frame's parameters: thresholds may change while playing, the mode
  * only with the caps (a mode set while playing waits for renegotiation). */
 static void
-read_params (GstNms * self, P3dNmsParams * params)
+read_params (P3dNmsFilter * self, P3dNmsParams * params)
 {
   GST_OBJECT_LOCK (self);
   *params = self->params;
@@ -381,10 +380,10 @@ read_params (GstNms * self, P3dNmsParams * params)
 }
 
 static GstFlowReturn
-gst_nms_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_nms_filter_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  GstNms *self = GST_NMS (filter);
+  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
   P3dNmsParams params;
   guint32 n_boxes, kept = 0;
   P3dResult result;
@@ -413,10 +412,10 @@ gst_nms_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
 }
 
 static GstFlowReturn
-gst_nms_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_nms_filter_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  GstNms *self = GST_NMS (filter);
+  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
   P3dNmsParams params;
 
   read_params (self, &params);

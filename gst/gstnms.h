@@ -1,16 +1,16 @@
 /* nms: non-maximum suppression of 3D (BEV) or 2D boxes. */
-#ifndef __GST_NMS_H__
-#define __GST_NMS_H__
+#ifndef __P3D_NMS_FILTER_H__
+#define __P3D_NMS_FILTER_H__
 
 #include "nms.h"
 #include "p3dperception.h"
 
 G_BEGIN_DECLS
 
-#define GST_TYPE_NMS (gst_nms_get_type ())
-G_DECLARE_FINAL_TYPE (GstNms, gst_nms, GST, NMS, P3dCudaFilter);
+#define P3D_TYPE_NMS_FILTER (p3d_nms_filter_get_type ())
+G_DECLARE_FINAL_TYPE (P3dNmsFilter, p3d_nms_filter, P3D, NMS_FILTER, P3dCudaFilter);
 
-struct _GstNms
+struct _P3dNmsFilter
 {
   P3dCudaFilter parent;
 
@@ -28,8 +28,6 @@ struct _GstNms
   P3dNms *nms;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (nms);
-
 G_END_DECLS
 
-#endif /* __GST_NMS_H__ */
+#endif /* __P3D_NMS_FILTER_H__ */

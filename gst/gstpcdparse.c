@@ -45,8 +45,8 @@
 #include "pcdreader.h"
 #include "runtime.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_pcd_parse_debug);
-#define GST_CAT_DEFAULT gst_pcd_parse_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_pcd_parse_debug);
+#define GST_CAT_DEFAULT p3d_pcd_parse_debug
 
 enum
 {
@@ -59,7 +59,7 @@ enum
   PROP_STATS,
 };
 
-#define DEFAULT_FORMAT GST_PCD_PARSE_FORMAT_AUTO
+#define DEFAULT_FORMAT P3D_PCD_PARSE_FORMAT_AUTO
 #define DEFAULT_DROP_NONFINITE TRUE
 #define DEFAULT_BUFFER_IS_FILE FALSE
 #define DEFAULT_FPS_N 0
@@ -83,67 +83,65 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (SRC_CAPS));
 
-#define GST_TYPE_PCD_PARSE_FORMAT (gst_pcd_parse_format_get_type ())
+#define P3D_TYPE_PCD_PARSE_FORMAT (p3d_pcd_parse_format_get_type ())
 static GType
-gst_pcd_parse_format_get_type (void)
+p3d_pcd_parse_format_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {GST_PCD_PARSE_FORMAT_AUTO, "Negotiated with downstream (xyzi when "
+    {P3D_PCD_PARSE_FORMAT_AUTO, "Negotiated with downstream (xyzi when "
           "downstream accepts any)", "auto"},
-    {GST_PCD_PARSE_FORMAT_XYZ, "x, y, z", "xyz"},
-    {GST_PCD_PARSE_FORMAT_XYZI, "x, y, z, intensity (KITTI)", "xyzi"},
-    {GST_PCD_PARSE_FORMAT_XYZIT, "x, y, z, intensity, time", "xyzit"},
-    {GST_PCD_PARSE_FORMAT_XYZIR, "x, y, z, intensity, ring (nuScenes)",
+    {P3D_PCD_PARSE_FORMAT_XYZ, "x, y, z", "xyz"},
+    {P3D_PCD_PARSE_FORMAT_XYZI, "x, y, z, intensity (KITTI)", "xyzi"},
+    {P3D_PCD_PARSE_FORMAT_XYZIT, "x, y, z, intensity, time", "xyzit"},
+    {P3D_PCD_PARSE_FORMAT_XYZIR, "x, y, z, intensity, ring (nuScenes)",
         "xyzir"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPcdParseFormat", values);
+    GType t = g_enum_register_static ("P3dPcdParseFormat", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define gst_pcd_parse_parent_class parent_class
-G_DEFINE_TYPE (GstPcdParse, gst_pcd_parse, GST_TYPE_ELEMENT);
-GST_ELEMENT_REGISTER_DEFINE (pcdparse, "pcdparse", GST_RANK_NONE,
-    GST_TYPE_PCD_PARSE);
+#define p3d_pcd_parse_parent_class parent_class
+G_DEFINE_TYPE (P3dPcdParse, p3d_pcd_parse, GST_TYPE_ELEMENT);
 
-static void gst_pcd_parse_finalize (GObject * object);
-static void gst_pcd_parse_set_property (GObject * object, guint prop_id,
+static void p3d_pcd_parse_finalize (GObject * object);
+static void p3d_pcd_parse_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_pcd_parse_get_property (GObject * object, guint prop_id,
+static void p3d_pcd_parse_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstStateChangeReturn gst_pcd_parse_change_state (GstElement * element,
+static GstStateChangeReturn p3d_pcd_parse_change_state (GstElement * element,
     GstStateChange transition);
-static GstFlowReturn gst_pcd_parse_chain (GstPad * pad, GstObject * parent,
+static GstFlowReturn p3d_pcd_parse_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
-static gboolean gst_pcd_parse_sink_event (GstPad * pad, GstObject * parent,
+static gboolean p3d_pcd_parse_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event);
-static gboolean gst_pcd_parse_src_query (GstPad * pad, GstObject * parent,
+static gboolean p3d_pcd_parse_src_query (GstPad * pad, GstObject * parent,
     GstQuery * query);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
 
 static void
-gst_pcd_parse_class_init (GstPcdParseClass * klass)
+p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
-  gobject_class->finalize = gst_pcd_parse_finalize;
-  gobject_class->set_property = gst_pcd_parse_set_property;
-  gobject_class->get_property = gst_pcd_parse_get_property;
+  gobject_class->finalize = p3d_pcd_parse_finalize;
+  gobject_class->set_property = p3d_pcd_parse_set_property;
+  gobject_class->get_property = p3d_pcd_parse_get_property;
 
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format",
           "Point format out; auto takes what downstream asks for (xyzi when "
           "it takes any); a channel the file lacks (intensity, time, ring) "
-          "is 0", GST_TYPE_PCD_PARSE_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
+          "is 0", P3D_TYPE_PCD_PARSE_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_DROP_NONFINITE,
       g_param_spec_boolean ("drop-nonfinite", "Drop non-finite points",
           "Leave out points whose x, y or z is NaN or infinite (organized "
@@ -182,26 +180,26 @@ gst_pcd_parse_class_init (GstPcdParseClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
-  element_class->change_state = GST_DEBUG_FUNCPTR (gst_pcd_parse_change_state);
+  element_class->change_state = GST_DEBUG_FUNCPTR (p3d_pcd_parse_change_state);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_PCD_PARSE_FORMAT, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_pcd_parse_debug, "pcdparse", 0,
+  gst_type_mark_as_plugin_api (P3D_TYPE_PCD_PARSE_FORMAT, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_pcd_parse_debug, "pcdparse", 0,
       "PCD files to point clouds");
 }
 
 static void
-gst_pcd_parse_init (GstPcdParse * self)
+p3d_pcd_parse_init (P3dPcdParse * self)
 {
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_pcd_parse_chain));
+      GST_DEBUG_FUNCPTR (p3d_pcd_parse_chain));
   gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_pcd_parse_sink_event));
+      GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_event));
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
   gst_pad_set_query_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_pcd_parse_src_query));
+      GST_DEBUG_FUNCPTR (p3d_pcd_parse_src_query));
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 
   self->format = DEFAULT_FORMAT;
@@ -215,9 +213,9 @@ gst_pcd_parse_init (GstPcdParse * self)
 }
 
 static void
-gst_pcd_parse_finalize (GObject * object)
+p3d_pcd_parse_finalize (GObject * object)
 {
-  GstPcdParse *self = GST_PCD_PARSE (object);
+  P3dPcdParse *self = P3D_PCD_PARSE (object);
 
   g_object_unref (self->adapter);
   gst_clear_caps (&self->caps);
@@ -225,10 +223,10 @@ gst_pcd_parse_finalize (GObject * object)
 }
 
 static void
-gst_pcd_parse_set_property (GObject * object, guint prop_id,
+p3d_pcd_parse_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstPcdParse *self = GST_PCD_PARSE (object);
+  P3dPcdParse *self = P3D_PCD_PARSE (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -256,10 +254,10 @@ gst_pcd_parse_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_pcd_parse_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_pcd_parse_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstPcdParse *self = GST_PCD_PARSE (object);
+  P3dPcdParse *self = P3D_PCD_PARSE (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -293,7 +291,7 @@ gst_pcd_parse_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static void
-clear_pool (GstPcdParse * self)
+clear_pool (P3dPcdParse * self)
 {
   /* Buffers still downstream keep the old pool alive until they return. */
   if (self->pool)
@@ -304,7 +302,7 @@ clear_pool (GstPcdParse * self)
 
 /* Forgets the bytes read so far, at the start and after a flush. */
 static void
-stream_reset (GstPcdParse * self)
+stream_reset (P3dPcdParse * self)
 {
   gst_adapter_clear (self->adapter);
   self->offset = 0;
@@ -318,7 +316,7 @@ stream_reset (GstPcdParse * self)
 }
 
 static void
-stream_start (GstPcdParse * self)
+stream_start (P3dPcdParse * self)
 {
   GST_OBJECT_LOCK (self);
   self->active_format = self->format;
@@ -339,7 +337,7 @@ stream_start (GstPcdParse * self)
 }
 
 static void
-stream_stop (GstPcdParse * self)
+stream_stop (P3dPcdParse * self)
 {
   gst_adapter_clear (self->adapter);
   clear_pool (self);
@@ -347,9 +345,9 @@ stream_stop (GstPcdParse * self)
 }
 
 static GstStateChangeReturn
-gst_pcd_parse_change_state (GstElement * element, GstStateChange transition)
+p3d_pcd_parse_change_state (GstElement * element, GstStateChange transition)
 {
-  GstPcdParse *self = GST_PCD_PARSE (element);
+  P3dPcdParse *self = P3D_PCD_PARSE (element);
   GstStateChangeReturn ret;
 
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
@@ -365,9 +363,9 @@ gst_pcd_parse_change_state (GstElement * element, GstStateChange transition)
  * memories, CUDA first when a device is there now, so that a GPU pipeline
  * gets device buffers by default. */
 static GstCaps *
-possible_caps (GstPcdParse * self)
+possible_caps (P3dPcdParse * self)
 {
-  GstPcdParseFormat format;
+  P3dPcdParseFormat format;
   GstStructure *s;
   GstCaps *media, *caps;
   gint fps_n, fps_d;
@@ -385,7 +383,7 @@ possible_caps (GstPcdParse * self)
   GST_OBJECT_UNLOCK (self);
 
   s = gst_structure_new_empty (P3D_MEDIA_TYPE_POINT_CLOUD);
-  if (format == GST_PCD_PARSE_FORMAT_AUTO) {
+  if (format == P3D_PCD_PARSE_FORMAT_AUTO) {
     static const gchar *const formats[] = { PREFERRED_FORMAT, "xyz",
       "xyzit", "xyzir"
     };
@@ -413,9 +411,9 @@ possible_caps (GstPcdParse * self)
 }
 
 static gboolean
-gst_pcd_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+p3d_pcd_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
-  GstPcdParse *self = GST_PCD_PARSE (parent);
+  P3dPcdParse *self = P3D_PCD_PARSE (parent);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     GstCaps *filter, *caps = possible_caps (self);
@@ -439,7 +437,7 @@ gst_pcd_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
  * downstream has one) and sends them, then the segment. A change of format
  * or memory replaces the pool. */
 static gboolean
-negotiate (GstPcdParse * self)
+negotiate (P3dPcdParse * self)
 {
   GstCaps *ours = possible_caps (self);
   GstCaps *caps = gst_pad_peer_query_caps (self->srcpad, ours);
@@ -492,7 +490,7 @@ negotiate (GstPcdParse * self)
 }
 
 static gboolean
-ensure_caps_and_segment (GstPcdParse * self)
+ensure_caps_and_segment (P3dPcdParse * self)
 {
   if ((self->caps == NULL || gst_pad_check_reconfigure (self->srcpad))
       && !negotiate (self))
@@ -521,7 +519,7 @@ ensure_caps_and_segment (GstPcdParse * self)
  * when it is not the first, so that slowly growing files do not replace
  * it every time. */
 static gboolean
-ensure_pool (GstPcdParse * self, gsize points)
+ensure_pool (P3dPcdParse * self, gsize points)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
   gsize max_points = MAX_TENSOR_BYTES / stride;
@@ -660,7 +658,7 @@ error_name (gint code)
 /* Posts the reader's @error about the file that starts the adapter, and
  * stops reading. */
 static GstFlowReturn
-post_file_error (GstPcdParse * self, const GError * error)
+post_file_error (P3dPcdParse * self, const GError * error)
 {
   gchar *text = place_message (self->offset, self->files + 1,
       error->message);
@@ -678,7 +676,7 @@ post_file_error (GstPcdParse * self, const GError * error)
 /* Refuses a file whose points, in the negotiated format, would not fit in
  * a buffer; the error names the file as the reader's errors do. */
 static GstFlowReturn
-check_output_size (GstPcdParse * self, const P3dPcdHeader * header,
+check_output_size (P3dPcdParse * self, const P3dPcdHeader * header,
     gsize * bytes)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
@@ -701,7 +699,7 @@ check_output_size (GstPcdParse * self, const P3dPcdHeader * header,
  * pool buffer: into its tensor directly (the host copy of a CUDA memory,
  * uploaded at unmap), then shrunk to the points kept. */
 static GstFlowReturn
-decode_file (GstPcdParse * self, const P3dPcdHeader * header,
+decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
     const guint8 * data, gsize size, GstBuffer ** out)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
@@ -773,7 +771,7 @@ decode_file (GstPcdParse * self, const P3dPcdHeader * header,
 /* The input buffer's timestamps go to the file that starts at its first
  * byte; otherwise the framerate's, or none. */
 static void
-set_timestamps (GstPcdParse * self, GstBuffer * buffer)
+set_timestamps (P3dPcdParse * self, GstBuffer * buffer)
 {
   guint64 pts_distance = 0, dts_distance = 0;
   GstClockTime pts = gst_adapter_prev_pts (self->adapter, &pts_distance);
@@ -819,7 +817,7 @@ count_newlines (const guint8 * data, gsize size)
  * lower bound (two bytes a value), and without this a file read in 4 KiB
  * blocks would be scanned from its start some twenty times. */
 static GstFlowReturn
-check_announced_file (GstPcdParse * self, const guint8 * data, gsize size)
+check_announced_file (P3dPcdParse * self, const guint8 * data, gsize size)
 {
   P3dPcdHeader header;
   GstFlowReturn flow = GST_FLOW_OK;
@@ -842,7 +840,7 @@ check_announced_file (GstPcdParse * self, const guint8 * data, gsize size)
 }
 
 static void
-flush_bytes (GstPcdParse * self, gsize size)
+flush_bytes (P3dPcdParse * self, gsize size)
 {
   gst_adapter_flush (self->adapter, size);
   self->offset += size;
@@ -856,7 +854,7 @@ flush_bytes (GstPcdParse * self, gsize size)
  * of the input buffer): an incomplete file is then an error and padding
  * is dropped. */
 static GstFlowReturn
-take_files (GstPcdParse * self, gboolean at_eos)
+take_files (P3dPcdParse * self, gboolean at_eos)
 {
   GstFlowReturn flow = GST_FLOW_OK;
 
@@ -919,9 +917,9 @@ take_files (GstPcdParse * self, gboolean at_eos)
 }
 
 static GstFlowReturn
-gst_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
-  GstPcdParse *self = GST_PCD_PARSE (parent);
+  P3dPcdParse *self = P3D_PCD_PARSE (parent);
 
   if (self->failed) {
     gst_buffer_unref (buffer);
@@ -946,9 +944,9 @@ gst_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 }
 
 static gboolean
-gst_pcd_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+p3d_pcd_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
-  GstPcdParse *self = GST_PCD_PARSE (parent);
+  P3dPcdParse *self = P3D_PCD_PARSE (parent);
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:

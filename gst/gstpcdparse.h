@@ -1,7 +1,7 @@
 /* pcdparse: PCD files (one or more, back to back) -> application/x-point-cloud
  * in system or CUDA memory, one buffer per file. */
-#ifndef __GST_PCD_PARSE_H__
-#define __GST_PCD_PARSE_H__
+#ifndef __P3D_PCD_PARSE_H__
+#define __P3D_PCD_PARSE_H__
 
 #include <gst/base/gstadapter.h>
 
@@ -15,17 +15,17 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  GST_PCD_PARSE_FORMAT_AUTO = 0,
-  GST_PCD_PARSE_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
-  GST_PCD_PARSE_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
-  GST_PCD_PARSE_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
-  GST_PCD_PARSE_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
-} GstPcdParseFormat;
+  P3D_PCD_PARSE_FORMAT_AUTO = 0,
+  P3D_PCD_PARSE_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
+  P3D_PCD_PARSE_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
+  P3D_PCD_PARSE_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
+  P3D_PCD_PARSE_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
+} P3dPcdParseFormat;
 
-#define GST_TYPE_PCD_PARSE (gst_pcd_parse_get_type ())
-G_DECLARE_FINAL_TYPE (GstPcdParse, gst_pcd_parse, GST, PCD_PARSE, GstElement);
+#define P3D_TYPE_PCD_PARSE (p3d_pcd_parse_get_type ())
+G_DECLARE_FINAL_TYPE (P3dPcdParse, p3d_pcd_parse, P3D, PCD_PARSE, GstElement);
 
-struct _GstPcdParse
+struct _P3dPcdParse
 {
   GstElement parent;
 
@@ -33,7 +33,7 @@ struct _GstPcdParse
   GstPad *srcpad;
 
   /* properties, under the object lock */
-  GstPcdParseFormat format;
+  P3dPcdParseFormat format;
   gboolean drop_nonfinite;
   gboolean buffer_is_file;
   gint fps_n;
@@ -47,7 +47,7 @@ struct _GstPcdParse
   guint64 stats_offset;
 
   /* streaming: the properties as they were at READY -> PAUSED */
-  GstPcdParseFormat active_format;
+  P3dPcdParseFormat active_format;
   gboolean active_buffer_is_file;
   gint active_fps_n;
   gint active_fps_d;
@@ -86,8 +86,6 @@ struct _GstPcdParse
   P3dTensorLayout layout;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (pcdparse);
-
 G_END_DECLS
 
-#endif /* __GST_PCD_PARSE_H__ */
+#endif /* __P3D_PCD_PARSE_H__ */

@@ -26,8 +26,8 @@
 
 #include "gstpillarfeat.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_pillarfeat_debug);
-#define GST_CAT_DEFAULT gst_pillarfeat_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_pillarfeat_debug);
+#define GST_CAT_DEFAULT p3d_pillarfeat_debug
 
 enum
 {
@@ -44,36 +44,34 @@ G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_MMDET3D_9 ==
 G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_POINTPILLARS_11 ==
     (gint) P3D_PILLAR_FEATURES_POINTPILLARS_11);
 
-#define gst_pillarfeat_parent_class parent_class
-G_DEFINE_TYPE (GstPillarfeat, gst_pillarfeat, P3D_TYPE_CUDA_FILTER);
-GST_ELEMENT_REGISTER_DEFINE (pillarfeat, "pillarfeat", GST_RANK_NONE,
-    GST_TYPE_PILLARFEAT);
+#define p3d_pillarfeat_parent_class parent_class
+G_DEFINE_TYPE (P3dPillarfeat, p3d_pillarfeat, P3D_TYPE_CUDA_FILTER);
 
-static void gst_pillarfeat_set_property (GObject * object, guint prop_id,
+static void p3d_pillarfeat_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_pillarfeat_get_property (GObject * object, guint prop_id,
+static void p3d_pillarfeat_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstCaps *gst_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
+static GstCaps *p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean gst_pillarfeat_set_info (P3dCudaFilter * filter,
+static gboolean p3d_pillarfeat_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout);
-static GstFlowReturn gst_pillarfeat_process_cpu (P3dCudaFilter * filter,
+static GstFlowReturn p3d_pillarfeat_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn gst_pillarfeat_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_pillarfeat_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-gst_pillarfeat_class_init (GstPillarfeatClass * klass)
+p3d_pillarfeat_class_init (P3dPillarfeatClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->set_property = gst_pillarfeat_set_property;
-  gobject_class->get_property = gst_pillarfeat_get_property;
+  gobject_class->set_property = p3d_pillarfeat_set_property;
+  gobject_class->get_property = p3d_pillarfeat_get_property;
 
   g_object_class_install_property (gobject_class, PROP_FEATURES,
       g_param_spec_enum ("features", "Features",
@@ -94,27 +92,27 @@ gst_pillarfeat_class_init (GstPillarfeatClass * klass)
   gst_caps_unref (src_caps);
 
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (gst_pillarfeat_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_pillarfeat_set_info);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_pillarfeat_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_pillarfeat_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_pillarfeat_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillarfeat_set_info);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillarfeat_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_pillarfeat_process_cuda);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_FEATURE_SET, 0);
-  GST_DEBUG_CATEGORY_INIT (gst_pillarfeat_debug, "pillarfeat", 0,
+  GST_DEBUG_CATEGORY_INIT (p3d_pillarfeat_debug, "pillarfeat", 0,
       "PointPillars features");
 }
 
 static void
-gst_pillarfeat_init (GstPillarfeat * self)
+p3d_pillarfeat_init (P3dPillarfeat * self)
 {
   self->features = DEFAULT_FEATURES;
 }
 
 static void
-gst_pillarfeat_set_property (GObject * object, guint prop_id,
+p3d_pillarfeat_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstPillarfeat *self = GST_PILLARFEAT (object);
+  P3dPillarfeat *self = P3D_PILLARFEAT (object);
 
   switch (prop_id) {
     case PROP_FEATURES:
@@ -130,10 +128,10 @@ gst_pillarfeat_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_pillarfeat_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_pillarfeat_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstPillarfeat *self = GST_PILLARFEAT (object);
+  P3dPillarfeat *self = P3D_PILLARFEAT (object);
 
   switch (prop_id) {
     case PROP_FEATURES:
@@ -153,10 +151,10 @@ static const gchar *const shared_fields[] = {
 };
 
 static GstCaps *
-gst_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
+p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
   GstCaps *result = gst_caps_new_empty ();
   P3dFeatureSet features;
   guint i, f;
@@ -202,11 +200,11 @@ gst_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
 }
 
 static gboolean
-gst_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout)
 {
-  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
   P3dVoxelsInfo in_info;
   P3dPillarsInfo out_info;
   P3dPillarFeatParams params;
@@ -256,10 +254,10 @@ tensors_from_maps (P3dTensorMap * in, P3dTensorMap * out,
 }
 
 static GstFlowReturn
-gst_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
   P3dPillarFeatInput input;
   P3dPillarFeatOutput output;
 
@@ -269,10 +267,10 @@ gst_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
 }
 
 static GstFlowReturn
-gst_pillarfeat_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_pillarfeat_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  GstPillarfeat *self = GST_PILLARFEAT (filter);
+  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
   P3dPillarFeatInput input;
   P3dPillarFeatOutput output;
 

@@ -1,18 +1,18 @@
 /* pillarfeat: voxels (application/x-voxels) -> PointPillars network input
  * (application/x-pillar-features). */
-#ifndef __GST_PILLARFEAT_H__
-#define __GST_PILLARFEAT_H__
+#ifndef __P3D_PILLARFEAT_H__
+#define __P3D_PILLARFEAT_H__
 
 #include "p3dperception.h"
 #include "pillarfeat.h"
 
 G_BEGIN_DECLS
 
-#define GST_TYPE_PILLARFEAT (gst_pillarfeat_get_type ())
-G_DECLARE_FINAL_TYPE (GstPillarfeat, gst_pillarfeat, GST, PILLARFEAT,
+#define P3D_TYPE_PILLARFEAT (p3d_pillarfeat_get_type ())
+G_DECLARE_FINAL_TYPE (P3dPillarfeat, p3d_pillarfeat, P3D, PILLARFEAT,
     P3dCudaFilter);
 
-struct _GstPillarfeat
+struct _P3dPillarfeat
 {
   P3dCudaFilter parent;
 
@@ -25,8 +25,6 @@ struct _GstPillarfeat
   P3dPillarFeatParams params;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (pillarfeat);
-
 G_END_DECLS
 
-#endif /* __GST_PILLARFEAT_H__ */
+#endif /* __P3D_PILLARFEAT_H__ */

@@ -38,8 +38,8 @@
 #include "gstpointcloudtestsrc.h"
 #include "runtime.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_point_cloud_test_src_debug);
-#define GST_CAT_DEFAULT gst_point_cloud_test_src_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_point_cloud_test_src_debug);
+#define GST_CAT_DEFAULT p3d_point_cloud_test_src_debug
 
 enum
 {
@@ -76,14 +76,14 @@ enum
 #define DEFAULT_FPS_N P3D_LIDAR_DEFAULT_FPS_N
 #define DEFAULT_FPS_D P3D_LIDAR_DEFAULT_FPS_D
 #define DEFAULT_SEED 0
-#define DEFAULT_FORMAT GST_POINT_CLOUD_TEST_SRC_FORMAT_AUTO
+#define DEFAULT_FORMAT P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO
 #define DEFAULT_MOTION TRUE
 #define DEFAULT_CARS P3D_LIDAR_DEFAULT_CARS
 #define DEFAULT_PEDESTRIANS P3D_LIDAR_DEFAULT_PEDESTRIANS
 #define DEFAULT_CYCLISTS P3D_LIDAR_DEFAULT_CYCLISTS
 #define DEFAULT_WALLS TRUE
 #define DEFAULT_GROUND TRUE
-#define DEFAULT_EMIT GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS
+#define DEFAULT_EMIT P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS
 #define DEFAULT_MAX_BOXES 1024
 #define DEFAULT_CANDIDATES_PER_OBJECT 8
 #define DEFAULT_CUDA_DEVICE_ID -1
@@ -107,99 +107,97 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         "max-boxes = (int) [ 1, 1048576 ], "
         "framerate = (fraction) [ 1/2147483647, 2147483647/1 ]"));
 
-#define GST_TYPE_POINT_CLOUD_TEST_SRC_FORMAT \
-    (gst_point_cloud_test_src_format_get_type ())
+#define P3D_TYPE_POINT_CLOUD_TEST_SRC_FORMAT \
+    (p3d_point_cloud_test_src_format_get_type ())
 static GType
-gst_point_cloud_test_src_format_get_type (void)
+p3d_point_cloud_test_src_format_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {GST_POINT_CLOUD_TEST_SRC_FORMAT_AUTO, "Negotiated with downstream "
+    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO, "Negotiated with downstream "
           "(xyzi when downstream accepts any)", "auto"},
-    {GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZ, "x, y, z", "xyz"},
-    {GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZI, "x, y, z, intensity (KITTI)",
+    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZ, "x, y, z", "xyz"},
+    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZI, "x, y, z, intensity (KITTI)",
         "xyzi"},
-    {GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT, "x, y, z, intensity, time in "
+    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT, "x, y, z, intensity, time in "
           "seconds since the start of the revolution", "xyzit"},
-    {GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR, "x, y, z, intensity, ring "
+    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR, "x, y, z, intensity, ring "
           "(beam index, 0 the lowest; as nuScenes)", "xyzir"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPointCloudTestSrcFormat", values);
+    GType t = g_enum_register_static ("P3dPointCloudTestSrcFormat", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define GST_TYPE_POINT_CLOUD_TEST_SRC_EMIT \
-    (gst_point_cloud_test_src_emit_get_type ())
+#define P3D_TYPE_POINT_CLOUD_TEST_SRC_EMIT \
+    (p3d_point_cloud_test_src_emit_get_type ())
 static GType
-gst_point_cloud_test_src_emit_get_type (void)
+p3d_point_cloud_test_src_emit_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS, "The lidar's points "
+    {P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS, "The lidar's points "
           "(application/x-point-cloud)", "points"},
-    {GST_POINT_CLOUD_TEST_SRC_EMIT_BOXES, "The true boxes of the objects "
+    {P3D_POINT_CLOUD_TEST_SRC_EMIT_BOXES, "The true boxes of the objects "
           "within max-range (application/x-boxes3d, score 1)", "boxes"},
-    {GST_POINT_CLOUD_TEST_SRC_EMIT_CANDIDATES, "Jittered, overlapping boxes "
+    {P3D_POINT_CLOUD_TEST_SRC_EMIT_CANDIDATES, "Jittered, overlapping boxes "
           "with scores, plus a few false positives, shuffled: a detector's "
           "raw output (application/x-boxes3d)", "candidates"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPointCloudTestSrcEmit", values);
+    GType t = g_enum_register_static ("P3dPointCloudTestSrcEmit", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define gst_point_cloud_test_src_parent_class parent_class
-G_DEFINE_TYPE (GstPointCloudTestSrc, gst_point_cloud_test_src,
+#define p3d_point_cloud_test_src_parent_class parent_class
+G_DEFINE_TYPE (P3dPointCloudTestSrc, p3d_point_cloud_test_src,
     GST_TYPE_PUSH_SRC);
-GST_ELEMENT_REGISTER_DEFINE (pointcloudtestsrc, "pointcloudtestsrc",
-    GST_RANK_NONE, GST_TYPE_POINT_CLOUD_TEST_SRC);
 
-static void gst_point_cloud_test_src_set_property (GObject * object,
+static void p3d_point_cloud_test_src_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
-static void gst_point_cloud_test_src_get_property (GObject * object,
+static void p3d_point_cloud_test_src_get_property (GObject * object,
     guint prop_id, GValue * value, GParamSpec * pspec);
-static void gst_point_cloud_test_src_finalize (GObject * object);
-static gboolean gst_point_cloud_test_src_start (GstBaseSrc * src);
-static gboolean gst_point_cloud_test_src_stop (GstBaseSrc * src);
-static GstCaps *gst_point_cloud_test_src_get_caps (GstBaseSrc * src,
+static void p3d_point_cloud_test_src_finalize (GObject * object);
+static gboolean p3d_point_cloud_test_src_start (GstBaseSrc * src);
+static gboolean p3d_point_cloud_test_src_stop (GstBaseSrc * src);
+static GstCaps *p3d_point_cloud_test_src_get_caps (GstBaseSrc * src,
     GstCaps * filter);
-static GstCaps *gst_point_cloud_test_src_fixate (GstBaseSrc * src,
+static GstCaps *p3d_point_cloud_test_src_fixate (GstBaseSrc * src,
     GstCaps * caps);
-static gboolean gst_point_cloud_test_src_set_caps (GstBaseSrc * src,
+static gboolean p3d_point_cloud_test_src_set_caps (GstBaseSrc * src,
     GstCaps * caps);
-static gboolean gst_point_cloud_test_src_decide_allocation (GstBaseSrc * src,
+static gboolean p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src,
     GstQuery * query);
-static gboolean gst_point_cloud_test_src_is_seekable (GstBaseSrc * src);
-static gboolean gst_point_cloud_test_src_do_seek (GstBaseSrc * src,
+static gboolean p3d_point_cloud_test_src_is_seekable (GstBaseSrc * src);
+static gboolean p3d_point_cloud_test_src_do_seek (GstBaseSrc * src,
     GstSegment * segment);
-static GstFlowReturn gst_point_cloud_test_src_create (GstPushSrc * src,
+static GstFlowReturn p3d_point_cloud_test_src_create (GstPushSrc * src,
     GstBuffer ** buffer);
 
 #define PARAM_FLAGS \
     (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)
 
 static void
-gst_point_cloud_test_src_class_init (GstPointCloudTestSrcClass * klass)
+p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseSrcClass *base_src_class = GST_BASE_SRC_CLASS (klass);
   GstPushSrcClass *push_src_class = GST_PUSH_SRC_CLASS (klass);
 
-  gobject_class->set_property = gst_point_cloud_test_src_set_property;
-  gobject_class->get_property = gst_point_cloud_test_src_get_property;
-  gobject_class->finalize = gst_point_cloud_test_src_finalize;
+  gobject_class->set_property = p3d_point_cloud_test_src_set_property;
+  gobject_class->get_property = p3d_point_cloud_test_src_get_property;
+  gobject_class->finalize = p3d_point_cloud_test_src_finalize;
 
   g_object_class_install_property (gobject_class, PROP_BEAMS,
       g_param_spec_uint ("beams", "Beams",
@@ -247,7 +245,7 @@ gst_point_cloud_test_src_class_init (GstPointCloudTestSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format",
           "Point format; auto takes what downstream asks for",
-          GST_TYPE_POINT_CLOUD_TEST_SRC_FORMAT, DEFAULT_FORMAT, PARAM_FLAGS));
+          P3D_TYPE_POINT_CLOUD_TEST_SRC_FORMAT, DEFAULT_FORMAT, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MOTION,
       g_param_spec_boolean ("motion", "Motion",
           "Objects move from frame to frame; when false every frame is "
@@ -276,7 +274,7 @@ gst_point_cloud_test_src_class_init (GstPointCloudTestSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_EMIT,
       g_param_spec_enum ("emit", "Emit",
           "What each buffer holds: the points, or the scene's boxes",
-          GST_TYPE_POINT_CLOUD_TEST_SRC_EMIT, DEFAULT_EMIT, PARAM_FLAGS));
+          P3D_TYPE_POINT_CLOUD_TEST_SRC_EMIT, DEFAULT_EMIT, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MAX_BOXES,
       g_param_spec_uint ("max-boxes", "Max boxes",
           "Capacity of a boxes buffer (the caps' max-boxes) with emit=boxes "
@@ -300,30 +298,30 @@ gst_point_cloud_test_src_class_init (GstPointCloudTestSrcClass * klass)
       "gst-perception developers");
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
-  base_src_class->start = GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_start);
-  base_src_class->stop = GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_stop);
+  base_src_class->start = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_start);
+  base_src_class->stop = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_stop);
   base_src_class->get_caps =
-      GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_get_caps);
-  base_src_class->fixate = GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_fixate);
+      GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_get_caps);
+  base_src_class->fixate = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_fixate);
   base_src_class->set_caps =
-      GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_set_caps);
+      GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_set_caps);
   base_src_class->decide_allocation =
-      GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_decide_allocation);
+      GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_decide_allocation);
   base_src_class->is_seekable =
-      GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_is_seekable);
+      GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_is_seekable);
   base_src_class->do_seek =
-      GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_do_seek);
-  push_src_class->create = GST_DEBUG_FUNCPTR (gst_point_cloud_test_src_create);
+      GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_do_seek);
+  push_src_class->create = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_create);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_POINT_CLOUD_TEST_SRC_FORMAT, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_POINT_CLOUD_TEST_SRC_EMIT, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_TEST_SRC_FORMAT, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_TEST_SRC_EMIT, 0);
 
-  GST_DEBUG_CATEGORY_INIT (gst_point_cloud_test_src_debug,
+  GST_DEBUG_CATEGORY_INIT (p3d_point_cloud_test_src_debug,
       "pointcloudtestsrc", 0, "Synthetic lidar source");
 }
 
 static void
-gst_point_cloud_test_src_init (GstPointCloudTestSrc * self)
+p3d_point_cloud_test_src_init (P3dPointCloudTestSrc * self)
 {
   p3d_lidar_scene_params_init (&self->params);
   self->params.seed = DEFAULT_SEED;
@@ -343,9 +341,9 @@ gst_point_cloud_test_src_init (GstPointCloudTestSrc * self)
 }
 
 static void
-gst_point_cloud_test_src_finalize (GObject * object)
+p3d_point_cloud_test_src_finalize (GObject * object)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (object);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (object);
 
   /* stop() normally released these; not when start() failed half-way. */
   gst_clear_buffer (&self->frozen);
@@ -357,10 +355,10 @@ gst_point_cloud_test_src_finalize (GObject * object)
 }
 
 static void
-gst_point_cloud_test_src_set_property (GObject * object, guint prop_id,
+p3d_point_cloud_test_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (object);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (object);
   P3dLidarSceneParams *params = &self->params;
 
   GST_OBJECT_LOCK (self);
@@ -434,10 +432,10 @@ gst_point_cloud_test_src_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_point_cloud_test_src_get_property (GObject * object, guint prop_id,
+p3d_point_cloud_test_src_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (object);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (object);
   const P3dLidarSceneParams *params = &self->params;
 
   GST_OBJECT_LOCK (self);
@@ -510,9 +508,9 @@ gst_point_cloud_test_src_get_property (GObject * object, guint prop_id,
 }
 
 static gboolean
-gst_point_cloud_test_src_start (GstBaseSrc * src)
+p3d_point_cloud_test_src_start (GstBaseSrc * src)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
   P3dLidarSceneParams params;
   const gchar *property;
   gchar *why = NULL;
@@ -543,7 +541,7 @@ gst_point_cloud_test_src_start (GstBaseSrc * src)
   self->fps_d = params.fps_d;
   self->frame = 0;
   self->warned_truncated = FALSE;
-  if (self->active_emit != GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS)
+  if (self->active_emit != P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS)
     self->boxes = g_new (P3dBox3d, self->active_max_boxes);
   GST_DEBUG_OBJECT (self, "scene of %u objects, %u rays per frame",
       p3d_lidar_scene_get_n_objects (self->scene),
@@ -552,9 +550,9 @@ gst_point_cloud_test_src_start (GstBaseSrc * src)
 }
 
 static gboolean
-gst_point_cloud_test_src_stop (GstBaseSrc * src)
+p3d_point_cloud_test_src_stop (GstBaseSrc * src)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
 
   gst_clear_buffer (&self->frozen);
   if (self->pool)
@@ -571,9 +569,9 @@ gst_point_cloud_test_src_stop (GstBaseSrc * src)
 /* What the properties allow, in both memories: CUDA first when a device
  * is there now, so that a GPU pipeline gets device buffers by default. */
 static GstCaps *
-gst_point_cloud_test_src_get_caps (GstBaseSrc * src, GstCaps * filter)
+p3d_point_cloud_test_src_get_caps (GstBaseSrc * src, GstCaps * filter)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
   GstStructure *s;
   GstCaps *media, *caps;
   gint fps_n, fps_d;
@@ -581,9 +579,9 @@ gst_point_cloud_test_src_get_caps (GstBaseSrc * src, GstCaps * filter)
   GST_OBJECT_LOCK (self);
   fps_n = self->params.fps_n;
   fps_d = self->params.fps_d;
-  if (self->emit == GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS) {
+  if (self->emit == P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS) {
     s = gst_structure_new_empty (P3D_MEDIA_TYPE_POINT_CLOUD);
-    if (self->format == GST_POINT_CLOUD_TEST_SRC_FORMAT_AUTO) {
+    if (self->format == P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO) {
       static const gchar *const formats[] = { PREFERRED_FORMAT, "xyz",
         "xyzit", "xyzir"
       };
@@ -627,7 +625,7 @@ gst_point_cloud_test_src_get_caps (GstBaseSrc * src, GstCaps * filter)
 }
 
 static GstCaps *
-gst_point_cloud_test_src_fixate (GstBaseSrc * src, GstCaps * caps)
+p3d_point_cloud_test_src_fixate (GstBaseSrc * src, GstCaps * caps)
 {
   guint i;
 
@@ -672,15 +670,15 @@ channels_from_format (const P3dPointFormatInfo * finfo,
 }
 
 static gboolean
-gst_point_cloud_test_src_set_caps (GstBaseSrc * src, GstCaps * caps)
+p3d_point_cloud_test_src_set_caps (GstBaseSrc * src, GstCaps * caps)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
   guint n_rays = p3d_lidar_scene_get_n_rays (self->scene);
 
   GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
   gst_clear_buffer (&self->frozen);
 
-  if (self->active_emit == GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS) {
+  if (self->active_emit == P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS) {
     P3dPointCloudInfo info;
     P3dLidarChannels channels;
     gsize size;
@@ -716,9 +714,9 @@ gst_point_cloud_test_src_set_caps (GstBaseSrc * src, GstCaps * caps)
 /* Our own tensor pool, in the negotiated memory, whatever downstream
  * proposed: the layout (one tensor per GstMemory) is ours to decide. */
 static gboolean
-gst_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
+p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
   GstAllocator *allocator = NULL;
   GstBufferPool *pool;
   GstCaps *caps = NULL;
@@ -768,16 +766,16 @@ gst_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
 }
 
 static gboolean
-gst_point_cloud_test_src_is_seekable (GstBaseSrc * src)
+p3d_point_cloud_test_src_is_seekable (GstBaseSrc * src)
 {
   return TRUE;
 }
 
 /* The frame index drives the scene, so a seek is only a new index. */
 static gboolean
-gst_point_cloud_test_src_do_seek (GstBaseSrc * src, GstSegment * segment)
+p3d_point_cloud_test_src_do_seek (GstBaseSrc * src, GstSegment * segment)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
 
   if (segment->rate < 0) {
     GST_WARNING_OBJECT (self, "reverse playback is not supported");
@@ -794,7 +792,7 @@ gst_point_cloud_test_src_do_seek (GstBaseSrc * src, GstSegment * segment)
 /* Writes the points of the current frame into @buffer's tensor, shrunk
  * to their number. */
 static gboolean
-fill_points (GstPointCloudTestSrc * self, GstBuffer * buffer)
+fill_points (P3dPointCloudTestSrc * self, GstBuffer * buffer)
 {
   gsize n_points = p3d_lidar_scene_render (self->scene, self->channels,
       self->points, NULL);
@@ -820,14 +818,14 @@ fill_points (GstPointCloudTestSrc * self, GstBuffer * buffer)
 /* Writes the true or candidate boxes of the current frame into @buffer:
  * the records, zeros after them, and the count. */
 static gboolean
-fill_boxes (GstPointCloudTestSrc * self, GstBuffer * buffer)
+fill_boxes (P3dPointCloudTestSrc * self, GstBuffer * buffer)
 {
   guint capacity = self->active_max_boxes, n_boxes, n_written;
   P3dTensorMap map;
   gchar *why = NULL;
   guint32 count;
 
-  if (self->active_emit == GST_POINT_CLOUD_TEST_SRC_EMIT_BOXES)
+  if (self->active_emit == P3D_POINT_CLOUD_TEST_SRC_EMIT_BOXES)
     n_boxes = p3d_lidar_scene_get_boxes (self->scene, self->boxes, capacity);
   else
     n_boxes = p3d_lidar_scene_get_candidates (self->scene,
@@ -861,7 +859,7 @@ fill_boxes (GstPointCloudTestSrc * self, GstBuffer * buffer)
 
 /* A pool buffer holding @frame. */
 static GstFlowReturn
-render_frame (GstPointCloudTestSrc * self, guint64 frame, GstBuffer ** out)
+render_frame (P3dPointCloudTestSrc * self, guint64 frame, GstBuffer ** out)
 {
   GstBuffer *buffer = NULL;
   GstFlowReturn ret;
@@ -871,7 +869,7 @@ render_frame (GstPointCloudTestSrc * self, guint64 frame, GstBuffer ** out)
   if (ret != GST_FLOW_OK)
     return ret;
   p3d_lidar_scene_set_frame (self->scene, frame);
-  if (self->active_emit == GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS)
+  if (self->active_emit == P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS)
     ok = fill_points (self, buffer);
   else
     ok = fill_boxes (self, buffer);
@@ -898,9 +896,9 @@ share_memories (GstBuffer * frozen)
 }
 
 static GstFlowReturn
-gst_point_cloud_test_src_create (GstPushSrc * src, GstBuffer ** out)
+p3d_point_cloud_test_src_create (GstPushSrc * src, GstBuffer ** out)
 {
-  GstPointCloudTestSrc *self = GST_POINT_CLOUD_TEST_SRC (src);
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
   const P3dLidarSceneParams *params = p3d_lidar_scene_get_params (self->scene);
   GstBuffer *buffer = NULL;
   GstFlowReturn ret;

@@ -1,8 +1,8 @@
 /* pointcloudtestsrc: a synthetic spinning lidar over a street scene, the
  * lidar counterpart of videotestsrc (application/x-point-cloud), or the
  * scene's true or candidate boxes (application/x-boxes3d). */
-#ifndef __GST_POINT_CLOUD_TEST_SRC_H__
-#define __GST_POINT_CLOUD_TEST_SRC_H__
+#ifndef __P3D_POINT_CLOUD_TEST_SRC_H__
+#define __P3D_POINT_CLOUD_TEST_SRC_H__
 
 #include <gst/base/gstpushsrc.h>
 
@@ -13,39 +13,39 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  GST_POINT_CLOUD_TEST_SRC_FORMAT_AUTO = 0,
-  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
-  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
-  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
-  GST_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
-} GstPointCloudTestSrcFormat;
+  P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO = 0,
+  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
+  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
+  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
+  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
+} P3dPointCloudTestSrcFormat;
 
 typedef enum
 {
-  GST_POINT_CLOUD_TEST_SRC_EMIT_POINTS = 0,
-  GST_POINT_CLOUD_TEST_SRC_EMIT_BOXES = 1,
-  GST_POINT_CLOUD_TEST_SRC_EMIT_CANDIDATES = 2,
-} GstPointCloudTestSrcEmit;
+  P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS = 0,
+  P3D_POINT_CLOUD_TEST_SRC_EMIT_BOXES = 1,
+  P3D_POINT_CLOUD_TEST_SRC_EMIT_CANDIDATES = 2,
+} P3dPointCloudTestSrcEmit;
 
-#define GST_TYPE_POINT_CLOUD_TEST_SRC (gst_point_cloud_test_src_get_type ())
-G_DECLARE_FINAL_TYPE (GstPointCloudTestSrc, gst_point_cloud_test_src, GST,
+#define P3D_TYPE_POINT_CLOUD_TEST_SRC (p3d_point_cloud_test_src_get_type ())
+G_DECLARE_FINAL_TYPE (P3dPointCloudTestSrc, p3d_point_cloud_test_src, P3D,
     POINT_CLOUD_TEST_SRC, GstPushSrc);
 
-struct _GstPointCloudTestSrc
+struct _P3dPointCloudTestSrc
 {
   GstPushSrc parent;
 
   /* properties, under the object lock */
   P3dLidarSceneParams params;
-  GstPointCloudTestSrcFormat format;
-  GstPointCloudTestSrcEmit emit;
+  P3dPointCloudTestSrcFormat format;
+  P3dPointCloudTestSrcEmit emit;
   guint max_boxes;
   guint candidates_per_object;
   gint cuda_device_id;
 
   /* streaming: copied from the properties in start() */
   P3dLidarScene *scene;
-  GstPointCloudTestSrcEmit active_emit;
+  P3dPointCloudTestSrcEmit active_emit;
   guint active_max_boxes;
   guint active_candidates_per_object;
   gint active_device_id;
@@ -69,8 +69,6 @@ struct _GstPointCloudTestSrc
   gboolean warned_truncated;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (pointcloudtestsrc);
-
 G_END_DECLS
 
-#endif /* __GST_POINT_CLOUD_TEST_SRC_H__ */
+#endif /* __P3D_POINT_CLOUD_TEST_SRC_H__ */

@@ -35,8 +35,8 @@
 #include "gstvoxelize.h"
 #include "p3dproperties.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_voxelize_debug);
-#define GST_CAT_DEFAULT gst_voxelize_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_voxelize_debug);
+#define GST_CAT_DEFAULT p3d_voxelize_debug
 
 enum
 {
@@ -66,33 +66,31 @@ static const gdouble default_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68,
 /* Frames whose statistics may be in flight on the device. */
 #define READBACK_DEPTH 16
 
-#define gst_voxelize_parent_class parent_class
-G_DEFINE_TYPE (GstVoxelize, gst_voxelize, P3D_TYPE_CUDA_FILTER);
-GST_ELEMENT_REGISTER_DEFINE (voxelize, "voxelize", GST_RANK_NONE,
-    GST_TYPE_VOXELIZE);
+#define p3d_voxelize_parent_class parent_class
+G_DEFINE_TYPE (P3dVoxelize, p3d_voxelize, P3D_TYPE_CUDA_FILTER);
 
-static void gst_voxelize_set_property (GObject * object, guint prop_id,
+static void p3d_voxelize_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void gst_voxelize_get_property (GObject * object, guint prop_id,
+static void p3d_voxelize_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean gst_voxelize_start (GstBaseTransform * trans);
-static gboolean gst_voxelize_sink_event (GstBaseTransform * trans,
+static gboolean p3d_voxelize_start (GstBaseTransform * trans);
+static gboolean p3d_voxelize_sink_event (GstBaseTransform * trans,
     GstEvent * event);
-static GstCaps *gst_voxelize_transform_media_caps (P3dCudaFilter * filter,
+static GstCaps *p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean gst_voxelize_set_info (P3dCudaFilter * filter,
+static gboolean p3d_voxelize_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout);
-static gboolean gst_voxelize_start_device (P3dCudaFilter * filter);
-static void gst_voxelize_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn gst_voxelize_process_cpu (P3dCudaFilter * filter,
+static gboolean p3d_voxelize_start_device (P3dCudaFilter * filter);
+static void p3d_voxelize_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_voxelize_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn gst_voxelize_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_voxelize_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-gst_voxelize_class_init (GstVoxelizeClass * klass)
+p3d_voxelize_class_init (P3dVoxelizeClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -100,8 +98,8 @@ gst_voxelize_class_init (GstVoxelizeClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->set_property = gst_voxelize_set_property;
-  gobject_class->get_property = gst_voxelize_get_property;
+  gobject_class->set_property = p3d_voxelize_set_property;
+  gobject_class->get_property = p3d_voxelize_get_property;
 
   g_object_class_install_property (gobject_class, PROP_VOXEL_SIZE,
       p3d_param_spec_double_array ("voxel-size", "Voxel size",
@@ -152,22 +150,22 @@ gst_voxelize_class_init (GstVoxelizeClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
-  trans_class->start = GST_DEBUG_FUNCPTR (gst_voxelize_start);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_voxelize_sink_event);
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_voxelize_start);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_voxelize_sink_event);
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (gst_voxelize_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (gst_voxelize_set_info);
-  filter_class->start_device = GST_DEBUG_FUNCPTR (gst_voxelize_start_device);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (gst_voxelize_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (gst_voxelize_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (gst_voxelize_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_voxelize_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_voxelize_set_info);
+  filter_class->start_device = GST_DEBUG_FUNCPTR (p3d_voxelize_start_device);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_voxelize_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cuda);
 
-  GST_DEBUG_CATEGORY_INIT (gst_voxelize_debug, "voxelize", 0,
+  GST_DEBUG_CATEGORY_INIT (p3d_voxelize_debug, "voxelize", 0,
       "Lidar voxelization");
 }
 
 static void
-gst_voxelize_init (GstVoxelize * self)
+p3d_voxelize_init (P3dVoxelize * self)
 {
   memcpy (self->voxel_size, default_voxel_size, sizeof (self->voxel_size));
   memcpy (self->range, default_range, sizeof (self->range));
@@ -177,7 +175,7 @@ gst_voxelize_init (GstVoxelize * self)
 }
 
 static GstStructure *
-stats_to_structure (GstVoxelize * self, const P3dVoxelizeStats * stats,
+stats_to_structure (P3dVoxelize * self, const P3dVoxelizeStats * stats,
     const gchar * name)
 {
   return gst_structure_new (name,
@@ -193,10 +191,10 @@ stats_to_structure (GstVoxelize * self, const P3dVoxelizeStats * stats,
 }
 
 static void
-gst_voxelize_set_property (GObject * object, guint prop_id,
+p3d_voxelize_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstVoxelize *self = GST_VOXELIZE (object);
+  P3dVoxelize *self = P3D_VOXELIZE (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -223,10 +221,10 @@ gst_voxelize_set_property (GObject * object, guint prop_id,
 }
 
 static void
-gst_voxelize_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_voxelize_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstVoxelize *self = GST_VOXELIZE (object);
+  P3dVoxelize *self = P3D_VOXELIZE (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -258,7 +256,7 @@ gst_voxelize_get_property (GObject * object, guint prop_id, GValue * value,
 
 /* The voxels description the properties give for points of @format. */
 static gboolean
-voxels_info_for_format (GstVoxelize * self, P3dPointFormat format,
+voxels_info_for_format (P3dVoxelize * self, P3dPointFormat format,
     P3dVoxelsInfo * info)
 {
   gboolean ok;
@@ -272,9 +270,9 @@ voxels_info_for_format (GstVoxelize * self, P3dPointFormat format,
 }
 
 static gboolean
-gst_voxelize_start (GstBaseTransform * trans)
+p3d_voxelize_start (GstBaseTransform * trans)
 {
-  GstVoxelize *self = GST_VOXELIZE (trans);
+  P3dVoxelize *self = P3D_VOXELIZE (trans);
   P3dVoxelizeParams params;
   gdouble voxel_size[3], range[6];
   guint max_points, max_voxels;
@@ -307,10 +305,10 @@ gst_voxelize_start (GstBaseTransform * trans)
 }
 
 static GstCaps *
-gst_voxelize_transform_media_caps (P3dCudaFilter * filter,
+p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
   GstCaps *result = gst_caps_new_empty ();
   guint i, f;
 
@@ -363,11 +361,11 @@ gst_voxelize_transform_media_caps (P3dCudaFilter * filter,
 }
 
 static gboolean
-gst_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout)
 {
-  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dPointCloudInfo in_info;
   P3dVoxelsInfo out_info, expected;
   P3dVoxelizeParams params;
@@ -420,9 +418,9 @@ gst_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
 }
 
 static gboolean
-gst_voxelize_start_device (P3dCudaFilter * filter)
+p3d_voxelize_start_device (P3dCudaFilter * filter)
 {
-  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dResult result;
 
   self->readback = p3d_readback_new (sizeof (P3dVoxelizeStats),
@@ -432,9 +430,9 @@ gst_voxelize_start_device (P3dCudaFilter * filter)
 }
 
 static void
-gst_voxelize_stop_device (P3dCudaFilter * filter)
+p3d_voxelize_stop_device (P3dCudaFilter * filter)
 {
-  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
 
   p3d_voxelizer_free (self->voxelizer);
   self->voxelizer = NULL;
@@ -444,7 +442,7 @@ gst_voxelize_stop_device (P3dCudaFilter * filter)
 
 /* Records the statistics of one frame; posts what the user asked for. */
 static void
-publish_stats (GstVoxelize * self, const P3dVoxelizeStats * stats,
+publish_stats (P3dVoxelize * self, const P3dVoxelizeStats * stats,
     GstClockTime pts)
 {
   gboolean saturated = stats->points_over_max_points > 0
@@ -490,7 +488,7 @@ publish_stats (GstVoxelize * self, const P3dVoxelizeStats * stats,
 /* Publishes the device statistics that have arrived (all of them when
  * @wait). */
 static void
-drain_readback (GstVoxelize * self, gboolean wait)
+drain_readback (P3dVoxelize * self, gboolean wait)
 {
   P3dVoxelizeStats stats;
   GstClockTime pts;
@@ -507,9 +505,9 @@ drain_readback (GstVoxelize * self, gboolean wait)
 }
 
 static gboolean
-gst_voxelize_sink_event (GstBaseTransform * trans, GstEvent * event)
+p3d_voxelize_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
-  GstVoxelize *self = GST_VOXELIZE (trans);
+  P3dVoxelize *self = P3D_VOXELIZE (trans);
 
   if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
     drain_readback (self, TRUE);
@@ -526,10 +524,10 @@ output_from_map (P3dTensorMap * out, P3dVoxelizeOutput * output)
 }
 
 static GstFlowReturn
-gst_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dVoxelizeOutput output;
   P3dVoxelizeStats stats;
   P3dResult result;
@@ -549,10 +547,10 @@ gst_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
 }
 
 static GstFlowReturn
-gst_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  GstVoxelize *self = GST_VOXELIZE (filter);
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dVoxelizeOutput output;
   gpointer slot = NULL;
   gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);

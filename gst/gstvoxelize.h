@@ -1,7 +1,7 @@
 /* voxelize: lidar sweep (application/x-point-cloud) -> voxels
  * (application/x-voxels); PointPillars pillars when the grid has one z cell. */
-#ifndef __GST_VOXELIZE_H__
-#define __GST_VOXELIZE_H__
+#ifndef __P3D_VOXELIZE_H__
+#define __P3D_VOXELIZE_H__
 
 #include "p3dperception.h"
 #include "p3dreadback.h"
@@ -9,11 +9,11 @@
 
 G_BEGIN_DECLS
 
-#define GST_TYPE_VOXELIZE (gst_voxelize_get_type ())
-G_DECLARE_FINAL_TYPE (GstVoxelize, gst_voxelize, GST, VOXELIZE,
+#define P3D_TYPE_VOXELIZE (p3d_voxelize_get_type ())
+G_DECLARE_FINAL_TYPE (P3dVoxelize, p3d_voxelize, P3D, VOXELIZE,
     P3dCudaFilter);
 
-struct _GstVoxelize
+struct _P3dVoxelize
 {
   P3dCudaFilter parent;
 
@@ -40,8 +40,6 @@ struct _GstVoxelize
   gboolean saturated;
 };
 
-GST_ELEMENT_REGISTER_DECLARE (voxelize);
-
 G_END_DECLS
 
-#endif /* __GST_VOXELIZE_H__ */
+#endif /* __P3D_VOXELIZE_H__ */

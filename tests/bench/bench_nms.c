@@ -57,17 +57,17 @@ static const struct
   P3dNmsVariant variant;
 } designs[] = {
   {"default", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_CHUNKED, 1}},
+          P3D_NMS_REDUCE_CHUNKED, 1}},
   {"unchained", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_CHUNKED, 0}},
+          P3D_NMS_REDUCE_CHUNKED, 0}},
   {"previous sort", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_CHUNKED, 1}},
+          P3D_NMS_REDUCE_CHUNKED, 1}},
   {"previous mask", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_DIRECT,
-              P3D_NMS_REDUCE_CHUNKED, 1}},
+          P3D_NMS_REDUCE_CHUNKED, 1}},
   {"previous reduction", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_TILED, 1}},
+          P3D_NMS_REDUCE_TILED, 1}},
   {"previous design", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_DIRECT,
-              P3D_NMS_REDUCE_TILED, 0}},
+          P3D_NMS_REDUCE_TILED, 0}},
 };
 
 #define PREVIOUS_DESIGN (G_N_ELEMENTS (designs) - 1)

@@ -199,8 +199,8 @@ frame_pixel (Frame * frame, gint column, gint row)
 
   fail_unless (column >= 0 && column < GST_VIDEO_INFO_WIDTH (&frame->info)
       && row >= 0 && row < GST_VIDEO_INFO_HEIGHT (&frame->info));
-  p = frame->map.data + (gsize) row * GST_VIDEO_INFO_PLANE_STRIDE
-      (&frame->info, 0) + (gsize) column * 4;
+  p = frame->map.data + (gsize) row *GST_VIDEO_INFO_PLANE_STRIDE
+      (&frame->info, 0) + (gsize) column *4;
   return ((guint32) p[3] << 24) | ((guint32) p[0] << 16) |
       ((guint32) p[1] << 8) | p[2];
 }
@@ -343,8 +343,7 @@ GST_START_TEST (test_single_point)
   Frame frame;
 
   fail_unless_equals_int (samples->len, 1);
-  s = gst_caps_get_structure (gst_sample_get_caps (sample_at (samples, 0)),
-      0);
+  s = gst_caps_get_structure (gst_sample_get_caps (sample_at (samples, 0)), 0);
   fail_unless_equals_string (gst_structure_get_string (s, "format"), "RGBA");
   fail_unless (gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d));
   fail_unless_equals_int (fps_n, 10);
@@ -535,8 +534,8 @@ GST_START_TEST (test_voxel_cell)
   buffer = zero_buffer (&layout, tensors);
   set_coords (tensors[P3D_VOXELS_TENSOR_COORDS], 0, 30, 40);
   memcpy (tensors[P3D_VOXELS_TENSOR_NUM_POINTS], &one, 4);
-  set_coords (tensors[P3D_VOXELS_TENSOR_COORDS], 1, 50, 50);  /* 0 points */
-  set_coords (tensors[P3D_VOXELS_TENSOR_COORDS], 2, 70, 70);  /* beyond */
+  set_coords (tensors[P3D_VOXELS_TENSOR_COORDS], 1, 50, 50);    /* 0 points */
+  set_coords (tensors[P3D_VOXELS_TENSOR_COORDS], 2, 70, 70);    /* beyond */
   memcpy (tensors[P3D_VOXELS_TENSOR_NUM_POINTS] + 8, &one, 4);
   memcpy (tensors[P3D_VOXELS_TENSOR_COUNT], &count, 4);
   GST_BUFFER_PTS (buffer) = 0;
@@ -645,7 +644,7 @@ GST_START_TEST (test_features_heat_map)
     P3dBevFeaturesInfo info;
     GPtrArray *samples;
     Frame frame;
-    P3dBevColor one, two, four;     /* magnitudes 1, 2.5, 4 */
+    P3dBevColor one, two, four; /* magnitudes 1, 2.5, 4 */
 
     p3d_bev_features_info_init (&info);
     info.format = variant & 1 ? P3D_DATA_FORMAT_F16 : P3D_DATA_FORMAT_F32;
@@ -862,8 +861,7 @@ GST_START_TEST (test_input_framerate)
   end_inputs (render);
   samples = render_collect (render, NULL);
   fail_unless_equals_int (samples->len, 5);
-  s = gst_caps_get_structure (gst_sample_get_caps (sample_at (samples, 0)),
-      0);
+  s = gst_caps_get_structure (gst_sample_get_caps (sample_at (samples, 0)), 0);
   fail_unless (gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d));
   fail_unless_equals_int (fps_n, 20);
   fail_unless_equals_int (fps_d, 1);

@@ -40,8 +40,7 @@ run_pipeline (const gchar * description)
     gchar *debug = NULL;
 
     gst_message_parse_error (message, &failure, &debug);
-    fail ("'%s': %s (%s)", description, failure->message,
-        GST_STR_NULL (debug));
+    fail ("'%s': %s (%s)", description, failure->message, GST_STR_NULL (debug));
   }
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (sink);

@@ -427,7 +427,7 @@ GST_START_TEST (test_fault_non_square)
     BevpoolTestCase tc = { {0}, NULL };
     guint32 *oracle_cells, u, v;
     P3dBevGeometry *geometry;
-    const guint32 *start;
+    const guint32 *start, *points;
     gchar *what;
 
     bevpool_test_non_square_case (variant, &tc);
@@ -435,19 +435,22 @@ GST_START_TEST (test_fault_non_square)
         variant & 2 ? "xy" : "yx");
     geometry = checked_geometry (&tc, &oracle_cells, what);
 
-    /* Depth 1 puts pixel (u, v) at (x, y) = (u, v): its cell is known. */
+    /* Depth 1 puts pixel (u, v) at (x, y) = (u, v): its cell is known
+     * (which may also hold pixel (u / 2, v / 2) at depth 2). */
     start = p3d_bevpool_geometry_cell_start (geometry);
+    points = p3d_bevpool_geometry_points (geometry);
     for (v = 0; v < 5; v++) {
       for (u = 0; u < 7; u++) {
         guint32 cell = variant & 2 ? u * tc.params.ny + v :
             v * tc.params.nx + u;
+        guint32 i = start[cell];
 
         if (u >= tc.params.nx || v >= tc.params.ny)
           continue;
-        fail_unless (start[cell + 1] > start[cell], "%s: (%u, %u) not in "
-            "cell %u", what, u, v, cell);
-        fail_unless_equals_int (p3d_bevpool_geometry_points (geometry)
-            [start[cell]], v * 7 + u);
+        while (i < start[cell + 1] && points[i] != v * 7 + u)
+          i++;
+        fail_unless (i < start[cell + 1], "%s: (%u, %u) not in cell %u",
+            what, u, v, cell);
       }
     }
     check_pooling (&tc, geometry, oracle_cells, &rng, what);
@@ -489,49 +492,80 @@ GST_START_TEST (test_stacked_z)
 
 GST_END_TEST;
 
-/* The documented summation order, on a cell of 3.5 chunks: F32 output bit
- * for bit equal to that order written out here. */
-GST_START_TEST (test_summation_order)
+/* The documented order of bevpool.h, written out here from its words: the
+ * column key ((camera << ubits | u) << vbits) | v, its window (key >> 8),
+ * and the chunk cuts (every P3D_BEVPOOL_CHUNK points from the cell's first,
+ * and where the window changes).  Returns the cell's F32 value for channel
+ * @c from the geometry's sorted points. */
+static gfloat
+documented_sum (const P3dBevPoolParams * params, const guint32 * points,
+    guint32 begin, guint32 end, const gfloat * features,
+    const gfloat * depth, guint32 c, guint32 * chunks)
+{
+  guint32 pixels = params->feat_width * params->feat_height;
+  guint32 ubits = 0, vbits = 0, i, previous_window = 0;
+  gfloat total = 0.0f, part = 0.0f;
+
+  while ((1u << ubits) < params->feat_width)
+    ubits++;
+  while ((1u << vbits) < params->feat_height)
+    vbits++;
+  *chunks = 0;
+  for (i = begin; i < end; i++) {
+    guint32 p = points[i], camera = p / (params->depth_bins * pixels);
+    guint32 u = p % params->feat_width;
+    guint32 v = p % pixels / params->feat_width;
+    guint32 key = (((camera << ubits) | u) << vbits) | v;
+    guint32 row = camera * pixels + v * params->feat_width + u;
+
+    if ((i - begin) % P3D_BEVPOOL_CHUNK == 0 || key >> 8 != previous_window) {
+      if (i > begin)
+        total = total + part;
+      part = 0.0f;
+      (*chunks)++;
+    }
+    part = fmaf (features[row * params->channels + c], depth[p], part);
+    previous_window = key >> 8;
+  }
+  if (end > begin)
+    total = total + part;
+  return total;
+}
+
+/* One cell holding a whole frustum: the F32 output bit for bit equal to
+ * the documented order, and the expected number of chunks. */
+static void
+check_documented_order (guint width, guint height, guint bins,
+    guint32 expected_chunks, guint64 seed)
 {
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
   P3dBevGeometry *geometry = NULL;
   gpointer raw_features, raw_depth;
-  gfloat *features, *depth, out[3], expected[3];
-  const guint32 *points;
-  guint32 kept, i, c;
+  gfloat *features, *depth, out[3], expected;
+  guint32 kept, c, chunks;
 
-  p3d_test_rng_init (&rng, 15);
-  /* One cell for everything: 112 = 3.5 x 32 points. */
-  bevpool_test_one_cell_case (8, 7, 2, &tc);
+  p3d_test_rng_init (&rng, seed);
+  bevpool_test_one_cell_case (width, height, bins, &tc);
   fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &geometry),
       P3D_OK);
   fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
           tc.calib), P3D_OK);
   kept = p3d_bevpool_geometry_kept (geometry);
-  fail_unless_equals_int (kept, 112);
-  points = p3d_bevpool_geometry_points (geometry);
+  fail_unless_equals_int (kept, width * height * bins);
 
   bevpool_test_random_inputs (&rng, &tc.params, FALSE, &raw_features,
       &raw_depth, &features, &depth);
   fail_unless_equals_int (p3d_bevpool_cpu (geometry, raw_features, raw_depth,
           FALSE, out, FALSE), P3D_OK);
   for (c = 0; c < 3; c++) {
-    gfloat part = 0.0f;
-
-    expected[c] = 0.0f;
-    for (i = 0; i < kept; i++) {
-      guint32 p = points[i], row = p % 56;
-
-      part = fmaf (features[row * 3 + c], depth[p], part);
-      if (i % P3D_BEVPOOL_CHUNK == P3D_BEVPOOL_CHUNK - 1 || i == kept - 1) {
-        expected[c] = expected[c] + part;
-        part = 0.0f;
-      }
-    }
-    fail_unless (memcmp (&out[c], &expected[c], sizeof (gfloat)) == 0,
-        "channel %u: %.9g, the documented order gives %.9g", c, out[c],
-        expected[c]);
+    expected = documented_sum (&tc.params,
+        p3d_bevpool_geometry_points (geometry), 0, kept, features, depth, c,
+        &chunks);
+    fail_unless_equals_int (chunks, expected_chunks);
+    fail_unless (memcmp (&out[c], &expected, sizeof (gfloat)) == 0,
+        "%u x %u x %u, channel %u: %.9g, the documented order gives %.9g",
+        width, height, bins, c, out[c], expected);
   }
   g_free (raw_features);
   g_free (raw_depth);
@@ -539,6 +573,16 @@ GST_START_TEST (test_summation_order)
   g_free (depth);
   p3d_bevpool_geometry_free (geometry);
   bevpool_test_case_clear (&tc);
+}
+
+GST_START_TEST (test_summation_order)
+{
+  /* 112 = 3.5 x 32 points, all of one window (keys below 64). */
+  check_documented_order (8, 7, 2, 4, 15);
+  /* 20 x 17 x 1 = 340 points; vbits 5, so a window is 8 columns of 17
+   * points: windows change after 136 and 272 points, off the 32-point
+   * grid, and split the chunks there: 5 + 5 + 3 chunks. */
+  check_documented_order (20, 17, 1, 13, 16);
 }
 
 GST_END_TEST;

@@ -404,6 +404,21 @@ describe_point (const P3dBevPoolParams * params, guint32 p)
       camera, d, p % pixels / params->feat_width, p % params->feat_width);
 }
 
+/* Where frustum point @p comes in the (camera, u, v, d) order that
+ * bevpool.h defines within a cell, computed here on its own. */
+static guint64
+column_order (const P3dBevPoolParams * params, guint32 p)
+{
+  guint64 pixels = (guint64) params->feat_width * params->feat_height;
+  guint64 camera = p / (params->depth_bins * pixels);
+  guint64 d = p / pixels % params->depth_bins;
+  guint64 v = p % pixels / params->feat_width;
+  guint64 u = p % params->feat_width;
+
+  return ((camera * params->feat_width + u) * params->feat_height + v)
+      * params->depth_bins + d;
+}
+
 void
 bevpool_test_check_geometry (const P3dBevGeometry * geometry,
     const P3dBevPoolParams * params, const guint32 * oracle_cells,
@@ -438,9 +453,10 @@ bevpool_test_check_geometry (const P3dBevGeometry * geometry,
             sorted[i]);
       if (cell_of[sorted[i]] != BEVPOOL_TEST_DROPPED)
         fail ("%s: point %u appears twice", what, sorted[i]);
-      if (i > start[k] && sorted[i - 1] >= sorted[i])
-        fail ("%s: cell %u's points are not in frustum order at %u", what, k,
-            i);
+      if (i > start[k] && column_order (params, sorted[i - 1])
+          >= column_order (params, sorted[i]))
+        fail ("%s: cell %u's points are not in (camera, u, v, d) order at "
+            "%u", what, k, i);
       cell_of[sorted[i]] = k;
     }
   }

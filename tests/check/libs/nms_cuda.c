@@ -24,17 +24,17 @@ static const struct
   P3dNmsVariant variant;
 } variants[] = {
   {"default", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_CHUNKED, 1}},
+          P3D_NMS_REDUCE_CHUNKED, 1}},
   {"unchained", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_CHUNKED, 0}},
+          P3D_NMS_REDUCE_CHUNKED, 0}},
   {"previous sort", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_CHUNKED, 1}},
+          P3D_NMS_REDUCE_CHUNKED, 1}},
   {"previous mask", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_DIRECT,
-              P3D_NMS_REDUCE_CHUNKED, 1}},
+          P3D_NMS_REDUCE_CHUNKED, 1}},
   {"previous reduction", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-              P3D_NMS_REDUCE_TILED, 1}},
+          P3D_NMS_REDUCE_TILED, 1}},
   {"previous design", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_DIRECT,
-              P3D_NMS_REDUCE_TILED, 0}},
+          P3D_NMS_REDUCE_TILED, 0}},
 };
 
 /* How many of variants[] compare() runs: all, or the first two. */
@@ -132,8 +132,7 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
         "the reference %u", what, name, got_count, want_count);
     for (i = 0; with_index && i < out_capacity; i++)
       fail_unless (got_index[i] == want_index[i], "%s [%s]: kept index %u: "
-          "CUDA %d, reference %d", what, name, i, got_index[i],
-          want_index[i]);
+          "CUDA %d, reference %d", what, name, i, got_index[i], want_index[i]);
     for (i = 0; i < out_capacity; i++)
       fail_unless (memcmp (got_out + i * record_size, want_out + i *
               record_size, record_size) == 0, "%s [%s]: output record %u "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "p3dtest.h"
+#include "voxelize-private.h"
 #include "voxelize.h"
 
 typedef struct
@@ -49,12 +50,27 @@ result_clear (Result * r)
   g_free (r->coords);
 }
 
+/* The first index where @n words differ, or @n. */
+static gsize
+first_difference (const guint32 * a, const guint32 * b, gsize n)
+{
+  gsize i;
+
+  for (i = 0; i < n && a[i] == b[i]; i++);
+  return i;
+}
+
+/* Whole tensors are compared with memcmp, and only a difference is looked
+ * for word by word: one check assertion per word (each one a write to
+ * check's message file, with CK_FORK=no too) made the tests with the
+ * largest outputs run for minutes. */
 static void
 assert_same_result (const Result * expected, const Result * actual,
     const gchar * what)
 {
   const P3dVoxelizeParams *p = &expected->params;
   gsize row = (gsize) p->max_points * p->channels, i;
+  gsize words = p->max_voxels * row;
   const guint32 *e_words = (const guint32 *) expected->voxels;
   const guint32 *a_words = (const guint32 *) actual->voxels;
 
@@ -72,23 +88,53 @@ assert_same_result (const Result * expected, const Result * actual,
   CHECK_STAT (voxels);
   CHECK_STAT (voxels_dropped);
 #undef CHECK_STAT
-  for (i = 0; i < p->max_voxels; i++) {
-    fail_unless (expected->num_points[i] == actual->num_points[i],
-        "%s: num_points[%" G_GSIZE_FORMAT "] %u, expected %u", what, i,
+  if (memcmp (expected->num_points, actual->num_points,
+          (gsize) p->max_voxels * 4) != 0) {
+    i = first_difference (expected->num_points, actual->num_points,
+        p->max_voxels);
+    fail ("%s: num_points[%" G_GSIZE_FORMAT "] %u, expected %u", what, i,
         actual->num_points[i], expected->num_points[i]);
   }
-  for (i = 0; i < (gsize) p->max_voxels * 4; i++) {
-    fail_unless (expected->coords[i] == actual->coords[i],
-        "%s: coords[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "] %d, expected %d",
-        what, i / 4, i % 4, actual->coords[i], expected->coords[i]);
+  if (memcmp (expected->coords, actual->coords,
+          (gsize) p->max_voxels * 16) != 0) {
+    i = first_difference ((const guint32 *) expected->coords,
+        (const guint32 *) actual->coords, (gsize) p->max_voxels * 4);
+    fail ("%s: coords[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "] %d, "
+        "expected %d", what, i / 4, i % 4, actual->coords[i],
+        expected->coords[i]);
   }
-  for (i = 0; i < p->max_voxels * row; i++) {
-    fail_unless (e_words[i] == a_words[i],
-        "%s: voxels[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "][%"
+  if (memcmp (e_words, a_words, words * 4) != 0) {
+    i = first_difference (e_words, a_words, words);
+    fail ("%s: voxels[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "][%"
         G_GSIZE_FORMAT "] bits 0x%08x (%g), expected 0x%08x (%g)", what,
         i / row, (i % row) / p->channels, i % p->channels, a_words[i],
         actual->voxels[i], e_words[i], expected->voxels[i]);
   }
+}
+
+/* Waits for everything queued on @stream, polling, so that a device that
+ * never finishes (a deadlock in a kernel) fails the test with a message
+ * instead of hanging it.  Lidar frames take well under a millisecond; the
+ * limit is generous for compute-sanitizer, which is far slower. */
+#define GPU_WAIT_LIMIT_S 120
+
+static void
+gpu_wait (P3dCudaStream stream, const gchar * what)
+{
+  P3dCudaEvent done = NULL;
+  gint64 deadline = g_get_monotonic_time () + GPU_WAIT_LIMIT_S * G_USEC_PER_SEC;
+  P3dResult result;
+
+  fail_unless_equals_int (p3d_cuda_event_create (&done), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_event_record (done, stream), P3D_OK);
+  while ((result = p3d_cuda_event_query (done)) == P3D_ERROR_NOT_READY) {
+    fail_unless (g_get_monotonic_time () < deadline, "%s: the device did not "
+        "finish within %d s (a kernel that never ends?)", what,
+        GPU_WAIT_LIMIT_S);
+    g_usleep (200);
+  }
+  fail_unless_equals_int (result, P3D_OK);
+  p3d_cuda_event_destroy (done);
 }
 
 /* ---- one voxelizer with its device buffers ---- */
@@ -140,16 +186,11 @@ gpu_clear (Gpu * g)
   result_clear (&g->got);
 }
 
-/* Voxelizes @points on the device and on the host and compares them.  With
- * @clean, the device output keeps what the previous frame left there. */
+/* Copies @n_points points to the device buffer of @g (growing it). */
 static void
-gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
-    const gchar * what)
+gpu_upload (Gpu * g, const gfloat * points, gsize n_points)
 {
-  const P3dVoxelizeParams *p = &g->params;
-  gsize bytes = n_points * p->channels * 4;
-  Result expected;
-  gchar *frame_what;
+  gsize bytes = n_points * g->params.channels * 4;
 
   if (bytes > g->points_capacity) {
     fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
@@ -160,7 +201,15 @@ gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
   if (bytes > 0)
     fail_unless_equals_int (p3d_cuda_memcpy_htod (g->points, points, bytes,
             g->stream), P3D_OK);
-  if (!clean) {
+}
+
+/* Fills the device output of @g with 0xff bytes (the stats too). */
+static void
+gpu_poison (Gpu * g, gboolean stats_only)
+{
+  const P3dVoxelizeParams *p = &g->params;
+
+  if (!stats_only) {
     fail_unless_equals_int (p3d_cuda_memset (g->out.voxels, 0xff,
             voxel_floats (p) * 4, g->stream), P3D_OK);
     fail_unless_equals_int (p3d_cuda_memset (g->out.num_points, 0xff,
@@ -170,12 +219,16 @@ gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
     fail_unless_equals_int (p3d_cuda_memset (g->out.count, 0xff, 4,
             g->stream), P3D_OK);
   }
-  /* The stats are written whole on every frame. */
   fail_unless_equals_int (p3d_cuda_memset (g->out.stats, 0xff,
           sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_voxelize_cuda (g->voxelizer,
-          n_points ? g->points : NULL, n_points, &g->out, clean, g->stream),
-      P3D_OK);
+}
+
+/* Copies the device output of @g to g->got (the queue is finished). */
+static void
+gpu_fetch (Gpu * g)
+{
+  const P3dVoxelizeParams *p = &g->params;
+
   fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.voxels, g->out.voxels,
           voxel_floats (p) * 4, g->stream), P3D_OK);
   fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.num_points,
@@ -187,6 +240,16 @@ gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
   fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.stats, g->out.stats,
           sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
   fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+}
+
+/* Compares g->got with the reference's output for @points. */
+static void
+gpu_compare (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
+    const gchar * what)
+{
+  const P3dVoxelizeParams *p = &g->params;
+  Result expected;
+  gchar *frame_what;
 
   result_init (&expected, p);
   fail_unless_equals_int (p3d_voxelize_cpu (p, points, n_points,
@@ -199,6 +262,38 @@ gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
   g_free (frame_what);
   result_clear (&expected);
   g->frames++;
+}
+
+/* Voxelizes @points on the device (launched as @variant says, NULL: the
+ * default) and on the host and compares them.  With @clean, the device
+ * output keeps what the previous frame left there. */
+static void
+gpu_check_variant (Gpu * g, const gfloat * points, gsize n_points,
+    gboolean clean, const P3dVoxelizeVariant * variant, const gchar * what)
+{
+  gpu_upload (g, points, n_points);
+  gpu_poison (g, clean);
+  fail_unless_equals_int (p3d_voxelize_cuda_variant (g->voxelizer,
+          n_points ? g->points : NULL, n_points, &g->out, clean, g->stream,
+          variant), P3D_OK);
+  gpu_wait (g->stream, what);
+  gpu_fetch (g);
+  gpu_compare (g, points, n_points, clean, what);
+}
+
+/* The same through the entry point the element calls. */
+static void
+gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
+    const gchar * what)
+{
+  gpu_upload (g, points, n_points);
+  gpu_poison (g, clean);
+  fail_unless_equals_int (p3d_voxelize_cuda (g->voxelizer,
+          n_points ? g->points : NULL, n_points, &g->out, clean, g->stream),
+      P3D_OK);
+  gpu_wait (g->stream, what);
+  gpu_fetch (g);
+  gpu_compare (g, points, n_points, clean, what);
 }
 
 /* Runs @points poisoned, then again through the same (now clean) output. */
@@ -682,6 +777,310 @@ GST_START_TEST (test_two_voxelizers)
 
 GST_END_TEST;
 
+/* ---- frames queued without the host waiting between them ---- */
+
+/* Device copies of a few clouds, each frame's stats in a slot of its own. */
+typedef struct
+{
+  guint n_clouds;
+  gfloat *host[8];
+  gsize n_points[8];
+  void *device[8];
+  P3dVoxelizeStats *stats;      /* device, one per frame */
+  guint n_frames;
+} Queue;
+
+static void
+queue_add_cloud (Queue * q, gfloat * points, gsize n, guint channels)
+{
+  gsize bytes = n * channels * 4;
+
+  fail_unless (q->n_clouds < G_N_ELEMENTS (q->host));
+  q->host[q->n_clouds] = points;
+  q->n_points[q->n_clouds] = n;
+  fail_unless_equals_int (p3d_cuda_malloc (&q->device[q->n_clouds],
+          bytes + 4), P3D_OK);
+  if (bytes > 0)
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (q->device[q->n_clouds],
+            points, bytes, NULL), P3D_OK);
+  /* The frames run on non-blocking streams: the copy must be done. */
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (NULL), P3D_OK);
+  q->n_clouds++;
+}
+
+static void
+queue_init (Queue * q, guint n_frames)
+{
+  memset (q, 0, sizeof (*q));
+  q->n_frames = n_frames;
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &q->stats,
+          n_frames * sizeof (P3dVoxelizeStats)), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (q->stats, 0xff,
+          n_frames * sizeof (P3dVoxelizeStats), NULL), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (NULL), P3D_OK);
+}
+
+static void
+queue_clear (Queue * q)
+{
+  guint i;
+
+  for (i = 0; i < q->n_clouds; i++) {
+    p3d_cuda_free (q->device[i]);
+    g_free (q->host[i]);
+  }
+  p3d_cuda_free (q->stats);
+}
+
+/* Queues cloud @cloud as frame @frame of @g on @stream: no host wait. */
+static void
+queue_frame (Queue * q, Gpu * g, guint cloud, guint frame, gboolean clean,
+    P3dCudaStream stream)
+{
+  P3dVoxelizeOutput out = g->out;
+  const P3dVoxelizeParams *p = &g->params;
+
+  out.stats = &q->stats[frame];
+  if (!clean) {
+    fail_unless_equals_int (p3d_cuda_memset (g->out.voxels, 0xff,
+            voxel_floats (p) * 4, stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memset (g->out.num_points, 0xff,
+            (gsize) p->max_voxels * 4, stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memset (g->out.coords, 0xff,
+            (gsize) p->max_voxels * 16, stream), P3D_OK);
+  }
+  fail_unless_equals_int (p3d_voxelize_cuda (g->voxelizer,
+          q->n_points[cloud] ? q->device[cloud] : NULL, q->n_points[cloud],
+          &out, clean, stream), P3D_OK);
+}
+
+/* The output of @g after the queue: its tensors, and frame @frame's stats
+ * (the frames wrote their stats to the queue's slots). */
+static void
+queue_fetch (Queue * q, Gpu * g, guint frame)
+{
+  gpu_fetch (g);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.stats,
+          &q->stats[frame], sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+}
+
+/* Every frame's stats against the reference's for its cloud. */
+static void
+queue_check_stats (Queue * q, const Gpu * g, const guint * frame_cloud,
+    const gchar * what)
+{
+  P3dVoxelizeStats *got = g_new (P3dVoxelizeStats, q->n_frames);
+  guint f;
+
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got, q->stats,
+          q->n_frames * sizeof (P3dVoxelizeStats), NULL), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (NULL), P3D_OK);
+  for (f = 0; f < q->n_frames; f++) {
+    Result expected;
+
+    if (frame_cloud[f] == G_MAXUINT)
+      continue;
+    result_init (&expected, &g->params);
+    fail_unless_equals_int (p3d_voxelize_cpu (&g->params,
+            q->host[frame_cloud[f]], q->n_points[frame_cloud[f]],
+            &expected.out), P3D_OK);
+    fail_unless (memcmp (&expected.stats, &got[f], sizeof (got[f])) == 0,
+        "%s: frame %u (cloud %u): stats (in %u, nonfinite %u, out of range "
+        "%u, over max-points %u, over max-voxels %u, voxels %u, dropped %u), "
+        "expected (%u, %u, %u, %u, %u, %u, %u)", what, f, frame_cloud[f],
+        got[f].points_in, got[f].points_nonfinite, got[f].points_out_of_range,
+        got[f].points_over_max_points, got[f].points_over_max_voxels,
+        got[f].voxels, got[f].voxels_dropped, expected.stats.points_in,
+        expected.stats.points_nonfinite, expected.stats.points_out_of_range,
+        expected.stats.points_over_max_points,
+        expected.stats.points_over_max_voxels, expected.stats.voxels,
+        expected.stats.voxels_dropped);
+    result_clear (&expected);
+  }
+  g_free (got);
+}
+
+/* Many frames on one voxelizer, queued back to back as the element queues
+ * them (no host wait between frames): clouds of 0 to 270k points in a
+ * cycle, the workspace growing twice on the way, a full write now and
+ * then.  The regression test of the hang hunt: every frame's stats, and the
+ * last output, against the reference, and gpu_wait fails instead of hanging
+ * if a kernel never ends. */
+GST_START_TEST (test_back_to_back)
+{
+  guint config;
+
+  for (config = 0; config < 2; config++) {
+    const guint n_frames = 60;
+    guint *frame_cloud = g_new (guint, n_frames);
+    P3dVoxelizeParams params;
+    P3dTestRng rng;
+    Queue q;
+    gfloat *cloud;
+    gsize n;
+    guint f, last = 0;
+    Gpu g;
+
+    if (config == 0)
+      nuscenes_params (&params, 20);
+    else
+      centerpoint_params (&params, 30000);
+    p3d_test_rng_init (&rng, 1300 + config);
+    gpu_init (&g, &params, 1000);
+    queue_init (&q, n_frames);
+    cloud = lidar_cloud (&rng, 5, 2, 10000, &n);
+    queue_add_cloud (&q, cloud, n, 5);
+    queue_add_cloud (&q, uniform_cloud (&rng, &params, 5000, 0.1f), 5000, 5);
+    queue_add_cloud (&q, g_new0 (gfloat, 1), 0, 5);
+    cloud = lidar_cloud (&rng, 5, 1, 30000, &n);
+    queue_add_cloud (&q, cloud, n, 5);
+    queue_add_cloud (&q, uniform_cloud (&rng, &params, 100000, 0.0f), 100000,
+        5);
+    cloud = lidar_cloud (&rng, 5, 10, 27000, &n);
+    queue_add_cloud (&q, cloud, n, 5);
+    for (f = 0; f < n_frames; f++) {
+      /* The large clouds only after a while: growth mid-sequence. */
+      guint which = f < 10 ? f % 4 : (f * 7 + f / 5) % q.n_clouds;
+      gboolean clean = f > 0 && f % 9 != 4;
+
+      frame_cloud[f] = which;
+      queue_frame (&q, &g, which, f, clean, g.stream);
+      last = which;
+    }
+    gpu_wait (g.stream, "back to back");
+    queue_fetch (&q, &g, n_frames - 1);
+    gpu_compare (&g, q.host[last], q.n_points[last], TRUE,
+        "back to back, last frame");
+    queue_check_stats (&q, &g, frame_cloud, "back to back");
+    queue_clear (&q);
+    gpu_clear (&g);
+    g_free (frame_cloud);
+  }
+}
+
+GST_END_TEST;
+
+/* Two voxelizers (a dense and a hashed table) sharing one stream, frames
+ * alternating between them without host waits. */
+GST_START_TEST (test_two_voxelizers_back_to_back)
+{
+  const guint n_frames = 40;
+  guint *frame_cloud[2] = { g_new (guint, n_frames), g_new (guint, n_frames) };
+  P3dVoxelizeParams pillars, voxels;
+  P3dTestRng rng;
+  Queue q[2];
+  Gpu g[2];
+  gfloat *cloud;
+  gsize n;
+  guint f, k, last[2] = { 0, 0 };
+
+  nuscenes_params (&pillars, 32);
+  centerpoint_params (&voxels, 160000);
+  gpu_init (&g[0], &pillars, 0);
+  gpu_init (&g[1], &voxels, 0);
+  p3d_test_rng_init (&rng, 1400);
+  for (k = 0; k < 2; k++) {
+    queue_init (&q[k], n_frames);
+    cloud = lidar_cloud (&rng, 5, 3, 20000, &n);
+    queue_add_cloud (&q[k], cloud, n, 5);
+    queue_add_cloud (&q[k], uniform_cloud (&rng, &g[k].params, 20000, 0.05f),
+        20000, 5);
+    cloud = lidar_cloud (&rng, 5, 1, 25000, &n);
+    queue_add_cloud (&q[k], cloud, n, 5);
+  }
+  for (f = 0; f < n_frames; f++) {
+    for (k = 0; k < 2; k++) {
+      guint which = (f + k) % 3;
+
+      frame_cloud[k][f] = which;
+      queue_frame (&q[k], &g[k], which, f, f > 0, g[0].stream);
+      last[k] = which;
+    }
+  }
+  gpu_wait (g[0].stream, "two voxelizers back to back");
+  for (k = 0; k < 2; k++) {
+    queue_fetch (&q[k], &g[k], n_frames - 1);
+    gpu_compare (&g[k], q[k].host[last[k]], q[k].n_points[last[k]], TRUE,
+        "two voxelizers back to back, last frame");
+    queue_check_stats (&q[k], &g[k], frame_cloud[k],
+        "two voxelizers back to back");
+    queue_clear (&q[k]);
+    gpu_clear (&g[k]);
+    g_free (frame_cloud[k]);
+  }
+}
+
+GST_END_TEST;
+
+/* Every launch design of voxelize-private.h gives the reference's bytes,
+ * with and without the benchmark's hold and events. */
+GST_START_TEST (test_launch_variants)
+{
+  const P3dVoxelizeLaunch launches[] = { P3D_VOXELIZE_LAUNCH_GRAPH,
+    P3D_VOXELIZE_LAUNCH_STREAM, P3D_VOXELIZE_LAUNCH_STREAM_SERIAL
+  };
+  P3dVoxelizeParams params;
+  P3dTestRng rng;
+  gfloat *lidar, *uniform;
+  gsize n_lidar;
+  guint i, e, timed;
+
+  nuscenes_params (&params, 20);
+  p3d_test_rng_init (&rng, 1500);
+  lidar = lidar_cloud (&rng, 5, 4, 20000, &n_lidar);
+  uniform = uniform_cloud (&rng, &params, 30000, 0.1f);
+  for (i = 0; i < G_N_ELEMENTS (launches); i++) {
+    for (timed = 0; timed < 2; timed++) {
+      P3dVoxelizeVariant variant;
+      gchar *what = g_strdup_printf ("launch %d%s", (gint) launches[i],
+          timed ? ", held and timed" : "");
+      Gpu g;
+
+      p3d_voxelize_variant_init (&variant);
+      variant.launch = launches[i];
+      if (timed) {
+        variant.hold_us = 20;
+        for (e = 0; e < 4; e++)
+          fail_unless_equals_int (p3d_cuda_event_create_timed
+              (&variant.events[e]), P3D_OK);
+      }
+      gpu_init (&g, &params, 0);
+      gpu_check_variant (&g, lidar, n_lidar, FALSE, &variant, what);
+      gpu_check_variant (&g, lidar, n_lidar, TRUE, &variant, what);
+      gpu_check_variant (&g, uniform, 30000, TRUE, &variant, what);
+      gpu_check_variant (&g, NULL, 0, TRUE, &variant, what);
+      gpu_check_variant (&g, lidar, n_lidar, TRUE, &variant, what);
+      gpu_check_variant (&g, uniform, 30000, FALSE, &variant, what);
+      if (timed) {
+        gfloat ms = -1.0f;
+
+        /* [0] and [3] are recorded by every launch of a frame of points,
+         * [1] and [2] by stream launches. */
+        fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
+                variant.events[0], variant.events[3]), P3D_OK);
+        fail_unless (ms >= 0.0f, "%s: %g ms", what, ms);
+        if (launches[i] != P3D_VOXELIZE_LAUNCH_GRAPH) {
+          fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
+                  variant.events[0], variant.events[1]), P3D_OK);
+          fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
+                  variant.events[1], variant.events[2]), P3D_OK);
+          fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
+                  variant.events[2], variant.events[3]), P3D_OK);
+        }
+        for (e = 0; e < 4; e++)
+          p3d_cuda_event_destroy (variant.events[e]);
+      }
+      gpu_clear (&g);
+      g_free (what);
+    }
+  }
+  g_free (lidar);
+  g_free (uniform);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bad_arguments)
 {
   P3dVoxelizeParams params, bad;
@@ -743,6 +1142,9 @@ voxelize_cuda_suite (void)
   tcase_add_test (tc, test_lidar_clouds);
   tcase_add_test (tc, test_clean_sequence);
   tcase_add_test (tc, test_two_voxelizers);
+  tcase_add_test (tc, test_back_to_back);
+  tcase_add_test (tc, test_two_voxelizers_back_to_back);
+  tcase_add_test (tc, test_launch_variants);
   return s;
 }
 

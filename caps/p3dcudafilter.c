@@ -336,7 +336,7 @@ p3d_cuda_filter_transform_caps (GstBaseTransform * trans,
   other = klass->transform_media_caps (self, direction, media);
   gst_caps_unref (media);
   /* Keep frames on the device when it processes them. */
-  result = p3d_caps_with_both_memories (other, self->use_cuda);
+  result = p3d_caps_with_usable_memories (other, self->use_cuda);
   gst_caps_unref (other);
   if (filter) {
     GstCaps *tmp = gst_caps_intersect_full (filter, result,

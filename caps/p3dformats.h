@@ -18,7 +18,9 @@ typedef enum
   P3D_POINT_FORMAT_XYZIR,
 } P3dPointFormat;
 
-#define P3D_POINT_FORMATS_ALL "{ xyz, xyzi, xyzit, xyzir }"
+/* xyzi first: the format a caps fixation picks when nothing decides is the
+ * one PointPillars models take. */
+#define P3D_POINT_FORMATS_ALL "{ xyzi, xyz, xyzit, xyzir }"
 
 /**
  * P3dPointFormatInfo:

@@ -7,6 +7,7 @@
 
 #include "p3dcudamemory.h"
 #include "p3dtensor.h"
+#include "runtime.h"
 
 gsize
 p3d_tensor_layout_get_total_size (const P3dTensorLayout * layout)
@@ -271,4 +272,23 @@ p3d_caps_without_features (const GstCaps * caps)
     result = gst_caps_merge_structure (result,
         gst_structure_copy (gst_caps_get_structure (caps, i)));
   return result;
+}
+
+gboolean
+p3d_cuda_device_available (void)
+{
+  static gsize available = 0;
+
+  /* 1 + the answer, so that 0 means "not looked for yet" */
+  if (g_once_init_enter (&available))
+    g_once_init_leave (&available, 1 + (p3d_cuda_device_count () > 0));
+  return available == 2;
+}
+
+GstCaps *
+p3d_caps_with_usable_memories (GstCaps * caps, gboolean cuda_first)
+{
+  if (p3d_cuda_device_available ())
+    return p3d_caps_with_both_memories (caps, cuda_first);
+  return gst_caps_copy (caps);
 }

@@ -99,6 +99,16 @@ gboolean p3d_caps_is_cuda (const GstCaps * caps);
 GstCaps *p3d_caps_with_both_memories (GstCaps * caps, gboolean cuda_first);
 GstCaps *p3d_caps_without_features (const GstCaps * caps);
 
+/* For negotiation: @caps in both memories as p3d_caps_with_both_memories()
+ * when this machine has a CUDA device, in system memory only when it has
+ * none, so that a pipeline asking for CUDA memory without a device fails
+ * to link with a clear message instead of failing once it runs. Pad
+ * templates keep offering both, so they are the same on every machine. */
+GstCaps *p3d_caps_with_usable_memories (GstCaps * caps, gboolean cuda_first);
+
+/* Whether the process has a usable CUDA device (looked for once). */
+gboolean p3d_cuda_device_available (void);
+
 G_END_DECLS
 
 #endif /* __P3D_TENSOR_H__ */

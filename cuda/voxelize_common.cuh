@@ -20,8 +20,10 @@
 // cannot deadlock:
 //   1. A dependent grid is launched only once every block of the kernel
 //      before it has executed griddepcontrol.launch_dependents or exited
-//      (PTX ISA), so every block of that kernel is already resident (or
-//      done) before the first dependent block takes any resources.
+//      (the programmatic port of a kernel opens when each of its blocks has
+//      triggered or ended: driver_types.h), so every block of that kernel
+//      is already resident (or done) before the first dependent block
+//      takes any resources.
 //   2. Every dependent block executes griddepcontrol.wait before it spins
 //      on anything or touches the workspace, so it never holds up the
 //      kernel it depends on, which runs to completion on its own.

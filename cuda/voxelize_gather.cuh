@@ -378,8 +378,8 @@ static __device__ void write_row_lanes(const GatherArgs &a, uint32_t voxel,
       const uint32_t index = __shfl_sync(kFullMask, value, slot & 31u);
       bits[u] = 0;
       if (word < words)
-        bits[u] = __ldg(source + (size_t)index * channels +
-                        (word - slot * channels));
+        bits[u] =
+            __ldg(source + (size_t)index * channels + (word - slot * channels));
     }
 #pragma unroll
     for (int u = 0; u < 4; u++) {
@@ -503,24 +503,25 @@ static __device__ uint32_t gather_long(const GatherArgs &a, uint32_t voxel,
                                        uint32_t *warp_shared, int lane) {
   const VoxelInfo info = a.voxel_info[voxel];
   const uint32_t max_points = a.params.max_points;
-  // One lane reads what the row held: lane 0 rewrites num_points below.
+  // One lane reads what the row held (lane 0 rewrites num_points below);
+  // the load is in flight during the selection, shared after it.
   uint32_t previous = lane == 0 ? previous_points(a, voxel) : 0u;
-  previous = __shfl_sync(kFullMask, previous, 0);
   uint32_t kept = 0;
   if (max_points <= 32) {
     uint32_t value = kNone;
     if (info.count <= 32) {
-      value = (uint32_t)lane < info.count ? a.sorted[info.offset + lane] : kNone;
+      value =
+          (uint32_t)lane < info.count ? a.sorted[info.offset + lane] : kNone;
       value = warp_sort(value, lane);
       kept = min(info.count, max_points);
     } else {
       kept = select_threshold(a.sorted, info.offset, info.count, max_points,
                               warp_shared, lane, &value);
       if (kept == 0) {
-        const uint32_t *best = select_long(
-            a.sorted + info.offset, info.count, max_points, warp_shared,
-            warp_shared + max_points, warp_shared + 2 * max_points, lane,
-            &kept);
+        const uint32_t *best =
+            select_long(a.sorted + info.offset, info.count, max_points,
+                        warp_shared, warp_shared + max_points,
+                        warp_shared + 2 * max_points, lane, &kept);
         value = (uint32_t)lane < kept ? best[lane] : kNone;
         // Read before the next voxel of this warp rewrites them.
         __syncwarp();
@@ -528,12 +529,14 @@ static __device__ uint32_t gather_long(const GatherArgs &a, uint32_t voxel,
     }
     write_row_lanes<kChannels>(a, voxel, value, kept, lane);
   } else {
-    const uint32_t *indices = select_points(
-        a.sorted + info.offset, info.count, max_points, warp_shared, lane, &kept);
+    const uint32_t *indices =
+        select_points(a.sorted + info.offset, info.count, max_points,
+                      warp_shared, lane, &kept);
     write_row(a, voxel, indices, kept, lane);
     // Read before the next voxel of this warp rewrites them.
     __syncwarp();
   }
+  previous = __shfl_sync(kFullMask, previous, 0);
   if (previous > kept) zero_slots(a, voxel, kept, previous, lane);
   if (lane != 0) return 0;
   write_row_info(a, voxel, kept, info.cell, true);

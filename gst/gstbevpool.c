@@ -457,8 +457,13 @@ p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
   P3dResult why;
   guint i;
 
-  if (!grid_from_properties (self, &grid, &why))
-    return result;
+  if (!grid_from_properties (self, &grid, &why)) {
+    /* Invalid properties: still link, so that start() can post an error
+     * naming them rather than a bare "could not link". */
+    gst_caps_unref (result);
+    return gst_caps_from_string (direction == GST_PAD_SINK ?
+        P3D_BEV_FEATURES_CAPS_ALL : P3D_CAMERA_FEATURES_CAPS_ALL);
+  }
 
   for (i = 0; i < gst_caps_get_size (caps); i++) {
     const GstStructure *s = gst_caps_get_structure (caps, i);

@@ -19,8 +19,9 @@
  * zeros. Records with a NaN or infinite field, or a negative size, are
  * dropped. A count tensor larger than max-boxes is read as max-boxes (the
  * reference path posts a warning the first time; the CUDA path clamps on
- * the device, where the count stays). "mode" set while playing takes
- * effect at the next caps negotiation, since it decides the media type. On the CUDA path the sort, the overlap mask and the greedy
+ * the device, where the count stays). "mode" set while playing makes
+ * the element renegotiate, since it decides the media type: the other box
+ * type upstream then ends the stream as not-negotiated. On the CUDA path the sort, the overlap mask and the greedy
  * reduction all run on the device and the kept count stays there; the kept
  * boxes are exactly the reference path's.
  *
@@ -205,6 +206,10 @@ p3d_nms_filter_set_property (GObject * object, guint prop_id, const GValue * val
   switch (prop_id) {
     case PROP_MODE:
       self->params.mode = g_value_get_enum (value);
+      /* the mode decides the media type: renegotiate at the next buffer */
+      GST_OBJECT_UNLOCK (self);
+      gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+      GST_OBJECT_LOCK (self);
       break;
     case PROP_IOU_THRESHOLD:
       self->params.iou_threshold = g_value_get_float (value);

@@ -405,7 +405,7 @@ possible_caps (P3dPcdParse * self)
   if (fps_n > 0)
     gst_structure_set (s, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
   media = gst_caps_new_full (s, NULL);
-  caps = p3d_caps_with_both_memories (media, p3d_cuda_device_count () > 0);
+  caps = p3d_caps_with_usable_memories (media, TRUE);
   gst_caps_unref (media);
   return caps;
 }

@@ -310,7 +310,7 @@ p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
   GstCaps *result = gst_caps_new_empty ();
-  guint i, f;
+  guint i, k;
 
   for (i = 0; i < gst_caps_get_size (caps); i++) {
     const GstStructure *s = gst_caps_get_structure (caps, i);
@@ -318,21 +318,33 @@ p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
     const GValue *framerate = gst_structure_get_value (s, "framerate");
 
     if (direction == GST_PAD_SINK) {
-      /* points -> voxels: one fixed structure per possible point format */
-      for (f = P3D_POINT_FORMAT_XYZ; f <= P3D_POINT_FORMAT_XYZIR; f++) {
+      /* points -> voxels: one fixed structure per possible point format,
+       * xyzi first as in P3D_POINT_FORMATS_ALL */
+      static const P3dPointFormat order[] = { P3D_POINT_FORMAT_XYZI,
+        P3D_POINT_FORMAT_XYZ, P3D_POINT_FORMAT_XYZIT, P3D_POINT_FORMAT_XYZIR
+      };
+
+      for (k = 0; k < G_N_ELEMENTS (order); k++) {
+        P3dPointFormat f = order[k];
         GValue name = G_VALUE_INIT;
         P3dVoxelsInfo info;
         GstCaps *one;
 
         g_value_init (&name, G_TYPE_STRING);
         g_value_set_string (&name, p3d_point_format_to_string (f));
-        if ((format && !gst_value_intersect (NULL, format, &name))
-            || !voxels_info_for_format (self, f, &info)) {
+        if (format && !gst_value_intersect (NULL, format, &name)) {
           g_value_unset (&name);
           continue;
         }
         g_value_unset (&name);
-        one = p3d_voxels_info_to_caps (&info);
+        if (voxels_info_for_format (self, f, &info)) {
+          one = p3d_voxels_info_to_caps (&info);
+        } else {
+          /* Invalid properties: still link, so that start() can post an
+           * error naming them rather than a bare "could not link". */
+          one = gst_caps_new_simple (P3D_MEDIA_TYPE_VOXELS, "format",
+              G_TYPE_STRING, p3d_point_format_to_string (f), NULL);
+        }
         if (framerate)
           gst_caps_set_value (one, "framerate", framerate);
         result = gst_caps_merge (result, one);

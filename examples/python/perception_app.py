@@ -49,10 +49,10 @@ def make_candidates(frame):
         car[7] -= 0.2
         BOX3D.pack_into(records, (2 * i + 1) * BOX3D.size, *car, 0)
     buffer = Gst.Buffer.new()
-    # one GstMemory per tensor: the records, then the count
-    buffer.append_memory(Gst.Memory.new_wrapped(0, bytes(records), len(records), 0, None, None))
-    count = struct.pack("<I", 2 * OBJECTS)
-    buffer.append_memory(Gst.Memory.new_wrapped(0, count, len(count), 0, None, None))
+    # one GstMemory per tensor: the records, then the count; a buffer made
+    # by new_wrapped owns a copy of the bytes, which its memory keeps alive
+    for tensor in (bytes(records), struct.pack("<I", 2 * OBJECTS)):
+        buffer.append_memory(Gst.Buffer.new_wrapped(tensor).get_memory(0))
     return buffer
 
 

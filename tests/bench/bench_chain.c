@@ -3,7 +3,10 @@
  * again, so only the chain is measured) and from files (multifilesrc
  * reading KITTI sweeps, uploaded every frame).
  *
- *   bench_chain SWEEP.bin FILE_PATTERN [FRAMES]
+ *   bench_chain SWEEP.bin FILE_PATTERN [FRAMES] [cpu]
+ *
+ * With "cpu" last, the same pipelines run with backend=cpu in system memory
+ * (to check the benchmark itself on a machine without a GPU).
  *
  * SWEEP.bin is one xyzi float32 sweep; FILE_PATTERN a multifilesrc location
  * such as .benchdata/kitti/%06d.bin. The pipelines end in fakesink with
@@ -77,10 +80,16 @@ wait_last_output (GstElement * pipeline)
   return count;
 }
 
-static const gchar *chain =
+static const gchar *chain_cuda =
     "voxelize ! pillarfeat ! "
     "application/x-pillar-features(memory:CUDAMemory),format=F16 ! "
     "fakesink name=sink sync=false enable-last-sample=true";
+static const gchar *chain_cpu =
+    "voxelize backend=cpu ! pillarfeat backend=cpu ! "
+    "application/x-pillar-features,format=F16 ! "
+    "fakesink name=sink sync=false enable-last-sample=true";
+static const gchar *chain;
+static gboolean on_cpu;
 
 /* appsrc pushes @frames times the same device-resident sweep. */
 static gboolean
@@ -102,12 +111,13 @@ run_resident (const gchar * sweep_path, guint frames, gdouble * fps,
     g_printerr ("cannot read %s\n", sweep_path);
     return FALSE;
   }
-  allocator = p3d_cuda_allocator_get (0, NULL);
-  if (allocator == NULL) {
+  allocator = on_cpu ? NULL : p3d_cuda_allocator_get (0, NULL);
+  if (allocator == NULL && !on_cpu) {
     g_printerr ("no CUDA device\n");
     return FALSE;
   }
-  mem = p3d_cuda_allocator_alloc (allocator, size);
+  mem = on_cpu ? gst_allocator_alloc (NULL, size, NULL) :
+      p3d_cuda_allocator_alloc (allocator, size);
   gst_memory_map (mem, &info, GST_MAP_WRITE | P3D_MAP_OVERWRITE);
   memcpy (info.data, contents, size);
   gst_memory_unmap (mem, &info);
@@ -122,7 +132,8 @@ run_resident (const gchar * sweep_path, guint frames, gdouble * fps,
     return FALSE;
   }
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  caps = gst_caps_from_string ("application/x-point-cloud("
+  caps = gst_caps_from_string (on_cpu ?
+      "application/x-point-cloud,format=xyzi" : "application/x-point-cloud("
       P3D_CAPS_FEATURE_MEMORY_CUDA "),format=xyzi");
   g_object_set (src, "caps", caps, "max-buffers", (guint64) 8, "block", TRUE,
       NULL);
@@ -136,6 +147,9 @@ run_resident (const gchar * sweep_path, guint frames, gdouble * fps,
     if (gst_app_src_push_buffer (GST_APP_SRC (src),
             gst_buffer_ref (sweep)) != GST_FLOW_OK)
       break;
+    if (i % 5000 == 0)
+      g_printerr ("pushed %u frames after %.2f s\n", i,
+          start > 0.0 ? now_s () - start : 0.0);
   }
   gst_app_src_end_of_stream (GST_APP_SRC (src));
   if (!wait_eos (pipeline))
@@ -146,7 +160,7 @@ run_resident (const gchar * sweep_path, guint frames, gdouble * fps,
   gst_object_unref (src);
   gst_object_unref (pipeline);
   gst_buffer_unref (sweep);
-  gst_object_unref (allocator);
+  gst_clear_object (&allocator);
   g_free (contents);
   return TRUE;
 }
@@ -191,11 +205,14 @@ main (int argc, char **argv)
     return 2;
   }
   frames = argc > 3 ? (guint) atoi (argv[3]) : 20000;
+  on_cpu = argc > 4 && g_str_equal (argv[4], "cpu");
+  chain = on_cpu ? chain_cpu : chain_cuda;
   if (!run_resident (argv[1], frames, &fps_resident, &pillars_resident)
       || !run_files (argv[2], frames / 4, &fps_files, &pillars_files))
     return 1;
-  g_print ("| chain voxelize ! pillarfeat (F16, CUDA memory) | frames | "
-      "frames/s | pillars in last frame |\n|---|---|---|---|\n");
+  g_print ("| chain voxelize ! pillarfeat (F16, %s) | frames | "
+      "frames/s | pillars in last frame |\n|---|---|---|---|\n",
+      on_cpu ? "backend=cpu, system memory" : "CUDA memory");
   g_print ("| points already on the GPU (appsrc, %s) | %u | %.0f | %u |\n",
       argv[1], frames, fps_resident, pillars_resident);
   g_print ("| from files (multifilesrc %s) | %u | %.0f | %u |\n", argv[2],

@@ -11,20 +11,33 @@
  * 0.2 m over [-54, -54, -5, 54, 54, 3], max-points 10, max-voxels 160000).
  *
  * Every case first checks the GPU output against the reference, bit for
- * bit, then times p3d_voxelize_cuda() exactly as the element calls it, with
- * CUDA events (median of --runs after a warm-up, each run alone on the
- * stream): in the steady state (output_clean = 1, the same output buffers
- * every run) and, for the first sweep of each kind, writing every byte
- * (output_clean = 0).  A "back to back" row queues 100 frames between one
- * pair of events, as a pipeline does, and gives the time per frame.  The
- * reference runs on one CPU core.  The markdown table comes last. */
+ * bit (with each launch design), then times p3d_voxelize_cuda() exactly as
+ * the element calls it, with CUDA events (median of --runs after a
+ * warm-up, each run alone on the stream): in the steady state
+ * (output_clean = 1, the same output buffers every run) and, for the first
+ * sweep of each kind, writing every byte (output_clean = 0).  A "back to
+ * back" row queues 100 frames between one pair of events, as a pipeline
+ * does, and gives the time per frame; with several KITTI sweeps, one more
+ * such row cycles through all of them (another input and point count every
+ * frame, as a live sensor gives).  The rows marked "stream launches" run
+ * the other launch design of voxelize-private.h (three launches instead of
+ * the default one graph launch).  The reference runs on one CPU core.
+ *
+ * After the main table, a diagnostic one: the device alone (a kernel holds
+ * the device 100 us while the host queues the frame, so no launch cost of
+ * the host shows), for each launch design, and the time of each kernel from
+ * events recorded between them (serial launches: no overlap between the
+ * kernels).  Both tables are markdown. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "p3dbench.h"
+#include "voxelize-private.h"
 #include "voxelize.h"
 
 #define BACK_TO_BACK_FRAMES 100
+#define HOLD_US 100
 
 typedef struct
 {
@@ -49,28 +62,38 @@ static const Config nuscenes_configs[] = {
       {-54.0, -54.0, -5.0, 54.0, 54.0, 3.0}, 5, 10, 160000},
 };
 
-/* One configuration on one sweep: device and host tensors. */
+/* One configuration on one or more sweeps: device and host tensors. */
 typedef struct
 {
   P3dVoxelizeParams params;
   P3dVoxelizer *voxelizer;
-  const gfloat *host_points;
-  void *points;
-  gsize n_points;
+  guint n_sweeps;
+  const gfloat **host_points;
+  void **points;
+  gsize *n_points;
+  guint current;                /* sweep of the next frame */
   P3dVoxelizeOutput out;
   P3dVoxelizeOutput host_out;
   P3dVoxelizeStats host_stats;
   guint32 host_count;
   int output_clean;
+  /* NULL: p3d_voxelize_cuda (), the element's call */
+  const P3dVoxelizeVariant *variant;
 } Run;
 
+/* One frame of the current sweep; the next frame takes the next sweep. */
 static P3dResult
 run_gpu (gpointer user_data, P3dCudaStream stream)
 {
   Run *run = user_data;
+  guint s = run->current;
 
-  return p3d_voxelize_cuda (run->voxelizer, run->points, run->n_points,
-      &run->out, run->output_clean, stream);
+  run->current = (s + 1) % run->n_sweeps;
+  if (run->variant == NULL)
+    return p3d_voxelize_cuda (run->voxelizer, run->points[s],
+        run->n_points[s], &run->out, run->output_clean, stream);
+  return p3d_voxelize_cuda_variant (run->voxelizer, run->points[s],
+      run->n_points[s], &run->out, run->output_clean, stream, run->variant);
 }
 
 static P3dResult
@@ -84,13 +107,18 @@ run_gpu_back_to_back (gpointer user_data, P3dCudaStream stream)
   return result;
 }
 
+/* The reference on sweep @s. */
+static void
+run_cpu_sweep (Run * run, guint s)
+{
+  P3D_BENCH_CHECK (p3d_voxelize_cpu (&run->params, run->host_points[s],
+          run->n_points[s], &run->host_out));
+}
+
 static void
 run_cpu (gpointer user_data)
 {
-  Run *run = user_data;
-
-  P3D_BENCH_CHECK (p3d_voxelize_cpu (&run->params, run->host_points,
-          run->n_points, &run->host_out));
+  run_cpu_sweep (user_data, 0);
 }
 
 static gsize
@@ -100,21 +128,31 @@ voxels_bytes (const P3dVoxelizeParams * p)
 }
 
 static void
-run_init (Run * run, const Config * config, const gfloat * points, gsize n,
-    P3dCudaStream stream)
+run_init (Run * run, const Config * config, const gfloat ** points,
+    const gsize * n, guint n_sweeps, P3dCudaStream stream)
 {
   P3dVoxelizeParams *p = &run->params;
+  gsize most = 0;
+  guint s;
 
   memset (run, 0, sizeof (*run));
   P3D_BENCH_CHECK (p3d_voxelize_params_init (p, config->voxel_size,
           config->range, config->channels, config->max_points,
           config->max_voxels));
-  P3D_BENCH_CHECK (p3d_voxelizer_new (p, n, &run->voxelizer));
-  run->host_points = points;
-  run->n_points = n;
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&run->points, n * p->channels * 4 + 4));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->points, points,
-          n * p->channels * 4, stream));
+  run->n_sweeps = n_sweeps;
+  run->host_points = g_new (const gfloat *, n_sweeps);
+  run->points = g_new0 (void *, n_sweeps);
+  run->n_points = g_new (gsize, n_sweeps);
+  for (s = 0; s < n_sweeps; s++) {
+    run->host_points[s] = points[s];
+    run->n_points[s] = n[s];
+    most = MAX (most, n[s]);
+    P3D_BENCH_CHECK (p3d_cuda_malloc (&run->points[s],
+            n[s] * p->channels * 4 + 4));
+    P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->points[s], points[s],
+            n[s] * p->channels * 4, stream));
+  }
+  P3D_BENCH_CHECK (p3d_voxelizer_new (p, most, &run->voxelizer));
   P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.voxels,
           voxels_bytes (p)));
   P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.num_points,
@@ -134,9 +172,15 @@ run_init (Run * run, const Config * config, const gfloat * points, gsize n,
 static void
 run_clear (Run * run, P3dCudaStream stream)
 {
+  guint s;
+
   P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
   p3d_voxelizer_free (run->voxelizer);
-  p3d_cuda_free (run->points);
+  for (s = 0; s < run->n_sweeps; s++)
+    p3d_cuda_free (run->points[s]);
+  g_free (run->points);
+  g_free (run->host_points);
+  g_free (run->n_points);
   p3d_cuda_free (run->out.voxels);
   p3d_cuda_free (run->out.num_points);
   p3d_cuda_free (run->out.coords);
@@ -147,10 +191,9 @@ run_clear (Run * run, P3dCudaStream stream)
   g_free (run->host_out.coords);
 }
 
-/* Runs the frame on a poisoned output, then again on the clean one, and
- * compares both with the reference; leaves the output clean. */
+/* The device output against the reference's (host_out) bit for bit. */
 static gboolean
-check_run (Run * run, P3dCudaStream stream)
+same_as_reference (Run * run, P3dCudaStream stream)
 {
   const P3dVoxelizeParams *p = &run->params;
   gsize bytes = voxels_bytes (p);
@@ -159,42 +202,58 @@ check_run (Run * run, P3dCudaStream stream)
   gint32 *coords = g_new (gint32, (gsize) p->max_voxels * 4);
   guint32 count;
   P3dVoxelizeStats stats;
+  gboolean same;
+
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (voxels, run->out.voxels, bytes,
+          stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (num_points, run->out.num_points,
+          (gsize) p->max_voxels * 4, stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (coords, run->out.coords,
+          (gsize) p->max_voxels * 16, stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, run->out.count, 4, stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&stats, run->out.stats,
+          sizeof (stats), stream));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  same = count == run->host_count
+      && memcmp (&stats, &run->host_stats, sizeof (stats)) == 0
+      && memcmp (voxels, run->host_out.voxels, bytes) == 0
+      && memcmp (num_points, run->host_out.num_points,
+      (gsize) p->max_voxels * 4) == 0
+      && memcmp (coords, run->host_out.coords, (gsize) p->max_voxels * 16) == 0;
+  g_free (voxels);
+  g_free (num_points);
+  g_free (coords);
+  return same;
+}
+
+/* Runs sweep 0 on a poisoned output, then again on the clean one, with
+ * @variant, and compares both with the reference; leaves the output clean
+ * and the next frame on sweep 0. */
+static gboolean
+check_run (Run * run, const P3dVoxelizeVariant * variant, P3dCudaStream stream)
+{
+  const P3dVoxelizeParams *p = &run->params;
   gboolean same = TRUE;
   guint pass;
 
-  run_cpu (run);
+  run_cpu_sweep (run, 0);
+  run->variant = variant;
   for (pass = 0; pass < 2; pass++) {
     run->output_clean = pass;
+    run->current = 0;
     if (!pass) {
-      P3D_BENCH_CHECK (p3d_cuda_memset (run->out.voxels, 0xff, bytes, stream));
+      P3D_BENCH_CHECK (p3d_cuda_memset (run->out.voxels, 0xff,
+              voxels_bytes (p), stream));
       P3D_BENCH_CHECK (p3d_cuda_memset (run->out.num_points, 0xff,
               (gsize) p->max_voxels * 4, stream));
       P3D_BENCH_CHECK (p3d_cuda_memset (run->out.coords, 0xff,
               (gsize) p->max_voxels * 16, stream));
     }
     P3D_BENCH_CHECK (run_gpu (run, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (voxels, run->out.voxels, bytes,
-            stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (num_points, run->out.num_points,
-            (gsize) p->max_voxels * 4, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (coords, run->out.coords,
-            (gsize) p->max_voxels * 16, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, run->out.count, 4, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&stats, run->out.stats,
-            sizeof (stats), stream));
-    P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
-    if (count != run->host_count
-        || memcmp (&stats, &run->host_stats, sizeof (stats)) != 0
-        || memcmp (voxels, run->host_out.voxels, bytes) != 0
-        || memcmp (num_points, run->host_out.num_points,
-            (gsize) p->max_voxels * 4) != 0
-        || memcmp (coords, run->host_out.coords,
-            (gsize) p->max_voxels * 16) != 0)
-      same = FALSE;
+    same &= same_as_reference (run, stream);
   }
-  g_free (voxels);
-  g_free (num_points);
-  g_free (coords);
+  run->current = 0;
+  run->variant = NULL;
   return same;
 }
 
@@ -210,18 +269,135 @@ add_row (GString * table, const gchar * name, const P3dVoxelizeStats * s,
       t->p90_us / divide, t->runs);
 }
 
-/* Checks and times one configuration on one sweep. */
-static gboolean
-bench_case (const Config * config, const gchar * sweep, const gfloat * points,
-    gsize n, guint runs, gboolean full, P3dCudaStream stream, GString * table)
+static gint
+compare_doubles (gconstpointer a, gconstpointer b)
 {
+  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
+
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static gdouble
+median (gdouble * values, guint n)
+{
+  qsort (values, n, sizeof (gdouble), compare_doubles);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* The device alone on the current sweep with @launch, clean: a hold
+ * kernel lets the host queue the frame first.  times[0] is the frame
+ * (event 0 to 3), times[1..3] the kernels when @phases (serial launches
+ * with events between them). */
+static void
+time_device (Run * run, P3dVoxelizeLaunch launch, gboolean phases,
+    guint runs, P3dCudaStream stream, gdouble times[4])
+{
+  P3dVoxelizeVariant variant;
+  gdouble *samples[4];
+  guint e, r;
+
+  p3d_voxelize_variant_init (&variant);
+  variant.launch = launch;
+  variant.hold_us = HOLD_US;
+  for (e = 0; e < 4; e++) {
+    samples[e] = g_new (gdouble, runs);
+    if (phases || e == 0 || e == 3)
+      P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&variant.events[e]));
+  }
+  run->variant = &variant;
+  run->output_clean = 1;
+  for (r = 0; r < 10; r++) {
+    run->current = 0;
+    P3D_BENCH_CHECK (run_gpu (run, stream));
+  }
+  for (r = 0; r < runs; r++) {
+    gfloat ms = 0.0f;
+
+    run->current = 0;
+    P3D_BENCH_CHECK (run_gpu (run, stream));
+    P3D_BENCH_CHECK (p3d_cuda_event_synchronize (variant.events[3]));
+    P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, variant.events[0],
+            variant.events[3]));
+    samples[0][r] = ms * 1000.0;
+    for (e = 1; phases && e < 4; e++) {
+      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, variant.events[e - 1],
+              variant.events[e]));
+      samples[e][r] = ms * 1000.0;
+    }
+  }
+  for (e = 0; e < 4; e++) {
+    times[e] = (phases || e == 0) ? median (samples[e], runs) : 0.0;
+    g_free (samples[e]);
+    if (variant.events[e])
+      p3d_cuda_event_destroy (variant.events[e]);
+  }
+  run->variant = NULL;
+  run->current = 0;
+}
+
+/* Diagnostic rows of one configuration on sweep 0. */
+static void
+diagnose (Run * run, const gchar * name, guint runs, P3dCudaStream stream,
+    GString * table)
+{
+  gdouble graph[4], stream_pdl[4], serial[4];
+
+  time_device (run, P3D_VOXELIZE_LAUNCH_GRAPH, FALSE, runs, stream, graph);
+  time_device (run, P3D_VOXELIZE_LAUNCH_STREAM, FALSE, runs, stream,
+      stream_pdl);
+  time_device (run, P3D_VOXELIZE_LAUNCH_STREAM_SERIAL, TRUE, runs, stream,
+      serial);
+  g_string_append_printf (table, "| %s | %u | %u | %.1f | %.1f | %.1f | "
+      "%.1f | %.1f | %.1f |\n", name, run->host_stats.points_in,
+      run->host_stats.voxels, graph[0], stream_pdl[0], serial[0], serial[1],
+      serial[2], serial[3]);
+}
+
+/* Checks and times one configuration on its sweeps (@n_sweeps > 1: the
+ * round-robin rows only). */
+static gboolean
+bench_case (const Config * config, const gchar * sweep,
+    const gfloat ** points, const gsize * n, guint n_sweeps, guint runs,
+    gboolean full, P3dCudaStream stream, GString * table, GString * diag)
+{
+  P3dVoxelizeVariant stream_variant;
   P3dBenchStats t;
   gboolean same;
   gchar *name;
   Run run;
 
-  run_init (&run, config, points, n, stream);
-  same = check_run (&run, stream);
+  p3d_voxelize_variant_init (&stream_variant);
+  stream_variant.launch = P3D_VOXELIZE_LAUNCH_STREAM;
+  run_init (&run, config, points, n, n_sweeps, stream);
+  same = check_run (&run, NULL, stream)
+      && check_run (&run, &stream_variant, stream);
+
+  if (n_sweeps > 1) {
+    /* Every sweep in turn, back to back; then the last frame (the last
+     * sweep) against the reference. */
+    guint k;
+
+    run.output_clean = 1;
+    for (k = 0; k < 2; k++) {
+      run.variant = k ? &stream_variant : NULL;
+      run.current = 0;
+      P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
+              MAX (runs / 10, 10), &t));
+      name = g_strdup_printf ("%s, %u sweeps in turn, max-points %u, clean, "
+          "%d frames back to back (per frame)%s", config->name, n_sweeps,
+          config->max_points, BACK_TO_BACK_FRAMES,
+          k ? ", stream launches" : "");
+      run_cpu_sweep (&run, (run.current + n_sweeps - 1) % n_sweeps);
+      same &= same_as_reference (&run, stream);
+      add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
+      g_free (name);
+    }
+    g_print ("%s, %u sweeps in turn: %s\n", config->name, n_sweeps,
+        same ? "same as the reference" : "DIFFERS FROM THE REFERENCE");
+    run_clear (&run, stream);
+    return same;
+  }
+
   g_print ("%s, %s: %u points, %u voxels, %u dropped voxels, %u points over "
       "max-points: %s\n", config->name, sweep, run.host_stats.points_in,
       run.host_stats.voxels, run.host_stats.voxels_dropped,
@@ -234,14 +410,27 @@ bench_case (const Config * config, const gchar * sweep, const gfloat * points,
       config->max_points);
   add_row (table, name, &run.host_stats, &t, 1.0);
   g_free (name);
+  run.variant = &stream_variant;
+  P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &t));
+  run.variant = NULL;
+  name = g_strdup_printf ("%s %s, max-points %u, clean, stream launches",
+      config->name, sweep, config->max_points);
+  add_row (table, name, &run.host_stats, &t, 1.0);
+  g_free (name);
   if (full) {
-    P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
-            MAX (runs / 10, 10), &t));
-    name = g_strdup_printf ("%s %s, max-points %u, clean, %d frames back "
-        "to back (per frame)", config->name, sweep, config->max_points,
-        BACK_TO_BACK_FRAMES);
-    add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
-    g_free (name);
+    guint k;
+
+    for (k = 0; k < 2; k++) {
+      run.variant = k ? &stream_variant : NULL;
+      P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
+              MAX (runs / 10, 10), &t));
+      name = g_strdup_printf ("%s %s, max-points %u, clean, %d frames back "
+          "to back (per frame)%s", config->name, sweep, config->max_points,
+          BACK_TO_BACK_FRAMES, k ? ", stream launches" : "");
+      add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
+      g_free (name);
+    }
+    run.variant = NULL;
 
     run.output_clean = 0;
     P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &t));
@@ -249,6 +438,8 @@ bench_case (const Config * config, const gchar * sweep, const gfloat * points,
         sweep, config->max_points);
     add_row (table, name, &run.host_stats, &t, 1.0);
     g_free (name);
+    /* The last frame wrote every byte: still the reference's. */
+    same &= same_as_reference (&run, stream);
 
     p3d_bench_host (run_cpu, &run, 2, MAX (runs / 10, 5), &t);
     name = g_strdup_printf ("%s %s, max-points %u, reference, one CPU core",
@@ -256,6 +447,10 @@ bench_case (const Config * config, const gchar * sweep, const gfloat * points,
     add_row (table, name, &run.host_stats, &t, 1.0);
     g_free (name);
   }
+  name = g_strdup_printf ("%s %s, max-points %u", config->name, sweep,
+      config->max_points);
+  diagnose (&run, name, runs, stream, diag);
+  g_free (name);
   run_clear (&run, stream);
   return same;
 }
@@ -276,11 +471,13 @@ main (int argc, char **argv)
   GOptionContext *context = g_option_context_new ("- time voxelize");
   GError *error = NULL;
   P3dCudaStream stream = NULL;
-  GString *table = g_string_new (NULL);
+  GString *table = g_string_new (NULL), *diag = g_string_new (NULL);
   gboolean all_same = TRUE;
   char device_name[256] = "";
   int major = 0, minor = 0, sms = 0;
-  guint i;
+  guint i, n_kitti = 0;
+  gfloat **kitti_points = NULL;
+  gsize *kitti_n = NULL;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error)) {
@@ -306,24 +503,46 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
 
   g_string_append_printf (table, "\nvoxelize on %s (sm_%d%d, %d SMs), GPU "
-      "time in µs\n\n", device_name, major, minor, sms);
+      "time in µs (default launch: one graph; \"stream launches\": three "
+      "kernel launches)\n\n", device_name, major, minor, sms);
   g_string_append (table, "| case | points | voxels | points kept | "
       "voxels dropped | median | p10 | p90 | runs |\n");
   g_string_append (table, "| --- | ---: | ---: | ---: | ---: | ---: | ---: "
       "| ---: | ---: |\n");
-  for (i = 0; kitti != NULL && kitti[i] != NULL; i++) {
-    gsize n = 0;
-    gfloat *points = p3d_bench_load_points (kitti[i], 4, FALSE, 4, &n);
+  g_string_append_printf (diag, "\nvoxelize, the device alone (a %d µs hold "
+      "kernel before each frame hides the host's launches), median µs of "
+      "clean frames: the frame with each launch design, and each kernel "
+      "from events between serial launches\n\n", HOLD_US);
+  g_string_append (diag, "| case | points | voxels | graph | stream, PDL | "
+      "stream, serial | cells | scan | gather |\n");
+  g_string_append (diag, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | "
+      "---: | ---: |\n");
+
+  if (kitti != NULL)
+    n_kitti = g_strv_length (kitti);
+  kitti_points = g_new0 (gfloat *, n_kitti + 1);
+  kitti_n = g_new0 (gsize, n_kitti + 1);
+  for (i = 0; i < n_kitti; i++) {
     gchar *sweep;
 
-    if (points == NULL)
+    kitti_points[i] = p3d_bench_load_points (kitti[i], 4, FALSE, 4,
+        &kitti_n[i]);
+    if (kitti_points[i] == NULL)
       return 1;
     sweep = g_path_get_basename (kitti[i]);
-    all_same &= bench_case (&kitti_config, sweep, points, n, runs, i == 0,
-        stream, table);
+    all_same &= bench_case (&kitti_config, sweep,
+        (const gfloat **) &kitti_points[i], &kitti_n[i], 1, runs, i == 0,
+        stream, table, diag);
     g_free (sweep);
-    g_free (points);
   }
+  if (n_kitti > 1)
+    all_same &= bench_case (&kitti_config, NULL,
+        (const gfloat **) kitti_points, kitti_n, n_kitti, runs, FALSE, stream,
+        table, diag);
+  for (i = 0; i < n_kitti; i++)
+    g_free (kitti_points[i]);
+  g_free (kitti_points);
+  g_free (kitti_n);
   if (nuscenes != NULL) {
     gsize n = 0;
     gfloat *points = p3d_bench_load_points (nuscenes, 5, TRUE, 5, &n);
@@ -331,12 +550,14 @@ main (int argc, char **argv)
     if (points == NULL)
       return 1;
     for (i = 0; i < G_N_ELEMENTS (nuscenes_configs); i++)
-      all_same &= bench_case (&nuscenes_configs[i], "271k", points, n, runs,
-          i != 1, stream, table);
+      all_same &= bench_case (&nuscenes_configs[i], "271k",
+          (const gfloat **) &points, &n, 1, runs, i != 1, stream, table, diag);
     g_free (points);
   }
   g_print ("%s", table->str);
+  g_print ("%s", diag->str);
   g_string_free (table, TRUE);
+  g_string_free (diag, TRUE);
   p3d_cuda_stream_destroy (stream);
   g_strfreev (kitti);
   g_free (nuscenes);

@@ -294,8 +294,7 @@ diagnose_pool (Work * w, P3dCudaStream stream,
   P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &d_cycles, bytes));
   P3D_BENCH_CHECK (p3d_cuda_memset (d_cycles, 0, bytes, stream));
   P3D_BENCH_CHECK (p3d_bevpool_cuda_diagnose (w->geometry, w->features,
-          w->depth, w->half_in, w->out, w->half_out, d_cycles, blocks,
-          stream));
+          w->depth, w->half_in, w->out, w->half_out, d_cycles, blocks, stream));
   P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (cycles, d_cycles, bytes, stream));
   P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, w->geometry->unit_count,
           sizeof (count), stream));
@@ -411,8 +410,7 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_bench_gpu (run_geometry, &w, stream, 10, MAX (100,
               runs / 5), &t_geometry));
 
-  time_geometry_stages (geometry, calib, stream, MAX (100, runs / 5),
-      stage_us);
+  time_geometry_stages (geometry, calib, stream, MAX (100, runs / 5), stage_us);
 
   w.features = d_features_h;
   w.depth = d_depth_h;
@@ -483,8 +481,10 @@ main (int argc, char **argv)
       blocks[0], units[1], blocks[1]);
   g_print ("| --- | --- | --- |\n");
   for (i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++) {
-    gdouble whole0 = MAX (1.0, (gdouble) cycles[0][P3D_BEVPOOL_POOL_PHASES - 1]);
-    gdouble whole1 = MAX (1.0, (gdouble) cycles[1][P3D_BEVPOOL_POOL_PHASES - 1]);
+    gdouble whole0 =
+        MAX (1.0, (gdouble) cycles[0][P3D_BEVPOOL_POOL_PHASES - 1]);
+    gdouble whole1 =
+        MAX (1.0, (gdouble) cycles[1][P3D_BEVPOOL_POOL_PHASES - 1]);
 
     g_print ("| %s | %.1f %% | %.1f %% |\n", p3d_bevpool_pool_phase_names[i],
         100.0 * cycles[0][i] / whole0, 100.0 * cycles[1][i] / whole1);

@@ -12,6 +12,7 @@
 
 #include "boxtest.h"
 #include "p3dperception.h"
+#include "p3dtest.h"
 
 static const P3dBox3d car = { 10.5f, 2.25f, -0.8f, 3.9f, 1.6f, 1.56f, 1.57f,
   0.93f, 0
@@ -450,4 +451,4 @@ boxenc_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (boxenc);
+P3D_CHECK_MAIN (boxenc);

@@ -11,6 +11,7 @@
 #include "boxtest.h"
 #include "p3dperception.h"
 #include "runtime.h"
+#include "p3dtest.h"
 
 /* A copy of @host's two tensors in CUDA memory, written on the device by
  * copies queued on @stream and not waited for here; @staging holds their
@@ -148,4 +149,4 @@ boxenc_cuda_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (boxenc_cuda);
+P3D_CHECK_MAIN (boxenc_cuda);

@@ -12,6 +12,7 @@
 
 #include "boxtest.h"
 #include "p3dperception.h"
+#include "p3dtest.h"
 
 typedef struct
 {
@@ -660,4 +661,4 @@ boxparse_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (boxparse);
+P3D_CHECK_MAIN (boxparse);

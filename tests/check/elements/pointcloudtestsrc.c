@@ -680,4 +680,4 @@ pointcloudtestsrc_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (pointcloudtestsrc);
+P3D_CHECK_MAIN (pointcloudtestsrc);

@@ -281,4 +281,4 @@ pointcloudtestsrc_cuda_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (pointcloudtestsrc_cuda);
+P3D_CHECK_MAIN (pointcloudtestsrc_cuda);

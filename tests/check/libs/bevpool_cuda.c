@@ -4,10 +4,13 @@
  * defined in bevpool.h and both paths follow it with fmaf), in all four
  * format pairs.  Random configurations, the hand-built fault cases, channel
  * counts that exercise every load width and slice, cells of thousands of
- * points, and nuScenes at full size with its real calibration. */
+ * points, nuScenes at full size with its real calibration, and the other
+ * pooling schedules (bevpool-private.h): the benchmark's larger units, and
+ * tiny ones that cut every cell into passes. */
 #include <math.h>
 #include <string.h>
 
+#include "bevpool-private.h"
 #include "bevpool_common.h"
 #include "half.h"
 
@@ -24,9 +27,11 @@ typedef struct
   P3dBevGeometryCuda *device;
 } Geometries;
 
+/* The geometries of @tc on both paths, the device's made with @schedule
+ * (NULL: the default) and compared with the reference's. */
 static void
-geometries_compute (Geometries * g, const BevpoolTestCase * tc,
-    const gchar * what)
+geometries_compute_scheduled (Geometries * g, const BevpoolTestCase * tc,
+    const P3dBevPoolSchedule * schedule, const gchar * what)
 {
   const guint32 *a, *b;
   guint32 cells = tc->params.nx * tc->params.ny * tc->params.nz, kept, i;
@@ -37,8 +42,13 @@ geometries_compute (Geometries * g, const BevpoolTestCase * tc,
           &g->reference), P3D_OK);
   fail_unless_equals_int (p3d_bevpool_geometry_new (&tc->params,
           &g->downloaded), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&tc->params,
-          &g->device), P3D_OK);
+  if (schedule != NULL) {
+    fail_unless_equals_int (p3d_bevpool_geometry_cuda_new_scheduled
+        (&tc->params, schedule, &g->device), P3D_OK);
+  } else {
+    fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&tc->params,
+            &g->device), P3D_OK);
+  }
   fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (g->reference,
           tc->calib), P3D_OK);
   fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (g->device,
@@ -62,6 +72,13 @@ geometries_compute (Geometries * g, const BevpoolTestCase * tc,
     if (a[i] != b[i])
       fail ("%s: sorted point %u is frustum point %u on the device, %u in "
           "the reference", what, i, b[i], a[i]);
+}
+
+static void
+geometries_compute (Geometries * g, const BevpoolTestCase * tc,
+    const gchar * what)
+{
+  geometries_compute_scheduled (g, tc, NULL, what);
 }
 
 static void
@@ -173,18 +190,26 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 
 /* The device geometry against the oracle too, and the pooling. */
 static void
-check_case (const BevpoolTestCase * tc, P3dTestRng * rng,
+check_case_scheduled (const BevpoolTestCase * tc,
+    const P3dBevPoolSchedule * schedule, P3dTestRng * rng,
     gsize feature_offset, const gchar * what)
 {
   Geometries g;
   guint32 *oracle_cells = g_new (guint32, p3d_bevpool_depth_size (&tc->params));
 
-  geometries_compute (&g, tc, what);
+  geometries_compute_scheduled (&g, tc, schedule, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
   bevpool_test_check_geometry (g.downloaded, &tc->params, oracle_cells, what);
   check_pooling (tc, &g, rng, feature_offset, what);
   geometries_clear (&g);
   g_free (oracle_cells);
+}
+
+static void
+check_case (const BevpoolTestCase * tc, P3dTestRng * rng,
+    gsize feature_offset, const gchar * what)
+{
+  check_case_scheduled (tc, NULL, rng, feature_offset, what);
 }
 
 GST_START_TEST (test_random_cases)
@@ -311,6 +336,131 @@ GST_START_TEST (test_heavy_cells)
   tc.params.ybound[2] = 16.0;
   fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
   check_case (&tc, &rng, 0, "12 heavy cells");
+  bevpool_test_case_clear (&tc);
+}
+
+GST_END_TEST;
+
+/* The other schedules: the benchmark's large units, and tiny units (at
+ * most 4 chunks and 64 points, so most cells are pooled in passes of 2
+ * chunks) with 64 or 96 threads, on random cases and heavy cells; and the
+ * diagnosing entry point, which must pool exactly as the plain one. */
+GST_START_TEST (test_schedules)
+{
+  static const P3dBevPoolSchedule schedules[] = {
+    P3D_BEVPOOL_SCHEDULE_LARGE, {4, 64, 64}, {8, 128, 96}
+  };
+  static const P3dBevPoolSchedule invalid[] = {
+    {0, 2048, 512}, {129, 2048, 512}, {128, 16, 512}, {128, 2048, 500},
+    {16, 2048, 32}, {16, 9000, 512}
+  };
+  P3dBevGeometryCuda *device = NULL;
+  guint i, seed;
+
+  for (i = 0; i < G_N_ELEMENTS (schedules); i++) {
+    for (seed = 0; seed < 8; seed++) {
+      BevpoolTestCase tc = { {0}, NULL };
+      P3dTestRng rng;
+      gchar *what;
+
+      p3d_test_rng_init (&rng, 5000 + 100 * i + seed);
+      bevpool_test_random_case (&rng, &tc);
+      what = g_strdup_printf ("schedule %u (%u chunks, %u points, %u "
+          "threads), seed %u", i, schedules[i].unit_chunks,
+          schedules[i].unit_points, schedules[i].threads, seed);
+      check_case_scheduled (&tc, &schedules[i], &rng, 0, what);
+      g_free (what);
+      bevpool_test_case_clear (&tc);
+    }
+    {
+      BevpoolTestCase tc = { {0}, NULL };
+      P3dTestRng rng;
+
+      p3d_test_rng_init (&rng, 5099 + 100 * i);
+      bevpool_test_one_cell_case (64, 48, 4, &tc);
+      tc.params.xbound[1] = 63.5;
+      tc.params.xbound[2] = 16.0;
+      tc.params.ybound[1] = 47.5;
+      tc.params.ybound[2] = 16.0;
+      fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+      check_case_scheduled (&tc, &schedules[i], &rng, 0,
+          "12 heavy cells, another schedule");
+      bevpool_test_case_clear (&tc);
+    }
+  }
+
+  for (i = 0; i < G_N_ELEMENTS (invalid); i++) {
+    BevpoolTestCase tc = { {0}, NULL };
+
+    bevpool_test_one_cell_case (4, 4, 2, &tc);
+    fail_unless_equals_int (p3d_bevpool_geometry_cuda_new_scheduled
+        (&tc.params, &invalid[i], &device), P3D_ERROR_INVALID_ARGUMENT);
+    fail_unless (device == NULL);
+    bevpool_test_case_clear (&tc);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_diagnose)
+{
+  BevpoolTestCase tc = { {0}, NULL };
+  P3dTestRng rng;
+  Geometries g;
+  gsize out_size, bytes = P3D_BEVPOOL_POOL_PHASES * sizeof (guint64);
+  gpointer raw_features, raw_depth, expected, actual;
+  gfloat *features, *depth;
+  void *d_features = NULL, *d_depth = NULL, *d_out = NULL, *d_cycles = NULL;
+  guint64 cycles[P3D_BEVPOOL_POOL_PHASES];
+  guint blocks = 0;
+
+  p3d_test_rng_init (&rng, 21);
+  bevpool_test_random_case (&rng, &tc);
+  geometries_compute (&g, &tc, "diagnose");
+  out_size = p3d_bevpool_output_size (&tc.params);
+  bevpool_test_random_inputs (&rng, &tc.params, TRUE, &raw_features,
+      &raw_depth, &features, &depth);
+  expected = g_malloc (out_size * 2);
+  actual = g_malloc (out_size * 2);
+  fail_unless_equals_int (p3d_bevpool_cpu (g.reference, raw_features,
+          raw_depth, TRUE, expected, TRUE), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&d_features,
+          p3d_bevpool_features_size (&tc.params) * 2), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&d_depth,
+          p3d_bevpool_depth_size (&tc.params) * 2), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&d_out, out_size * 2), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc (&d_cycles, bytes), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_htod (d_features, raw_features,
+          p3d_bevpool_features_size (&tc.params) * 2, g.stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_htod (d_depth, raw_depth,
+          p3d_bevpool_depth_size (&tc.params) * 2, g.stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memset (d_cycles, 0, bytes, g.stream),
+      P3D_OK);
+  fail_unless_equals_int (p3d_bevpool_cuda_diagnose (g.device, d_features,
+          d_depth, TRUE, d_out, TRUE, NULL, &blocks, g.stream),
+      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3d_bevpool_cuda_diagnose (g.device, d_features,
+          d_depth, TRUE, d_out, TRUE, d_cycles, &blocks, g.stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (actual, d_out, out_size * 2,
+          g.stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (cycles, d_cycles, bytes,
+          g.stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (g.stream), P3D_OK);
+  compare_outputs (&tc.params, expected, actual, TRUE, "diagnose");
+  fail_unless (blocks > 0);
+  /* The blocks pooled units: their clocks counted. */
+  fail_unless (cycles[P3D_BEVPOOL_POOL_PHASES - 1] > 0);
+  fail_unless_equals_int (p3d_cuda_free (d_features), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_depth), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_cycles), P3D_OK);
+  g_free (raw_features);
+  g_free (raw_depth);
+  g_free (features);
+  g_free (depth);
+  g_free (expected);
+  g_free (actual);
+  geometries_clear (&g);
   bevpool_test_case_clear (&tc);
 }
 
@@ -464,6 +614,8 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_fault_cases);
   tcase_add_test (tc, test_channels_and_alignment);
   tcase_add_test (tc, test_heavy_cells);
+  tcase_add_test (tc, test_schedules);
+  tcase_add_test (tc, test_diagnose);
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_recompute);
   tcase_add_test (tc, test_errors);

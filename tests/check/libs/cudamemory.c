@@ -317,4 +317,4 @@ cudamemory_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (cudamemory);
+P3D_CHECK_MAIN (cudamemory);

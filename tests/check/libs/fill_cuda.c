@@ -48,4 +48,4 @@ fill_cuda_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (fill_cuda);
+P3D_CHECK_MAIN (fill_cuda);

@@ -88,4 +88,4 @@ half_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (half);
+P3D_CHECK_MAIN (half);

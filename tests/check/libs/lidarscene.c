@@ -8,6 +8,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "lidarscene.h"
+#include "p3dtest.h"
 
 #define ALL_CHANNELS \
     (P3D_LIDAR_CHANNEL_INTENSITY | P3D_LIDAR_CHANNEL_TIME | \
@@ -936,4 +937,4 @@ lidarscene_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (lidarscene);
+P3D_CHECK_MAIN (lidarscene);

@@ -1100,4 +1100,4 @@ nms_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (nms);
+P3D_CHECK_MAIN (nms);

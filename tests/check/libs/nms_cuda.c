@@ -522,4 +522,4 @@ nms_cuda_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (nms_cuda);
+P3D_CHECK_MAIN (nms_cuda);

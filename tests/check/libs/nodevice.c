@@ -5,6 +5,7 @@
 
 #include "p3dperception.h"
 #include "runtime.h"
+#include "p3dtest.h"
 
 GST_START_TEST (test_allocator_without_device)
 {
@@ -41,4 +42,4 @@ nodevice_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (nodevice);
+P3D_CHECK_MAIN (nodevice);

@@ -1812,4 +1812,4 @@ pcdreader_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (pcdreader);
+P3D_CHECK_MAIN (pcdreader);

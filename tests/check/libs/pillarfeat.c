@@ -772,4 +772,4 @@ pillarfeat_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (pillarfeat);
+P3D_CHECK_MAIN (pillarfeat);

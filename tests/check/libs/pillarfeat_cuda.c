@@ -470,4 +470,4 @@ pillarfeat_cuda_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (pillarfeat_cuda);
+P3D_CHECK_MAIN (pillarfeat_cuda);

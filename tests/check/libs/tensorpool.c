@@ -355,26 +355,12 @@ GST_END_TEST;
 /* The caps library logs in its own domain, which gst-check does not watch:
  * make its criticals and warnings fail a test, or satisfy ASSERT_CRITICAL,
  * as GStreamer's own do. */
-static void
-fail_on_library_log (const gchar * domain, GLogLevelFlags level,
-    const gchar * message, gpointer user_data)
-{
-  if (!_gst_check_expecting_log)
-    fail ("Unexpected %s: %s", domain, message);
-  if (level & G_LOG_LEVEL_CRITICAL)
-    _gst_check_raised_critical = TRUE;
-  if (level & G_LOG_LEVEL_WARNING)
-    _gst_check_raised_warning = TRUE;
-}
-
 static Suite *
 tensorpool_suite (void)
 {
   Suite *s = suite_create ("tensorpool");
   TCase *tc = tcase_create ("general");
 
-  g_log_set_handler ("perception", G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING,
-      fail_on_library_log, NULL);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_new_configured_null_allocator);
   tcase_add_test (tc, test_new_configured_system_allocator);
@@ -385,4 +371,4 @@ tensorpool_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (tensorpool);
+P3D_CHECK_MAIN (tensorpool);

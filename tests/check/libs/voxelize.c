@@ -755,4 +755,4 @@ voxelize_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (voxelize);
+P3D_CHECK_MAIN (voxelize);

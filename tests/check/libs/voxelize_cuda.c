@@ -1155,4 +1155,4 @@ voxelize_cuda_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (voxelize_cuda);
+P3D_CHECK_MAIN (voxelize_cuda);

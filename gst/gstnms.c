@@ -98,8 +98,8 @@ static void p3d_nms_filter_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static GstCaps *p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
-    P3dTensorLayout * in_layout, GstCaps * outcaps,
+static gboolean p3d_nms_filter_set_info (P3dCudaFilter * filter,
+    GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout);
 static void p3d_nms_filter_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_nms_filter_process_cpu (P3dCudaFilter * filter,
@@ -179,7 +179,8 @@ p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
   filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_nms_filter_process_cuda);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_NMS_FILTER_MODE, 0);
-  GST_DEBUG_CATEGORY_INIT (p3d_nms_filter_debug, "nms", 0, "Non-maximum suppression");
+  GST_DEBUG_CATEGORY_INIT (p3d_nms_filter_debug, "nms", 0,
+      "Non-maximum suppression");
 }
 
 static void
@@ -197,8 +198,8 @@ p3d_nms_filter_init (P3dNmsFilter * self)
 }
 
 static void
-p3d_nms_filter_set_property (GObject * object, guint prop_id, const GValue * value,
-    GParamSpec * pspec)
+p3d_nms_filter_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
 {
   P3dNmsFilter *self = P3D_NMS_FILTER (object);
 

@@ -24,7 +24,7 @@ plugin_init (GstPlugin * plugin)
   static const struct
   {
     const gchar *name;
-    GType (*get_type) (void);
+      GType (*get_type) (void);
   } elements[] = {
     {"voxelize", p3d_voxelize_get_type},
     {"pillarfeat", p3d_pillarfeat_get_type},

@@ -201,7 +201,7 @@ main (int argc, char **argv)
 
     GST_BUFFER_PTS (sweep) = GST_BUFFER_PTS (boxes) = frame * GST_SECOND / 10;
     if (bad_input && frame == frames - 1)
-      gst_buffer_resize (sweep, 0, 17);   /* not a whole number of points */
+      gst_buffer_resize (sweep, 0, 17); /* not a whole number of points */
     gst_app_src_push_buffer (GST_APP_SRC (points), sweep);
     gst_app_src_push_buffer (GST_APP_SRC (candidates), boxes);
 
@@ -211,8 +211,7 @@ main (int argc, char **argv)
       g_print ("frame %d: %u pillars\n", frame, sample_count (sample, 2));
       gst_sample_unref (sample);
     }
-    sample = gst_app_sink_try_pull_sample (GST_APP_SINK (kept),
-        5 * GST_SECOND);
+    sample = gst_app_sink_try_pull_sample (GST_APP_SINK (kept), 5 * GST_SECOND);
     if (sample) {
       print_kept (sample, frame);
       gst_sample_unref (sample);

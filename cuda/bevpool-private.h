@@ -256,7 +256,23 @@ typedef struct
   uint32_t threads;
 } P3dBevPoolSchedule;
 
-/* 2 blocks of 512 threads per SM (about 66 KB of shared memory each). */
+/* The chunks per pass of a unit holding @chunks chunks and @points points:
+ * all of them when the unit is within the schedule's budget, else (a
+ * single cell, see above) at most unit_chunks chunks of at most
+ * P3D_BEVPOOL_CHUNK points each, within unit_points.  The geometry orders
+ * each pass's chunks, the pooling pools them: both cut the passes here. */
+static P3D_HOST_DEVICE uint32_t
+p3d_bevpool_pass_chunks (const P3dBevPoolSchedule * s, uint32_t chunks,
+    uint32_t points)
+{
+  uint32_t most = s->unit_points / P3D_BEVPOOL_CHUNK;
+
+  if (chunks <= s->unit_chunks && points <= s->unit_points)
+    return chunks;
+  return most < s->unit_chunks ? most : s->unit_chunks;
+}
+
+/* 2 blocks of 512 threads per SM (about 105 KB of shared memory each). */
 #define P3D_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
 /* 1 block of 1024 threads per SM, units twice as large: fewer feature-row
  * reads, less overlap between blocks. */
@@ -264,11 +280,11 @@ typedef struct
 
 /* The geometry stages recorded by p3d_bevpool_geometry_compute_cuda_timed():
  * an event before the first and after each. */
-#define P3D_BEVPOOL_GEOMETRY_STAGES 7
+#define P3D_BEVPOOL_GEOMETRY_STAGES 8
 extern const char *const p3d_bevpool_geometry_stage_names[];
 
 /* The pooling phases measured by p3d_bevpool_cuda_diagnose(). */
-#define P3D_BEVPOOL_POOL_PHASES 6
+#define P3D_BEVPOOL_POOL_PHASES 5
 extern const char *const p3d_bevpool_pool_phase_names[];
 
 struct _P3dBevGeometryCuda
@@ -293,6 +309,12 @@ struct _P3dBevGeometryCuda
   uint32_t *unit_pos;           /* keys + 1: exclusive sum of the flags */
   uint32_t *units;              /* (keys + 1) x 4: first key, chunk, point */
   uint32_t *unit_count;         /* 1 */
+  /* frustum_points x 4, per chunk position c of a pass (sorted position q
+   * = c - the pass's first chunk): the chunk pooled q-th (the pass's
+   * chunks by window, longer first), and for q < the pass's batch count
+   * the first position of batch q and its lowest and highest column key,
+   * else UINT32_MAX, 0, 0. */
+  uint32_t *plan;
   void *temp;                   /* CUB's temporary storage */
   size_t temp_bytes;
 };

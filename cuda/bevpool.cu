@@ -5,23 +5,26 @@
 // consecutive keys of one 16 x 16 block of the plane, within the schedule's
 // chunk and point budgets (bevpool-private.h).  A block owns every output
 // element of its unit's cells (no atomics, no memset) and, per unit:
-//   1. reads the unit's chunk bounds and, for every point, its depth weight
-//      and the shared-memory offset of its feature row (one gather of the
-//      depth tensor per point, not per point and channel group);
-//   2. orders the chunks by window (bevpool.h: a chunk never spans two), the
-//      longer first, and splits that order into batches, one per window;
-//   3. per batch, copies the feature rows of the window's used column keys
-//      into shared memory (each row read from L2 once per unit and window,
-//      where the previous design read it once per point), then sums every
-//      chunk of the batch: one lane group per chunk, a lane per group of G
-//      channels, fmaf in point order from 0, as the reference;
-//   4. adds each cell's chunk sums in chunk order and writes the cell's
+//   1. reads the unit's chunk bounds, the geometry's plan (the order of the
+//      chunks: by window, longer first; bevpool.h: a chunk never spans two
+//      windows) and, for every point, its depth weight and the
+//      shared-memory offset of its feature row (the depth tensor is read
+//      once per point, not once per point and channel group);
+//   2. per batch (the chunks of one window), copies the window's used
+//      feature rows into shared memory (each row read from L2 once per unit
+//      and window, where the previous design read it once per point), then
+//      sums every chunk of the batch: one lane group per chunk, a lane per
+//      group of G channels, fmaf in point order from 0, as the reference;
+//   3. adds each cell's chunk sums in chunk order and writes the cell's
 //      channels, lanes along the cells so that a warp writes whole rows of
 //      the plane.
-// A cell over the unit budget is a unit of its own and goes through 1 to 4
+// A cell over the unit budget is a unit of its own and goes through 1 to 3
 // in passes of chunks, carrying its running sum in shared memory.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <cstring>
+#include <mutex>
 
 #include "bevpool-private.h"
 
@@ -29,8 +32,6 @@ namespace {
 
 constexpr uint32_t kTileCells = P3D_BEVPOOL_TILE_CELLS;
 constexpr uint32_t kWindow = P3D_BEVPOOL_WINDOW;
-constexpr uint32_t kWindowBits = P3D_BEVPOOL_WINDOW_BITS;
-constexpr uint32_t kChunk = P3D_BEVPOOL_CHUNK;
 // Bytes of one feature row per block: 80 F16 or 40 F32 channels.  A window
 // of rows is then 40 KB of shared memory, which with the chunk sums (41.5
 // KB) and the points (16 KB) lets two 512-thread blocks share an SM.
@@ -44,14 +45,15 @@ struct PoolArgs {
   const uint32_t *entries;
   const uint32_t *chunk_start;
   const uint32_t *chunk_begin;
+  const uint4 *plan;
   const uint4 *units;
   const uint32_t *unit_count;
   P3dBevFrustumGrid grid;
   P3dBevBlocking blocking;
+  P3dBevPoolSchedule schedule;
   uint32_t channels;
   uint32_t slice_width;
   uint32_t plane;  // cells per z slice
-  uint32_t unit_chunks, unit_points, pass_chunks;
   int half_out;
   unsigned long long *cycles;  // diagnosis only, else null
 };
@@ -62,14 +64,10 @@ struct SmemPlan {
   uint32_t chunk_start;  // kTileCells + 1 words: unit-relative first chunk
   uint32_t out_base;     // kTileCells words: output offset, kNone = padding
   uint32_t chunk_begin;  // chunks + 1 words: pass-relative first point
-  uint32_t chunk_key;    // chunks words: window << 6 | (kChunk - length)
-  uint32_t chunk_first;  // chunks words: column key of the first point
-  uint32_t chunk_last;   // chunks words: column key of the last point
   uint32_t sorted;       // chunks words: chunk at each sorted position
-  uint32_t batch_start;  // chunks + 1 words: first sorted position
+  uint32_t batch_start;  // chunks words: first sorted position of a batch
   uint32_t batch_low;    // chunks words: lowest column key of a batch
   uint32_t batch_high;   // chunks words: highest column key of a batch
-  uint32_t misc;         // 4 words: [0] the batch count
   uint32_t carry;        // slice_width floats: a passed cell's running sum
   uint32_t points;       // unit_points uint2: (weight bits, row offset)
   uint32_t rows;         // kWindow x row_stride bytes
@@ -95,22 +93,14 @@ __host__ __device__ inline SmemPlan plan_smem(uint32_t chunks, uint32_t points,
   at += align16(kTileCells * word);
   p.chunk_begin = at;
   at += align16((chunks + 1) * word);
-  p.chunk_key = at;
-  at += align16(chunks * word);
-  p.chunk_first = at;
-  at += align16(chunks * word);
-  p.chunk_last = at;
-  at += align16(chunks * word);
   p.sorted = at;
   at += align16(chunks * word);
   p.batch_start = at;
-  at += align16((chunks + 1) * word);
+  at += align16(chunks * word);
   p.batch_low = at;
   at += align16(chunks * word);
   p.batch_high = at;
   at += align16(chunks * word);
-  p.misc = at;
-  at += align16(4 * word);
   p.carry = at;
   at += align16(slice_width * word);
   p.points = at;
@@ -207,29 +197,45 @@ __device__ __forceinline__ void unpack(const Piece<2> &p, float *f) {
   f[0] = __half2float(__ushort_as_half(p.a));
 }
 
-// A piece from global memory (read-only for the kernel's lifetime).
+// Copies a piece from global to shared memory without holding it in
+// registers (cp.async, sm_80+): the copies of a batch's rows are all in
+// flight at once, and copy_wait() then the block barrier make them
+// visible.  Pieces of 2 bytes (F16, one channel per group) are copied
+// plainly.  Host builds (no __CUDA_ARCH__) copy plainly too.
 template <int Bytes>
-__device__ __forceinline__ Piece<Bytes> load_global(const void *p);
-template <>
-__device__ __forceinline__ Piece<32> load_global<32>(const void *p) {
-  const uint4 *q = static_cast<const uint4 *>(p);
-  return Piece<32>{__ldg(q), __ldg(q + 1)};
+__device__ __forceinline__ void copy_async(void *shared, const void *global) {
+#if defined(__CUDA_ARCH__)
+  const uint32_t to = (uint32_t)__cvta_generic_to_shared(shared);
+  if constexpr (Bytes == 32) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
+                 "l"(global)
+                 : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to + 16),
+                 "l"(static_cast<const char *>(global) + 16)
+                 : "memory");
+  } else if constexpr (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
+                 "l"(global)
+                 : "memory");
+  } else if constexpr (Bytes == 8 || Bytes == 4) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to),
+                 "l"(global), "n"(Bytes)
+                 : "memory");
+  } else {
+    static_assert(Bytes == 2, "pieces are 2, 4, 8, 16 or 32 bytes");
+    *static_cast<unsigned short *>(shared) =
+        __ldg(static_cast<const unsigned short *>(global));
+  }
+#else
+  memcpy(shared, global, Bytes);
+#endif
 }
-template <>
-__device__ __forceinline__ Piece<16> load_global<16>(const void *p) {
-  return Piece<16>{__ldg(static_cast<const uint4 *>(p))};
-}
-template <>
-__device__ __forceinline__ Piece<8> load_global<8>(const void *p) {
-  return Piece<8>{__ldg(static_cast<const uint2 *>(p))};
-}
-template <>
-__device__ __forceinline__ Piece<4> load_global<4>(const void *p) {
-  return Piece<4>{__ldg(static_cast<const unsigned int *>(p))};
-}
-template <>
-__device__ __forceinline__ Piece<2> load_global<2>(const void *p) {
-  return Piece<2>{__ldg(static_cast<const unsigned short *>(p))};
+
+// Waits for this thread's copy_async()s.
+__device__ __forceinline__ void copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 // The sum of one chunk for G channels: starts at 0, fmaf per point in
@@ -307,18 +313,18 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   using P = PieceOf<In, G>;
   const SmemPlan plan =
-      plan_smem(a.unit_chunks, a.unit_points, a.slice_width, sizeof(In));
-  uint32_t *s_chunk_start = reinterpret_cast<uint32_t *>(smem + plan.chunk_start);
+      plan_smem(a.schedule.unit_chunks, a.schedule.unit_points, a.slice_width,
+                sizeof(In));
+  uint32_t *s_chunk_start =
+      reinterpret_cast<uint32_t *>(smem + plan.chunk_start);
   uint32_t *s_out_base = reinterpret_cast<uint32_t *>(smem + plan.out_base);
-  uint32_t *s_chunk_begin = reinterpret_cast<uint32_t *>(smem + plan.chunk_begin);
-  uint32_t *s_chunk_key = reinterpret_cast<uint32_t *>(smem + plan.chunk_key);
-  uint32_t *s_chunk_first = reinterpret_cast<uint32_t *>(smem + plan.chunk_first);
-  uint32_t *s_chunk_last = reinterpret_cast<uint32_t *>(smem + plan.chunk_last);
+  uint32_t *s_chunk_begin =
+      reinterpret_cast<uint32_t *>(smem + plan.chunk_begin);
   uint32_t *s_sorted = reinterpret_cast<uint32_t *>(smem + plan.sorted);
-  uint32_t *s_batch_start = reinterpret_cast<uint32_t *>(smem + plan.batch_start);
+  uint32_t *s_batch_start =
+      reinterpret_cast<uint32_t *>(smem + plan.batch_start);
   uint32_t *s_batch_low = reinterpret_cast<uint32_t *>(smem + plan.batch_low);
   uint32_t *s_batch_high = reinterpret_cast<uint32_t *>(smem + plan.batch_high);
-  uint32_t *s_misc = reinterpret_cast<uint32_t *>(smem + plan.misc);
   float *s_carry = reinterpret_cast<float *>(smem + plan.carry);
   uint2 *s_points = reinterpret_cast<uint2 *>(smem + plan.points);
   unsigned char *s_rows = smem + plan.rows;
@@ -334,7 +340,7 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
   const uint32_t warp = tid / 32, lane = tid % 32, warps = threads / 32;
   // Lane groups: `groups` consecutive lanes of one warp sum one chunk, lane
   // g of the group channels c0 + g * G .. + G - 1; lanes past the last
-  // whole group of a warp only help with the copies and the cell sums.
+  // whole group of a warp only help with the cell sums.
   const uint32_t per_warp = 32 / groups;
   const uint32_t lane_groups = warps * per_warp;
   const bool in_group = lane < per_warp * groups;
@@ -352,18 +358,28 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
   if (clock.counters != nullptr)
     for (int i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++) s_clock[i] = 0;
 
+  // The next unit's bounds are read while the current one is pooled.
   const uint32_t units = *a.unit_count;
+  uint4 next_here = make_uint4(0, 0, 0, 0), next_next = next_here;
+  if (blockIdx.x < units) {
+    next_here = a.units[blockIdx.x];
+    next_next = a.units[blockIdx.x + 1];
+  }
   for (uint32_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
     clock.start();
-    const uint4 here = a.units[unit], next = a.units[unit + 1];
+    const uint4 here = next_here, next = next_next;
+    if (unit + gridDim.x < units) {
+      next_here = a.units[unit + gridDim.x];
+      next_next = a.units[unit + gridDim.x + 1];
+    }
     const uint32_t key0 = here.x, cells = next.x - here.x;
     const uint32_t chunk0 = here.y, chunks = next.y - here.y;
     const uint32_t point0 = here.z, points = next.z - here.z;
-    const bool one_pass = chunks <= a.unit_chunks && points <= a.unit_points;
+    const uint32_t pass_chunks =
+        p3d_bevpool_pass_chunks(&a.schedule, chunks, points);
     // The geometry makes a cell over the budget a unit of its own; the
     // carry below holds one cell.
-    if (!one_pass && cells != 1) __trap();
-    const uint32_t pass_chunks = one_pass ? chunks : a.pass_chunks;
+    if (pass_chunks < chunks && cells != 1) __trap();
 
     // Cell metadata, read after the first barrier of the first pass.
     for (uint32_t j = tid; j <= cells; j += threads) {
@@ -381,21 +397,28 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
     do {
       const uint32_t pass1 =
           chunks - pass0 < pass_chunks ? chunks : pass0 + pass_chunks;
-      const uint32_t n = pass1 - pass0;
-      const uint32_t first = one_pass ? point0 : a.chunk_begin[chunk0 + pass0];
-      const uint32_t count =
-          one_pass ? points : a.chunk_begin[chunk0 + pass1] - first;
+      const uint32_t n = pass1 - pass0;  // <= unit_chunks < threads
+      const uint32_t first =
+          pass_chunks == chunks ? point0 : a.chunk_begin[chunk0 + pass0];
+      const uint32_t count = pass_chunks == chunks
+                                 ? points
+                                 : a.chunk_begin[chunk0 + pass1] - first;
 
-      // 1. The pass's chunks and points.
-      for (uint32_t s = tid; s <= n; s += threads) {
-        const uint32_t begin = a.chunk_begin[chunk0 + pass0 + s];
-        s_chunk_begin[s] = begin - first;
-        if (s < n) {
-          const uint32_t end = a.chunk_begin[chunk0 + pass0 + s + 1];
-          const uint32_t key_first = a.entries[begin] & col_mask;
-          s_chunk_first[s] = key_first;
-          s_chunk_last[s] = a.entries[end - 1] & col_mask;
-          s_chunk_key[s] = (key_first >> kWindowBits) << 6 | (kChunk - (end - begin));
+      // 1. The pass's chunks, plan and points: every load below depends
+      // only on the unit's bounds, but the depth weights, which need the
+      // points' entries.
+      bool batch_here = false;
+      if (tid <= n) {
+        s_chunk_begin[tid] = a.chunk_begin[chunk0 + pass0 + tid] - first;
+        if (tid < n) {
+          const uint4 step = a.plan[chunk0 + pass0 + tid];
+          s_sorted[tid] = step.x;
+          batch_here = step.y != kNone;
+          if (batch_here) {
+            s_batch_start[tid] = step.y;
+            s_batch_low[tid] = step.z;
+            s_batch_high[tid] = step.w;
+          }
         }
       }
       for (uint32_t base = 0; base < count; base += 4 * threads) {
@@ -409,10 +432,11 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
 #pragma unroll
         for (int r = 0; r < 4; r++) {
           const uint32_t i = base + r * threads + tid;
-          weight[r] = i < count
-                          ? to_float(__ldg(
-                                depth + p3d_bevpool_entry_frustum_index(&grid, entry[r])))
-                          : 0.0f;
+          weight[r] =
+              i < count
+                  ? to_float(__ldg(depth + p3d_bevpool_entry_frustum_index(
+                                               &grid, entry[r])))
+                  : 0.0f;
         }
 #pragma unroll
         for (int r = 0; r < 4; r++) {
@@ -423,96 +447,40 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
                 (entry[r] & col_mask & (kWindow - 1)) * plan.row_stride);
         }
       }
-      __syncthreads();  // chunks, points and cell metadata are visible
+      // Chunks, plan, points and cell metadata are visible; every thread
+      // learns the batch count (the plan's batches are its first ones).
+      const uint32_t batches = __syncthreads_count(batch_here);
       clock.lap(0);
 
-      // 2. Rank sort of the chunks by (window, longer first, index): a
-      // batch is a run of one window, and neighbouring lane groups get
-      // chunks of similar length.  n is at most the unit budget (<= 256).
-      for (uint32_t s = tid; s < n; s += threads) {
-        const uint32_t key = s_chunk_key[s];
-        uint32_t rank = 0;
-        for (uint32_t t = 0; t < n; t++) {
-          const uint32_t other = s_chunk_key[t];
-          rank += other < key || (other == key && t < s);
-        }
-        s_sorted[rank] = s;
-      }
-      __syncthreads();  // s_sorted is complete
-      if (warp == 0) {
-        uint32_t batches = 0;
-        for (uint32_t q0 = 0; q0 < n; q0 += 32) {
-          const uint32_t q = q0 + lane;
-          bool starts = false;
-          if (q < n) {
-            const uint32_t window = s_chunk_first[s_sorted[q]] >> kWindowBits;
-            starts = q == 0 ||
-                     window != s_chunk_first[s_sorted[q - 1]] >> kWindowBits;
-          }
-          const uint32_t mask = __ballot_sync(0xffffffffu, starts);
-          if (starts)
-            s_batch_start[batches + __popc(mask & ((1u << lane) - 1u))] = q;
-          batches += __popc(mask);
-        }
-        if (lane == 0) {
-          s_batch_start[batches] = n;
-          s_misc[0] = batches;
-        }
-        __syncwarp();  // the batch starts are visible to warp 0
-        for (uint32_t b = lane; b < batches; b += 32) {
-          uint32_t low = kNone, high = 0;
-          for (uint32_t q = s_batch_start[b]; q < s_batch_start[b + 1]; q++) {
-            const uint32_t s = s_sorted[q];
-            low = min(low, s_chunk_first[s]);
-            high = max(high, s_chunk_last[s]);
-          }
-          s_batch_low[b] = low;
-          s_batch_high[b] = high;
-        }
-      }
-      __syncthreads();  // the batches are visible
-      clock.lap(1);
-
-      // 3. Per batch: the window's rows, then its chunks.
-      const uint32_t batches = s_misc[0];
+      // 2. Per batch: the window's rows, then its chunks.
       for (uint32_t b = 0; b < batches; b++) {
         const uint32_t low = s_batch_low[b], high = s_batch_high[b];
+        const uint32_t begin = s_batch_start[b];
+        const uint32_t end = b + 1 < batches ? s_batch_start[b + 1] : n;
         if (in_group) {
-          // Column keys low..high of one window: slot key % kWindow.  Keys
-          // past the feature map's edge (the padding of the key) are
-          // skipped; no point refers to them.
-          constexpr int kBatch = kInFlight<In, G>;
-          for (uint32_t key = low + group; key <= high;
-               key += kBatch * lane_groups) {
-            P piece[kBatch];
-            uint32_t slot[kBatch];
-#pragma unroll
-            for (int r = 0; r < kBatch; r++) {
-              const uint32_t k = key + r * lane_groups;
-              const uint32_t v = k & ((1u << grid.v_bits) - 1u);
-              const uint32_t u = (k >> grid.v_bits) & ((1u << grid.u_bits) - 1u);
-              const uint32_t camera = k >> (grid.u_bits + grid.v_bits);
-              slot[r] = kNone;
-              if (k <= high && u < grid.feat_width && v < grid.feat_height) {
-                const uint32_t row =
-                    (camera * grid.feat_height + v) * grid.feat_width + u;
-                piece[r] = load_global<(int)sizeof(P)>(
-                    features + (size_t)row * a.channels);
-                slot[r] = k & (kWindow - 1);
-              }
+          // Column keys low..high of one window, at slot key % kWindow.
+          // Keys past the feature map's edge (the padding of the key) are
+          // skipped: no point refers to them.
+          for (uint32_t key = low + group; key <= high; key += lane_groups) {
+            const uint32_t v = key & ((1u << grid.v_bits) - 1u);
+            const uint32_t u =
+                (key >> grid.v_bits) & ((1u << grid.u_bits) - 1u);
+            const uint32_t camera = key >> (grid.u_bits + grid.v_bits);
+            if (u < grid.feat_width && v < grid.feat_height) {
+              const uint32_t row =
+                  (camera * grid.feat_height + v) * grid.feat_width + u;
+              copy_async<(int)sizeof(P)>(
+                  s_rows + (key & (kWindow - 1)) * plan.row_stride +
+                      g * piece_bytes,
+                  features + (size_t)row * a.channels);
             }
-#pragma unroll
-            for (int r = 0; r < kBatch; r++)
-              if (slot[r] != kNone)
-                *reinterpret_cast<P *>(s_rows + slot[r] * plan.row_stride +
-                                       g * piece_bytes) = piece[r];
           }
         }
+        copy_wait();
         __syncthreads();  // the rows are visible
-        clock.lap(2);
+        clock.lap(1);
         if (in_group) {
-          for (uint32_t q = s_batch_start[b] + group; q < s_batch_start[b + 1];
-               q += lane_groups) {
+          for (uint32_t q = begin + group; q < end; q += lane_groups) {
             const uint32_t s = s_sorted[q];
             float sum[G];
             chunk_sum<In, G>(my_rows, s_points, s_chunk_begin[s],
@@ -523,23 +491,25 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
           }
         }
         __syncthreads();  // sums written; the rows may be replaced
-        clock.lap(3);
+        clock.lap(2);
       }
 
-      // 4. Each cell adds its chunks of this pass, in order, to 0 (or to
+      // 3. Each cell adds its chunks of this pass, in order, to 0 (or to
       // the sum carried from its previous pass).
       const bool last = pass1 == chunks;
-      for (uint32_t c = warp; c < width; c += warps) {
-        for (uint32_t j = lane; j < cells; j += 32) {
+      for (uint32_t j = lane; j < cells; j += 32) {
+        const uint32_t from = max(s_chunk_start[j], pass0);
+        const uint32_t to = min(s_chunk_start[j + 1], pass1);
+        const uint32_t out_base = s_out_base[j];
+        for (uint32_t c = warp; c < width; c += warps) {
           float value = pass0 > 0 ? s_carry[c] : 0.0f;
-          const uint32_t from = max(s_chunk_start[j], pass0);
-          const uint32_t to = min(s_chunk_start[j + 1], pass1);
           for (uint32_t x = from; x < to; x++)
-            value = __fadd_rn(value, s_partial[(x - pass0) * plan.part_stride + c]);
+            value =
+                __fadd_rn(value, s_partial[(x - pass0) * plan.part_stride + c]);
           if (!last) {
             s_carry[c] = value;  // one cell: j == 0
-          } else if (s_out_base[j] != kNone) {
-            const uint32_t o = s_out_base[j] + (c0 + c) * a.plane;
+          } else if (out_base != kNone) {
+            const uint32_t o = out_base + (c0 + c) * a.plane;
             if (a.half_out)
               static_cast<__half *>(a.out)[o] = __float2half_rn(value);
             else
@@ -548,7 +518,7 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
         }
       }
       __syncthreads();  // shared memory is free for the next pass or unit
-      clock.lap(4);
+      clock.lap(3);
       pass0 = pass1;
     } while (pass0 < chunks);
     clock.end_unit();
@@ -568,34 +538,58 @@ int channel_group(const void *features, uint32_t channels, size_t value_size) {
   return 1;
 }
 
+// What a launch needs from the driver: the blocks of one kernel that fit
+// on an SM with a given shared memory, times the SMs.  Asked once per
+// kernel, device and size, not per frame: the calls cost microseconds of
+// host time, during which a timed stream would sit idle.
+struct LaunchCache {
+  std::mutex mutex;
+  int device = -1;
+  size_t smem = 0;
+  uint32_t threads = 0;
+  unsigned blocks = 0;
+};
+
 template <typename In, int G>
 cudaError_t launch_kernel(const PoolArgs &args, uint32_t slices,
                           uint32_t threads, size_t smem, unsigned *blocks,
                           cudaStream_t stream) {
   auto kernel = pool_kernel<In, G>;
-  // Set on every call: the limit belongs to the current device's context,
-  // and the calls cost microseconds of host time.
-  cudaError_t err = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  static LaunchCache cache;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
-  err = cudaFuncSetAttribute(kernel,
-                             cudaFuncAttributePreferredSharedMemoryCarveout,
-                             cudaSharedmemCarveoutMaxShared);
-  if (err != cudaSuccess) return err;
-  int device = 0, sms = 0, per_sm = 0;
-  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                    device)) != cudaSuccess)
-    return err;
-  if ((err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-           &per_sm, kernel, (int)threads, smem)) != cudaSuccess)
-    return err;
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (cache.device != device || cache.smem != smem ||
+        cache.threads != threads) {
+      err = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+      if (err == cudaSuccess)
+        err = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+            cudaSharedmemCarveoutMaxShared);
+      int sms = 0, per_sm = 0;
+      if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                     device);
+      if (err == cudaSuccess)
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
+                                                            (int)threads, smem);
+      if (err == cudaSuccess && per_sm < 1) err = cudaErrorInvalidConfiguration;
+      if (err != cudaSuccess) return err;
+      cache.device = device;
+      cache.smem = smem;
+      cache.threads = threads;
+      cache.blocks = (unsigned)(per_sm * sms);
+    }
+    *blocks = cache.blocks;
+  }
   // A persistent grid: every block resident, each walking units
   // blockIdx.x, + gridDim.x, ...  (how many units there are is known only
   // on the device).
-  const dim3 grid((unsigned)(per_sm * sms), slices);
-  *blocks = grid.x * grid.y;
+  const dim3 grid(*blocks, slices);
+  *blocks *= slices;
   kernel<<<grid, threads, smem, stream>>>(args);
   return cudaGetLastError();
 }
@@ -652,20 +646,15 @@ P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
   args.entries = geometry->entries_out;
   args.chunk_start = geometry->chunk_start;
   args.chunk_begin = geometry->chunk_begin;
+  args.plan = reinterpret_cast<const uint4 *>(geometry->plan);
   args.units = reinterpret_cast<const uint4 *>(geometry->units);
   args.unit_count = geometry->unit_count;
   args.grid = geometry->grid;
   args.blocking = geometry->blocking;
+  args.schedule = *schedule;
   args.channels = channels;
   args.slice_width = width;
   args.plane = params->nx * params->ny;
-  args.unit_chunks = schedule->unit_chunks;
-  args.unit_points = schedule->unit_points;
-  // A pass of a cell over the budget: at most unit_chunks chunks of at
-  // most kChunk points each, within unit_points.
-  args.pass_chunks = schedule->unit_points / kChunk;
-  if (args.pass_chunks > schedule->unit_chunks)
-    args.pass_chunks = schedule->unit_chunks;
   args.half_out = half_out ? 1 : 0;
   args.cycles = cycles;
 
@@ -693,10 +682,9 @@ extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
 }
 
 extern "C" P3dResult p3d_bevpool_cuda_diagnose(
-    const P3dBevGeometryCuda *geometry, const void *features,
-    const void *depth, int half_in, void *out, int half_out,
-    unsigned long long *cycles, unsigned int *grid_blocks,
-    P3dCudaStream stream) {
+    const P3dBevGeometryCuda *geometry, const void *features, const void *depth,
+    int half_in, void *out, int half_out, unsigned long long *cycles,
+    unsigned int *grid_blocks, P3dCudaStream stream) {
   if (cycles == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
   return pool(geometry, features, depth, half_in, out, half_out, cycles,
               grid_blocks, stream);

@@ -13,13 +13,17 @@
 //   5. the first point of every chunk and the first chunk of every key;
 //   6. units, the pooling's work items: each 16 x 16 block of keys cut
 //      greedily into runs within the schedule's chunk and point budgets;
-//   7. the list of units (an exclusive sum of the unit starts, a scatter).
+//   7. the list of units (an exclusive sum of the unit starts, a scatter);
+//   8. the chunk plan: per unit (and pass), the order in which the pooling
+//      takes its chunks (by window, longer first) and its batches (one per
+//      window) with their column-key bounds, so that every frame the
+//      pooling reads them instead of sorting.
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <cstdlib>
 #include <cub/cub.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include "bevpool-private.h"
 
@@ -206,6 +210,102 @@ __global__ void unit_list_kernel(const uint32_t *flags, const uint32_t *pos,
   }
 }
 
+// Stage 8.  A persistent grid walks the units; per pass of a unit (see
+// p3d_bevpool_pass_chunks()), thread s takes chunk s of the pass:
+//   - its window, length and column-key bounds;
+//   - its rank among the pass's chunks by (window, longer first, index), and
+//     the lowest and highest column key of its window (both by a scan over
+//     the pass's chunks: n <= 256, once per calibration);
+//   - then thread q takes sorted position q: it starts a batch where the
+//     window changes, and the batch's number is the count of starts before
+//     it (ballots per warp, their counts summed).
+// plan[pass's first chunk + q] = (chunk at position q, pass-relative; the
+// start, low and high of batch q, or UINT32_MAX, 0, 0 past the last batch).
+constexpr unsigned kPlanThreads = 256;
+
+__global__ void __launch_bounds__(kPlanThreads)
+    chunk_plan_kernel(const uint32_t *entries, const uint32_t *chunk_begin,
+                      const uint4 *units, const uint32_t *unit_count,
+                      const P3dBevPoolSchedule schedule, uint32_t col_mask,
+                      uint32_t *plan) {
+  __shared__ uint32_t s_key[kPlanThreads], s_first[kPlanThreads];
+  __shared__ uint32_t s_last[kPlanThreads], s_low[kPlanThreads];
+  __shared__ uint32_t s_high[kPlanThreads], s_sorted[kPlanThreads];
+  __shared__ uint32_t s_starts[kPlanThreads / 32];
+  constexpr uint32_t kWindowBits = P3D_BEVPOOL_WINDOW_BITS;
+  const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const uint32_t count = *unit_count;
+  for (uint32_t u = blockIdx.x; u < count; u += gridDim.x) {
+    const uint4 here = units[u], next = units[u + 1];
+    const uint32_t chunks = next.y - here.y, points = next.z - here.z;
+    const uint32_t pass = p3d_bevpool_pass_chunks(&schedule, chunks, points);
+    for (uint32_t pass0 = 0; pass0 < chunks; pass0 += pass) {
+      const uint32_t n = chunks - pass0 < pass ? chunks - pass0 : pass;
+      const uint32_t base = here.y + pass0;
+      if (tid < n) {
+        const uint32_t begin = chunk_begin[base + tid];
+        const uint32_t end = chunk_begin[base + tid + 1];
+        const uint32_t first = entries[begin] & col_mask;
+        s_first[tid] = first;
+        s_last[tid] = entries[end - 1] & col_mask;
+        s_key[tid] =
+            (first >> kWindowBits) << 6 | (P3D_BEVPOOL_CHUNK - (end - begin));
+      }
+      __syncthreads();  // every chunk's key and bounds are visible
+      if (tid < n) {
+        const uint32_t key = s_key[tid], window = s_first[tid] >> kWindowBits;
+        uint32_t rank = 0, low = s_first[tid], high = s_last[tid];
+        for (uint32_t t = 0; t < n; t++) {
+          const uint32_t other = s_key[t];
+          rank += other < key || (other == key && t < tid);
+          if (s_first[t] >> kWindowBits == window) {
+            low = min(low, s_first[t]);
+            high = max(high, s_last[t]);
+          }
+        }
+        s_sorted[rank] = tid;
+        s_low[tid] = low;
+        s_high[tid] = high;
+      }
+      __syncthreads();  // the order is complete
+      bool starts = false;
+      uint32_t chunk = 0;
+      if (tid < n) {
+        chunk = s_sorted[tid];
+        starts = tid == 0 || s_first[chunk] >> kWindowBits !=
+                                 s_first[s_sorted[tid - 1]] >> kWindowBits;
+      }
+      const uint32_t mask = __ballot_sync(0xffffffffu, starts);
+      if (lane == 0) s_starts[warp] = __popc(mask);
+      __syncthreads();  // every warp's count of starts is visible
+      uint32_t before = 0, batches = 0;
+      for (uint32_t w = 0; w < kPlanThreads / 32; w++) {
+        before += w < warp ? s_starts[w] : 0;
+        batches += s_starts[w];
+      }
+      if (tid < n) {
+        uint32_t *at = plan + 4 * (size_t)(base + tid);
+        at[0] = chunk;
+        if (tid >= batches) {
+          at[1] = 0xffffffffu;
+          at[2] = 0;
+          at[3] = 0;
+        }
+      }
+      if (starts) {
+        // Fields 1..3 of position `batch` (< batches <= n): this thread is
+        // their only writer; field 0 there belongs to thread `batch`.
+        const uint32_t batch = before + __popc(mask & ((1u << lane) - 1u));
+        uint32_t *at = plan + 4 * (size_t)(base + batch);
+        at[1] = tid;
+        at[2] = s_low[chunk];
+        at[3] = s_high[chunk];
+      }
+      __syncthreads();  // shared memory is free for the next pass
+    }
+  }
+}
+
 uint32_t bit_width(uint64_t value) {
   uint32_t bits = 0;
   while (value != 0) {
@@ -232,6 +332,8 @@ ChunkFlagIterator chunk_flags(const P3dBevGeometryCuda *g) {
 }
 
 bool schedule_is_valid(const P3dBevPoolSchedule *s) {
+  // unit_chunks <= threads / 4 also keeps it within the plan kernel's
+  // 256 threads, one per chunk of a pass.
   return s->threads >= 64 && s->threads <= 1024 && s->threads % 32 == 0 &&
          s->unit_chunks >= 1 && s->unit_chunks <= s->threads / 4 &&
          s->unit_points >= P3D_BEVPOOL_CHUNK && s->unit_points <= 8192;
@@ -324,6 +426,21 @@ P3dResult compute(P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 7, stream)) != cudaSuccess) return err;
 
+  int device = 0, sms = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                    device)) != cudaSuccess)
+    return err;
+  // A few blocks per SM: units are ~1,300 on nuScenes, their count is on
+  // the device.
+  chunk_plan_kernel<<<(unsigned)(sms > 0 ? 8 * sms : 8), kPlanThreads, 0,
+                      stream>>>(
+      geometry->entries_out, geometry->chunk_begin,
+      reinterpret_cast<const uint4 *>(geometry->units), geometry->unit_count,
+      geometry->schedule, (1u << geometry->grid.col_bits) - 1u, geometry->plan);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = record(events, 8, stream)) != cudaSuccess) return err;
+
   geometry->computed = 1;
   return P3D_OK;
 }
@@ -344,6 +461,7 @@ extern "C" void p3d_bevpool_geometry_cuda_free(P3dBevGeometryCuda *geometry) {
   cudaFree(geometry->unit_pos);
   cudaFree(geometry->units);
   cudaFree(geometry->unit_count);
+  cudaFree(geometry->plan);
   cudaFree(geometry->temp);
   free(geometry);
 }
@@ -403,6 +521,8 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_new_scheduled(
   // Every unit holds at least one key: at most keys units and the sentinel.
   if (err == cudaSuccess) err = alloc(&self->units, 4 * bounds);
   if (err == cudaSuccess) err = alloc(&self->unit_count, 1);
+  // Chunks are at most the kept points.
+  if (err == cudaSuccess) err = alloc(&self->plan, 4 * points);
 
   // CUB's temporary storage, sized once for the largest of its uses.
   size_t sort_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
@@ -411,9 +531,8 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_new_scheduled(
         nullptr, sort_bytes, self->keys_in, self->keys_out, self->entries_in,
         self->entries_out, (int)points, 0, (int)self->key_bits);
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes,
-                                        chunk_flags(self), self->keys_in,
-                                        (int)points + 1);
+    err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes, chunk_flags(self),
+                                        self->keys_in, (int)points + 1);
   if (err == cudaSuccess)
     err = cub::DeviceScan::ExclusiveSum(nullptr, unit_bytes, self->unit_flags,
                                         self->unit_pos, (int)bounds);

@@ -45,12 +45,12 @@ bit_width (uint64_t value)
 
 const char *const p3d_bevpool_geometry_stage_names[] = {
   "project", "sort", "cell starts", "chunk scan", "chunk starts",
-  "unit cut", "unit list"
+  "unit cut", "unit list", "chunk plan"
 };
 
 const char *const p3d_bevpool_pool_phase_names[] = {
-  "unit metadata and points", "chunk order and batches", "row staging",
-  "chunk sums", "cell sums and output", "whole unit"
+  "unit metadata and points", "row staging", "chunk sums",
+  "cell sums and output", "whole unit"
 };
 
 /* Bits of the column key (bevpool.h) and of the depth bin. */

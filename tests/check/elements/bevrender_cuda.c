@@ -189,8 +189,11 @@ static GPtrArray *
 render_features (GstCaps * caps, GstBuffer ** buffers, guint n)
 {
   GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch ("appsrc name=src format=time "
-      "! bevrender name=r width=300 ! appsink name=sink sync=false", &error);
+  /* linked to a features pad by name: at parse time appsrc has no caps
+   * yet, and an unnamed link would take the first pad template */
+  GstElement *pipeline = gst_parse_launch ("bevrender name=r width=300 "
+      "! appsink name=sink sync=false appsrc name=src format=time "
+      "! r.features_0", &error);
   GstElement *source, *sink;
   GPtrArray *samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_sample_unref);

@@ -201,10 +201,30 @@ __device__ __forceinline__ void unpack(const Piece<2> &p, float *f) {
 // registers (cp.async, sm_80+): the copies of a batch's rows are all in
 // flight at once, and copy_wait() then the block barrier make them
 // visible.  Pieces of 2 bytes (F16, one channel per group) are copied
-// plainly.  Host builds (no __CUDA_ARCH__) copy plainly too.
+// plainly.  Turing (sm_75) has no cp.async: it copies through registers
+// with loads of the piece's width, which the same barrier orders.  Host
+// builds (no __CUDA_ARCH__) copy plainly too.
 template <int Bytes>
 __device__ __forceinline__ void copy_async(void *shared, const void *global) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  if constexpr (Bytes == 32) {
+    const uint4 *from = static_cast<const uint4 *>(global);
+    uint4 *into = static_cast<uint4 *>(shared);
+    into[0] = __ldg(from);
+    into[1] = __ldg(from + 1);
+  } else if constexpr (Bytes == 16) {
+    *static_cast<uint4 *>(shared) = __ldg(static_cast<const uint4 *>(global));
+  } else if constexpr (Bytes == 8) {
+    *static_cast<uint2 *>(shared) = __ldg(static_cast<const uint2 *>(global));
+  } else if constexpr (Bytes == 4) {
+    *static_cast<unsigned int *>(shared) =
+        __ldg(static_cast<const unsigned int *>(global));
+  } else {
+    static_assert(Bytes == 2, "pieces are 2, 4, 8, 16 or 32 bytes");
+    *static_cast<unsigned short *>(shared) =
+        __ldg(static_cast<const unsigned short *>(global));
+  }
+#elif defined(__CUDA_ARCH__)
   const uint32_t to = (uint32_t)__cvta_generic_to_shared(shared);
   if constexpr (Bytes == 32) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
@@ -233,7 +253,7 @@ __device__ __forceinline__ void copy_async(void *shared, const void *global) {
 
 // Waits for this thread's copy_async()s.
 __device__ __forceinline__ void copy_wait() {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }

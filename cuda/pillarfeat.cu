@@ -23,6 +23,14 @@ namespace {
 // bytes, so every tile starts and ends on a 16-byte boundary.
 constexpr unsigned kTileSlots = 256;
 
+// Blocks per SM the register budget is cut for: six fill the 1536 threads
+// of an sm_86/87/89 SM; Turing (sm_75) holds 1024 threads, hence four.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kMinBlocksPerSm = 4;
+#else
+constexpr int kMinBlocksPerSm = 6;
+#endif
+
 // Division by a runtime constant without a division instruction (which the
 // device emulates in a few dozen instructions): the method of Granlund and
 // Montgomery, exact for every 32-bit dividend and divisor >= 1.
@@ -133,7 +141,7 @@ __device__ void store_tile(uint8_t *dst, const uint4 *staging, size_t bytes,
 }
 
 template <int kSet, bool kHalf>
-__global__ void __launch_bounds__(kTileSlots, 6)
+__global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     pillarfeat_kernel(const KernelArgs a) {
   using Value = typename std::conditional<kHalf, uint16_t, float>::type;
   constexpr unsigned kFeatures = feature_count_of(kSet);

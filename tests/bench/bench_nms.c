@@ -431,20 +431,20 @@ main (int argc, char **argv)
   g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case; 3D "
       "objects: %s\n\n", device_name, major, minor, multiprocessors, runs,
       objects ? objects : "car / pedestrian / cyclist");
-  g_string_append (table, "| mode | N | threshold | kept | median µs | "
-      "p10 µs | p90 µs | target µs | same as reference |");
+  g_string_append (table, "| mode | N | threshold | kept | median us | "
+      "p10 us | p90 us | target us | same as reference |");
   if (reference)
     g_string_append (table, " reference (CPU) ms |");
   g_string_append (table, "\n|---|---|---|---|---|---|---|---|---|");
   if (reference)
     g_string_append (table, "---|");
   g_string_append (table, "\n");
-  g_string_append (stages_table, "Where the time goes (median µs of each "
+  g_string_append (stages_table, "Where the time goes (median us of each "
       "stage, from CUDA events recorded between the kernels of one call, "
       "hence unchained; sum: the whole call):\n\n"
       "| mode | N | design | sort | mask | reduction | sum |\n"
       "|---|---|---|---|---|---|---|\n");
-  g_string_append (designs_table, "Designs (median µs end to end; default: "
+  g_string_append (designs_table, "Designs (median us end to end; default: "
       "the library's; unchained: the default without programmatic "
       "dependent launch; previous X: the default with stage X as measured "
       "before; previous design: all three, unchained):\n\n| mode | N |");

@@ -503,14 +503,14 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
 
   g_string_append_printf (table, "\nvoxelize on %s (sm_%d%d, %d SMs), GPU "
-      "time in µs (default launch: one graph; \"stream launches\": three "
+      "time in us (default launch: one graph; \"stream launches\": three "
       "kernel launches)\n\n", device_name, major, minor, sms);
   g_string_append (table, "| case | points | voxels | points kept | "
       "voxels dropped | median | p10 | p90 | runs |\n");
   g_string_append (table, "| --- | ---: | ---: | ---: | ---: | ---: | ---: "
       "| ---: | ---: |\n");
-  g_string_append_printf (diag, "\nvoxelize, the device alone (a %d µs hold "
-      "kernel before each frame hides the host's launches), median µs of "
+  g_string_append_printf (diag, "\nvoxelize, the device alone (a %d us hold "
+      "kernel before each frame hides the host's launches), median us of "
       "clean frames: the frame with each launch design, and each kernel "
       "from events between serial launches\n\n", HOLD_US);
   g_string_append (diag, "| case | points | voxels | graph | stream, PDL | "

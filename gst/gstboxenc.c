@@ -149,8 +149,8 @@ p3d_box_enc_init (P3dBoxEnc * self)
   gchar *why = NULL;
 
   self->format = DEFAULT_FORMAT;
-  self->labels_text = g_strdup (DEFAULT_LABELS);
-  self->labels = p3d_box_text_parse_labels (DEFAULT_LABELS, &why);
+  p3d_box_text_set_labels (DEFAULT_LABELS, &self->labels_text, &self->labels,
+      &why);
   self->separate_frames = DEFAULT_SEPARATE_FRAMES;
 }
 
@@ -178,17 +178,12 @@ p3d_box_enc_set_property (GObject * object, guint prop_id,
     case PROP_LABELS:{
       const gchar *text = g_value_get_string (value);
       gchar *why = NULL;
-      gchar **labels = p3d_box_text_parse_labels (text, &why);
 
-      if (labels == NULL) {
+      if (!p3d_box_text_set_labels (text, &self->labels_text, &self->labels,
+              &why)) {
         GST_WARNING_OBJECT (self, "labels \"%s\" ignored: %s", text, why);
         g_free (why);
-        break;
       }
-      g_free (self->labels_text);
-      self->labels_text = g_strdup (text ? text : "");
-      g_strfreev (self->labels);
-      self->labels = labels;
       break;
     }
     case PROP_SEPARATE_FRAMES:

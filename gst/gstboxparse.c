@@ -199,8 +199,8 @@ p3d_box_parse_init (P3dBoxParse * self)
   self->format = DEFAULT_FORMAT;
   self->max_boxes = DEFAULT_MAX_BOXES;
   self->box_type = DEFAULT_BOX_TYPE;
-  self->labels_text = g_strdup (DEFAULT_LABELS);
-  self->labels = p3d_box_text_parse_labels (DEFAULT_LABELS, &why);
+  p3d_box_text_set_labels (DEFAULT_LABELS, &self->labels_text, &self->labels,
+      &why);
   self->frame_per_buffer = DEFAULT_FRAME_PER_BUFFER;
   self->partial = g_string_new (NULL);
 }
@@ -240,17 +240,12 @@ p3d_box_parse_set_property (GObject * object, guint prop_id,
     case PROP_LABELS:{
       const gchar *text = g_value_get_string (value);
       gchar *why = NULL;
-      gchar **labels = p3d_box_text_parse_labels (text, &why);
 
-      if (labels == NULL) {
+      if (!p3d_box_text_set_labels (text, &self->labels_text, &self->labels,
+              &why)) {
         GST_WARNING_OBJECT (self, "labels \"%s\" ignored: %s", text, why);
         g_free (why);
-        break;
       }
-      g_free (self->labels_text);
-      self->labels_text = g_strdup (text ? text : "");
-      g_strfreev (self->labels);
-      self->labels = labels;
       break;
     }
     case PROP_FRAME_PER_BUFFER:

@@ -174,6 +174,21 @@ p3d_box_text_parse_labels (const gchar * text, gchar ** why)
   return names;
 }
 
+gboolean
+p3d_box_text_set_labels (const gchar * text, gchar ** labels_text,
+    gchar *** labels, gchar ** why)
+{
+  gchar **parsed = p3d_box_text_parse_labels (text, why);
+
+  if (parsed == NULL)
+    return FALSE;
+  g_free (*labels_text);
+  *labels_text = g_strdup (text ? text : "");
+  g_strfreev (*labels);
+  *labels = parsed;
+  return TRUE;
+}
+
 /* JSON writing ----------------------------------------------------------- */
 
 /* A float member; JSON has no literal for the non-finite values, so they

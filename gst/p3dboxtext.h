@@ -63,6 +63,12 @@ gboolean p3d_box_text_parse_float (const gchar * text, gfloat * value);
  * "" is no names. NULL (and @why set) when a name is empty, is a number,
  * holds white space or appears twice. */
 gchar **p3d_box_text_parse_labels (const gchar * text, gchar ** why);
+/* The labels property of boxenc and boxparse: parses @text and, when it is
+ * valid, replaces *@labels_text (a copy of @text, "" for NULL) and
+ * *@labels (either may be NULL before) and returns TRUE; otherwise keeps
+ * both, sets @why and returns FALSE. */
+gboolean p3d_box_text_set_labels (const gchar * text, gchar ** labels_text,
+    gchar *** labels, gchar ** why);
 
 /* Writers: each appends one line, with its '\n'. @pts is
  * P3D_BOX_TEXT_NO_PTS for a frame without a timestamp. */

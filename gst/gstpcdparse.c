@@ -382,26 +382,14 @@ possible_caps (P3dPcdParse * self)
   }
   GST_OBJECT_UNLOCK (self);
 
-  s = gst_structure_new_empty (P3D_MEDIA_TYPE_POINT_CLOUD);
-  if (format == P3D_PCD_PARSE_FORMAT_AUTO) {
-    static const gchar *const formats[] = { PREFERRED_FORMAT, "xyz",
-      "xyzit", "xyzir"
-    };
-    GValue list = G_VALUE_INIT, name = G_VALUE_INIT;
-    guint i;
-
-    g_value_init (&list, GST_TYPE_LIST);
-    g_value_init (&name, G_TYPE_STRING);
-    for (i = 0; i < G_N_ELEMENTS (formats); i++) {
-      g_value_set_static_string (&name, formats[i]);
-      gst_value_list_append_value (&list, &name);
-    }
-    gst_structure_take_value (s, "format", &list);
-    g_value_unset (&name);
-  } else {
-    gst_structure_set (s, "format", G_TYPE_STRING,
-        p3d_point_format_to_string ((P3dPointFormat) format), NULL);
-  }
+  /* Every format, PREFERRED_FORMAT (xyzi) first as the template lists
+   * them. */
+  if (format == P3D_PCD_PARSE_FORMAT_AUTO)
+    s = gst_structure_from_string (P3D_POINT_CLOUD_CAPS_ALL, NULL);
+  else
+    s = gst_structure_new (P3D_MEDIA_TYPE_POINT_CLOUD, "format",
+        G_TYPE_STRING, p3d_point_format_to_string ((P3dPointFormat) format),
+        NULL);
   if (fps_n > 0)
     gst_structure_set (s, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
   media = gst_caps_new_full (s, NULL);

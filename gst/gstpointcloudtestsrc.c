@@ -580,26 +580,14 @@ p3d_point_cloud_test_src_get_caps (GstBaseSrc * src, GstCaps * filter)
   fps_n = self->params.fps_n;
   fps_d = self->params.fps_d;
   if (self->emit == P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS) {
-    s = gst_structure_new_empty (P3D_MEDIA_TYPE_POINT_CLOUD);
-    if (self->format == P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO) {
-      static const gchar *const formats[] = { PREFERRED_FORMAT, "xyz",
-        "xyzit", "xyzir"
-      };
-      GValue list = G_VALUE_INIT, name = G_VALUE_INIT;
-      guint i;
-
-      g_value_init (&list, GST_TYPE_LIST);
-      g_value_init (&name, G_TYPE_STRING);
-      for (i = 0; i < G_N_ELEMENTS (formats); i++) {
-        g_value_set_static_string (&name, formats[i]);
-        gst_value_list_append_value (&list, &name);
-      }
-      gst_structure_take_value (s, "format", &list);
-      g_value_unset (&name);
-    } else {
-      gst_structure_set (s, "format", G_TYPE_STRING,
+    /* Every format, PREFERRED_FORMAT (xyzi) first as the template lists
+     * them. */
+    if (self->format == P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO)
+      s = gst_structure_from_string (P3D_POINT_CLOUD_CAPS_ALL, NULL);
+    else
+      s = gst_structure_new (P3D_MEDIA_TYPE_POINT_CLOUD, "format",
+          G_TYPE_STRING,
           p3d_point_format_to_string ((P3dPointFormat) self->format), NULL);
-    }
   } else {
     s = gst_structure_new (P3D_MEDIA_TYPE_BOXES3D, "max-boxes", G_TYPE_INT,
         (gint) self->max_boxes, NULL);

@@ -19,6 +19,10 @@ p3d_result_string (P3dResult result)
       return "work not finished yet";
     case P3D_ERROR_TOO_LARGE:
       return "input larger than supported";
+    case P3D_ERROR_UNSUPPORTED:
+      return "not supported by this build or machine";
+    case P3D_ERROR_CUDNN:
+      return "cuDNN call failed";
     default:
       break;
   }

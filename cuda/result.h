@@ -26,6 +26,11 @@ typedef int P3dResult;
 #define P3D_ERROR_NOT_READY (-4)
 /* An input is larger than the operation supports (see the operation). */
 #define P3D_ERROR_TOO_LARGE (-5)
+/* An optional library this needs is missing (built without it, or not
+ * found at run time: cuDNN for the convolutional network). */
+#define P3D_ERROR_UNSUPPORTED (-6)
+/* A cuDNN call failed (the operation's message names it). */
+#define P3D_ERROR_CUDNN (-7)
 
 /* A short English description of @result, for error messages; never NULL. */
 const char *p3d_result_string (P3dResult result);

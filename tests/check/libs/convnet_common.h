@@ -1,0 +1,86 @@
+/* What the convnet tests share: random nets (free-form chains with
+ * concatenations, and the CenterPoint pattern), a float64 oracle with its
+ * own arithmetic (scatter of every input tap, not a gather per output), the
+ * magnitude of every element (the sum of its terms' absolute values),
+ * against which rounding errors are measured, and a comparison that says where and
+ * by how much two results differ. */
+#ifndef CONVNET_COMMON_H
+#define CONVNET_COMMON_H
+
+#include <gst/check/gstcheck.h>
+
+#include "convnet.h"
+#include "p3dtest.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  P3dConvNetDesc desc;
+  GArray *buffers;              /* P3dConvBufferDesc */
+  GArray *layers;               /* P3dConvLayer */
+  GPtrArray *params;            /* the weights and biases, owned */
+  gfloat *input;                /* buffer 0, [C][H][W] */
+} ConvnetTestNet;
+
+ConvnetTestNet *convnet_test_net_new (guint32 channels, guint32 height,
+    guint32 width);
+void convnet_test_net_free (ConvnetTestNet * net);
+/* Appends a buffer; returns its index. */
+guint32 convnet_test_net_add_buffer (ConvnetTestNet * net, guint32 channels,
+    guint32 height, guint32 width);
+/* Appends a layer with random weights (uniform, variance 2 / fan-in) and
+ * biases (uniform in [-bias_range, bias_range]). */
+void convnet_test_net_add_layer (ConvnetTestNet * net, P3dTestRng * rng,
+    P3dConvKind kind, guint32 input, guint32 output, guint32 offset,
+    guint32 out_channels, guint32 kernel, guint32 stride, guint32 padding,
+    gboolean relu, gfloat bias_range);
+/* Updates desc after buffers or layers were added. */
+void convnet_test_net_finish (ConvnetTestNet * net, P3dTestRng * rng);
+
+/* A random chain of convolutions (any kernel up to 3, stride up to 2,
+ * padding), transposed convolutions (kernel == stride 2 or 3) and
+ * concatenations of 2 or 3 slices, on a small random input. */
+ConvnetTestNet *convnet_test_net_random (P3dTestRng * rng);
+
+/* The CenterPoint pattern at small sizes: 3 stages (a 3x3 stride-2
+ * convolution, then layer_nums 3x3 ones), the neck (stride-2 2x2
+ * convolution, 1x1 convolution, 2x2 transposed convolution, concatenated),
+ * the shared 3x3 head convolution and, per task, 6 heads of 3x3 + ReLU then
+ * 3x3 to (2, 1, 3, 2, 2, classes) channels; with @concat_heads the heads of
+ * a task write slices of one buffer, else a buffer each. */
+ConvnetTestNet *convnet_test_net_centerpoint (P3dTestRng * rng,
+    guint32 in_channels, guint32 height, guint32 width,
+    const guint32 widths[3], const guint32 layer_nums[3], guint32 neck,
+    guint32 head, guint32 tasks, gboolean concat_heads);
+
+/* The oracle: every buffer in float64 (out[0] is the input), and when
+ * @magnitude is not NULL, the magnitude of every element there: the sum of
+ * the absolute values of the terms that made it (|w x| over the taps and
+ * |b|, with the oracle's exact inputs; |x| for the input), the scale at
+ * which a layer's rounding acts on it. */
+gdouble **convnet_test_oracle (const ConvnetTestNet * net,
+    gdouble *** magnitude);
+void convnet_test_buffers_free (const ConvnetTestNet * net,
+    gdouble ** buffers);
+
+/* The longest chain of layers that leads to each buffer (0 for the
+ * input). */
+guint *convnet_test_depths (const ConvnetTestNet * net);
+
+/* Reads element (c, y, x) of a view (F32 or F16) of host memory. */
+gdouble convnet_test_view_read (const P3dMapView * view, guint32 c,
+    guint32 y, guint32 x);
+
+/* Compares @view of buffer @b with @expect: every element within
+ * rel * magnitude + abs_tol.  Returns the largest |difference| / magnitude
+ * seen (magnitude 0 counted as 1), and fails with the first element out of
+ * bounds. */
+gdouble convnet_test_compare (const ConvnetTestNet * net, guint32 b,
+    const P3dMapView * view, const gdouble * expect,
+    const gdouble * magnitude, gdouble rel, gdouble abs_tol,
+    const gchar * what);
+
+G_END_DECLS
+
+#endif /* CONVNET_COMMON_H */

@@ -1,0 +1,70 @@
+/* cuDNN 9, loaded at run time: libcudnn.so.9 is opened with dlopen on first
+ * use and never linked, so the compute library (and the plugin above it)
+ * loads on machines without cuDNN; the convolutional network then reports
+ * that cuDNN was not found instead.  Only compiled when cudnn.h was found
+ * at build time (meson's have_cudnn). */
+#ifndef P3D_CUDNN_LOADER_H
+#define P3D_CUDNN_LOADER_H
+
+#include <stddef.h>
+
+#include <cudnn.h>
+
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library name dlopen looks for, unless the environment variable
+ * PERCEPTION_CUDNN_LIBRARY names another file (a cuDNN 9 outside the
+ * loader's search path, or a test of the missing-library path). */
+#define P3D_CUDNN_LIBRARY "libcudnn.so.9"
+
+/* Every cuDNN function the convolutional network calls. */
+#define P3D_CUDNN_FUNCTIONS(X) \
+  X (cudnnGetVersion) \
+  X (cudnnGetErrorString) \
+  X (cudnnCreate) \
+  X (cudnnDestroy) \
+  X (cudnnSetStream) \
+  X (cudnnCreateTensorDescriptor) \
+  X (cudnnDestroyTensorDescriptor) \
+  X (cudnnSetTensor4dDescriptor) \
+  X (cudnnCreateFilterDescriptor) \
+  X (cudnnDestroyFilterDescriptor) \
+  X (cudnnSetFilter4dDescriptor) \
+  X (cudnnCreateConvolutionDescriptor) \
+  X (cudnnDestroyConvolutionDescriptor) \
+  X (cudnnSetConvolution2dDescriptor) \
+  X (cudnnSetConvolutionMathType) \
+  X (cudnnGetConvolution2dForwardOutputDim) \
+  X (cudnnCreateActivationDescriptor) \
+  X (cudnnDestroyActivationDescriptor) \
+  X (cudnnSetActivationDescriptor) \
+  X (cudnnGetConvolutionForwardAlgorithmMaxCount) \
+  X (cudnnFindConvolutionForwardAlgorithmEx) \
+  X (cudnnGetConvolutionForwardWorkspaceSize) \
+  X (cudnnConvolutionForward) \
+  X (cudnnConvolutionBiasActivationForward)
+
+typedef struct
+{
+#define P3D_CUDNN_MEMBER(name) __typeof__ (name) *name;
+  P3D_CUDNN_FUNCTIONS (P3D_CUDNN_MEMBER)
+#undef P3D_CUDNN_MEMBER
+  size_t version;
+} P3dCudnn;
+
+/* The loaded functions (loaded once per process; later calls return the
+ * same table), or P3D_ERROR_UNSUPPORTED with the reason in @message:
+ * "cuDNN not found (libcudnn.so.9): <dlerror>", a missing symbol, or a
+ * version other than 9. */
+P3dResult p3d_cudnn_load (const P3dCudnn ** api, char *message,
+    size_t message_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3D_CUDNN_LOADER_H */

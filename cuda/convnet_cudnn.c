@@ -1,0 +1,738 @@
+/* The convolutional network's CUDA path on cuDNN 9 (loaded at run time, see
+ * cudnn_loader.h).
+ *
+ * Creation does everything that allocates or synchronizes: it copies the
+ * description, converts the weights to cuDNN's filter layout and the
+ * storage type, allocates every buffer, one scratch tensor and one
+ * workspace, and plans each layer once:
+ *  - the algorithm: cudnnFindConvolutionForwardAlgorithmEx on the real
+ *    buffers, the fastest result that succeeded and is deterministic;
+ *  - a fused plan when the layer is a convolution that writes its whole
+ *    output buffer: cudnnConvolutionBiasActivationForward (bias and ReLU in
+ *    the convolution's epilogue), kept only when a trial call succeeds;
+ *  - otherwise cudnnConvolutionForward into the scratch tensor, then our
+ *    epilogue kernel (bias, ReLU, the store into a channel slice: the
+ *    neck's concatenation).  A transposed convolution with kernel ==
+ *    stride is a 1x1 convolution to stride^2 x out channels, whose
+ *    epilogue scatters each pixel's stride x stride block (no atomics, so
+ *    deterministic).
+ * A run then only queues kernels on the caller's stream.
+ *
+ * F16 storage is NHWC (tensor cores, CUDNN_TENSOR_OP_MATH, F32
+ * accumulation); F32 storage is NCHW with CUDNN_FMA_MATH, so that no TF32
+ * rounding enters the float path.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "convnet.h"
+#include "convnet-private.h"
+#include "cudnn_loader.h"
+#include "half.h"
+
+/* The most workspace the algorithm search offers one layer. */
+#define SEARCH_WORKSPACE_BYTES ((size_t) 256 << 20)
+
+typedef struct
+{
+  cudnnTensorDescriptor_t x, y, bias_storage_desc, bias_float_desc;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t workspace;
+  /* 0: convolution + epilogue kernel; 1: fused, bias in the storage type;
+   * 2: fused, bias in F32 */
+  int fused;
+  void *weight;                 /* device, cuDNN filter layout */
+  void *bias_storage;           /* device, [K] in the storage type */
+  float *bias_float;            /* device, [out] F32 */
+  /* the convolution's own output: K channels of height x width */
+  uint32_t conv_channels, conv_height, conv_width;
+} Step;
+
+struct P3dConvNet
+{
+  const P3dCudnn *api;
+  cudnnHandle_t handle;
+  cudnnActivationDescriptor_t relu, identity;
+  int half;                     /* F16 NHWC storage, else F32 NCHW */
+  uint32_t n_buffers, n_layers;
+  P3dConvBufferDesc *buffers;
+  P3dConvLayer *layers;         /* weight and bias pointers cleared */
+  void **storage;               /* device, one per buffer */
+  const void *input_alias;      /* the F32 input read in place, or NULL */
+  Step *steps;
+  void *scratch;
+  void *workspace;
+  size_t workspace_bytes;
+};
+
+static size_t
+element_size (const P3dConvNet * net)
+{
+  return net->half ? 2 : 4;
+}
+
+static cudnnDataType_t
+storage_type (const P3dConvNet * net)
+{
+  return net->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+}
+
+static cudnnTensorFormat_t
+storage_format (const P3dConvNet * net)
+{
+  return net->half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+static void
+set_message (char *message, size_t message_len, const char *format, ...)
+{
+  va_list args;
+
+  if (message == NULL || message_len == 0)
+    return;
+  va_start (args, format);
+  vsnprintf (message, message_len, format, args);
+  va_end (args);
+}
+
+/* Checks inside creation: on failure, the message names the call. */
+#define CUDNN_TRY(call) do { \
+    cudnnStatus_t status_ = (call); \
+    if (status_ != CUDNN_STATUS_SUCCESS) { \
+      set_message (message, message_len, "%s failed: %s", #call, \
+          net->api->cudnnGetErrorString (status_)); \
+      result = P3D_ERROR_CUDNN; \
+      goto fail; \
+    } \
+  } while (0)
+#define CUDA_TRY(call) do { \
+    cudaError_t error_ = (call); \
+    if (error_ != cudaSuccess) { \
+      set_message (message, message_len, "%s failed: %s", #call, \
+          cudaGetErrorString (error_)); \
+      result = (P3dResult) error_; \
+      goto fail; \
+    } \
+  } while (0)
+
+P3dResult
+p3d_convnet_cuda_available (char *message, size_t message_len)
+{
+  return p3d_cudnn_load (NULL, message, message_len);
+}
+
+/* The weights of @layer in cuDNN's filter layout, as floats: a convolution
+ * [out][in][k][k] (NCHW) or [out][k][k][in] (NHWC); a transposed one as a
+ * 1x1 convolution, filter q = (ky * s + kx) * out + o over input channel i
+ * (the same memory in both layouts). */
+static float *
+filter_layout (const P3dConvLayer * layer, int nhwc, size_t *count)
+{
+  const uint32_t k = layer->kernel, in = layer->in_channels;
+  const uint32_t out = layer->out_channels;
+  float *w;
+  uint32_t o, i, ky, kx;
+
+  *count = (size_t) out *in * k * k;
+  w = malloc (*count * sizeof (float));
+  if (w == NULL)
+    return NULL;
+  for (o = 0; o < out; o++)
+    for (i = 0; i < in; i++)
+      for (ky = 0; ky < k; ky++)
+        for (kx = 0; kx < k; kx++) {
+          size_t to;
+          float v;
+
+          if (layer->kind == P3D_CONV_TRANSPOSED_2D) {
+            v = layer->weight[(((size_t) i * out + o) * k + ky) * k + kx];
+            to = ((size_t) (ky * k + kx) * out + o) * in + i;
+          } else {
+            v = layer->weight[(((size_t) o * in + i) * k + ky) * k + kx];
+            to = nhwc ? (((size_t) o * k + ky) * k + kx) * in + i
+                : (((size_t) o * in + i) * k + ky) * k + kx;
+          }
+          w[to] = v;
+        }
+  return w;
+}
+
+/* Uploads @count floats as the storage type. */
+static P3dResult
+upload (const P3dConvNet * net, const float *values, size_t count,
+    int as_half, void **device)
+{
+  size_t bytes = count * (as_half ? 2 : 4);
+  uint16_t *halves = NULL;
+  const void *src = values;
+  cudaError_t error;
+  size_t i;
+
+  if (as_half) {
+    halves = malloc (count * sizeof (uint16_t));
+    if (halves == NULL)
+      return P3D_ERROR_OUT_OF_MEMORY;
+    for (i = 0; i < count; i++)
+      halves[i] = p3d_float_to_half (values[i]);
+    src = halves;
+  }
+  error = cudaMalloc (device, bytes);
+  if (error == cudaSuccess)
+    error = cudaMemcpy (*device, src, bytes, cudaMemcpyHostToDevice);
+  free (halves);
+  (void) net;
+  return error;
+}
+
+static const char *
+algo_name (cudnnConvolutionFwdAlgo_t algo)
+{
+  switch (algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+      return "implicit-gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+      return "implicit-precomp-gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+      return "gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
+      return "direct";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+      return "fft";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+      return "fft-tiling";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+      return "winograd";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
+      return "winograd-nonfused";
+    default:
+      return "unknown";
+  }
+}
+
+/* The device pointer a layer reads for buffer @b. */
+static const void *
+buffer_data (const P3dConvNet * net, uint32_t b)
+{
+  if (b == 0 && net->input_alias != NULL)
+    return net->input_alias;
+  return net->storage[b];
+}
+
+/* The end of an unfused layer: bias, ReLU, and the store into its slice. */
+static P3dResult
+run_epilogue (const P3dConvNet * net, uint32_t l, P3dCudaStream stream)
+{
+  const P3dConvLayer *layer = &net->layers[l];
+  const Step *step = &net->steps[l];
+  const P3dConvBufferDesc *out = &net->buffers[layer->output];
+  P3dConvEpilogue e;
+
+  e.src = net->scratch;
+  e.src_channels = step->conv_channels;
+  e.src_height = step->conv_height;
+  e.src_width = step->conv_width;
+  e.out_channels = layer->out_channels;
+  e.out_height = out->height;
+  e.out_width = out->width;
+  e.shuffle = layer->kind == P3D_CONV_TRANSPOSED_2D ? layer->stride : 1;
+  e.bias = step->bias_float;
+  e.relu = layer->relu;
+  e.half = net->half;
+  e.nhwc = net->half;
+  if (net->half) {
+    e.dst_channel_stride = 1;
+    e.dst_column_stride = out->channels;
+    e.dst_row_stride = (size_t) out->width * out->channels;
+  } else {
+    e.dst_column_stride = 1;
+    e.dst_row_stride = out->width;
+    e.dst_channel_stride = (size_t) out->height * out->width;
+  }
+  e.dst = (char *) net->storage[layer->output] +
+      layer->output_channel_offset * e.dst_channel_stride * element_size (net);
+  return p3d_convnet_epilogue (&e, stream);
+}
+
+/* Queues layer @l with its plan (and, at creation, tries a fused plan). */
+static cudnnStatus_t
+run_layer (const P3dConvNet * net, uint32_t l, int fused,
+    cudnnConvolutionFwdAlgo_t algo, void *workspace, size_t workspace_bytes)
+{
+  const P3dConvLayer *layer = &net->layers[l];
+  const Step *step = &net->steps[l];
+  const float one = 1.0f, zero = 0.0f;
+
+  if (fused) {
+    void *y = net->storage[layer->output];
+
+    return net->api->cudnnConvolutionBiasActivationForward (net->handle,
+        &one, step->x, buffer_data (net, layer->input), step->w,
+        step->weight, step->conv, algo, workspace, workspace_bytes, &zero,
+        step->y, y, fused == 1 ? step->bias_storage_desc :
+        step->bias_float_desc,
+        fused == 1 ? step->bias_storage : (const void *) step->bias_float,
+        layer->relu ? net->relu : net->identity, step->y, y);
+  }
+  return net->api->cudnnConvolutionForward (net->handle, &one, step->x,
+      buffer_data (net, layer->input), step->w, step->weight, step->conv,
+      algo, workspace, workspace_bytes, &zero, step->y, net->scratch);
+}
+
+/* The fastest deterministic algorithm that ran, from the search results. */
+static int
+pick_algorithm (const cudnnConvolutionFwdAlgoPerf_t * perf, int count,
+    cudnnMathType_t math, cudnnConvolutionFwdAlgo_t * algo, size_t *memory)
+{
+  int pass, i;
+
+  /* First an algorithm with the math we asked for, then any: cuDNN runs
+   * with the descriptor's math type whatever the result reports. */
+  for (pass = 0; pass < 2; pass++) {
+    for (i = 0; i < count; i++) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS
+          || perf[i].determinism != CUDNN_DETERMINISTIC
+          || perf[i].memory > SEARCH_WORKSPACE_BYTES)
+        continue;
+      if (pass == 0 && perf[i].mathType != math)
+        continue;
+      *algo = perf[i].algo;
+      *memory = perf[i].memory;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int
+algorithm_deterministic (const cudnnConvolutionFwdAlgoPerf_t * perf,
+    int count, cudnnConvolutionFwdAlgo_t algo)
+{
+  int i;
+
+  for (i = 0; i < count; i++)
+    if (perf[i].algo == algo)
+      return perf[i].status == CUDNN_STATUS_SUCCESS
+          && perf[i].determinism == CUDNN_DETERMINISTIC;
+  return 0;
+}
+
+/* Descriptors, weights and the plan of layer @l; @search is a workspace of
+ * SEARCH_WORKSPACE_BYTES. */
+static P3dResult
+plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
+    void *search, char *message, size_t message_len)
+{
+  Step *step = &net->steps[l];
+  const P3dConvBufferDesc *in = &net->buffers[layer->input];
+  const P3dConvBufferDesc *out = &net->buffers[layer->output];
+  const int transposed = layer->kind == P3D_CONV_TRANSPOSED_2D;
+  const uint32_t k = transposed ? 1 : layer->kernel;
+  const cudnnMathType_t math = net->half ? CUDNN_TENSOR_OP_MATH :
+      CUDNN_FMA_MATH;
+  cudnnConvolutionFwdAlgoPerf_t *perf = NULL;
+  int n_algos = 0, returned = 0, dim[4], a, bias_type;
+  float *filter = NULL, *bias_k = NULL;
+  size_t count, memory = 0;
+  P3dResult result = P3D_OK;
+  cudnnConvolutionFwdAlgo_t candidates[2];
+  int n_candidates = 0;
+
+  step->conv_channels = transposed ? layer->out_channels * layer->stride *
+      layer->stride : layer->out_channels;
+  step->conv_height = transposed ? in->height : out->height;
+  step->conv_width = transposed ? in->width : out->width;
+
+  CUDNN_TRY (net->api->cudnnCreateTensorDescriptor (&step->x));
+  CUDNN_TRY (net->api->cudnnCreateTensorDescriptor (&step->y));
+  CUDNN_TRY (net->api->cudnnCreateTensorDescriptor (&step->bias_storage_desc));
+  CUDNN_TRY (net->api->cudnnCreateTensorDescriptor (&step->bias_float_desc));
+  CUDNN_TRY (net->api->cudnnCreateFilterDescriptor (&step->w));
+  CUDNN_TRY (net->api->cudnnCreateConvolutionDescriptor (&step->conv));
+  CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->x,
+          storage_format (net), storage_type (net), 1, (int) in->channels,
+          (int) in->height, (int) in->width));
+  CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->y,
+          storage_format (net), storage_type (net), 1,
+          (int) step->conv_channels, (int) step->conv_height,
+          (int) step->conv_width));
+  CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->bias_storage_desc,
+          storage_format (net), storage_type (net), 1,
+          (int) step->conv_channels, 1, 1));
+  CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->bias_float_desc,
+          storage_format (net), CUDNN_DATA_FLOAT, 1,
+          (int) step->conv_channels, 1, 1));
+  CUDNN_TRY (net->api->cudnnSetFilter4dDescriptor (step->w,
+          storage_type (net), storage_format (net),
+          (int) step->conv_channels, (int) layer->in_channels, (int) k,
+          (int) k));
+  CUDNN_TRY (net->api->cudnnSetConvolution2dDescriptor (step->conv,
+          transposed ? 0 : (int) layer->padding,
+          transposed ? 0 : (int) layer->padding,
+          transposed ? 1 : (int) layer->stride,
+          transposed ? 1 : (int) layer->stride, 1, 1,
+          CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_TRY (net->api->cudnnSetConvolutionMathType (step->conv, math));
+  CUDNN_TRY (net->api->cudnnGetConvolution2dForwardOutputDim (step->conv,
+          step->x, step->w, &dim[0], &dim[1], &dim[2], &dim[3]));
+  if (dim[1] != (int) step->conv_channels || dim[2] != (int) step->conv_height
+      || dim[3] != (int) step->conv_width) {
+    set_message (message, message_len, "layer %u: cuDNN computes a %dx%dx%d "
+        "output, the description %ux%ux%u", l, dim[1], dim[2], dim[3],
+        step->conv_channels, step->conv_height, step->conv_width);
+    result = P3D_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
+
+  filter = filter_layout (layer, net->half, &count);
+  bias_k = malloc (step->conv_channels * sizeof (float));
+  if (filter == NULL || bias_k == NULL) {
+    result = P3D_ERROR_OUT_OF_MEMORY;
+    goto fail;
+  }
+  memset (bias_k, 0, step->conv_channels * sizeof (float));
+  memcpy (bias_k, layer->bias, layer->out_channels * sizeof (float));
+  result = upload (net, filter, count, net->half, &step->weight);
+  if (result == P3D_OK)
+    result = upload (net, bias_k, step->conv_channels, net->half,
+        &step->bias_storage);
+  if (result == P3D_OK)
+    result = upload (net, bias_k, step->conv_channels, 0,
+        (void **) &step->bias_float);
+  if (result != P3D_OK) {
+    set_message (message, message_len, "layer %u: weight upload failed: %s",
+        l, p3d_result_string (result));
+    goto fail;
+  }
+
+  CUDNN_TRY (net->api->cudnnGetConvolutionForwardAlgorithmMaxCount
+      (net->handle, &n_algos));
+  perf = calloc (n_algos > 0 ? n_algos : 1, sizeof *perf);
+  if (perf == NULL) {
+    result = P3D_ERROR_OUT_OF_MEMORY;
+    goto fail;
+  }
+  CUDNN_TRY (net->api->cudnnFindConvolutionForwardAlgorithmEx (net->handle,
+          step->x, buffer_data (net, layer->input), step->w, step->weight,
+          step->conv, step->y, net->scratch, n_algos, &returned, perf,
+          search, SEARCH_WORKSPACE_BYTES));
+  if (!pick_algorithm (perf, returned, math, &step->algo, &memory)) {
+    set_message (message, message_len, "layer %u: cuDNN has no "
+        "deterministic algorithm for this convolution", l);
+    result = P3D_ERROR_CUDNN;
+    goto fail;
+  }
+  step->workspace = memory;
+  step->fused = 0;
+
+  /* The fused call, when the layer writes its whole output buffer: the
+   * chosen algorithm, and implicit-precomp-gemm, the one that cuDNN
+   * documents for the identity activation. */
+  if (!transposed && layer->output_channel_offset == 0
+      && layer->out_channels == out->channels) {
+    if (layer->relu)
+      candidates[n_candidates++] = step->algo;
+    if (step->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+        && algorithm_deterministic (perf, returned,
+            CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
+      candidates[n_candidates++] =
+          CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    if (!layer->relu && step->algo ==
+        CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+      candidates[n_candidates++] = step->algo;
+  }
+  for (a = 0; a < n_candidates && !step->fused; a++) {
+    size_t need = 0;
+
+    if (net->api->cudnnGetConvolutionForwardWorkspaceSize (net->handle,
+            step->x, step->w, step->conv, step->y, candidates[a],
+            &need) != CUDNN_STATUS_SUCCESS || need > SEARCH_WORKSPACE_BYTES)
+      continue;
+    for (bias_type = 1; bias_type <= 2 && !step->fused; bias_type++) {
+      if (run_layer (net, l, bias_type, candidates[a], search,
+              SEARCH_WORKSPACE_BYTES) == CUDNN_STATUS_SUCCESS) {
+        step->fused = bias_type;
+        step->algo = candidates[a];
+        step->workspace = need;
+      }
+    }
+  }
+  /* A failed trial may leave an error behind for the next call. */
+  cudaGetLastError ();
+
+fail:
+  free (perf);
+  free (filter);
+  free (bias_k);
+  return result;
+}
+
+P3dResult
+p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
+    P3dConvNet ** out_net, char *message, size_t message_len)
+{
+  P3dConvNet *net = NULL;
+  P3dResult result;
+  const P3dCudnn *api;
+  void *search = NULL;
+  cudaStream_t stream = NULL;
+  size_t scratch_bytes = 0;
+  uint32_t b, l;
+
+  if (message != NULL && message_len > 0)
+    message[0] = '\0';
+  if (out_net == NULL)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  *out_net = NULL;
+  result = p3d_convnet_validate (desc, message, message_len);
+  if (result != P3D_OK)
+    return result;
+  result = p3d_cudnn_load (&api, message, message_len);
+  if (result != P3D_OK)
+    return result;
+
+  net = calloc (1, sizeof *net);
+  if (net == NULL)
+    return P3D_ERROR_OUT_OF_MEMORY;
+  net->api = api;
+  net->half = half ? 1 : 0;
+  net->n_buffers = desc->n_buffers;
+  net->n_layers = desc->n_layers;
+  net->buffers = calloc (desc->n_buffers, sizeof *net->buffers);
+  net->layers = calloc (desc->n_layers, sizeof *net->layers);
+  net->storage = calloc (desc->n_buffers, sizeof *net->storage);
+  net->steps = calloc (desc->n_layers, sizeof *net->steps);
+  if (net->buffers == NULL || net->layers == NULL || net->storage == NULL
+      || net->steps == NULL) {
+    result = P3D_ERROR_OUT_OF_MEMORY;
+    goto fail;
+  }
+  memcpy (net->buffers, desc->buffers, desc->n_buffers * sizeof
+      (*net->buffers));
+
+  /* The runtime's context must be current before cuDNN takes it. */
+  CUDA_TRY (cudaFree (NULL));
+  CUDNN_TRY (api->cudnnCreate (&net->handle));
+  CUDA_TRY (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking));
+  CUDNN_TRY (api->cudnnSetStream (net->handle, stream));
+  CUDNN_TRY (api->cudnnCreateActivationDescriptor (&net->relu));
+  CUDNN_TRY (api->cudnnSetActivationDescriptor (net->relu,
+          CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  CUDNN_TRY (api->cudnnCreateActivationDescriptor (&net->identity));
+  CUDNN_TRY (api->cudnnSetActivationDescriptor (net->identity,
+          CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
+
+  for (b = 0; b < desc->n_buffers; b++) {
+    size_t bytes = p3d_convnet_buffer_elements (desc, b) * element_size (net);
+
+    CUDA_TRY (cudaMalloc (&net->storage[b], bytes));
+    /* Defined contents for the algorithm search and the trial calls. */
+    CUDA_TRY (cudaMemsetAsync (net->storage[b], 0, bytes, stream));
+  }
+  for (l = 0; l < desc->n_layers; l++) {
+    const P3dConvLayer *layer = &desc->layers[l];
+    const P3dConvBufferDesc *in = &desc->buffers[layer->input];
+    const P3dConvBufferDesc *out = &desc->buffers[layer->output];
+    size_t bytes = layer->kind == P3D_CONV_TRANSPOSED_2D ?
+        (size_t) layer->out_channels * layer->stride * layer->stride *
+        in->height * in->width : (size_t) layer->out_channels *
+        out->height * out->width;
+
+    bytes *= element_size (net);
+    if (bytes > scratch_bytes)
+      scratch_bytes = bytes;
+    net->layers[l] = *layer;
+    net->layers[l].weight = NULL;
+    net->layers[l].bias = NULL;
+  }
+  CUDA_TRY (cudaMalloc (&net->scratch, scratch_bytes));
+  CUDA_TRY (cudaMemsetAsync (net->scratch, 0, scratch_bytes, stream));
+  CUDA_TRY (cudaMalloc (&search, SEARCH_WORKSPACE_BYTES));
+  CUDA_TRY (cudaStreamSynchronize (stream));
+
+  for (l = 0; l < desc->n_layers; l++) {
+    result = plan_layer (net, &desc->layers[l], l, search, message,
+        message_len);
+    if (result != P3D_OK)
+      goto fail;
+    if (net->steps[l].workspace > net->workspace_bytes)
+      net->workspace_bytes = net->steps[l].workspace;
+  }
+  CUDA_TRY (cudaStreamSynchronize (stream));
+  CUDA_TRY (cudaFree (search));
+  search = NULL;
+  if (net->workspace_bytes > 0)
+    CUDA_TRY (cudaMalloc (&net->workspace, net->workspace_bytes));
+  CUDNN_TRY (api->cudnnSetStream (net->handle, NULL));
+  CUDA_TRY (cudaStreamDestroy (stream));
+  *out_net = net;
+  return P3D_OK;
+
+fail:
+  if (stream != NULL) {
+    cudaStreamSynchronize (stream);
+    if (net->handle != NULL)
+      api->cudnnSetStream (net->handle, NULL);
+    cudaStreamDestroy (stream);
+  }
+  if (search != NULL)
+    cudaFree (search);
+  p3d_convnet_cuda_free (net);
+  return result;
+}
+
+void
+p3d_convnet_cuda_free (P3dConvNet * net)
+{
+  uint32_t i;
+
+  if (net == NULL)
+    return;
+  if (net->steps != NULL) {
+    for (i = 0; i < net->n_layers; i++) {
+      Step *step = &net->steps[i];
+
+      if (step->x != NULL)
+        net->api->cudnnDestroyTensorDescriptor (step->x);
+      if (step->y != NULL)
+        net->api->cudnnDestroyTensorDescriptor (step->y);
+      if (step->bias_storage_desc != NULL)
+        net->api->cudnnDestroyTensorDescriptor (step->bias_storage_desc);
+      if (step->bias_float_desc != NULL)
+        net->api->cudnnDestroyTensorDescriptor (step->bias_float_desc);
+      if (step->w != NULL)
+        net->api->cudnnDestroyFilterDescriptor (step->w);
+      if (step->conv != NULL)
+        net->api->cudnnDestroyConvolutionDescriptor (step->conv);
+      cudaFree (step->weight);
+      cudaFree (step->bias_storage);
+      cudaFree (step->bias_float);
+    }
+  }
+  if (net->storage != NULL)
+    for (i = 0; i < net->n_buffers; i++)
+      cudaFree (net->storage[i]);
+  cudaFree (net->scratch);
+  cudaFree (net->workspace);
+  if (net->relu != NULL)
+    net->api->cudnnDestroyActivationDescriptor (net->relu);
+  if (net->identity != NULL)
+    net->api->cudnnDestroyActivationDescriptor (net->identity);
+  if (net->handle != NULL)
+    net->api->cudnnDestroy (net->handle);
+  free (net->buffers);
+  free (net->layers);
+  free (net->storage);
+  free (net->steps);
+  free (net);
+}
+
+P3dResult
+p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
+    int input_half, P3dCudaEvent * events, P3dCudaStream stream)
+{
+  const P3dConvBufferDesc *in;
+  P3dResult result;
+  uint32_t l;
+
+  if (net == NULL || input == NULL)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  in = &net->buffers[0];
+  /* cuDNN launches through the driver in the current context: make sure
+   * this thread has the runtime's. */
+  result = cudaFree (NULL);
+  if (result != P3D_OK)
+    return result;
+  if (events != NULL) {
+    result = cudaEventRecord (events[0], stream);
+    if (result != P3D_OK)
+      return result;
+  }
+  if (net->half || input_half) {
+    net->input_alias = NULL;
+    result = p3d_convnet_convert_input (input, input_half, net->storage[0],
+        net->half, net->half, in->channels, in->height, in->width, stream);
+    if (result != P3D_OK)
+      return result;
+  } else {
+    net->input_alias = input;
+  }
+  if (net->api->cudnnSetStream (net->handle, stream) != CUDNN_STATUS_SUCCESS)
+    return P3D_ERROR_CUDNN;
+  for (l = 0; l < net->n_layers; l++) {
+    const Step *step = &net->steps[l];
+
+    if (run_layer (net, l, step->fused, step->algo, net->workspace,
+            net->workspace_bytes) != CUDNN_STATUS_SUCCESS)
+      return P3D_ERROR_CUDNN;
+    if (!step->fused) {
+      result = run_epilogue (net, l, stream);
+      if (result != P3D_OK)
+        return result;
+    }
+    if (events != NULL) {
+      result = cudaEventRecord (events[1 + l], stream);
+      if (result != P3D_OK)
+        return result;
+    }
+  }
+  return P3D_OK;
+}
+
+P3dResult
+p3d_convnet_cuda_run (P3dConvNet * net, const void *input, int input_half,
+    P3dCudaStream stream)
+{
+  return p3d_convnet_cuda_run_profiled (net, input, input_half, NULL, stream);
+}
+
+P3dResult
+p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
+    P3dMapView * view)
+{
+  const P3dConvBufferDesc *buf;
+
+  if (net == NULL || view == NULL || buffer >= net->n_buffers)
+    return P3D_ERROR_INVALID_ARGUMENT;
+  buf = &net->buffers[buffer];
+  view->data = buffer_data (net, buffer);
+  view->half = net->half;
+  if (net->half) {
+    view->channel_stride = 1;
+    view->column_stride = buf->channels;
+    view->row_stride = (size_t) buf->width * buf->channels;
+  } else {
+    view->column_stride = 1;
+    view->row_stride = buf->width;
+    view->channel_stride = (size_t) buf->height * buf->width;
+  }
+  return P3D_OK;
+}
+
+void
+p3d_convnet_cuda_describe_layer (const P3dConvNet * net, uint32_t layer,
+    char *text, size_t len)
+{
+  const P3dConvLayer *l;
+  const Step *step;
+
+  if (text == NULL || len == 0)
+    return;
+  if (net == NULL || layer >= net->n_layers) {
+    text[0] = '\0';
+    return;
+  }
+  l = &net->layers[layer];
+  step = &net->steps[layer];
+  snprintf (text, len, "%s %u->%u k%u s%u %ux%u: %s %s%s, %zu bytes "
+      "workspace", l->kind == P3D_CONV_TRANSPOSED_2D ? "deconv" : "conv",
+      l->in_channels, l->out_channels, l->kernel, l->stride,
+      net->buffers[l->output].height, net->buffers[l->output].width,
+      algo_name (step->algo), step->fused ? "fused bias" : "+ epilogue",
+      step->fused == 2 ? " (F32)" : "", step->workspace);
+}

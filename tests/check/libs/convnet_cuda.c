@@ -1,0 +1,317 @@
+/* The convolutional network on cuDNN against the C reference, on random
+ * small nets (free-form chains with transposed convolutions and
+ * concatenations) and on the CenterPoint pattern (3 strided stages, a neck
+ * of a stride-2, a 1x1 and a transposed convolution concatenated, the
+ * shared head convolution and 6 heads per task), F32 and F16 storage, F32
+ * and F16 input.
+ *
+ * Bounds, per element, against its magnitude M (the sum of the absolute
+ * values of the terms that made it, |w x| over the taps and |b|: the scale
+ * at which the rounding of that sum acts):
+ *  - F32: |cuda - reference| <= 1e-4 M (the issue's 1e-4 relative; no TF32,
+ *    so the two differ only in the order of the float sums).
+ *  - F16: with u = 2^-11 (F16's unit roundoff) and d the number of layers
+ *    on the longest path to the buffer: |cuda - reference| <=
+ *    (4 d + 2) u M + 1e-5.  One layer's own rounding is at most 4 u M:
+ *    weights and bias rounded to F16 (u (|w| |x| + |b|) <= u M), the F32
+ *    sum (n 2^-24 M <= u M for the n <= 2048 products of these nets), the
+ *    F16 store (u |y| <= u M) and, when cuDNN cannot fuse the bias, one
+ *    more F16 rounding of the sum before our epilogue adds it (u M); the
+ *    input's own rounding and the first sums take 2 u M.  The error carried
+ *    in from earlier layers is budgeted at the same 4 u M per layer: a
+ *    budget, not a proof (random signs shrink it, a large |W| could grow
+ *    it), which the largest error seen, printed in units of u M, measures.
+ *    1e-5 covers F16 subnormals near zero.
+ * Skips (77) without a device or without cuDNN (libcudnn.so.9), and fails
+ * instead under PERCEPTION_REQUIRE_GPU=1. */
+#include <math.h>
+#include <string.h>
+#include <gst/check/gstcheck.h>
+
+#include "convnet.h"
+#include "convnet_common.h"
+#include "half.h"
+#include "p3dtest.h"
+
+/* The largest error / (u M) seen in F16, and error / M in F32. */
+static gdouble worst_half, worst_float;
+
+typedef struct
+{
+  P3dCudaStream stream;
+  void *input;                  /* device */
+  gboolean input_half;
+} DeviceInput;
+
+static void
+device_input_init (DeviceInput * in, const ConvnetTestNet * net, gboolean half)
+{
+  gsize n = p3d_convnet_buffer_elements (&net->desc, 0), i;
+
+  fail_unless_equals_int (p3d_cuda_stream_create (&in->stream), P3D_OK);
+  in->input_half = half;
+  fail_unless_equals_int (p3d_cuda_malloc (&in->input, n * (half ? 2 : 4)),
+      P3D_OK);
+  if (half) {
+    guint16 *h = g_new (guint16, n);
+
+    for (i = 0; i < n; i++)
+      h[i] = p3d_float_to_half (net->input[i]);
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (in->input, h, n * 2,
+            in->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
+    g_free (h);
+  } else {
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (in->input, net->input,
+            n * 4, in->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
+  }
+}
+
+static void
+device_input_clear (DeviceInput * in)
+{
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
+  p3d_cuda_free (in->input);
+  p3d_cuda_stream_destroy (in->stream);
+}
+
+/* Buffer @b of @cnet, copied to the host; @view then points there. */
+static guint8 *
+download (const ConvnetTestNet * net, P3dConvNet * cnet, guint32 b,
+    P3dCudaStream stream, P3dMapView * view, gsize * bytes)
+{
+  guint8 *host;
+
+  fail_unless_equals_int (p3d_convnet_cuda_view (cnet, b, view), P3D_OK);
+  *bytes = p3d_convnet_buffer_elements (&net->desc, b) * (view->half ? 2 : 4);
+  host = g_malloc (*bytes);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, view->data, *bytes,
+          stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  view->data = host;
+  return host;
+}
+
+/* Runs @net on the device twice and compares every buffer with the
+ * reference (within the bounds above) and the two runs bit for bit. */
+static void
+check_net (const ConvnetTestNet * net, gboolean half, gboolean input_half,
+    const gchar * what)
+{
+  float **reference = p3d_convnet_cpu_buffers_new (&net->desc);
+  gdouble **magnitude;
+  gdouble **oracle = convnet_test_oracle (net, &magnitude);
+  guint *depth = convnet_test_depths (net);
+  const gdouble u = ldexp (1.0, -11);
+  P3dConvNet *cnet = NULL;
+  DeviceInput in;
+  char message[512];
+  gchar *label;
+  guint8 **first;
+  guint32 b, l;
+  guint run;
+
+  fail_unless (reference != NULL);
+  fail_unless_equals_int (p3d_convnet_cpu (&net->desc, net->input,
+          reference), P3D_OK);
+  device_input_init (&in, net, input_half);
+  fail_unless (p3d_convnet_cuda_new (&net->desc, half, &cnet, message,
+          sizeof message) == P3D_OK, "%s: %s", what, message);
+  for (l = 0; l < net->desc.n_layers; l++) {
+    p3d_convnet_cuda_describe_layer (cnet, l, message, sizeof message);
+    GST_DEBUG ("%s layer %u: %s", what, l, message);
+  }
+  label = g_strdup_printf ("%s (%s storage, %s input)", what,
+      half ? "F16" : "F32", input_half ? "F16" : "F32");
+  first = g_new0 (guint8 *, net->desc.n_buffers);
+  for (run = 0; run < 2; run++) {
+    fail_unless_equals_int (p3d_convnet_cuda_run (cnet, in.input,
+            input_half, in.stream), P3D_OK);
+    for (b = 1; b < net->desc.n_buffers; b++) {
+      P3dMapView view;
+      gdouble *expect;
+      gsize bytes, n = p3d_convnet_buffer_elements (&net->desc, b), e;
+      guint8 *host = download (net, cnet, b, in.stream, &view, &bytes);
+
+      if (run == 1) {
+        fail_unless (memcmp (host, first[b], bytes) == 0,
+            "%s: buffer %u differs between two runs", label, b);
+        g_free (host);
+        continue;
+      }
+      first[b] = host;
+      expect = g_new (gdouble, n);
+      for (e = 0; e < n; e++)
+        expect[e] = reference[b][e];
+      if (half) {
+        gdouble rel = (4.0 * depth[b] + 2.0) * u;
+        gdouble seen = convnet_test_compare (net, b, &view, expect,
+            magnitude[b], rel, 1e-5, label);
+
+        worst_half = MAX (worst_half, seen / u);
+      } else {
+        gdouble seen = convnet_test_compare (net, b, &view, expect,
+            magnitude[b], 1e-4, 0.0, label);
+
+        worst_float = MAX (worst_float, seen);
+      }
+      g_free (expect);
+    }
+  }
+  for (b = 0; b < net->desc.n_buffers; b++)
+    g_free (first[b]);
+  g_free (first);
+  g_free (label);
+  p3d_convnet_cuda_free (cnet);
+  device_input_clear (&in);
+  g_free (depth);
+  convnet_test_buffers_free (net, magnitude);
+  convnet_test_buffers_free (net, oracle);
+  p3d_convnet_cpu_buffers_free (&net->desc, reference);
+}
+
+GST_START_TEST (test_random_nets)
+{
+  P3dTestRng rng;
+  guint n;
+
+  p3d_test_rng_init (&rng, 21);
+  for (n = 0; n < 24; n++) {
+    ConvnetTestNet *net = convnet_test_net_random (&rng);
+    gchar *what = g_strdup_printf ("random net %u", n);
+
+    /* every storage type with every input type over the nets */
+    check_net (net, n % 2, (n / 2) % 2, what);
+    g_free (what);
+    convnet_test_net_free (net);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_centerpoint_pattern)
+{
+  /* channel counts that tensor cores like, and odd ones */
+  static const guint32 widths[2][3] = { {16, 32, 64}, {8, 12, 20} };
+  static const guint32 layer_nums[3] = { 2, 3, 2 };
+  static const guint32 necks[2] = { 16, 12 }, heads[2] = { 16, 8 };
+  static const guint32 inputs[2] = { 16, 5 };
+  static const guint32 sizes[2][2] = { {64, 64}, {40, 56} };
+  P3dTestRng rng;
+  guint shape, half, input_half;
+
+  p3d_test_rng_init (&rng, 22);
+  for (shape = 0; shape < 2; shape++) {
+    ConvnetTestNet *net = convnet_test_net_centerpoint (&rng, inputs[shape],
+        sizes[shape][0], sizes[shape][1], widths[shape], layer_nums,
+        necks[shape], heads[shape], 3, shape == 1);
+
+    for (half = 0; half < 2; half++)
+      for (input_half = 0; input_half < 2; input_half++)
+        check_net (net, half, input_half, shape == 0 ? "centerpoint" :
+            "centerpoint (odd channels, task buffers)");
+    convnet_test_net_free (net);
+  }
+  g_print ("largest error: F32 %.3g M, F16 %.3g u M (bounds 1e-4 M and "
+      "(4 depth + 2) u M)\n", worst_float, worst_half);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_views_and_arguments)
+{
+  static const guint32 widths[3] = { 8, 8, 8 }, layer_nums[3] = { 0, 0, 0 };
+  P3dTestRng rng;
+  ConvnetTestNet *net;
+  P3dConvNet *cnet = NULL;
+  DeviceInput in;
+  P3dMapView view;
+  char message[512];
+  guint half;
+
+  p3d_test_rng_init (&rng, 23);
+  net = convnet_test_net_centerpoint (&rng, 8, 16, 16, widths, layer_nums,
+      8, 8, 1, FALSE);
+  for (half = 0; half < 2; half++) {
+    const P3dConvBufferDesc *buf = &net->desc.buffers[3];
+
+    device_input_init (&in, net, FALSE);
+    fail_unless (p3d_convnet_cuda_new (&net->desc, half, &cnet, message,
+            sizeof message) == P3D_OK, "%s", message);
+    fail_unless_equals_int (p3d_convnet_cuda_run (cnet, in.input, FALSE,
+            in.stream), P3D_OK);
+    fail_unless_equals_int (p3d_convnet_cuda_view (cnet, 3, &view), P3D_OK);
+    fail_unless_equals_int (view.half, half);
+    if (half) {
+      fail_unless_equals_int (view.channel_stride, 1);
+      fail_unless_equals_int (view.column_stride, buf->channels);
+      fail_unless_equals_int (view.row_stride, buf->width * buf->channels);
+    } else {
+      fail_unless_equals_int (view.column_stride, 1);
+      fail_unless_equals_int (view.row_stride, buf->width);
+      fail_unless_equals_int (view.channel_stride, buf->width * buf->height);
+    }
+    /* F32 storage reads an F32 input in place */
+    fail_unless_equals_int (p3d_convnet_cuda_view (cnet, 0, &view), P3D_OK);
+    if (!half)
+      fail_unless (view.data == in.input);
+    else
+      fail_unless (view.data != in.input);
+    fail_unless_equals_int (p3d_convnet_cuda_view (cnet,
+            net->desc.n_buffers, &view), P3D_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3d_convnet_cuda_view (NULL, 0, &view),
+        P3D_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3d_convnet_cuda_run (cnet, NULL, FALSE,
+            in.stream), P3D_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3d_convnet_cuda_run (NULL, in.input, FALSE,
+            in.stream), P3D_ERROR_INVALID_ARGUMENT);
+    p3d_convnet_cuda_free (cnet);
+    device_input_clear (&in);
+  }
+  /* an invalid description names the layer */
+  ((P3dConvLayer *) net->desc.layers)[2].padding = 0;
+  fail_unless_equals_int (p3d_convnet_cuda_new (&net->desc, 1, &cnet,
+          message, sizeof message), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless (cnet == NULL);
+  fail_unless (strstr (message, "layer 2") != NULL, "%s", message);
+  fail_unless_equals_int (p3d_convnet_cuda_new (&net->desc, 1, NULL,
+          message, sizeof message), P3D_ERROR_INVALID_ARGUMENT);
+  convnet_test_net_free (net);
+}
+
+GST_END_TEST;
+
+/* Skips (77) where cuDNN cannot be loaded, unless a GPU run is required. */
+static void
+require_cudnn (void)
+{
+  char message[512];
+
+  if (p3d_convnet_cuda_available (message, sizeof message) == P3D_OK)
+    return;
+  if (p3d_test_gpu_required ()) {
+    g_printerr ("PERCEPTION_REQUIRE_GPU=1 but cuDNN is unusable: %s\n",
+        message);
+    exit (1);
+  }
+  g_print ("SKIP: %s\n", message);
+  exit (77);
+}
+
+static Suite *
+convnet_cuda_suite (void)
+{
+  Suite *s = suite_create ("convnet_cuda");
+  TCase *tc = tcase_create ("general");
+
+  p3d_test_require_gpu ();
+  require_cudnn ();
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_random_nets);
+  tcase_add_test (tc, test_centerpoint_pattern);
+  tcase_add_test (tc, test_views_and_arguments);
+  return s;
+}
+
+P3D_CHECK_MAIN (convnet_cuda);

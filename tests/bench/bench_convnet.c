@@ -1,0 +1,380 @@
+/* Benchmark of the convolutional network (backbone + neck + head) at the
+ * nuScenes CenterPoint-pillar shapes, with random weights:
+ *
+ *   bench_convnet [--runs N] [--layers]
+ *
+ * Input 64 x 512 x 512; SECOND backbone [64, 128, 256] with [3, 5, 5]
+ * extra layers after a stride-2 one each; SECONDFPN neck (stride 0.5: 2x2
+ * stride-2 convolution, 1: 1x1 convolution, 2: 2x2 transposed
+ * convolution) to 128 channels each, concatenated; CenterHead: shared 3x3
+ * 384 -> 64, then for each of the 6 nuScenes tasks (1, 2, 2, 1, 2, 2
+ * classes) 6 heads (reg 2, height 1, dim 3, rot 2, vel 2, heatmap) of
+ * 3x3 64 -> 64 + ReLU and 3x3 64 -> n.
+ *
+ * Each case (F16 and F32 storage, the input in the storage's type) prints
+ * one line: the GPU time of one whole run by CUDA events, median (p10,
+ * p90) of --runs after a warm-up, and the creation time.  --layers adds
+ * the per-layer split (events between layers; their median per layer) and
+ * how each layer runs.  The heatmaps of F16 and F32 are compared first
+ * (largest difference against the largest F32 value), as a check that both
+ * computed the same net. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "convnet.h"
+#include "half.h"
+#include "p3dbench.h"
+
+#define GRID 512
+#define IN_CHANNELS 64
+#define TASKS 6
+
+typedef struct
+{
+  GArray *buffers;
+  GArray *layers;
+  GPtrArray *params;
+  GArray *heatmaps;             /* guint32: the heatmap buffers */
+  P3dConvNetDesc desc;
+} Model;
+
+static guint32
+add_buffer (Model * m, guint32 channels, guint32 size)
+{
+  P3dConvBufferDesc buf = { channels, size, size };
+
+  g_array_append_val (m->buffers, buf);
+  return m->buffers->len - 1;
+}
+
+/* A random layer: weights of variance 2 / fan-in (as a trained net keeps
+ * activations from growing or dying), biases in [-0.1, 0.1]. */
+static void
+add_layer (Model * m, GRand * rand, P3dConvKind kind, guint32 input,
+    guint32 output, guint32 offset, guint32 out_channels, guint32 kernel,
+    guint32 stride, guint32 padding, gboolean relu, gfloat bias_value)
+{
+  P3dConvLayer layer;
+  guint32 in_channels = g_array_index (m->buffers, P3dConvBufferDesc,
+      input).channels;
+  gsize n = (gsize) in_channels * out_channels * kernel * kernel, i;
+  gdouble fan_in = kind == P3D_CONV_2D ? in_channels * kernel * kernel :
+      in_channels;
+  gdouble range = sqrt (6.0 / fan_in);
+  gfloat *weight = g_new (gfloat, n);
+  gfloat *bias = g_new (gfloat, out_channels);
+
+  for (i = 0; i < n; i++)
+    weight[i] = (gfloat) g_rand_double_range (rand, -range, range);
+  for (i = 0; i < out_channels; i++)
+    bias[i] = bias_value != 0.0f ? bias_value :
+        (gfloat) g_rand_double_range (rand, -0.1, 0.1);
+  g_ptr_array_add (m->params, weight);
+  g_ptr_array_add (m->params, bias);
+  memset (&layer, 0, sizeof layer);
+  layer.kind = kind;
+  layer.in_channels = in_channels;
+  layer.out_channels = out_channels;
+  layer.kernel = kernel;
+  layer.stride = stride;
+  layer.padding = padding;
+  layer.relu = relu;
+  layer.weight = weight;
+  layer.bias = bias;
+  layer.input = input;
+  layer.output = output;
+  layer.output_channel_offset = offset;
+  g_array_append_val (m->layers, layer);
+}
+
+static void
+model_init (Model * m, GRand * rand)
+{
+  static const guint32 widths[3] = { 64, 128, 256 }, nums[3] = { 3, 5, 5 };
+  static const guint32 classes[TASKS] = { 1, 2, 2, 1, 2, 2 };
+  static const guint32 heads[5] = { 2, 1, 3, 2, 2 };
+  guint32 stage_out[3], previous, size = GRID, concat, shared, i, n, t;
+
+  m->buffers = g_array_new (FALSE, TRUE, sizeof (P3dConvBufferDesc));
+  m->layers = g_array_new (FALSE, TRUE, sizeof (P3dConvLayer));
+  m->params = g_ptr_array_new_with_free_func (g_free);
+  m->heatmaps = g_array_new (FALSE, TRUE, sizeof (guint32));
+  previous = add_buffer (m, IN_CHANNELS, GRID);
+  for (i = 0; i < 3; i++) {
+    size /= 2;
+    for (n = 0; n <= nums[i]; n++) {
+      guint32 out = add_buffer (m, widths[i], size);
+
+      add_layer (m, rand, P3D_CONV_2D, previous, out, 0, widths[i], 3,
+          n == 0 ? 2 : 1, 1, TRUE, 0.0f);
+      previous = out;
+    }
+    stage_out[i] = previous;
+  }
+  size = GRID / 4;
+  concat = add_buffer (m, 3 * 128, size);
+  add_layer (m, rand, P3D_CONV_2D, stage_out[0], concat, 0, 128, 2, 2, 0,
+      TRUE, 0.0f);
+  add_layer (m, rand, P3D_CONV_2D, stage_out[1], concat, 128, 128, 1, 1, 0,
+      TRUE, 0.0f);
+  add_layer (m, rand, P3D_CONV_TRANSPOSED_2D, stage_out[2], concat, 256, 128,
+      2, 2, 0, TRUE, 0.0f);
+  shared = add_buffer (m, 64, size);
+  add_layer (m, rand, P3D_CONV_2D, concat, shared, 0, 64, 3, 1, 1, TRUE, 0.0f);
+  for (t = 0; t < TASKS; t++) {
+    for (i = 0; i < 6; i++) {
+      guint32 channels = i < 5 ? heads[i] : classes[t];
+      guint32 hidden = add_buffer (m, 64, size);
+      guint32 out = add_buffer (m, channels, size);
+
+      add_layer (m, rand, P3D_CONV_2D, shared, hidden, 0, 64, 3, 1, 1, TRUE,
+          0.0f);
+      /* CenterPoint's heatmap bias init, -2.19 */
+      add_layer (m, rand, P3D_CONV_2D, hidden, out, 0, channels, 3, 1, 1,
+          FALSE, i == 5 ? -2.19f : 0.0f);
+      if (i == 5)
+        g_array_append_val (m->heatmaps, out);
+    }
+  }
+  m->desc.n_buffers = m->buffers->len;
+  m->desc.buffers = (const P3dConvBufferDesc *) m->buffers->data;
+  m->desc.n_layers = m->layers->len;
+  m->desc.layers = (const P3dConvLayer *) m->layers->data;
+}
+
+static void
+model_clear (Model * m)
+{
+  g_array_free (m->buffers, TRUE);
+  g_array_free (m->layers, TRUE);
+  g_ptr_array_free (m->params, TRUE);
+  g_array_free (m->heatmaps, TRUE);
+}
+
+typedef struct
+{
+  P3dConvNet *net;
+  const void *input;
+  gboolean half;
+} Run;
+
+static P3dResult
+run_gpu (gpointer user_data, P3dCudaStream stream)
+{
+  Run *run = user_data;
+
+  return p3d_convnet_cuda_run (run->net, run->input, run->half, stream);
+}
+
+/* Every heatmap of @net as float32, in buffer order, NCHW. */
+static gfloat *
+read_heatmaps (const Model * m, P3dConvNet * net, P3dCudaStream stream,
+    gsize * count)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  guint i;
+
+  for (i = 0; i < m->heatmaps->len; i++) {
+    guint32 b = g_array_index (m->heatmaps, guint32, i);
+    const P3dConvBufferDesc *buf = &m->desc.buffers[b];
+    gsize n = p3d_convnet_buffer_elements (&m->desc, b);
+    P3dMapView view;
+    guint8 *host;
+    guint32 c, y, x;
+
+    P3D_BENCH_CHECK (p3d_convnet_cuda_view (net, b, &view));
+    host = g_malloc (n * (view.half ? 2 : 4));
+    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host, view.data,
+            n * (view.half ? 2 : 4), stream));
+    P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+    for (c = 0; c < buf->channels; c++)
+      for (y = 0; y < buf->height; y++)
+        for (x = 0; x < buf->width; x++) {
+          gsize at = c * view.channel_stride + y * view.row_stride +
+              x * view.column_stride;
+          gfloat v = view.half ? p3d_half_to_float (((guint16 *) host)[at])
+              : ((gfloat *) host)[at];
+
+          g_array_append_val (out, v);
+        }
+    g_free (host);
+  }
+  *count = out->len;
+  return (gfloat *) g_array_free (out, FALSE);
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* The per-layer split: events around every layer, median per layer. */
+static void
+print_layers (const Model * m, P3dConvNet * net, const void *input,
+    gboolean half, guint runs, P3dCudaStream stream)
+{
+  guint n_layers = m->desc.n_layers, r, l;
+  P3dCudaEvent *events = g_new (P3dCudaEvent, n_layers + 1);
+  gdouble *times = g_new (gdouble, (gsize) runs * n_layers);
+  gdouble *column = g_new (gdouble, runs);
+  gdouble total = 0.0;
+  char text[256];
+
+  for (l = 0; l <= n_layers; l++)
+    P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&events[l]));
+  for (r = 0; r < runs; r++) {
+    P3D_BENCH_CHECK (p3d_convnet_cuda_run_profiled (net, input, half,
+            events, stream));
+    P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+    for (l = 0; l < n_layers; l++) {
+      float ms;
+
+      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, events[l],
+              events[l + 1]));
+      times[(gsize) l * runs + r] = ms * 1000.0;
+    }
+  }
+  for (l = 0; l < n_layers; l++) {
+    memcpy (column, times + (gsize) l * runs, runs * sizeof (gdouble));
+    qsort (column, runs, sizeof (gdouble), compare_doubles);
+    total += column[runs / 2];
+    p3d_convnet_cuda_describe_layer (net, l, text, sizeof text);
+    /* layer 0's time includes the input's conversion */
+    g_print ("  layer %2u %8.1f us  %s\n", l, column[runs / 2], text);
+  }
+  g_print ("  sum of the layers' medians %.1f us\n", total);
+  for (l = 0; l <= n_layers; l++)
+    P3D_BENCH_CHECK (p3d_cuda_event_destroy (events[l]));
+  g_free (events);
+  g_free (times);
+  g_free (column);
+}
+
+int
+main (int argc, char **argv)
+{
+  gint runs = 200;
+  gboolean layers = FALSE;
+  GOptionEntry entries[] = {
+    {"runs", 0, 0, G_OPTION_ARG_INT, &runs, "timed runs per case (200)", "N"},
+    {"layers", 0, 0, G_OPTION_ARG_NONE, &layers,
+        "print the per-layer split and plan", NULL},
+    {NULL}
+  };
+  GOptionContext *context =
+      g_option_context_new ("- time the CenterPoint-pillar network");
+  GError *error = NULL;
+  GRand *rand = g_rand_new_with_seed (2024);
+  P3dCudaStream stream = NULL;
+  Model model;
+  char device_name[256] = "", message[512];
+  int major = 0, minor = 0, sms = 0;
+  gsize n_input, i, n_maps[2];
+  gfloat *input;
+  guint16 *input_half;
+  void *device_input[2];
+  gfloat *maps[2];
+  gdouble worst = 0.0, largest = 0.0;
+  guint pass;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error)) {
+    g_printerr ("%s\n", error->message);
+    return 2;
+  }
+  g_option_context_free (context);
+  if (runs < 1) {
+    g_printerr ("--runs must be at least 1\n");
+    return 2;
+  }
+  if (p3d_cuda_device_count () == 0) {
+    g_printerr ("no CUDA device: %s\n",
+        p3d_result_string (p3d_cuda_device_probe ()));
+    return 1;
+  }
+  if (p3d_convnet_cuda_available (message, sizeof message) != P3D_OK) {
+    g_printerr ("%s\n", message);
+    return 1;
+  }
+  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+          sizeof device_name, &major, &minor, &sms));
+  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+
+  model_init (&model, rand);
+  n_input = p3d_convnet_buffer_elements (&model.desc, 0);
+  input = g_new (gfloat, n_input);
+  input_half = g_new (guint16, n_input);
+  /* a pillar canvas: most cells empty, the others ReLU outputs */
+  for (i = 0; i < n_input; i++) {
+    input[i] = g_rand_int_range (rand, 0, 8) == 0 ?
+        (gfloat) g_rand_double_range (rand, 0.0, 2.0) : 0.0f;
+    input_half[i] = p3d_float_to_half (input[i]);
+  }
+  P3D_BENCH_CHECK (p3d_cuda_malloc (&device_input[0], n_input * 4));
+  P3D_BENCH_CHECK (p3d_cuda_malloc (&device_input[1], n_input * 2));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (device_input[0], input, n_input * 4,
+          stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (device_input[1], input_half,
+          n_input * 2, stream));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+
+  g_print ("CenterPoint-pillar network (nuScenes shapes, %u layers, random "
+      "weights) on %s (sm_%d%d, %d SMs); GPU time of one run in us, median "
+      "(p10-p90) of %d runs\n", model.desc.n_layers, device_name, major,
+      minor, sms, runs);
+  /* pass 0 in F16, pass 1 in F32 */
+  for (pass = 0; pass < 2; pass++) {
+    const gboolean f16 = pass == 0;
+    const gchar *type = f16 ? "F16" : "F32";
+    P3dBenchStats stats;
+    P3dConvNet *net = NULL;
+    gint64 start = g_get_monotonic_time ();
+    P3dResult result;
+    gdouble created_ms;
+    Run run;
+
+    result = p3d_convnet_cuda_new (&model.desc, f16, &net, message,
+        sizeof message);
+    created_ms = (g_get_monotonic_time () - start) / 1000.0;
+    if (result != P3D_OK) {
+      g_printerr ("creation failed: %s (%s)\n", message,
+          p3d_result_string (result));
+      return 1;
+    }
+    run.net = net;
+    run.input = device_input[f16];
+    run.half = f16;
+    P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &stats));
+    g_print ("convnet %s storage, %s input: median %.1f us (p10 %.1f, p90 "
+        "%.1f), created in %.0f ms\n", type, type, stats.median_us,
+        stats.p10_us, stats.p90_us, created_ms);
+    if (layers)
+      print_layers (&model, net, run.input, run.half, MIN (runs, 50), stream);
+    P3D_BENCH_CHECK (p3d_convnet_cuda_run (net, run.input, run.half, stream));
+    maps[pass] = read_heatmaps (&model, net, stream, &n_maps[pass]);
+    p3d_convnet_cuda_free (net);
+  }
+  /* maps[0] is F16, maps[1] F32 */
+  for (i = 0; i < n_maps[1]; i++) {
+    worst = MAX (worst, fabs (maps[0][i] - maps[1][i]));
+    largest = MAX (largest, fabs (maps[1][i]));
+  }
+  g_print ("heatmaps F16 against F32: largest difference %.3g, largest "
+      "|F32| %.3g (relative %.3g)\n", worst, largest,
+      largest > 0 ? worst / largest : 0.0);
+
+  g_free (maps[0]);
+  g_free (maps[1]);
+  p3d_cuda_free (device_input[0]);
+  p3d_cuda_free (device_input[1]);
+  p3d_cuda_stream_destroy (stream);
+  g_free (input);
+  g_free (input_half);
+  model_clear (&model);
+  g_rand_free (rand);
+  return 0;
+}

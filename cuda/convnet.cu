@@ -38,7 +38,8 @@ __device__ __forceinline__ void store<__half>(__half *p, float v) {
 // reads and the writes are coalesced.
 template <typename In>
 __global__ void nchw_to_nhwc_kernel(const In *in, __half *out,
-                                    uint32_t channels, uint32_t plane) {
+                                    uint32_t channels, uint32_t stored,
+                                    uint32_t plane) {
   __shared__ float tile[kTile][kTile + 1];
   uint32_t pixel = blockIdx.x * kTile + threadIdx.x;
   uint32_t channel0 = blockIdx.y * kTile;
@@ -52,7 +53,7 @@ __global__ void nchw_to_nhwc_kernel(const In *in, __half *out,
   for (uint32_t r = threadIdx.y; r < kTile; r += kRows) {
     uint32_t p = blockIdx.x * kTile + r;
     if (c < channels && p < plane)
-      out[(size_t)p * channels + c] = __float2half_rn(tile[threadIdx.x][r]);
+      out[(size_t)p * stored + c] = __float2half_rn(tile[threadIdx.x][r]);
   }
 }
 
@@ -88,7 +89,7 @@ __global__ void epilogue_kernel(P3dConvEpilogue e) {
     }
     uint32_t s = e.shuffle;
     uint32_t sy = y / s, sx = x / s;
-    uint32_t sc = ((y % s) * s + x % s) * e.out_channels + o;
+    uint32_t sc = ((y % s) * s + x % s) * e.src_group + o;
     size_t at = e.nhwc ? ((size_t)sy * e.src_width + sx) * e.src_channels + sc
                        : ((size_t)sc * e.src_height + sy) * e.src_width + sx;
     float v = load(src + at) + e.bias[o];
@@ -109,9 +110,11 @@ unsigned blocks_for(size_t count, unsigned threads) {
 extern "C" P3dResult p3d_convnet_convert_input(const void *in, int in_half,
                                                void *out, int out_half,
                                                int nhwc, uint32_t channels,
+                                               uint32_t stored_channels,
                                                uint32_t height, uint32_t width,
                                                P3dCudaStream stream) {
-  if (in == nullptr || out == nullptr || (nhwc && !out_half))
+  if (in == nullptr || out == nullptr || (nhwc && !out_half) ||
+      (nhwc && stored_channels < channels))
     return P3D_ERROR_INVALID_ARGUMENT;
   uint32_t plane = height * width;
   if (nhwc) {
@@ -120,11 +123,11 @@ extern "C" P3dResult p3d_convnet_convert_input(const void *in, int in_half,
     if (in_half)
       nchw_to_nhwc_kernel<<<grid, block, 0, stream>>>(
           static_cast<const __half *>(in), static_cast<__half *>(out), channels,
-          plane);
+          stored_channels, plane);
     else
       nchw_to_nhwc_kernel<<<grid, block, 0, stream>>>(
           static_cast<const float *>(in), static_cast<__half *>(out), channels,
-          plane);
+          stored_channels, plane);
     return cudaGetLastError();
   }
   size_t count = (size_t)channels * plane;
@@ -148,7 +151,7 @@ extern "C" P3dResult p3d_convnet_convert_input(const void *in, int in_half,
 extern "C" P3dResult p3d_convnet_epilogue(const P3dConvEpilogue *e,
                                           P3dCudaStream stream) {
   if (e == nullptr || e->src == nullptr || e->dst == nullptr ||
-      e->bias == nullptr || e->shuffle < 1)
+      e->bias == nullptr || e->shuffle < 1 || e->src_group < e->out_channels)
     return P3D_ERROR_INVALID_ARGUMENT;
   size_t count = (size_t)e->out_channels * e->out_height * e->out_width;
   const unsigned threads = 256;

@@ -19,8 +19,10 @@
  * A run then only queues kernels on the caller's stream.
  *
  * F16 storage is NHWC (tensor cores, CUDNN_TENSOR_OP_MATH, F32
- * accumulation); F32 storage is NCHW with CUDNN_FMA_MATH, so that no TF32
- * rounding enters the float path.
+ * accumulation) with every tensor's channels padded to a multiple of 8,
+ * the granule of cuDNN's tensor-core kernels (the padding channels hold
+ * zeros: their weights and biases are zero); F32 storage is NCHW, unpadded,
+ * with CUDNN_FMA_MATH, so that no TF32 rounding enters the float path.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,6 +54,8 @@ typedef struct
   float *bias_float;            /* device, [out] F32 */
   /* the convolution's own output: K channels of height x width */
   uint32_t conv_channels, conv_height, conv_width;
+  /* the layer's output channels as stored (padded in F16) */
+  uint32_t out_stored;
 } Step;
 
 struct P3dConvNet
@@ -63,6 +67,7 @@ struct P3dConvNet
   uint32_t n_buffers, n_layers;
   P3dConvBufferDesc *buffers;
   P3dConvLayer *layers;         /* weight and bias pointers cleared */
+  uint32_t *channels;           /* stored channels of each buffer */
   void **storage;               /* device, one per buffer */
   const void *input_alias;      /* the F32 input read in place, or NULL */
   Step *steps;
@@ -75,6 +80,13 @@ static size_t
 element_size (const P3dConvNet * net)
 {
   return net->half ? 2 : 4;
+}
+
+/* Channels as stored: a multiple of 8 in F16 (NHWC, tensor cores). */
+static uint32_t
+stored_channels (const P3dConvNet * net, uint32_t channels)
+{
+  return net->half ? (channels + 7u) / 8u * 8u : channels;
 }
 
 static cudnnDataType_t
@@ -127,20 +139,22 @@ p3d_convnet_cuda_available (char *message, size_t message_len)
   return p3d_cudnn_load (NULL, message, message_len);
 }
 
-/* The weights of @layer in cuDNN's filter layout, as floats: a convolution
- * [out][in][k][k] (NCHW) or [out][k][k][in] (NHWC); a transposed one as a
- * 1x1 convolution, filter q = (ky * s + kx) * out + o over input channel i
- * (the same memory in both layouts). */
+/* The weights of @layer in cuDNN's filter layout, as floats, zero for the
+ * padding channels (@in_stored input and @out_stored output channels): a
+ * convolution [out][in][k][k] (NCHW) or [out][k][k][in] (NHWC); a
+ * transposed one as a 1x1 convolution, filter q = (ky * s + kx) *
+ * out_stored + o over input channel i (the same memory in both layouts). */
 static float *
-filter_layout (const P3dConvLayer * layer, int nhwc, size_t *count)
+filter_layout (const P3dConvLayer * layer, int nhwc, uint32_t in_stored,
+    uint32_t out_stored, size_t *count)
 {
   const uint32_t k = layer->kernel, in = layer->in_channels;
   const uint32_t out = layer->out_channels;
   float *w;
   uint32_t o, i, ky, kx;
 
-  *count = (size_t) out *in * k * k;
-  w = malloc (*count * sizeof (float));
+  *count = (size_t) out_stored *in_stored * k * k;
+  w = calloc (*count, sizeof (float));
   if (w == NULL)
     return NULL;
   for (o = 0; o < out; o++)
@@ -152,11 +166,11 @@ filter_layout (const P3dConvLayer * layer, int nhwc, size_t *count)
 
           if (layer->kind == P3D_CONV_TRANSPOSED_2D) {
             v = layer->weight[(((size_t) i * out + o) * k + ky) * k + kx];
-            to = ((size_t) (ky * k + kx) * out + o) * in + i;
+            to = ((size_t) (ky * k + kx) * out_stored + o) * in_stored + i;
           } else {
             v = layer->weight[(((size_t) o * in + i) * k + ky) * k + kx];
-            to = nhwc ? (((size_t) o * k + ky) * k + kx) * in + i
-                : (((size_t) o * in + i) * k + ky) * k + kx;
+            to = nhwc ? (((size_t) o * k + ky) * k + kx) * in_stored + i
+                : (((size_t) o * in_stored + i) * k + ky) * k + kx;
           }
           w[to] = v;
         }
@@ -235,6 +249,7 @@ run_epilogue (const P3dConvNet * net, uint32_t l, P3dCudaStream stream)
 
   e.src = net->scratch;
   e.src_channels = step->conv_channels;
+  e.src_group = step->out_stored;
   e.src_height = step->conv_height;
   e.src_width = step->conv_width;
   e.out_channels = layer->out_channels;
@@ -247,8 +262,8 @@ run_epilogue (const P3dConvNet * net, uint32_t l, P3dCudaStream stream)
   e.nhwc = net->half;
   if (net->half) {
     e.dst_channel_stride = 1;
-    e.dst_column_stride = out->channels;
-    e.dst_row_stride = (size_t) out->width * out->channels;
+    e.dst_column_stride = net->channels[layer->output];
+    e.dst_row_stride = (size_t) out->width * net->channels[layer->output];
   } else {
     e.dst_column_stride = 1;
     e.dst_row_stride = out->width;
@@ -343,8 +358,9 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
   cudnnConvolutionFwdAlgo_t candidates[2];
   int n_candidates = 0;
 
-  step->conv_channels = transposed ? layer->out_channels * layer->stride *
-      layer->stride : layer->out_channels;
+  step->out_stored = stored_channels (net, layer->out_channels);
+  step->conv_channels = transposed ? step->out_stored * layer->stride *
+      layer->stride : step->out_stored;
   step->conv_height = transposed ? in->height : out->height;
   step->conv_width = transposed ? in->width : out->width;
 
@@ -355,7 +371,8 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
   CUDNN_TRY (net->api->cudnnCreateFilterDescriptor (&step->w));
   CUDNN_TRY (net->api->cudnnCreateConvolutionDescriptor (&step->conv));
   CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->x,
-          storage_format (net), storage_type (net), 1, (int) in->channels,
+          storage_format (net), storage_type (net), 1,
+          (int) net->channels[layer->input],
           (int) in->height, (int) in->width));
   CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->y,
           storage_format (net), storage_type (net), 1,
@@ -369,8 +386,8 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
           (int) step->conv_channels, 1, 1));
   CUDNN_TRY (net->api->cudnnSetFilter4dDescriptor (step->w,
           storage_type (net), storage_format (net),
-          (int) step->conv_channels, (int) layer->in_channels, (int) k,
-          (int) k));
+          (int) step->conv_channels, (int) net->channels[layer->input],
+          (int) k, (int) k));
   CUDNN_TRY (net->api->cudnnSetConvolution2dDescriptor (step->conv,
           transposed ? 0 : (int) layer->padding,
           transposed ? 0 : (int) layer->padding,
@@ -389,7 +406,8 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
     goto fail;
   }
 
-  filter = filter_layout (layer, net->half, &count);
+  filter = filter_layout (layer, net->half, net->channels[layer->input],
+      step->out_stored, &count);
   bias_k = malloc (step->conv_channels * sizeof (float));
   if (filter == NULL || bias_k == NULL) {
     result = P3D_ERROR_OUT_OF_MEMORY;
@@ -507,8 +525,9 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
   net->layers = calloc (desc->n_layers, sizeof *net->layers);
   net->storage = calloc (desc->n_buffers, sizeof *net->storage);
   net->steps = calloc (desc->n_layers, sizeof *net->steps);
+  net->channels = calloc (desc->n_buffers, sizeof *net->channels);
   if (net->buffers == NULL || net->layers == NULL || net->storage == NULL
-      || net->steps == NULL) {
+      || net->steps == NULL || net->channels == NULL) {
     result = P3D_ERROR_OUT_OF_MEMORY;
     goto fail;
   }
@@ -528,19 +547,23 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
           CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
 
   for (b = 0; b < desc->n_buffers; b++) {
-    size_t bytes = p3d_convnet_buffer_elements (desc, b) * element_size (net);
+    const P3dConvBufferDesc *buf = &desc->buffers[b];
+    size_t bytes;
+
+    net->channels[b] = stored_channels (net, buf->channels);
+    bytes = (size_t) net->channels[b] * buf->height * buf->width *
+        element_size (net);
 
     CUDA_TRY (cudaMalloc (&net->storage[b], bytes));
-    /* Defined contents for the algorithm search and the trial calls. */
+    /* Defined contents for the algorithm search and the trial calls, and
+     * the padding channels' zeros, which nothing writes again. */
     CUDA_TRY (cudaMemsetAsync (net->storage[b], 0, bytes, stream));
   }
   for (l = 0; l < desc->n_layers; l++) {
     const P3dConvLayer *layer = &desc->layers[l];
-    const P3dConvBufferDesc *in = &desc->buffers[layer->input];
     const P3dConvBufferDesc *out = &desc->buffers[layer->output];
-    size_t bytes = layer->kind == P3D_CONV_TRANSPOSED_2D ?
-        (size_t) layer->out_channels * layer->stride * layer->stride *
-        in->height * in->width : (size_t) layer->out_channels *
+    /* a transposed layer's 1x1 result has as many elements as its output */
+    size_t bytes = (size_t) stored_channels (net, layer->out_channels) *
         out->height * out->width;
 
     bytes *= element_size (net);
@@ -629,6 +652,7 @@ p3d_convnet_cuda_free (P3dConvNet * net)
   free (net->layers);
   free (net->storage);
   free (net->steps);
+  free (net->channels);
   free (net);
 }
 
@@ -656,7 +680,8 @@ p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
   if (net->half || input_half) {
     net->input_alias = NULL;
     result = p3d_convnet_convert_input (input, input_half, net->storage[0],
-        net->half, net->half, in->channels, in->height, in->width, stream);
+        net->half, net->half, in->channels, net->channels[0], in->height,
+        in->width, stream);
     if (result != P3D_OK)
       return result;
   } else {
@@ -704,8 +729,8 @@ p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
   view->half = net->half;
   if (net->half) {
     view->channel_stride = 1;
-    view->column_stride = buf->channels;
-    view->row_stride = (size_t) buf->width * buf->channels;
+    view->column_stride = net->channels[buffer];
+    view->row_stride = (size_t) buf->width * net->channels[buffer];
   } else {
     view->column_stride = 1;
     view->row_stride = buf->width;

@@ -178,12 +178,15 @@ read_heatmaps (const Model * m, P3dConvNet * net, P3dCudaStream stream,
   for (i = 0; i < m->heatmaps->len; i++) {
     guint32 b = g_array_index (m->heatmaps, guint32, i);
     const P3dConvBufferDesc *buf = &m->desc.buffers[b];
-    gsize n = p3d_convnet_buffer_elements (&m->desc, b);
     P3dMapView view;
     guint8 *host;
     guint32 c, y, x;
+    gsize n;
 
     P3D_BENCH_CHECK (p3d_convnet_cuda_view (net, b, &view));
+    /* up to the last element: the storage may hold padding channels */
+    n = (buf->channels - 1) * view.channel_stride + (buf->height - 1) *
+        view.row_stride + (buf->width - 1) * view.column_stride + 1;
     host = g_malloc (n * (view.half ? 2 : 4));
     P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host, view.data,
             n * (view.half ? 2 : 4), stream));

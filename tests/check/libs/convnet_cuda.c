@@ -83,8 +83,13 @@ download (const ConvnetTestNet * net, P3dConvNet * cnet, guint32 b,
 {
   guint8 *host;
 
+  const P3dConvBufferDesc *buf = &net->desc.buffers[b];
+
   fail_unless_equals_int (p3d_convnet_cuda_view (cnet, b, view), P3D_OK);
-  *bytes = p3d_convnet_buffer_elements (&net->desc, b) * (view->half ? 2 : 4);
+  /* up to the last element: the storage may hold padding channels */
+  *bytes = ((buf->channels - 1) * view->channel_stride + (buf->height - 1) *
+      view->row_stride + (buf->width - 1) * view->column_stride + 1) *
+      (view->half ? 2 : 4);
   host = g_malloc (*bytes);
   fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, view->data, *bytes,
           stream), P3D_OK);

@@ -163,7 +163,9 @@ P3dResult p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
 
 /* A view of @buffer on the device, valid until the net is freed (buffer 0:
  * the net's copy of the last input, or the input itself when F32 storage
- * read an F32 input in place). */
+ * read an F32 input in place).  F32 storage is NCHW; F16 storage is NHWC
+ * with the channels padded to a multiple of 8, so column_stride may exceed
+ * the buffer's channels. */
 P3dResult p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
     P3dMapView * view);
 

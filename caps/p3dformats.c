@@ -84,6 +84,7 @@ static const struct
   {"pointpillars-10", 10},
   {"mmdet3d-9", 9},
   {"pointpillars-11", 11},
+  {"mmdet3d-11", 11},
 };
 
 P3dFeatureSet
@@ -127,6 +128,10 @@ p3d_feature_set_get_type (void)
           "(mmdetection3d)", "mmdet3d-9"},
     {P3D_FEATURE_SET_POINTPILLARS_11, "pointpillars-10 then the distance "
           "to the sensor, sqrt (x^2 + y^2 + z^2)", "pointpillars-11"},
+    {P3D_FEATURE_SET_MMDET3D_11, "x, y, z, the point's channels 3 and 4 "
+          "(intensity and time of xyzit), x - mean x, y - mean y, z - mean z, "
+          "x - center x, y - center y, z - center z (mmdetection3d "
+          "PillarFeatureNet, in_channels=5, legacy=False)", "mmdet3d-11"},
     {0, NULL, NULL},
   };
 

@@ -67,17 +67,18 @@ typedef enum
   P3D_FEATURE_SET_POINTPILLARS_10 = 0,
   P3D_FEATURE_SET_MMDET3D_9 = 1,
   P3D_FEATURE_SET_POINTPILLARS_11 = 2,
+  P3D_FEATURE_SET_MMDET3D_11 = 3,
 } P3dFeatureSet;
 
 #define P3D_FEATURE_SETS_ALL \
-    "{ pointpillars-10, mmdet3d-9, pointpillars-11 }"
+    "{ pointpillars-10, mmdet3d-9, pointpillars-11, mmdet3d-11 }"
 
 #define P3D_TYPE_FEATURE_SET (p3d_feature_set_get_type ())
 GType p3d_feature_set_get_type (void);
 
 P3dFeatureSet p3d_feature_set_from_string (const gchar * name);
 const gchar *p3d_feature_set_to_string (P3dFeatureSet set);
-/* Channels per point of the feature set: 10, 9 or 11 (0 for UNKNOWN). */
+/* Channels per point of the feature set: 10, 9, 11 or 11 (0 for UNKNOWN). */
 guint p3d_feature_set_get_channels (P3dFeatureSet set);
 
 G_END_DECLS

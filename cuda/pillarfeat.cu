@@ -78,9 +78,11 @@ struct KernelArgs {
 };
 
 __host__ __device__ constexpr unsigned feature_count_of(int set) {
-  return set == P3D_PILLAR_FEATURES_MMDET3D_9         ? 9u
-         : set == P3D_PILLAR_FEATURES_POINTPILLARS_11 ? 11u
-                                                      : 10u;
+  return set == P3D_PILLAR_FEATURES_MMDET3D_9 ? 9u
+         : set == P3D_PILLAR_FEATURES_POINTPILLARS_11 ||
+                 set == P3D_PILLAR_FEATURES_MMDET3D_11
+             ? 11u
+             : 10u;
 }
 
 // The slots of one tile and the voxels they belong to.  Slots are below
@@ -229,7 +231,8 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     const uint32_t slot = cur.first_slot + thread;
     uint32_t local_voxel = 0;
     bool has_point = false;
-    float x = 0.0f, y = 0.0f, z = 0.0f, intensity = 0.0f;
+    float x = 0.0f, y = 0.0f, z = 0.0f;
+    float extras[2] = {0.0f, 0.0f};
     if (slot < cur.end_slot) {
       local_voxel =
           divide(slot - cur.first_voxel * a.max_points, a.by_max_points);
@@ -241,7 +244,8 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
         x = p[0];
         y = p[1];
         z = p[2];
-        if (a.intensity_channel >= 0) intensity = p[a.intensity_channel];
+        p3d_pillarfeat_point_extras((P3dPillarFeatureSet)kSet, p, a.channels,
+                                    a.intensity_channel, extras);
       }
     }
 
@@ -276,7 +280,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
       const float center[3] = {voxel_center[0][local_voxel],
                                voxel_center[1][local_voxel],
                                voxel_center[2][local_voxel]};
-      p3d_pillarfeat_point((P3dPillarFeatureSet)kSet, x, y, z, intensity, mean,
+      p3d_pillarfeat_point((P3dPillarFeatureSet)kSet, x, y, z, extras, mean,
                            center, values);
     }
     Value *staged = reinterpret_cast<Value *>(staging) + thread * kFeatures;
@@ -306,6 +310,9 @@ KernelFunc select_kernel(P3dPillarFeatureSet set, bool half) {
       return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_11, true>
                   : pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_11,
                                       false>;
+    case P3D_PILLAR_FEATURES_MMDET3D_11:
+      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_11, true>
+                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_11, false>;
   }
   return nullptr;
 }

@@ -9,7 +9,13 @@
  *   x - mean_x, y - mean_y, z - mean_z   mean of the voxel's valid points
  *   x - center_x, y - center_y, z - center_z   center of the voxel's cell
  *   sqrt (x * x + y * y + z * z)     (pointpillars-11 only)
- * mmdet3d-9 leaves out z - center_z.  Every unused point slot (p >= n), and
+ * mmdet3d-9 leaves out z - center_z.  mmdet3d-11 is what mmdetection3d's
+ * PillarFeatureNet (legacy=False, in_channels=5, with_distance=False) builds:
+ *   x, y, z, c3, c4                  the point's own channels 3 and 4 (0 for
+ *                                    a channel the format lacks; the
+ *                                    intensity_channel is not consulted)
+ *   x - mean_x, y - mean_y, z - mean_z, x - center_x, y - center_y,
+ *   z - center_z                     as above  Every unused point slot (p >= n), and
  * every row of a voxel at or beyond the count, is zero.
  *
  * Arithmetic is float32, written once below for the reference and the
@@ -49,6 +55,9 @@ typedef enum
   P3D_PILLAR_FEATURES_MMDET3D_9 = 1,
   /* pointpillars-10 then sqrt (x^2 + y^2 + z^2) */
   P3D_PILLAR_FEATURES_POINTPILLARS_11 = 2,
+  /* x y z c3 c4, x-mean y-mean z-mean, x-cx y-cy z-cz (mmdetection3d's
+   * PillarFeatureNet with in_channels=5, legacy=False) */
+  P3D_PILLAR_FEATURES_MMDET3D_11 = 3,
 } P3dPillarFeatureSet;
 
 /* The most features a point gets in any set. */
@@ -60,7 +69,7 @@ typedef enum
 #define P3D_PILLARFEAT_MAX_POINTS 65536u
 #define P3D_PILLARFEAT_MAX_SLOTS 0x80000000u
 
-/* 10, 9 or 11; 0 for a value that is not a P3dPillarFeatureSet. */
+/* 10, 9 or 11 (pointpillars-11 and mmdet3d-11); 0 for a value that is not a P3dPillarFeatureSet. */
 uint32_t p3d_pillar_feature_count (P3dPillarFeatureSet set);
 
 typedef struct
@@ -180,17 +189,39 @@ p3d_pillarfeat_center (int32_t coord, float voxel_size, float center_offset)
   return (float) coord * voxel_size + center_offset;
 }
 
+/* The values a point passes through unchanged after x, y and z: the
+ * intensity (0 without one) for the PointPillars sets and mmdet3d-9, the
+ * point's channels 3 and 4 (0 where the format has fewer channels) for
+ * mmdet3d-11. */
+static P3D_HOST_DEVICE void
+p3d_pillarfeat_point_extras (P3dPillarFeatureSet set, const float *point,
+    uint32_t channels, int intensity_channel, float extras[2])
+{
+  if (set == P3D_PILLAR_FEATURES_MMDET3D_11) {
+    extras[0] = channels > 3 ? point[3] : 0.0f;
+    extras[1] = channels > 4 ? point[4] : 0.0f;
+  } else {
+    extras[0] = intensity_channel >= 0 ? point[intensity_channel] : 0.0f;
+    extras[1] = 0.0f;
+  }
+}
+
 /* The features of one valid point, p3d_pillar_feature_count (@set) of them,
- * into @features. */
+ * into @features; @extras from p3d_pillarfeat_point_extras(). */
 static P3D_HOST_DEVICE void
 p3d_pillarfeat_point (P3dPillarFeatureSet set, float x, float y, float z,
-    float intensity, const float mean[3], const float center[3],
+    const float extras[2], const float mean[3], const float center[3],
     float *features)
 {
   features[0] = x;
   features[1] = y;
   features[2] = z;
-  features[3] = intensity;
+  features[3] = extras[0];
+  if (set == P3D_PILLAR_FEATURES_MMDET3D_11) {
+    /* one more pass-through channel, then the six offsets */
+    features[4] = extras[1];
+    features += 1;
+  }
   features[4] = x - mean[0];
   features[5] = y - mean[1];
   features[6] = z - mean[2];

@@ -14,6 +14,7 @@ p3d_pillar_feature_count (P3dPillarFeatureSet set)
     case P3D_PILLAR_FEATURES_MMDET3D_9:
       return 9;
     case P3D_PILLAR_FEATURES_POINTPILLARS_11:
+    case P3D_PILLAR_FEATURES_MMDET3D_11:
       return 11;
     default:
       return 0;
@@ -110,13 +111,14 @@ write_voxel (const P3dPillarFeatParams * params, uint32_t feature_count,
 
   for (p = 0; p < point_count; p++) {
     const float *point = points + (size_t) p * params->channels;
-    float intensity = params->intensity_channel >= 0
-        ? point[params->intensity_channel] : 0.0f;
+    float extras[2];
     float values[P3D_PILLAR_FEATURES_MAX];
     size_t at = (size_t) p * feature_count;
 
+    p3d_pillarfeat_point_extras (params->features, point, params->channels,
+        params->intensity_channel, extras);
     p3d_pillarfeat_point (params->features, point[0], point[1], point[2],
-        intensity, mean, center, values);
+        extras, mean, center, values);
     for (f = 0; f < feature_count; f++) {
       if (params->half)
         ((uint16_t *) features_row)[at + f] = p3d_float_to_half (values[f]);

@@ -560,6 +560,60 @@ GST_START_TEST (test_features_change_renegotiates)
 
 GST_END_TEST;
 
+/* features=mmdet3d-11: the caps string negotiates with a downstream that
+ * asks for it by name, in both formats, and every point passes its own
+ * channels 3 and 4 through (0 for a format without them). */
+GST_START_TEST (test_mmdet3d_11_negotiates)
+{
+  static const P3dPointFormat formats[] = { P3D_POINT_FORMAT_XYZIT,
+    P3D_POINT_FORMAT_XYZ
+  };
+  guint f, half;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++) {
+    guint channels = p3d_point_format_get_info (formats[f])->channels;
+    Voxels v;
+
+    voxels_make (&v, formats[f], 200, 6, cube_voxel_size, cube_range,
+        500 + f, 1500);
+    for (half = 0; half < 2; half++) {
+      GstHarness *h = pillarfeat_harness ("features=mmdet3d-11", &v, half ?
+          "application/x-pillar-features, features=mmdet3d-11, format=F16" :
+          "application/x-pillar-features, features=mmdet3d-11");
+      const gfloat *points = v.tensors[P3D_VOXELS_TENSOR_POINTS];
+      GstBuffer *out;
+      GstMapInfo map;
+      guint c;
+
+      fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+          GST_FLOW_OK);
+      out = gst_harness_pull (h);
+      fail_unless (out != NULL);
+      assert_output_caps (h, &v, P3D_FEATURE_SET_MMDET3D_11, half);
+      assert_output (out, &v, P3D_FEATURE_SET_MMDET3D_11, half, "mmdet3d-11");
+      /* the first point of voxel 0: x y z c3 c4 as the point holds them */
+      if (!half) {
+        GstMemory *mem = gst_buffer_peek_memory (out, 0);
+
+        fail_unless (gst_memory_map (mem, &map, GST_MAP_READ));
+        for (c = 0; c < 5; c++) {
+          gfloat want = c < channels ? points[c] : 0.0f;
+
+          fail_unless (((const gfloat *) map.data)[c] == want,
+              "%u channels: feature %u is %g, expected %g", channels, c,
+              ((const gfloat *) map.data)[c], want);
+        }
+        gst_memory_unmap (mem, &map);
+      }
+      gst_buffer_unref (out);
+      gst_harness_teardown (h);
+    }
+    voxels_clear (&v);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 pillarfeat_suite (void)
 {
@@ -577,6 +631,7 @@ pillarfeat_suite (void)
   tcase_add_test (tc, test_caps_mismatch_not_negotiated);
   tcase_add_test (tc, test_wrong_input_media_type_refused);
   tcase_add_test (tc, test_features_change_renegotiates);
+  tcase_add_test (tc, test_mmdet3d_11_negotiates);
   return s;
 }
 

@@ -1736,6 +1736,7 @@ GST_START_TEST (test_data_formats_and_feature_sets)
     {P3D_FEATURE_SET_POINTPILLARS_10, "pointpillars-10", 10},
     {P3D_FEATURE_SET_MMDET3D_9, "mmdet3d-9", 9},
     {P3D_FEATURE_SET_POINTPILLARS_11, "pointpillars-11", 11},
+    {P3D_FEATURE_SET_MMDET3D_11, "mmdet3d-11", 11},
   };
   const gchar *unknown[] = { "", "f32", "F64", "FP32", "F8", "float" };
   const gchar *unknown_sets[] = { "", "pointpillars", "pointpillars-9",
@@ -1787,10 +1788,10 @@ GST_START_TEST (test_data_formats_and_feature_sets)
   fail_unless_equals_int (p3d_feature_set_from_string (NULL),
       P3D_FEATURE_SET_UNKNOWN);
   fail_unless (p3d_feature_set_to_string (P3D_FEATURE_SET_UNKNOWN) == NULL);
-  fail_unless (p3d_feature_set_to_string ((P3dFeatureSet) 3) == NULL);
+  fail_unless (p3d_feature_set_to_string ((P3dFeatureSet) 4) == NULL);
   fail_unless_equals_int (p3d_feature_set_get_channels
       (P3D_FEATURE_SET_UNKNOWN), 0);
-  fail_unless_equals_int (p3d_feature_set_get_channels ((P3dFeatureSet) 3), 0);
+  fail_unless_equals_int (p3d_feature_set_get_channels ((P3dFeatureSet) 4), 0);
   gst_caps_unref (templ);
 }
 

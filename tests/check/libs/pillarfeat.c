@@ -191,8 +191,15 @@ oracle_point (const Case * c, guint32 v, guint32 p, double *out,
   out[0] = point[0];
   out[1] = point[1];
   out[2] = point[2];
-  out[3] = c->params.intensity_channel >= 0 ?
-      point[c->params.intensity_channel] : 0.0;
+  if (c->params.features == P3D_PILLAR_FEATURES_MMDET3D_11) {
+    /* the point's own channels 3 and 4, then the offsets one place on */
+    out[3] = c->params.channels > 3 ? point[3] : 0.0;
+    out[4] = c->params.channels > 4 ? point[4] : 0.0;
+    out++;
+  } else {
+    out[3] = c->params.intensity_channel >= 0 ?
+        point[c->params.intensity_channel] : 0.0;
+  }
   for (axis = 0; axis < 3; axis++) {
     out[4 + axis] = point[axis] - mean[axis];
     out[7 + axis] = point[axis] - center[axis];
@@ -209,6 +216,7 @@ check_against_oracle (const Case * c, const gchar * what)
 {
   guint32 v, p, f, features = feature_count (c);
   guint32 count = MIN (c->count, c->params.max_voxels);
+  guint32 copies = c->params.features == P3D_PILLAR_FEATURES_MMDET3D_11 ? 5 : 4;
 
   fail_unless_equals_int (c->out_count, count);
   for (v = 0; v < c->params.max_voxels; v++) {
@@ -220,7 +228,7 @@ check_against_oracle (const Case * c, const gchar * what)
       for (f = 0; f < features; f++) {
         double actual = output_value (c, at + f);
         /* copies are exact, and so are zeros of unused slots */
-        double allowed = f < 4 ? 0.0 : tolerance;
+        double allowed = f < copies ? 0.0 : tolerance;
 
         if (fabs (actual - expected[f]) > allowed)
           fail ("%s: voxel %u point %u feature %u: %.9g, oracle %.9g "
@@ -245,7 +253,9 @@ GST_START_TEST (test_feature_count)
       (P3D_PILLAR_FEATURES_MMDET3D_9), 9);
   fail_unless_equals_int (p3d_pillar_feature_count
       (P3D_PILLAR_FEATURES_POINTPILLARS_11), 11);
-  fail_unless_equals_int (p3d_pillar_feature_count ((P3dPillarFeatureSet) 3),
+  fail_unless_equals_int (p3d_pillar_feature_count
+      (P3D_PILLAR_FEATURES_MMDET3D_11), 11);
+  fail_unless_equals_int (p3d_pillar_feature_count ((P3dPillarFeatureSet) 4),
       0);
 }
 
@@ -288,7 +298,7 @@ GST_START_TEST (test_params_init)
       40000ull * 20 * 10 * 2);
 
   fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          (P3dPillarFeatureSet) 3, 0, 4, 3, 32, 40000, size, range_min),
+          (P3dPillarFeatureSet) 4, 0, 4, 3, 32, 40000, size, range_min),
       P3D_ERROR_INVALID_ARGUMENT);
   fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
           P3D_PILLAR_FEATURES_MMDET3D_9, 0, 2, -1, 32, 40000, size,
@@ -496,10 +506,94 @@ GST_START_TEST (test_hand_worked_distance)
 
 GST_END_TEST;
 
+/* mmdet3d-11 on nuScenes pillars (0.2 x 0.2 x 8 m from (-51.2, -51.2, -5)):
+ * the values are chosen so that every result is exact in float, and the
+ * center is worked in float as mmdetection3d does it: coord * (float) 0.2
+ * + (float) (0.1 - 51.2), one rounding each. */
+GST_START_TEST (test_hand_worked_mmdet3d_11)
+{
+  /* xyzit points in cell (x 256, y 255, z 0); sums 0.75, -0.25, -1.5 over
+   * 3 points: mean (0.25, -0.25/3, -0.5) rounded */
+  static const gfloat points[3][5] = {
+    {0.0f, -0.25f, -1.0f, 7.0f, 0.05f},
+    {0.5f, 0.0f, 0.0f, 3.0f, 0.0f},
+    {0.25f, 0.0f, -0.5f, 11.0f, 0.5f},
+  };
+  const double size[3] = { 0.2, 0.2, 8.0 };
+  const double range_min[3] = { -51.2, -51.2, -5.0 };
+  const gint32 cell[3] = { 256, 255, 0 };
+  gfloat center[3], mean[3];
+  guint p, f, axis, channels;
+
+  for (axis = 0; axis < 3; axis++)
+    center[axis] = (gfloat) cell[axis] * (gfloat) size[axis]
+        + (gfloat) (size[axis] / 2.0 + range_min[axis]);
+  /* worked by hand: 256 * 0.2f = 0x1.99999ap+5 (51.2000008), plus
+   * (float) -51.1 = -0x1.98ccccp+5, is 0x1.999cp-4 (0.100002289, not 0.1);
+   * 255 * 0.2f rounds to 0x1.98p+5 plus 2^-19, and the sum is -0x1.9998p-4
+   * (-0.0999984741); 0 * 8 - 1 = -1 */
+  fail_unless (center[0] == 0x1.999cp-4f, "center x %a", center[0]);
+  fail_unless (center[1] == -0x1.9998p-4f, "center y %a", center[1]);
+  fail_unless (center[2] == -1.0f);
+  mean[0] = 0.25f;
+  mean[1] = -0.25f / 3.0f;
+  mean[2] = -0.5f;
+
+  /* xyzit, xyzi (c4 = 0) and xyz (c3 = c4 = 0) */
+  for (channels = 5; channels >= 3; channels--) {
+    Case *c = case_new (P3D_PILLAR_FEATURES_MMDET3D_11, FALSE, channels,
+        channels > 3 ? 3 : -1, 4, 1);
+
+    fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params,
+            P3D_PILLAR_FEATURES_MMDET3D_11, FALSE, channels,
+            channels > 3 ? 3 : -1, 4, 1, size, range_min), P3D_OK);
+    for (p = 0; p < 3; p++)
+      memcpy (c->voxels + p * channels, points[p], channels * sizeof (gfloat));
+    c->num_points[0] = 3;
+    c->coords[1] = cell[2];
+    c->coords[2] = cell[1];
+    c->coords[3] = cell[0];
+    c->count = 1;
+    memset (c->features, 0x7f, p3d_pillarfeat_features_size (&c->params));
+    case_run (c);
+    for (p = 0; p < 4; p++) {
+      gfloat want[11];
+
+      memset (want, 0, sizeof want);
+      if (p < 3) {
+        for (axis = 0; axis < 3; axis++) {
+          want[axis] = points[p][axis];
+          want[5 + axis] = points[p][axis] - mean[axis];
+          want[8 + axis] = points[p][axis] - center[axis];
+        }
+        want[3] = channels > 3 ? points[p][3] : 0.0f;
+        want[4] = channels > 4 ? points[p][4] : 0.0f;
+      }
+      for (f = 0; f < 11; f++) {
+        gfloat got = output_value (c, p * 11 + f);
+
+        if (got != want[f])
+          fail ("%u channels, point %u feature %u: %a, expected %a",
+              channels, p, f, got, want[f]);
+      }
+    }
+    /* spot values written out by hand */
+    fail_unless (output_value (c, 0 * 11 + 4) == (channels > 4 ? 0.05f : 0.0f));
+    fail_unless (output_value (c, 2 * 11 + 3) == (channels > 3 ? 11.0f : 0.0f));
+    fail_unless (output_value (c, 1 * 11 + 5) == 0.25f);
+    fail_unless (output_value (c, 0 * 11 + 7) == -0.5f);
+    fail_unless (output_value (c, 1 * 11 + 10) == 1.0f);
+    case_free (c);
+  }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_random_against_oracle)
 {
   const P3dPillarFeatureSet sets[] = { P3D_PILLAR_FEATURES_POINTPILLARS_10,
-    P3D_PILLAR_FEATURES_MMDET3D_9, P3D_PILLAR_FEATURES_POINTPILLARS_11
+    P3D_PILLAR_FEATURES_MMDET3D_9, P3D_PILLAR_FEATURES_POINTPILLARS_11,
+    P3D_PILLAR_FEATURES_MMDET3D_11
   };
   const guint32 max_points[] = { 1, 3, 20, 32, 40 };
   guint s, channels, mp, seed;
@@ -539,7 +633,8 @@ GST_END_TEST;
 GST_START_TEST (test_half_is_rounded_float)
 {
   const P3dPillarFeatureSet sets[] = { P3D_PILLAR_FEATURES_POINTPILLARS_10,
-    P3D_PILLAR_FEATURES_MMDET3D_9, P3D_PILLAR_FEATURES_POINTPILLARS_11
+    P3D_PILLAR_FEATURES_MMDET3D_9, P3D_PILLAR_FEATURES_POINTPILLARS_11,
+    P3D_PILLAR_FEATURES_MMDET3D_11
   };
   guint s, wild;
 
@@ -762,6 +857,7 @@ pillarfeat_suite (void)
   tcase_add_test (tc, test_params_init);
   tcase_add_test (tc, test_hand_worked_pointpillars);
   tcase_add_test (tc, test_hand_worked_distance);
+  tcase_add_test (tc, test_hand_worked_mmdet3d_11);
   tcase_add_test (tc, test_random_against_oracle);
   tcase_add_test (tc, test_half_is_rounded_float);
   tcase_add_test (tc, test_count_above_max_voxels);

@@ -246,7 +246,7 @@ gpu_case_check (GpuCase * c, const gchar * what)
 
 static const P3dPillarFeatureSet all_sets[] = {
   P3D_PILLAR_FEATURES_POINTPILLARS_10, P3D_PILLAR_FEATURES_MMDET3D_9,
-  P3D_PILLAR_FEATURES_POINTPILLARS_11
+  P3D_PILLAR_FEATURES_POINTPILLARS_11, P3D_PILLAR_FEATURES_MMDET3D_11
 };
 
 GST_START_TEST (test_full_size_every_set)
@@ -387,6 +387,34 @@ GST_START_TEST (test_clean_sequence_many_voxels)
 
 GST_END_TEST;
 
+/* mmdet3d-11 reads channels 3 and 4 itself: xyzit at the nuScenes shapes,
+ * and formats with fewer channels, where the missing ones are 0. */
+GST_START_TEST (test_mmdet3d_11_channels)
+{
+  guint channels, half;
+
+  for (channels = 3; channels <= 5; channels++) {
+    for (half = 0; half < 2; half++) {
+      GpuCase *c = gpu_case_new (P3D_PILLAR_FEATURES_MMDET3D_11, half,
+          channels, channels > 3 ? 3 : -1, 20, 40000);
+      P3dTestRng rng;
+      gchar *what = g_strdup_printf ("mmdet3d-11, %u channels, %s", channels,
+          half ? "F16" : "F32");
+
+      p3d_test_rng_init (&rng, 900 + channels * 2 + half);
+      gpu_case_fill_random (c, &rng, 30000 + p3d_test_rng_below (&rng, 100));
+      gpu_case_upload (c);
+      gpu_case_poison (c);
+      gpu_case_run (c, FALSE);
+      gpu_case_check (c, what);
+      g_free (what);
+      gpu_case_free (c);
+    }
+  }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_malformed_input)
 {
   guint half;
@@ -465,6 +493,7 @@ pillarfeat_cuda_suite (void)
   tcase_add_test (tc, test_shapes);
   tcase_add_test (tc, test_clean_sequences);
   tcase_add_test (tc, test_clean_sequence_many_voxels);
+  tcase_add_test (tc, test_mmdet3d_11_channels);
   tcase_add_test (tc, test_malformed_input);
   tcase_add_test (tc, test_invalid_arguments);
   return s;

@@ -629,7 +629,13 @@ typedef struct
   P3dCenterPointModel *model;
   GArray *buffers;              /* P3dConvBufferDesc */
   GArray *layers;               /* P3dConvLayer */
+  GHashTable *used;             /* names of the tensors read */
 } Builder;
+
+/* The state_dict prefixes of the modules the config describes. */
+static const gchar *const model_prefixes[] = {
+  "pts_voxel_encoder.", "pts_backbone.", "pts_neck.", "pts_bbox_head.",
+};
 
 /* @name read as float32, after checking its shape; the array belongs to
  * the model. */
@@ -643,6 +649,7 @@ read_tensor (Builder * b, const gchar * name, guint n_dims,
 
   if (tensor == NULL)
     return NULL;
+  g_hash_table_add (b->used, (gpointer) tensor->name);
   values = g_new (gfloat, MAX (tensor->n_elements, 1));
   g_ptr_array_add (b->model->arrays, values);
   if (!p3d_weights_read_float (b->weights, tensor, values, tensor->n_elements,
@@ -950,6 +957,34 @@ build_head (Builder * b, GError ** error)
   return TRUE;
 }
 
+/* A tensor of the model's modules that no layer read means the config
+ * describes another model (fewer layers, no vel head): refuse it rather
+ * than run a network that is not the checkpoint's. */
+static gboolean
+check_all_used (Builder * b, GError ** error)
+{
+  guint i, p;
+
+  for (i = 0; i < p3d_weights_get_n_tensors (b->weights); i++) {
+    const gchar *name = p3d_weights_get_tensor (b->weights, i)->name;
+
+    if (g_hash_table_contains (b->used, name)
+        || g_str_has_suffix (name, "num_batches_tracked"))
+      continue;
+    for (p = 0; p < G_N_ELEMENTS (model_prefixes); p++) {
+      if (g_str_has_prefix (name, model_prefixes[p])) {
+        g_set_error (error, P3D_WEIGHTS_ERROR,
+            P3D_WEIGHTS_ERROR_BAD_METADATA,
+            "%s: tensor '%s' belongs to no layer of the model that \""
+            P3D_CENTERPOINT_METADATA_KEY "\" describes: the metadata does "
+            "not match the weights", p3d_weights_get_name (b->weights), name);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
 P3dCenterPointModel *
 p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
 {
@@ -982,6 +1017,7 @@ p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
   builder.model = model;
   builder.buffers = g_array_new (FALSE, TRUE, sizeof (P3dConvBufferDesc));
   builder.layers = g_array_new (FALSE, TRUE, sizeof (P3dConvLayer));
+  builder.used = g_hash_table_new (g_str_hash, g_str_equal);
   add_buffer (&builder, model->config.pfn_channels, model->config.grid[1],
       model->config.grid[0]);
   ok = build_pfn (&builder, error)
@@ -991,6 +1027,8 @@ p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
   if (!ok && error != NULL && *error != NULL
       && (*error)->code == P3D_WEIGHTS_ERROR_BAD_METADATA)
     g_prefix_error (error, "%s: ", p3d_weights_get_name (weights));
+  ok = ok && check_all_used (&builder, error);
+  g_hash_table_unref (builder.used);
 
   model->net.n_buffers = builder.buffers->len;
   model->buffers = (P3dConvBufferDesc *) g_array_free (builder.buffers, FALSE);

@@ -198,10 +198,23 @@ def expected_tensors(config):
     return shapes
 
 
+# The state_dict prefixes of the modules the config describes: a tensor
+# under them that the config does not imply means the config is wrong.
+MODEL_PREFIXES = ("pts_voxel_encoder.", "pts_backbone.", "pts_neck.",
+                  "pts_bbox_head.")
+
+
 def check_tensors(config, shapes_in_file):
-    """Every tensor the config implies is in the file with its shape."""
+    """Every tensor the config implies is in the file with its shape, and
+    the file has no other tensor of those modules."""
     problems = []
-    for name, shape in expected_tensors(config).items():
+    expected = expected_tensors(config)
+    for name in shapes_in_file:
+        if name.startswith(MODEL_PREFIXES) and name not in expected and \
+                not name.endswith("num_batches_tracked"):
+            problems.append("tensor %s belongs to no layer of the config's "
+                            "model" % name)
+    for name, shape in expected.items():
         if name not in shapes_in_file:
             problems.append("missing tensor %s (expected shape %s)" %
                             (name, shape))
@@ -326,6 +339,10 @@ def validate_config(config):
         raise ConversionError("coder.out_size_factor %d: the net maps the "
                               "grid %s to %s" % (osf, config["grid"][:2],
                                                  sizes[0]))
+    if config["coder"]["max_num"] > sizes[0][0] * sizes[0][1]:
+        raise ConversionError("coder.max_num %d exceeds the %d cells of a "
+                              "head map" % (config["coder"]["max_num"],
+                                            sizes[0][0] * sizes[0][1]))
 
 
 def build_config(config_file=None, settings=()):
@@ -451,12 +468,15 @@ def self_test():
         wrong = {n: s for n, (_, s, _) in read.items()}
         wrong["pts_backbone.blocks.1.0.weight"] = [6, 3, 3, 3]
         del wrong["pts_neck.deblocks.1.1.running_var"]
+        wrong["pts_backbone.blocks.2.3.weight"] = [8, 8, 3, 3]
         try:
             check_tensors(config, wrong)
         except ConversionError as e:
             assert "pts_backbone.blocks.1.0.weight has shape [6, 3, 3, 3]" \
                 in str(e) and "[6, 4, 3, 3]" in str(e), str(e)
             assert "missing tensor pts_neck.deblocks.1.1.running_var" \
+                in str(e), str(e)
+            assert "pts_backbone.blocks.2.3.weight belongs to no layer" \
                 in str(e), str(e)
         else:
             raise AssertionError("a wrong shape passed")

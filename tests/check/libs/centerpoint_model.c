@@ -991,6 +991,13 @@ static const BadModel bad_models[] = {
       P3D_WEIGHTS_ERROR_BAD_METADATA, {"out_size_factor 4", "4 x 4"}},
   {"\"max_num\": 10", "\"max_num\": 17", NO_MUTATION, 0,
       P3D_WEIGHTS_ERROR_BAD_METADATA, {"max_num 17", "16"}},
+  /* a config with fewer layers or heads than the weights */
+  {"\"layer_nums\": [1, 2, 0]", "\"layer_nums\": [1, 1, 0]", NO_MUTATION, 0,
+        P3D_WEIGHTS_ERROR_BAD_METADATA, {"'pts_backbone.blocks.1.6.weight'",
+          "belongs to no layer"}},
+  {", \"vel\": 2", "", NO_MUTATION, 0, P3D_WEIGHTS_ERROR_BAD_METADATA,
+        {"'pts_bbox_head.task_heads.0.vel.0.conv.weight'",
+          "belongs to no layer"}},
   /* tensors */
   {NO_CHANGE, {"pts_neck.deblocks.1.1.running_var", NULL, 0, {0}, NULL,
           NULL}, 0, P3D_WEIGHTS_ERROR_MISSING_TENSOR,

@@ -1,0 +1,185 @@
+/* gst-perception: a CenterPoint-pillar model (mmdetection3d's
+ * PillarFeatureNet, PointPillarsScatter, SECOND, SECONDFPN and CenterHead)
+ * built from a safetensors weights file.
+ *
+ * p3d_centerpoint_config_parse() reads the model's hyperparameters from the
+ * `p3d.model` metadata (a JSON document, see docs/weights.md);
+ * p3d_centerpoint_model_new() checks that the file holds every tensor the
+ * config implies with the shape it implies, folds each BatchNorm into the
+ * convolution or linear layer before it (in double, stored float32), and
+ * lays the layers out for the compute library: the pillar net's folded
+ * weight and bias, and a P3dConvNetDesc for backbone, neck and head whose
+ * buffer indices of every task's head outputs the decode reads.
+ */
+#ifndef __P3D_CENTERPOINT_H__
+#define __P3D_CENTERPOINT_H__
+
+#include <stdint.h>
+#include <glib.h>
+
+#include "p3dformats.h"
+#include "p3dweights.h"
+
+#include "centerpoint_decode.h"
+#include "convnet.h"
+
+G_BEGIN_DECLS
+
+/* The metadata key that holds the model's config (a JSON document). */
+#define P3D_CENTERPOINT_METADATA_KEY "p3d.model"
+#define P3D_CENTERPOINT_ARCHITECTURE "centerpoint-pillar"
+#define P3D_CENTERPOINT_VERSION 1
+
+#define P3D_CENTERPOINT_MAX_STAGES 8
+#define P3D_CENTERPOINT_MAX_CLASSES 64  /* per task */
+
+/* The outputs of one task's head, in the order of the layer table. */
+typedef enum
+{
+  P3D_CENTERPOINT_HEAD_REG = 0, /* 2: centre offset in the cell, x y */
+  P3D_CENTERPOINT_HEAD_HEIGHT,  /* 1: z of the box centre */
+  P3D_CENTERPOINT_HEAD_DIM,     /* 3: log of dx dy dz (norm_bbox) */
+  P3D_CENTERPOINT_HEAD_ROT,     /* 2: sin, cos of the yaw */
+  P3D_CENTERPOINT_HEAD_VEL,     /* 2: vx vy; optional */
+  P3D_CENTERPOINT_HEAD_HEATMAP, /* one per class of the task, logits */
+  P3D_CENTERPOINT_N_HEADS,
+} P3dCenterPointHead;
+
+/* The name of the head in the state_dict ("reg", ..., "heatmap"). */
+const gchar *p3d_centerpoint_head_to_string (P3dCenterPointHead head);
+
+
+typedef struct
+{
+  guint n_classes;
+  gchar **class_names;          /* n_classes, NULL-terminated */
+  /* The global label of the task's first class: the sum of the classes
+   * of the tasks before it. */
+  guint label_offset;
+  /* circle NMS: the squared centre distance at or below which a box is
+   * suppressed (mmdetection3d's min_radius, used squared as it is);
+   * 0 when the file gives none */
+  gdouble min_radius;
+} P3dCenterPointTaskConfig;
+
+/* The config, as `p3d.model` gives it; every value range-checked. */
+typedef struct
+{
+  guint version;
+  guint point_channels;         /* channels of the raw points (5: xyzit) */
+  P3dFeatureSet features;       /* the per-point feature set */
+  gdouble voxel_size[3];
+  gdouble point_cloud_range[6]; /* xmin ymin zmin xmax ymax zmax */
+  guint max_points;
+  guint max_voxels;
+  guint grid[3];                /* cells along x, y, z (z: 1, pillars) */
+
+  guint pfn_channels;           /* the one PFN layer's output */
+  gdouble pfn_bn_eps;
+
+  guint n_stages;
+  guint backbone_out_channels[P3D_CENTERPOINT_MAX_STAGES];
+  guint backbone_layer_nums[P3D_CENTERPOINT_MAX_STAGES];
+  guint backbone_layer_strides[P3D_CENTERPOINT_MAX_STAGES];
+  gdouble backbone_bn_eps;
+
+  guint neck_out_channels[P3D_CENTERPOINT_MAX_STAGES];
+  gdouble neck_upsample_strides[P3D_CENTERPOINT_MAX_STAGES];
+  gboolean neck_use_conv_for_no_stride;
+  gdouble neck_bn_eps;
+
+  guint share_conv_channel;
+  guint head_conv;
+  guint final_kernel;           /* odd; padding final_kernel / 2 */
+  gdouble head_bn_eps;
+  /* channels of each head; 0 for an absent vel head, the heatmap's
+   * entry unused (each task has its own class count) */
+  guint head_channels[P3D_CENTERPOINT_N_HEADS];
+  gboolean norm_bbox;           /* dim is the log of the size */
+  guint n_tasks;
+  P3dCenterPointTaskConfig tasks[P3D_CENTERPOINT_MAX_TASKS];
+  guint n_classes;              /* over all tasks */
+
+  /* CenterPointBBoxCoder */
+  gdouble post_center_range[6];
+  guint max_num;
+  gdouble score_threshold;
+  guint out_size_factor;
+  gdouble coder_voxel_size[2];
+  gdouble coder_pc_range[2];
+
+  /* the model's test-time NMS, per task */
+  P3dCenterPointNms nms_type;     /* circle or rotate */
+  gdouble nms_thr;
+  guint pre_max_size;
+  guint post_max_size;
+} P3dCenterPointConfig;
+
+/* Parses @json (the value of `p3d.model`) into @config, which needs
+ * p3d_centerpoint_config_clear() afterwards whatever the result.  FALSE
+ * with P3D_WEIGHTS_ERROR_BAD_METADATA naming the key on any fault. */
+gboolean p3d_centerpoint_config_parse (P3dCenterPointConfig * config,
+    const gchar * json, GError ** error);
+void p3d_centerpoint_config_clear (P3dCenterPointConfig * config);
+
+/* Folds BatchNorm into the layer before it, in double:
+ * scale = gamma / sqrt (var + eps), W' = W * scale per output channel,
+ * b' = beta + (b - mean) * scale (b = 0 when @layer_bias is NULL).
+ * @weight is [n_outer][out_channels][inner]: a conv or linear weight
+ * [out][in * k * k] is n_outer 1, inner in * k * k; a transposed conv's
+ * [in][out][k][k] is n_outer in, inner k * k.  Writes @weight in place
+ * and @bias [out_channels]. */
+void p3d_centerpoint_fold_batchnorm (gfloat * weight, guint n_outer,
+    guint out_channels, guint inner, const gfloat * layer_bias,
+    const gfloat * gamma, const gfloat * beta, const gfloat * mean,
+    const gfloat * var, gdouble eps, gfloat * bias);
+
+/* Where one head output lives in the net. */
+typedef struct
+{
+  guint buffer;                 /* index into net.buffers */
+  guint channels;               /* 0: this head is absent (vel) */
+} P3dCenterPointHeadOutput;
+
+typedef struct
+{
+  P3dCenterPointConfig config;
+
+  /* PillarFeatureNet's one layer, BatchNorm folded: y = ReLU (W x + b) */
+  guint pfn_in_channels;        /* the feature set's channels */
+  guint pfn_out_channels;
+  gfloat *pfn_weight;           /* [out][in] */
+  gfloat *pfn_bias;             /* [out] */
+
+  /* Backbone, neck and head.  Buffer 0 is the scattered BEV canvas
+   * [pfn_out][grid y][grid x].  Layers run in order, and a buffer may be
+   * written again once no later layer needs what it held (the backbone's
+   * convolutions inside a stage ping-pong, the heads share one
+   * intermediate), so only the buffers in @heads and @neck_output hold
+   * their final content after a run. */
+  P3dConvNetDesc net;
+  guint neck_output;            /* the concat, the head's input */
+  guint head_height;            /* size of every head map */
+  guint head_width;
+  P3dCenterPointHeadOutput heads[P3D_CENTERPOINT_MAX_TASKS]
+      [P3D_CENTERPOINT_N_HEADS];
+
+  /*< private > */
+  P3dConvBufferDesc *buffers;
+  P3dConvLayer *layers;
+  GPtrArray *arrays;            /* the folded weights and biases */
+} P3dCenterPointModel;
+
+/* The model in @weights: its `p3d.model` config, every tensor it implies
+ * (names as mmdetection3d's state_dict), BatchNorm folded.  NULL with
+ * @error set (P3D_WEIGHTS_ERROR) when anything is missing or wrong. */
+P3dCenterPointModel *p3d_centerpoint_model_new (const P3dWeights * weights,
+    GError ** error);
+void p3d_centerpoint_model_free (P3dCenterPointModel * model);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCenterPointModel,
+    p3d_centerpoint_model_free)
+
+G_END_DECLS
+
+#endif /* __P3D_CENTERPOINT_H__ */

@@ -1004,6 +1004,27 @@ GST_START_TEST (test_bad_geometry)
 
 GST_END_TEST;
 
+/* An array property with the wrong number of values is refused out loud
+ * (a GLib warning, as GObject gives for any invalid value) and keeps its
+ * value. */
+GST_START_TEST (test_array_property_wrong_count)
+{
+  GstElement *render = gst_element_factory_make ("bevrender", NULL);
+  GValue array = G_VALUE_INIT;
+
+  ASSERT_WARNING (gst_util_set_object_arg (G_OBJECT (render),
+          "height-range", "<-1,2,3>"));
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (render), "height-range", &array);
+  fail_unless_equals_int (gst_value_array_get_size (&array), 2);
+  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value
+          (&array, 0)), -3.0);
+  g_value_unset (&array);
+  gst_object_unref (render);
+}
+
+GST_END_TEST;
+
 /* Caps a pad cannot draw from are refused by the accept-caps query and as
  * a caps event. */
 GST_START_TEST (test_bad_caps)
@@ -1256,6 +1277,7 @@ bevrender_suite (void)
   tcase_add_test (tc, test_geometry);
   tcase_add_test (tc, test_centred_range);
   tcase_add_test (tc, test_bad_geometry);
+  tcase_add_test (tc, test_array_property_wrong_count);
   tcase_add_test (tc, test_bad_caps);
   tcase_add_test (tc, test_bad_caps_event);
   tcase_add_test (tc, test_bad_buffers);

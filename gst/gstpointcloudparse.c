@@ -187,8 +187,8 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
   gobject_class->set_property = p3d_point_cloud_parse_set_property;
   gobject_class->get_property = p3d_point_cloud_parse_get_property;
 
-  /* preset first, so that gst-launch applies it before any property given
-   * after it on the same line refines it */
+  /* gst-launch sets properties in the order written: "preset=nuscenes
+   * channels=6" is the preset with one thing changed */
   g_object_class_install_property (gobject_class, PROP_PRESET,
       g_param_spec_enum ("preset", "Preset",
           "The record layout of a known dataset: sets format, channels and "

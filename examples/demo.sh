@@ -54,7 +54,10 @@ if [ "$(cat "$status")" -ne 0 ]; then
   exit 1
 fi
 rm -f "$status"
-GST_PLUGIN_PATH=$PWD/$build/gst
+case "$build" in
+  /*) GST_PLUGIN_PATH=$build/gst ;;
+  *) GST_PLUGIN_PATH=$PWD/$build/gst ;;
+esac
 export GST_PLUGIN_PATH
 out=${DEMO_OUT:-demo-output}
 mkdir -p "$out"

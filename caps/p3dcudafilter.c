@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "p3dcudafilter.h"
+#include "p3dpointcloud.h"
 #include "p3dtensorpool.h"
 #include "runtime.h"
 
@@ -630,8 +631,20 @@ p3d_cuda_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   gchar *why = NULL;
 
   if (!p3d_tensor_layout_check_buffer (&self->in_layout, inbuf, &why)) {
+    GstCaps *caps = gst_pad_get_current_caps (GST_BASE_TRANSFORM_SINK_PAD
+        (self));
+    /* the usual cause: a raw sweep file read with caps alone, cut into
+     * the source's blocks or read with another record layout */
+    gboolean points = caps != NULL && gst_structure_has_name
+        (gst_caps_get_structure (caps, 0), P3D_MEDIA_TYPE_POINT_CLOUD);
+
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input buffer does not match its caps"), ("%s", why));
+        ("Input buffer does not match its caps%s", points ? ": read raw "
+            "sweep files with pointcloudparse (filesrc location=sweep.bin ! "
+            "pointcloudparse preset=kitti or preset=nuscenes), which makes "
+            "one sweep of each file whatever its record layout" : ""),
+        ("%s", why));
+    gst_clear_caps (&caps);
     g_free (why);
     return GST_FLOW_ERROR;
   }

@@ -6,12 +6,17 @@
 #
 #   examples/demo.sh [SWEEP.bin | CLOUD.pcd]
 #
+# It builds only the plugin (for this machine's GPU architecture alone),
+# showing ninja's progress; ./tests/run.sh builds everything else.
+#
 # Outputs (in $DEMO_OUT, default ./demo-output): scene.png (points, coloured
 # by height), pillars.png (the pillars voxelize made), boxes-before-nms.png
 # and boxes-after-nms.png (a detector-like set of candidate boxes, and what
 # nms kept), candidates.jsonl and detections.jsonl (the boxes as JSON
 # lines), pillar-features.raw (the PointPillars network input, F16 records
-# as in docs/media-types.md).
+# as in docs/media-types.md), velodyne/000000.bin to 000002.bin (three
+# synthetic sweeps as KITTI-style float32 x, y, z, intensity files, which
+# the README's first example reads).
 set -eu
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
@@ -20,11 +25,39 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH
 fi
 build=${BUILDDIR:-build}
+
+# Only the GPU architecture of this machine's GPU (meson.build adds Hopper,
+# sm_90, to every build), instead of the six of a release build: the first
+# build is then about a minute on 2 cores rather than several.
+gpu_arch () {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+      | head -1 | tr -d ' .'
+  fi
+}
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" >/dev/null
+  arch=$(gpu_arch)
+  echo "== configuring $build (meson setup; CUDA code for sm_${arch:-90} only)"
+  meson setup "$build" -Dcuda-architectures="${arch:-90}" >/dev/null
 fi
-meson compile -C "$build" >/dev/null
-GST_PLUGIN_PATH=$PWD/$build/gst
+# The plugin and what it links, nothing else: ./tests/run.sh builds the
+# tests and benchmarks when it runs. Ninja's [done/total] lines show how far
+# the build is.
+echo "== building the plugin (meson compile -C $build gst/gstperception)"
+status=$(mktemp)
+{ meson compile -C "$build" gst/gstperception 2>&1; echo $? > "$status"; } \
+  | grep --line-buffered -E '^\[[0-9]+/[0-9]+\]|error|Error' \
+  | sed -u 's/^/  /'
+if [ "$(cat "$status")" -ne 0 ]; then
+  rm -f "$status"
+  echo "the build failed: run meson compile -C $build for the whole log"
+  exit 1
+fi
+rm -f "$status"
+case "$build" in
+  /*) GST_PLUGIN_PATH=$build/gst ;;
+  *) GST_PLUGIN_PATH=$PWD/$build/gst ;;
+esac
 export GST_PLUGIN_PATH
 out=${DEMO_OUT:-demo-output}
 mkdir -p "$out"
@@ -37,8 +70,7 @@ points () {
   case "$input" in
     "") echo "pointcloudtestsrc seed=$seed num-buffers=$1" ;;
     *.pcd) echo "filesrc location=$input ! pcdparse" ;;
-    *) echo "filesrc location=$input num-buffers=1 blocksize=$(stat -c %s "$input") \
-        ! application/x-point-cloud,format=xyzi" ;;
+    *) echo "filesrc location=$input ! pointcloudparse preset=kitti" ;;
   esac
 }
 if [ -n "$input" ] && [ ! -f "$input" ]; then
@@ -90,6 +122,11 @@ render () {
   gst-launch-1.0 -q bevrender name=r width=1000 ! pngenc \
     ! filesink location="$out/$name" $@
 }
+
+echo "== sample sweeps for the README's example: $out/velodyne/"
+mkdir -p "$out/velodyne"
+gst-launch-1.0 -q pointcloudtestsrc seed=$seed num-buffers=3 format=xyzi \
+  ! multifilesink location="$out/velodyne/%06d.bin"
 
 echo "== lidar chain: voxelize ! pillarfeat"
 lidar_ms=$(per_frame lidar_chain)

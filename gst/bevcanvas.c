@@ -4,10 +4,12 @@
 #endif
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bevcanvas.h"
 #include "box_overlap.h"
+#include "half.h"
 
 /* Sizes are rounded up, less this, so that a range that is a whole number
  * of pixels in decimal (20 m at 0.1 m) does not get an extra pixel from
@@ -552,8 +554,11 @@ p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
   }
 }
 
-/* Glyphs of 7 rows, 5 columns each, bit 4 the leftmost column. */
-static const guint8 glyphs[12][P3D_BEV_GLYPH_HEIGHT] = {
+/* Glyphs of 7 rows, 5 columns each, bit 4 the leftmost column, in the
+ * order of glyph_chars. */
+static const gchar glyph_chars[] =
+    "0123456789.-abcdefghijklmnopqrstuvwxyz:/()+=,";
+static const guint8 glyphs[][P3D_BEV_GLYPH_HEIGHT] = {
   {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e},   /* 0 */
   {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e},   /* 1 */
   {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f},   /* 2 */
@@ -566,18 +571,60 @@ static const guint8 glyphs[12][P3D_BEV_GLYPH_HEIGHT] = {
   {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c},   /* 9 */
   {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c},   /* . */
   {0x00, 0x00, 0x00, 0x0e, 0x00, 0x00, 0x00},   /* - */
+  {0x00, 0x00, 0x0e, 0x01, 0x0f, 0x11, 0x0f},   /* a */
+  {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1e},   /* b */
+  {0x00, 0x00, 0x0e, 0x10, 0x10, 0x11, 0x0e},   /* c */
+  {0x01, 0x01, 0x0d, 0x13, 0x11, 0x11, 0x0f},   /* d */
+  {0x00, 0x00, 0x0e, 0x11, 0x1f, 0x10, 0x0e},   /* e */
+  {0x06, 0x09, 0x08, 0x1c, 0x08, 0x08, 0x08},   /* f */
+  {0x00, 0x0f, 0x11, 0x11, 0x0f, 0x01, 0x0e},   /* g */
+  {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11},   /* h */
+  {0x04, 0x00, 0x0c, 0x04, 0x04, 0x04, 0x0e},   /* i */
+  {0x02, 0x00, 0x06, 0x02, 0x02, 0x12, 0x0c},   /* j */
+  {0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12},   /* k */
+  {0x0c, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e},   /* l */
+  {0x00, 0x00, 0x1a, 0x15, 0x15, 0x11, 0x11},   /* m */
+  {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11},   /* n */
+  {0x00, 0x00, 0x0e, 0x11, 0x11, 0x11, 0x0e},   /* o */
+  {0x00, 0x00, 0x1e, 0x11, 0x1e, 0x10, 0x10},   /* p */
+  {0x00, 0x00, 0x0d, 0x13, 0x0f, 0x01, 0x01},   /* q */
+  {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10},   /* r */
+  {0x00, 0x00, 0x0e, 0x10, 0x0e, 0x01, 0x1e},   /* s */
+  {0x08, 0x08, 0x1c, 0x08, 0x08, 0x09, 0x06},   /* t */
+  {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0d},   /* u */
+  {0x00, 0x00, 0x11, 0x11, 0x11, 0x0a, 0x04},   /* v */
+  {0x00, 0x00, 0x11, 0x11, 0x15, 0x15, 0x0a},   /* w */
+  {0x00, 0x00, 0x11, 0x0a, 0x04, 0x0a, 0x11},   /* x */
+  {0x00, 0x00, 0x11, 0x11, 0x0f, 0x01, 0x0e},   /* y */
+  {0x00, 0x00, 0x1f, 0x02, 0x04, 0x08, 0x1f},   /* z */
+  {0x00, 0x0c, 0x0c, 0x00, 0x0c, 0x0c, 0x00},   /* : */
+  {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00},   /* / */
+  {0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02},   /* ( */
+  {0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08},   /* ) */
+  {0x00, 0x04, 0x04, 0x1f, 0x04, 0x04, 0x00},   /* + */
+  {0x00, 0x00, 0x1f, 0x00, 0x1f, 0x00, 0x00},   /* = */
+  {0x00, 0x00, 0x00, 0x00, 0x0c, 0x04, 0x08},   /* , */
 };
+
+G_STATIC_ASSERT (G_N_ELEMENTS (glyphs) == sizeof (glyph_chars) - 1);
 
 static gint
 glyph_index (gchar c)
 {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c == '.')
-    return 10;
-  if (c == '-')
-    return 11;
-  return -1;
+  const gchar *found;
+
+  if (c == '\0')
+    return -1;
+  found = strchr (glyph_chars, g_ascii_tolower (c));
+  return found != NULL ? (gint) (found - glyph_chars) : -1;
+}
+
+gint
+p3d_bev_text_width (const gchar * text)
+{
+  gsize n = strlen (text);
+
+  return n == 0 ? 0 : (gint) n *(P3D_BEV_GLYPH_WIDTH + 1) - 1;
 }
 
 void
@@ -648,4 +695,216 @@ p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
         floor_clamped (top_v, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE),
         text, color);
   }
+}
+
+guint
+p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas, const P3dBevView * view,
+    const P3dBevVoxelCells * cells, P3dBevColor color)
+{
+  guint32 i;
+  guint outside = 0;
+
+  for (i = 0; i < cells->count; i++) {
+    gint32 coord[4];
+    gdouble x0, y0;
+
+    if (cells->num_points != NULL) {
+      guint32 n;
+
+      memcpy (&n, cells->num_points + (gsize) i * 4, sizeof (n));
+      if (n == 0)
+        continue;
+    }
+    /* (batch, z, y, x) */
+    memcpy (coord, cells->coords + (gsize) i * 16, sizeof (coord));
+    if (coord[3] < 0 || (guint) coord[3] >= cells->columns || coord[2] < 0
+        || (guint) coord[2] >= cells->rows) {
+      outside++;
+      continue;
+    }
+    x0 = cells->x0 + coord[3] * cells->x_step;
+    y0 = cells->y0 + coord[2] * cells->y_step;
+    p3d_bev_canvas_fill_rect (canvas, view, x0, y0, x0 + cells->x_step,
+        y0 + cells->y_step, color);
+  }
+  return outside;
+}
+
+void
+p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
+    gsize n_cells, gboolean half, gfloat * magnitudes)
+{
+  gsize cell;
+  guint channel;
+
+  memset (magnitudes, 0, n_cells * sizeof (gfloat));
+  for (channel = 0; channel < channels; channel++) {
+    const guint8 *plane = data + (gsize) channel * n_cells * (half ? 2 : 4);
+
+    for (cell = 0; cell < n_cells; cell++) {
+      gfloat value;
+
+      if (half) {
+        guint16 bits;
+
+        memcpy (&bits, plane + cell * 2, sizeof (bits));
+        value = p3d_half_to_float (bits);
+      } else {
+        memcpy (&value, plane + cell * 4, sizeof (value));
+      }
+      magnitudes[cell] += value * value;
+    }
+  }
+  for (cell = 0; cell < n_cells; cell++)
+    magnitudes[cell] = sqrtf (magnitudes[cell]);
+}
+
+void
+p3d_bev_canvas_fill_pixels (P3dBevCanvas * canvas, gint column, gint row,
+    gint width, gint height, P3dBevColor color)
+{
+  gint r;
+
+  for (r = MAX (row, 0); r < MIN (row + height, canvas->height); r++)
+    fill_span (canvas, r, column, column + width - 1, color);
+}
+
+/* A score's place in the image: columns [c0, c1), rows [r0, r1). */
+typedef struct
+{
+  gint c0, r0, c1, r1;
+} LabelRect;
+
+static gboolean
+label_fits (const P3dBevCanvas * canvas, const LabelRect * rect,
+    const LabelRect * placed, guint n_placed)
+{
+  guint i;
+
+  if (rect->c0 < 0 || rect->r0 < 0 || rect->c1 > canvas->width
+      || rect->r1 > canvas->height)
+    return FALSE;
+  /* one blank pixel between two scores */
+  for (i = 0; i < n_placed; i++)
+    if (rect->c0 <= placed[i].c1 && placed[i].c0 <= rect->c1
+        && rect->r0 <= placed[i].r1 && placed[i].r0 <= rect->r1)
+      return FALSE;
+  return TRUE;
+}
+
+typedef struct
+{
+  guint32 index;
+  gfloat score;
+} ScoreOrder;
+
+/* Highest score first; ties in input order. */
+static gint
+compare_scores (gconstpointer a, gconstpointer b)
+{
+  const ScoreOrder *sa = a, *sb = b;
+
+  if (sa->score != sb->score)
+    return sa->score > sb->score ? -1 : 1;
+  return sa->index < sb->index ? -1 : (sa->index > sb->index);
+}
+
+/* The box's image bounding box, FALSE for a box that draw_box skips. */
+static gboolean
+box_image_bounds (const P3dBevView * view, const P3dBox3d * box,
+    gdouble * left, gdouble * top, gdouble * right, gdouble * bottom)
+{
+  gdouble half_length = box->dx / 2.0, half_width = box->dy / 2.0;
+  gfloat sin_yaw, cos_yaw;
+  guint k;
+
+  if (!isfinite (box->x) || !isfinite (box->y) || !isfinite (box->dx)
+      || !isfinite (box->dy) || !isfinite (box->yaw))
+    return FALSE;
+  p3d_sincos (box->yaw, &sin_yaw, &cos_yaw);
+  *left = *top = G_MAXDOUBLE;
+  *right = *bottom = -G_MAXDOUBLE;
+  for (k = 0; k < 4; k++) {
+    gdouble l = (k < 2 ? 1.0 : -1.0) * half_length;
+    gdouble w = (k == 0 || k == 3 ? 1.0 : -1.0) * half_width;
+    gdouble u, v;
+
+    p3d_bev_view_to_image (view, box->x + l * cos_yaw - w * sin_yaw,
+        box->y + l * sin_yaw + w * cos_yaw, &u, &v);
+    *left = MIN (*left, u);
+    *right = MAX (*right, u);
+    *top = MIN (*top, v);
+    *bottom = MAX (*bottom, v);
+  }
+  return TRUE;
+}
+
+void
+p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
+    const guint8 * records, guint32 count, gboolean show_scores)
+{
+  ScoreOrder *order;
+  LabelRect *placed;
+  guint n_placed = 0;
+  guint32 i;
+
+  for (i = 0; i < count; i++) {
+    P3dBox3d box;
+
+    /* copied out: a tensor read from a file need not be aligned */
+    memcpy (&box, records + (gsize) i * P3D_BOX3D_SIZE, sizeof (box));
+    p3d_bev_canvas_draw_box (canvas, view, &box,
+        p3d_bev_color_for_label (box.label), FALSE);
+  }
+  if (!show_scores || count == 0)
+    return;
+
+  order = g_new (ScoreOrder, count);
+  placed = g_new (LabelRect, count);
+  for (i = 0; i < count; i++) {
+    order[i].index = i;
+    memcpy (&order[i].score, records + (gsize) i * P3D_BOX3D_SIZE +
+        G_STRUCT_OFFSET (P3dBox3d, score), sizeof (gfloat));
+  }
+  qsort (order, count, sizeof (ScoreOrder), compare_scores);
+  for (i = 0; i < count; i++) {
+    gchar text[G_ASCII_DTOSTR_BUF_SIZE];
+    gdouble left, top, right, bottom;
+    LabelRect candidates[4];
+    P3dBox3d box;
+    gint width, c0, r0, c1, r1;
+    guint k;
+
+    memcpy (&box, records + (gsize) order[i].index * P3D_BOX3D_SIZE,
+        sizeof (box));
+    if (!box_image_bounds (view, &box, &left, &top, &right, &bottom)
+        || !isfinite (box.score) || fabs (box.score) >= MAX_SCORE_WRITTEN)
+      continue;
+    /* locale-independent: always a '.' */
+    g_ascii_formatd (text, sizeof (text), "%.2f", box.score);
+    width = p3d_bev_text_width (text);
+    c0 = floor_clamped (left, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
+    r0 = floor_clamped (top, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
+    c1 = floor_clamped (right, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
+    r1 = floor_clamped (bottom, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
+    /* right of the box (where a single box has it), left, above, below */
+    candidates[0] = (LabelRect) {
+    c1 + 2, r0, c1 + 2 + width, r0 + P3D_BEV_GLYPH_HEIGHT};
+    candidates[1] = (LabelRect) {
+    c0 - 2 - width, r0, c0 - 2, r0 + P3D_BEV_GLYPH_HEIGHT};
+    candidates[2] = (LabelRect) {
+    c0, r0 - 2 - P3D_BEV_GLYPH_HEIGHT, c0 + width, r0 - 2};
+    candidates[3] = (LabelRect) {
+    c0, r1 + 2, c0 + width, r1 + 2 + P3D_BEV_GLYPH_HEIGHT};
+    for (k = 0; k < G_N_ELEMENTS (candidates); k++)
+      if (label_fits (canvas, &candidates[k], placed, n_placed))
+        break;
+    if (k == G_N_ELEMENTS (candidates))
+      continue;
+    placed[n_placed++] = candidates[k];
+    p3d_bev_canvas_draw_text (canvas, candidates[k].c0, candidates[k].r0,
+        text, p3d_bev_color_for_label (box.label));
+  }
+  g_free (placed);
+  g_free (order);
 }

@@ -29,7 +29,8 @@ G_BEGIN_DECLS
 /* Metres per pixel when neither a scale nor a size is given. */
 #define P3D_BEV_DEFAULT_METRES_PER_PIXEL 0.1
 
-/* Font: digits, '.' and '-', each P3D_BEV_GLYPH_WIDTH x P3D_BEV_GLYPH_HEIGHT
+/* Font: digits, lower-case letters (upper case is drawn as lower case),
+ * and . - : / ( ) + = , each P3D_BEV_GLYPH_WIDTH x P3D_BEV_GLYPH_HEIGHT
  * pixels, one blank column between characters. */
 #define P3D_BEV_GLYPH_WIDTH 5
 #define P3D_BEV_GLYPH_HEIGHT 7
@@ -190,15 +191,71 @@ void p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas,
 void p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
     const P3dBox3d * box, P3dBevColor color, gboolean show_score);
 
+/**
+ * P3dBevVoxelCells:
+ * @coords: @count voxel coordinates of 4 int32 (batch, z, y, x) each, as
+ *     voxelize writes them, not necessarily aligned
+ * @num_points: @count uint32 point counts, or NULL (pillar features, whose
+ *     voxels all hold points); a voxel of 0 points is not drawn
+ * @count: voxels
+ * @columns: cells along x (the grid's first size)
+ * @rows: cells along y
+ * @x0: x (metres) of the grid's lower bound
+ * @y0: y (metres) of the grid's lower bound
+ * @x_step: cell size along x
+ * @y_step: cell size along y
+ */
+typedef struct
+{
+  const guint8 *coords;
+  const guint8 *num_points;
+  guint32 count;
+  guint columns;
+  guint rows;
+  gdouble x0;
+  gdouble y0;
+  gdouble x_step;
+  gdouble y_step;
+} P3dBevVoxelCells;
+
+/* Fills the ground cell of every voxel (all z cells of a column look the
+ * same from above); returns how many voxels had x or y outside the grid
+ * (not drawn). */
+guint p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas,
+    const P3dBevView * view, const P3dBevVoxelCells * cells,
+    P3dBevColor color);
+
+/* The L2 norm over @channels planes of @n_cells float32 (or with @half
+ * float16) values each, one per cell, into @magnitudes. */
+void p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
+    gsize n_cells, gboolean half, gfloat * magnitudes);
+
+/* @count box records (P3D_BOX3D_SIZE bytes each, not necessarily
+ * aligned): every box outlined in the colour of its label, in order; then,
+ * with @show_scores, the scores, highest first, each beside its box where
+ * it overlaps no score already written (right of the box, else left,
+ * above, below), or not at all: the scores of overlapping boxes before NMS
+ * stay readable. */
+void p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas,
+    const P3dBevView * view, const guint8 * records, guint32 count,
+    gboolean show_scores);
+
+/* Fills the pixels [@column, @column + @width) x [@row, @row + @height),
+ * clipped to the image. */
+void p3d_bev_canvas_fill_pixels (P3dBevCanvas * canvas, gint column,
+    gint row, gint width, gint height, P3dBevColor color);
+
 /* A line between two image positions (continuous coordinates, clipped to the
  * image first, so any finite value is safe). */
 void p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
     gdouble u1, gdouble v1, P3dBevColor color);
 
-/* @text (digits, '.', '-'; other characters leave a blank) with its top
- * left corner at (@column, @row). */
+/* @text (the font's characters; others, space among them, leave a blank)
+ * with its top left corner at (@column, @row). */
 void p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
     const gchar * text, P3dBevColor color);
+/* Width in pixels of @text as draw_text draws it. */
+gint p3d_bev_text_width (const gchar * text);
 
 G_END_DECLS
 

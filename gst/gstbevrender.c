@@ -68,6 +68,7 @@ enum
   PROP_INTENSITY_RANGE,
   PROP_SHOW_SCORES,
   PROP_GRID_SPACING,
+  PROP_ANNOTATIONS,
 };
 
 /* The KITTI PointPillars area (OpenPCDet), without its z bounds. */
@@ -92,9 +93,13 @@ static const gdouble default_intensity_range[2] = { 0.0, 1.0 };
 #define DEFAULT_FPS_N 10
 #define DEFAULT_FPS_D 1
 
+#define DEFAULT_ANNOTATIONS TRUE
 #define GRID_COLOR P3D_BEV_RGB (48, 48, 48)
+/* the legend, the scale bar and the sensor: light text on a dark panel */
+#define ANNOTATION_COLOR P3D_BEV_RGB (230, 230, 230)
+#define PANEL_COLOR P3D_BEV_RGB (24, 24, 32)
 #define AXIS_COLOR P3D_BEV_RGB (96, 96, 96)
-#define OCCUPANCY_COLOR P3D_BEV_RGB (60, 80, 140)
+#define OCCUPANCY_COLOR P3D_BEV_RGB (80, 110, 210)
 
 /* Each input: its request pad template, and what it takes. */
 static const struct
@@ -252,8 +257,9 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
       p3d_param_spec_double_array ("range", "Range",
           "The ground area drawn, in metres: \"<xmin,ymin,xmax,ymax>\", or "
           "\"<r>\" for <-r,-r,r,r> around the sensor; its centre is the "
-          "image's centre (x forward is up, y left is left)",
-          -G_MAXDOUBLE, G_MAXDOUBLE));
+          "image's centre (x forward is up, y left is left). Not set: the "
+          "area of the voxels' and features' caps, else the KITTI "
+          "PointPillars area below", -G_MAXDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_METRES_PER_PIXEL,
       g_param_spec_double ("metres-per-pixel", "Metres per pixel",
           "Ground size of a pixel; width or height left at 0 is then the "
@@ -307,6 +313,13 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           "Grid lines every this many metres along x and y, the two through "
           "the sensor brighter; 0: no grid", 0.0, 1e6, DEFAULT_GRID_SPACING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  g_object_class_install_property (gobject_class, PROP_ANNOTATIONS,
+      g_param_spec_boolean ("annotations", "Annotations",
+          "Draw a metres scale (bottom left), a legend of the colours drawn "
+          "(top left) and the sensor as an arrow head pointing to +x",
+          DEFAULT_ANNOTATIONS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_set_static_metadata (element_class, "BEV renderer",
@@ -369,6 +382,7 @@ p3d_bev_render_init (P3dBevRender * self)
       sizeof (self->intensity_range));
   self->show_scores = DEFAULT_SHOW_SCORES;
   self->grid_spacing = DEFAULT_GRID_SPACING;
+  self->annotations = DEFAULT_ANNOTATIONS;
   self->base_time = GST_CLOCK_TIME_NONE;
   gst_video_info_init (&self->out_info);
 }
@@ -398,11 +412,13 @@ set_range (P3dBevRender * self, const GValue * value)
     for (i = 0; i < 4; i++)
       values[i] = g_value_get_double (gst_value_array_get_value (value, i));
   } else {
-    GST_WARNING_OBJECT (self, "range needs 4 values <xmin,ymin,xmax,ymax> or "
-        "1 <r>, got %u: ignored", n);
+    /* as p3d_value_get_doubles: a GLib warning, which reaches the user */
+    g_warning ("%s: range needs 4 values <xmin,ymin,xmax,ymax> or 1 <r>, "
+        "got %u; the property keeps its value", GST_OBJECT_NAME (self), n);
     return;
   }
   memcpy (self->range, values, sizeof (values));
+  self->range_set = TRUE;
 }
 
 /* A <low,high> pair, refused unless high > low. */
@@ -464,6 +480,9 @@ p3d_bev_render_set_property (GObject * object, guint prop_id,
     case PROP_GRID_SPACING:
       self->grid_spacing = g_value_get_double (value);
       break;
+    case PROP_ANNOTATIONS:
+      self->annotations = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -511,6 +530,9 @@ p3d_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_GRID_SPACING:
       g_value_set_double (value, self->grid_spacing);
+      break;
+    case PROP_ANNOTATIONS:
+      g_value_set_boolean (value, self->annotations);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -782,6 +804,10 @@ p3d_bev_render_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad,
       preferred_framerate (self, &fps_n, &fps_d);
       if (self->fps_n > 0 && (fps_n != self->fps_n || fps_d != self->fps_d))
         gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+      /* so may the range they cover, when it decides what is drawn */
+      if (pad->input == P3D_BEV_RENDER_INPUT_VOXELS
+          || pad->input == P3D_BEV_RENDER_INPUT_FEATURES)
+        gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
     } else {
       GST_WARNING_OBJECT (pad, "refused caps %" GST_PTR_FORMAT " (the "
           "p3dcaps debug category says why)", caps);
@@ -860,12 +886,95 @@ p3d_bev_render_clip (GstAggregator * agg, GstAggregatorPad * aggpad,
   return buffer;
 }
 
+/* The ground range a pad's caps cover (xmin, ymin, xmax, ymax), if they
+ * give one: voxels and pillars always, BEV features when they carry it. */
+static gboolean
+caps_range (const P3dBevRenderPad * pad, gdouble range[4])
+{
+  const gdouble *bounds;
+
+  if (!pad->negotiated)
+    return FALSE;
+  if (pad->input == P3D_BEV_RENDER_INPUT_VOXELS)
+    bounds = pad->format.pillars ? pad->format.pillar_features.grid.range :
+        pad->format.voxels.grid.range;
+  else if (pad->input == P3D_BEV_RENDER_INPUT_FEATURES
+      && pad->format.features.has_range)
+    bounds = pad->format.features.range;
+  else
+    return FALSE;
+  range[0] = bounds[0];
+  range[1] = bounds[1];
+  range[2] = bounds[3];
+  range[3] = bounds[4];
+  return TRUE;
+}
+
+/* The range drawn: the range property when it was set, else the smallest
+ * that holds the ranges of the voxels' and features' caps (what the
+ * pipeline processes), else the default range. */
+static void
+choose_range (P3dBevRender * self, gdouble range[4])
+{
+  gboolean found = FALSE;
+  GList *pads, *l;
+
+  GST_OBJECT_LOCK (self);
+  memcpy (range, self->range, 4 * sizeof (gdouble));
+  if (self->range_set) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  GST_OBJECT_UNLOCK (self);
+  pads = get_sink_pads (self);
+  for (l = pads; l != NULL; l = l->next) {
+    gdouble pad_range[4];
+
+    if (!caps_range (l->data, pad_range))
+      continue;
+    if (!found) {
+      memcpy (range, pad_range, sizeof (pad_range));
+      found = TRUE;
+    } else {
+      range[0] = MIN (range[0], pad_range[0]);
+      range[1] = MIN (range[1], pad_range[1]);
+      range[2] = MAX (range[2], pad_range[2]);
+      range[3] = MAX (range[3], pad_range[3]);
+    }
+  }
+  g_list_free_full (pads, gst_object_unref);
+}
+
 static GstFlowReturn
 p3d_bev_render_update_src_caps (GstAggregator * agg, GstCaps * caps,
     GstCaps ** ret)
 {
   P3dBevRender *self = P3D_BEV_RENDER (agg);
+  gdouble range[4], metres_per_pixel;
+  gint width, height;
+  gchar *why = NULL;
   GstCaps *ours;
+
+  choose_range (self, range);
+  GST_OBJECT_LOCK (self);
+  metres_per_pixel = self->metres_per_pixel;
+  width = self->width;
+  height = self->height;
+  GST_OBJECT_UNLOCK (self);
+  if (!p3d_bev_view_init (&self->view, range, metres_per_pixel, width,
+          height, &why)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Invalid bevrender geometry for the inputs' range: %s", why),
+        ("range <%g, %g, %g, %g> (from the caps), metres-per-pixel %g, "
+            "width %d, height %d; set range", range[0], range[1], range[2],
+            range[3], metres_per_pixel, width, height));
+    g_free (why);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  memcpy (self->view_range, range, sizeof (range));
+  GST_INFO_OBJECT (self, "range <%g, %g, %g, %g>: %d x %d pixels at %g m "
+      "per pixel", range[0], range[1], range[2], range[3], self->view.width,
+      self->view.height, self->view.metres_per_pixel);
 
   /* the size is the properties'; the framerate is fixated later */
   ours = gst_caps_new_simple ("video/x-raw",
@@ -1102,6 +1211,7 @@ typedef struct
   gdouble intensity_range[2];
   gboolean show_scores;
   gdouble grid_spacing;
+  gboolean annotations;
 } RenderSettings;
 
 static void
@@ -1117,7 +1227,24 @@ read_settings (P3dBevRender * self, RenderSettings * settings)
       sizeof (settings->intensity_range));
   settings->show_scores = self->show_scores;
   settings->grid_spacing = self->grid_spacing;
+  settings->annotations = self->annotations;
   GST_OBJECT_UNLOCK (self);
+}
+
+/* A colour map's legend row: "@what @low to @high@unit". */
+static void
+legend_add_range (P3dBevLegend * legend, P3dBevColorMap map,
+    const gchar * what, gdouble low, gdouble high, const gchar * unit)
+{
+  gchar low_text[G_ASCII_DTOSTR_BUF_SIZE], high_text[G_ASCII_DTOSTR_BUF_SIZE];
+  gchar *text;
+
+  /* locale-independent: always a '.' */
+  g_ascii_formatd (low_text, sizeof (low_text), "%g", low);
+  g_ascii_formatd (high_text, sizeof (high_text), "%g", high);
+  text = g_strdup_printf ("%s %s to %s%s", what, low_text, high_text, unit);
+  p3d_bev_legend_add_ramp (legend, map, text);
+  g_free (text);
 }
 
 static GstFlowReturn
@@ -1149,6 +1276,9 @@ draw_points (P3dBevRender * self, P3dBevRenderPad * pad,
     points.high = settings->height_range[1];
   }
   p3d_bev_canvas_draw_points (canvas, &self->view, &points);
+  legend_add_range (&self->legend, P3D_BEV_COLOR_MAP_RAINBOW,
+      points.value_channel == 2 ? "points: height" : "points: intensity",
+      points.low, points.high, points.value_channel == 2 ? " m" : "");
   return GST_FLOW_OK;
 }
 
@@ -1161,83 +1291,35 @@ draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
       &format->pillar_features.grid : &format->voxels.grid;
   guint max_voxels = format->pillars ? format->pillar_features.max_voxels :
       format->voxels.max_voxels;
-  const guint8 *coords = map->data[format->pillars ?
-      P3D_PILLARS_TENSOR_COORDS : P3D_VOXELS_TENSOR_COORDS];
-  const guint8 *num_points = format->pillars ? NULL :
-      map->data[P3D_VOXELS_TENSOR_NUM_POINTS];
-  guint32 count, i, outside = 0;
+  P3dBevVoxelCells cells;
+  guint outside;
 
-  memcpy (&count, map->data[format->pillars ? P3D_PILLARS_TENSOR_COUNT :
-          P3D_VOXELS_TENSOR_COUNT], sizeof (count));
-  if (count > max_voxels) {
+  memcpy (&cells.count, map->data[format->pillars ? P3D_PILLARS_TENSOR_COUNT :
+          P3D_VOXELS_TENSOR_COUNT], sizeof (cells.count));
+  if (cells.count > max_voxels) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Voxel count %u on pad %s is more than max-voxels %u", count,
+        ("Voxel count %u on pad %s is more than max-voxels %u", cells.count,
             GST_PAD_NAME (pad), max_voxels), (NULL));
     return GST_FLOW_ERROR;
   }
-  for (i = 0; i < count; i++) {
-    gint32 coord[4];
-    gdouble x0, y0;
-
-    if (num_points != NULL) {
-      guint32 n;
-
-      memcpy (&n, num_points + (gsize) i * 4, sizeof (n));
-      if (n == 0)
-        continue;
-    }
-    /* (batch, z, y, x) */
-    memcpy (coord, coords + (gsize) i * 16, sizeof (coord));
-    if (coord[3] < 0 || (guint) coord[3] >= grid->grid[0] || coord[2] < 0
-        || (guint) coord[2] >= grid->grid[1]) {
-      outside++;
-      continue;
-    }
-    x0 = grid->range[0] + coord[3] * grid->voxel_size[0];
-    y0 = grid->range[1] + coord[2] * grid->voxel_size[1];
-    p3d_bev_canvas_fill_rect (canvas, &self->view, x0, y0,
-        x0 + grid->voxel_size[0], y0 + grid->voxel_size[1], OCCUPANCY_COLOR);
-  }
+  cells.coords = map->data[format->pillars ? P3D_PILLARS_TENSOR_COORDS :
+      P3D_VOXELS_TENSOR_COORDS];
+  cells.num_points = format->pillars ? NULL :
+      map->data[P3D_VOXELS_TENSOR_NUM_POINTS];
+  cells.columns = grid->grid[0];
+  cells.rows = grid->grid[1];
+  cells.x0 = grid->range[0];
+  cells.y0 = grid->range[1];
+  cells.x_step = grid->voxel_size[0];
+  cells.y_step = grid->voxel_size[1];
+  outside = p3d_bev_canvas_draw_voxels (canvas, &self->view, &cells,
+      OCCUPANCY_COLOR);
+  p3d_bev_legend_add_swatch (&self->legend, OCCUPANCY_COLOR,
+      format->pillars || grid->grid[2] == 1 ? "pillars" : "voxels (any z)");
   if (outside > 0)
     GST_WARNING_OBJECT (pad, "%u voxels with coordinates outside the grid "
         "%u x %u not drawn", outside, grid->grid[0], grid->grid[1]);
   return GST_FLOW_OK;
-}
-
-/* The L2 norm over the channels of every cell, into self->magnitudes. */
-static void
-compute_magnitudes (P3dBevRender * self, const P3dBevFeaturesInfo * info,
-    const guint8 * data)
-{
-  gsize n_cells = (gsize) info->width * info->height, cell;
-  gboolean half = info->format == P3D_DATA_FORMAT_F16;
-  guint channel;
-
-  if (self->n_magnitudes < n_cells) {
-    g_free (self->magnitudes);
-    self->magnitudes = g_new (gfloat, n_cells);
-    self->n_magnitudes = n_cells;
-  }
-  memset (self->magnitudes, 0, n_cells * sizeof (gfloat));
-  for (channel = 0; channel < info->channels; channel++) {
-    const guint8 *plane = data + (gsize) channel * n_cells * (half ? 2 : 4);
-
-    for (cell = 0; cell < n_cells; cell++) {
-      gfloat value;
-
-      if (half) {
-        guint16 bits;
-
-        memcpy (&bits, plane + cell * 2, sizeof (bits));
-        value = p3d_half_to_float (bits);
-      } else {
-        memcpy (&value, plane + cell * 4, sizeof (value));
-      }
-      self->magnitudes[cell] += value * value;
-    }
-  }
-  for (cell = 0; cell < n_cells; cell++)
-    self->magnitudes[cell] = sqrtf (self->magnitudes[cell]);
 }
 
 static GstFlowReturn
@@ -1245,10 +1327,11 @@ draw_features (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const P3dTensorMap * map)
 {
   const P3dBevFeaturesInfo *info = &pad->current_format.features;
+  gsize n_cells = (gsize) info->width * info->height, cell;
   gdouble xmin, ymin, xmax, ymax;
   P3dBevGrid grid;
 
-  /* without a range in the caps, the grid covers the range property */
+  /* without a range in the caps, the grid covers the range drawn */
   if (info->has_range) {
     xmin = info->range[0];
     ymin = info->range[1];
@@ -1260,7 +1343,20 @@ draw_features (P3dBevRender * self, P3dBevRenderPad * pad,
     xmax = self->view_range[2];
     ymax = self->view_range[3];
   }
-  compute_magnitudes (self, info, map->data[P3D_BEV_FEATURES_TENSOR_FEATURES]);
+  if (self->n_magnitudes < n_cells) {
+    g_free (self->magnitudes);
+    self->magnitudes = g_new (gfloat, n_cells);
+    self->n_magnitudes = n_cells;
+  }
+  p3d_bev_feature_magnitudes (map->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
+      info->channels, n_cells, info->format == P3D_DATA_FORMAT_F16,
+      self->magnitudes);
+  /* the legend's scale: the frame's largest finite magnitude */
+  self->largest_magnitude = 0.0;
+  for (cell = 0; cell < n_cells; cell++)
+    if (isfinite (self->magnitudes[cell]))
+      self->largest_magnitude = MAX (self->largest_magnitude,
+          self->magnitudes[cell]);
   grid.columns = info->width;
   grid.rows = info->height;
   grid.x0 = xmin;
@@ -1274,6 +1370,8 @@ draw_features (P3dBevRender * self, P3dBevRenderPad * pad,
     grid.y_step = (ymax - ymin) / info->height;
   }
   p3d_bev_canvas_draw_heat_map (canvas, &self->view, &grid, self->magnitudes);
+  legend_add_range (&self->legend, P3D_BEV_COLOR_MAP_HEAT,
+      "features: norm", 0.0, self->largest_magnitude, "");
   return GST_FLOW_OK;
 }
 
@@ -1293,13 +1391,15 @@ draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
             GST_PAD_NAME (pad), max_boxes), (NULL));
     return GST_FLOW_ERROR;
   }
+  p3d_bev_canvas_draw_boxes (canvas, &self->view, records, count,
+      settings->show_scores);
+  /* the legend lists the labels drawn */
   for (i = 0; i < count; i++) {
-    P3dBox3d box;
+    gint32 label;
 
-    /* copied out: a tensor read from a file need not be aligned */
-    memcpy (&box, records + (gsize) i * P3D_BOX3D_RECORD_SIZE, sizeof (box));
-    p3d_bev_canvas_draw_box (canvas, &self->view, &box,
-        p3d_bev_color_for_label (box.label), settings->show_scores);
+    memcpy (&label, records + (gsize) i * P3D_BOX3D_RECORD_SIZE +
+        G_STRUCT_OFFSET (P3dBox3d, label), sizeof (label));
+    p3d_bev_legend_add_label (&self->legend, label);
   }
   return GST_FLOW_OK;
 }
@@ -1355,10 +1455,18 @@ draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
   canvas.height = GST_VIDEO_FRAME_HEIGHT (frame);
   canvas.stride = (gsize) GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
 
+  p3d_bev_legend_init (&self->legend);
   p3d_bev_canvas_clear (&canvas, settings.background);
-  if (settings.grid_spacing > 0.0)
+  if (settings.grid_spacing > 0.0) {
+    gchar spacing[G_ASCII_DTOSTR_BUF_SIZE], *text;
+
     p3d_bev_canvas_draw_grid (&canvas, &self->view, settings.grid_spacing,
         GRID_COLOR, AXIS_COLOR);
+    g_ascii_formatd (spacing, sizeof (spacing), "%g", settings.grid_spacing);
+    text = g_strdup_printf ("grid every %s m", spacing);
+    p3d_bev_legend_add_swatch (&self->legend, AXIS_COLOR, text);
+    g_free (text);
+  }
   for (layer = 0; layer < P3D_BEV_RENDER_N_INPUTS; layer++) {
     for (l = pads; l != NULL; l = l->next) {
       P3dBevRenderPad *pad = l->data;
@@ -1370,6 +1478,15 @@ draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
       if (ret != GST_FLOW_OK)
         return ret;
     }
+  }
+  if (settings.annotations) {
+    if (p3d_bev_canvas_draw_sensor (&canvas, &self->view, ANNOTATION_COLOR))
+      p3d_bev_legend_add_swatch (&self->legend, ANNOTATION_COLOR,
+          "sensor: arrow to +x");
+    p3d_bev_canvas_draw_scale_bar (&canvas, &self->view, ANNOTATION_COLOR,
+        PANEL_COLOR);
+    p3d_bev_canvas_draw_legend (&canvas, &self->legend, ANNOTATION_COLOR,
+        PANEL_COLOR);
   }
   return GST_FLOW_OK;
 }

@@ -7,6 +7,7 @@
 #include <gst/video/video.h>
 
 #include "bevcanvas.h"
+#include "bevlegend.h"
 #include "p3dperception.h"
 
 G_BEGIN_DECLS
@@ -83,6 +84,8 @@ struct _P3dBevRender
 
   /* properties, under the object lock */
   gdouble range[4];
+  /* range was set: it wins over the range of the inputs' caps */
+  gboolean range_set;
   gdouble metres_per_pixel;
   gint width;
   gint height;
@@ -93,11 +96,13 @@ struct _P3dBevRender
   gdouble intensity_range[2];
   gboolean show_scores;
   gdouble grid_spacing;
+  gboolean annotations;
 
   /* request pads, under the object lock: the next number of each kind */
   guint next_serial[P3D_BEV_RENDER_N_INPUTS];
 
-  /* streaming: the geometry properties when the element started */
+  /* streaming: the range drawn (the range property's, or the inputs'
+   * caps') and its view, set at each output negotiation */
   gdouble view_range[4];
   P3dBevView view;
   GstVideoInfo out_info;
@@ -109,6 +114,10 @@ struct _P3dBevRender
   /* scratch: one magnitude per BEV feature cell */
   gfloat *magnitudes;
   gsize n_magnitudes;
+  /* the frame being drawn: the legend of what its layers drew, and the
+   * largest feature magnitude (the top of the heat map) */
+  P3dBevLegend legend;
+  gdouble largest_magnitude;
 };
 
 G_END_DECLS

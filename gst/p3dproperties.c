@@ -26,8 +26,17 @@ p3d_value_get_doubles (GObject * object, const GValue * value,
 
   g_return_val_if_fail (n <= G_N_ELEMENTS (parsed), FALSE);
   if (gst_value_array_get_size (value) != n) {
-    GST_WARNING_OBJECT (object, "%s needs %u values, got %u: ignored", name,
-        n, gst_value_array_get_size (value));
+    gchar *text = g_strdup_printf ("%s: %s needs %u values, got %u; the "
+        "property keeps its value", GST_IS_OBJECT (object) ?
+        GST_OBJECT_NAME (object) : G_OBJECT_TYPE_NAME (object), name, n,
+        gst_value_array_get_size (value));
+
+    /* What GObject itself does with an invalid property value: a GLib
+     * warning, which reaches the terminal. Not a bus message: gst-launch
+     * sets properties before the element has a bus, and the elements call
+     * this under their object lock, which posting takes. */
+    g_warning ("%s", text);
+    g_free (text);
     return FALSE;
   }
   for (i = 0; i < n; i++)

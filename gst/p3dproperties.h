@@ -12,7 +12,8 @@ GParamSpec *p3d_param_spec_double_array (const gchar * name,
     const gchar * nick, const gchar * blurb, gdouble min, gdouble max);
 
 /* Copies @value into @values when it holds exactly @n numbers and returns
- * TRUE; otherwise keeps @values, logs why on @object and returns FALSE. */
+ * TRUE; otherwise keeps @values, says why in a GLib warning and returns
+ * FALSE. */
 gboolean p3d_value_get_doubles (GObject * object, const GValue * value,
     const gchar * name, gdouble * values, guint n);
 /* Appends @n doubles to the GstValueArray @value. */

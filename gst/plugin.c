@@ -15,6 +15,7 @@
 #include "gstnms.h"
 #include "gstpcdparse.h"
 #include "gstpillarfeat.h"
+#include "gstpointcloudparse.h"
 #include "gstpointcloudtestsrc.h"
 #include "gstvoxelize.h"
 
@@ -32,6 +33,7 @@ plugin_init (GstPlugin * plugin)
     {"bevpool", p3d_bevpool_get_type},
     {"pointcloudtestsrc", p3d_point_cloud_test_src_get_type},
     {"pcdparse", p3d_pcd_parse_get_type},
+    {"pointcloudparse", p3d_point_cloud_parse_get_type},
     {"boxenc", p3d_box_enc_get_type},
     {"boxparse", p3d_box_parse_get_type},
     {"bevrender", p3d_bev_render_get_type},

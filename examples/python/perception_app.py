@@ -6,10 +6,13 @@ from memory through voxelize and pillarfeat, and a detector's raw boxes
 through nms, both pulled back with appsink. Tensors are read one GstMemory
 at a time (never the whole buffer), as docs/media-types.md describes.
 
-    python3 examples/python/perception_app.py [--frames N] [--bad-input]
+    /usr/bin/python3 examples/python/perception_app.py [--frames N] [--bad-input]
 
 Needs python3-gi and gir1.2-gstreamer-1.0 / gir1.2-gst-plugins-base-1.0,
-and the perception plugin on GST_PLUGIN_PATH.
+and the perception plugin on GST_PLUGIN_PATH. Debian's python3-gi installs
+into the system interpreter, /usr/bin/python3 (this file's #! line): a
+python3 that comes first on PATH (a virtual environment, conda, pyenv)
+usually lacks it, so name /usr/bin/python3 or run the file itself.
 """
 
 import argparse
@@ -26,7 +29,9 @@ try:
 except (ImportError, ValueError) as missing:
     # 77: "skipped" for the test suite, where this Python may lack PyGObject
     print("this example needs python3-gi and the GStreamer typelibs "
-          "(gir1.2-gstreamer-1.0, gir1.2-gst-plugins-base-1.0): %s" % missing,
+          "(gir1.2-gstreamer-1.0, gir1.2-gst-plugins-base-1.0), which %s "
+          "lacks (%s); Debian installs them for /usr/bin/python3: run "
+          "/usr/bin/python3 %s" % (sys.executable, missing, sys.argv[0]),
           file=sys.stderr)
     sys.exit(77)
 

@@ -20,7 +20,8 @@
 #include "p3dperception.h"
 #include "p3dtest.h"
 
-#define VIEW "range=\"<0,-10,20,10>\" metres-per-pixel=0.1 grid-spacing=0"
+#define VIEW "range=\"<0,-10,20,10>\" metres-per-pixel=0.1 grid-spacing=0 " \
+    "annotations=false"
 #define BLACK P3D_BEV_RGB (0, 0, 0)
 #define MS (GST_MSECOND)
 
@@ -910,7 +911,7 @@ GST_END_TEST;
 GST_START_TEST (test_grid)
 {
   GPtrArray *samples = render_one ("range=\"<0.05,-10.05,20.05,9.95>\" "
-      "metres-per-pixel=0.1 grid-spacing=5", "points_0",
+      "metres-per-pixel=0.1 grid-spacing=5 annotations=false", "points_0",
       gst_caps_from_string ("application/x-point-cloud, format=xyzi"),
       points_buffer (NULL, 0, 4, 0));
   P3dBevColor line, axis;
@@ -1000,6 +1001,184 @@ GST_START_TEST (test_bad_geometry)
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* With no range property the voxels' caps decide what is drawn: a grid of
+ * <-20,-10,20,10> at 0.1 m per pixel is 200 x 400 pixels (x is up), not
+ * the default KITTI area; the range property still wins. */
+GST_START_TEST (test_range_from_caps)
+{
+  static const gdouble range[6] = { -20.0, -10.0, -3.0, 20.0, 10.0, 1.0 };
+  const gchar *properties[2] = { "", "range=\"<0,-10,20,10>\"" };
+  const gint expected[2][2] = { {200, 400}, {200, 200} };
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    P3dVoxelsInfo info;
+    P3dTensorLayout layout;
+    GstBuffer *buffer;
+    GPtrArray *samples;
+    GstVideoInfo vinfo;
+    guint8 *tensors[4];
+
+    p3d_voxels_info_init (&info);
+    fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI, 8, 4,
+            test_voxel_size, range));
+    p3d_voxels_info_get_layout (&info, &layout);
+    buffer = zero_buffer (&layout, tensors);
+    GST_BUFFER_PTS (buffer) = 0;
+    samples = render_one (properties[k], "voxels_0",
+        p3d_voxels_info_to_caps (&info), buffer);
+    fail_unless (gst_video_info_from_caps (&vinfo,
+            gst_sample_get_caps (sample_at (samples, 0))));
+    fail_unless (vinfo.width == expected[k][0]
+        && vinfo.height == expected[k][1], "'%s': %d x %d", properties[k],
+        vinfo.width, vinfo.height);
+    g_ptr_array_unref (samples);
+  }
+}
+
+GST_END_TEST;
+
+#define ANNOTATION P3D_BEV_RGB (230, 230, 230)
+
+/* The longest run of @color in @row, and where it starts. */
+static gint
+longest_run (Frame * frame, gint row, P3dBevColor color, gint * start)
+{
+  gint column, run = 0, best = 0;
+
+  for (column = 0; column < frame->info.width; column++) {
+    run = frame_pixel (frame, column, row) == color ? run + 1 : 0;
+    if (run > best) {
+      best = run;
+      *start = column - run + 1;
+    }
+  }
+  return best;
+}
+
+/* Annotations: a scale bar of 5 m (the longest 1, 2 or 5 x 10^k metres
+ * within a quarter of the 20 m wide view) is 50 pixels at 0.1 m per pixel;
+ * a legend starting with the points' colour map, blue to red; the sensor's
+ * arrow at the image centre for range <10>; none of them with
+ * annotations=false. */
+GST_START_TEST (test_annotations)
+{
+  const gchar *properties[2] = {
+    "range=\"<10>\" metres-per-pixel=0.1 grid-spacing=0",
+    "range=\"<10>\" metres-per-pixel=0.1 grid-spacing=0 annotations=false",
+  };
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    GPtrArray *samples = render_one (properties[k], "points_0",
+        gst_caps_from_string ("application/x-point-cloud, format=xyzi"),
+        points_buffer (NULL, 0, 4, 0));
+    gint row, best = 0, start = 0, legend_row = -1, column;
+    Frame frame;
+
+    frame_map (&frame, sample_at (samples, 0));
+    for (row = frame.info.height - 30; row < frame.info.height; row++) {
+      gint row_start = 0, run = longest_run (&frame, row, ANNOTATION,
+          &row_start);
+
+      /* the bar, not the panel's frame (which is longer) */
+      if (run > best && run < 60) {
+        best = run;
+        start = row_start;
+      }
+    }
+    /* the legend's colour map: the first row holding both ends */
+    for (row = 0; row < 30 && legend_row < 0; row++)
+      for (column = 0; column < 30; column++)
+        if (frame_pixel (&frame, column, row) ==
+            p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.0)
+            && frame_pixel (&frame, column + 47, row) ==
+            p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 1.0)) {
+          legend_row = row;
+          break;
+        }
+    if (k == 0) {
+      fail_unless_equals_int (best, 50);
+      fail_unless (start < 20, "scale bar at column %d", start);
+      fail_unless (legend_row >= 0, "no colour map in the legend");
+      /* the arrow's tip, 8 pixels ahead of the sensor at (100, 100) */
+      assert_pixel (&frame, 100, 92, ANNOTATION);
+    } else {
+      fail_unless_equals_int (frame_count_other (&frame, BLACK), 0);
+    }
+    frame_unmap (&frame);
+    g_ptr_array_unref (samples);
+  }
+}
+
+GST_END_TEST;
+
+/* Two boxes on top of each other (as before NMS): the higher score is
+ * written right of them, the lower one moves to the left instead of
+ * covering it. */
+GST_START_TEST (test_scores_do_not_overlap)
+{
+  const gdouble range[4] = { 0.0, -10.0, 20.0, 10.0 };
+  P3dBox3d boxes[2] = {
+    make_box (10.0f, 0.0f, 4.0f, 2.0f, 0.0f, 0.5f, 1),
+    make_box (10.0f, 0.0f, 4.0f, 2.0f, 0.0f, 0.9f, 0),
+  };
+  P3dBevColor high = p3d_bev_color_for_label (0);
+  P3dBevColor low = p3d_bev_color_for_label (1);
+  guint high_right = 0, low_right = 0, low_left = 0;
+  P3dBevCanvas canvas;
+  P3dBevView view;
+  gint row, column;
+
+  gchar *why = NULL;
+
+  fail_unless (p3d_bev_view_init (&view, range, 0.1, 0, 0, &why), "%s", why);
+  canvas.width = view.width;
+  canvas.height = view.height;
+  canvas.stride = (gsize) view.width * 4;
+  canvas.pixels = g_malloc0 (canvas.stride * canvas.height);
+  p3d_bev_canvas_draw_boxes (&canvas, &view, (const guint8 *) boxes, 2, TRUE);
+  /* the boxes span columns 90 to 110, rows 80 to 120 */
+  for (row = 70; row < 90; row++)
+    for (column = 0; column < canvas.width; column++) {
+      P3dBevColor color = p3d_bev_canvas_get_pixel (&canvas, column, row);
+
+      if (column > 111) {
+        high_right += color == high;
+        low_right += color == low;
+      } else if (column < 89) {
+        low_left += color == low;
+      }
+    }
+  fail_unless (high_right > 0, "the higher score is not right of the boxes");
+  fail_unless_equals_int (low_right, 0);
+  fail_unless (low_left > 0, "the lower score is not left of the boxes");
+  g_free (canvas.pixels);
+}
+
+GST_END_TEST;
+
+/* An array property with the wrong number of values is refused out loud
+ * (a GLib warning, as GObject gives for any invalid value) and keeps its
+ * value. */
+GST_START_TEST (test_array_property_wrong_count)
+{
+  GstElement *render = gst_element_factory_make ("bevrender", NULL);
+  GValue array = G_VALUE_INIT;
+
+  ASSERT_WARNING (gst_util_set_object_arg (G_OBJECT (render),
+          "height-range", "<-1,2,3>"));
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (render), "height-range", &array);
+  fail_unless_equals_int (gst_value_array_get_size (&array), 2);
+  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value
+          (&array, 0)), -3.0);
+  g_value_unset (&array);
+  gst_object_unref (render);
 }
 
 GST_END_TEST;
@@ -1256,6 +1435,10 @@ bevrender_suite (void)
   tcase_add_test (tc, test_geometry);
   tcase_add_test (tc, test_centred_range);
   tcase_add_test (tc, test_bad_geometry);
+  tcase_add_test (tc, test_array_property_wrong_count);
+  tcase_add_test (tc, test_range_from_caps);
+  tcase_add_test (tc, test_annotations);
+  tcase_add_test (tc, test_scores_do_not_overlap);
   tcase_add_test (tc, test_bad_caps);
   tcase_add_test (tc, test_bad_caps_event);
   tcase_add_test (tc, test_bad_buffers);

@@ -717,7 +717,7 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
     gfloat none[8];
 
     ok = p3d_pcd_decode_into (header, data, size, self->info.finfo->name,
-        drop, none, 0, &n_points, &n_dropped, &error);
+        drop, none, 0, &n_points, &n_dropped, NULL, &error);
   } else {
     mem = gst_buffer_peek_memory (buffer, 0);
     if (!gst_memory_map (mem, &map, GST_MAP_WRITE | P3D_MAP_OVERWRITE)) {
@@ -730,7 +730,7 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
     }
     ok = p3d_pcd_decode_into (header, data, size, self->info.finfo->name,
         drop, (gfloat *) map.data, bytes / sizeof (gfloat), &n_points,
-        &n_dropped, &error);
+        &n_dropped, NULL, &error);
     gst_memory_unmap (mem, &map);
   }
   if (!ok) {

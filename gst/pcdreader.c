@@ -177,24 +177,36 @@ p3d_pcd_padding_size (const guint8 * bytes, gsize size)
   return leading_padding (bytes, size);
 }
 
+/* The first line PCL writes in every file. */
+#define PCL_SIGNATURE "# .PCD"
+
 /* What may follow the last file of a stream: padding and comment lines
- * (PCL reads a file that ends with a "# ..." line after its last point). A
- * comment line is also how PCL starts a file, so this holds only at the
- * end of the stream. */
+ * (PCL reads a file that ends with a "# ..." line after its last point).
+ * This holds only at the end of the stream, and PCL's signature line (or
+ * an unfinished line that may become one) is the start of a file cut
+ * short, not a comment. */
 static gboolean
 is_trailer (const guint8 * bytes, gsize size)
 {
   gsize i = 0;
 
   while (i < size) {
+    const guint8 *newline;
+    gsize end, len;
+
     while (i < size && is_padding (bytes[i]))
       i++;
     if (i == size)
       break;
     if (bytes[i] != '#')
       return FALSE;
-    while (i < size && bytes[i] != '\n')
-      i++;
+    newline = memchr (bytes + i, '\n', size - i);
+    end = newline ? (gsize) (newline - bytes) : size;
+    len = MIN (end - i, strlen (PCL_SIGNATURE));
+    if (memcmp (bytes + i, PCL_SIGNATURE, len) == 0
+        && (len == strlen (PCL_SIGNATURE) || newline == NULL))
+      return FALSE;
+    i = end;
   }
   return TRUE;
 }

@@ -95,8 +95,7 @@ round_trip (const P3dBoxLine * line, gchar ** labels)
     p3d_box_text_append_kitti_box3d (text, &line->box3d, labels);
   else
     p3d_box_text_append_kitti_box2d (text, &line->box2d, labels);
-  type = p3d_box_text_parse_kitti (text->str, line->kind, labels, &back,
-      &why);
+  type = p3d_box_text_parse_kitti (text->str, line->kind, labels, &back, &why);
   if (type != P3D_BOX_LINE_BOX)
     fprintf (stderr, "wrote '%s', read back: %s\n", text->str, why);
   CHECK (type == P3D_BOX_LINE_BOX);

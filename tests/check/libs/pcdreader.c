@@ -1875,6 +1875,16 @@ GST_START_TEST (test_issue11_messages)
   fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# a\nVERSION", 11,
           TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
   g_clear_error (&error);
+  /* PCL's first line, or a start of it, begins a file cut short */
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# .PCD v0.7\n", 12,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  check_error (error, P3D_PCD_ERROR_TRUNCATED, "without a DATA line", "sig");
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "\n# .P", 5,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# .P\n#\n", 7,
+          TRUE, NULL, &file_size, &error), P3D_PCD_NEED_MORE);
   g_string_free (text, TRUE);
 
   /* more padding than a file may have is refused at the end of the stream

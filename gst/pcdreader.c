@@ -169,14 +169,6 @@ leading_padding (const guint8 * bytes, gsize size)
   return i;
 }
 
-gsize
-p3d_pcd_padding_size (const guint8 * bytes, gsize size)
-{
-  g_return_val_if_fail (bytes != NULL || size == 0, 0);
-
-  return leading_padding (bytes, size);
-}
-
 /* The first line PCL writes in every file. */
 #define PCL_SIGNATURE "# .PCD"
 
@@ -188,8 +180,12 @@ p3d_pcd_padding_size (const guint8 * bytes, gsize size)
 static gboolean
 is_trailer (const guint8 * bytes, gsize size)
 {
-  gsize i = 0;
+  gsize i = leading_padding (bytes, size);
 
+  /* what a header could not hold (a NUL byte, more than its size) is no
+   * trailer either: the same bytes are refused before the end */
+  if (size - i > P3D_PCD_MAX_HEADER_SIZE || memchr (bytes + i, '\0', size - i))
+    return FALSE;
   while (i < size) {
     const guint8 *newline;
     gsize end, len;
@@ -209,6 +205,14 @@ is_trailer (const guint8 * bytes, gsize size)
     i = end;
   }
   return TRUE;
+}
+
+gsize
+p3d_pcd_padding_size (const guint8 * bytes, gsize size)
+{
+  g_return_val_if_fail (bytes != NULL || size == 0, 0);
+
+  return leading_padding (bytes, size);
 }
 
 /* A value from the file made printable for a message: cut, with control and

@@ -1885,6 +1885,16 @@ GST_START_TEST (test_issue11_messages)
   g_clear_error (&error);
   fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# .P\n#\n", 7,
           TRUE, NULL, &file_size, &error), P3D_PCD_NEED_MORE);
+  /* what the header parser refuses before the end is no trailer at the
+   * end either (a fuzzer finding: a comment line holding a NUL byte was
+   * INVALID as the stream went on and nothing at its end) */
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# a\0b\n", 6,
+          FALSE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# a\0b\n", 6,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  check_error (error, P3D_PCD_ERROR_HEADER, "NUL byte in the header", "NUL");
+  g_clear_error (&error);
   g_string_free (text, TRUE);
 
   /* more padding than a file may have is refused at the end of the stream

@@ -184,7 +184,8 @@ is_trailer (const guint8 * bytes, gsize size)
 
   /* what a header could not hold (a NUL byte, more than its size) is no
    * trailer either: the same bytes are refused before the end */
-  if (size - i > P3D_PCD_MAX_HEADER_SIZE || memchr (bytes + i, '\0', size - i))
+  if (size - i > P3D_PCD_MAX_HEADER_SIZE
+      || (i < size && memchr (bytes + i, '\0', size - i)))
     return FALSE;
   while (i < size) {
     const guint8 *newline;

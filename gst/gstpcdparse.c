@@ -7,7 +7,9 @@
  * type) and outputs one application/x-point-cloud buffer per file, in
  * system memory or in CUDA memory as negotiated. Several files may follow
  * each other in one stream (a concatenation through filesrc, a sequence
- * through multifilesrc), split anywhere between input buffers.
+ * through multifilesrc), split anywhere between input buffers. It is a
+ * GstBaseParse: draining at EOS, a new segment or a discontinuity, and the
+ * timestamps, are GStreamer's.
  *
  * The point format is the format property, or with auto what downstream
  * asks for (xyzi when it takes any). Each channel takes its field by name
@@ -15,18 +17,24 @@
  * r: ring, r); a missing intensity, time or ring is 0, a missing x, y or z
  * is an error. With drop-nonfinite (the default), points whose x, y or z
  * is NaN or infinite are left out, as organized clouds hold many; the
- * stats property counts them.
+ * stats property counts them. A finite value that no float32 holds (1e39)
+ * becomes infinite: such points are counted apart and a warning says so.
  *
- * A file takes the timestamp of the input buffer that starts with it; when
- * there is none (filesrc, multifilesrc), a framerate gives file n the time
- * n / framerate, otherwise buffers carry no timestamp.
+ * Timestamps: a file takes its input buffer's when upstream gives them in
+ * a time segment (a file that starts inside a buffer after another file
+ * gets the previous file's end when the framerate gives a duration, else
+ * none); otherwise a framerate gives file n the time n / framerate, and
+ * without a framerate buffers carry no timestamp.
  *
  * Bad input (a malformed header, counts that disagree, data that does not
  * decode, a truncated last file, garbage) is an error whose message names
  * the file's byte offset in the stream and what is wrong, as in
- * "byte 40960 (file 3, line 4): TYPE has 3 entries but FIELDS has 4".
- * An empty stream gives EOS and nothing else. docs/elements/pcdparse.md
- * has the details and the accepted dialect.
+ * "byte 40960 (file 3, line 4): TYPE has 3 entries but FIELDS has 4". A
+ * file that announces more bytes than max-file-size, or more points than a
+ * buffer holds, is refused as soon as its header is in, and an ASCII file
+ * is never held beyond max-file-size. An empty stream gives EOS and
+ * nothing else. docs/elements/pcdparse.md has the details and the accepted
+ * dialect.
  *
  * ## Example launch lines
  * |[
@@ -55,6 +63,7 @@ enum
   PROP_DROP_NONFINITE,
   PROP_BUFFER_IS_FILE,
   PROP_FRAMERATE,
+  PROP_MAX_FILE_SIZE,
   PROP_CUDA_DEVICE_ID,
   PROP_STATS,
 };
@@ -64,6 +73,10 @@ enum
 #define DEFAULT_BUFFER_IS_FILE FALSE
 #define DEFAULT_FPS_N 0
 #define DEFAULT_FPS_D 1
+/* 1 GiB: four times an organized 2048 x 2048 cloud of 64-byte points. */
+#define DEFAULT_MAX_FILE_SIZE (G_GUINT64_CONSTANT (1) << 30)
+/* GstBaseParse counts frame sizes in guint. */
+#define MAX_MAX_FILE_SIZE ((guint64) G_MAXUINT - 1)
 #define DEFAULT_CUDA_DEVICE_ID -1
 /* The point format auto settles on when downstream accepts any: KITTI's. */
 #define PREFERRED_FORMAT "xyzi"
@@ -108,21 +121,25 @@ p3d_pcd_parse_format_get_type (void)
 }
 
 #define p3d_pcd_parse_parent_class parent_class
-G_DEFINE_TYPE (P3dPcdParse, p3d_pcd_parse, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (P3dPcdParse, p3d_pcd_parse, GST_TYPE_BASE_PARSE);
 
 static void p3d_pcd_parse_finalize (GObject * object);
 static void p3d_pcd_parse_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void p3d_pcd_parse_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstStateChangeReturn p3d_pcd_parse_change_state (GstElement * element,
-    GstStateChange transition);
+static gboolean p3d_pcd_parse_start (GstBaseParse * parse);
+static gboolean p3d_pcd_parse_stop (GstBaseParse * parse);
+static GstFlowReturn p3d_pcd_parse_handle_frame (GstBaseParse * parse,
+    GstBaseParseFrame * frame, gint * skipsize);
+static GstFlowReturn p3d_pcd_parse_pre_push_frame (GstBaseParse * parse,
+    GstBaseParseFrame * frame);
+static gboolean p3d_pcd_parse_sink_event (GstBaseParse * parse,
+    GstEvent * event);
+static gboolean p3d_pcd_parse_src_query (GstBaseParse * parse,
+    GstQuery * query);
 static GstFlowReturn p3d_pcd_parse_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
-static gboolean p3d_pcd_parse_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event);
-static gboolean p3d_pcd_parse_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -132,6 +149,7 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseParseClass *parse_class = GST_BASE_PARSE_CLASS (klass);
 
   gobject_class->finalize = p3d_pcd_parse_finalize;
   gobject_class->set_property = p3d_pcd_parse_set_property;
@@ -157,10 +175,16 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
           DEFAULT_BUFFER_IS_FILE, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FRAMERATE,
       gst_param_spec_fraction ("framerate", "Frame rate",
-          "Files per second: the caps' framerate, and file n's timestamp "
-          "n / framerate when its input buffer has none; 0/1: no framerate, "
-          "such buffers carry no timestamp", 0, 1, G_MAXINT, 1,
+          "Files per second: the caps' framerate, each file's duration, and "
+          "file n's timestamp n / framerate when upstream gives none; 0/1: "
+          "no framerate, such buffers carry no timestamp", 0, 1, G_MAXINT, 1,
           DEFAULT_FPS_N, DEFAULT_FPS_D, READY_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_MAX_FILE_SIZE,
+      g_param_spec_uint64 ("max-file-size", "Max file size",
+          "Largest PCD file in bytes: a header announcing more (points x "
+          "point size, or the compressed size) is refused at once, and no "
+          "more than this is held while waiting for the end of a file",
+          1, MAX_MAX_FILE_SIZE, DEFAULT_MAX_FILE_SIZE, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "CUDA device",
           "The device holding the buffers when memory:CUDAMemory is "
@@ -168,9 +192,11 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
           READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
-          "files (output since the start), and of the last file: points "
-          "(output), dropped-points (non-finite, left out) and offset (its "
-          "first byte in the stream)", GST_TYPE_STRUCTURE,
+          "files (output since the start), scanned-bytes (bytes read while "
+          "looking for the ends of files, since the start), and of the last "
+          "file: points (output), dropped-points (non-finite, left out), "
+          "overflow-points (a finite value beyond float32 made infinite) "
+          "and offset (its first byte in the stream)", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_set_static_metadata (element_class, "PCD parser",
@@ -180,7 +206,13 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
-  element_class->change_state = GST_DEBUG_FUNCPTR (p3d_pcd_parse_change_state);
+  parse_class->start = GST_DEBUG_FUNCPTR (p3d_pcd_parse_start);
+  parse_class->stop = GST_DEBUG_FUNCPTR (p3d_pcd_parse_stop);
+  parse_class->handle_frame = GST_DEBUG_FUNCPTR (p3d_pcd_parse_handle_frame);
+  parse_class->pre_push_frame =
+      GST_DEBUG_FUNCPTR (p3d_pcd_parse_pre_push_frame);
+  parse_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_event);
+  parse_class->src_query = GST_DEBUG_FUNCPTR (p3d_pcd_parse_src_query);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_PCD_PARSE_FORMAT, 0);
   GST_DEBUG_CATEGORY_INIT (p3d_pcd_parse_debug, "pcdparse", 0,
@@ -190,26 +222,23 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
 static void
 p3d_pcd_parse_init (P3dPcdParse * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_pcd_parse_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_event));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+  GstPad *sinkpad = GST_BASE_PARSE_SINK_PAD (self);
 
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_pad_set_query_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (p3d_pcd_parse_src_query));
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  /* GstBaseParse does not tell a subclass where its input buffers end, and
+   * pcdparse needs that twice: buffer-is-file reads each buffer to its end
+   * (a drain after it), and while a file waits for its last line, each new
+   * buffer is looked at once for the lines it ends, so that the frame is
+   * not handed over and scanned again on every buffer. */
+  self->base_chain = GST_PAD_CHAINFUNC (sinkpad);
+  gst_pad_set_chain_function (sinkpad, GST_DEBUG_FUNCPTR (p3d_pcd_parse_chain));
 
   self->format = DEFAULT_FORMAT;
   self->drop_nonfinite = DEFAULT_DROP_NONFINITE;
   self->buffer_is_file = DEFAULT_BUFFER_IS_FILE;
   self->fps_n = DEFAULT_FPS_N;
   self->fps_d = DEFAULT_FPS_D;
+  self->max_file_size = DEFAULT_MAX_FILE_SIZE;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
-  self->adapter = gst_adapter_new ();
-  gst_segment_init (&self->in_segment, GST_FORMAT_UNDEFINED);
 }
 
 static void
@@ -217,7 +246,6 @@ p3d_pcd_parse_finalize (GObject * object)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (object);
 
-  g_object_unref (self->adapter);
   gst_clear_caps (&self->caps);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -242,6 +270,9 @@ p3d_pcd_parse_set_property (GObject * object, guint prop_id,
     case PROP_FRAMERATE:
       self->fps_n = gst_value_get_fraction_numerator (value);
       self->fps_d = gst_value_get_fraction_denominator (value);
+      break;
+    case PROP_MAX_FILE_SIZE:
+      self->max_file_size = g_value_get_uint64 (value);
       break;
     case PROP_CUDA_DEVICE_ID:
       self->cuda_device_id = g_value_get_int (value);
@@ -273,14 +304,19 @@ p3d_pcd_parse_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_FRAMERATE:
       gst_value_set_fraction (value, self->fps_n, self->fps_d);
       break;
+    case PROP_MAX_FILE_SIZE:
+      g_value_set_uint64 (value, self->max_file_size);
+      break;
     case PROP_CUDA_DEVICE_ID:
       g_value_set_int (value, self->cuda_device_id);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, gst_structure_new ("pcdparse-stats",
               "files", G_TYPE_UINT64, self->stats_files,
+              "scanned-bytes", G_TYPE_UINT64, self->stats_scanned,
               "points", G_TYPE_UINT64, self->stats_points,
               "dropped-points", G_TYPE_UINT64, self->stats_dropped,
+              "overflow-points", G_TYPE_UINT64, self->stats_overflow,
               "offset", G_TYPE_UINT64, self->stats_offset, NULL));
       break;
     default:
@@ -300,62 +336,69 @@ clear_pool (P3dPcdParse * self)
   self->pool_points = 0;
 }
 
-/* Forgets the bytes read so far, at the start and after a flush. */
+/* Stops waiting: the next bytes go to handle_frame as they come. */
+static void
+wait_for_nothing (P3dPcdParse * self)
+{
+  self->wait = WAIT_NONE;
+  gst_base_parse_set_min_frame_size (GST_BASE_PARSE (self), 1);
+}
+
+/* Forgets where the stream was, at the start and after a flush. */
 static void
 stream_reset (P3dPcdParse * self)
 {
-  gst_adapter_clear (self->adapter);
   self->offset = 0;
-  self->wait_for = 0;
-  self->newlines_needed = 0;
-  self->newlines = 0;
+  self->padding = 0;
+  self->padding_lines = 0;
   self->frame = 0;
   self->failed = FALSE;
+  self->failed_flow = GST_FLOW_ERROR;
   self->discont = TRUE;
-  self->need_segment = TRUE;
+  wait_for_nothing (self);
 }
 
-static void
-stream_start (P3dPcdParse * self)
+static gboolean
+p3d_pcd_parse_start (GstBaseParse * parse)
 {
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
+
   GST_OBJECT_LOCK (self);
   self->active_format = self->format;
   self->active_buffer_is_file = self->buffer_is_file;
   self->active_fps_n = self->fps_n;
   self->active_fps_d = self->fps_d;
+  self->active_max_file_size = self->max_file_size;
   self->active_device_id = MAX (self->cuda_device_id, 0);
   self->stats_files = 0;
+  self->stats_scanned = 0;
   self->stats_points = 0;
   self->stats_dropped = 0;
+  self->stats_overflow = 0;
   self->stats_offset = 0;
   GST_OBJECT_UNLOCK (self);
 
   self->files = 0;
-  gst_segment_init (&self->in_segment, GST_FORMAT_UNDEFINED);
-  self->segment_seqnum = GST_SEQNUM_INVALID;
+  self->upstream_time = FALSE;
+  self->warned_overflow = FALSE;
   stream_reset (self);
+  /* a byte offset says nothing of where a file starts: no seeking by
+   * bitrate into the middle of one */
+  gst_base_parse_set_syncable (parse, FALSE);
+  if (self->active_fps_n > 0)
+    gst_base_parse_set_frame_rate (parse, self->active_fps_n,
+        self->active_fps_d, 0, 0);
+  return TRUE;
 }
 
-static void
-stream_stop (P3dPcdParse * self)
+static gboolean
+p3d_pcd_parse_stop (GstBaseParse * parse)
 {
-  gst_adapter_clear (self->adapter);
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
+
   clear_pool (self);
   gst_clear_caps (&self->caps);
-}
-
-static GstStateChangeReturn
-p3d_pcd_parse_change_state (GstElement * element, GstStateChange transition)
-{
-  P3dPcdParse *self = P3D_PCD_PARSE (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    stream_start (self);
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    stream_stop (self);
-  return ret;
+  return TRUE;
 }
 
 /* What the element can output: the format property's format, or every
@@ -399,9 +442,9 @@ possible_caps (P3dPcdParse * self)
 }
 
 static gboolean
-p3d_pcd_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+p3d_pcd_parse_src_query (GstBaseParse * parse, GstQuery * query)
 {
-  P3dPcdParse *self = P3D_PCD_PARSE (parent);
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     GstCaps *filter, *caps = possible_caps (self);
@@ -418,7 +461,7 @@ p3d_pcd_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
     gst_caps_unref (caps);
     return TRUE;
   }
-  return gst_pad_query_default (pad, parent, query);
+  return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
 }
 
 /* Chooses the caps with downstream (our order of preference unless
@@ -428,7 +471,7 @@ static gboolean
 negotiate (P3dPcdParse * self)
 {
   GstCaps *ours = possible_caps (self);
-  GstCaps *caps = gst_pad_peer_query_caps (self->srcpad, ours);
+  GstCaps *caps = gst_pad_peer_query_caps (GST_BASE_PARSE_SRC_PAD (self), ours);
   P3dPointCloudInfo info;
   guint i;
 
@@ -460,7 +503,8 @@ negotiate (P3dPcdParse * self)
   }
   if (self->caps == NULL || !gst_caps_is_equal (caps, self->caps)) {
     GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
-    if (!gst_pad_push_event (self->srcpad, gst_event_new_caps (caps))) {
+    if (!gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (self),
+            gst_event_new_caps (caps))) {
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
           ("Downstream refused %" GST_PTR_FORMAT, caps), (NULL));
       gst_caps_unref (caps);
@@ -478,28 +522,12 @@ negotiate (P3dPcdParse * self)
 }
 
 static gboolean
-ensure_caps_and_segment (P3dPcdParse * self)
+ensure_caps (P3dPcdParse * self)
 {
-  if ((self->caps == NULL || gst_pad_check_reconfigure (self->srcpad))
-      && !negotiate (self))
-    return FALSE;
-  if (self->need_segment) {
-    GstSegment segment;
-    GstEvent *event;
+  GstPad *srcpad = GST_BASE_PARSE_SRC_PAD (self);
 
-    /* Upstream's time segment goes with upstream's timestamps; bytes do
-     * not map to time, so other segments are replaced by ours from 0. */
-    if (self->in_segment.format == GST_FORMAT_TIME)
-      segment = self->in_segment;
-    else
-      gst_segment_init (&segment, GST_FORMAT_TIME);
-    event = gst_event_new_segment (&segment);
-    if (self->segment_seqnum != GST_SEQNUM_INVALID)
-      gst_event_set_seqnum (event, self->segment_seqnum);
-    gst_pad_push_event (self->srcpad, event);
-    self->need_segment = FALSE;
-  }
-  return TRUE;
+  return (self->caps != NULL && !gst_pad_check_reconfigure (srcpad))
+      || negotiate (self);
 }
 
 /* A pool whose tensors hold @points points. It is replaced when a file is
@@ -552,59 +580,6 @@ ensure_pool (P3dPcdParse * self, gsize points)
   return TRUE;
 }
 
-/* Parses a decimal number at *@text, moving past it. */
-static gboolean
-read_number (const gchar ** text, guint64 * value)
-{
-  const gchar *p = *text;
-  gchar *end = NULL;
-
-  if (!g_ascii_isdigit (*p))
-    return FALSE;
-  *value = g_ascii_strtoull (p, &end, 10);
-  *text = end;
-  return TRUE;
-}
-
-/* The reader's message, placed in the stream: "byte B (file N, line L):
- * rest" from "line L: rest", and so on for the reader's other positions
- * ("point P (line L): ", "byte O: "); B is where the file starts. */
-static gchar *
-place_message (guint64 file_offset, guint64 file_number, const gchar * message)
-{
-  const gchar *p = message;
-  gchar *where = NULL, *text;
-  guint64 first, line;
-
-  if (g_str_has_prefix (p, "line ")) {
-    p += 5;
-    if (read_number (&p, &first) && g_str_has_prefix (p, ": "))
-      where = g_strdup_printf (", line %" G_GUINT64_FORMAT, first);
-  } else if (g_str_has_prefix (p, "point ")) {
-    p += 6;
-    if (read_number (&p, &first) && g_str_has_prefix (p, " (line ")) {
-      p += 7;
-      if (read_number (&p, &line) && g_str_has_prefix (p, "): ")) {
-        p += 1;
-        where = g_strdup_printf (", point %" G_GUINT64_FORMAT ", line %"
-            G_GUINT64_FORMAT, first, line);
-      }
-    }
-  } else if (g_str_has_prefix (p, "byte ")) {
-    p += 5;
-    if (read_number (&p, &first) && g_str_has_prefix (p, ": "))
-      where = g_strdup_printf (", byte %" G_GUINT64_FORMAT " in the file",
-          first);
-  }
-  if (where == NULL)
-    return g_strdup_printf ("byte %" G_GUINT64_FORMAT " (file %"
-        G_GUINT64_FORMAT "): %s", file_offset, file_number, message);
-  text = g_strdup_printf ("byte %" G_GUINT64_FORMAT " (file %"
-      G_GUINT64_FORMAT "%s): %s", file_offset, file_number, where, p + 2);
-  g_free (where);
-  return text;
-}
-
 static const gchar *
 data_name (P3dPcdData data)
 {
@@ -643,44 +618,93 @@ error_name (gint code)
   }
 }
 
-/* Posts the reader's @error about the file that starts the adapter, and
- * stops reading. */
-static GstFlowReturn
-post_file_error (P3dPcdParse * self, const GError * error)
+/* The reader's @error about the file that starts at self->offset, placed
+ * in the stream: "byte B (file N, line L): reason", B where the file (its
+ * padding included) starts, the line counting that padding's lines. */
+static gchar *
+place_message (P3dPcdParse * self, const GError * error)
 {
-  gchar *text = place_message (self->offset, self->files + 1,
-      error->message);
+  guint64 file_offset = self->offset - self->padding;
+  guint64 file_number = self->files + 1;
+  P3dPcdPosition at;
+  gchar *where;
+  gchar *text;
+
+  if (!p3d_pcd_error_get_position (error, &at))
+    return g_strdup_printf ("byte %" G_GUINT64_FORMAT " (file %"
+        G_GUINT64_FORMAT "): %s", file_offset, file_number, error->message);
+  if (at.point != P3D_PCD_NO_POSITION)
+    where = g_strdup_printf (", point %" G_GUINT64_FORMAT ", line %"
+        G_GUINT64_FORMAT, at.point, at.line + self->padding_lines);
+  else if (at.line != P3D_PCD_NO_POSITION)
+    where = g_strdup_printf (", line %" G_GUINT64_FORMAT,
+        at.line + self->padding_lines);
+  else if (at.byte != P3D_PCD_NO_POSITION)
+    where = g_strdup_printf (", byte %" G_GUINT64_FORMAT " in the file",
+        at.byte + self->padding);
+  else
+    where = g_strdup ("");
+  text = g_strdup_printf ("byte %" G_GUINT64_FORMAT " (file %"
+      G_GUINT64_FORMAT "%s): %s", file_offset, file_number, where, at.reason);
+  g_free (where);
+  return text;
+}
+
+/* Posts the reader's @error about the file at self->offset, and stops
+ * reading. */
+static GstFlowReturn
+post_file_error (P3dPcdParse * self, const GError * error, gsize held)
+{
+  gchar *text = place_message (self, error);
 
   GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", text),
       ("not a valid PCD file (%s error); %" G_GSIZE_FORMAT " bytes held "
           "from byte %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " files "
-          "read before", error_name (error->code),
-          gst_adapter_available (self->adapter), self->offset, self->files));
+          "read before", error_name (error->code), held, self->offset,
+          self->files));
   g_free (text);
   self->failed = TRUE;
   return GST_FLOW_ERROR;
 }
 
-/* Refuses a file whose points, in the negotiated format, would not fit in
- * a buffer; the error names the file as the reader's errors do. */
 static GstFlowReturn
-check_output_size (P3dPcdParse * self, const P3dPcdHeader * header,
+post_too_large (P3dPcdParse * self, gsize held, const gchar * format, ...)
+G_GNUC_PRINTF (3, 4);
+
+/* Posts a P3D_PCD_ERROR_TOO_LARGE error of the element's own. */
+     static GstFlowReturn
+         post_too_large (P3dPcdParse * self, gsize held, const gchar * format,
+    ...)
+{
+  GError *error;
+  gchar *message;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  error = g_error_new_literal (P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE, message);
+  g_free (message);
+  post_file_error (self, error, held);
+  g_error_free (error);
+  return GST_FLOW_ERROR;
+}
+
+/* Refuses a file whose @points, in the negotiated format, would not fit in
+ * a buffer. */
+static GstFlowReturn
+check_output_size (P3dPcdParse * self, guint64 points, gsize held,
     gsize * bytes)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
-  GError *error;
 
-  if (header->points <= MAX_TENSOR_BYTES / stride) {
-    *bytes = (gsize) header->points * stride;
+  if (points <= MAX_TENSOR_BYTES / stride) {
+    *bytes = (gsize) points *stride;
     return GST_FLOW_OK;
   }
-  error = g_error_new (P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
-      "%" G_GUINT64_FORMAT " points of format %s take more than the %"
-      G_GSIZE_FORMAT " bytes a buffer can hold", header->points,
-      self->info.finfo->name, MAX_TENSOR_BYTES);
-  post_file_error (self, error);
-  g_error_free (error);
-  return GST_FLOW_ERROR;
+  return post_too_large (self, held, "%" G_GUINT64_FORMAT " points of format "
+      "%s take more than the %" G_GSIZE_FORMAT " bytes a buffer can hold",
+      points, self->info.finfo->name, MAX_TENSOR_BYTES);
 }
 
 /* Decodes the file of @size bytes at @data, parsed into @header, into a
@@ -691,7 +715,7 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
     const guint8 * data, gsize size, GstBuffer ** out)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
-  gsize bytes = 0, n_points = 0, n_dropped = 0;
+  gsize bytes = 0, n_points = 0, n_dropped = 0, n_overflow = 0;
   GstBuffer *buffer = NULL;
   GstMemory *mem;
   GstMapInfo map;
@@ -699,11 +723,13 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
   gboolean drop, ok;
   GstFlowReturn flow;
 
-  flow = check_output_size (self, header, &bytes);
+  flow = check_output_size (self, header->points, size, &bytes);
   if (flow != GST_FLOW_OK)
     return flow;
-  if (!ensure_pool (self, (gsize) header->points))
+  if (!ensure_pool (self, (gsize) header->points)) {
+    self->failed = TRUE;
     return GST_FLOW_ERROR;
+  }
   flow = gst_buffer_pool_acquire_buffer (self->pool, &buffer, NULL);
   if (flow != GST_FLOW_OK)
     return flow;
@@ -717,7 +743,7 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
     gfloat none[8];
 
     ok = p3d_pcd_decode_into (header, data, size, self->info.finfo->name,
-        drop, none, 0, &n_points, &n_dropped, &error);
+        drop, none, 0, &n_points, &n_dropped, &n_overflow, &error);
   } else {
     mem = gst_buffer_peek_memory (buffer, 0);
     if (!gst_memory_map (mem, &map, GST_MAP_WRITE | P3D_MAP_OVERWRITE)) {
@@ -730,12 +756,12 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
     }
     ok = p3d_pcd_decode_into (header, data, size, self->info.finfo->name,
         drop, (gfloat *) map.data, bytes / sizeof (gfloat), &n_points,
-        &n_dropped, &error);
+        &n_dropped, &n_overflow, &error);
     gst_memory_unmap (mem, &map);
   }
   if (!ok) {
     gst_buffer_unref (buffer);
-    flow = post_file_error (self, error);
+    flow = post_file_error (self, error, size);
     g_error_free (error);
     return flow;
   }
@@ -745,8 +771,20 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
   self->stats_files = self->files + 1;
   self->stats_points = n_points;
   self->stats_dropped = n_dropped;
-  self->stats_offset = self->offset;
+  self->stats_overflow = n_overflow;
+  self->stats_offset = self->offset - self->padding;
   GST_OBJECT_UNLOCK (self);
+  if (n_overflow > 0 && !self->warned_overflow) {
+    /* a silent drop would read as a sparse cloud: say it once a stream */
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("byte %" G_GUINT64_FORMAT " (file %" G_GUINT64_FORMAT "): %"
+            G_GSIZE_FORMAT " points hold a finite value beyond the float32 "
+            "range, which became infinite (%s)", self->offset - self->padding,
+            self->files + 1, n_overflow, drop ? "they were dropped as "
+            "non-finite points" : "they were kept: drop-nonfinite=false"),
+        ("stats overflow-points counts them per file; said once a stream"));
+    self->warned_overflow = TRUE;
+  }
   GST_LOG_OBJECT (self, "file %" G_GUINT64_FORMAT " at byte %" G_GUINT64_FORMAT
       ": %s, %" G_GSIZE_FORMAT " bytes, %" G_GUINT64_FORMAT " points, %"
       G_GSIZE_FORMAT " output, %" G_GSIZE_FORMAT " non-finite dropped",
@@ -756,22 +794,188 @@ decode_file (P3dPcdParse * self, const P3dPcdHeader * header,
   return GST_FLOW_OK;
 }
 
-/* The input buffer's timestamps go to the file that starts at its first
- * byte; otherwise the framerate's, or none. */
-static void
-set_timestamps (P3dPcdParse * self, GstBuffer * buffer)
+/* On NEED_MORE without EOS: refuses now a file that can never be output or
+ * is larger than max-file-size, and otherwise says what must arrive before
+ * the frame is worth scanning again, so that every byte is scanned a
+ * bounded number of times whatever the size of the input buffers:
+ * - header incomplete: the next newline (a header line ends), or twice the
+ *   bytes (padding-free headers are at most P3D_PCD_MAX_HEADER_SIZE);
+ * - binary or binary_compressed: exactly the announced size;
+ * - ASCII: the point lines still missing, counted on each new buffer once
+ *   (p3d_pcd_line_counter_feed() in the chain function), or more bytes
+ *   than max-file-size, to refuse the file. */
+static GstFlowReturn
+wait_for_more (P3dPcdParse * self, const guint8 * data, gsize size,
+    const P3dPcdProgress * progress, gsize file_size)
 {
-  guint64 pts_distance = 0, dts_distance = 0;
-  GstClockTime pts = gst_adapter_prev_pts (self->adapter, &pts_distance);
-  GstClockTime dts = gst_adapter_prev_dts (self->adapter, &dts_distance);
+  GstBaseParse *parse = GST_BASE_PARSE (self);
+  guint64 limit = self->active_max_file_size;
+  GstFlowReturn flow;
+  gsize bytes;
 
-  if (pts_distance == 0 && GST_CLOCK_TIME_IS_VALID (pts)) {
-    GST_BUFFER_PTS (buffer) = pts;
-    GST_BUFFER_DTS (buffer) = dts_distance == 0 ? dts : GST_CLOCK_TIME_NONE;
-  } else if (self->active_fps_n > 0) {
+  if (size >= limit)
+    return post_too_large (self, size, "no complete file in %" G_GSIZE_FORMAT
+        " bytes, max-file-size is %" G_GUINT64_FORMAT, size, limit);
+  if (!progress->have_header) {
+    self->wait = WAIT_NEWLINE;
+    gst_base_parse_set_min_frame_size (parse,
+        (guint) MIN (MAX (2 * (guint64) size, file_size), limit));
+    return GST_FLOW_OK;
+  }
+  if (!ensure_caps (self)) {
+    self->failed = TRUE;
+    self->failed_flow = GST_FLOW_NOT_NEGOTIATED;
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  flow = check_output_size (self, progress->points, size, &bytes);
+  if (flow != GST_FLOW_OK)
+    return flow;
+  if (file_size > limit)
+    return post_too_large (self, size, "the header announces a file of %s%"
+        G_GSIZE_FORMAT " bytes, more than max-file-size (%" G_GUINT64_FORMAT
+        ")", progress->data == P3D_PCD_DATA_ASCII ? "at least " : "",
+        file_size, limit);
+  if (progress->data != P3D_PCD_DATA_ASCII) {
+    self->wait = WAIT_NONE;
+    gst_base_parse_set_min_frame_size (parse, (guint) file_size);
+    return GST_FLOW_OK;
+  }
+  p3d_pcd_line_counter_init (&self->counter);
+  p3d_pcd_line_counter_feed (&self->counter, data + progress->lines_end,
+      size - progress->lines_end);
+  self->lines_needed = progress->lines_missing;
+  self->wait = WAIT_POINT_LINES;
+  gst_base_parse_set_min_frame_size (parse, (guint) (limit + 1));
+  return GST_FLOW_OK;
+}
+
+/* Padding before a file is skipped as it comes (and counted, to place
+ * messages and offsets as if it were part of the file), so that it is
+ * looked at once however it arrives. */
+static GstFlowReturn
+skip_padding (P3dPcdParse * self, const guint8 * data, gsize size,
+    gsize padding, gint * skipsize)
+{
+  const guint8 *p, *end = data + padding;
+
+  for (p = data; (p = memchr (p, '\n', end - p)) != NULL; p++)
+    self->padding_lines++;
+  self->padding += padding;
+  self->offset += padding;
+  *skipsize = (gint) padding;
+  if (self->padding > P3D_PCD_MAX_PADDING) {
+    GError *error = g_error_new (P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
+        "%" G_GSIZE_FORMAT " NUL or blank bytes and no header: this is not "
+        "a PCD file", self->padding);
+
+    /* the message places it at the start of the padding */
+    post_file_error (self, error, size);
+    g_error_free (error);
+    *skipsize = 0;
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+p3d_pcd_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
+    gint * skipsize)
+{
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
+  gboolean at_eos = GST_BASE_PARSE_DRAINING (parse);
+  P3dPcdProgress progress;
+  P3dPcdHeader header;
+  GstBuffer *out = NULL;
+  GError *error = NULL;
+  gsize file_size = 0, padding;
+  GstFlowReturn flow;
+  GstMapInfo map;
+  P3dPcdScan scan;
+
+  if (self->failed)
+    return self->failed_flow;
+  /* GstBaseParse marks the first frame it hands over after a
+   * discontinuity, which may be one that is not a whole file yet */
+  if (GST_BUFFER_FLAG_IS_SET (frame->buffer, GST_BUFFER_FLAG_DISCONT))
+    self->discont = TRUE;
+  if (!gst_buffer_map (frame->buffer, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, ("Cannot read the input"),
+        ("mapping %" G_GSIZE_FORMAT " bytes failed",
+            gst_buffer_get_size (frame->buffer)));
+    self->failed = TRUE;
+    return GST_FLOW_ERROR;
+  }
+  wait_for_nothing (self);
+
+  padding = p3d_pcd_padding_size (map.data, map.size);
+  if (padding > 0) {
+    flow = skip_padding (self, map.data, map.size, padding, skipsize);
+    gst_buffer_unmap (frame->buffer, &map);
+    return flow;
+  }
+
+  GST_OBJECT_LOCK (self);
+  self->stats_scanned += map.size;
+  GST_OBJECT_UNLOCK (self);
+  scan = p3d_pcd_scan_progress (map.data, map.size, at_eos, &header,
+      &file_size, &progress, &error);
+  if (scan == P3D_PCD_INVALID) {
+    flow = post_file_error (self, error, map.size);
+    g_error_free (error);
+  } else if (scan == P3D_PCD_NEED_MORE && at_eos) {
+    /* comment lines after the last file: nothing */
+    GST_DEBUG_OBJECT (self, "%" G_GSIZE_FORMAT " bytes of comments at the "
+        "end", map.size);
+    *skipsize = (gint) map.size;
+    flow = GST_FLOW_OK;
+  } else if (scan == P3D_PCD_NEED_MORE) {
+    GST_LOG_OBJECT (self, "%" G_GSIZE_FORMAT " bytes from byte %"
+        G_GUINT64_FORMAT ": not a whole file, at least %" G_GSIZE_FORMAT,
+        map.size, self->offset, file_size);
+    flow = wait_for_more (self, map.data, map.size, &progress, file_size);
+  } else if (!ensure_caps (self)) {
+    p3d_pcd_header_clear (&header);
+    self->failed = TRUE;
+    self->failed_flow = GST_FLOW_NOT_NEGOTIATED;
+    flow = GST_FLOW_NOT_NEGOTIATED;
+  } else {
+    flow = decode_file (self, &header, map.data, file_size, &out);
+    p3d_pcd_header_clear (&header);
+  }
+  gst_buffer_unmap (frame->buffer, &map);
+  if (out == NULL)
+    return flow;
+
+  if (self->discont) {
+    GST_BUFFER_FLAG_SET (out, GST_BUFFER_FLAG_DISCONT);
+    self->discont = FALSE;
+  }
+  frame->out_buffer = out;
+  self->offset += file_size;
+  self->padding = 0;
+  self->padding_lines = 0;
+  return gst_base_parse_finish_frame (parse, frame, (gint) file_size);
+}
+
+/* GstBaseParse's timestamps stay (upstream's, or interpolated with the
+ * framerate's duration); where it has none, the framerate numbers the
+ * files. Bytes do not map to time, so without a framerate a stream that is
+ * not in time gets none. */
+static GstFlowReturn
+p3d_pcd_parse_pre_push_frame (GstBaseParse * parse, GstBaseParseFrame * frame)
+{
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
+  GstBuffer *buffer = frame->buffer;
+
+  if (self->active_fps_n == 0 && !self->upstream_time) {
+    GST_BUFFER_PTS (buffer) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
+  } else if (!GST_BUFFER_PTS_IS_VALID (buffer) && self->active_fps_n > 0) {
     guint64 period = (guint64) self->active_fps_d * GST_SECOND;
+    GstClockTime pts = gst_util_uint64_scale (self->frame, period,
+        self->active_fps_n);
 
-    pts = gst_util_uint64_scale (self->frame, period, self->active_fps_n);
     GST_BUFFER_PTS (buffer) = pts;
     GST_BUFFER_DTS (buffer) = pts;
     GST_BUFFER_DURATION (buffer) = gst_util_uint64_scale (self->frame + 1,
@@ -779,197 +983,87 @@ set_timestamps (P3dPcdParse * self, GstBuffer * buffer)
   }
   GST_BUFFER_OFFSET (buffer) = self->files;
   GST_BUFFER_OFFSET_END (buffer) = self->files + 1;
-  if (self->discont) {
-    GST_BUFFER_FLAG_SET (buffer, GST_BUFFER_FLAG_DISCONT);
-    self->discont = FALSE;
-  }
-}
-
-static guint64
-count_newlines (const guint8 * data, gsize size)
-{
-  const guint8 *end = data + size;
-  guint64 count = 0;
-
-  while ((data = memchr (data, '\n', end - data)) != NULL) {
-    count++;
-    data++;
-  }
-  return count;
-}
-
-/* On NEED_MORE with the header complete (@size bytes at @data held): a
- * file whose points could never be output is refused now rather than
- * buffered up to its announced size. For an ASCII file, the newlines held
- * are counted from now on: the reader's size hint for ASCII is a loose
- * lower bound (two bytes a value), and without this a file read in 4 KiB
- * blocks would be scanned from its start some twenty times. */
-static GstFlowReturn
-check_announced_file (P3dPcdParse * self, const guint8 * data, gsize size)
-{
-  P3dPcdHeader header;
-  GstFlowReturn flow = GST_FLOW_OK;
-  gsize bytes;
-
-  if (!p3d_pcd_header_parse (data, size, &header, NULL))
-    return GST_FLOW_OK;
-  if (self->caps != NULL || ensure_caps_and_segment (self))
-    flow = check_output_size (self, &header, &bytes);
-  else
-    flow = GST_FLOW_NOT_NEGOTIATED;
-  if (header.data == P3D_PCD_DATA_ASCII && self->newlines_needed == 0) {
-    /* (sizes beyond 64 bits cannot be held anyway) */
-    self->newlines_needed = header.header_lines + MIN (header.points,
-        G_MAXUINT64 - header.header_lines);
-    self->newlines = count_newlines (data, size);
-  }
-  p3d_pcd_header_clear (&header);
-  return flow;
-}
-
-static void
-flush_bytes (P3dPcdParse * self, gsize size)
-{
-  gst_adapter_flush (self->adapter, size);
-  self->offset += size;
-  self->wait_for = 0;
-  self->newlines_needed = 0;
-  self->newlines = 0;
-}
-
-/* Takes every complete file out of the adapter and pushes it. @at_eos: no
- * byte will follow (the end of the stream, or with buffer-is-file the end
- * of the input buffer): an incomplete file is then an error and padding
- * is dropped. */
-static GstFlowReturn
-take_files (P3dPcdParse * self, gboolean at_eos)
-{
-  GstFlowReturn flow = GST_FLOW_OK;
-
-  while (flow == GST_FLOW_OK) {
-    gsize available = gst_adapter_available (self->adapter);
-    gsize file_size = 0;
-    const guint8 *data;
-    P3dPcdHeader header;
-    P3dPcdScan scan;
-    GError *error = NULL;
-    GstBuffer *out = NULL;
-
-    if (available == 0 || (!at_eos && (available < self->wait_for
-                || self->newlines < self->newlines_needed)))
-      break;
-    data = gst_adapter_map (self->adapter, available);
-    scan = p3d_pcd_scan (data, available, at_eos, &header, &file_size, &error);
-    if (scan == P3D_PCD_NEED_MORE && at_eos) {
-      /* only NUL bytes and blank lines: nothing */
-      gst_adapter_unmap (self->adapter);
-      GST_DEBUG_OBJECT (self, "%" G_GSIZE_FORMAT " bytes of padding at the "
-          "end", available);
-      flush_bytes (self, available);
-      break;
-    }
-    if (scan == P3D_PCD_NEED_MORE) {
-      GST_LOG_OBJECT (self, "%" G_GSIZE_FORMAT " bytes from byte %"
-          G_GUINT64_FORMAT ": not a whole file, waiting for %" G_GSIZE_FORMAT,
-          available, self->offset, file_size);
-      self->wait_for = file_size;
-      if (file_size > available + 1)
-        flow = check_announced_file (self, data, available);
-      gst_adapter_unmap (self->adapter);
-      break;
-    }
-    if (scan == P3D_PCD_INVALID) {
-      gst_adapter_unmap (self->adapter);
-      flow = post_file_error (self, error);
-      g_error_free (error);
-      break;
-    }
-
-    if (ensure_caps_and_segment (self))
-      flow = decode_file (self, &header, data, file_size, &out);
-    else
-      flow = GST_FLOW_NOT_NEGOTIATED;
-    p3d_pcd_header_clear (&header);
-    gst_adapter_unmap (self->adapter);
-    if (flow != GST_FLOW_OK)
-      break;
-    set_timestamps (self, out);
-    flush_bytes (self, file_size);
-    self->files++;
-    self->frame++;
-    flow = gst_pad_push (self->srcpad, out);
-  }
-  if (flow == GST_FLOW_NOT_NEGOTIATED || flow == GST_FLOW_ERROR)
-    self->failed = TRUE;
-  return flow;
-}
-
-static GstFlowReturn
-p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
-{
-  P3dPcdParse *self = P3D_PCD_PARSE (parent);
-
-  if (self->failed) {
-    gst_buffer_unref (buffer);
-    return GST_FLOW_ERROR;
-  }
-  if (GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_DISCONT)
-      && gst_adapter_available (self->adapter) > 0)
-    GST_WARNING_OBJECT (self, "discontinuity inside a file at byte %"
-        G_GUINT64_FORMAT, self->offset);
-  if (self->newlines_needed > 0) {
-    GstMapInfo info;
-
-    if (gst_buffer_map (buffer, &info, GST_MAP_READ)) {
-      self->newlines += count_newlines (info.data, info.size);
-      gst_buffer_unmap (buffer, &info);
-    } else {
-      self->newlines_needed = 0;
-    }
-  }
-  gst_adapter_push (self->adapter, buffer);
-  return take_files (self, self->active_buffer_is_file);
+  self->files++;
+  self->frame++;
+  return GST_FLOW_OK;
 }
 
 static gboolean
-p3d_pcd_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+p3d_pcd_parse_sink_event (GstBaseParse * parse, GstEvent * event)
 {
-  P3dPcdParse *self = P3D_PCD_PARSE (parent);
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
+  gboolean ret;
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:
-      /* Any bytes: our caps come from the files and downstream. */
-      gst_event_unref (event);
-      return TRUE;
+    case GST_EVENT_EOS:
+      if (self->files > 0)
+        break;
+      /* GstBaseParse calls a stream without frames an error; for pcdparse
+       * an empty stream (or one of padding) is nothing at all, and a
+       * stream whose first file is bad has its own error already */
+      gst_base_parse_drain (parse);
+      if (self->files > 0)
+        break;
+      return gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (parse), event);
     case GST_EVENT_SEGMENT:{
       const GstSegment *segment;
+      GstFormat format;
+      guint64 start;
 
       gst_event_parse_segment (event, &segment);
-      if (gst_adapter_available (self->adapter) > 0)
-        GST_WARNING_OBJECT (self, "new segment: %" G_GSIZE_FORMAT " bytes "
-            "of an unfinished file dropped",
-            gst_adapter_available (self->adapter));
-      gst_adapter_clear (self->adapter);
-      self->wait_for = 0;
-      self->newlines_needed = 0;
-      self->newlines = 0;
-      self->in_segment = *segment;
-      if (segment->format == GST_FORMAT_BYTES)
-        self->offset = segment->start;
-      self->segment_seqnum = gst_event_get_seqnum (event);
-      self->need_segment = TRUE;
-      gst_event_unref (event);
-      return TRUE;
+      format = segment->format;
+      start = segment->start;
+      /* the base class drains what is held first, at the old offsets */
+      ret = GST_BASE_PARSE_CLASS (parent_class)->sink_event (parse, event);
+      self->upstream_time = format == GST_FORMAT_TIME;
+      if (format == GST_FORMAT_BYTES)
+        self->offset = start;
+      self->padding = 0;
+      self->padding_lines = 0;
+      self->discont = TRUE;
+      wait_for_nothing (self);
+      return ret;
     }
-    case GST_EVENT_EOS:
-      if (!self->failed)
-        take_files (self, TRUE);
-      break;
     case GST_EVENT_FLUSH_STOP:
       stream_reset (self);
       break;
     default:
       break;
   }
-  return gst_pad_event_default (pad, parent, event);
+  return GST_BASE_PARSE_CLASS (parent_class)->sink_event (parse, event);
+}
+
+/* Sees each input buffer before GstBaseParse does: wakes a waiting file
+ * once the lines it needs may be in (see wait_for_more()), and with
+ * buffer-is-file drains after the buffer, so that it is read to its end. */
+static GstFlowReturn
+p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  P3dPcdParse *self = P3D_PCD_PARSE (parent);
+  GstFlowReturn flow;
+  GstMapInfo map;
+
+  if (self->failed) {
+    gst_buffer_unref (buffer);
+    return self->failed_flow;
+  }
+  if (self->wait != WAIT_NONE && gst_buffer_map (buffer, &map, GST_MAP_READ)) {
+    gboolean wake;
+
+    if (self->wait == WAIT_NEWLINE) {
+      wake = memchr (map.data, '\n', map.size) != NULL;
+    } else {
+      p3d_pcd_line_counter_feed (&self->counter, map.data, map.size);
+      wake = self->counter.lines >= self->lines_needed;
+    }
+    gst_buffer_unmap (buffer, &map);
+    if (wake)
+      wait_for_nothing (self);
+  }
+  flow = self->base_chain (pad, parent, buffer);
+  if (flow == GST_FLOW_OK && self->active_buffer_is_file && !self->failed)
+    gst_base_parse_drain (GST_BASE_PARSE (self));
+  if (self->failed)
+    flow = self->failed_flow;
+  return flow;
 }

@@ -3,9 +3,10 @@
 #ifndef __P3D_PCD_PARSE_H__
 #define __P3D_PCD_PARSE_H__
 
-#include <gst/base/gstadapter.h>
+#include <gst/base/gstbaseparse.h>
 
 #include "p3dperception.h"
+#include "pcdreader.h"
 
 G_BEGIN_DECLS
 
@@ -13,8 +14,7 @@ G_BEGIN_DECLS
  * (filesrc, multifilesrc) and as text/plain or application/octet-stream. */
 #define P3D_MEDIA_TYPE_PCD "application/x-pcd"
 
-typedef enum
-{
+typedef enum {
   P3D_PCD_PARSE_FORMAT_AUTO = 0,
   P3D_PCD_PARSE_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
   P3D_PCD_PARSE_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
@@ -22,15 +22,22 @@ typedef enum
   P3D_PCD_PARSE_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
 } P3dPcdParseFormat;
 
-#define P3D_TYPE_PCD_PARSE (p3d_pcd_parse_get_type ())
-G_DECLARE_FINAL_TYPE (P3dPcdParse, p3d_pcd_parse, P3D, PCD_PARSE, GstElement);
+#define P3D_TYPE_PCD_PARSE (p3d_pcd_parse_get_type())
+G_DECLARE_FINAL_TYPE(P3dPcdParse, p3d_pcd_parse, P3D, PCD_PARSE, GstBaseParse);
 
-struct _P3dPcdParse
-{
-  GstElement parent;
+/* What a frame that is not a whole file waits for before it is scanned
+ * again (see wait_for_more() in gstpcdparse.c). */
+typedef enum {
+  WAIT_NONE,
+  WAIT_NEWLINE,
+  WAIT_POINT_LINES,
+} P3dPcdParseWait;
 
-  GstPad *sinkpad;
-  GstPad *srcpad;
+struct _P3dPcdParse {
+  GstBaseParse parent;
+
+  /* GstBaseParse's chain function, which ours calls */
+  GstPadChainFunction base_chain;
 
   /* properties, under the object lock */
   P3dPcdParseFormat format;
@@ -38,43 +45,47 @@ struct _P3dPcdParse
   gboolean buffer_is_file;
   gint fps_n;
   gint fps_d;
+  guint64 max_file_size;
   gint cuda_device_id;
 
   /* the "stats" property, under the object lock */
   guint64 stats_files;
+  guint64 stats_scanned;
   guint64 stats_points;
   guint64 stats_dropped;
+  guint64 stats_overflow;
   guint64 stats_offset;
 
-  /* streaming: the properties as they were at READY -> PAUSED */
+  /* streaming: the properties as they were at start */
   P3dPcdParseFormat active_format;
   gboolean active_buffer_is_file;
   gint active_fps_n;
   gint active_fps_d;
+  guint64 active_max_file_size;
   gint active_device_id;
 
-  /* the bytes received and not yet taken out as files */
-  GstAdapter *adapter;
-  /* stream byte offset of the adapter's first byte */
+  /* stream byte offset of the first byte handle_frame is given, and the
+   * padding skipped before it (part of the file that follows) */
   guint64 offset;
-  /* the adapter is scanned again only once it holds this many bytes, and
-   * (for an ASCII file whose header is in) this many newlines: the header's
-   * lines and one per point */
-  gsize wait_for;
-  guint64 newlines_needed;
-  guint64 newlines;
+  gsize padding;
+  guint64 padding_lines;
+  /* what an incomplete file waits for: a newline, or its point lines
+   * counted on each new input buffer */
+  P3dPcdParseWait wait;
+  P3dPcdLineCounter counter;
+  guint64 lines_needed;
   /* files output since the start, and since the last flush (the frame
    * counter of framerate timestamps) */
   guint64 files;
   guint64 frame;
-  /* an error was posted: read no more */
+  /* an error was posted: read no more, return failed_flow */
   gboolean failed;
+  GstFlowReturn failed_flow;
+  /* the next file output follows a discontinuity */
   gboolean discont;
-
-  /* upstream's segment, forwarded when it is in time; else our own */
-  GstSegment in_segment;
-  guint32 segment_seqnum;
-  gboolean need_segment;
+  /* upstream's segment is in time: its timestamps are the files' */
+  gboolean upstream_time;
+  gboolean warned_overflow;
 
   /* negotiated */
   GstCaps *caps;

@@ -64,6 +64,38 @@ text_is_infinity (const gchar * text)
   return g_ascii_strncasecmp (text, "inf", 3) == 0;
 }
 
+/* A value from the input made printable for a message: cut to 40 bytes,
+ * control and non-ASCII bytes escaped, so the message is valid UTF-8
+ * whatever the input holds. */
+static gchar *
+quote_value (const gchar * text)
+{
+  gsize len = strlen (text);
+  gchar *cut = g_strndup (text, MIN (len, 40));
+  gchar *escaped = g_strescape (cut, NULL);
+  gchar *result = g_strconcat (escaped, len > 40 ? "..." : "", NULL);
+
+  g_free (escaped);
+  g_free (cut);
+  return result;
+}
+
+/* Whether @text is a finite decimal number too large for a float (1e39,
+ * or 1e309, too large even for a double). */
+static gboolean
+text_overflows_float (const gchar * text)
+{
+  gchar *end = NULL;
+  gdouble parsed;
+
+  if (*text == '\0' || g_ascii_isspace (*text) || text_is_infinity (text))
+    return FALSE;
+  parsed = g_ascii_strtod (text, &end);
+  if (end == text || *end != '\0' || isnan (parsed))
+    return FALSE;
+  return isinf ((gfloat) parsed);
+}
+
 gboolean
 p3d_box_text_parse_float (const gchar * text, gfloat * value)
 {
@@ -384,6 +416,78 @@ json_line_has_one_value (const gchar * line)
   return TRUE;
 }
 
+/* json-glib reads an integer beyond the 64-bit range without a word and
+ * wraps it (a label of 2^63 reads as a negative number, a frame of
+ * -18446744073709551617 as a positive one), so every integer literal on
+ * the line is checked here first: outside strings, a number without a
+ * fraction or an exponent must fit in a gint64. Sets @why naming the key
+ * that the number is the value of. */
+static gboolean
+json_integers_fit (const gchar * line, gchar ** why)
+{
+  const gchar *p = line, *key = NULL, *string = NULL;
+  gsize key_len = 0, string_len = 0;
+  gchar previous = 0;
+
+  while (*p != '\0') {
+    if (*p == '"') {
+      string = ++p;
+      while (*p != '\0' && *p != '"')
+        p += (*p == '\\' && p[1] != '\0') ? 2 : 1;
+      string_len = p - string;
+      previous = '"';
+      if (*p != '\0')
+        p++;
+      continue;
+    }
+    if (*p == ':' && previous == '"') {
+      key = string;
+      key_len = string_len;
+    }
+    if ((*p == '-' || g_ascii_isdigit (*p))
+        && (previous == ':' || previous == ',' || previous == '['
+            || previous == 0)) {
+      const gchar *start = p;
+      gchar *literal;
+      gboolean fits;
+
+      p += *p == '-';
+      while (g_ascii_isdigit (*p))
+        p++;
+      if (*p == '.' || *p == 'e' || *p == 'E') {
+        /* a double: json-glib reads it as strtod does */
+        while (*p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-'
+            || g_ascii_isdigit (*p))
+          p++;
+        previous = '0';
+        continue;
+      }
+      literal = g_strndup (start, p - start);
+      fits = g_ascii_string_to_signed (literal, 10, G_MININT64, G_MAXINT64,
+          NULL, NULL) || p == start + (*start == '-');
+      if (!fits) {
+        gchar *name = g_strndup (key ? key : "", key ? MIN (key_len, 40) : 0);
+        gchar *quoted = g_strescape (name, NULL);
+
+        *why = g_strdup_printf ("field \"%s\" is %.40s%s, beyond the 64-bit "
+            "integer range", quoted, literal, strlen (literal) > 40 ?
+            "..." : "");
+        g_free (quoted);
+        g_free (name);
+        g_free (literal);
+        return FALSE;
+      }
+      g_free (literal);
+      previous = '0';
+      continue;
+    }
+    if (!g_ascii_isspace (*p))
+      previous = *p;
+    p++;
+  }
+  return TRUE;
+}
+
 static gboolean
 json_node_is_integer (JsonNode * node)
 {
@@ -588,6 +692,8 @@ p3d_box_text_parse_json (const gchar * line, P3dBoxKind kind,
     *why = g_strdup ("more than one JSON value on the line");
     return P3D_BOX_LINE_ERROR;
   }
+  if (!json_integers_fit (line, why))
+    return P3D_BOX_LINE_ERROR;
   parser = json_parser_new ();
   if (!json_parser_load_from_data (parser, line, -1, &error)) {
     *why = g_strdup_printf ("not valid JSON (%s)", error->message);
@@ -662,8 +768,16 @@ p3d_box_text_parse_kitti (const gchar * line, P3dBoxKind kind,
   }
   for (i = 1; i < n_fields; i++) {
     if (!p3d_box_text_parse_float (fields[i], &values[i])) {
-      *why = g_strdup_printf ("field %u (%s) is not a number: \"%s\"", i + 1,
-          kitti_field_names[i], fields[i]);
+      gchar *value = quote_value (fields[i]);
+
+      /* as the JSON path says it: a finite number that no float holds */
+      if (text_overflows_float (fields[i]))
+        *why = g_strdup_printf ("field %u (%s) is %s, beyond the float "
+            "range", i + 1, kitti_field_names[i], value);
+      else
+        *why = g_strdup_printf ("field %u (%s) is not a number: \"%s\"",
+            i + 1, kitti_field_names[i], value);
+      g_free (value);
       type = P3D_BOX_LINE_ERROR;
       goto done;
     }
@@ -672,6 +786,7 @@ p3d_box_text_parse_kitti (const gchar * line, P3dBoxKind kind,
   if (n_fields == KITTI_FIELDS_WITHOUT_SCORE)
     values[KITTI_FIELDS_WITHOUT_SCORE] = 1.0f;
   if (!kitti_parse_type (fields[0], labels, &label)) {
+    /* the type name as written: boxparse quotes it in its warning */
     *why = g_strdup (fields[0]);
     type = P3D_BOX_LINE_UNKNOWN_LABEL;
     goto done;

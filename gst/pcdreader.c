@@ -10,10 +10,106 @@
 
 #include "pcdreader.h"
 
-GQuark
-p3d_pcd_error_quark (void)
+/* Each error carries where it was found, so that a caller places it in a
+ * stream without reading it back out of the message (GLib's extended
+ * errors: the position travels with the GError, through copies). */
+typedef struct
 {
-  return g_quark_from_static_string ("p3d-pcd-error-quark");
+  guint64 line;
+  guint64 point;
+  guint64 byte;
+  gchar *reason;
+} P3dPcdErrorPrivate;
+
+static void
+p3d_pcd_error_private_init (P3dPcdErrorPrivate * priv)
+{
+  priv->line = P3D_PCD_NO_POSITION;
+  priv->point = P3D_PCD_NO_POSITION;
+  priv->byte = P3D_PCD_NO_POSITION;
+  priv->reason = NULL;
+}
+
+static void
+p3d_pcd_error_private_copy (const P3dPcdErrorPrivate * src,
+    P3dPcdErrorPrivate * dest)
+{
+  dest->line = src->line;
+  dest->point = src->point;
+  dest->byte = src->byte;
+  dest->reason = g_strdup (src->reason);
+}
+
+static void
+p3d_pcd_error_private_clear (P3dPcdErrorPrivate * priv)
+{
+  g_clear_pointer (&priv->reason, g_free);
+}
+
+/* *INDENT-OFF* */
+G_DEFINE_EXTENDED_ERROR (P3dPcdError, p3d_pcd_error)
+/* *INDENT-ON* */
+
+gboolean
+p3d_pcd_error_get_position (const GError * error, P3dPcdPosition * position)
+{
+  P3dPcdErrorPrivate *priv;
+
+  g_return_val_if_fail (position != NULL, FALSE);
+
+  if (error == NULL || error->domain != P3D_PCD_ERROR)
+    return FALSE;
+  priv = p3d_pcd_error_get_private (error);
+  position->line = priv->line;
+  position->point = priv->point;
+  position->byte = priv->byte;
+  position->reason = priv->reason ? priv->reason : error->message;
+  return TRUE;
+}
+
+#define NO_POSITION P3D_PCD_NO_POSITION
+#define AT_LINE(line) (line), NO_POSITION, NO_POSITION
+#define AT_POINT(point, line) (line), (point), NO_POSITION
+#define AT_BYTE(byte) NO_POSITION, NO_POSITION, (byte)
+#define NOWHERE NO_POSITION, NO_POSITION, NO_POSITION
+
+/* Sets @error to the reason in @format, with the position before it in the
+ * message ("line L: ", "point P (line L): ", "byte B: ") and in the error's
+ * private data. */
+static void
+set_error (GError ** error, P3dPcdError code, guint64 line,
+    guint64 point, guint64 byte, const gchar * format, ...)
+G_GNUC_PRINTF (6, 7);
+
+     static void
+         set_error (GError ** error, P3dPcdError code, guint64 line,
+    guint64 point, guint64 byte, const gchar * format, ...)
+{
+  P3dPcdErrorPrivate *priv;
+  gchar *reason, *message;
+  va_list args;
+
+  if (error == NULL)
+    return;
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (point != NO_POSITION)
+    message = g_strdup_printf ("point %" G_GUINT64_FORMAT " (line %"
+        G_GUINT64_FORMAT "): %s", point, line, reason);
+  else if (line != NO_POSITION)
+    message = g_strdup_printf ("line %" G_GUINT64_FORMAT ": %s", line, reason);
+  else if (byte != NO_POSITION)
+    message = g_strdup_printf ("byte %" G_GUINT64_FORMAT ": %s", byte, reason);
+  else
+    message = g_strdup (reason);
+  g_set_error_literal (error, P3D_PCD_ERROR, code, message);
+  g_free (message);
+  priv = p3d_pcd_error_get_private (*error);
+  priv->line = line;
+  priv->point = point;
+  priv->byte = byte;
+  priv->reason = reason;
 }
 
 /* What a parsing step found: done, needs bytes that have not arrived, or an
@@ -64,15 +160,60 @@ is_padding (guchar c)
   return c == '\0' || c == '\n' || is_space (c);
 }
 
-static gboolean
-is_all_padding (const guint8 * bytes, gsize size)
+static gsize
+leading_padding (const guint8 * bytes, gsize size)
 {
   gsize i;
 
-  for (i = 0; i < size; i++)
-    if (!is_padding (bytes[i]))
+  for (i = 0; i < size && is_padding (bytes[i]); i++);
+  return i;
+}
+
+/* The first line PCL writes in every file. */
+#define PCL_SIGNATURE "# .PCD"
+
+/* What may follow the last file of a stream: padding and comment lines
+ * (PCL reads a file that ends with a "# ..." line after its last point).
+ * This holds only at the end of the stream, and PCL's signature line (or
+ * an unfinished line that may become one) is the start of a file cut
+ * short, not a comment. */
+static gboolean
+is_trailer (const guint8 * bytes, gsize size)
+{
+  gsize i = leading_padding (bytes, size);
+
+  /* what a header could not hold (a NUL byte, more than its size) is no
+   * trailer either: the same bytes are refused before the end */
+  if (size - i > P3D_PCD_MAX_HEADER_SIZE
+      || (i < size && memchr (bytes + i, '\0', size - i)))
+    return FALSE;
+  while (i < size) {
+    const guint8 *newline;
+    gsize end, len;
+
+    while (i < size && is_padding (bytes[i]))
+      i++;
+    if (i == size)
+      break;
+    if (bytes[i] != '#')
       return FALSE;
+    newline = memchr (bytes + i, '\n', size - i);
+    end = newline ? (gsize) (newline - bytes) : size;
+    len = MIN (end - i, strlen (PCL_SIGNATURE));
+    if (memcmp (bytes + i, PCL_SIGNATURE, len) == 0
+        && (len == strlen (PCL_SIGNATURE) || newline == NULL))
+      return FALSE;
+    i = end;
+  }
   return TRUE;
+}
+
+gsize
+p3d_pcd_padding_size (const guint8 * bytes, gsize size)
+{
+  g_return_val_if_fail (bytes != NULL || size == 0, 0);
+
+  return leading_padding (bytes, size);
 }
 
 /* A value from the file made printable for a message: cut, with control and
@@ -168,6 +309,18 @@ static gboolean
 equal_nocase (const gchar * text, gsize len, const gchar * word)
 {
   return strlen (word) == len && g_ascii_strncasecmp (text, word, len) == 0;
+}
+
+/* Whether @text spells an infinity ([+-]inf, [+-]infinity). */
+static gboolean
+equal_nocase_infinity (const gchar * text, gsize len)
+{
+  if (len > 0 && (*text == '-' || *text == '+')) {
+    text++;
+    len--;
+  }
+  return equal_nocase (text, len, "inf") || equal_nocase (text, len,
+      "infinity");
 }
 
 /* Parses a decimal number: [+-] digits [. digits] [e [+-] digits], or nan,
@@ -362,17 +515,16 @@ read_single_u64 (const Token * values, guint n_values, Keyword keyword,
   gchar *text;
 
   if (n_values != 1) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-        "line %" G_GSIZE_FORMAT ": %s takes one value, found %u", line_no,
-        keyword_names[keyword], n_values);
+    set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+        "%s takes one value, found %u", keyword_names[keyword], n_values);
     return FALSE;
   }
   if (parse_u64 (&values[0], value))
     return TRUE;
   text = quote (values[0].start, values[0].len);
-  g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-      "line %" G_GSIZE_FORMAT ": %s '%s' is not a whole number from 0 to "
-      "%" G_GUINT64_FORMAT, line_no, keyword_names[keyword], text, G_MAXUINT64);
+  set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+      "%s '%s' is not a whole number from 0 to " "%" G_GUINT64_FORMAT,
+      keyword_names[keyword], text, G_MAXUINT64);
   g_free (text);
   return FALSE;
 }
@@ -394,9 +546,9 @@ read_u64_list (const Token * values, guint n_values, Keyword keyword,
       continue;
     }
     text = quote (values[i].start, values[i].len);
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-        "line %" G_GSIZE_FORMAT ": %s entry %u '%s' is not a whole number",
-        line_no, keyword_names[keyword], i + 1, text);
+    set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+        "%s entry %u '%s' is not a whole number", keyword_names[keyword], i + 1,
+        text);
     g_free (text);
     return FALSE;
   }
@@ -416,9 +568,15 @@ read_keyword_line (HeaderLines * h, Keyword keyword, const Token * values,
           || values[0].len >= G_SIZEOF_MEMBER (P3dPcdHeader, version)) {
         text =
             n_values ? quote (values[0].start, values[0].len) : g_strdup ("");
-        g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-            "line %" G_GSIZE_FORMAT ": VERSION takes one value of at most 7 "
-            "characters, found %u values ('%s')", line_no, n_values, text);
+        /* say which of the two is wrong: the count, or the length */
+        if (n_values == 1)
+          set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+              "VERSION takes one value of at most 7 characters, '%s' has %"
+              G_GSIZE_FORMAT, text, values[0].len);
+        else
+          set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+              "VERSION takes one value of at most 7 characters, found %u "
+              "values ('%s')", n_values, text);
         g_free (text);
         return FALSE;
       }
@@ -426,16 +584,15 @@ read_keyword_line (HeaderLines * h, Keyword keyword, const Token * values,
       return TRUE;
     case KW_FIELDS:
       if (n_values == 0) {
-        g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-            "line %" G_GSIZE_FORMAT ": FIELDS names no field", line_no);
+        set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+            "FIELDS names no field");
         return FALSE;
       }
       for (i = 0; i < n_values; i++) {
         if (values[i].len >= G_SIZEOF_MEMBER (P3dPcdField, name)) {
           text = quote (values[i].start, values[i].len);
-          g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-              "line %" G_GSIZE_FORMAT ": field name '%s' is longer than 63 "
-              "bytes", line_no, text);
+          set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+              "field name '%s' is longer than 63 " "bytes", text);
           g_free (text);
           return FALSE;
         }
@@ -462,17 +619,16 @@ read_keyword_line (HeaderLines * h, Keyword keyword, const Token * values,
           error);
     case KW_VIEWPOINT:
       if (n_values != 7) {
-        g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-            "line %" G_GSIZE_FORMAT ": VIEWPOINT has %u values, expected 7 "
-            "(tx ty tz qw qx qy qz)", line_no, n_values);
+        set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+            "VIEWPOINT has %u values, expected 7 " "(tx ty tz qw qx qy qz)",
+            n_values);
         return FALSE;
       }
       for (i = 0; i < 7; i++) {
         if (!parse_double (values[i].start, values[i].len, &h->viewpoint[i])) {
           text = quote (values[i].start, values[i].len);
-          g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-              "line %" G_GSIZE_FORMAT ": VIEWPOINT value %u '%s' is not a "
-              "number", line_no, i + 1, text);
+          set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+              "VIEWPOINT value %u '%s' is not a " "number", i + 1, text);
           g_free (text);
           return FALSE;
         }
@@ -488,9 +644,9 @@ read_keyword_line (HeaderLines * h, Keyword keyword, const Token * values,
       } else {
         text =
             n_values ? quote (values[0].start, values[0].len) : g_strdup ("");
-        g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-            "line %" G_GSIZE_FORMAT ": DATA '%s' with %u values; expected one "
-            "of ascii, binary or binary_compressed", line_no, text, n_values);
+        set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+            "DATA '%s' with %u values; expected one "
+            "of ascii, binary or binary_compressed", text, n_values);
         g_free (text);
         return FALSE;
       }
@@ -512,9 +668,8 @@ read_header_line (HeaderLines * h, const gchar * line, gsize len,
 
   *is_data = FALSE;
   if (memchr (line, '\0', len)) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-        "line %" G_GSIZE_FORMAT ": NUL byte in the header: this is not a PCD "
-        "file", line_no);
+    set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+        "NUL byte in the header: this is not a PCD " "file");
     return FALSE;
   }
   tokenize (line, len, h->tokens);
@@ -529,18 +684,17 @@ read_header_line (HeaderLines * h, const gchar * line, gsize len,
     keyword = KW_FIELDS;
   if (keyword == N_KEYWORDS) {
     text = quote (tokens[0].start, tokens[0].len);
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-        "line %" G_GSIZE_FORMAT ": unknown header keyword '%s' (a PCD header "
+    set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+        "unknown header keyword '%s' (a PCD header "
         "has VERSION, FIELDS, SIZE, TYPE, COUNT, WIDTH, HEIGHT, VIEWPOINT, "
-        "POINTS, DATA): this is not a PCD file or its header is damaged",
-        line_no, text);
+        "POINTS, DATA): this is not a PCD file or its header is damaged", text);
     g_free (text);
     return FALSE;
   }
   if (h->line[keyword] != 0) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-        "line %" G_GSIZE_FORMAT ": a second %s line (the first is line %"
-        G_GSIZE_FORMAT ")", line_no, keyword_names[keyword], h->line[keyword]);
+    set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no),
+        "a second %s line (the first is line %" G_GSIZE_FORMAT ")",
+        keyword_names[keyword], h->line[keyword]);
     return FALSE;
   }
   h->line[keyword] = line_no;
@@ -555,9 +709,9 @@ check_entry_count (const HeaderLines * h, Keyword keyword, guint entries,
 {
   if (h->line[keyword] == 0 || entries == h->names->len)
     return TRUE;
-  g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_INCONSISTENT,
-      "line %" G_GSIZE_FORMAT ": %s has %u entries but FIELDS has %u",
-      h->line[keyword], keyword_names[keyword], entries, h->names->len);
+  set_error (error, P3D_PCD_ERROR_INCONSISTENT, AT_LINE (h->line[keyword]),
+      "%s has %u entries but FIELDS has %u", keyword_names[keyword], entries,
+      h->names->len);
   return FALSE;
 }
 
@@ -603,9 +757,9 @@ build_fields (const HeaderLines * h, P3dPcdHeader * header, GError ** error)
         gchar *text = quote (type_token->start, type_token->len);
 
         name_text = quote_string (field->name);
-        g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TYPE,
-            "line %" G_GSIZE_FORMAT ": unknown TYPE '%s' for field '%s' "
-            "(expected I, U or F)", h->line[KW_TYPE], text, name_text);
+        set_error (error, P3D_PCD_ERROR_TYPE, AT_LINE (h->line[KW_TYPE]),
+            "unknown TYPE '%s' for field '%s' " "(expected I, U or F)", text,
+            name_text);
         g_free (text);
         g_free (name_text);
         return FALSE;
@@ -613,18 +767,18 @@ build_fields (const HeaderLines * h, P3dPcdHeader * header, GError ** error)
     }
     if (!field_type_is_valid (type, size)) {
       name_text = quote_string (field->name);
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TYPE,
-          "line %" G_GSIZE_FORMAT ": SIZE %" G_GUINT64_FORMAT " is not valid "
+      set_error (error, P3D_PCD_ERROR_TYPE, AT_LINE (h->line[KW_SIZE]),
+          "SIZE %" G_GUINT64_FORMAT " is not valid "
           "for TYPE %c of field '%s' (I and U take 1, 2, 4 or 8 bytes, F 4 or "
-          "8)", h->line[KW_SIZE], size, type, name_text);
+          "8)", size, type, name_text);
       g_free (name_text);
       return FALSE;
     }
     if (count == 0 || count > G_MAXUINT32) {
       name_text = quote_string (field->name);
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-          "line %" G_GSIZE_FORMAT ": COUNT %" G_GUINT64_FORMAT " of field "
-          "'%s' is outside 1..4294967295", h->line[KW_COUNT], count, name_text);
+      set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (h->line[KW_COUNT]),
+          "COUNT %" G_GUINT64_FORMAT " of field "
+          "'%s' is outside 1..4294967295", count, name_text);
       g_free (name_text);
       return FALSE;
     }
@@ -636,11 +790,10 @@ build_fields (const HeaderLines * h, P3dPcdHeader * header, GError ** error)
     stride += size * count;
     if (stride > G_MAXUINT32) {
       name_text = quote_string (field->name);
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
-          "line %" G_GSIZE_FORMAT ": SIZE x COUNT of the fields through '%s' "
-          "is %" G_GUINT64_FORMAT " bytes per point, more than 4 GiB",
-          h->line[KW_COUNT] ? h->line[KW_COUNT] : h->line[KW_FIELDS],
-          name_text, stride);
+      set_error (error, P3D_PCD_ERROR_TOO_LARGE,
+          AT_LINE (h->line[KW_COUNT] ? h->line[KW_COUNT] : h->line[KW_FIELDS]),
+          "SIZE x COUNT of the fields through '%s' " "is %" G_GUINT64_FORMAT
+          " bytes per point, more than 4 GiB", name_text, stride);
       g_free (name_text);
       return FALSE;
     }
@@ -656,15 +809,13 @@ build_dimensions (const HeaderLines * h, P3dPcdHeader * header, GError ** error)
 {
   if (h->line[KW_WIDTH] == 0) {
     if (h->line[KW_HEIGHT] != 0) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-          "line %" G_GSIZE_FORMAT ": HEIGHT without a WIDTH line",
-          h->line[KW_HEIGHT]);
+      set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (h->line[KW_HEIGHT]),
+          "HEIGHT without a WIDTH line");
       return FALSE;
     }
     if (h->line[KW_POINTS] == 0) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-          "line %" G_GSIZE_FORMAT ": the header has neither WIDTH nor POINTS",
-          h->line[KW_DATA]);
+      set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (h->line[KW_DATA]),
+          "the header has neither WIDTH nor POINTS");
       return FALSE;
     }
     header->width = h->points;
@@ -674,28 +825,26 @@ build_dimensions (const HeaderLines * h, P3dPcdHeader * header, GError ** error)
     header->width = h->width;
     header->height = h->line[KW_HEIGHT] ? h->height : 1;
     if (header->height != 0 && header->width > G_MAXUINT64 / header->height) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
-          "line %" G_GSIZE_FORMAT ": WIDTH %" G_GUINT64_FORMAT " x HEIGHT %"
-          G_GUINT64_FORMAT " does not fit in 64 bits", h->line[KW_WIDTH],
-          header->width, header->height);
+      set_error (error, P3D_PCD_ERROR_TOO_LARGE, AT_LINE (h->line[KW_WIDTH]),
+          "WIDTH %" G_GUINT64_FORMAT " x HEIGHT %" G_GUINT64_FORMAT
+          " does not fit in 64 bits", header->width, header->height);
       return FALSE;
     }
     header->points = header->width * header->height;
     if (h->line[KW_POINTS] != 0 && h->points != header->points) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_INCONSISTENT,
-          "line %" G_GSIZE_FORMAT ": POINTS %" G_GUINT64_FORMAT " but "
-          "WIDTH*HEIGHT = %" G_GUINT64_FORMAT, h->line[KW_POINTS], h->points,
-          header->points);
+      set_error (error, P3D_PCD_ERROR_INCONSISTENT,
+          AT_LINE (h->line[KW_POINTS]),
+          "POINTS %" G_GUINT64_FORMAT " but " "WIDTH*HEIGHT = %"
+          G_GUINT64_FORMAT, h->points, header->points);
       return FALSE;
     }
   }
   if (header->point_stride != 0
       && header->points > G_MAXUINT64 / header->point_stride) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
-        "line %" G_GSIZE_FORMAT ": %" G_GUINT64_FORMAT " points of %"
-        G_GSIZE_FORMAT " bytes do not fit in 64 bits",
-        h->line[KW_POINTS] ? h->line[KW_POINTS] : h->line[KW_WIDTH],
-        header->points, header->point_stride);
+    set_error (error, P3D_PCD_ERROR_TOO_LARGE,
+        AT_LINE (h->line[KW_POINTS] ? h->line[KW_POINTS] : h->line[KW_WIDTH]),
+        "%" G_GUINT64_FORMAT " points of %" G_GSIZE_FORMAT
+        " bytes do not fit in 64 bits", header->points, header->point_stride);
     return FALSE;
   }
   return TRUE;
@@ -707,9 +856,8 @@ build_header (const HeaderLines * h, P3dPcdHeader * header, GError ** error)
   static const gdouble identity_viewpoint[7] = { 0, 0, 0, 1, 0, 0, 0 };
 
   if (h->line[KW_FIELDS] == 0) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-        "line %" G_GSIZE_FORMAT ": the header has no FIELDS line",
-        h->line[KW_DATA]);
+    set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (h->line[KW_DATA]),
+        "the header has no FIELDS line");
     return FALSE;
   }
   if (h->version.len > 0)
@@ -737,7 +885,7 @@ parse_header (const guint8 * bytes, gsize size, gboolean at_eos,
   for (pos = 0; pos < size && is_padding (bytes[pos]); pos++)
     line_no += bytes[pos] == '\n';
   if (pos > P3D_PCD_MAX_PADDING) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
+    set_error (error, P3D_PCD_ERROR_HEADER, NOWHERE,
         "%" G_GSIZE_FORMAT " NUL or blank bytes and no header: this is not a "
         "PCD file", pos);
     goto out;
@@ -753,9 +901,9 @@ parse_header (const guint8 * bytes, gsize size, gboolean at_eos,
       line_end = newline - bytes;
       next = line_end + 1;
     } else if (size >= header_start + P3D_PCD_MAX_HEADER_SIZE) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_HEADER,
-          "line %" G_GSIZE_FORMAT ": no DATA line within the first %d bytes: "
-          "this is not a PCD file, or its header is damaged", line_no + 1,
+      set_error (error, P3D_PCD_ERROR_HEADER, AT_LINE (line_no + 1),
+          "no DATA line within the first %d bytes: "
+          "this is not a PCD file, or its header is damaged",
           P3D_PCD_MAX_HEADER_SIZE);
       goto out;
     } else if (!at_eos) {
@@ -765,7 +913,7 @@ parse_header (const guint8 * bytes, gsize size, gboolean at_eos,
       /* at the end of the stream the last line needs no newline */
       line_end = next = size;
     } else {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+      set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
           "truncated: the header ends at byte %" G_GSIZE_FORMAT " (line %"
           G_GSIZE_FORMAT ") without a DATA line", size, line_no);
       goto out;
@@ -836,7 +984,7 @@ locate_compressed (const P3dPcdHeader * header, const guint8 * bytes,
       *end = (guint64) start + 8;
       return STEP_NEED_MORE;
     }
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+    set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
         "truncated: binary_compressed data needs 8 bytes of sizes at byte %"
         G_GSIZE_FORMAT ", %" G_GSIZE_FORMAT " bytes present", start,
         size > start ? size - start : 0);
@@ -845,20 +993,30 @@ locate_compressed (const P3dPcdHeader * header, const guint8 * bytes,
   memcpy (sizes, bytes + start, 8);
   *compressed_size = GUINT32_FROM_LE (sizes[0]);
   if (GUINT32_FROM_LE (sizes[1]) != expected) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_INCONSISTENT,
-        "byte %" G_GSIZE_FORMAT ": binary_compressed data announces %u "
+    set_error (error, P3D_PCD_ERROR_INCONSISTENT, AT_BYTE (start + 4),
+        "binary_compressed data announces %u "
         "uncompressed bytes, but the header's %" G_GUINT64_FORMAT " points of "
-        "%" G_GSIZE_FORMAT " bytes take %" G_GUINT64_FORMAT, start + 4,
+        "%" G_GSIZE_FORMAT " bytes take %" G_GUINT64_FORMAT,
         GUINT32_FROM_LE (sizes[1]), header->points, header->point_stride,
         expected);
     return STEP_INVALID;
   }
   if (expected > (guint64) * compressed_size * LZF_MAX_EXPANSION) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_INCONSISTENT,
-        "byte %" G_GSIZE_FORMAT ": %u bytes of LZF data cannot decompress to "
-        "the %" G_GUINT64_FORMAT " bytes the header announces (LZF expands "
-        "at most %d times)", start, *compressed_size, expected,
-        LZF_MAX_EXPANSION);
+    set_error (error, P3D_PCD_ERROR_INCONSISTENT, AT_BYTE (start),
+        "%u bytes of LZF data cannot decompress to " "the %" G_GUINT64_FORMAT
+        " bytes the header announces (LZF expands " "at most %d times)",
+        *compressed_size, expected, LZF_MAX_EXPANSION);
+    return STEP_INVALID;
+  }
+  /* LZF stores bytes it cannot compress as literal runs of up to 32 bytes
+   * behind one control byte, so its output is never shorter than its
+   * input by more than that: a larger size cannot be valid, and is refused
+   * before any of it is waited for. */
+  if (*compressed_size > expected + (expected + 31) / 32 + 1) {
+    set_error (error, P3D_PCD_ERROR_INCONSISTENT, AT_BYTE (start),
+        "%u bytes of LZF data cannot decompress to as few as the %"
+        G_GUINT64_FORMAT " bytes the header announces (LZF output is at "
+        "least 32/33 of its input)", *compressed_size, expected);
     return STEP_INVALID;
   }
   *end = (guint64) start + 8 + *compressed_size;
@@ -866,7 +1024,7 @@ locate_compressed (const P3dPcdHeader * header, const guint8 * bytes,
     return STEP_OK;
   if (!at_eos)
     return STEP_NEED_MORE;
-  g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+  set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
       "truncated: header announces %" G_GUINT64_FORMAT " points in %u bytes "
       "of LZF data from byte %" G_GSIZE_FORMAT ", %" G_GSIZE_FORMAT " bytes "
       "present", header->points, *compressed_size, start + 8, size - start - 8);
@@ -890,7 +1048,7 @@ ascii_values_end (const guint8 * bytes, gsize start, gsize end)
  * separators between them and a newline (but the last). */
 static Step
 locate_ascii (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
-    gboolean at_eos, guint64 * end, GError ** error)
+    gboolean at_eos, guint64 * end, P3dPcdProgress * progress, GError ** error)
 {
   guint64 lines = 0, missing, line_bytes;
   gsize pos = header->header_size;
@@ -911,12 +1069,16 @@ locate_ascii (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
   }
   if (!at_eos) {
     missing = header->points - lines;
+    if (progress) {
+      progress->lines_missing = missing;
+      progress->lines_end = pos;
+    }
     line_bytes = saturating_mul (values_per_line (header), 2);
     *end = saturating_add (pos, saturating_mul (missing, line_bytes) - 1);
     *end = MAX (*end, (guint64) size + 1);
     return STEP_NEED_MORE;
   }
-  g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+  set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
       "truncated: header announces %" G_GUINT64_FORMAT " points, %"
       G_GUINT64_FORMAT " lines of ASCII data present", header->points, lines);
   return STEP_INVALID;
@@ -926,7 +1088,8 @@ locate_ascii (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
  * start of @bytes (a lower bound of it on NEED_MORE). */
 static Step
 locate_data (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
-    gboolean at_eos, guint64 * end, guint32 * compressed_size, GError ** error)
+    gboolean at_eos, guint64 * end, guint32 * compressed_size,
+    P3dPcdProgress * progress, GError ** error)
 {
   guint64 data_bytes = header->points * header->point_stride;
 
@@ -937,7 +1100,7 @@ locate_data (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
         return STEP_OK;
       if (!at_eos)
         return STEP_NEED_MORE;
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+      set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
           "truncated: header announces %" G_GUINT64_FORMAT " points (%"
           G_GUINT64_FORMAT " bytes), %" G_GSIZE_FORMAT " bytes present",
           header->points, data_bytes,
@@ -947,7 +1110,7 @@ locate_data (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
       return locate_compressed (header, bytes, size, at_eos, end,
           compressed_size, error);
     case P3D_PCD_DATA_ASCII:
-      return locate_ascii (header, bytes, size, at_eos, end, error);
+      return locate_ascii (header, bytes, size, at_eos, end, progress, error);
     default:
       g_assert_not_reached ();
   }
@@ -957,6 +1120,15 @@ locate_data (const P3dPcdHeader * header, const guint8 * bytes, gsize size,
 P3dPcdScan
 p3d_pcd_scan (const guint8 * bytes, gsize size, gboolean at_eos,
     P3dPcdHeader * header, gsize * file_size, GError ** error)
+{
+  return p3d_pcd_scan_progress (bytes, size, at_eos, header, file_size, NULL,
+      error);
+}
+
+P3dPcdScan
+p3d_pcd_scan_progress (const guint8 * bytes, gsize size, gboolean at_eos,
+    P3dPcdHeader * header, gsize * file_size, P3dPcdProgress * progress,
+    GError ** error)
 {
   P3dPcdHeader parsed;
   guint64 end = 0;
@@ -969,7 +1141,12 @@ p3d_pcd_scan (const guint8 * bytes, gsize size, gboolean at_eos,
   if (header)
     memset (header, 0, sizeof (*header));
   *file_size = 0;
-  if (at_eos && is_all_padding (bytes, size)) {
+  if (progress)
+    memset (progress, 0, sizeof (*progress));
+  /* (more padding than allowed is refused by parse_header, at the end of
+   * the stream as before it) */
+  if (at_eos && is_trailer (bytes, size)
+      && leading_padding (bytes, size) <= P3D_PCD_MAX_PADDING) {
     *file_size = size + 1;
     return P3D_PCD_NEED_MORE;
   }
@@ -981,7 +1158,13 @@ p3d_pcd_scan (const guint8 * bytes, gsize size, gboolean at_eos,
   if (step == STEP_INVALID)
     return P3D_PCD_INVALID;
   step = locate_data (&parsed, bytes, size, at_eos, &end, &compressed_size,
-      error);
+      progress, error);
+  if (step == STEP_NEED_MORE && progress) {
+    progress->have_header = TRUE;
+    progress->data = parsed.data;
+    progress->points = parsed.points;
+    progress->header_size = parsed.header_size;
+  }
   if (step == STEP_OK) {
     *file_size = (gsize) end;
     if (header)
@@ -995,6 +1178,37 @@ p3d_pcd_scan (const guint8 * bytes, gsize size, gboolean at_eos,
     return P3D_PCD_INVALID;
   *file_size = (gsize) MIN (end, (guint64) G_MAXSIZE);
   return P3D_PCD_NEED_MORE;
+}
+
+void
+p3d_pcd_line_counter_init (P3dPcdLineCounter * counter)
+{
+  memset (counter, 0, sizeof (*counter));
+}
+
+/* The same rule as locate_ascii(): a line is a point when something other
+ * than white space comes before its first '#'. */
+void
+p3d_pcd_line_counter_feed (P3dPcdLineCounter * counter, const guint8 * bytes,
+    gsize size)
+{
+  gsize i;
+
+  for (i = 0; i < size; i++) {
+    guint8 c = bytes[i];
+
+    if (c == '\n') {
+      counter->lines += counter->has_values;
+      counter->has_values = FALSE;
+      counter->in_comment = FALSE;
+    } else if (counter->in_comment) {
+      continue;
+    } else if (c == '#') {
+      counter->in_comment = TRUE;
+    } else if (!is_space (c)) {
+      counter->has_values = TRUE;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1039,7 +1253,7 @@ p3d_pcd_format_is_valid (const gchar * channels, GError ** error)
   const gchar *required;
 
   if (n == 0) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_FORMAT,
+    set_error (error, P3D_PCD_ERROR_FORMAT, NOWHERE,
         "empty point-cloud format (expected channels such as 'xyzi')");
     return FALSE;
   }
@@ -1051,10 +1265,10 @@ p3d_pcd_format_is_valid (const gchar * channels, GError ** error)
       continue;
     text = quote (channels, n);
     if (channel_aliases (channels[i]))
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_FORMAT,
+      set_error (error, P3D_PCD_ERROR_FORMAT, NOWHERE,
           "format '%s': channel '%c' appears twice", text, channels[i]);
     else
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_FORMAT,
+      set_error (error, P3D_PCD_ERROR_FORMAT, NOWHERE,
           "format '%s': unknown channel at position %" G_GSIZE_FORMAT
           " (channels are x, y, z, i, t, r)", text, i);
     g_free (text);
@@ -1062,9 +1276,9 @@ p3d_pcd_format_is_valid (const gchar * channels, GError ** error)
   }
   for (required = "xyz"; *required; required++) {
     if (!strchr (channels, *required)) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_FORMAT,
-          "format '%s' has no channel '%c' (x, y and z are required)",
-          channels, *required);
+      set_error (error, P3D_PCD_ERROR_FORMAT, NOWHERE,
+          "format '%s' has no channel '%c' (x, y and z are required)", channels,
+          *required);
       return FALSE;
     }
   }
@@ -1119,7 +1333,7 @@ map_channels (const P3dPcdHeader * header, const gchar * channels,
         g_string_append_printf (names, "%s%s", i ? " " : "",
             header->fields[i].name);
       text = quote (names->str, names->len);
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_FIELD,
+      set_error (error, P3D_PCD_ERROR_FIELD, NOWHERE,
           "the file has no field '%c' (its fields: %s)", channels[c], text);
       g_free (text);
       g_string_free (names, TRUE);
@@ -1264,10 +1478,53 @@ convert_records (const P3dPcdHeader * header, const ChannelMap * map,
   }
 }
 
+/* Points of which a float64 field holds a finite value beyond the float32
+ * range (it became infinite). */
+static gsize
+count_f64_overflow (const P3dPcdHeader * header, const ChannelMap * map,
+    const guint8 * data, gboolean column_major)
+{
+  gsize n = (gsize) header->points, k, count = 0;
+  guint c;
+
+  for (k = 0; k < n; k++) {
+    for (c = 0; c < map->n_channels; c++) {
+      const P3dPcdField *field;
+      gdouble d;
+
+      if (map->field[c] < 0)
+        continue;
+      field = &header->fields[map->field[c]];
+      if (field->type != 'F' || field->size != 8)
+        continue;
+      d = column_major ?
+          load_f64 (data + n * field->offset + k * 8 * field->count) :
+          load_f64 (data + field->offset + k * header->point_stride);
+      if (isfinite (d) && isinf ((gfloat) d)) {
+        count++;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+static gboolean
+map_has_f64 (const P3dPcdHeader * header, const ChannelMap * map)
+{
+  guint c;
+
+  for (c = 0; c < map->n_channels; c++)
+    if (map->field[c] >= 0 && header->fields[map->field[c]].type == 'F'
+        && header->fields[map->field[c]].size == 8)
+      return TRUE;
+  return FALSE;
+}
+
 static gboolean
 decode_compressed (const P3dPcdHeader * header, const ChannelMap * map,
     const guint8 * bytes, guint32 compressed_size, gfloat * out,
-    GError ** error)
+    gsize * n_overflow, GError ** error)
 {
   gsize start = header->header_size + 8;
   gsize expected = (gsize) (header->points * header->point_stride);
@@ -1278,22 +1535,24 @@ decode_compressed (const P3dPcdHeader * header, const ChannelMap * map,
     return TRUE;
   plain = g_try_malloc (expected);
   if (!plain) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
-        "byte %" G_GSIZE_FORMAT ": cannot allocate the %" G_GSIZE_FORMAT
-        " bytes the LZF data decompresses to", start, expected);
+    set_error (error, P3D_PCD_ERROR_TOO_LARGE, AT_BYTE (start),
+        "cannot allocate the %" G_GSIZE_FORMAT
+        " bytes the LZF data decompresses to", expected);
     return FALSE;
   }
   produced = lzf_decompress (bytes + start, compressed_size, plain,
       (guint) expected);
   if (produced != expected) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_DATA,
-        "byte %" G_GSIZE_FORMAT ": LZF data does not decompress to the %"
-        G_GSIZE_FORMAT " bytes the header announces (%s)", start, expected,
+    set_error (error, P3D_PCD_ERROR_DATA, AT_BYTE (start),
+        "LZF data does not decompress to the %" G_GSIZE_FORMAT
+        " bytes the header announces (%s)", expected,
         produced ? "it gives fewer" : "it is damaged or gives more");
     g_free (plain);
     return FALSE;
   }
   convert_records (header, map, plain, TRUE, out);
+  if (map_has_f64 (header, map))
+    *n_overflow = count_f64_overflow (header, map, plain, TRUE);
   g_free (plain);
   return TRUE;
 }
@@ -1336,9 +1595,10 @@ ascii_wanted (const P3dPcdHeader * header, const ChannelMap * map,
   return n;
 }
 
+/* Sets *@overflow when a finite value became infinite as a float. */
 static gboolean
 parse_ascii_value (const P3dPcdField * field, const gchar * text, gsize len,
-    gfloat * value)
+    gfloat * value, gboolean * overflow)
 {
   gdouble d;
 
@@ -1347,12 +1607,16 @@ parse_ascii_value (const P3dPcdField * field, const gchar * text, gsize len,
   if (!parse_double (text, len, &d))
     return FALSE;
   *value = (gfloat) d;
+  /* 1e400 is a finite number too, that strtod makes infinite */
+  if (isinf (*value) && !equal_nocase_infinity (text, len))
+    *overflow = TRUE;
   return TRUE;
 }
 
 static gboolean
 decode_ascii (const P3dPcdHeader * header, const ChannelMap * map,
-    const guint8 * bytes, gsize size, gfloat * out, GError ** error)
+    const guint8 * bytes, gsize size, gfloat * out, gsize * n_overflow,
+    GError ** error)
 {
   const gchar *text = (const gchar *) bytes;
   guint64 expected_values = values_per_line (header);
@@ -1368,6 +1632,7 @@ decode_ascii (const P3dPcdHeader * header, const ChannelMap * map,
     gsize line_end, values_end, i;
     guint64 token = 0;
     guint w = 0;
+    gboolean overflow = FALSE;
 
     /* out of lines: truncated, said below */
     if (pos >= size)
@@ -1391,14 +1656,12 @@ decode_ascii (const P3dPcdHeader * header, const ChannelMap * map,
             &header->fields[map->field[wanted[w].channel]];
 
         if (!parse_ascii_value (field, text + start, i - start,
-                &row[wanted[w].channel])) {
+                &row[wanted[w].channel], &overflow)) {
           gchar *value = quote (text + start, i - start);
           gchar *name = quote_string (field->name);
 
-          g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_DATA,
-              "point %" G_GUINT64_FORMAT " (line %" G_GSIZE_FORMAT "): "
-              "value '%s' of field '%s' is not a number", point, line_no,
-              value, name);
+          set_error (error, P3D_PCD_ERROR_DATA, AT_POINT (point, line_no), ""
+              "value '%s' of field '%s' is not a number", value, name);
           g_free (value);
           g_free (name);
           return FALSE;
@@ -1410,19 +1673,19 @@ decode_ascii (const P3dPcdHeader * header, const ChannelMap * map,
     if (token == 0)
       continue;
     if (token != expected_values) {
-      g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_DATA,
-          "point %" G_GUINT64_FORMAT " (line %" G_GSIZE_FORMAT "): %"
-          G_GUINT64_FORMAT " values, expected %" G_GUINT64_FORMAT, point,
-          line_no, token, expected_values);
+      set_error (error, P3D_PCD_ERROR_DATA, AT_POINT (point, line_no), "%"
+          G_GUINT64_FORMAT " values, expected %" G_GUINT64_FORMAT, token,
+          expected_values);
       return FALSE;
     }
     for (c = 0; c < map->n_channels; c++)
       if (map->field[c] < 0)
         row[c] = 0.0f;
+    *n_overflow += overflow;
     point++;
   }
   if (point < header->points) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+    set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
         "truncated: header announces %" G_GUINT64_FORMAT " points, %"
         G_GUINT64_FORMAT " lines of ASCII data present", header->points, point);
     return FALSE;
@@ -1462,14 +1725,14 @@ check_data_present (const P3dPcdHeader * header, const guint8 * bytes,
 
   if (header->data != P3D_PCD_DATA_ASCII)
     return locate_data (header, bytes, size, TRUE, &end, compressed_size,
-        error) == STEP_OK;
+        NULL, error) == STEP_OK;
   available = size > header->header_size ? size - header->header_size : 0;
   if (header->points <= (available + 1) / 2)
     return TRUE;
-  g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TRUNCATED,
+  set_error (error, P3D_PCD_ERROR_TRUNCATED, NOWHERE,
       "truncated: header announces %" G_GUINT64_FORMAT " points, the %"
-      G_GUINT64_FORMAT " bytes of ASCII data cannot hold them",
-      header->points, available);
+      G_GUINT64_FORMAT " bytes of ASCII data cannot hold them", header->points,
+      available);
   return FALSE;
 }
 
@@ -1477,9 +1740,10 @@ gboolean
 p3d_pcd_decode_into (const P3dPcdHeader * header, const guint8 * bytes,
     gsize size, const gchar * channels, gboolean drop_nonfinite,
     gfloat * points, gsize capacity, gsize * n_points, gsize * n_dropped,
-    GError ** error)
+    gsize * n_overflow, GError ** error)
 {
   ChannelMap map;
+  gsize overflow = 0;
   guint32 compressed_size = 0;
   gsize n;
   gboolean ok;
@@ -1491,10 +1755,12 @@ p3d_pcd_decode_into (const P3dPcdHeader * header, const guint8 * bytes,
   *n_points = 0;
   if (n_dropped)
     *n_dropped = 0;
+  if (n_overflow)
+    *n_overflow = 0;
   if (!map_channels (header, channels, &map, error))
     return FALSE;
   if (header->points > capacity / map.n_channels) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
+    set_error (error, P3D_PCD_ERROR_TOO_LARGE, NOWHERE,
         "%" G_GUINT64_FORMAT " points of %u channels do not fit in the %"
         G_GSIZE_FORMAT " floats given", header->points, map.n_channels,
         capacity);
@@ -1507,14 +1773,17 @@ p3d_pcd_decode_into (const P3dPcdHeader * header, const guint8 * bytes,
     case P3D_PCD_DATA_BINARY:
       convert_records (header, &map, bytes + header->header_size, FALSE,
           points);
+      if (map_has_f64 (header, &map))
+        overflow = count_f64_overflow (header, &map,
+            bytes + header->header_size, FALSE);
       ok = TRUE;
       break;
     case P3D_PCD_DATA_BINARY_COMPRESSED:
       ok = decode_compressed (header, &map, bytes, compressed_size, points,
-          error);
+          &overflow, error);
       break;
     case P3D_PCD_DATA_ASCII:
-      ok = decode_ascii (header, &map, bytes, size, points, error);
+      ok = decode_ascii (header, &map, bytes, size, points, &overflow, error);
       break;
     default:
       g_assert_not_reached ();
@@ -1524,6 +1793,8 @@ p3d_pcd_decode_into (const P3dPcdHeader * header, const guint8 * bytes,
   *n_points = drop_nonfinite ? drop_nonfinite_points (&map, points, n) : n;
   if (n_dropped)
     *n_dropped = n - *n_points;
+  if (n_overflow)
+    *n_overflow = overflow;
   return TRUE;
 }
 
@@ -1551,7 +1822,7 @@ p3d_pcd_decode (const P3dPcdHeader * header, const guint8 * bytes,
     return FALSE;
   n_channels = strlen (channels);
   if (header->points > G_MAXSIZE / sizeof (gfloat) / n_channels) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
+    set_error (error, P3D_PCD_ERROR_TOO_LARGE, NOWHERE,
         "%" G_GUINT64_FORMAT " points of %" G_GSIZE_FORMAT " channels do not "
         "fit in memory", header->points, n_channels);
     return FALSE;
@@ -1561,17 +1832,17 @@ p3d_pcd_decode (const P3dPcdHeader * header, const guint8 * bytes,
     gfloat none[MAX_CHANNELS];
 
     return p3d_pcd_decode_into (header, bytes, size, channels,
-        drop_nonfinite, none, 0, n_points, n_dropped, error);
+        drop_nonfinite, none, 0, n_points, n_dropped, NULL, error);
   }
   out = g_try_new (gfloat, capacity);
   if (!out) {
-    g_set_error (error, P3D_PCD_ERROR, P3D_PCD_ERROR_TOO_LARGE,
+    set_error (error, P3D_PCD_ERROR_TOO_LARGE, NOWHERE,
         "cannot allocate %" G_GUINT64_FORMAT " points of %" G_GSIZE_FORMAT
         " channels", header->points, n_channels);
     return FALSE;
   }
   if (!p3d_pcd_decode_into (header, bytes, size, channels, drop_nonfinite,
-          out, capacity, n_points, n_dropped, error)) {
+          out, capacity, n_points, n_dropped, NULL, error)) {
     g_free (out);
     return FALSE;
   }

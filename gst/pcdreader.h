@@ -16,14 +16,14 @@
 
 G_BEGIN_DECLS
 
-#define P3D_PCD_ERROR (p3d_pcd_error_quark ())
-GQuark p3d_pcd_error_quark (void);
+#define P3D_PCD_ERROR (p3d_pcd_error_quark())
+GQuark p3d_pcd_error_quark(void);
 
 /* Every message names the position and the value: "line N" (header and
  * ASCII lines, from 1), "byte N" (offset in the file, from 0), "point N"
- * (from 0, blank lines not counted). */
-typedef enum
-{
+ * (from 0, blank lines not counted). The position is also in the error
+ * itself: p3d_pcd_error_get_position(). */
+typedef enum {
   /* a header line that cannot be read: unknown keyword, not a number,
    * missing or duplicate line, no DATA line */
   P3D_PCD_ERROR_HEADER,
@@ -46,6 +46,27 @@ typedef enum
   P3D_PCD_ERROR_FORMAT,
 } P3dPcdError;
 
+/* A position that an error does not have. */
+#define P3D_PCD_NO_POSITION G_MAXUINT64
+
+typedef struct {
+  /* line from 1 (header and ASCII lines, padding lines before the header
+   * counted), point from 0 (an ASCII point: blank lines not counted), byte
+   * offset in the file from 0; P3D_PCD_NO_POSITION where the error has no
+   * such position (a point always has its line) */
+  guint64 line;
+  guint64 point;
+  guint64 byte;
+  /* the message without its position ("TYPE has 3 entries but FIELDS has
+   * 4"); owned by the error */
+  const gchar *reason;
+} P3dPcdPosition;
+
+/* Where in the file the reader's @error was found. FALSE when @error is not
+ * one of the reader's. */
+gboolean p3d_pcd_error_get_position(const GError *error,
+                                    P3dPcdPosition *position);
+
 /* A header line longer than this, or a header without a DATA line within
  * this many bytes, is refused: the bytes are not a PCD file. */
 #define P3D_PCD_MAX_HEADER_SIZE 65536
@@ -55,15 +76,13 @@ typedef enum
  * binary_compressed data); more than this many is refused. */
 #define P3D_PCD_MAX_PADDING (1 << 20)
 
-typedef enum
-{
+typedef enum {
   P3D_PCD_DATA_ASCII,
   P3D_PCD_DATA_BINARY,
   P3D_PCD_DATA_BINARY_COMPRESSED,
 } P3dPcdData;
 
-typedef struct
-{
+typedef struct {
   gchar name[64];
   /* bytes of one element: 1, 2, 4 or 8 (4 or 8 for F) */
   guint size;
@@ -76,8 +95,7 @@ typedef struct
   gsize offset;
 } P3dPcdField;
 
-typedef struct
-{
+typedef struct {
   /* as written after VERSION (".7", "0.7", ".5"...), "" when absent */
   gchar version[8];
   guint n_fields;
@@ -99,15 +117,14 @@ typedef struct
  * least its header through the newline of the DATA line. @header need not be
  * initialized; on success it owns memory that p3d_pcd_header_clear() frees,
  * on failure it is left cleared. */
-gboolean p3d_pcd_header_parse (const guint8 * bytes, gsize size,
-    P3dPcdHeader * header, GError ** error);
+gboolean p3d_pcd_header_parse(const guint8 *bytes, gsize size,
+                              P3dPcdHeader *header, GError **error);
 
 /* Frees what a parsed header owns and zeroes it; safe on a zeroed header and
  * when called twice. */
-void p3d_pcd_header_clear (P3dPcdHeader * header);
+void p3d_pcd_header_clear(P3dPcdHeader *header);
 
-typedef enum
-{
+typedef enum {
   /* a file may start here but is not complete yet */
   P3D_PCD_NEED_MORE,
   /* the first *file_size bytes hold one complete file */
@@ -129,7 +146,8 @@ typedef enum
  * @at_eos: no byte will follow @bytes. Then the last ASCII line may end
  * without a newline, and an incomplete file is INVALID with
  * P3D_PCD_ERROR_TRUNCATED; NEED_MORE is returned only when @bytes are empty
- * or only padding, i.e. nothing is left.
+ * or only padding and comment lines (PCL reads a "# ..." line after the
+ * last point), i.e. nothing is left.
  *
  * @header: (nullable): filled on COMPLETE (free it with
  * p3d_pcd_header_clear()), zeroed otherwise.
@@ -137,12 +155,50 @@ typedef enum
  * of the size of a valid file (one whose ASCII lines hold the values its
  * header announces), always greater than @size, so that a caller can wait
  * for that many bytes before scanning again; 0 on INVALID. */
-P3dPcdScan p3d_pcd_scan (const guint8 * bytes, gsize size, gboolean at_eos,
-    P3dPcdHeader * header, gsize * file_size, GError ** error);
+P3dPcdScan p3d_pcd_scan(const guint8 *bytes, gsize size, gboolean at_eos,
+                        P3dPcdHeader *header, gsize *file_size, GError **error);
+
+/* What p3d_pcd_scan_progress() tells on NEED_MORE (all zero otherwise). */
+typedef struct {
+  /* the header is complete: its storage, points and size */
+  gboolean have_header;
+  P3dPcdData data;
+  guint64 points;
+  gsize header_size;
+  /* ASCII: point lines still missing, and the end of the last complete
+   * line (the file cannot be complete before that many more lines end) */
+  guint64 lines_missing;
+  gsize lines_end;
+} P3dPcdProgress;
+
+/* As p3d_pcd_scan(), and on NEED_MORE fills @progress (nullable), so that
+ * a caller waits for what is missing instead of scanning again too soon. */
+P3dPcdScan p3d_pcd_scan_progress(const guint8 *bytes, gsize size,
+                                 gboolean at_eos, P3dPcdHeader *header,
+                                 gsize *file_size, P3dPcdProgress *progress,
+                                 GError **error);
+
+/* Bytes of padding (NUL bytes, blank lines) at the start of @bytes: what
+ * p3d_pcd_scan() lets come before a header. */
+gsize p3d_pcd_padding_size(const guint8 *bytes, gsize size);
+
+/* Counts ASCII point lines as the scanner counts them (a line with
+ * something before its first '#' other than white space), over bytes given
+ * piece by piece: a caller learns when a file's last line may have arrived
+ * by looking at each new byte once. */
+typedef struct {
+  guint64 lines;
+  gboolean has_values;
+  gboolean in_comment;
+} P3dPcdLineCounter;
+
+void p3d_pcd_line_counter_init(P3dPcdLineCounter *counter);
+void p3d_pcd_line_counter_feed(P3dPcdLineCounter *counter, const guint8 *bytes,
+                               gsize size);
 
 /* Checks a point-cloud format string ("xyz", "xyzi", "xyzit", "xyzir"...):
  * distinct letters of "xyzitr" among which x, y and z. */
-gboolean p3d_pcd_format_is_valid (const gchar * channels, GError ** error);
+gboolean p3d_pcd_format_is_valid(const gchar *channels, GError **error);
 
 /* Decodes the points of the file in @bytes (its first @size bytes, from the
  * start of the header that @header was parsed from; bytes after the file are
@@ -160,18 +216,24 @@ gboolean p3d_pcd_format_is_valid (const gchar * channels, GError ** error);
  * least header->points * strlen (@channels) (call p3d_pcd_scan() first to be
  * sure the data is there before allocating that much).
  * @n_points: (out): points written; @n_dropped: (out) (optional): points
- * left out. The same values give the same floats in every storage type. */
-gboolean p3d_pcd_decode_into (const P3dPcdHeader * header,
-    const guint8 * bytes, gsize size, const gchar * channels,
-    gboolean drop_nonfinite, gfloat * points, gsize capacity,
-    gsize * n_points, gsize * n_dropped, GError ** error);
+ * left out; @n_overflow: (out) (optional): points of which a channel holds
+ * a finite value that no float32 holds (ASCII 1e39, an F8 1e300): it
+ * became infinite, so such points are among the dropped ones with
+ * @drop_nonfinite. The same values give the same floats in every storage
+ * type. */
+gboolean p3d_pcd_decode_into(const P3dPcdHeader *header, const guint8 *bytes,
+                             gsize size, const gchar *channels,
+                             gboolean drop_nonfinite, gfloat *points,
+                             gsize capacity, gsize *n_points, gsize *n_dropped,
+                             gsize *n_overflow, GError **error);
 
 /* As p3d_pcd_decode_into(), into a new array (g_free() it; NULL when no
  * point is left). It checks that the data can be present in @size bytes
  * before allocating. */
-gboolean p3d_pcd_decode (const P3dPcdHeader * header, const guint8 * bytes,
-    gsize size, const gchar * channels, gboolean drop_nonfinite,
-    gfloat ** points, gsize * n_points, gsize * n_dropped, GError ** error);
+gboolean p3d_pcd_decode(const P3dPcdHeader *header, const guint8 *bytes,
+                        gsize size, const gchar *channels,
+                        gboolean drop_nonfinite, gfloat **points,
+                        gsize *n_points, gsize *n_dropped, GError **error);
 
 G_END_DECLS
 

@@ -446,6 +446,30 @@ GST_START_TEST (test_malformed_lines)
     {"", "{\"x1\":1,\"y1\":2,\"x2\":3,\"y2\":4,\"score\":1,\"label\":0} "
           "{\"x1\":1}\n", "Malformed line 1: more than one JSON value"},
     {"", "{\"frame\":-1}\n", "field \"frame\" is not a non-negative integer"},
+    /* integers beyond 64 bits, which json-glib wraps without a word
+     * (issue 11: a label of 2^63 became -1, this frame was accepted) */
+    {"", "{\"x\":1,\"y\":2,\"z\":3,\"dx\":1,\"dy\":1,\"dz\":1,\"yaw\":0,"
+          "\"score\":1,\"label\":9223372036854775808}\n",
+        "Malformed line 1: field \"label\" is 9223372036854775808, beyond "
+          "the 64-bit integer range"},
+    {"", "{\"x\":1,\"y\":2,\"z\":3,\"dx\":1,\"dy\":1,\"dz\":1,\"yaw\":0,"
+          "\"score\":1,\"label\":18446744073709551615}\n",
+        "field \"label\" is 18446744073709551615, beyond"},
+    {"", "{\"x\":1,\"y\":2,\"z\":3,\"dx\":1,\"dy\":1,\"dz\":1,\"yaw\":0,"
+          "\"score\":1,\"label\":-9223372036854775809}\n",
+        "field \"label\" is -9223372036854775809, beyond"},
+    {"", "{\"frame\":-18446744073709551617}\n",
+        "field \"frame\" is -18446744073709551617, beyond the 64-bit"},
+    {"", "{\"frame\":0,\"pts\":18446744073709551616}\n",
+        "field \"pts\" is 18446744073709551616, beyond"},
+    {"", "{\"frame\":0,\"count\":36893488147419103232}\n",
+        "field \"count\" is 36893488147419103232, beyond"},
+    {"", "{\"x\":100000000000000000000,\"y\":2,\"z\":3,\"dx\":1,\"dy\":1,"
+          "\"dz\":1,\"yaw\":0,\"score\":1,\"label\":0}\n",
+        "field \"x\" is 100000000000000000000, beyond the 64-bit"},
+    /* within 64 bits: the checks that were there still say it */
+    {"", "{\"frame\":-9223372036854775808}\n",
+        "field \"frame\" is not a non-negative integer"},
     {"", "{\"frame\":0,\"pts\":\"soon\"}\n", "field \"pts\" is neither null"},
     {"", "{\"frame\":0,\"type\":\"4d\"}\n", "field \"type\" is neither"},
     {"box-type=2d", "{\"frame\":0,\"type\":\"3d\"}\n",
@@ -465,8 +489,15 @@ GST_START_TEST (test_malformed_lines)
     {"format=kitti", "hello world\n", "Malformed line 1: 2 fields"},
     {"format=kitti", "Car 0 0 0 1 2 3 4 1 1,5 1 0 0 0 0 1\n",
         "field 10 (width) is not a number: \"1,5\""},
+    /* a finite value beyond float32 says so, as the JSON path does
+     * (issue 11: it said "is not a number") */
     {"format=kitti", "Car 0 0 0 1 2 3 4 1 1 1 0 0 0 0 1e39\n",
-        "field 16 (score) is not a number"},
+        "field 16 (score) is 1e39, beyond the float range"},
+    {"format=kitti", "Car 0 0 0 1 2 3 4 1 1 1 -1e400 0 0 0 1\n",
+        "field 12 (x) is -1e400, beyond the float range"},
+    /* raw bytes of a bad value are escaped: the message is valid UTF-8 */
+    {"format=kitti", "Car 0 0 0 1 2 3 4 1 1 1 0 0 0 0 \x8d\x84\n",
+        "field 16 (score) is not a number: \"\\215\\204\""},
     {"format=kitti", "Car 0 0 0 1 2 3 4 1 1 1 0 0 0 0 0x1g\n",
         "field 16 (score) is not a number"},
     /* a NUL byte: binary data */

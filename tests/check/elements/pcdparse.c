@@ -791,6 +791,185 @@ GST_START_TEST (test_bad_data)
 
 GST_END_TEST;
 
+static guint64
+stats_value (Parser * p, const gchar * field)
+{
+  GstStructure *stats = NULL;
+  guint64 value = 0;
+
+  g_object_get (p->parse, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, field, &value), "%s", field);
+  gst_structure_free (stats);
+  return value;
+}
+
+/* Issue 11: parsing is linear in the input whatever the block size. One
+ * point line padded to 16 MB, fed in 4 KiB blocks, was scanned again on
+ * every block (0.7 s; 26 s at 64 MB); the bytes scanned are now a small
+ * multiple of the input, and so are those of many short lines, of a
+ * header fed byte by byte, and of binary data in small blocks. */
+GST_START_TEST (test_linear_scanning)
+{
+  static const gchar header[] = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n";
+  gsize line_size = 16 << 20;
+  GByteArray *file = g_byte_array_sized_new (line_size + 64);
+  PcdTestCloud *cloud = pcdtest_cloud_new (xyzi_fields, 4, 20000, 3);
+  PcdTestOptions o = { PCDTEST_ASCII, "0.7" };
+  GByteArray *many;
+  Parser p;
+  GstBuffer *out;
+  guint64 scanned;
+  guint st;
+
+  g_byte_array_append (file, (const guint8 *) header, strlen (header));
+  g_byte_array_append (file, (const guint8 *) "1 2 3", 5);
+  g_byte_array_set_size (file, strlen (header) + line_size - 1);
+  memset (file->data + strlen (header) + 5, ' ', line_size - 6);
+  g_byte_array_append (file, (const guint8 *) "\n", 1);
+  p = parser_new ("", NULL);
+  push_chunks (&p, file, 4096);
+  fail_unless_equals_int (gst_harness_buffers_received (p.h), 1);
+  out = gst_harness_pull (p.h);
+  fail_unless_equals_uint64 (gst_buffer_get_size (out), 16);
+  gst_buffer_unref (out);
+  scanned = stats_value (&p, "scanned-bytes");
+  GST_INFO ("16 MB line in 4 KiB blocks: %" G_GUINT64_FORMAT " bytes "
+      "scanned for %u", scanned, file->len);
+  /* quadratic was 4096 blocks x 8 MB on average: 32 GB */
+  fail_unless (scanned <= 3 * (guint64) file->len, "%" G_GUINT64_FORMAT
+      " bytes scanned for a file of %u", scanned, file->len);
+  parser_free (&p);
+
+  for (st = PCDTEST_ASCII; st <= PCDTEST_COMPRESSED; st++) {
+    o.storage = st;
+    many = pcdtest_write (cloud, &o);
+    p = parser_new ("", NULL);
+    /* the header and a little more byte by byte, the rest in 4 KiB
+     * blocks; then the file again in 4 KiB blocks */
+    {
+      GByteArray head = { many->data, 600 };
+      gsize pos;
+
+      push_chunks (&p, &head, 1);
+      for (pos = 600; pos < many->len; pos += 4096)
+        fail_unless_equals_int (push_bytes (&p, many->data + pos,
+                MIN (4096, many->len - pos)), GST_FLOW_OK);
+    }
+    push_chunks (&p, many, 4096);
+    fail_unless_equals_int (gst_harness_buffers_received (p.h), 2);
+    scanned = stats_value (&p, "scanned-bytes");
+    fail_unless (scanned <= 6 * (guint64) many->len, "%s: %" G_GUINT64_FORMAT
+        " bytes scanned for two files of %u", pcdtest_storage_names[st],
+        scanned, many->len);
+    out = gst_harness_pull (p.h);
+    pcdtest_assert_cloud (out, cloud, "xyzi", TRUE, "byte by byte");
+    gst_buffer_unref (out);
+    out = gst_harness_pull (p.h);
+    pcdtest_assert_cloud (out, cloud, "xyzi", TRUE, "in blocks");
+    gst_buffer_unref (out);
+    parser_free (&p);
+    g_byte_array_unref (many);
+  }
+  pcdtest_cloud_free (cloud);
+  g_byte_array_unref (file);
+}
+
+GST_END_TEST;
+
+/* Issue 11: what a header announces is bounded before it is waited for:
+ * a stride x points beyond max-file-size, LZF data larger than any LZF
+ * output for the announced points, and an ASCII file held beyond
+ * max-file-size, each an error at once, nothing buffered. */
+GST_START_TEST (test_announced_sizes)
+{
+  static const gchar wide[] = "VERSION 0.7\nFIELDS x y z _\n"
+      "SIZE 4 4 4 1\nTYPE F F F U\nCOUNT 1 1 1 988\nWIDTH 100000000\n"
+      "HEIGHT 1\nPOINTS 100000000\nDATA binary\n";
+  static const gchar compressed[] = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 10\nHEIGHT 1\nPOINTS 10\n"
+      "DATA binary_compressed\n\xff\xff\xff\xff\x78\0\0\0";
+  static const gchar ascii[] = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n"
+      "1 2 3\n";
+  GByteArray *spaces = g_byte_array_new ();
+  Parser p;
+
+  /* 100 M points of 1000 bytes: 100 GB announced */
+  p = parser_new ("", NULL);
+  fail_unless_equals_int (push_bytes (&p, (const guint8 *) wide,
+          strlen (wide)), GST_FLOW_ERROR);
+  expect_error (&p, "byte 0 (file 1): the header announces a file of "
+      "100000000123 bytes, more than max-file-size (1073741824)");
+  parser_free (&p);
+  /* a smaller limit applies to smaller files */
+  p = parser_new ("max-file-size=1000", NULL);
+  fail_unless_equals_int (push_bytes (&p, (const guint8 *) ascii,
+          strlen (ascii) - 6), GST_FLOW_OK);
+  g_byte_array_set_size (spaces, 2000);
+  memset (spaces->data, ' ', spaces->len);
+  fail_unless_equals_int (push_array (&p, spaces), GST_FLOW_ERROR);
+  expect_error (&p, "byte 0 (file 1): no complete file in ");
+  fail_unless (strstr (ascii, "max-file-size") == NULL);
+  parser_free (&p);
+
+  /* 0xFFFFFFFF bytes of LZF for 120 bytes of points */
+  p = parser_new ("", NULL);
+  fail_unless_equals_int (push_bytes (&p, (const guint8 *) compressed,
+          sizeof (compressed) - 1), GST_FLOW_ERROR);
+  expect_error (&p, "byte 0 (file 1, byte 110 in the file): 4294967295 bytes "
+      "of LZF data cannot decompress to as few as the 120 bytes");
+  parser_free (&p);
+  g_byte_array_unref (spaces);
+}
+
+GST_END_TEST;
+
+/* Issue 11: messages that misled. A comment after the last point is read
+ * as PCL reads it; 2 MiB of NUL bytes is an error with buffer-is-file as
+ * without; a finite value beyond float32 is counted and said, once. */
+GST_START_TEST (test_issue11_input)
+{
+  static const gchar file[] = "# .PCD v0.7\nVERSION 0.7\nFIELDS x y z\n"
+      "SIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nWIDTH 3\nHEIGHT 1\nPOINTS 3\n"
+      "DATA ascii\n1 2 3\n1e39 2 3\n4 5 6\n# the end\n";
+  guint8 *zeros = g_malloc0 (2 << 20);
+  GstMessage *message;
+  gchar *text;
+  guint mode;
+  Parser p;
+
+  for (mode = 0; mode < 2; mode++) {
+    p = parser_new (mode ? "buffer-is-file=true" : "", NULL);
+    fail_unless_equals_int (push_bytes (&p, (const guint8 *) file,
+            strlen (file)), GST_FLOW_OK);
+    push_eos (&p);
+    fail_unless_equals_int (gst_harness_buffers_received (p.h), 1);
+    fail_unless_equals_uint64 (stats_value (&p, "points"), 2);
+    fail_unless_equals_uint64 (stats_value (&p, "dropped-points"), 1);
+    fail_unless_equals_uint64 (stats_value (&p, "overflow-points"), 1);
+    message = gst_bus_pop_filtered (p.bus, GST_MESSAGE_WARNING);
+    fail_unless (message != NULL);
+    text = message_text (message);
+    fail_unless (g_str_has_prefix (text, "byte 0 (file 1): 1 points hold a "
+            "finite value beyond the float32 range"), "%s", text);
+    g_free (text);
+    gst_message_unref (message);
+    parser_free (&p);
+
+    p = parser_new (mode ? "buffer-is-file=true" : "", NULL);
+    push_bytes (&p, zeros, 2 << 20);
+    push_eos (&p);
+    expect_error (&p, "byte 0 (file 1): 2097152 NUL or blank bytes and no "
+        "header");
+    fail_unless_equals_int (gst_harness_buffers_received (p.h), 0);
+    parser_free (&p);
+  }
+  g_free (zeros);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------------ */
 /* Pipelines over files in a temporary folder */
 
@@ -1007,6 +1186,9 @@ pcdparse_suite (void)
   tcase_add_test (tc, test_truncated);
   tcase_add_test (tc, test_bad_data);
   tcase_add_test (tc, test_pipelines);
+  tcase_add_test (tc, test_linear_scanning);
+  tcase_add_test (tc, test_announced_sizes);
+  tcase_add_test (tc, test_issue11_input);
   return s;
 }
 

@@ -534,7 +534,7 @@ check_file (const GString * file, const TestCloud * cloud,
     into = g_new (gfloat, cloud->points * n_channels + 1);
     fail_unless (p3d_pcd_decode_into (&header, (const guint8 *) padded->str,
             padded->len, format, drop, into, cloud->points * n_channels,
-            &n_points, &n_dropped, &error), "%s: %s", what,
+            &n_points, &n_dropped, NULL, &error), "%s: %s", what,
         error ? error->message : "");
     assert_points_equal (expected, n_expected, into, n_points, n_channels,
         what);
@@ -1400,13 +1400,26 @@ GST_START_TEST (test_bad_compressed_data)
   g_byte_array_unref (packed);
   g_free (message);
 
-  /* the compressed size runs past the end */
-  bad = compressed_with_sizes (good, hs, 300, 160, noise, sizeof (noise));
-  message = g_strdup_printf ("truncated: header announces 10 points in 300 "
+  /* the compressed size runs past the end (165: as large as LZF data for
+   * 160 bytes can be, see below) */
+  bad = compressed_with_sizes (good, hs, 165, 160, noise, sizeof (noise));
+  message = g_strdup_printf ("truncated: header announces 10 points in 165 "
       "bytes of LZF data from byte %" G_GSIZE_FORMAT ", 64 bytes present",
       hs + 8);
   check_bad_file (bad, P3D_PCD_ERROR_TRUNCATED, message, "past the end");
   g_free (message);
+  g_string_free (bad, TRUE);
+
+  /* larger than LZF output for 160 bytes can be (at most one control byte
+   * per 32 literals): refused before any of it is waited for (issue 11:
+   * 0xFFFFFFFF announced, fed by an endless stream, grew without bound) */
+  bad = compressed_with_sizes (good, hs, 300, 160, noise, sizeof (noise));
+  check_bad_file (bad, P3D_PCD_ERROR_INCONSISTENT, "300 bytes of LZF data "
+      "cannot decompress to as few as the 160 bytes", "LZF shrinks");
+  g_string_free (bad, TRUE);
+  bad = compressed_with_sizes (good, hs, 0xFFFFFFFF, 160, noise, 8);
+  check_bad_file (bad, P3D_PCD_ERROR_INCONSISTENT, "4294967295 bytes of LZF "
+      "data cannot decompress", "0xFFFFFFFF");
   g_string_free (bad, TRUE);
 
   /* more than LZF can expand to: refused before allocating */
@@ -1474,7 +1487,7 @@ GST_START_TEST (test_bad_formats_and_fields)
 
   /* too small an output */
   fail_if (p3d_pcd_decode_into (&header, (const guint8 *) file->str,
-          file->len, "xyz", FALSE, small, 8, &n_points, NULL, &error));
+          file->len, "xyz", FALSE, small, 8, &n_points, NULL, NULL, &error));
   check_error (error, P3D_PCD_ERROR_TOO_LARGE, "do not fit in the 8 floats",
       "capacity");
   g_clear_error (&error);
@@ -1783,6 +1796,220 @@ GST_START_TEST (test_fuzz_regressions)
 
 GST_END_TEST;
 
+/* Issue 11: what the reader said that misled, and where its errors are. */
+GST_START_TEST (test_issue11_messages)
+{
+  static const gchar version8[] = "VERSION 0.7.0.00\nFIELDS x y z\n";
+  static const gchar version2[] = "VERSION 0.7 0.5\nFIELDS x y z\n";
+  static const gchar one_point[] = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n"
+      "1 2 3\n";
+  GError *error = NULL;
+  P3dPcdHeader header;
+  P3dPcdPosition position;
+  GString *text;
+  gsize file_size = 0;
+  guint8 *zeros;
+
+  /* a VERSION of 8 characters: its length, not "found 1" */
+  fail_if (p3d_pcd_header_parse ((const guint8 *) version8,
+          strlen (version8), &header, &error));
+  check_error (error, P3D_PCD_ERROR_HEADER, "line 1: VERSION takes one value "
+      "of at most 7 characters, '0.7.0.00' has 8", "VERSION of 8");
+  fail_unless (strstr (error->message, "found") == NULL, "%s", error->message);
+  /* the position is in the error, apart from the message */
+  fail_unless (p3d_pcd_error_get_position (error, &position));
+  fail_unless_equals_uint64 (position.line, 1);
+  fail_unless_equals_uint64 (position.point, P3D_PCD_NO_POSITION);
+  fail_unless_equals_uint64 (position.byte, P3D_PCD_NO_POSITION);
+  fail_unless_equals_string (position.reason, "VERSION takes one value of "
+      "at most 7 characters, '0.7.0.00' has 8");
+  g_clear_error (&error);
+  fail_if (p3d_pcd_header_parse ((const guint8 *) version2,
+          strlen (version2), &header, &error));
+  check_error (error, P3D_PCD_ERROR_HEADER, "found 2 values", "2 versions");
+  g_clear_error (&error);
+
+  /* a point and its line; a copy of the error keeps them */
+  text = g_string_new (one_point);
+  g_string_truncate (text, text->len - 6);
+  g_string_append (text, "1 two 3\n");
+  fail_unless (p3d_pcd_header_parse ((const guint8 *) text->str, text->len,
+          &header, NULL));
+  {
+    gfloat *points = NULL;
+    gsize n = 0;
+    GError *copy;
+
+    fail_if (p3d_pcd_decode (&header, (const guint8 *) text->str, text->len,
+            "xyz", TRUE, &points, &n, NULL, &error));
+    copy = g_error_copy (error);
+    g_clear_error (&error);
+    fail_unless (p3d_pcd_error_get_position (copy, &position));
+    fail_unless_equals_uint64 (position.point, 0);
+    fail_unless_equals_uint64 (position.line, 10);
+    fail_unless_equals_string (position.reason, "value 'two' of field 'y' "
+        "is not a number");
+    fail_unless_equals_string (copy->message, "point 0 (line 10): value "
+        "'two' of field 'y' is not a number");
+    g_error_free (copy);
+  }
+  p3d_pcd_header_clear (&header);
+  g_string_free (text, TRUE);
+  /* another domain has no position */
+  error = g_error_new_literal (G_FILE_ERROR, G_FILE_ERROR_NOENT, "x");
+  fail_if (p3d_pcd_error_get_position (error, &position));
+  g_clear_error (&error);
+
+  /* a comment after the last point: nothing more at the end of the
+   * stream, as PCL reads it; before the end it may start a file */
+  text = g_string_new (one_point);
+  g_string_append (text, "# written by hand\n\n  # another");
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) text->str,
+          text->len, TRUE, NULL, &file_size, &error), P3D_PCD_COMPLETE);
+  fail_unless_equals_uint64 (file_size, strlen (one_point));
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) text->str +
+          file_size, text->len - file_size, TRUE, NULL, &file_size, &error),
+      P3D_PCD_NEED_MORE);
+  fail_unless (error == NULL);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# a\nVERSION", 11,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  g_clear_error (&error);
+  /* PCL's first line, or a start of it, begins a file cut short */
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# .PCD v0.7\n", 12,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  check_error (error, P3D_PCD_ERROR_TRUNCATED, "without a DATA line", "sig");
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "\n# .P", 5,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# .P\n#\n", 7,
+          TRUE, NULL, &file_size, &error), P3D_PCD_NEED_MORE);
+  /* what the header parser refuses before the end is no trailer at the
+   * end either (a fuzzer finding: a comment line holding a NUL byte was
+   * INVALID as the stream went on and nothing at its end) */
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# a\0b\n", 6,
+          FALSE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan ((const guint8 *) "# a\0b\n", 6,
+          TRUE, NULL, &file_size, &error), P3D_PCD_INVALID);
+  check_error (error, P3D_PCD_ERROR_HEADER, "NUL byte in the header", "NUL");
+  g_clear_error (&error);
+  g_string_free (text, TRUE);
+
+  /* more padding than a file may have is refused at the end of the stream
+   * as before it (it was accepted silently at the end) */
+  zeros = g_malloc0 (2 << 20);
+  fail_unless_equals_int (p3d_pcd_scan (zeros, 2 << 20, TRUE, NULL,
+          &file_size, &error), P3D_PCD_INVALID);
+  check_error (error, P3D_PCD_ERROR_HEADER, "2097152 NUL or blank bytes and "
+      "no header", "2 MiB of NUL at EOS");
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan (zeros, 2 << 20, FALSE, NULL,
+          &file_size, &error), P3D_PCD_INVALID);
+  check_error (error, P3D_PCD_ERROR_HEADER, "2097152 NUL or blank bytes and "
+      "no header", "2 MiB of NUL");
+  g_clear_error (&error);
+  fail_unless_equals_int (p3d_pcd_scan (zeros, P3D_PCD_MAX_PADDING, TRUE,
+          NULL, &file_size, &error), P3D_PCD_NEED_MORE);
+  fail_unless_equals_uint64 (p3d_pcd_padding_size (zeros, 2 << 20), 2 << 20);
+  g_free (zeros);
+}
+
+GST_END_TEST;
+
+/* Finite values beyond float32 become infinite: counted as overflow (and
+ * dropped with the other non-finite points), in ASCII and as F8. */
+GST_START_TEST (test_float_overflow)
+{
+  static const gchar ascii[] = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 5\nHEIGHT 1\nPOINTS 5\nDATA ascii\n"
+      "1e39 2 3\n1 -1e300 1e39\ninf 2 3\n1 2 3\n1 2 1e400\n";
+  static const gchar binary[] = "VERSION 0.7\nFIELDS x y z\nSIZE 8 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 3\nHEIGHT 1\nPOINTS 3\nDATA binary\n";
+  const gdouble xs[3] = { 1e300, -G_MAXDOUBLE, INFINITY };
+  P3dPcdHeader header;
+  GString *file = g_string_new (binary);
+  gfloat points[15];
+  gsize n_points, n_dropped, n_overflow;
+  guint i;
+
+  fail_unless (p3d_pcd_header_parse ((const guint8 *) ascii, strlen (ascii),
+          &header, NULL));
+  fail_unless (p3d_pcd_decode_into (&header, (const guint8 *) ascii,
+          strlen (ascii), "xyz", TRUE, points, 15, &n_points, &n_dropped,
+          &n_overflow, NULL));
+  fail_unless_equals_uint64 (n_points, 1);
+  fail_unless_equals_uint64 (n_dropped, 4);
+  /* "inf" is written infinite: not an overflow */
+  fail_unless_equals_uint64 (n_overflow, 3);
+  p3d_pcd_header_clear (&header);
+
+  for (i = 0; i < 3; i++) {
+    guint64 bits;
+    gfloat rest[2] = { 1, 2 };
+
+    memcpy (&bits, &xs[i], 8);
+    bits = GUINT64_TO_LE (bits);
+    g_string_append_len (file, (const gchar *) &bits, 8);
+    g_string_append_len (file, (const gchar *) rest, 8);
+  }
+  fail_unless (p3d_pcd_header_parse ((const guint8 *) file->str, file->len,
+          &header, NULL));
+  fail_unless (p3d_pcd_decode_into (&header, (const guint8 *) file->str,
+          file->len, "xyzi", FALSE, points, 12, &n_points, &n_dropped,
+          &n_overflow, NULL));
+  fail_unless_equals_uint64 (n_points, 3);
+  fail_unless_equals_uint64 (n_dropped, 0);
+  fail_unless_equals_uint64 (n_overflow, 2);
+  p3d_pcd_header_clear (&header);
+  g_string_free (file, TRUE);
+}
+
+GST_END_TEST;
+
+/* The line counter counts, fed in pieces, exactly the point lines that the
+ * scanner counts, and the scanner's progress says how many are missing. */
+GST_START_TEST (test_line_counter)
+{
+  static const gchar header[] = "VERSION 0.7\nFIELDS x\nSIZE 4\nTYPE F\n"
+      "COUNT 1\nWIDTH 6\nHEIGHT 1\nPOINTS 6\nDATA ascii\n";
+  static const gchar data[] = "1\n  \n# c\n2 # c\n\t\r\n#\n3\n\0\n 4 \n";
+  GString *file = g_string_new (header);
+  P3dPcdLineCounter counter;
+  P3dPcdProgress progress;
+  gsize file_size, piece;
+
+  g_string_append_len (file, data, sizeof (data) - 1);
+  for (piece = 1; piece < 8; piece++) {
+    gsize pos;
+
+    p3d_pcd_line_counter_init (&counter);
+    for (pos = strlen (header); pos < file->len; pos += piece)
+      p3d_pcd_line_counter_feed (&counter, (const guint8 *) file->str + pos,
+          MIN (piece, file->len - pos));
+    /* 1, 2, 3, the NUL line and 4 */
+    fail_unless_equals_uint64 (counter.lines, 5);
+  }
+  fail_unless_equals_int (p3d_pcd_scan_progress ((const guint8 *) file->str,
+          file->len, FALSE, NULL, &file_size, &progress, NULL),
+      P3D_PCD_NEED_MORE);
+  fail_unless (progress.have_header);
+  fail_unless_equals_int (progress.data, P3D_PCD_DATA_ASCII);
+  fail_unless_equals_uint64 (progress.points, 6);
+  fail_unless_equals_uint64 (progress.header_size, strlen (header));
+  fail_unless_equals_uint64 (progress.lines_missing, 1);
+  fail_unless_equals_uint64 (progress.lines_end, file->len);
+  g_string_append (file, "5\n");
+  fail_unless_equals_int (p3d_pcd_scan_progress ((const guint8 *) file->str,
+          file->len, FALSE, NULL, &file_size, &progress, NULL),
+      P3D_PCD_COMPLETE);
+  fail_if (progress.have_header);
+  g_string_free (file, TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 pcdreader_suite (void)
 {
@@ -1809,6 +2036,9 @@ pcdreader_suite (void)
   tcase_add_test (tc, test_truncated_at_every_byte);
   tcase_add_test (tc, test_scan_chunks_back_to_back);
   tcase_add_test (tc, test_fuzz_regressions);
+  tcase_add_test (tc, test_issue11_messages);
+  tcase_add_test (tc, test_float_overflow);
+  tcase_add_test (tc, test_line_counter);
   return s;
 }
 

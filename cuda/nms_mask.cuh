@@ -120,8 +120,8 @@ __global__ void __launch_bounds__(kMaskThreads)
   const uint32_t warp = tid >> 5;
   const uint32_t row = tid % kTile;
   const uint32_t part = tid / kTile;
-  allow_next_kernel();
-  wait_for_previous_kernel();
+  p3d_allow_next_kernel();
+  p3d_wait_for_previous_kernel();
   fill_output(fill);
   const uint32_t m = *item_count;
   const uint32_t words = (m + kTile - 1) / kTile;

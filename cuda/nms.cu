@@ -30,8 +30,10 @@ struct _P3dNms {
   // the device has programmatic dependent launch (compute capability 9.0)
   bool can_chain;
   // blocks of the mask kernels, which loop over the tiles: as many as the
-  // GPU holds at once, at most one a tile of a full workspace; by mode
+  // GPU holds at once, at most one a tile of a full workspace; by mode, and
+  // for bev-rotated under mmcv's rule
   unsigned mask_blocks[4];
+  unsigned mmcv_mask_blocks;
   uint32_t *keys_in, *keys_out;
   uint32_t *index_in, *index_out;
   P3dNmsItem *items;
@@ -119,6 +121,9 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
   if (err == cudaSuccess)
     err = mask_grid(mask_kernel<P3D_NMS_CIRCLE>, multiprocessors, tiles,
                     &self->mask_blocks[P3D_NMS_CIRCLE]);
+  if (err == cudaSuccess)
+    err = mask_grid(mask_kernel<P3D_NMS_BEV_ROTATED, P3D_NMS_IOU_RULE_MMCV>,
+                    multiprocessors, tiles, &self->mmcv_mask_blocks);
 
   const size_t bytes = (size_t)capacity * sizeof(uint32_t);
   if (err == cudaSuccess) err = cudaMalloc(&self->index_out, bytes);
@@ -192,6 +197,10 @@ static cudaError_t mask_stage(P3dNms *nms, P3dNmsMode mode,
   const P3dNmsItem *items = nms->items;
   const uint32_t *count = nms->item_count;
   const unsigned blocks = nms->mask_blocks[mode];
+  if (mode == P3D_NMS_BEV_ROTATED && test.iou_rule == P3D_NMS_IOU_RULE_MMCV)
+    return p3d_launch(mask_kernel<P3D_NMS_BEV_ROTATED, P3D_NMS_IOU_RULE_MMCV>,
+                      nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items,
+                      count, test, nms->mask, fill);
   switch (mode) {
     case P3D_NMS_IOU:
       return p3d_launch(mask_kernel<P3D_NMS_IOU>, blocks, kMaskThreads, 0, s,

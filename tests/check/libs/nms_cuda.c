@@ -249,6 +249,31 @@ GST_START_TEST (test_threshold_pairs)
     params_for (&p, P3D_NMS_CIRCLE, 5.0f + deltas[i]);
     compare_simple ("circle pair", &p, circle, 2);
   }
+  /* mmcv's rule on the pairs where it and the exact rule disagree, at
+   * thresholds between, around and above their IoUs (nmscases.h) */
+  {
+    const float thresholds[] = { 0.0f, 0.001f, 0.0013f, 0.1423f, 0.1427f,
+      0.143f, (float) NMS_CASES_MMCV_POKE_IOU
+    };
+    P3dBox3d pair[2];
+
+    for (i = 0; i < G_N_ELEMENTS (thresholds); i++) {
+      guint rule, k;
+
+      for (rule = 0; rule < 2; rule++) {
+        params_for (&p, P3D_NMS_BEV_ROTATED, thresholds[i]);
+        p.iou_rule = rule;
+        compare_simple ("gap pair", &p, nms_cases_mmcv_gap, 2);
+        compare_simple ("poke pair", &p, nms_cases_mmcv_poke, 2);
+        for (k = 0; k < 3; k++) {
+          nms_cases_turn_pair (nms_cases_mmcv_poke, 0.5f + k, pair);
+          compare_simple ("poke pair, turned", &p, pair, 2);
+          nms_cases_turn_pair (nms_cases_mmcv_gap, 0.5f + k, pair);
+          compare_simple ("gap pair, turned", &p, pair, 2);
+        }
+      }
+    }
+  }
 }
 
 GST_END_TEST;
@@ -308,6 +333,22 @@ GST_START_TEST (test_special_cases)
       }
       /* no boxes at all, and no output room */
       compare ("empty", nms, &p, boxes, n, 0, 5, TRUE);
+      /* huge but finite boxes (nms.h); bev-rotated under both rules */
+      if (m == P3D_NMS_IOU) {
+        compare ("huge", nms, &p, nms_cases_huge2d,
+            G_N_ELEMENTS (nms_cases_huge2d), G_N_ELEMENTS (nms_cases_huge2d),
+            5, TRUE);
+      } else {
+        compare ("huge", nms, &p, nms_cases_huge3d,
+            G_N_ELEMENTS (nms_cases_huge3d), G_N_ELEMENTS (nms_cases_huge3d),
+            8, TRUE);
+        p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+        compare ("huge, mmcv", nms, &p, nms_cases_huge3d,
+            G_N_ELEMENTS (nms_cases_huge3d), G_N_ELEMENTS (nms_cases_huge3d),
+            8, TRUE);
+        compare ("special, mmcv", nms, &p, boxes, n, n, n, TRUE);
+        p.iou_rule = P3D_NMS_IOU_RULE_EXACT;
+      }
       compare ("no output", nms, &p, boxes, n, n, 0, TRUE);
       for (cap = 1; cap < 4; cap++) {
         p.pre_max = cap;
@@ -352,6 +393,8 @@ GST_START_TEST (test_random_small)
         p.per_class = variant >= 4;
         if (m == P3D_NMS_IOU)
           p.offset = (gfloat) (variant & 1);
+        /* bev-rotated: every other set under mmcv's rule */
+        p.iou_rule = (P3dNmsIouRule) (variant & 1);
         if (variant == 5) {
           p.pre_max = 1 + p3d_test_rng_below (&rng, n);
           p.post_max = 1 + p3d_test_rng_below (&rng, n);
@@ -391,6 +434,10 @@ GST_START_TEST (test_large)
         compare (what, nms, &p, boxes, n, n, n, TRUE);
         /* few boxes counted in a large workspace */
         compare (what, nms, &p, boxes, n, 1 + 700 * round, 800, TRUE);
+        if (m == P3D_NMS_BEV_ROTATED) {
+          p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+          compare (what, nms, &p, boxes, n, n, n, TRUE);
+        }
         g_free (what);
         g_free (boxes);
       }

@@ -3,7 +3,8 @@
  * same float64 values and hence the same cells), the column key and chunk
  * rule of the summation order, the packed point entry of the device
  * geometry, the two geometry structs, and the private entry points the
- * benchmark uses to compare schedules and to time the phases. */
+ * tests use to run other schedules and the benchmark to time the geometry's
+ * stages. */
 #ifndef P3D_BEVPOOL_PRIVATE_H
 #define P3D_BEVPOOL_PRIVATE_H
 
@@ -274,18 +275,11 @@ p3d_bevpool_pass_chunks (const P3dBevPoolSchedule * s, uint32_t chunks,
 
 /* 2 blocks of 512 threads per SM (about 105 KB of shared memory each). */
 #define P3D_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
-/* 1 block of 1024 threads per SM, units twice as large: fewer feature-row
- * reads, less overlap between blocks. */
-#define P3D_BEVPOOL_SCHEDULE_LARGE { 256, 4096, 1024 }
 
 /* The geometry stages recorded by p3d_bevpool_geometry_compute_cuda_timed():
  * an event before the first and after each. */
 #define P3D_BEVPOOL_GEOMETRY_STAGES 8
 extern const char *const p3d_bevpool_geometry_stage_names[];
-
-/* The pooling phases measured by p3d_bevpool_cuda_diagnose(). */
-#define P3D_BEVPOOL_POOL_PHASES 5
-extern const char *const p3d_bevpool_pool_phase_names[];
 
 struct _P3dBevGeometryCuda
 {
@@ -319,8 +313,8 @@ struct _P3dBevGeometryCuda
   size_t temp_bytes;
 };
 
-/* p3d_bevpool_geometry_cuda_new() with another schedule (the benchmark's
- * comparison); P3D_ERROR_INVALID_ARGUMENT for a schedule the pooling
+/* p3d_bevpool_geometry_cuda_new() with another schedule (the tests run
+ * small units to reach the multi-pass paths); P3D_ERROR_INVALID_ARGUMENT for a schedule the pooling
  * cannot run (threads not a multiple of 32 in 64..1024, unit_chunks not in
  * 1..threads / 4, unit_points < P3D_BEVPOOL_CHUNK or over 8192). */
 P3dResult p3d_bevpool_geometry_cuda_new_scheduled (const P3dBevPoolParams *
@@ -332,16 +326,6 @@ P3dResult p3d_bevpool_geometry_cuda_new_scheduled (const P3dBevPoolParams *
  * between its stages, so the benchmark can tell where the time goes. */
 P3dResult p3d_bevpool_geometry_compute_cuda_timed (P3dBevGeometryCuda *
     geometry, const P3dCameraCalib * calib, P3dCudaEvent * events,
-    P3dCudaStream stream);
-
-/* p3d_bevpool_cuda() that also adds, per pooling phase, the clock cycles
- * the blocks spent in it to @cycles (device memory, P3D_BEVPOOL_POOL_PHASES
- * 64-bit counters the caller zeroes), and @grid_blocks (host) gets the
- * launch's block count.  Slower than p3d_bevpool_cuda() by the clock reads
- * only; for diagnosis, not for timing. */
-P3dResult p3d_bevpool_cuda_diagnose (const P3dBevGeometryCuda * geometry,
-    const void *features, const void *depth, int half_in, void *out,
-    int half_out, unsigned long long *cycles, unsigned int *grid_blocks,
     P3dCudaStream stream);
 
 #ifdef __cplusplus

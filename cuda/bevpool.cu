@@ -55,7 +55,6 @@ struct PoolArgs {
   uint32_t slice_width;
   uint32_t plane;  // cells per z slice
   int half_out;
-  unsigned long long *cycles;  // diagnosis only, else null
 };
 
 // Where each array lives in the dynamic shared memory of a block; the host
@@ -298,36 +297,6 @@ __device__ __forceinline__ void chunk_sum(const unsigned char *rows,
   }
 }
 
-// Diagnosis: thread 0 adds the cycles since the last mark to a phase.  The
-// counters live in shared memory, so that the timing costs the other
-// threads no registers; the clock is read only when diagnosing.
-struct PhaseClock {
-  unsigned long long *counters;  // null unless diagnosing in thread 0
-  unsigned long long *spent;     // shared: P3D_BEVPOOL_POOL_PHASES + 2
-
-  __device__ void start() {
-    if (counters == nullptr) return;
-    spent[P3D_BEVPOOL_POOL_PHASES] = clock64();
-    spent[P3D_BEVPOOL_POOL_PHASES + 1] = spent[P3D_BEVPOOL_POOL_PHASES];
-  }
-  __device__ void lap(int phase) {
-    if (counters == nullptr) return;
-    const unsigned long long now = clock64();
-    spent[phase] += now - spent[P3D_BEVPOOL_POOL_PHASES];
-    spent[P3D_BEVPOOL_POOL_PHASES] = now;
-  }
-  __device__ void end_unit() {
-    if (counters == nullptr) return;
-    spent[P3D_BEVPOOL_POOL_PHASES - 1] +=
-        clock64() - spent[P3D_BEVPOOL_POOL_PHASES + 1];
-  }
-  __device__ void finish() {
-    if (counters == nullptr) return;
-    for (int i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++)
-      atomicAdd(counters + i, spent[i]);
-  }
-};
-
 template <typename In, int G>
 __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -371,13 +340,6 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
   const In *depth = static_cast<const In *>(a.depth);
   const unsigned char *my_rows = s_rows + g * piece_bytes;
 
-  __shared__ unsigned long long s_clock[P3D_BEVPOOL_POOL_PHASES + 2];
-  PhaseClock clock;
-  clock.counters = tid == 0 ? a.cycles : nullptr;
-  clock.spent = s_clock;
-  if (clock.counters != nullptr)
-    for (int i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++) s_clock[i] = 0;
-
   // The next unit's bounds are read while the current one is pooled.
   const uint32_t units = *a.unit_count;
   uint4 next_here = make_uint4(0, 0, 0, 0), next_next = next_here;
@@ -386,7 +348,6 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
     next_next = a.units[blockIdx.x + 1];
   }
   for (uint32_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    clock.start();
     const uint4 here = next_here, next = next_next;
     if (unit + gridDim.x < units) {
       next_here = a.units[unit + gridDim.x];
@@ -470,7 +431,6 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
       // Chunks, plan, points and cell metadata are visible; every thread
       // learns the batch count (the plan's batches are its first ones).
       const uint32_t batches = __syncthreads_count(batch_here);
-      clock.lap(0);
 
       // 2. Per batch: the window's rows, then its chunks.
       for (uint32_t b = 0; b < batches; b++) {
@@ -498,7 +458,6 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
         }
         copy_wait();
         __syncthreads();  // the rows are visible
-        clock.lap(1);
         if (in_group) {
           for (uint32_t q = begin + group; q < end; q += lane_groups) {
             const uint32_t s = s_sorted[q];
@@ -511,7 +470,6 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
           }
         }
         __syncthreads();  // sums written; the rows may be replaced
-        clock.lap(2);
       }
 
       // 3. Each cell adds its chunks of this pass, in order, to 0 (or to
@@ -538,12 +496,9 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
         }
       }
       __syncthreads();  // shared memory is free for the next pass or unit
-      clock.lap(3);
       pass0 = pass1;
     } while (pass0 < chunks);
-    clock.end_unit();
   }
-  clock.finish();
 }
 
 // The widest channel group (8, 4, 2 or 1 values) that divides the channel
@@ -572,11 +527,11 @@ struct LaunchCache {
 
 template <typename In, int G>
 cudaError_t launch_kernel(const PoolArgs &args, uint32_t slices,
-                          uint32_t threads, size_t smem, unsigned *blocks,
-                          cudaStream_t stream) {
+                          uint32_t threads, size_t smem, cudaStream_t stream) {
   auto kernel = pool_kernel<In, G>;
   static LaunchCache cache;
   int device = 0;
+  unsigned blocks = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   {
@@ -603,36 +558,33 @@ cudaError_t launch_kernel(const PoolArgs &args, uint32_t slices,
       cache.threads = threads;
       cache.blocks = (unsigned)(per_sm * sms);
     }
-    *blocks = cache.blocks;
+    blocks = cache.blocks;
   }
   // A persistent grid: every block resident, each walking units
   // blockIdx.x, + gridDim.x, ...  (how many units there are is known only
   // on the device).
-  const dim3 grid(*blocks, slices);
-  *blocks *= slices;
+  const dim3 grid(blocks, slices);
   kernel<<<grid, threads, smem, stream>>>(args);
   return cudaGetLastError();
 }
 
 template <typename In>
 cudaError_t launch(const PoolArgs &args, int group, uint32_t slices,
-                   uint32_t threads, size_t smem, unsigned *blocks,
-                   cudaStream_t stream) {
+                   uint32_t threads, size_t smem, cudaStream_t stream) {
   switch (group) {
     case 8:
-      return launch_kernel<In, 8>(args, slices, threads, smem, blocks, stream);
+      return launch_kernel<In, 8>(args, slices, threads, smem, stream);
     case 4:
-      return launch_kernel<In, 4>(args, slices, threads, smem, blocks, stream);
+      return launch_kernel<In, 4>(args, slices, threads, smem, stream);
     case 2:
-      return launch_kernel<In, 2>(args, slices, threads, smem, blocks, stream);
+      return launch_kernel<In, 2>(args, slices, threads, smem, stream);
     default:
-      return launch_kernel<In, 1>(args, slices, threads, smem, blocks, stream);
+      return launch_kernel<In, 1>(args, slices, threads, smem, stream);
   }
 }
 
 P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
                const void *depth, int half_in, void *out, int half_out,
-               unsigned long long *cycles, unsigned int *grid_blocks,
                P3dCudaStream stream) {
   if (geometry == nullptr || !geometry->computed || features == nullptr ||
       depth == nullptr || out == nullptr)
@@ -676,19 +628,15 @@ P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
   args.slice_width = width;
   args.plane = params->nx * params->ny;
   args.half_out = half_out ? 1 : 0;
-  args.cycles = cycles;
 
   const SmemPlan plan = plan_smem(schedule->unit_chunks, schedule->unit_points,
                                   width, (uint32_t)value_size);
-  unsigned blocks = 0;
   const cudaError_t err =
       half_in ? launch<__half>(args, group, slices, schedule->threads,
-                               plan.total, &blocks, stream)
+                               plan.total, stream)
               : launch<float>(args, group, slices, schedule->threads,
-                              plan.total, &blocks, stream);
-  if (err != cudaSuccess) return err;
-  if (grid_blocks != nullptr) *grid_blocks = blocks;
-  return P3D_OK;
+                              plan.total, stream);
+  return err != cudaSuccess ? err : P3D_OK;
 }
 
 }  // namespace
@@ -697,15 +645,5 @@ extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
                                       const void *features, const void *depth,
                                       int half_in, void *out, int half_out,
                                       P3dCudaStream stream) {
-  return pool(geometry, features, depth, half_in, out, half_out, nullptr,
-              nullptr, stream);
-}
-
-extern "C" P3dResult p3d_bevpool_cuda_diagnose(
-    const P3dBevGeometryCuda *geometry, const void *features, const void *depth,
-    int half_in, void *out, int half_out, unsigned long long *cycles,
-    unsigned int *grid_blocks, P3dCudaStream stream) {
-  if (cycles == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
-  return pool(geometry, features, depth, half_in, out, half_out, cycles,
-              grid_blocks, stream);
+  return pool(geometry, features, depth, half_in, out, half_out, stream);
 }

@@ -48,11 +48,6 @@ const char *const p3d_bevpool_geometry_stage_names[] = {
   "unit cut", "unit list", "chunk plan"
 };
 
-const char *const p3d_bevpool_pool_phase_names[] = {
-  "unit metadata and points", "row staging", "chunk sums",
-  "cell sums and output", "whole unit"
-};
-
 /* Bits of the column key (bevpool.h) and of the depth bin. */
 static void
 key_bits (const P3dBevPoolParams * params, uint32_t * u_bits,

@@ -11,7 +11,15 @@
  * CUDA return different bits, hence p3d_sincos() below.
  *
  * Inputs are assumed finite; nms drops non-finite records before any of
- * this runs.
+ * this runs.  Finite but huge values are defined (nms.h, "Huge boxes"):
+ *  - every pair is computed relative to the first box's centre (rotated and
+ *    bev-aligned), so a box far from the origin behaves as the same box near
+ *    it; a pair whose centre difference overflows float is apart;
+ *  - a pair with a size beyond P3D_BOX_HUGE, whose areas and products may
+ *    overflow float, is computed on both boxes scaled by P3D_BOX_HUGE_SCALE,
+ *    a power of two: the scaling is exact, and IoU does not depend on scale,
+ *    so identical huge boxes have IoU 1.  Smaller pairs never take that path,
+ *    so their results do not depend on it.
  */
 #ifndef P3D_BOX_OVERLAP_H
 #define P3D_BOX_OVERLAP_H
@@ -25,6 +33,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A half size or coordinate beyond which a pair is computed scaled down, and
+ * the scale: after it, every value is below 2^48, so areas and the products
+ * of the polygon clip (below 2^100) stay finite. */
+#define P3D_BOX_HUGE 0x1p40f
+#define P3D_BOX_HUGE_SCALE 0x1p-80f
 
 /* sin and cos of @angle (radians) from +, - and * only, so that host and
  * device agree to the bit: a Cody-Waite reduction by pi/2 (a three-part
@@ -108,11 +122,10 @@ p3d_aligned_rect_overlap (const P3dAlignedRect * a, const P3dAlignedRect * b,
   *height = bottom - top + offset;
 }
 
-/* Intersection over union of two axis-aligned rectangles: 0 when either has
- * no area, when they do not overlap, and when the union is 0 (0/0 is 0). */
+/* p3d_aligned_rect_iou () without the huge case. */
 static P3D_HOST_DEVICE float
-p3d_aligned_rect_iou (const P3dAlignedRect * a, const P3dAlignedRect * b,
-    float offset)
+p3d_aligned_rect_iou_plain (const P3dAlignedRect * a,
+    const P3dAlignedRect * b, float offset)
 {
   float width, height, inter, uni;
 
@@ -124,6 +137,42 @@ p3d_aligned_rect_iou (const P3dAlignedRect * a, const P3dAlignedRect * b,
   inter = width * height;
   uni = a->area + b->area - inter;
   return uni > 0.0f ? inter / uni : 0.0f;
+}
+
+static P3D_HOST_DEVICE int
+p3d_aligned_rect_is_huge (const P3dAlignedRect * r)
+{
+  return fabsf (r->x1) > P3D_BOX_HUGE || fabsf (r->y1) > P3D_BOX_HUGE
+      || fabsf (r->x2) > P3D_BOX_HUGE || fabsf (r->y2) > P3D_BOX_HUGE;
+}
+
+static P3D_HOST_DEVICE void
+p3d_aligned_rect_scaled (const P3dAlignedRect * r, float offset,
+    P3dAlignedRect * out)
+{
+  const float s = P3D_BOX_HUGE_SCALE;
+
+  p3d_aligned_rect_set (out, r->x1 * s, r->y1 * s, r->x2 * s, r->y2 * s,
+      offset * s);
+}
+
+/* Intersection over union of two axis-aligned rectangles: 0 when either has
+ * no area, when they do not overlap, and when the union is 0 (0/0 is 0).
+ * Corners beyond P3D_BOX_HUGE: computed on the picture scaled down, the
+ * offset included. */
+static P3D_HOST_DEVICE float
+p3d_aligned_rect_iou (const P3dAlignedRect * a, const P3dAlignedRect * b,
+    float offset)
+{
+  P3dAlignedRect sa, sb;
+
+  if (!p3d_aligned_rect_is_huge (a) && !p3d_aligned_rect_is_huge (b))
+    return p3d_aligned_rect_iou_plain (a, b, offset);
+  if (!(a->area > 0.0f) || !(b->area > 0.0f))
+    return 0.0f;
+  p3d_aligned_rect_scaled (a, offset, &sa);
+  p3d_aligned_rect_scaled (b, offset, &sb);
+  return p3d_aligned_rect_iou_plain (&sa, &sb, offset * P3D_BOX_HUGE_SCALE);
 }
 
 /* A rotated rectangle in the ground plane, with what every pair test needs
@@ -149,6 +198,106 @@ p3d_bev_rect_set (P3dBevRect * rect, float x, float y, float dx, float dy,
   p3d_sincos (yaw, &rect->sin_yaw, &rect->cos_yaw);
   rect->area = dx * dy;
   rect->radius = 0.5f * sqrtf (dx * dx + dy * dy);
+}
+
+/* p3d_bev_rect_set () of a box whose yaw is ignored (bev-aligned). */
+static P3D_HOST_DEVICE void
+p3d_bev_rect_set_aligned (P3dBevRect * rect, float x, float y, float dx,
+    float dy)
+{
+  rect->cx = x;
+  rect->cy = y;
+  rect->half_dx = 0.5f * dx;
+  rect->half_dy = 0.5f * dy;
+  rect->cos_yaw = 1.0f;
+  rect->sin_yaw = 0.0f;
+  rect->area = dx * dy;
+  rect->radius = 0.5f * sqrtf (dx * dx + dy * dy);
+}
+
+static P3D_HOST_DEVICE int
+p3d_bev_rect_is_huge (const P3dBevRect * r)
+{
+  return r->half_dx > P3D_BOX_HUGE || r->half_dy > P3D_BOX_HUGE;
+}
+
+/* @r scaled by P3D_BOX_HUGE_SCALE, centred at (cx, cy) (already scaled). */
+static P3D_HOST_DEVICE void
+p3d_bev_rect_scaled (const P3dBevRect * r, float cx, float cy,
+    P3dBevRect * out)
+{
+  const float s = P3D_BOX_HUGE_SCALE;
+  float dx = 2.0f * (r->half_dx * s), dy = 2.0f * (r->half_dy * s);
+
+  *out = *r;
+  out->cx = cx;
+  out->cy = cy;
+  out->half_dx = r->half_dx * s;
+  out->half_dy = r->half_dy * s;
+  out->area = dx * dy;
+  out->radius = 0.5f * sqrtf (dx * dx + dy * dy);
+}
+
+/* @a and @b of a huge pair scaled down, @a at the origin. */
+static P3D_HOST_DEVICE void
+p3d_bev_rect_pair_scaled (const P3dBevRect * a, const P3dBevRect * b,
+    P3dBevRect * sa, P3dBevRect * sb)
+{
+  const float s = P3D_BOX_HUGE_SCALE;
+
+  p3d_bev_rect_scaled (a, 0.0f, 0.0f, sa);
+  p3d_bev_rect_scaled (b, (b->cx - a->cx) * s, (b->cy - a->cy) * s, sb);
+}
+
+/* The width and height of the overlap of @a and @b with their yaws ignored,
+ * computed from the difference of their centres (so a pair far from the
+ * origin loses nothing to the size of its coordinates): the two overlap only
+ * when both are > 0.  Reads no area, so that the nms kernels' cheap filter
+ * (nms_mask.cuh) can call it and reject exactly the pairs whose bev-aligned
+ * IoU is 0. */
+static P3D_HOST_DEVICE void
+p3d_bev_aligned_overlap (const P3dBevRect * a, const P3dBevRect * b,
+    float *width, float *height)
+{
+  float dx = b->cx - a->cx, dy = b->cy - a->cy;
+  float lo, hi;
+
+  lo = dx - b->half_dx > -a->half_dx ? dx - b->half_dx : -a->half_dx;
+  hi = dx + b->half_dx < a->half_dx ? dx + b->half_dx : a->half_dx;
+  *width = hi - lo;
+  lo = dy - b->half_dy > -a->half_dy ? dy - b->half_dy : -a->half_dy;
+  hi = dy + b->half_dy < a->half_dy ? dy + b->half_dy : a->half_dy;
+  *height = hi - lo;
+}
+
+static P3D_HOST_DEVICE float
+p3d_bev_aligned_iou_plain (const P3dBevRect * a, const P3dBevRect * b)
+{
+  float width, height, inter, uni;
+
+  if (!(a->area > 0.0f) || !(b->area > 0.0f))
+    return 0.0f;
+  p3d_bev_aligned_overlap (a, b, &width, &height);
+  if (!(width > 0.0f) || !(height > 0.0f))
+    return 0.0f;
+  inter = width * height;
+  uni = a->area + b->area - inter;
+  return uni > 0.0f ? inter / uni : 0.0f;
+}
+
+/* Intersection over union of the footprints of @a and @b with their yaws
+ * ignored: 0 when either has no area or when they do not overlap. */
+static P3D_HOST_DEVICE float
+p3d_bev_aligned_iou (const P3dBevRect * a, const P3dBevRect * b)
+{
+  P3dBevRect sa, sb;
+
+  if (!p3d_bev_rect_is_huge (a) && !p3d_bev_rect_is_huge (b))
+    return p3d_bev_aligned_iou_plain (a, b);
+  if (!(a->area > 0.0f) || !(b->area > 0.0f))
+    return 0.0f;
+  p3d_bev_rect_pair_scaled (a, b, &sa, &sb);
+  return p3d_bev_aligned_iou_plain (&sa, &sb);
 }
 
 /* FALSE when the circles of centres (ax, ay) and (bx, by) and radii
@@ -262,10 +411,8 @@ p3d_bev_rect_intersection (const P3dBevRect * a, const P3dBevRect * b)
   return 0.5f * fabsf (twice_area);
 }
 
-/* Intersection over union of two rotated rectangles; 0 when either has no
- * area or when they do not intersect. */
 static P3D_HOST_DEVICE float
-p3d_bev_rect_iou (const P3dBevRect * a, const P3dBevRect * b)
+p3d_bev_rect_iou_plain (const P3dBevRect * a, const P3dBevRect * b)
 {
   float inter, uni;
 
@@ -276,6 +423,253 @@ p3d_bev_rect_iou (const P3dBevRect * a, const P3dBevRect * b)
     return 0.0f;
   uni = a->area + b->area - inter;
   return uni > 0.0f ? inter / uni : 0.0f;
+}
+
+/* Intersection over union of two rotated rectangles; 0 when either has no
+ * area or when they do not intersect. */
+static P3D_HOST_DEVICE float
+p3d_bev_rect_iou (const P3dBevRect * a, const P3dBevRect * b)
+{
+  P3dBevRect sa, sb;
+
+  if (!p3d_bev_rect_is_huge (a) && !p3d_bev_rect_is_huge (b))
+    return p3d_bev_rect_iou_plain (a, b);
+  if (!(a->area > 0.0f) || !(b->area > 0.0f))
+    return 0.0f;
+  p3d_bev_rect_pair_scaled (a, b, &sa, &sb);
+  return p3d_bev_rect_iou_plain (&sa, &sb);
+}
+
+/* ---- mmcv's rotated overlap ----
+ *
+ * The rule of mmcv's nms3d and boxes_iou3d (mmcv/ops/csrc/common/cuda/
+ * iou3d_cuda_kernel.cuh, box_overlap and iou_bev; OpenPCDet's iou3d_nms is
+ * the same), which models trained and evaluated with mmcv's 3D NMS expect.
+ * It is not the exact intersection:
+ *  - a corner of one box counts as inside the other when it lies within
+ *    P3D_MMCV_MARGIN (1 cm) outside it along either of its axes;
+ *  - an edge of one box and an edge of the other add their crossing point
+ *    only when they cross strictly (each edge's ends on opposite sides of
+ *    the other's line: touching and collinear edges add nothing);
+ *  - the points found are sorted by angle about their mean and their
+ *    polygon's area is the overlap; the union is at least 1e-8.
+ * So boxes up to 1 cm apart overlap a little, and a corner poking out of
+ * the other box by less than 1 cm adds its small triangle: near the
+ * threshold the two rules keep different boxes.
+ *
+ * Written from that rule in our own arithmetic (the same on the host and
+ * the device, as the rest of this file): the points relative to the first
+ * box's centre instead of in sensor coordinates, p3d_sincos instead of the
+ * library's sinf / cosf, a pseudo-angle of the same order instead of atan2,
+ * and the crossing point from the one formula mmcv uses for every pair but
+ * degenerate ones (boxes under about 1e-4 m).  So it agrees with mmcv's own
+ * IoU to float rounding, and may decide differently from mmcv only where
+ * the IoU lies within rounding of the threshold.  A box without area has
+ * IoU 0, as under the exact rule (mmcv divides by its 1e-8 there). */
+#define P3D_MMCV_MARGIN 0.01f
+/* corners of two boxes, crossings of their 16 edge pairs */
+#define P3D_MMCV_POINTS 24
+
+/* The corners of @r relative to (ox, oy), counter-clockwise from its
+ * (-dx/2, -dy/2) corner, as mmcv orders them. */
+static P3D_HOST_DEVICE void
+p3d_mmcv_corners (const P3dBevRect * r, float ox, float oy, float *x,
+    float *y)
+{
+  const float sx[4] = { -1.0f, 1.0f, 1.0f, -1.0f };
+  const float sy[4] = { -1.0f, -1.0f, 1.0f, 1.0f };
+  int k;
+
+  for (k = 0; k < 4; k++) {
+    float lx = sx[k] * r->half_dx, ly = sy[k] * r->half_dy;
+
+    x[k] = lx * r->cos_yaw - ly * r->sin_yaw + ox;
+    y[k] = lx * r->sin_yaw + ly * r->cos_yaw + oy;
+  }
+}
+
+/* Whether the point (px, py) lies inside @r (centred at (ox, oy)) grown by
+ * @margin along each axis, strictly. */
+static P3D_HOST_DEVICE int
+p3d_mmcv_inside (const P3dBevRect * r, float ox, float oy, float px, float py,
+    float margin)
+{
+  float dx = px - ox, dy = py - oy;
+  float along = dx * r->cos_yaw + dy * r->sin_yaw;
+  float across = dy * r->cos_yaw - dx * r->sin_yaw;
+
+  return fabsf (along) < r->half_dx + margin
+      && fabsf (across) < r->half_dy + margin;
+}
+
+/* (a - o) x (b - o) */
+static P3D_HOST_DEVICE float
+p3d_mmcv_cross (float ox, float oy, float ax, float ay, float bx, float by)
+{
+  return (ax - ox) * (by - oy) - (bx - ox) * (ay - oy);
+}
+
+/* Whether the segments p0-p1 and q0-q1 cross strictly, and where. */
+static P3D_HOST_DEVICE int
+p3d_mmcv_crossing (const float p0[2], const float p1[2], const float q0[2],
+    const float q1[2], float *x, float *y)
+{
+  float s1, s2, s3, s4, s5;
+
+  /* their bounding boxes must meet (ends included) */
+  if (!(fminf (p0[0], p1[0]) <= fmaxf (q0[0], q1[0])
+          && fminf (q0[0], q1[0]) <= fmaxf (p0[0], p1[0])
+          && fminf (p0[1], p1[1]) <= fmaxf (q0[1], q1[1])
+          && fminf (q0[1], q1[1]) <= fmaxf (p0[1], p1[1])))
+    return 0;
+  /* q0 and q1 strictly on opposite sides of the line p, and p0 and p1 of
+   * the line q */
+  s1 = p3d_mmcv_cross (p0[0], p0[1], q0[0], q0[1], p1[0], p1[1]);
+  s2 = p3d_mmcv_cross (p0[0], p0[1], p1[0], p1[1], q1[0], q1[1]);
+  s3 = p3d_mmcv_cross (q0[0], q0[1], p0[0], p0[1], q1[0], q1[1]);
+  s4 = p3d_mmcv_cross (q0[0], q0[1], q1[0], q1[1], p1[0], p1[1]);
+  if (!(((s1 > 0.0f && s2 > 0.0f) || (s1 < 0.0f && s2 < 0.0f))
+          && ((s3 > 0.0f && s4 > 0.0f) || (s3 < 0.0f && s4 < 0.0f))))
+    return 0;
+  /* s1 and s5 are the sides of q0 and q1 of the line p, of opposite signs
+   * here, so s5 - s1 is not 0: the point divides q0-q1 as they do */
+  s5 = p3d_mmcv_cross (p0[0], p0[1], q1[0], q1[1], p1[0], p1[1]);
+  *x = (s5 * q0[0] - s1 * q1[0]) / (s5 - s1);
+  *y = (s5 * q0[1] - s1 * q1[1]) / (s5 - s1);
+  return 1;
+}
+
+/* A number that grows with the angle of (dx, dy) from -pi (exclusive) to pi,
+ * as atan2 does, from +, - and / only: dy / (|dx| + |dy|) in the right half
+ * plane, shifted by 2 on the left.  0 for (0, 0). */
+static P3D_HOST_DEVICE float
+p3d_mmcv_pseudo_angle (float dx, float dy)
+{
+  float sum = fabsf (dx) + fabsf (dy);
+  float p;
+
+  if (!(sum > 0.0f))
+    return 0.0f;
+  p = dy / sum;
+  if (dx >= 0.0f)
+    return p;
+  return dy >= 0.0f ? 2.0f - p : -2.0f - p;
+}
+
+/* The overlap area of @a and @b under mmcv's rule (see above), with the
+ * margin @margin, @a centred at the origin and @b at (bx, by). */
+static P3D_HOST_DEVICE float
+p3d_mmcv_overlap (const P3dBevRect * a, const P3dBevRect * b, float bx,
+    float by, float margin)
+{
+  float ax4[4], ay4[4], bx4[4], by4[4];
+  float px[P3D_MMCV_POINTS], py[P3D_MMCV_POINTS], key[P3D_MMCV_POINTS];
+  float cx = 0.0f, cy = 0.0f, twice_area = 0.0f;
+  int n = 0, i, j;
+
+  p3d_mmcv_corners (a, 0.0f, 0.0f, ax4, ay4);
+  p3d_mmcv_corners (b, bx, by, bx4, by4);
+  /* edge i of a (corner i to i + 1) against edge j of b, in that order */
+  for (i = 0; i < 4; i++) {
+    for (j = 0; j < 4; j++) {
+      float p0[2] = { ax4[i], ay4[i] };
+      float p1[2] = { ax4[(i + 1) % 4], ay4[(i + 1) % 4] };
+      float q0[2] = { bx4[j], by4[j] };
+      float q1[2] = { bx4[(j + 1) % 4], by4[(j + 1) % 4] };
+
+      if (p3d_mmcv_crossing (p0, p1, q0, q1, &px[n], &py[n]))
+        n++;
+    }
+  }
+  /* then the corners, b's k-th before a's k-th */
+  for (i = 0; i < 4; i++) {
+    if (p3d_mmcv_inside (a, 0.0f, 0.0f, bx4[i], by4[i], margin)) {
+      px[n] = bx4[i];
+      py[n] = by4[i];
+      n++;
+    }
+    if (p3d_mmcv_inside (b, bx, by, ax4[i], ay4[i], margin)) {
+      px[n] = ax4[i];
+      py[n] = ay4[i];
+      n++;
+    }
+  }
+  if (n < 3)
+    return 0.0f;
+  for (i = 0; i < n; i++) {
+    cx = cx + px[i];
+    cy = cy + py[i];
+  }
+  cx = cx / (float) n;
+  cy = cy / (float) n;
+  for (i = 0; i < n; i++)
+    key[i] = p3d_mmcv_pseudo_angle (px[i] - cx, py[i] - cy);
+  /* a stable sort by angle (mmcv bubble-sorts; equal angles keep their
+   * order either way) */
+  for (i = 1; i < n; i++) {
+    float k = key[i], x = px[i], y = py[i];
+
+    for (j = i - 1; j >= 0 && key[j] > k; j--) {
+      key[j + 1] = key[j];
+      px[j + 1] = px[j];
+      py[j + 1] = py[j];
+    }
+    key[j + 1] = k;
+    px[j + 1] = x;
+    py[j + 1] = y;
+  }
+  /* the fan from the first point */
+  for (i = 1; i + 1 < n; i++)
+    twice_area = twice_area + ((px[i] - px[0]) * (py[i + 1] - py[0])
+        - (py[i] - py[0]) * (px[i + 1] - px[0]));
+  return 0.5f * fabsf (twice_area);
+}
+
+/* With the margin @margin and the least union @least_union (mmcv's 1e-8;
+ * 0 for none). */
+static P3D_HOST_DEVICE float
+p3d_bev_rect_iou_mmcv_plain (const P3dBevRect * a, const P3dBevRect * b,
+    float margin, float least_union)
+{
+  float inter, uni;
+
+  if (!(a->area > 0.0f) || !(b->area > 0.0f))
+    return 0.0f;
+  /* the points of the rule lie in both boxes grown by the margin, hence in
+   * both circles grown by its diagonal */
+  if (!p3d_bev_circles_meet (a->cx, a->cy, a->radius + 1.5f * margin, b->cx,
+          b->cy, b->radius + 1.5f * margin))
+    return 0.0f;
+  inter = p3d_mmcv_overlap (a, b, b->cx - a->cx, b->cy - a->cy, margin);
+  uni = a->area + b->area - inter;
+  if (uni < least_union)
+    uni = least_union;
+  return uni > 0.0f ? inter / uni : 0.0f;
+}
+
+/* Intersection over union of two rotated rectangles under mmcv's rule.
+ * Huge pairs are scaled down as the exact rule does; 1 cm is far below the
+ * float resolution of their sizes (mmcv's own test would then count no
+ * corner, even of identical boxes), so their margin is 2^-20 of the larger
+ * half size instead: a corner on the other box's edge still counts, as it
+ * does at everyday sizes; and the least union of 1e-8 m^2, meaningless at
+ * that scale, is dropped. */
+static P3D_HOST_DEVICE float
+p3d_bev_rect_iou_mmcv (const P3dBevRect * a, const P3dBevRect * b)
+{
+  P3dBevRect sa, sb;
+  float half;
+
+  if (!p3d_bev_rect_is_huge (a) && !p3d_bev_rect_is_huge (b))
+    return p3d_bev_rect_iou_mmcv_plain (a, b, P3D_MMCV_MARGIN, 1e-8f);
+  if (!(a->area > 0.0f) || !(b->area > 0.0f))
+    return 0.0f;
+  p3d_bev_rect_pair_scaled (a, b, &sa, &sb);
+  half = sa.half_dx;
+  half = sa.half_dy > half ? sa.half_dy : half;
+  half = sb.half_dx > half ? sb.half_dx : half;
+  half = sb.half_dy > half ? sb.half_dy : half;
+  return p3d_bev_rect_iou_mmcv_plain (&sa, &sb, half * 0x1p-20f, 0.0f);
 }
 
 /* TRUE when the centres (ax, ay) and (bx, by) are closer than the radius
@@ -302,25 +696,14 @@ p3d_box2d_iou (const P3dBox2d * a, const P3dBox2d * b, float offset)
   return p3d_aligned_rect_iou (&ra, &rb, offset);
 }
 
-/* The ground-plane footprint of @box with its yaw ignored. */
-static P3D_HOST_DEVICE void
-p3d_box3d_bev_aligned_rect (P3dAlignedRect * rect, const P3dBox3d * box)
-{
-  float half_dx = 0.5f * box->dx;
-  float half_dy = 0.5f * box->dy;
-
-  p3d_aligned_rect_set (rect, box->x - half_dx, box->y - half_dy,
-      box->x + half_dx, box->y + half_dy, 0.0f);
-}
-
 static P3D_HOST_DEVICE float
 p3d_box3d_bev_aligned_iou (const P3dBox3d * a, const P3dBox3d * b)
 {
-  P3dAlignedRect ra, rb;
+  P3dBevRect ra, rb;
 
-  p3d_box3d_bev_aligned_rect (&ra, a);
-  p3d_box3d_bev_aligned_rect (&rb, b);
-  return p3d_aligned_rect_iou (&ra, &rb, 0.0f);
+  p3d_bev_rect_set_aligned (&ra, a->x, a->y, a->dx, a->dy);
+  p3d_bev_rect_set_aligned (&rb, b->x, b->y, b->dx, b->dy);
+  return p3d_bev_aligned_iou (&ra, &rb);
 }
 
 static P3D_HOST_DEVICE float
@@ -331,6 +714,17 @@ p3d_box3d_bev_rotated_iou (const P3dBox3d * a, const P3dBox3d * b)
   p3d_bev_rect_set (&ra, a->x, a->y, a->dx, a->dy, a->yaw);
   p3d_bev_rect_set (&rb, b->x, b->y, b->dx, b->dy, b->yaw);
   return p3d_bev_rect_iou (&ra, &rb);
+}
+
+/* The same under mmcv's rule. */
+static P3D_HOST_DEVICE float
+p3d_box3d_bev_rotated_iou_mmcv (const P3dBox3d * a, const P3dBox3d * b)
+{
+  P3dBevRect ra, rb;
+
+  p3d_bev_rect_set (&ra, a->x, a->y, a->dx, a->dy, a->yaw);
+  p3d_bev_rect_set (&rb, b->x, b->y, b->dx, b->dy, b->yaw);
+  return p3d_bev_rect_iou_mmcv (&ra, &rb);
 }
 
 #ifdef __cplusplus

@@ -11,20 +11,16 @@
 //     (nms_reduce.cuh).
 // Stages 2 and 3 read m and do only the work it needs.  Each kernel after
 // the first is launched as a programmatic dependent of the one before
-// (nms_common.cuh), on devices that have it.
-//
-// nms_legacy.cuh holds the previous design of each stage, which
-// p3d_nms_cuda_variant (nms-private.h) can run instead, for the benchmark.
+// (launch.cuh), on devices that have it.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "nms-private.h"
+#include "launch.cuh"
 #include "nms.h"
 #include "nms_common.cuh"
 #include "nms_item.h"
-#include "nms_legacy.cuh"
 #include "nms_mask.cuh"
 #include "nms_reduce.cuh"
 #include "nms_sort.cuh"
@@ -34,9 +30,10 @@ struct _P3dNms {
   // the device has programmatic dependent launch (compute capability 9.0)
   bool can_chain;
   // blocks of the mask kernels, which loop over the tiles: as many as the
-  // GPU holds at once, at most one a tile of a full workspace; by mode
+  // GPU holds at once, at most one a tile of a full workspace; by mode, and
+  // for bev-rotated under mmcv's rule
   unsigned mask_blocks[4];
-  unsigned legacy_mask_blocks;
+  unsigned mmcv_mask_blocks;
   uint32_t *keys_in, *keys_out;
   uint32_t *index_in, *index_out;
   P3dNmsItem *items;
@@ -53,29 +50,6 @@ constexpr unsigned kThreads = 256;
 static unsigned grid_for(uint32_t count) {
   uint32_t blocks = (count + kThreads - 1) / kThreads;
   return blocks < 4096 ? blocks : 4096;
-}
-
-// Launches @kernel on @stream, and with @chained as a programmatic dependent
-// of the kernel before it on the stream: it may start before that one ends,
-// and waits for it in wait_for_previous_kernel().  Every kernel of nms.cu
-// makes that call before touching global memory.
-template <typename... Params, typename... Args>
-static cudaError_t launch(bool chained, unsigned blocks, unsigned threads,
-                          cudaStream_t stream, void (*kernel)(Params...),
-                          Args... args) {
-  cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = chained ? 1 : 0;
-  cudaError_t err = cudaLaunchKernelEx(&config, kernel, args...);
-  if (err == cudaSuccess) err = cudaGetLastError();
-  return err;
 }
 
 // Blocks of @kernel (kMaskThreads threads) that fit on the device at once,
@@ -128,15 +102,13 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
   const size_t tiles = words * (words + 1) / 2;
 
   cudaError_t err = cudaSuccess;
-  int device = 0, multiprocessors = 0, major = 0;
+  int device = 0, multiprocessors = 0;
   if (err == cudaSuccess) err = cudaGetDevice(&device);
   if (err == cudaSuccess)
     err = cudaDeviceGetAttribute(&multiprocessors,
                                  cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
-    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                 device);
-  self->can_chain = major >= 9;
+    err = p3d_launch_dependent_supported(&self->can_chain);
   if (err == cudaSuccess)
     err = mask_grid(mask_kernel<P3D_NMS_IOU>, multiprocessors, tiles,
                     &self->mask_blocks[P3D_NMS_IOU]);
@@ -149,12 +121,9 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
   if (err == cudaSuccess)
     err = mask_grid(mask_kernel<P3D_NMS_CIRCLE>, multiprocessors, tiles,
                     &self->mask_blocks[P3D_NMS_CIRCLE]);
-  // the previous mask kernels: 64-thread blocks, 32 of which fill a
-  // multiprocessor
-  const size_t legacy_blocks = (size_t)multiprocessors * 32;
-  self->legacy_mask_blocks =
-      (unsigned)(tiles < legacy_blocks ? tiles : legacy_blocks);
-  if (self->legacy_mask_blocks == 0) self->legacy_mask_blocks = 1;
+  if (err == cudaSuccess)
+    err = mask_grid(mask_kernel<P3D_NMS_BEV_ROTATED, P3D_NMS_IOU_RULE_MMCV>,
+                    multiprocessors, tiles, &self->mmcv_mask_blocks);
 
   const size_t bytes = (size_t)capacity * sizeof(uint32_t);
   if (err == cudaSuccess) err = cudaMalloc(&self->index_out, bytes);
@@ -185,13 +154,11 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
   return P3D_OK;
 }
 
-// Stage 1 (nms_sort.cuh, or the previous one-block sort); its first kernel
-// is never chained: it overwrites what the previous call's last kernel
-// reads.
+// Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
+// what the previous call's last kernel reads.
 static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
                               const void *boxes, const uint32_t *n_boxes_device,
-                              float offset, P3dNmsSortStage design,
-                              bool chained, cudaStream_t s) {
+                              float offset, bool chained, cudaStream_t s) {
   const uint32_t capacity = nms->capacity;
   uint32_t pre_limit = capacity;
   if (params->pre_max > 0 && params->pre_max < pre_limit)
@@ -199,24 +166,16 @@ static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
   const P3dNmsMode mode = params->mode;
   const float threshold = params->score_threshold;
 
-  if (capacity <= kRankCapacity && design == P3D_NMS_SORT_RANK) {
+  if (capacity <= kRankCapacity) {
     const unsigned blocks = (capacity + kRankBoxes - 1) / kRankBoxes;
-    return launch(false, blocks, kRankThreads, s, rank_kernel, mode, boxes,
-                  n_boxes_device, capacity, threshold, pre_limit, offset,
-                  nms->items, nms->index_out, nms->item_count);
+    return p3d_launch(rank_kernel, blocks, kRankThreads, 0, s, false, mode,
+                      boxes, n_boxes_device, capacity, threshold, pre_limit,
+                      offset, nms->items, nms->index_out, nms->item_count);
   }
-  if (capacity <= legacy::kTinyCapacity)
-    return launch(false, 1, 256, s, legacy::sort_small_kernel<256, 4>, mode,
-                  boxes, n_boxes_device, capacity, threshold, pre_limit, offset,
-                  nms->items, nms->index_out, nms->item_count);
-  if (capacity <= legacy::kSmallCapacity)
-    return launch(false, 1, 512, s, legacy::sort_small_kernel<512, 8>, mode,
-                  boxes, n_boxes_device, capacity, threshold, pre_limit, offset,
-                  nms->items, nms->index_out, nms->item_count);
 
-  cudaError_t err =
-      launch(false, grid_for(capacity), kThreads, s, key_kernel, mode, boxes,
-             n_boxes_device, capacity, threshold, nms->keys_in, nms->index_in);
+  cudaError_t err = p3d_launch(key_kernel, grid_for(capacity), kThreads, 0, s,
+                               false, mode, boxes, n_boxes_device, capacity,
+                               threshold, nms->keys_in, nms->index_in);
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
@@ -224,65 +183,45 @@ static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
       nms->index_out, (int)capacity, 0, 32, s);
   if (err != cudaSuccess) return err;
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  return launch(chained, grid_for(capacity), kThreads, s, item_kernel, mode,
-                boxes, (const uint32_t *)nms->keys_out,
-                (const uint32_t *)nms->index_out, capacity, pre_limit, offset,
-                nms->items, nms->item_count);
+  return p3d_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
+                    mode, boxes, (const uint32_t *)nms->keys_out,
+                    (const uint32_t *)nms->index_out, capacity, pre_limit,
+                    offset, nms->items, nms->item_count);
 }
 
-// Stage 2 (nms_mask.cuh, or the previous kernels); both zero the output.
+// Stage 2 (nms_mask.cuh), which also zeroes the output.
 static cudaError_t mask_stage(P3dNms *nms, P3dNmsMode mode,
                               const P3dNmsPairTest &test,
-                              const OutputFill &fill, P3dNmsMaskStage design,
-                              bool chained, cudaStream_t s) {
+                              const OutputFill &fill, bool chained,
+                              cudaStream_t s) {
   const P3dNmsItem *items = nms->items;
   const uint32_t *count = nms->item_count;
-  if (design == P3D_NMS_MASK_FILTERED) {
-    const unsigned blocks = nms->mask_blocks[mode];
-    switch (mode) {
-      case P3D_NMS_IOU:
-        return launch(chained, blocks, kMaskThreads, s,
-                      mask_kernel<P3D_NMS_IOU>, items, count, test, nms->mask,
-                      fill);
-      case P3D_NMS_BEV_ALIGNED:
-        return launch(chained, blocks, kMaskThreads, s,
-                      mask_kernel<P3D_NMS_BEV_ALIGNED>, items, count, test,
-                      nms->mask, fill);
-      case P3D_NMS_CIRCLE:
-        return launch(chained, blocks, kMaskThreads, s,
-                      mask_kernel<P3D_NMS_CIRCLE>, items, count, test,
-                      nms->mask, fill);
-      default:
-        return launch(chained, blocks, kMaskThreads, s,
-                      mask_kernel<P3D_NMS_BEV_ROTATED>, items, count, test,
-                      nms->mask, fill);
-    }
-  }
-  const unsigned blocks = nms->legacy_mask_blocks;
+  const unsigned blocks = nms->mask_blocks[mode];
+  if (mode == P3D_NMS_BEV_ROTATED && test.iou_rule == P3D_NMS_IOU_RULE_MMCV)
+    return p3d_launch(mask_kernel<P3D_NMS_BEV_ROTATED, P3D_NMS_IOU_RULE_MMCV>,
+                      nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items,
+                      count, test, nms->mask, fill);
   switch (mode) {
     case P3D_NMS_IOU:
-      return launch(chained, blocks, kTile, s,
-                    legacy::mask_direct_kernel<P3D_NMS_IOU>, items, count, test,
-                    nms->mask, fill);
+      return p3d_launch(mask_kernel<P3D_NMS_IOU>, blocks, kMaskThreads, 0, s,
+                        chained, items, count, test, nms->mask, fill);
     case P3D_NMS_BEV_ALIGNED:
-      return launch(chained, blocks, kTile, s,
-                    legacy::mask_direct_kernel<P3D_NMS_BEV_ALIGNED>, items,
-                    count, test, nms->mask, fill);
+      return p3d_launch(mask_kernel<P3D_NMS_BEV_ALIGNED>, blocks, kMaskThreads,
+                        0, s, chained, items, count, test, nms->mask, fill);
     case P3D_NMS_CIRCLE:
-      return launch(chained, blocks, kTile, s,
-                    legacy::mask_direct_kernel<P3D_NMS_CIRCLE>, items, count,
-                    test, nms->mask, fill);
+      return p3d_launch(mask_kernel<P3D_NMS_CIRCLE>, blocks, kMaskThreads, 0, s,
+                        chained, items, count, test, nms->mask, fill);
     default:
-      return launch(chained, blocks, kTile, s, legacy::mask_rotated_kernel,
-                    items, count, test, nms->mask, fill);
+      return p3d_launch(mask_kernel<P3D_NMS_BEV_ROTATED>, blocks, kMaskThreads,
+                        0, s, chained, items, count, test, nms->mask, fill);
   }
 }
 
-extern "C" P3dResult p3d_nms_cuda_variant(
-    P3dNms *nms, const P3dNmsParams *params, const void *boxes,
-    const uint32_t *n_boxes_device, void *out, uint32_t out_capacity,
-    uint32_t *out_count, int32_t *kept_index, P3dCudaStream stream,
-    const P3dNmsVariant *variant, P3dCudaEvent *stage_events) {
+extern "C" P3dResult p3d_nms_cuda(P3dNms *nms, const P3dNmsParams *params,
+                                  const void *boxes,
+                                  const uint32_t *n_boxes_device, void *out,
+                                  uint32_t out_capacity, uint32_t *out_count,
+                                  int32_t *kept_index, P3dCudaStream stream) {
   if (nms == nullptr || p3d_nms_params_check(params) != P3D_OK ||
       boxes == nullptr || n_boxes_device == nullptr || out_count == nullptr ||
       (out == nullptr && out_capacity > 0))
@@ -290,11 +229,6 @@ extern "C" P3dResult p3d_nms_cuda_variant(
   // records are copied as 32-bit words
   if ((((uintptr_t)boxes) | ((uintptr_t)out)) % 4 != 0)
     return P3D_ERROR_INVALID_ARGUMENT;
-  P3dNmsVariant defaults;
-  if (variant == nullptr) {
-    p3d_nms_variant_init(&defaults);
-    variant = &defaults;
-  }
 
   const uint32_t record_words =
       (uint32_t)(p3d_nms_record_size(params->mode) / sizeof(uint32_t));
@@ -303,52 +237,24 @@ extern "C" P3dResult p3d_nms_cuda_variant(
     limit = params->post_max;
   P3dNmsPairTest test;
   p3d_nms_pair_test_init(&test, params);
-  // an event between two kernels leaves nothing to chain to
-  const bool chained =
-      variant->chained && nms->can_chain && stage_events == nullptr;
+  const bool chained = nms->can_chain;
   cudaStream_t s = (cudaStream_t)stream;
   cudaError_t err;
 
-  err = sort_stage(nms, params, boxes, n_boxes_device, test.offset,
-                   variant->sort, chained, s);
+  err = sort_stage(nms, params, boxes, n_boxes_device, test.offset, chained, s);
   if (err != cudaSuccess) return err;
-  if (stage_events != nullptr &&
-      (err = cudaEventRecord((cudaEvent_t)stage_events[0], s)) != cudaSuccess)
-    return err;
 
   OutputFill fill;
   fill.out = (uint32_t *)out;
   fill.words = (size_t)out_capacity * record_words;
   fill.kept_index = kept_index;
   fill.capacity = out_capacity;
-  err = mask_stage(nms, params->mode, test, fill, variant->mask, chained, s);
+  err = mask_stage(nms, params->mode, test, fill, chained, s);
   if (err != cudaSuccess) return err;
-  if (stage_events != nullptr &&
-      (err = cudaEventRecord((cudaEvent_t)stage_events[1], s)) != cudaSuccess)
-    return err;
 
-  if (variant->reduce == P3D_NMS_REDUCE_CHUNKED)
-    err = launch(chained, 1, kReduceThreads, s, reduce_kernel,
-                 (const unsigned long long *)nms->mask,
-                 (const uint32_t *)nms->item_count,
-                 (const uint32_t *)nms->index_out, (const uint32_t *)boxes,
-                 record_words, limit, (uint32_t *)out, out_count, kept_index);
-  else
-    err = launch(
-        chained, 1, legacy::kReduceThreads, s, legacy::reduce_tiled_kernel,
-        (const unsigned long long *)nms->mask,
-        (const uint32_t *)nms->item_count, (const uint32_t *)nms->index_out,
-        (const uint32_t *)boxes, record_words, limit, (uint32_t *)out,
-        out_capacity, out_count, kept_index);
-  return err;
-}
-
-extern "C" P3dResult p3d_nms_cuda(P3dNms *nms, const P3dNmsParams *params,
-                                  const void *boxes,
-                                  const uint32_t *n_boxes_device, void *out,
-                                  uint32_t out_capacity, uint32_t *out_count,
-                                  int32_t *kept_index, P3dCudaStream stream) {
-  return p3d_nms_cuda_variant(nms, params, boxes, n_boxes_device, out,
-                              out_capacity, out_count, kept_index, stream,
-                              nullptr, nullptr);
+  return p3d_launch(
+      reduce_kernel, 1, kReduceThreads, 0, s, chained,
+      (const unsigned long long *)nms->mask, (const uint32_t *)nms->item_count,
+      (const uint32_t *)nms->index_out, (const uint32_t *)boxes, record_words,
+      limit, (uint32_t *)out, out_count, kept_index);
 }

@@ -15,8 +15,13 @@
  *     it; with per_class, only a box of the same label can.  A kept box
  *     suppresses a later one when
  *       iou, bev-aligned, bev-rotated: their IoU > iou_threshold (strict);
- *         a box without area has IoU 0 with every box, so it neither
- *         suppresses nor is suppressed;
+ *         a box without area (whose area rounds to 0 in float) has IoU 0
+ *         with every box, so it neither suppresses nor is suppressed;
+ *         bev-rotated computes the IoU by iou_rule: the exact intersection
+ *         of the two rectangles (P3D_NMS_IOU_RULE_EXACT), or mmcv's nms3d
+ *         rule (P3D_NMS_IOU_RULE_MMCV, box_overlap.h), which counts corners
+ *         up to 1 cm outside the other box and so keeps different boxes
+ *         near the threshold, as models evaluated with mmcv expect;
  *       circle: dx * dx + dy * dy < distance_threshold * distance_threshold
  *         (strict), dx and dy the differences of the centres in metres,
  *         computed in float.  CenterPoint's circle_nms takes a squared
@@ -28,6 +33,20 @@
  * Overlaps are computed by the functions of box_overlap.h on both paths, in
  * the same order of arguments (the earlier box first), so the two paths make
  * the same decision on every pair.
+ *
+ * Huge boxes.  Any record whose floats are all finite takes part, however
+ * large they are, and behaves as the same box near the origin would:
+ *  - bev-aligned, bev-rotated and circle compare the centres by their
+ *    difference, so two boxes at x = y = 1e30 overlap exactly as two at
+ *    x = y = 0 do (identical ones suppress each other in all three modes);
+ *    boxes whose centre difference overflows float (coordinates beyond
+ *    about 1.7e38 of opposite signs) are apart;
+ *  - sizes up to FLT_MAX are valid: a pair with a half size beyond 2^40
+ *    (iou: a corner beyond 2^40) is computed scaled down by a power of two,
+ *    exactly, so identical boxes of size 1e20 have IoU 1 and suppress each
+ *    other;
+ *  - iou (2D) records hold corners, not a centre and a size: a box at
+ *    x1 = 1e30 whose width x2 - x1 rounds to 0 in float has no area.
  */
 #ifndef P3D_NMS_H
 #define P3D_NMS_H
@@ -51,6 +70,13 @@ typedef enum
   P3D_NMS_CIRCLE                /* centre distance of P3dBox3d (CenterPoint) */
 } P3dNmsMode;
 
+/* How bev-rotated measures the overlap of two boxes (see above). */
+typedef enum
+{
+  P3D_NMS_IOU_RULE_EXACT = 0,   /* the exact intersection */
+  P3D_NMS_IOU_RULE_MMCV         /* mmcv's nms3d / boxes_iou3d rule */
+} P3dNmsIouRule;
+
 typedef struct
 {
   /* P3D_NMS_IOU works on P3dBox2d records, the others on P3dBox3d */
@@ -70,18 +96,23 @@ typedef struct
   uint32_t post_max;
   /* nonzero: a box only suppresses boxes of its own label */
   int per_class;
+  /* bev-rotated's overlap; the other modes have one rule each (mmcv's
+   * axis-aligned rules are the exact ones) and ignore it */
+  P3dNmsIouRule iou_rule;
 } P3dNmsParams;
 
 /* The most input boxes a P3dNms workspace can hold. */
 #define P3D_NMS_MAX_CAPACITY 65536u
 
 /* Defaults: iou mode, iou_threshold 0.5, distance_threshold 0, offset 0, no
- * score threshold (-FLT_MAX), no pre_max or post_max, not per class. */
+ * score threshold (-FLT_MAX), no pre_max or post_max, not per class, the
+ * exact IoU rule. */
 void p3d_nms_params_init (P3dNmsParams * params);
 
 /* P3D_OK when @params is usable: a known mode, iou_threshold >= 0 (iou and
  * bev modes), distance_threshold >= 0 and finite (circle), offset 0 or 1,
- * score_threshold not NaN; P3D_ERROR_INVALID_ARGUMENT otherwise. */
+ * score_threshold not NaN, a known iou_rule; P3D_ERROR_INVALID_ARGUMENT
+ * otherwise. */
 P3dResult p3d_nms_params_check (const P3dNmsParams * params);
 
 /* The size of one input and output record of @mode: 24 (P3dBox2d) for

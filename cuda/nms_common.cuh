@@ -1,12 +1,14 @@
 // What the kernels of nms.cu share: the 64-box tiles of the suppression
-// mask, the chaining of one kernel to the next (programmatic dependent
-// launch), and the zeroing of the output.
+// mask and the zeroing of the output.  The chaining of one kernel to the
+// next (programmatic dependent launch) is launch.cuh's.
 #ifndef P3D_NMS_COMMON_CUH
 #define P3D_NMS_COMMON_CUH
 
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "launch.cuh"
 
 namespace p3d_nms {
 
@@ -32,31 +34,6 @@ __device__ __forceinline__ unsigned long long tile_boxes(uint32_t m,
                                                          uint32_t t) {
   const uint32_t in_tile = m - t * kTile;
   return in_tile >= kTile ? ~0ull : (1ull << in_tile) - 1;
-}
-
-// Programmatic dependent launch (sm_90).  nms.cu launches every kernel but
-// the first of a call with the programmatic-serialization attribute, so the
-// GPU may start it while the kernel before it is still running instead of
-// after a full drain and launch (a few microseconds a boundary, which at 500
-// boxes is a large part of the whole).  Hence the rule every kernel here
-// follows: wait_for_previous_kernel() comes before its first access to
-// global memory, read or write; it returns once the previous kernel has
-// completed and its writes are visible, exactly what plain stream order
-// gives.  Without the attribute, or before sm_90, it returns at once.
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// Lets the next kernel's blocks be scheduled once every block of this one
-// has called it (or exited); they then wait in wait_for_previous_kernel().
-// Called at the top of each kernel: all of a kernel's blocks are resident by
-// then, so the early blocks of the next one take no room this one needs.
-__device__ __forceinline__ void allow_next_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 }
 
 // The output beyond the kept boxes: records zeroed, kept_index -1 (nms.h).

@@ -24,6 +24,7 @@ p3d_nms_params_init (P3dNmsParams * params)
   params->distance_threshold = 0.0f;
   params->offset = 0.0f;
   params->score_threshold = -FLT_MAX;
+  params->iou_rule = P3D_NMS_IOU_RULE_EXACT;
 }
 
 P3dResult
@@ -50,6 +51,9 @@ p3d_nms_params_check (const P3dNmsParams * params)
       return P3D_ERROR_INVALID_ARGUMENT;
   }
   if (isnan (params->score_threshold))
+    return P3D_ERROR_INVALID_ARGUMENT;
+  if (params->iou_rule != P3D_NMS_IOU_RULE_EXACT
+      && params->iou_rule != P3D_NMS_IOU_RULE_MMCV)
     return P3D_ERROR_INVALID_ARGUMENT;
   return P3D_OK;
 }
@@ -106,7 +110,10 @@ p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
       n_valid++;
     }
   }
-  qsort (entries, n_valid, sizeof *entries, compare_entries);
+  /* entries is NULL for an empty frame, and qsort's pointer must be valid
+   * even for a count of 0 (C11 7.22.5) */
+  if (n_valid > 1)
+    qsort (entries, n_valid, sizeof *entries, compare_entries);
   n_items = n_valid;
   if (params->pre_max > 0 && params->pre_max < n_items)
     n_items = params->pre_max;

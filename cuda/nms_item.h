@@ -90,8 +90,8 @@ typedef struct
 {
   union
   {
-    P3dAlignedRect aligned;     /* P3D_NMS_IOU, P3D_NMS_BEV_ALIGNED */
-    P3dBevRect rect;            /* P3D_NMS_BEV_ROTATED */
+    P3dAlignedRect aligned;     /* P3D_NMS_IOU */
+    P3dBevRect rect;            /* P3D_NMS_BEV_ROTATED, P3D_NMS_BEV_ALIGNED */
     float centre[2];            /* P3D_NMS_CIRCLE */
   } shape;
   int32_t label;
@@ -116,7 +116,7 @@ p3d_nms_item_set (P3dNmsItem * item, P3dNmsMode mode, const void *boxes,
     if (mode == P3D_NMS_BEV_ROTATED) {
       p3d_bev_rect_set (&item->shape.rect, b->x, b->y, b->dx, b->dy, b->yaw);
     } else if (mode == P3D_NMS_BEV_ALIGNED) {
-      p3d_box3d_bev_aligned_rect (&item->shape.aligned, b);
+      p3d_bev_rect_set_aligned (&item->shape.rect, b->x, b->y, b->dx, b->dy);
     } else {
       item->shape.centre[0] = b->x;
       item->shape.centre[1] = b->y;
@@ -131,6 +131,7 @@ p3d_nms_item_set (P3dNmsItem * item, P3dNmsMode mode, const void *boxes,
 typedef struct
 {
   P3dNmsMode mode;
+  P3dNmsIouRule iou_rule;
   float threshold;
   float offset;
   int per_class;
@@ -145,6 +146,8 @@ p3d_nms_pair_test_init (P3dNmsPairTest * test, const P3dNmsParams * params)
   else
     test->threshold = params->iou_threshold;
   test->offset = params->mode == P3D_NMS_IOU ? params->offset : 0.0f;
+  test->iou_rule = params->mode == P3D_NMS_BEV_ROTATED ? params->iou_rule :
+      P3D_NMS_IOU_RULE_EXACT;
   test->per_class = params->per_class != 0;
 }
 
@@ -157,10 +160,15 @@ p3d_nms_item_suppresses (const P3dNmsPairTest * test,
     return 0;
   switch (test->mode) {
     case P3D_NMS_IOU:
-    case P3D_NMS_BEV_ALIGNED:
       return p3d_aligned_rect_iou (&kept->shape.aligned,
           &candidate->shape.aligned, test->offset) > test->threshold;
+    case P3D_NMS_BEV_ALIGNED:
+      return p3d_bev_aligned_iou (&kept->shape.rect,
+          &candidate->shape.rect) > test->threshold;
     case P3D_NMS_BEV_ROTATED:
+      if (test->iou_rule == P3D_NMS_IOU_RULE_MMCV)
+        return p3d_bev_rect_iou_mmcv (&kept->shape.rect,
+            &candidate->shape.rect) > test->threshold;
       return p3d_bev_rect_iou (&kept->shape.rect,
           &candidate->shape.rect) > test->threshold;
     default:

@@ -11,17 +11,18 @@
 // held only 2 warps) and every warp reads the same column at once.
 //
 // Two passes.  The first runs a cheap test on every pair: for iou and
-// bev-aligned, whether the rectangles overlap (p3d_aligned_rect_overlap, the
-// very arithmetic of the IoU, with no division); for bev-rotated, whether
-// the bounding circles meet (p3d_bev_circles_meet, the IoU's own first
-// test); and labels, per class.  A pair it rejects has an IoU of 0, which
-// never exceeds a threshold >= 0 (p3d_nms_params_check), so the test is
-// exact to skip.  The second pass runs the full pair test, the very function
-// the reference calls, on the survivors only, compacted into a list so that
-// every thread has one (the IoU with its division, or the polygon clip, is 3
-// to 30 times the cheap test, and only 1 to 10 per cent of the pairs
-// survive in the benchmark's layouts).  Circle mode has no second pass: its
-// test is as cheap as any filter.
+// bev-aligned, whether the rectangles overlap (p3d_aligned_rect_overlap or
+// p3d_bev_aligned_overlap, the very arithmetic of the IoU, with no
+// division); for bev-rotated, whether the bounding circles meet
+// (p3d_bev_circles_meet, the IoU's own first test, with the circles grown as
+// mmcv's rule grows them under that rule); and labels, per class.  A pair it
+// rejects has an IoU of 0, which never exceeds a threshold >= 0
+// (p3d_nms_params_check), so the test is exact to skip.  The second pass runs
+// the full pair test, the very function the reference calls, on the survivors
+// only, compacted into a list so that every thread has one (the IoU with its
+// division, or the polygon clip, is 3 to 30 times the cheap test, and only 1 to
+// 10 per cent of the pairs survive in the benchmark's layouts).  Circle mode
+// has no second pass: its test is as cheap as any filter.
 //
 // Predicted, 20000 boxes, 200 M pairs in the triangle: iou / bev-aligned
 // about 17 instructions a pair in the first pass and 45 per survivor (10 %
@@ -46,13 +47,16 @@ constexpr uint32_t kMaskWarps = kMaskThreads / 32;
 static_assert(kPartColumns == 16, "a part's hits are 16 bits");
 
 // What the first pass reads of a column box, one 16-byte load: the corners
-// (iou, bev-aligned), centre and bounding radius (bev-rotated), centre
-// (circle).
+// (iou), centre and half sizes (bev-aligned), centre and bounding radius
+// (bev-rotated), centre (circle).
 template <P3dNmsMode kMode>
 __device__ __forceinline__ float4 filter_shape(const P3dNmsItem &item) {
   if (kMode == P3D_NMS_BEV_ROTATED)
     return make_float4(item.shape.rect.cx, item.shape.rect.cy,
                        item.shape.rect.radius, 0.0f);
+  if (kMode == P3D_NMS_BEV_ALIGNED)
+    return make_float4(item.shape.rect.cx, item.shape.rect.cy,
+                       item.shape.rect.half_dx, item.shape.rect.half_dy);
   if (kMode == P3D_NMS_CIRCLE)
     return make_float4(item.shape.centre[0], item.shape.centre[1], 0.0f, 0.0f);
   return make_float4(item.shape.aligned.x1, item.shape.aligned.y1,
@@ -63,14 +67,15 @@ __device__ __forceinline__ float4 filter_shape(const P3dNmsItem &item) {
 // IoU 0 with everything (box_overlap.h); every circle counts.
 template <P3dNmsMode kMode>
 __device__ __forceinline__ bool may_take_part(const P3dNmsItem &item) {
-  if (kMode == P3D_NMS_BEV_ROTATED) return item.shape.rect.area > 0.0f;
+  if (kMode == P3D_NMS_BEV_ROTATED || kMode == P3D_NMS_BEV_ALIGNED)
+    return item.shape.rect.area > 0.0f;
   if (kMode == P3D_NMS_CIRCLE) return true;
   return item.shape.aligned.area > 0.0f;
 }
 
 // The first pass on one pair: for circle the pair test itself; otherwise
 // FALSE only where the pair test is FALSE (see the top of this file).
-template <P3dNmsMode kMode>
+template <P3dNmsMode kMode, P3dNmsIouRule kRule>
 __device__ __forceinline__ bool first_pass(const P3dNmsPairTest &test,
                                            const P3dNmsItem &row, float4 shape,
                                            int32_t label) {
@@ -82,10 +87,24 @@ __device__ __forceinline__ bool first_pass(const P3dNmsPairTest &test,
     return p3d_nms_item_suppresses(&test, &row, &column);
   }
   if (test.per_class && label != row.label) return false;
-  if (kMode == P3D_NMS_BEV_ROTATED)
+  if (kMode == P3D_NMS_BEV_ROTATED) {
+    // mmcv's rule: the test of p3d_bev_rect_iou_mmcv_plain
+    const float grow =
+        kRule == P3D_NMS_IOU_RULE_MMCV ? 1.5f * P3D_MMCV_MARGIN : 0.0f;
     return p3d_bev_circles_meet(row.shape.rect.cx, row.shape.rect.cy,
-                                row.shape.rect.radius, shape.x, shape.y,
-                                shape.z);
+                                row.shape.rect.radius + grow, shape.x, shape.y,
+                                shape.z + grow);
+  }
+  if (kMode == P3D_NMS_BEV_ALIGNED) {
+    P3dBevRect column;
+    column.cx = shape.x;
+    column.cy = shape.y;
+    column.half_dx = shape.z;
+    column.half_dy = shape.w;
+    float width, height;
+    p3d_bev_aligned_overlap(&row.shape.rect, &column, &width, &height);
+    return width > 0.0f && height > 0.0f;
+  }
   P3dAlignedRect column;
   column.x1 = shape.x;
   column.y1 = shape.y;
@@ -98,7 +117,7 @@ __device__ __forceinline__ bool first_pass(const P3dNmsPairTest &test,
   return width > 0.0f && height > 0.0f;
 }
 
-template <P3dNmsMode kMode>
+template <P3dNmsMode kMode, P3dNmsIouRule kRule = P3D_NMS_IOU_RULE_EXACT>
 __global__ void __launch_bounds__(kMaskThreads)
     mask_kernel(const P3dNmsItem *__restrict__ items,
                 const uint32_t *__restrict__ item_count, P3dNmsPairTest test,
@@ -120,14 +139,16 @@ __global__ void __launch_bounds__(kMaskThreads)
   const uint32_t warp = tid >> 5;
   const uint32_t row = tid % kTile;
   const uint32_t part = tid / kTile;
-  allow_next_kernel();
-  wait_for_previous_kernel();
+  p3d_allow_next_kernel();
+  p3d_wait_for_previous_kernel();
   fill_output(fill);
   const uint32_t m = *item_count;
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t tiles = words * (words + 1) / 2;
-  // lets the compiler drop the other modes from the inlined pair test
+  // lets the compiler drop the other modes and rule from the inlined pair
+  // test
   test.mode = kMode;
+  test.iou_rule = kRule;
 
   for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     uint32_t row_tile, col_tile;
@@ -171,8 +192,8 @@ __global__ void __launch_bounds__(kMaskThreads)
 #pragma unroll
         for (uint32_t c = 0; c < kPartColumns; c++) {
           const uint32_t k = shift + c;
-          hits |= (uint32_t)first_pass<kMode>(test, row_item, column_shapes[k],
-                                              column_labels[k])
+          hits |= (uint32_t)first_pass<kMode, kRule>(
+                      test, row_item, column_shapes[k], column_labels[k])
                   << c;
         }
         candidates = ((unsigned long long)hits << shift) & allowed;

@@ -108,8 +108,8 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
   const uint32_t warp = tid >> 5;
-  allow_next_kernel();
-  wait_for_previous_kernel();
+  p3d_allow_next_kernel();
+  p3d_wait_for_previous_kernel();
   const uint32_t m = *item_count;
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t chunks = (words + kChunkTiles - 1) / kChunkTiles;

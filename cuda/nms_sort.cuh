@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(kRankThreads)
   __shared__ uint32_t valid_by_warp[kRankWarps];
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warp = threadIdx.x >> 5;
-  allow_next_kernel();
-  wait_for_previous_kernel();
+  p3d_allow_next_kernel();
+  p3d_wait_for_previous_kernel();
   uint32_t n = *n_boxes_device;
   if (n > capacity) n = capacity;
   const uint32_t first = blockIdx.x * kRankBoxes;
@@ -117,8 +117,8 @@ __global__ void key_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
                            uint32_t capacity, float score_threshold,
                            uint32_t *__restrict__ keys,
                            uint32_t *__restrict__ indices) {
-  allow_next_kernel();
-  wait_for_previous_kernel();
+  p3d_allow_next_kernel();
+  p3d_wait_for_previous_kernel();
   uint32_t n = *n_boxes_device;
   if (n > capacity) n = capacity;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
@@ -138,8 +138,8 @@ __global__ void item_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
                             uint32_t capacity, uint32_t limit, float offset,
                             P3dNmsItem *__restrict__ items,
                             uint32_t *__restrict__ item_count) {
-  allow_next_kernel();
-  wait_for_previous_kernel();
+  p3d_allow_next_kernel();
+  p3d_wait_for_previous_kernel();
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += gridDim.x * blockDim.x) {
     const bool here = i < limit && keys[i] != P3D_NMS_KEY_DROPPED;

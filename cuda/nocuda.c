@@ -4,23 +4,9 @@
  * path, but a direct caller gets a clear P3D_ERROR_NO_CUDA. */
 #include "bevpool.h"
 #include "bevpool-private.h"
-#include "fill.h"
 #include "voxelize.h"
-#include "voxelize-private.h"
 #include "nms.h"
-#include "nms-private.h"
 #include "pillarfeat.h"
-
-P3dResult
-p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
-    P3dCudaStream stream)
-{
-  (void) dst;
-  (void) count;
-  (void) seed;
-  (void) stream;
-  return P3D_ERROR_NO_CUDA;
-}
 
 P3dResult
 p3d_pillarfeat_cuda (const P3dPillarFeatParams * params,
@@ -75,19 +61,6 @@ p3d_nms_cuda (P3dNms * nms, const P3dNmsParams * params, const void *boxes,
 }
 
 P3dResult
-p3d_nms_cuda_variant (P3dNms * nms, const P3dNmsParams * params,
-    const void *boxes, const uint32_t * n_boxes_device, void *out,
-    uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,
-    P3dCudaStream stream, const P3dNmsVariant * variant,
-    P3dCudaEvent * stage_events)
-{
-  (void) variant;
-  (void) stage_events;
-  return p3d_nms_cuda (nms, params, boxes, n_boxes_device, out, out_capacity,
-      out_count, kept_index, stream);
-}
-
-P3dResult
 p3d_voxelizer_new (const P3dVoxelizeParams * params, size_t max_points_hint,
     P3dVoxelizer ** voxelizer)
 {
@@ -116,16 +89,6 @@ p3d_voxelize_cuda (P3dVoxelizer * voxelizer, const float *points,
   (void) output_clean;
   (void) stream;
   return P3D_ERROR_NO_CUDA;
-}
-
-P3dResult
-p3d_voxelize_cuda_variant (P3dVoxelizer * voxelizer, const float *points,
-    size_t n_points, const P3dVoxelizeOutput * out, int output_clean,
-    P3dCudaStream stream, const P3dVoxelizeVariant * variant)
-{
-  (void) variant;
-  return p3d_voxelize_cuda (voxelizer, points, n_points, out, output_clean,
-      stream);
 }
 
 P3dResult
@@ -182,24 +145,6 @@ p3d_bevpool_geometry_compute_cuda_timed (P3dBevGeometryCuda * geometry,
   (void) geometry;
   (void) calib;
   (void) events;
-  (void) stream;
-  return P3D_ERROR_NO_CUDA;
-}
-
-P3dResult
-p3d_bevpool_cuda_diagnose (const P3dBevGeometryCuda * geometry,
-    const void *features, const void *depth, int half_in, void *out,
-    int half_out, unsigned long long *cycles, unsigned int *grid_blocks,
-    P3dCudaStream stream)
-{
-  (void) geometry;
-  (void) features;
-  (void) depth;
-  (void) half_in;
-  (void) out;
-  (void) half_out;
-  (void) cycles;
-  (void) grid_blocks;
   (void) stream;
   return P3D_ERROR_NO_CUDA;
 }

@@ -32,8 +32,8 @@ struct CellsArgs {
 static __global__ __launch_bounds__(kCellsThreads) void cells_kernel(
     CellsArgs a) {
   // The scan's blocks may be scheduled now; they wait for this grid to end
-  // (griddepcontrol.wait) before reading anything written here.
-  allow_next_kernel();
+  // (p3d_wait_for_previous_kernel) before reading anything written here.
+  p3d_allow_next_kernel();
   // One thread per tile at least: the grid has n_points threads and a tile
   // kScanTile >= 1 points.
   a.tile_state.InitializeStatus(a.num_tiles);

@@ -14,32 +14,23 @@
 //           indices of its segment, in order; writes the output rows (and
 //           the zeros the output needs) and resets the cell entries it used.
 //
-// Programmatic dependent launch (sm_90 and later; stream launches with the
-// attribute, or programmatic edges in the frame's graph): the scan and the
-// gather may be scheduled before the kernel before them ends.  Why this
-// cannot deadlock:
-//   1. A dependent grid is launched only once every block of the kernel
-//      before it has executed griddepcontrol.launch_dependents or exited
-//      (the programmatic port of a kernel opens when each of its blocks has
-//      triggered or ended: driver_types.h), so every block of that kernel
-//      is already resident (or done) before the first dependent block
-//      takes any resources.
-//   2. Every dependent block executes griddepcontrol.wait before it spins
-//      on anything or touches the workspace, so it never holds up the
-//      kernel it depends on, which runs to completion on its own.
-//   3. Inside the scan, a block spins only on tiles of lower tickets
-//      (look-back, published offsets), and a ticket is taken by a block
-//      that is running; see voxelize_scan.cuh.  The cells and gather
-//      kernels never wait for another block.
+// The scan and the gather are launched as programmatic dependents of the
+// kernel before them (launch.cuh), so they may be scheduled before it ends.
+// Why this cannot deadlock, beyond what launch.cuh says: inside the scan, a
+// block spins only on tiles of lower tickets (look-back, published
+// offsets), and a ticket is taken by a block that is running; see
+// voxelize_scan.cuh.  The cells and gather kernels never wait for another
+// block.
 #ifndef P3D_VOXELIZE_COMMON_CUH
 #define P3D_VOXELIZE_COMMON_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_scan.cuh>
 
+#include "launch.cuh"
+#include "single_pass_scan.cuh"
 #include "voxelize.h"
 
 namespace p3d_voxelize {
@@ -86,7 +77,7 @@ struct Counters {
 // and places its segment (low word).  Neither word can carry into the other
 // with at most 2^31 points.
 using ScanValue = unsigned long long;
-using TileState = cub::ScanTileState<ScanValue>;
+using TileState = P3dScanTileState<ScanValue>;
 
 struct ScanSum {
   __device__ __forceinline__ ScanValue operator()(ScanValue a,
@@ -118,22 +109,6 @@ __device__ __forceinline__ uint32_t cell_entry(const CellTable &table,
     if (seen == kNone || seen == cell) return slot;
     slot = (slot + 1u) & mask;
   }
-}
-
-// Programmatic dependent launch (Hopper and later): a kernel launched with
-// it may start before the previous one ends, and waits here for its
-// completion and the visibility of all its memory operations.  Without the
-// launch attribute (or before sm_90) both are no-ops.
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void allow_next_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 }
 
 }  // namespace p3d_voxelize

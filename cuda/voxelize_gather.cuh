@@ -561,7 +561,7 @@ static __global__ __launch_bounds__(kGatherMaxWarps * 32,
     block_over_points = 0;
     block_over_voxels = 0;
   }
-  wait_for_previous_kernel();
+  p3d_wait_for_previous_kernel();
   __syncthreads();
 
   const uint32_t total = a.counters->total_voxels;

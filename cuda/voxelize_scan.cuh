@@ -43,7 +43,7 @@ struct ScanArgs {
 
 using BlockScan =
     cub::BlockScan<ScanValue, kScanThreads, cub::BLOCK_SCAN_WARP_SCANS>;
-using TilePrefix = cub::TilePrefixCallbackOp<ScanValue, ScanSum, TileState>;
+using TilePrefix = P3dTilePrefix<ScanValue, ScanSum>;
 
 // The frame's totals, written once by one thread after the counts are known
 // (the last point's thread, or the empty-frame kernel).  The gather kernel
@@ -100,8 +100,8 @@ static __global__ __launch_bounds__(kScanThreads) void scan_kernel(ScanArgs a) {
   } temp;
   __shared__ uint32_t tile_shared;
 
-  wait_for_previous_kernel();
-  allow_next_kernel();
+  p3d_wait_for_previous_kernel();
+  p3d_allow_next_kernel();
   if (threadIdx.x == 0) tile_shared = atomicAdd(&a.counters->tile_counter, 1u);
   __syncthreads();
   const uint32_t tile = tile_shared;

@@ -7,7 +7,9 @@
  * box overlaps it by more than the threshold, as torchvision, mmcv and
  * OpenPCDet do. Modes: iou (axis-aligned application/x-boxes2d, with the
  * optional +1 pixel "offset" of Faster R-CNN), bev-rotated (exact overlap
- * of rotated rectangles in the ground plane), bev-aligned (yaw ignored) and
+ * of rotated rectangles in the ground plane, or with iou-rule=mmcv the
+ * overlap of mmcv's nms3d, which counts corners up to 1 cm outside the
+ * other box), bev-aligned (yaw ignored) and
  * circle (centre distance below distance-threshold, as CenterPoint; note
  * that CenterPoint passes its radius squared); the bev and circle modes take
  * application/x-boxes3d. Boxes scoring below score-threshold are dropped
@@ -19,9 +21,10 @@
  * zeros. Records with a NaN or infinite field, or a negative size, are
  * dropped. A count tensor larger than max-boxes is read as max-boxes (the
  * reference path posts a warning the first time; the CUDA path clamps on
- * the device, where the count stays). "mode" set while playing makes
- * the element renegotiate, since it decides the media type: the other box
- * type upstream then ends the stream as not-negotiated. On the CUDA path the sort, the overlap mask and the greedy
+ * the device, where the count stays). "mode" decides the media type, so it
+ * can change only in the NULL and READY states; a change while PAUSED or
+ * PLAYING is refused with a warning. On the CUDA path the sort, the
+ * overlap mask and the greedy
  * reduction all run on the device and the kept count stays there; the kept
  * boxes are exactly the reference path's.
  *
@@ -53,6 +56,7 @@ enum
   PROP_PRE_MAX,
   PROP_POST_MAX,
   PROP_PER_CLASS,
+  PROP_IOU_RULE,
 };
 
 #define DEFAULT_MODE P3D_NMS_BEV_ROTATED
@@ -63,6 +67,7 @@ enum
 #define DEFAULT_PRE_MAX 0
 #define DEFAULT_POST_MAX 0
 #define DEFAULT_PER_CLASS FALSE
+#define DEFAULT_IOU_RULE P3D_NMS_IOU_RULE_EXACT
 
 #define P3D_TYPE_NMS_FILTER_MODE (p3d_nms_filter_mode_get_type ())
 static GType
@@ -83,6 +88,27 @@ p3d_nms_filter_mode_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("P3dNmsFilterMode", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+#define P3D_TYPE_NMS_FILTER_IOU_RULE (p3d_nms_filter_iou_rule_get_type ())
+static GType
+p3d_nms_filter_iou_rule_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {P3D_NMS_IOU_RULE_EXACT, "The exact intersection of the two rectangles",
+        "exact"},
+    {P3D_NMS_IOU_RULE_MMCV, "mmcv's nms3d / boxes_iou3d rule: corners up to "
+          "1 cm outside the other box count as inside it", "mmcv"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("P3dNmsFilterIouRule", values);
 
     g_once_init_leave (&type, t);
   }
@@ -124,7 +150,9 @@ p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
-          "How two boxes overlap; iou takes 2D boxes, the others 3D boxes",
+          "How two boxes overlap; iou takes 2D boxes, the others 3D boxes "
+          "(decides the media type, so it cannot change while PAUSED or "
+          "PLAYING)",
           P3D_TYPE_NMS_FILTER_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
@@ -160,6 +188,13 @@ p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
       g_param_spec_boolean ("per-class", "Per class",
           "Suppress only between boxes of the same label", DEFAULT_PER_CLASS,
           PLAYING_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_IOU_RULE,
+      g_param_spec_enum ("iou-rule", "IoU rule",
+          "bev-rotated mode: exact computes the exact overlap of the two "
+          "rectangles; mmcv reproduces mmcv's nms3d (and OpenPCDet's), which "
+          "keeps different boxes near the threshold: choose it for a model "
+          "trained and evaluated with mmcv. The other modes ignore it",
+          P3D_TYPE_NMS_FILTER_IOU_RULE, DEFAULT_IOU_RULE, PLAYING_FLAGS));
 
   gst_element_class_set_static_metadata (element_class,
       "Non-maximum suppression", "Filter/Analyzer/Boxes",
@@ -179,6 +214,7 @@ p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
   filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_nms_filter_process_cuda);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_NMS_FILTER_MODE, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_NMS_FILTER_IOU_RULE, 0);
   GST_DEBUG_CATEGORY_INIT (p3d_nms_filter_debug, "nms", 0,
       "Non-maximum suppression");
 }
@@ -195,6 +231,7 @@ p3d_nms_filter_init (P3dNmsFilter * self)
   self->params.pre_max = DEFAULT_PRE_MAX;
   self->params.post_max = DEFAULT_POST_MAX;
   self->params.per_class = DEFAULT_PER_CLASS;
+  self->params.iou_rule = DEFAULT_IOU_RULE;
 }
 
 static void
@@ -206,11 +243,14 @@ p3d_nms_filter_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODE:
+      /* the mode decides the media type, fixed once the caps are set
+       * (GST_STATE is read under the object lock, held here) */
+      if (GST_STATE (self) > GST_STATE_READY) {
+        GST_WARNING_OBJECT (self, "mode can change only in the NULL and "
+            "READY states: keeping the current mode");
+        break;
+      }
       self->params.mode = g_value_get_enum (value);
-      /* the mode decides the media type: renegotiate at the next buffer */
-      GST_OBJECT_UNLOCK (self);
-      gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
-      GST_OBJECT_LOCK (self);
       break;
     case PROP_IOU_THRESHOLD:
       self->params.iou_threshold = g_value_get_float (value);
@@ -232,6 +272,9 @@ p3d_nms_filter_set_property (GObject * object, guint prop_id,
       break;
     case PROP_PER_CLASS:
       self->params.per_class = g_value_get_boolean (value);
+      break;
+    case PROP_IOU_RULE:
+      self->params.iou_rule = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -271,6 +314,9 @@ p3d_nms_filter_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PER_CLASS:
       g_value_set_boolean (value, self->params.per_class);
+      break;
+    case PROP_IOU_RULE:
+      g_value_set_enum (value, self->params.iou_rule);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -374,8 +420,8 @@ p3d_nms_filter_stop_device (P3dCudaFilter * filter)
   self->nms = NULL;
 }
 
-/* This frame's parameters: thresholds may change while playing, the mode
- * only with the caps (a mode set while playing waits for renegotiation). */
+/* This frame's parameters: thresholds and the IoU rule may change while
+ * playing, the mode only with the caps. */
 static void
 read_params (P3dNmsFilter * self, P3dNmsParams * params)
 {

@@ -3,12 +3,12 @@
  * 360 x 360 cells of 0.3 m, one z cell), with a real calibration, on random
  * features and softmax-like depth: the geometry update and the pooling in
  * F16 and F32, timed with CUDA events (warm, median of many runs), and the
- * C reference for scale.  The pooling is timed with two schedules (the
- * library's default and a larger unit, see bevpool-private.h), each checked
- * bit for bit against the reference.  Diagnostic tables follow the main
- * one: the geometry's stages (CUDA events between its kernels) and the
- * share of the pooling kernel's time spent in each of its phases (clock
- * counters in the kernel; the pooling is one kernel per frame).
+ * C reference for scale; every pooled output is checked bit for bit
+ * against the reference.  A diagnostic table follows the main one: the
+ * geometry's stages (CUDA events between its kernels).  The pooling
+ * schedule with larger units and the per-phase clock counts of the pooling
+ * kernel, which the library no longer has, are recorded in
+ * docs/performance.md.
  *
  *   bench_bevpool .../demo_nuscenes/bevfusion_camera_matrices.json [runs]
  *
@@ -281,28 +281,6 @@ time_geometry_stages (P3dBevGeometryCuda * geometry,
   g_free (times);
 }
 
-/* The pooling kernel's clock counters for one F16 -> F16 run of @w, and
- * the unit and block counts. */
-static void
-diagnose_pool (Work * w, P3dCudaStream stream,
-    guint64 cycles[P3D_BEVPOOL_POOL_PHASES], guint * units, guint * blocks)
-{
-  gsize bytes = P3D_BEVPOOL_POOL_PHASES * sizeof (guint64);
-  unsigned long long *d_cycles = NULL;
-  guint32 count = 0;
-
-  P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &d_cycles, bytes));
-  P3D_BENCH_CHECK (p3d_cuda_memset (d_cycles, 0, bytes, stream));
-  P3D_BENCH_CHECK (p3d_bevpool_cuda_diagnose (w->geometry, w->features,
-          w->depth, w->half_in, w->out, w->half_out, d_cycles, blocks, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (cycles, d_cycles, bytes, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, w->geometry->unit_count,
-          sizeof (count), stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
-  P3D_BENCH_CHECK (p3d_cuda_free (d_cycles));
-  *units = count;
-}
-
 /* Whether the device output of @w equals the reference's, bit for bit. */
 static gboolean
 matches_reference (Work * w, P3dBevGeometry * reference,
@@ -330,21 +308,19 @@ main (int argc, char **argv)
   P3dBevPoolParams params;
   P3dCameraCalib *calib;
   P3dCudaStream stream = NULL;
-  P3dBevGeometryCuda *geometry = NULL, *large = NULL;
-  const P3dBevPoolSchedule large_schedule = P3D_BEVPOOL_SCHEDULE_LARGE;
+  P3dBevGeometryCuda *geometry = NULL;
   P3dBevGeometry *reference = NULL, *downloaded = NULL;
   P3dBevGeometryStats stats;
-  P3dBenchStats t_geometry, t_f16, t_f32, t_mixed, t_f16_large;
+  P3dBenchStats t_geometry, t_f16, t_f32, t_mixed;
   P3dBenchStats t_host_geometry, t_host_pool;
   gdouble stage_us[P3D_BEVPOOL_GEOMETRY_STAGES], stage_total = 0.0;
-  guint64 cycles[2][P3D_BEVPOOL_POOL_PHASES];
-  guint units[2], blocks[2], i;
+  guint i;
   gfloat *features, *depth;
   guint16 *features_h, *depth_h;
   void *d_features, *d_depth, *d_features_h, *d_depth_h, *d_out;
   gsize n_features, n_depth, n_out;
   guint runs = 500;
-  gboolean exact_f16, exact_f32, exact_large, same_geometry;
+  gboolean exact_f16, exact_f32, same_geometry;
   Work w;
   HostWork hw;
   gchar name[256];
@@ -379,9 +355,6 @@ main (int argc, char **argv)
           stream));
   P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cpu (reference, calib));
   P3D_BENCH_CHECK (p3d_bevpool_geometry_stats (downloaded, &stats));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_cuda_new_scheduled (&params,
-          &large_schedule, &large));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cuda (large, calib, stream));
   same_geometry = p3d_bevpool_geometry_kept (reference) == stats.kept_points
       && memcmp (p3d_bevpool_geometry_cell_start (reference),
       p3d_bevpool_geometry_cell_start (downloaded),
@@ -418,14 +391,6 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_f16));
   exact_f16 = matches_reference (&w, reference, &params, features_h, depth_h,
       stream);
-  diagnose_pool (&w, stream, cycles[0], &units[0], &blocks[0]);
-  w.geometry = large;
-  P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs,
-          &t_f16_large));
-  exact_large = matches_reference (&w, reference, &params, features_h,
-      depth_h, stream);
-  diagnose_pool (&w, stream, cycles[1], &units[1], &blocks[1]);
-  w.geometry = geometry;
   w.half_out = FALSE;
   P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_mixed));
   w.features = d_features;
@@ -448,9 +413,8 @@ main (int argc, char **argv)
       "largest cell: %u points\n", stats.frustum_points, stats.kept_points,
       stats.nonempty_cells, stats.cells, stats.largest_cell);
   g_print ("device geometry identical to the reference: %s; pooled output "
-      "bit-exact: F16 %s, F32 %s, F16 large schedule %s\n",
-      same_geometry ? "yes" : "NO", exact_f16 ? "yes" : "NO",
-      exact_f32 ? "yes" : "NO", exact_large ? "yes" : "NO");
+      "bit-exact: F16 %s, F32 %s\n", same_geometry ? "yes" : "NO",
+      exact_f16 ? "yes" : "NO", exact_f32 ? "yes" : "NO");
   g_print ("output %.1f MB (F16), read per frame: features %.1f MB + depth "
       "%.1f MB (F16), point entries %.1f MB\n\n", n_out * 2 / 1e6,
       n_features * 2 / 1e6, n_depth * 2 / 1e6, stats.kept_points * 4 / 1e6);
@@ -459,8 +423,6 @@ main (int argc, char **argv)
   p3d_bench_print_row ("pooling F16 -> F16", &t_f16);
   p3d_bench_print_row ("pooling F16 -> F32", &t_mixed);
   p3d_bench_print_row ("pooling F32 -> F32", &t_f32);
-  p3d_bench_print_row ("pooling F16 -> F16, large units (variant)",
-      &t_f16_large);
   p3d_bench_print_row ("geometry update (no host sync)", &t_geometry);
   p3d_bench_print_row ("C reference: pooling F32", &t_host_pool);
   p3d_bench_print_row ("C reference: geometry", &t_host_geometry);
@@ -476,25 +438,6 @@ main (int argc, char **argv)
   }
   g_print ("| sum of the stages | %.1f |\n", stage_total);
 
-  g_print ("\n| pooling F16 -> F16, share of block time | default "
-      "(%u units, %u blocks) | large (%u units, %u blocks) |\n", units[0],
-      blocks[0], units[1], blocks[1]);
-  g_print ("| --- | --- | --- |\n");
-  for (i = 0; i < P3D_BEVPOOL_POOL_PHASES; i++) {
-    gdouble whole0 =
-        MAX (1.0, (gdouble) cycles[0][P3D_BEVPOOL_POOL_PHASES - 1]);
-    gdouble whole1 =
-        MAX (1.0, (gdouble) cycles[1][P3D_BEVPOOL_POOL_PHASES - 1]);
-
-    g_print ("| %s | %.1f %% | %.1f %% |\n", p3d_bevpool_pool_phase_names[i],
-        100.0 * cycles[0][i] / whole0, 100.0 * cycles[1][i] / whole1);
-  }
-  g_print ("| cycles per unit | %.0f | %.0f |\n",
-      (gdouble) cycles[0][P3D_BEVPOOL_POOL_PHASES - 1] / MAX (1u, units[0]),
-      (gdouble) cycles[1][P3D_BEVPOOL_POOL_PHASES - 1] / MAX (1u, units[1]));
-  g_print ("| cycles per block | %.0f | %.0f |\n",
-      (gdouble) cycles[0][P3D_BEVPOOL_POOL_PHASES - 1] / MAX (1u, blocks[0]),
-      (gdouble) cycles[1][P3D_BEVPOOL_POOL_PHASES - 1] / MAX (1u, blocks[1]));
 
   P3D_BENCH_CHECK (p3d_cuda_free (d_features));
   P3D_BENCH_CHECK (p3d_cuda_free (d_depth));
@@ -502,7 +445,6 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_cuda_free (d_depth_h));
   P3D_BENCH_CHECK (p3d_cuda_free (d_out));
   p3d_bevpool_geometry_cuda_free (geometry);
-  p3d_bevpool_geometry_cuda_free (large);
   p3d_bevpool_geometry_free (reference);
   p3d_bevpool_geometry_free (downloaded);
   P3D_BENCH_CHECK (p3d_cuda_stream_destroy (stream));
@@ -512,5 +454,5 @@ main (int argc, char **argv)
   g_free (depth_h);
   g_free (hw.out);
   g_free (calib);
-  return same_geometry && exact_f16 && exact_f32 && exact_large ? 0 : 1;
+  return same_geometry && exact_f16 && exact_f32 ? 0 : 1;
 }

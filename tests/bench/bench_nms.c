@@ -17,12 +17,8 @@
  * kept_iou_classes_<N>.bin, int32) and the iou timings (p3d_iou.tsv) for
  * bench_nms_torchvision.py, which times torchvision on the same boxes.
  *
- * After the main table (the library's default design), two diagnostic
- * tables: the time of each stage (sort, mask, reduction), from CUDA events
- * recorded between the kernels of one call (so without the chaining of the
- * kernels, whose gain the last table shows), for the default design and the
- * previous one; and the end-to-end time of each design of each stage
- * (nms-private.h), every one checked against the reference.
+ * The per-stage times and the designs the library no longer has are
+ * recorded in docs/performance.md.
  *
  *   bench_nms [--runs R] [--reference] [--objects info.json]
  *             [--write-boxes DIR]
@@ -34,7 +30,6 @@
 #include <json-glib/json-glib.h>
 
 #include "nms.h"
-#include "nms-private.h"
 #include "p3dbench.h"
 
 typedef struct
@@ -49,37 +44,12 @@ static const ObjectSize default_sizes[] = {
   {0.8f, 0.6f, 1.7f, 1}, {0.8f, 0.6f, 1.7f, 1}, {1.8f, 0.6f, 1.7f, 2},
 };
 
-/* The designs the last table compares; the first is the default, which
- * p3d_nms_cuda () runs. */
-static const struct
-{
-  const gchar *name;
-  P3dNmsVariant variant;
-} designs[] = {
-  {"default", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_CHUNKED, 1}},
-  {"unchained", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_CHUNKED, 0}},
-  {"previous sort", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_CHUNKED, 1}},
-  {"previous mask", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_DIRECT,
-          P3D_NMS_REDUCE_CHUNKED, 1}},
-  {"previous reduction", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_TILED, 1}},
-  {"previous design", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_DIRECT,
-          P3D_NMS_REDUCE_TILED, 0}},
-};
-
-#define PREVIOUS_DESIGN (G_N_ELEMENTS (designs) - 1)
-
 typedef struct
 {
   P3dNms *nms;
   P3dNmsParams params;
   gpointer boxes, count, out, out_count, kept_index;
   guint capacity;
-  /* NULL: p3d_nms_cuda () */
-  const P3dNmsVariant *variant;
   /* for the reference */
   gconstpointer host_boxes;
   gpointer host_out;
@@ -90,69 +60,8 @@ run_once (gpointer user_data, P3dCudaStream stream)
 {
   Run *run = user_data;
 
-  if (run->variant == NULL)
-    return p3d_nms_cuda (run->nms, &run->params, run->boxes, run->count,
-        run->out, run->capacity, run->out_count, run->kept_index, stream);
-  return p3d_nms_cuda_variant (run->nms, &run->params, run->boxes,
-      run->count, run->out, run->capacity, run->out_count, run->kept_index,
-      stream, run->variant, NULL);
-}
-
-static gint
-compare_doubles (gconstpointer pa, gconstpointer pb)
-{
-  gdouble a = *(const gdouble *) pa, b = *(const gdouble *) pb;
-
-  return a < b ? -1 : a > b;
-}
-
-static gdouble
-median (gdouble * values, guint n)
-{
-  qsort (values, n, sizeof *values, compare_doubles);
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-/* Median time of each stage of @variant, from events recorded before the
- * call, between its stages and after it: stage_us[0..2] sort, mask,
- * reduction, stage_us[3] the whole call. */
-static void
-time_stages (Run * run, const P3dNmsVariant * variant, P3dCudaStream stream,
-    guint runs, gdouble stage_us[4])
-{
-  P3dCudaEvent events[4];
-  gdouble *times[4];
-  guint i, k;
-
-  for (k = 0; k < 4; k++) {
-    P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&events[k]));
-    times[k] = g_new (gdouble, runs);
-  }
-  for (i = 0; i < 10; i++)
-    P3D_BENCH_CHECK (p3d_nms_cuda_variant (run->nms, &run->params,
-            run->boxes, run->count, run->out, run->capacity, run->out_count,
-            run->kept_index, stream, variant, &events[1]));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
-  for (i = 0; i < runs; i++) {
-    P3D_BENCH_CHECK (p3d_cuda_event_record (events[0], stream));
-    P3D_BENCH_CHECK (p3d_nms_cuda_variant (run->nms, &run->params,
-            run->boxes, run->count, run->out, run->capacity, run->out_count,
-            run->kept_index, stream, variant, &events[1]));
-    P3D_BENCH_CHECK (p3d_cuda_event_record (events[3], stream));
-    P3D_BENCH_CHECK (p3d_cuda_event_synchronize (events[3]));
-    for (k = 0; k < 4; k++) {
-      gfloat ms = 0.0f;
-
-      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, events[k < 3 ? k : 0],
-              events[k < 3 ? k + 1 : 3]));
-      times[k][i] = ms * 1000.0;
-    }
-  }
-  for (k = 0; k < 4; k++) {
-    stage_us[k] = median (times[k], runs);
-    g_free (times[k]);
-    P3D_BENCH_CHECK (p3d_cuda_event_destroy (events[k]));
-  }
+  return p3d_nms_cuda (run->nms, &run->params, run->boxes, run->count,
+      run->out, run->capacity, run->out_count, run->kept_index, stream);
 }
 
 /* The last run's output on the device against the reference's. */
@@ -397,15 +306,13 @@ main (int argc, char **argv)
   GOptionContext *context = g_option_context_new ("- time nms on the GPU");
   GError *error = NULL;
   GString *table = g_string_new (NULL), *tsv = g_string_new (NULL);
-  GString *stages_table = g_string_new (NULL);
-  GString *designs_table = g_string_new (NULL);
   const ObjectSize *object_sizes = default_sizes;
   guint n_object_sizes = G_N_ELEMENTS (default_sizes);
   GArray *loaded = NULL;
   P3dCudaStream stream = NULL;
   gchar device_name[256] = "";
   gint major = 0, minor = 0, multiprocessors = 0;
-  guint s, c, d;
+  guint s, c;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error)) {
@@ -439,21 +346,6 @@ main (int argc, char **argv)
   if (reference)
     g_string_append (table, "---|");
   g_string_append (table, "\n");
-  g_string_append (stages_table, "Where the time goes (median us of each "
-      "stage, from CUDA events recorded between the kernels of one call, "
-      "hence unchained; sum: the whole call):\n\n"
-      "| mode | N | design | sort | mask | reduction | sum |\n"
-      "|---|---|---|---|---|---|---|\n");
-  g_string_append (designs_table, "Designs (median us end to end; default: "
-      "the library's; unchained: the default without programmatic "
-      "dependent launch; previous X: the default with stage X as measured "
-      "before; previous design: all three, unchained):\n\n| mode | N |");
-  for (d = 0; d < G_N_ELEMENTS (designs); d++)
-    g_string_append_printf (designs_table, " %s |", designs[d].name);
-  g_string_append (designs_table, "\n|---|---|");
-  for (d = 0; d < G_N_ELEMENTS (designs); d++)
-    g_string_append (designs_table, "---|");
-  g_string_append (designs_table, "\n");
 
   for (c = 0; c < G_N_ELEMENTS (cases); c++) {
     for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
@@ -501,48 +393,11 @@ main (int argc, char **argv)
       P3D_BENCH_CHECK (p3d_nms_cpu (&run->params, host_boxes, n, want_out, n,
               &want_count, want_index));
 
-      /* the default design, through the public entry point */
+      /* the library's design, through the public entry point */
       P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, 20, runs, &stats));
       same = same_as_reference (run, record_size, want_count, want_out,
           want_index, stream, &got_count, got_index);
 
-      /* every design of every stage */
-      g_string_append_printf (designs_table, "| %s | %u |", cases[c].name, n);
-      for (d = 0; d < G_N_ELEMENTS (designs); d++) {
-        P3dBenchStats design_stats;
-        guint32 design_count = 0;
-        gboolean design_same;
-
-        run->variant = &designs[d].variant;
-        P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, 20, runs,
-                &design_stats));
-        design_same = same_as_reference (run, record_size, want_count,
-            want_out, want_index, stream, &design_count, got_index);
-        g_string_append_printf (designs_table, " %.1f%s |",
-            design_stats.median_us, design_same ? "" : " **NOT SAME**");
-        if (!design_same)
-          g_printerr ("%s, N = %u, %s: CUDA keeps %u boxes, the reference "
-              "%u, or their indices or bytes differ\n", cases[c].name, n,
-              designs[d].name, design_count, want_count);
-      }
-      g_string_append (designs_table, "\n");
-      run->variant = NULL;
-
-      /* where the time goes, now and before */
-      for (d = 0; d < 2; d++) {
-        const guint design = d == 0 ? 0 : PREVIOUS_DESIGN;
-        gdouble stage_us[4];
-
-        time_stages (run, &designs[design].variant, stream, runs, stage_us);
-        g_string_append_printf (stages_table, "| %s | %u | %s | %.1f | %.1f | "
-            "%.1f | %.1f |\n", cases[c].name, n, designs[design].name,
-            stage_us[0], stage_us[1], stage_us[2], stage_us[3]);
-      }
-      /* once more through the public entry point, whose kept indices the
-       * files below hold */
-      P3D_BENCH_CHECK (run_once (run, stream));
-      same = same_as_reference (run, record_size, want_count, want_out,
-          want_index, stream, &got_count, got_index) && same;
       if (reference) {
         run->host_boxes = host_boxes;
         run->host_out = want_out;
@@ -593,10 +448,8 @@ main (int argc, char **argv)
   }
   if (write_dir != NULL)
     write_file (write_dir, "p3d_iou.tsv", tsv->str, tsv->len);
-  g_print ("%s\n%s\n%s", table->str, stages_table->str, designs_table->str);
+  g_print ("%s", table->str);
   g_string_free (table, TRUE);
-  g_string_free (stages_table, TRUE);
-  g_string_free (designs_table, TRUE);
   g_string_free (tsv, TRUE);
   if (loaded != NULL)
     g_array_free (loaded, TRUE);

@@ -11,7 +11,7 @@
  * 0.2 m over [-54, -54, -5, 54, 54, 3], max-points 10, max-voxels 160000).
  *
  * Every case first checks the GPU output against the reference, bit for
- * bit (with each launch design), then times p3d_voxelize_cuda() exactly as
+ * bit, then times p3d_voxelize_cuda() exactly as
  * the element calls it, with CUDA events (median of --runs after a
  * warm-up, each run alone on the stream): in the steady state
  * (output_clean = 1, the same output buffers every run) and, for the first
@@ -19,25 +19,17 @@
  * back" row queues 100 frames between one pair of events, as a pipeline
  * does, and gives the time per frame; with several KITTI sweeps, one more
  * such row cycles through all of them (another input and point count every
- * frame, as a live sensor gives).  The rows marked "stream launches" run
- * the other launch design of voxelize-private.h (three launches instead of
- * the default one graph launch).  The reference runs on one CPU core.
- *
- * After the main table, a diagnostic one: the device alone (a kernel holds
- * the device 100 us while the host queues the frame, so no launch cost of
- * the host shows), for each launch design, and the time of each kernel from
- * events recorded between them (serial launches: no overlap between the
- * kernels).  Both tables are markdown. */
+ * frame, as a live sensor gives).  The reference runs on one CPU core.
+ * The table is markdown.  The per-kernel times and the launch design the
+ * library no longer has are recorded in docs/performance.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "p3dbench.h"
-#include "voxelize-private.h"
 #include "voxelize.h"
 
 #define BACK_TO_BACK_FRAMES 100
-#define HOLD_US 100
 
 typedef struct
 {
@@ -77,8 +69,6 @@ typedef struct
   P3dVoxelizeStats host_stats;
   guint32 host_count;
   int output_clean;
-  /* NULL: p3d_voxelize_cuda (), the element's call */
-  const P3dVoxelizeVariant *variant;
 } Run;
 
 /* One frame of the current sweep; the next frame takes the next sweep. */
@@ -89,11 +79,8 @@ run_gpu (gpointer user_data, P3dCudaStream stream)
   guint s = run->current;
 
   run->current = (s + 1) % run->n_sweeps;
-  if (run->variant == NULL)
-    return p3d_voxelize_cuda (run->voxelizer, run->points[s],
-        run->n_points[s], &run->out, run->output_clean, stream);
-  return p3d_voxelize_cuda_variant (run->voxelizer, run->points[s],
-      run->n_points[s], &run->out, run->output_clean, stream, run->variant);
+  return p3d_voxelize_cuda (run->voxelizer, run->points[s], run->n_points[s],
+      &run->out, run->output_clean, stream);
 }
 
 static P3dResult
@@ -226,18 +213,17 @@ same_as_reference (Run * run, P3dCudaStream stream)
   return same;
 }
 
-/* Runs sweep 0 on a poisoned output, then again on the clean one, with
- * @variant, and compares both with the reference; leaves the output clean
- * and the next frame on sweep 0. */
+/* Runs sweep 0 on a poisoned output, then again on the clean one, and
+ * compares both with the reference; leaves the output clean and the next
+ * frame on sweep 0. */
 static gboolean
-check_run (Run * run, const P3dVoxelizeVariant * variant, P3dCudaStream stream)
+check_run (Run * run, P3dCudaStream stream)
 {
   const P3dVoxelizeParams *p = &run->params;
   gboolean same = TRUE;
   guint pass;
 
   run_cpu_sweep (run, 0);
-  run->variant = variant;
   for (pass = 0; pass < 2; pass++) {
     run->output_clean = pass;
     run->current = 0;
@@ -253,7 +239,6 @@ check_run (Run * run, const P3dVoxelizeVariant * variant, P3dCudaStream stream)
     same &= same_as_reference (run, stream);
   }
   run->current = 0;
-  run->variant = NULL;
   return same;
 }
 
@@ -269,129 +254,35 @@ add_row (GString * table, const gchar * name, const P3dVoxelizeStats * s,
       t->p90_us / divide, t->runs);
 }
 
-static gint
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
-
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static gdouble
-median (gdouble * values, guint n)
-{
-  qsort (values, n, sizeof (gdouble), compare_doubles);
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-/* The device alone on the current sweep with @launch, clean: a hold
- * kernel lets the host queue the frame first.  times[0] is the frame
- * (event 0 to 3), times[1..3] the kernels when @phases (serial launches
- * with events between them). */
-static void
-time_device (Run * run, P3dVoxelizeLaunch launch, gboolean phases,
-    guint runs, P3dCudaStream stream, gdouble times[4])
-{
-  P3dVoxelizeVariant variant;
-  gdouble *samples[4];
-  guint e, r;
-
-  p3d_voxelize_variant_init (&variant);
-  variant.launch = launch;
-  variant.hold_us = HOLD_US;
-  for (e = 0; e < 4; e++) {
-    samples[e] = g_new (gdouble, runs);
-    if (phases || e == 0 || e == 3)
-      P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&variant.events[e]));
-  }
-  run->variant = &variant;
-  run->output_clean = 1;
-  for (r = 0; r < 10; r++) {
-    run->current = 0;
-    P3D_BENCH_CHECK (run_gpu (run, stream));
-  }
-  for (r = 0; r < runs; r++) {
-    gfloat ms = 0.0f;
-
-    run->current = 0;
-    P3D_BENCH_CHECK (run_gpu (run, stream));
-    P3D_BENCH_CHECK (p3d_cuda_event_synchronize (variant.events[3]));
-    P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, variant.events[0],
-            variant.events[3]));
-    samples[0][r] = ms * 1000.0;
-    for (e = 1; phases && e < 4; e++) {
-      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, variant.events[e - 1],
-              variant.events[e]));
-      samples[e][r] = ms * 1000.0;
-    }
-  }
-  for (e = 0; e < 4; e++) {
-    times[e] = (phases || e == 0) ? median (samples[e], runs) : 0.0;
-    g_free (samples[e]);
-    if (variant.events[e])
-      p3d_cuda_event_destroy (variant.events[e]);
-  }
-  run->variant = NULL;
-  run->current = 0;
-}
-
-/* Diagnostic rows of one configuration on sweep 0. */
-static void
-diagnose (Run * run, const gchar * name, guint runs, P3dCudaStream stream,
-    GString * table)
-{
-  gdouble graph[4], stream_pdl[4], serial[4];
-
-  time_device (run, P3D_VOXELIZE_LAUNCH_GRAPH, FALSE, runs, stream, graph);
-  time_device (run, P3D_VOXELIZE_LAUNCH_STREAM, FALSE, runs, stream,
-      stream_pdl);
-  time_device (run, P3D_VOXELIZE_LAUNCH_STREAM_SERIAL, TRUE, runs, stream,
-      serial);
-  g_string_append_printf (table, "| %s | %u | %u | %.1f | %.1f | %.1f | "
-      "%.1f | %.1f | %.1f |\n", name, run->host_stats.points_in,
-      run->host_stats.voxels, graph[0], stream_pdl[0], serial[0], serial[1],
-      serial[2], serial[3]);
-}
-
 /* Checks and times one configuration on its sweeps (@n_sweeps > 1: the
  * round-robin rows only). */
 static gboolean
 bench_case (const Config * config, const gchar * sweep,
     const gfloat ** points, const gsize * n, guint n_sweeps, guint runs,
-    gboolean full, P3dCudaStream stream, GString * table, GString * diag)
+    gboolean full, P3dCudaStream stream, GString * table)
 {
-  P3dVoxelizeVariant stream_variant;
   P3dBenchStats t;
   gboolean same;
   gchar *name;
   Run run;
 
-  p3d_voxelize_variant_init (&stream_variant);
-  stream_variant.launch = P3D_VOXELIZE_LAUNCH_STREAM;
   run_init (&run, config, points, n, n_sweeps, stream);
-  same = check_run (&run, NULL, stream)
-      && check_run (&run, &stream_variant, stream);
+  same = check_run (&run, stream);
 
   if (n_sweeps > 1) {
     /* Every sweep in turn, back to back; then the last frame (the last
      * sweep) against the reference. */
-    guint k;
-
     run.output_clean = 1;
-    for (k = 0; k < 2; k++) {
-      run.variant = k ? &stream_variant : NULL;
-      run.current = 0;
-      P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
-              MAX (runs / 10, 10), &t));
-      name = g_strdup_printf ("%s, %u sweeps in turn, max-points %u, clean, "
-          "%d frames back to back (per frame)%s", config->name, n_sweeps,
-          config->max_points, BACK_TO_BACK_FRAMES,
-          k ? ", stream launches" : "");
-      run_cpu_sweep (&run, (run.current + n_sweeps - 1) % n_sweeps);
-      same &= same_as_reference (&run, stream);
-      add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
-      g_free (name);
-    }
+    run.current = 0;
+    P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
+            MAX (runs / 10, 10), &t));
+    name = g_strdup_printf ("%s, %u sweeps in turn, max-points %u, clean, "
+        "%d frames back to back (per frame)", config->name, n_sweeps,
+        config->max_points, BACK_TO_BACK_FRAMES);
+    run_cpu_sweep (&run, (run.current + n_sweeps - 1) % n_sweeps);
+    same &= same_as_reference (&run, stream);
+    add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
+    g_free (name);
     g_print ("%s, %u sweeps in turn: %s\n", config->name, n_sweeps,
         same ? "same as the reference" : "DIFFERS FROM THE REFERENCE");
     run_clear (&run, stream);
@@ -410,27 +301,14 @@ bench_case (const Config * config, const gchar * sweep,
       config->max_points);
   add_row (table, name, &run.host_stats, &t, 1.0);
   g_free (name);
-  run.variant = &stream_variant;
-  P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &t));
-  run.variant = NULL;
-  name = g_strdup_printf ("%s %s, max-points %u, clean, stream launches",
-      config->name, sweep, config->max_points);
-  add_row (table, name, &run.host_stats, &t, 1.0);
-  g_free (name);
   if (full) {
-    guint k;
-
-    for (k = 0; k < 2; k++) {
-      run.variant = k ? &stream_variant : NULL;
-      P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
-              MAX (runs / 10, 10), &t));
-      name = g_strdup_printf ("%s %s, max-points %u, clean, %d frames back "
-          "to back (per frame)%s", config->name, sweep, config->max_points,
-          BACK_TO_BACK_FRAMES, k ? ", stream launches" : "");
-      add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
-      g_free (name);
-    }
-    run.variant = NULL;
+    P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_back_to_back, &run, stream, 1,
+            MAX (runs / 10, 10), &t));
+    name = g_strdup_printf ("%s %s, max-points %u, clean, %d frames back "
+        "to back (per frame)", config->name, sweep, config->max_points,
+        BACK_TO_BACK_FRAMES);
+    add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
+    g_free (name);
 
     run.output_clean = 0;
     P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &t));
@@ -447,10 +325,6 @@ bench_case (const Config * config, const gchar * sweep,
     add_row (table, name, &run.host_stats, &t, 1.0);
     g_free (name);
   }
-  name = g_strdup_printf ("%s %s, max-points %u", config->name, sweep,
-      config->max_points);
-  diagnose (&run, name, runs, stream, diag);
-  g_free (name);
   run_clear (&run, stream);
   return same;
 }
@@ -471,7 +345,7 @@ main (int argc, char **argv)
   GOptionContext *context = g_option_context_new ("- time voxelize");
   GError *error = NULL;
   P3dCudaStream stream = NULL;
-  GString *table = g_string_new (NULL), *diag = g_string_new (NULL);
+  GString *table = g_string_new (NULL);
   gboolean all_same = TRUE;
   char device_name[256] = "";
   int major = 0, minor = 0, sms = 0;
@@ -503,20 +377,11 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
 
   g_string_append_printf (table, "\nvoxelize on %s (sm_%d%d, %d SMs), GPU "
-      "time in us (default launch: one graph; \"stream launches\": three "
-      "kernel launches)\n\n", device_name, major, minor, sms);
+      "time in us\n\n", device_name, major, minor, sms);
   g_string_append (table, "| case | points | voxels | points kept | "
       "voxels dropped | median | p10 | p90 | runs |\n");
   g_string_append (table, "| --- | ---: | ---: | ---: | ---: | ---: | ---: "
       "| ---: | ---: |\n");
-  g_string_append_printf (diag, "\nvoxelize, the device alone (a %d us hold "
-      "kernel before each frame hides the host's launches), median us of "
-      "clean frames: the frame with each launch design, and each kernel "
-      "from events between serial launches\n\n", HOLD_US);
-  g_string_append (diag, "| case | points | voxels | graph | stream, PDL | "
-      "stream, serial | cells | scan | gather |\n");
-  g_string_append (diag, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | "
-      "---: | ---: |\n");
 
   if (kitti != NULL)
     n_kitti = g_strv_length (kitti);
@@ -532,13 +397,13 @@ main (int argc, char **argv)
     sweep = g_path_get_basename (kitti[i]);
     all_same &= bench_case (&kitti_config, sweep,
         (const gfloat **) &kitti_points[i], &kitti_n[i], 1, runs, i == 0,
-        stream, table, diag);
+        stream, table);
     g_free (sweep);
   }
   if (n_kitti > 1)
     all_same &= bench_case (&kitti_config, NULL,
         (const gfloat **) kitti_points, kitti_n, n_kitti, runs, FALSE, stream,
-        table, diag);
+        table);
   for (i = 0; i < n_kitti; i++)
     g_free (kitti_points[i]);
   g_free (kitti_points);
@@ -551,13 +416,11 @@ main (int argc, char **argv)
       return 1;
     for (i = 0; i < G_N_ELEMENTS (nuscenes_configs); i++)
       all_same &= bench_case (&nuscenes_configs[i], "271k",
-          (const gfloat **) &points, &n, 1, runs, i != 1, stream, table, diag);
+          (const gfloat **) &points, &n, 1, runs, i != 1, stream, table);
     g_free (points);
   }
   g_print ("%s", table->str);
-  g_print ("%s", diag->str);
   g_string_free (table, TRUE);
-  g_string_free (diag, TRUE);
   p3d_cuda_stream_destroy (stream);
   g_strfreev (kitti);
   g_free (nuscenes);

@@ -13,6 +13,7 @@
 #include "nms.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
+#include "../libs/nmscases.h"
 
 #define MAX_BOXES 64
 
@@ -690,6 +691,13 @@ GST_START_TEST (test_mode_set_while_playing_is_safe)
   gst_buffer_unref (gst_harness_pull (h));
 
   gst_util_set_object_arg (G_OBJECT (nms), "mode", "bev-rotated");
+  /* the flag says NULL or READY only, and the element keeps to it */
+  {
+    gint mode = -1;
+
+    g_object_get (nms, "mode", &mode, NULL);
+    fail_unless_equals_int (mode, P3D_NMS_IOU);
+  }
   ret = gst_harness_push (h, frame_buffer (&frame));
   if (ret == GST_FLOW_OK) {
     GstBuffer *out = gst_harness_pull (h);
@@ -710,6 +718,44 @@ GST_START_TEST (test_mode_set_while_playing_is_safe)
   frame_clear (&frame);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
+  gst_object_unref (nms);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* iou-rule=mmcv keeps what mmcv's nms3d keeps: on a pair whose IoU is
+ * 0.14253 exactly and 0.14286 under mmcv's rule (nmscases.h), a threshold
+ * of 0.1427 keeps both boxes, then one once the rule changes while
+ * playing. */
+GST_START_TEST (test_iou_rule)
+{
+  GstHarness *h = nms_harness ("mode=bev-rotated iou-threshold=0.1427",
+      P3D_NMS_BEV_ROTATED, 4);
+  GstElement *nms = gst_harness_find_element (h, "nms");
+  guint32 count[2] = { 2, 1 };
+  guint rule;
+  gint value = -1;
+  Frame frame;
+
+  g_object_get (nms, "iou-rule", &value, NULL);
+  fail_unless_equals_int (value, P3D_NMS_IOU_RULE_EXACT);
+  frame_init (&frame, P3D_NMS_BEV_ROTATED, 4, 2, 1200);
+  memcpy (frame.records, nms_cases_mmcv_poke, sizeof nms_cases_mmcv_poke);
+  for (rule = 0; rule < 2; rule++) {
+    GstBuffer *out;
+
+    if (rule == 1)
+      gst_util_set_object_arg (G_OBJECT (nms), "iou-rule", "mmcv");
+    fail_unless_equals_int (gst_harness_push (h, frame_buffer (&frame)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    elemtest_assert_tensor (out, 1, &count[rule], 4, rule ? "mmcv" : "exact");
+    gst_buffer_unref (out);
+  }
+  g_object_get (nms, "iou-rule", &value, NULL);
+  fail_unless_equals_int (value, P3D_NMS_IOU_RULE_MMCV);
+  frame_clear (&frame);
   gst_object_unref (nms);
   gst_harness_teardown (h);
 }
@@ -757,6 +803,7 @@ nms_suite (void)
   tcase_add_test (tc, test_max_boxes_too_large);
   tcase_add_test (tc, test_mode_set_while_playing_is_safe);
   tcase_add_test (tc, test_property_defaults);
+  tcase_add_test (tc, test_iou_rule);
   return s;
 }
 

@@ -918,6 +918,12 @@ GST_START_TEST (test_bad_params)
   p.mode = (P3dNmsMode) 7;
   fail_unless_equals_int (p3d_nms_params_check (&p),
       P3D_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3D_NMS_BEV_ROTATED, 0.5f);
+  p.iou_rule = (P3dNmsIouRule) 2;
+  fail_unless_equals_int (p3d_nms_params_check (&p),
+      P3D_ERROR_INVALID_ARGUMENT);
+  p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+  fail_unless_equals_int (p3d_nms_params_check (&p), P3D_OK);
   params_for (&p, P3D_NMS_IOU, 0.5f);
   fail_unless_equals_int (p3d_nms_params_check (&p), P3D_OK);
   fail_unless_equals_int (p3d_nms_cpu (&p, &box, 1, NULL, 0, NULL, NULL),
@@ -928,6 +934,179 @@ GST_START_TEST (test_bad_params)
       P3D_ERROR_INVALID_ARGUMENT);
   fail_unless_equals_int (p3d_nms_cpu (NULL, &box, 1, NULL, 0, &count, NULL),
       P3D_ERROR_INVALID_ARGUMENT);
+}
+
+GST_END_TEST;
+
+/* mmcv's rotated rule (box_overlap.h) on the pairs of nmscases.h, against
+ * their values worked out by hand, also with the whole scene turned; and
+ * the cases where it agrees with the exact rule. */
+GST_START_TEST (test_mmcv_iou_by_hand)
+{
+  P3dBox3d turned[2], touching[2], flat[2], far[2];
+  const float angles[] = { 0.5f, -2.0f, 3.0f };
+  guint i;
+
+  fail_unless (p3d_box3d_bev_rotated_iou (&nms_cases_mmcv_gap[0],
+          &nms_cases_mmcv_gap[1]) == 0.0f);
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_gap[0],
+              &nms_cases_mmcv_gap[1]) - NMS_CASES_MMCV_GAP_IOU)
+      < 1e-3 * NMS_CASES_MMCV_GAP_IOU, "gap: %.9g",
+      p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_gap[0],
+          &nms_cases_mmcv_gap[1]));
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&nms_cases_mmcv_poke[0],
+              &nms_cases_mmcv_poke[1]) - NMS_CASES_EXACT_POKE_IOU) < 2e-6);
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
+              &nms_cases_mmcv_poke[1]) - NMS_CASES_MMCV_POKE_IOU) < 2e-6,
+      "poke: %.9g", p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
+          &nms_cases_mmcv_poke[1]));
+  /* the same scenes turned: the rule is measured in the boxes' frames */
+  for (i = 0; i < G_N_ELEMENTS (angles); i++) {
+    nms_cases_turn_pair (nms_cases_mmcv_gap, angles[i], turned);
+    fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&turned[0],
+                &turned[1]) - NMS_CASES_MMCV_GAP_IOU)
+        < 2e-2 * NMS_CASES_MMCV_GAP_IOU, "gap turned by %g: %.9g", angles[i],
+        p3d_box3d_bev_rotated_iou_mmcv (&turned[0], &turned[1]));
+    nms_cases_turn_pair (nms_cases_mmcv_poke, angles[i], turned);
+    fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&turned[0],
+                &turned[1]) - NMS_CASES_MMCV_POKE_IOU) < 1e-5,
+        "poke turned by %g: %.9g", angles[i],
+        p3d_box3d_bev_rotated_iou_mmcv (&turned[0], &turned[1]));
+  }
+  /* identical boxes: the whole box, every corner counted twice */
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
+              &nms_cases_mmcv_poke[0]) - 1.0) < 1e-6);
+  /* edge to edge, no gap: the corners meet on one line, no area */
+  memcpy (touching, nms_cases_mmcv_gap, sizeof touching);
+  touching[1].x = 3.0f;
+  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&touching[0],
+          &touching[1]) == 0.0f);
+  /* 2 cm apart: beyond the margin */
+  memcpy (far, nms_cases_mmcv_gap, sizeof far);
+  far[1].x = 3.02f;
+  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&far[0], &far[1]) == 0.0f);
+  /* a box without area has IoU 0 under both rules */
+  memcpy (flat, nms_cases_mmcv_poke, sizeof flat);
+  flat[1].dx = 0.0f;
+  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&flat[0], &flat[1]) == 0.0f);
+  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&flat[1], &flat[0]) == 0.0f);
+}
+
+GST_END_TEST;
+
+/* The pairs of test_mmcv_iou_by_hand through p3d_nms_cpu: at a threshold
+ * between the two rules' IoUs the rules keep different boxes; above both
+ * they agree; and the rule only changes bev-rotated. */
+GST_START_TEST (test_mmcv_rule_keeps)
+{
+  const struct
+  {
+    const gchar *what;
+    const P3dBox3d *pair;
+    float threshold;
+    guint exact_kept, mmcv_kept;
+  } cases[] = {
+    {"gap, 0.001", nms_cases_mmcv_gap, 0.001f, 2, 1},
+    {"gap, 0.0013", nms_cases_mmcv_gap, 0.0013f, 2, 2},
+    {"gap, 0", nms_cases_mmcv_gap, 0.0f, 2, 1},
+    {"poke, 0.1427", nms_cases_mmcv_poke, 0.1427f, 2, 1},
+    {"poke, 0.1423", nms_cases_mmcv_poke, 0.1423f, 1, 1},
+    {"poke, 0.143", nms_cases_mmcv_poke, 0.143f, 2, 2},
+  };
+  P3dNmsParams p;
+  NmsRun run;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    params_for (&p, P3D_NMS_BEV_ROTATED, cases[i].threshold);
+    run_reference (&p, cases[i].pair, 2, 2, &run);
+    fail_unless (run.count == cases[i].exact_kept, "%s, exact: %u kept",
+        cases[i].what, run.count);
+    run_clear (&run);
+    p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+    run_reference (&p, cases[i].pair, 2, 2, &run);
+    fail_unless (run.count == cases[i].mmcv_kept, "%s, mmcv: %u kept",
+        cases[i].what, run.count);
+    check_outputs (cases[i].what, &p, cases[i].pair, 2, &run);
+    run_clear (&run);
+  }
+  /* bev-aligned and circle ignore the rule */
+  params_for (&p, P3D_NMS_BEV_ALIGNED, 0.001f);
+  p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+  run_reference (&p, nms_cases_mmcv_gap, 2, 2, &run);
+  fail_unless_equals_int (run.count, 2);
+  run_clear (&run);
+}
+
+GST_END_TEST;
+
+/* Huge but finite boxes behave as boxes (nms.h): the sets of nmscases.h
+ * under every mode and both rules keep what their comments say. */
+GST_START_TEST (test_huge_boxes)
+{
+  P3dNmsParams p;
+  NmsRun run;
+  guint m, rule, i;
+
+  for (m = P3D_NMS_BEV_ROTATED; m <= P3D_NMS_CIRCLE; m++) {
+    for (rule = 0; rule < 2; rule++) {
+      params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.5f);
+      p.iou_rule = rule;
+      run_reference (&p, nms_cases_huge3d, 8, 8, &run);
+      fail_unless (run.count == G_N_ELEMENTS (nms_cases_huge3d_kept),
+          "mode %u, rule %u: %u kept", m, rule, run.count);
+      for (i = 0; i < run.count; i++)
+        fail_unless (run.kept_index[i] == nms_cases_huge3d_kept[i],
+            "mode %u, rule %u: kept %u is %d", m, rule, i, run.kept_index[i]);
+      check_outputs ("huge", &p, nms_cases_huge3d, 8, &run);
+      run_clear (&run);
+    }
+  }
+  params_for (&p, P3D_NMS_IOU, 0.5f);
+  run_reference (&p, nms_cases_huge2d, 5, 5, &run);
+  fail_unless_equals_int (run.count, G_N_ELEMENTS (nms_cases_huge2d_kept));
+  for (i = 0; i < run.count; i++)
+    fail_unless_equals_int (run.kept_index[i], nms_cases_huge2d_kept[i]);
+  run_clear (&run);
+
+  /* the overlap functions themselves: identical huge boxes have IoU 1 */
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&nms_cases_huge3d[0],
+              &nms_cases_huge3d[1]) - 1.0) < 1e-6);
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_huge3d[0],
+              &nms_cases_huge3d[1]) - 1.0) < 1e-6);
+  fail_unless (p3d_box3d_bev_aligned_iou (&nms_cases_huge3d[0],
+          &nms_cases_huge3d[1]) == 1.0f);
+  fail_unless (p3d_box2d_iou (&nms_cases_huge2d[0], &nms_cases_huge2d[1],
+          0) == 1.0f);
+  /* far from the origin as at it: bev-aligned and rotated agree */
+  fail_unless (p3d_box3d_bev_aligned_iou (&nms_cases_huge3d[2],
+          &nms_cases_huge3d[3]) == 1.0f);
+  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&nms_cases_huge3d[2],
+              &nms_cases_huge3d[3]) - 1.0) < 1e-6);
+}
+
+GST_END_TEST;
+
+/* An empty frame, and one whose every record is dropped, leave nothing to
+ * sort (qsort is not called with a NULL array). */
+GST_START_TEST (test_nothing_to_sort)
+{
+  const P3dBox3d dropped[2] = {
+    {NAN, 0, 0, 4, 2, 1, 0, 0.9f, 0}, {0, 0, 0, 4, 2, 1, 0, 0.1f, 0}
+  };
+  P3dNmsParams p;
+  NmsRun run;
+
+  params_for (&p, P3D_NMS_BEV_ROTATED, 0.5f);
+  run_reference (&p, NULL, 0, 2, &run);
+  fail_unless_equals_int (run.count, 0);
+  check_outputs ("empty", &p, NULL, 2, &run);
+  run_clear (&run);
+  p.score_threshold = 0.5f;
+  run_reference (&p, dropped, 2, 2, &run);
+  fail_unless_equals_int (run.count, 0);
+  check_outputs ("all dropped", &p, dropped, 2, &run);
+  run_clear (&run);
 }
 
 GST_END_TEST;
@@ -1092,6 +1271,10 @@ nms_suite (void)
   tcase_add_test (tc, test_empty_and_single);
   tcase_add_test (tc, test_limits);
   tcase_add_test (tc, test_bad_params);
+  tcase_add_test (tc, test_mmcv_iou_by_hand);
+  tcase_add_test (tc, test_mmcv_rule_keeps);
+  tcase_add_test (tc, test_huge_boxes);
+  tcase_add_test (tc, test_nothing_to_sort);
   tcase_add_test (tc, test_random_iou);
   tcase_add_test (tc, test_random_bev_rotated);
   tcase_add_test (tc, test_random_bev_aligned);

@@ -3,49 +3,20 @@
  * ones), on the special cases of nms.c, on random layouts of every mode up
  * to 10,000 boxes and at the largest capacity, with a count on the device
  * below the capacity and above it (clamped), and with one workspace reused
- * across modes and parameters.  Every comparison runs the public entry point
- * and the other designs of each stage (nms-private.h), so that a failure
- * names the stage; the largest sets run the default design, chained and
- * not. */
+ * across modes and parameters. */
 #include <math.h>
 #include <gst/check/gstcheck.h>
 
 #include "nms.h"
-#include "nms-private.h"
 #include "nmscases.h"
 #include "p3dtest.h"
 
 static P3dCudaStream stream;
 
-/* The first is p3d_nms_cuda () itself. */
-static const struct
-{
-  const gchar *name;
-  P3dNmsVariant variant;
-} variants[] = {
-  {"default", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_CHUNKED, 1}},
-  {"unchained", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_CHUNKED, 0}},
-  {"previous sort", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_CHUNKED, 1}},
-  {"previous mask", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_DIRECT,
-          P3D_NMS_REDUCE_CHUNKED, 1}},
-  {"previous reduction", {P3D_NMS_SORT_RANK, P3D_NMS_MASK_FILTERED,
-          P3D_NMS_REDUCE_TILED, 1}},
-  {"previous design", {P3D_NMS_SORT_BLOCK_RADIX, P3D_NMS_MASK_DIRECT,
-          P3D_NMS_REDUCE_TILED, 0}},
-};
-
-/* How many of variants[] compare() runs: all, or the first two. */
-static guint variants_to_run = G_N_ELEMENTS (variants);
-
 static void
 setup (void)
 {
   fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
-  /* tests share a process (CK_FORK=no): each starts with all variants */
-  variants_to_run = G_N_ELEMENTS (variants);
 }
 
 static void
@@ -79,8 +50,7 @@ device_garbage (gsize size)
 
 /* Runs both paths on @boxes (@n records on the host; the device count is
  * @device_count, which the CUDA path clamps to its capacity, so the
- * reference gets min (device_count, capacity) of them) and compares, for
- * each variant of the CUDA path in turn. */
+ * reference gets min (device_count, capacity) of them) and compares. */
 static void
 compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
     gconstpointer boxes, guint n, guint device_count, guint out_capacity,
@@ -94,8 +64,7 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
   gint32 *want_index = g_new0 (gint32, MAX (out_capacity, 1));
   gint32 *got_index = g_new0 (gint32, MAX (out_capacity, 1));
   guint32 want_count = 0, got_count = 0, i;
-  gpointer d_boxes, d_count;
-  guint v;
+  gpointer d_boxes, d_count, d_out, d_out_count, d_index;
 
   fail_unless (used <= n, "%s: the test gives too few boxes", what);
   fail_unless_equals_int (p3d_nms_cpu (params, boxes, used, want_out,
@@ -103,47 +72,36 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
 
   d_boxes = device_copy (boxes, (gsize) n * record_size);
   d_count = device_copy (&device_count, sizeof (guint32));
-  for (v = 0; v < variants_to_run; v++) {
-    const gchar *name = variants[v].name;
-    gpointer d_out = device_garbage (out_size);
-    gpointer d_out_count = device_garbage (sizeof (guint32));
-    gpointer d_index = with_index ?
-        device_garbage (out_capacity * sizeof (gint32)) : NULL;
+  d_out = device_garbage (out_size);
+  d_out_count = device_garbage (sizeof (guint32));
+  d_index = with_index ? device_garbage (out_capacity * sizeof (gint32)) : NULL;
 
-    if (v == 0) {
-      fail_unless_equals_int (p3d_nms_cuda (nms, params, d_boxes, d_count,
-              d_out, out_capacity, d_out_count, d_index, stream), P3D_OK);
-    } else {
-      fail_unless_equals_int (p3d_nms_cuda_variant (nms, params, d_boxes,
-              d_count, d_out, out_capacity, d_out_count, d_index, stream,
-              &variants[v].variant, NULL), P3D_OK);
-    }
-    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&got_count, d_out_count,
-            sizeof (guint32), stream), P3D_OK);
-    if (out_size > 0)
-      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_out, d_out,
-              out_size, stream), P3D_OK);
-    if (with_index && out_capacity > 0)
-      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_index, d_index,
-              out_capacity * sizeof (gint32), stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  fail_unless_equals_int (p3d_nms_cuda (nms, params, d_boxes, d_count,
+          d_out, out_capacity, d_out_count, d_index, stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&got_count, d_out_count,
+          sizeof (guint32), stream), P3D_OK);
+  if (out_size > 0)
+    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_out, d_out,
+            out_size, stream), P3D_OK);
+  if (with_index && out_capacity > 0)
+    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_index, d_index,
+            out_capacity * sizeof (gint32), stream), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
 
-    fail_unless (got_count == want_count, "%s [%s]: CUDA keeps %u boxes, "
-        "the reference %u", what, name, got_count, want_count);
-    for (i = 0; with_index && i < out_capacity; i++)
-      fail_unless (got_index[i] == want_index[i], "%s [%s]: kept index %u: "
-          "CUDA %d, reference %d", what, name, i, got_index[i], want_index[i]);
-    for (i = 0; i < out_capacity; i++)
-      fail_unless (memcmp (got_out + i * record_size, want_out + i *
-              record_size, record_size) == 0, "%s [%s]: output record %u "
-          "differs", what, name, i);
+  fail_unless (got_count == want_count, "%s: CUDA keeps %u boxes, "
+      "the reference %u", what, got_count, want_count);
+  for (i = 0; with_index && i < out_capacity; i++)
+    fail_unless (got_index[i] == want_index[i], "%s: kept index %u: "
+        "CUDA %d, reference %d", what, i, got_index[i], want_index[i]);
+  for (i = 0; i < out_capacity; i++)
+    fail_unless (memcmp (got_out + i * record_size, want_out + i *
+            record_size, record_size) == 0, "%s: output record %u "
+        "differs", what, i);
 
-    fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_free (d_out_count), P3D_OK);
-    if (d_index != NULL)
-      fail_unless_equals_int (p3d_cuda_free (d_index), P3D_OK);
-  }
-
+  fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_free (d_out_count), P3D_OK);
+  if (d_index != NULL)
+    fail_unless_equals_int (p3d_cuda_free (d_index), P3D_OK);
   fail_unless_equals_int (p3d_cuda_free (d_boxes), P3D_OK);
   fail_unless_equals_int (p3d_cuda_free (d_count), P3D_OK);
   g_free (want_out);
@@ -153,8 +111,8 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
 }
 
 /* compare() with every box counted, on a workspace of exactly @n (ranked by
- * rank_kernel, or sorted in one block, up to 4096 boxes) and on one above
- * 4096 (sorted by CUB's device sort). */
+ * rank_kernel up to 4096 boxes) and on one above 4096 (sorted by CUB's
+ * device sort). */
 static void
 compare_simple (const gchar * what, const P3dNmsParams * params,
     gconstpointer boxes, guint n)
@@ -291,6 +249,31 @@ GST_START_TEST (test_threshold_pairs)
     params_for (&p, P3D_NMS_CIRCLE, 5.0f + deltas[i]);
     compare_simple ("circle pair", &p, circle, 2);
   }
+  /* mmcv's rule on the pairs where it and the exact rule disagree, at
+   * thresholds between, around and above their IoUs (nmscases.h) */
+  {
+    const float thresholds[] = { 0.0f, 0.001f, 0.0013f, 0.1423f, 0.1427f,
+      0.143f, (float) NMS_CASES_MMCV_POKE_IOU
+    };
+    P3dBox3d pair[2];
+
+    for (i = 0; i < G_N_ELEMENTS (thresholds); i++) {
+      guint rule, k;
+
+      for (rule = 0; rule < 2; rule++) {
+        params_for (&p, P3D_NMS_BEV_ROTATED, thresholds[i]);
+        p.iou_rule = rule;
+        compare_simple ("gap pair", &p, nms_cases_mmcv_gap, 2);
+        compare_simple ("poke pair", &p, nms_cases_mmcv_poke, 2);
+        for (k = 0; k < 3; k++) {
+          nms_cases_turn_pair (nms_cases_mmcv_poke, 0.5f + k, pair);
+          compare_simple ("poke pair, turned", &p, pair, 2);
+          nms_cases_turn_pair (nms_cases_mmcv_gap, 0.5f + k, pair);
+          compare_simple ("gap pair, turned", &p, pair, 2);
+        }
+      }
+    }
+  }
 }
 
 GST_END_TEST;
@@ -350,6 +333,22 @@ GST_START_TEST (test_special_cases)
       }
       /* no boxes at all, and no output room */
       compare ("empty", nms, &p, boxes, n, 0, 5, TRUE);
+      /* huge but finite boxes (nms.h); bev-rotated under both rules */
+      if (m == P3D_NMS_IOU) {
+        compare ("huge", nms, &p, nms_cases_huge2d,
+            G_N_ELEMENTS (nms_cases_huge2d), G_N_ELEMENTS (nms_cases_huge2d),
+            5, TRUE);
+      } else {
+        compare ("huge", nms, &p, nms_cases_huge3d,
+            G_N_ELEMENTS (nms_cases_huge3d), G_N_ELEMENTS (nms_cases_huge3d),
+            8, TRUE);
+        p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+        compare ("huge, mmcv", nms, &p, nms_cases_huge3d,
+            G_N_ELEMENTS (nms_cases_huge3d), G_N_ELEMENTS (nms_cases_huge3d),
+            8, TRUE);
+        compare ("special, mmcv", nms, &p, boxes, n, n, n, TRUE);
+        p.iou_rule = P3D_NMS_IOU_RULE_EXACT;
+      }
       compare ("no output", nms, &p, boxes, n, n, 0, TRUE);
       for (cap = 1; cap < 4; cap++) {
         p.pre_max = cap;
@@ -394,6 +393,8 @@ GST_START_TEST (test_random_small)
         p.per_class = variant >= 4;
         if (m == P3D_NMS_IOU)
           p.offset = (gfloat) (variant & 1);
+        /* bev-rotated: every other set under mmcv's rule */
+        p.iou_rule = (P3dNmsIouRule) (variant & 1);
         if (variant == 5) {
           p.pre_max = 1 + p3d_test_rng_below (&rng, n);
           p.post_max = 1 + p3d_test_rng_below (&rng, n);
@@ -418,7 +419,6 @@ GST_START_TEST (test_large)
   guint n = 10000, m, per_class, round;
 
   p3d_test_rng_init (&rng, 22);
-  variants_to_run = 2;
   fail_unless_equals_int (p3d_nms_new (n, &nms), P3D_OK);
   for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
     for (per_class = 0; per_class < 2; per_class++) {
@@ -434,6 +434,10 @@ GST_START_TEST (test_large)
         compare (what, nms, &p, boxes, n, n, n, TRUE);
         /* few boxes counted in a large workspace */
         compare (what, nms, &p, boxes, n, 1 + 700 * round, 800, TRUE);
+        if (m == P3D_NMS_BEV_ROTATED) {
+          p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+          compare (what, nms, &p, boxes, n, n, n, TRUE);
+        }
         g_free (what);
         g_free (boxes);
       }
@@ -485,7 +489,6 @@ GST_START_TEST (test_max_capacity)
   P3dNmsParams p;
 
   p3d_test_rng_init (&rng, 24);
-  variants_to_run = 2;
   nms_cases_objects3d (&rng, boxes, n, 200.0f, 6, 3);
   fail_unless_equals_int (p3d_nms_new (n, &nms), P3D_OK);
   params_for (&p, P3D_NMS_CIRCLE, 1.0f);

@@ -223,6 +223,82 @@ nms_cases_duplicate (P3dTestRng * rng, gpointer boxes, gsize record_size,
   }
 }
 
+/* Huge but finite boxes (nms.h, "Huge boxes"), scores descending with the
+ * index: two identical boxes of size 1e20 (the second suppressed), two
+ * identical small ones at x = y = 1e30 (the second suppressed, as at the
+ * origin), two at x = +-3e38 whose centre difference overflows (apart), a
+ * small box inside the huge one (IoU about 1e-40, and 7 m from its centre)
+ * and one of size FLT_MAX centred at FLT_MAX (apart from all).  Under every
+ * 3D mode, at IoU threshold 0.5 or distance 1, the kept indices are
+ * nms_cases_huge3d_kept. */
+static const P3dBox3d nms_cases_huge3d[8] = {
+  {0, 0, 0, 1e20f, 1e20f, 1e20f, 0, 0.95f, 0},
+  {0, 0, 0, 1e20f, 1e20f, 1e20f, 0, 0.9f, 0},
+  {1e30f, 1e30f, 0, 4, 2, 1.5f, 0.3f, 0.85f, 0},
+  {1e30f, 1e30f, 0, 4, 2, 1.5f, 0.3f, 0.8f, 0},
+  {3e38f, 0, 0, 1, 1, 1, 0, 0.75f, 0},
+  {-3e38f, 0, 0, 1, 1, 1, 0, 0.7f, 0},
+  {5, 5, 0, 1, 1, 1, 0, 0.65f, 0},
+  {3.40282347e38f, 3.40282347e38f, 0, 3.40282347e38f, 3.40282347e38f, 1, 0,
+      0.6f, 0},
+};
+
+static const gint32 nms_cases_huge3d_kept[6] = { 0, 2, 4, 5, 6, 7 };
+
+/* The same in 2D corners: two identical boxes of size 1e20 (the second
+ * suppressed), two at x1 = y1 = 1e30 whose 10-pixel width rounds to 0 (no
+ * area: both kept), and the whole float plane, whose width overflows
+ * (kept: its IoU with the first is about 1e-39). */
+static const P3dBox2d nms_cases_huge2d[5] = {
+  {0, 0, 1e20f, 1e20f, 0.9f, 0},
+  {0, 0, 1e20f, 1e20f, 0.8f, 0},
+  {1e30f, 1e30f, 1e30f + 10, 1e30f + 10, 0.7f, 0},
+  {1e30f, 1e30f, 1e30f + 10, 1e30f + 10, 0.65f, 0},
+  {-3.40282347e38f, -3.40282347e38f, 3.40282347e38f, 3.40282347e38f, 0.6f,
+      0},
+};
+
+static const gint32 nms_cases_huge2d_kept[4] = { 0, 2, 3, 4 };
+
+/* Pairs where mmcv's rotated IoU rule (box_overlap.h) and the exact one
+ * disagree, worked out by hand (both boxes 2 x 2, area 4 each):
+ *  - gap: 5 mm apart side by side.  Exact: 0.  mmcv: the two near corners
+ *    of each lie within 1 cm of the other, and the strip between them,
+ *    0.005 x 2 = 0.01, is the overlap: IoU 0.01 / (8 - 0.01) = 0.0012516.
+ *  - poke: the second shifted by (1.5, 0.004).  Exact: 0.5 x 1.996 = 0.998,
+ *    IoU 0.998 / 7.002 = 0.1425307.  mmcv: the corners (0.5, 1.004) and
+ *    (1, -1), 4 mm outside the other box, count as inside, adding two
+ *    triangles of 0.5 x 0.004 / 2 = 0.001: 1.0, IoU 1 / 7 = 0.1428571. */
+static const P3dBox3d nms_cases_mmcv_gap[2] = {
+  {1, 1, 0, 2, 2, 1, 0, 0.9f, 0},
+  {3.005f, 1, 0, 2, 2, 1, 0, 0.8f, 0},
+};
+
+static const P3dBox3d nms_cases_mmcv_poke[2] = {
+  {0, 0, 0, 2, 2, 1, 0, 0.9f, 0},
+  {1.5f, 0.004f, 0, 2, 2, 1, 0, 0.8f, 0},
+};
+
+#define NMS_CASES_MMCV_GAP_IOU (0.01 / 7.99)
+#define NMS_CASES_MMCV_POKE_IOU (1.0 / 7.0)
+#define NMS_CASES_EXACT_POKE_IOU (0.998 / 7.002)
+
+/* @pair (two boxes, the first at the origin of the turn) turned by @angle
+ * about the first box's centre, yaws included. */
+static inline void
+nms_cases_turn_pair (const P3dBox3d pair[2], float angle, P3dBox3d out[2])
+{
+  double c = cos (angle), s = sin (angle);
+  double dx = pair[1].x - pair[0].x, dy = pair[1].y - pair[0].y;
+
+  out[0] = pair[0];
+  out[1] = pair[1];
+  out[0].yaw += angle;
+  out[1].yaw += angle;
+  out[1].x = (float) (pair[0].x + dx * c - dy * s);
+  out[1].y = (float) (pair[0].y + dx * s + dy * c);
+}
+
 G_END_DECLS
 
 #endif /* P3D_NMS_CASES_H */

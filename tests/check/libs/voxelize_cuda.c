@@ -3,8 +3,8 @@
  * bytes) before every run with output_clean=0, to prove every byte is
  * written; runs with output_clean=1 go through the same buffers frame after
  * frame, as the element's pool does.  Frames are also queued back to back
- * without host waits (one voxelizer, and two sharing a stream), and every
- * launch design of voxelize-private.h is checked.  The host never blocks on
+ * without host waits (one voxelizer, and two sharing a stream).  The host
+ * never blocks on
  * the device without a time limit (gpu_wait), so a kernel that does not
  * end fails the test instead of hanging it. */
 #include <gst/check/gstcheck.h>
@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "p3dtest.h"
-#include "voxelize-private.h"
 #include "voxelize.h"
 
 typedef struct
@@ -268,24 +267,9 @@ gpu_compare (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
   g->frames++;
 }
 
-/* Voxelizes @points on the device (launched as @variant says, NULL: the
- * default) and on the host and compares them.  With @clean, the device
- * output keeps what the previous frame left there. */
-static void
-gpu_check_variant (Gpu * g, const gfloat * points, gsize n_points,
-    gboolean clean, const P3dVoxelizeVariant * variant, const gchar * what)
-{
-  gpu_upload (g, points, n_points);
-  gpu_poison (g, clean);
-  fail_unless_equals_int (p3d_voxelize_cuda_variant (g->voxelizer,
-          n_points ? g->points : NULL, n_points, &g->out, clean, g->stream,
-          variant), P3D_OK);
-  gpu_wait (g->stream, what);
-  gpu_fetch (g);
-  gpu_compare (g, points, n_points, clean, what);
-}
-
-/* The same through the entry point the element calls. */
+/* Voxelizes @points on the device and on the host and compares them.
+ * With @clean, the device output keeps what the previous frame left
+ * there. */
 static void
 gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
     const gchar * what)
@@ -1020,68 +1004,30 @@ GST_START_TEST (test_two_voxelizers_back_to_back)
 
 GST_END_TEST;
 
-/* Every launch design of voxelize-private.h gives the reference's bytes,
- * with and without the benchmark's hold and events. */
-GST_START_TEST (test_launch_variants)
+/* A fresh voxelizer through a sequence that changes the point count, the
+ * output's state and the input every frame, with a frame of 0 points in
+ * the middle: each frame's launches start from what the last one left. */
+GST_START_TEST (test_frame_sequence)
 {
-  const P3dVoxelizeLaunch launches[] = { P3D_VOXELIZE_LAUNCH_GRAPH,
-    P3D_VOXELIZE_LAUNCH_STREAM, P3D_VOXELIZE_LAUNCH_STREAM_SERIAL
-  };
   P3dVoxelizeParams params;
   P3dTestRng rng;
   gfloat *lidar, *uniform;
   gsize n_lidar;
-  guint i, e, timed;
+  const gchar *what = "frame sequence";
+  Gpu g;
 
   nuscenes_params (&params, 20);
   p3d_test_rng_init (&rng, 1500);
   lidar = lidar_cloud (&rng, 5, 2, 20000, &n_lidar);
   uniform = uniform_cloud (&rng, &params, 30000, 0.1f);
-  for (i = 0; i < G_N_ELEMENTS (launches); i++) {
-    for (timed = 0; timed < 2; timed++) {
-      P3dVoxelizeVariant variant;
-      gchar *what = g_strdup_printf ("launch %d%s", (gint) launches[i],
-          timed ? ", held and timed" : "");
-      Gpu g;
-
-      p3d_voxelize_variant_init (&variant);
-      variant.launch = launches[i];
-      if (timed) {
-        variant.hold_us = 20;
-        for (e = 0; e < 4; e++)
-          fail_unless_equals_int (p3d_cuda_event_create_timed
-              (&variant.events[e]), P3D_OK);
-      }
-      gpu_init (&g, &params, 0);
-      gpu_check_variant (&g, lidar, n_lidar, FALSE, &variant, what);
-      gpu_check_variant (&g, lidar, n_lidar, TRUE, &variant, what);
-      gpu_check_variant (&g, uniform, 30000, TRUE, &variant, what);
-      gpu_check_variant (&g, NULL, 0, TRUE, &variant, what);
-      gpu_check_variant (&g, lidar, n_lidar, TRUE, &variant, what);
-      gpu_check_variant (&g, uniform, 30000, FALSE, &variant, what);
-      if (timed) {
-        gfloat ms = -1.0f;
-
-        /* [0] and [3] are recorded by every launch of a frame of points,
-         * [1] and [2] by stream launches. */
-        fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
-                variant.events[0], variant.events[3]), P3D_OK);
-        fail_unless (ms >= 0.0f, "%s: %g ms", what, ms);
-        if (launches[i] != P3D_VOXELIZE_LAUNCH_GRAPH) {
-          fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
-                  variant.events[0], variant.events[1]), P3D_OK);
-          fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
-                  variant.events[1], variant.events[2]), P3D_OK);
-          fail_unless_equals_int (p3d_cuda_event_elapsed_ms (&ms,
-                  variant.events[2], variant.events[3]), P3D_OK);
-        }
-        for (e = 0; e < 4; e++)
-          p3d_cuda_event_destroy (variant.events[e]);
-      }
-      gpu_clear (&g);
-      g_free (what);
-    }
-  }
+  gpu_init (&g, &params, 0);
+  gpu_check (&g, lidar, n_lidar, FALSE, what);
+  gpu_check (&g, lidar, n_lidar, TRUE, what);
+  gpu_check (&g, uniform, 30000, TRUE, what);
+  gpu_check (&g, NULL, 0, TRUE, what);
+  gpu_check (&g, lidar, n_lidar, TRUE, what);
+  gpu_check (&g, uniform, 30000, FALSE, what);
+  gpu_clear (&g);
   g_free (lidar);
   g_free (uniform);
 }
@@ -1151,7 +1097,7 @@ voxelize_cuda_suite (void)
   tcase_add_test (tc, test_two_voxelizers);
   tcase_add_test (tc, test_back_to_back);
   tcase_add_test (tc, test_two_voxelizers_back_to_back);
-  tcase_add_test (tc, test_launch_variants);
+  tcase_add_test (tc, test_frame_sequence);
   return s;
 }
 

@@ -1,6 +1,10 @@
-/* A pattern fill: the smallest kernel of the library, used by the memory and
- * pool tests to prove that a device buffer written by a kernel maps back to
- * the host with the right bytes, and in the right order between streams. */
+/* A pattern fill, a kernel of the tests' own (libp3dtestfill, not part of
+ * the compute library): the memory tests use it to prove that a device
+ * buffer written by a kernel maps back to the host with the right bytes, and
+ * in the right order between streams.  Its runtime is a copy of its own,
+ * linked statically into the test; the streams and device memory it is
+ * given come from the compute library's, and work across the two because
+ * both use the device's primary context. */
 #ifndef P3D_FILL_H
 #define P3D_FILL_H
 

@@ -1,0 +1,76 @@
+// Programmatic dependent launch (compute capability 9.0 and later), shared
+// by the kernels of voxelize.cu and nms.cu.
+//
+// A kernel launched with p3d_launch(..., dependent = true) may be scheduled
+// while the kernel before it on the stream is still running, instead of
+// after a full drain and a fresh launch (a few microseconds a boundary, a
+// large part of a frame of small work).  Hence the rule every such kernel
+// follows: p3d_wait_for_previous_kernel() comes before its first access to
+// anything the kernel before it writes; it returns once that kernel has
+// completed and its writes are visible, exactly what plain stream order
+// gives.  Without the launch attribute, or on devices before sm_90, both
+// device calls do nothing and the launches are plain stream launches.
+//
+// Why a chain of such kernels cannot deadlock: a dependent grid is
+// scheduled only once every block of the kernel before it has called
+// p3d_allow_next_kernel() or exited (driver_types.h, the programmatic
+// port), so every block of that kernel already holds its resources; and a
+// dependent block waits before it spins on anything, so it never holds up
+// the kernel it depends on.
+#ifndef P3D_LAUNCH_CUH
+#define P3D_LAUNCH_CUH
+
+#include <cuda_runtime.h>
+
+// Blocks until the kernel before this one on the stream has completed and
+// its memory operations are visible.
+__device__ __forceinline__ void p3d_wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+
+// Lets the next kernel's blocks be scheduled once every block of this one
+// has called it (or exited); they then wait in p3d_wait_for_previous_kernel.
+// Called early: all of a kernel's blocks are resident by then, so the early
+// blocks of the next one take no room this one still needs.
+__device__ __forceinline__ void p3d_allow_next_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+// Whether the current device takes programmatic dependent launches.
+static inline cudaError_t p3d_launch_dependent_supported(bool *supported) {
+  int device = 0, major = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                 device);
+  *supported = err == cudaSuccess && major >= 9;
+  return err;
+}
+
+// Launches @kernel on @stream, with @dependent as a programmatic dependent
+// of the kernel before it (see the top of this file); returns the launch's
+// error, or the one the launch left behind.
+template <typename... Params, typename... Args>
+static cudaError_t p3d_launch(void (*kernel)(Params...), unsigned blocks,
+                              unsigned threads, size_t shared_bytes,
+                              cudaStream_t stream, bool dependent,
+                              Args... args) {
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = dependent ? &attribute : nullptr;
+  config.numAttrs = dependent ? 1 : 0;
+  cudaError_t err = cudaLaunchKernelEx(&config, kernel, args...);
+  return err != cudaSuccess ? err : cudaGetLastError();
+}
+
+#endif  // P3D_LAUNCH_CUH

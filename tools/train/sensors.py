@@ -20,6 +20,8 @@ POINT_CHANNELS = 4
 def read_points(path, channels=POINT_CHANNELS):
     """A points file (float32 little-endian, @channels a point) as an
     [N][channels] float32 tensor."""
+    import torch
+
     with open(path, "rb") as stream:
         data = bytearray(stream.read())
     if len(data) % (4 * channels):

@@ -103,7 +103,7 @@ def count_points(points, boxes):
     return inside.sum(dim=1)
 
 
-def load_set(data, entries, config, device, keep_truth):
+def load_set(entries, config, device, keep_truth):
     rng = config["point_cloud_range"]
     low = torch.tensor([rng[0], rng[1], rng[2]], device=device) - LOAD_MARGIN
     high = torch.tensor([rng[3], rng[4], rng[5]], device=device) + LOAD_MARGIN
@@ -233,7 +233,7 @@ def losses(outputs, heat_target, frame, cell, box_target):
     return loss_heatmap, loss_bbox
 
 
-# Batches ----------------------------------------------------------------------
+# Batches --------------------------------------------------------------------
 
 def in_range(boxes, rng):
     return (boxes[:, 0] > rng[0]) & (boxes[:, 0] < rng[3]) \
@@ -290,9 +290,10 @@ def decode(outputs, config):
     b, n_cls, h, w = heat.shape
     k = min(coder["max_num"], n_cls * h * w)
     scores, index = heat.reshape(b, -1).topk(k, dim=1)
-    label = index // (h * w)
+    label = torch.div(index, h * w, rounding_mode="floor")
     cell = index % (h * w)
-    ys, xs = (cell // w).float(), (cell % w).float()
+    ys = torch.div(cell, w, rounding_mode="floor").float()
+    xs = (cell % w).float()
 
     def at(name):
         m = out[name].float()
@@ -367,7 +368,7 @@ def evaluate(model, frames, grid, config, device, amp, batch_size):
     return results, detections
 
 
-# Training ---------------------------------------------------------------------
+# Training -------------------------------------------------------------------
 
 def autocast(device, amp):
     if amp == "off":
@@ -385,6 +386,30 @@ def save_checkpoint(path, model, config, meta):
     os.replace(path + ".tmp", path)
 
 
+def convert(converter, checkpoint, config_path, weights):
+    """The weights file by the project's converter, when it is there; a
+    failure is logged, never fatal (the checkpoint is the product)."""
+    if not os.path.exists(converter):
+        log("no converter at %s: convert the checkpoint later" % converter)
+        return None
+    with open(config_path) as stream:
+        heads = json.load(stream)["head"]["common_heads"]
+    # the converter merges --config into its defaults, which have a vel
+    # head: the heads are set whole
+    command = [sys.executable, converter, checkpoint, "-o", weights,
+               "--config", config_path,
+               "--set", "head.common_heads=" + json.dumps(heads)]
+    log("converting: " + " ".join(command))
+    done = subprocess.run(command, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True)
+    log(done.stdout.strip())
+    if done.returncode != 0:
+        log("the converter failed (%d): convert the checkpoint later"
+            % done.returncode)
+        return None
+    return {"path": weights, "bytes": os.path.getsize(weights)}
+
+
 def main(argv=None):
     global LOG
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -400,8 +425,8 @@ def main(argv=None):
     parser.add_argument("--config", default=os.path.join(
         HERE, "model_config.json"))
     parser.add_argument("--seed", type=int, default=20261125)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=2e-3,
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=3e-3,
                         help="peak learning rate of the one-cycle schedule")
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--iterations", type=int,
@@ -419,7 +444,10 @@ def main(argv=None):
     parser.add_argument("--amp", choices=("bf16", "f16", "off"),
                         default="bf16")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--log-every", type=int, default=100)
+    parser.add_argument("--log-every", type=int, default=500)
+    parser.add_argument("--converter", default=os.path.join(
+        HERE, "..", "convert_mmdet3d_centerpoint.py"),
+        help="run this converter on the checkpoint when it exists")
     args = parser.parse_args(argv)
 
     os.makedirs(args.out, exist_ok=True)
@@ -449,12 +477,10 @@ def main(argv=None):
     grid = pillarize.PillarGrid(config["voxel_size"],
                                 config["point_cloud_range"],
                                 config["max_points"], config["max_voxels"])
-    train = load_set(args.data, [s for s in manifest["seeds"]
-                                 if s["set"] == "train"], config, device,
-                     False)
-    heldout = load_set(args.data, [s for s in manifest["seeds"]
-                                   if s["set"] == "heldout"], config, device,
-                       True)
+    train = load_set([s for s in manifest["seeds"] if s["set"] == "train"],
+                     config, device, False)
+    heldout = load_set([s for s in manifest["seeds"]
+                        if s["set"] == "heldout"], config, device, True)
     log("loaded %d training frames (%d points near the range), %d held-out "
         "frames" % (len(train), train.points.shape[0], len(heldout)))
 
@@ -564,6 +590,11 @@ def main(argv=None):
         stream.write("\n".join(heldout.names) + "\n")
     with open(os.path.join(args.out, "model_config.json"), "w") as stream:
         json.dump(config, stream, indent=1)
+    with open(os.path.join(args.out, "data_manifest.json"), "w") as stream:
+        json.dump(manifest, stream, indent=1)
+    weights = convert(args.converter, checkpoint, args.config,
+                      os.path.join(args.out, "centerpoint_synthetic"
+                                   ".safetensors"))
     summary = {
         "seed": args.seed, "command": " ".join(sys.argv),
         "torch": torch.__version__,
@@ -581,6 +612,7 @@ def main(argv=None):
                                      "bbox": final_loss[2]},
         "train_frames": len(train), "heldout_frames": len(heldout),
         "parameters": params,
+        "weights": weights,
         "heldout_ap_torch_r40": {n: r["ap"] for n, r in results.items()},
         "heldout_eval": results,
     }

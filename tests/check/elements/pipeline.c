@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <gst/app/gstappsink.h>
+#include <gst/base/gstbasetransform.h>
 #include <gst/check/gstcheck.h>
 #include <json-glib/json-glib.h>
 
@@ -439,6 +440,64 @@ GST_START_TEST (test_backend_auto_reads_active_backend)
 
 GST_END_TEST;
 
+static GstPadProbeReturn
+answer_allocation (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_ALLOCATION)
+    return GST_PAD_PROBE_OK;
+  /* a sink that needs 5 to 9 buffers in flight, with no pool of its own */
+  gst_query_add_allocation_pool (query, NULL, 0, 5, 9);
+  return GST_PAD_PROBE_HANDLED;
+}
+
+/* The output pool is ours (tensor buffers), but sized as downstream
+ * asked. */
+GST_START_TEST (test_output_pool_keeps_downstream_counts)
+{
+  GstElement *pipeline = gst_parse_launch ("pointcloudtestsrc num-buffers=2 "
+      "! voxelize backend=cpu name=v ! fakesink name=s", NULL);
+  GstElement *voxelize = gst_bin_get_by_name (GST_BIN (pipeline), "v");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "s");
+  GstPad *pad = gst_element_get_static_pad (sink, "sink");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstBufferPool *pool;
+  GstStructure *config;
+  GstMessage *message;
+  guint size, min, max;
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      answer_allocation, NULL, NULL);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  message = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (message != NULL
+      && GST_MESSAGE_TYPE (message) == GST_MESSAGE_EOS);
+  gst_message_unref (message);
+
+  pool = gst_base_transform_get_buffer_pool (GST_BASE_TRANSFORM (voxelize));
+  fail_unless (pool != NULL);
+  fail_unless (P3D_IS_TENSOR_POOL (pool));
+  config = gst_buffer_pool_get_config (pool);
+  fail_unless (gst_buffer_pool_config_get_params (config, NULL, &size, &min,
+          &max));
+  fail_unless_equals_int (min, 5);
+  fail_unless_equals_int (max, 9);
+  gst_structure_free (config);
+  gst_object_unref (pool);
+
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (voxelize);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 static Suite *
 pipeline_suite (void)
 {
@@ -452,6 +511,7 @@ pipeline_suite (void)
   tcase_add_test (tc, test_candidates_nms_circle_per_class);
   tcase_add_test (tc, test_backend_cuda_without_device);
   tcase_add_test (tc, test_backend_auto_reads_active_backend);
+  tcase_add_test (tc, test_output_pool_keeps_downstream_counts);
   return s;
 }
 

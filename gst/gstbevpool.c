@@ -513,11 +513,9 @@ p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
 
       other = gst_structure_copy (gst_caps_get_structure (all, 0));
       gst_caps_unref (all);
-      gst_structure_set (other, "depth-bins", G_TYPE_INT,
-          (gint) grid.depth_bins, NULL);
-      if (grid.cameras > 0 && self->calibration_cameras > 0)
-        gst_structure_set (other, "cameras", G_TYPE_INT, (gint) grid.cameras,
-            NULL);
+      /* cameras and depth-bins are left open: caps that disagree with the
+       * calibration or dbound reach set_info, whose error names both
+       * values, instead of failing the caps query without a word */
       if (fixed_channels && channels % grid.nz == 0)
         gst_structure_set (other, "channels", G_TYPE_INT,
             channels / (gint) grid.nz, NULL);

@@ -119,7 +119,7 @@ struct _P3dCudaFilter
  *     (GST_CORE_ERROR_NEGOTIATION for caps that disagree with each other or
  *     with a property, naming the field and both values; another domain
  *     when that says more), and the base class posts it as the element's
- *     error, at most once per stream
+ *     error
  * @start_device: optional, with the device current: allocates resources
  *     that live while the device is used; called in start() when the CUDA
  *     path is taken, and again after a move to another device

@@ -77,15 +77,23 @@ static gboolean p3d_cuda_filter_decide_allocation (GstBaseTransform * trans,
     GstQuery * query);
 static GstFlowReturn p3d_cuda_filter_transform (GstBaseTransform * trans,
     GstBuffer * inbuf, GstBuffer * outbuf);
+static gboolean p3d_cuda_filter_query (GstBaseTransform * trans,
+    GstPadDirection direction, GstQuery * query);
+static void p3d_cuda_filter_set_context (GstElement * element,
+    GstContext * context);
+static void p3d_cuda_filter_finalize (GObject * object);
 
 static void
 p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
   gobject_class->set_property = p3d_cuda_filter_set_property;
   gobject_class->get_property = p3d_cuda_filter_get_property;
+  gobject_class->finalize = p3d_cuda_filter_finalize;
+  element_class->set_context = GST_DEBUG_FUNCPTR (p3d_cuda_filter_set_context);
 
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
@@ -97,7 +105,9 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "CUDA device ID",
-          "The CUDA device to run on (-1: device 0, the default device)", -1,
+          "The CUDA device to run on; -1: the device the pipeline already "
+          "uses (shared by the other elements, or the one the input is on), "
+          "else device 0", -1,
           G_MAXINT32, DEFAULT_CUDA_DEVICE_ID,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
@@ -117,6 +127,7 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
   trans_class->decide_allocation =
       GST_DEBUG_FUNCPTR (p3d_cuda_filter_decide_allocation);
   trans_class->transform = GST_DEBUG_FUNCPTR (p3d_cuda_filter_transform);
+  trans_class->query = GST_DEBUG_FUNCPTR (p3d_cuda_filter_query);
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_ip_on_passthrough = FALSE;
 
@@ -130,6 +141,19 @@ p3d_cuda_filter_init (P3dCudaFilter * self)
   self->backend = DEFAULT_BACKEND;
   self->requested_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->device_id = -1;
+}
+
+static void
+p3d_cuda_filter_finalize (GObject * object)
+{
+  P3dCudaFilter *self = P3D_CUDA_FILTER (object);
+
+  gst_clear_caps (&self->incaps);
+  gst_clear_caps (&self->outcaps);
+  if (self->context)
+    gst_context_unref (self->context);
+  self->context = NULL;
+  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -190,6 +214,56 @@ p3d_cuda_filter_check (P3dCudaFilter * self, gint result, const gchar * what)
   return FALSE;
 }
 
+/* As p3d_cuda_filter_check(), for the results of calls whose failure does
+ * not stop the element (releasing resources): logged, not posted. */
+static void
+log_failure (P3dCudaFilter * self, gint result, const gchar * what)
+{
+  if (result != P3D_OK)
+    GST_WARNING_OBJECT (self, "%s failed on device %d: %s", what,
+        self->device_id, p3d_result_string (result));
+}
+
+/* Makes the element's device current; pair with device_leave(). */
+static gboolean
+device_enter (P3dCudaFilter * self, gint * previous)
+{
+  return p3d_cuda_filter_check (self, p3d_cuda_device_push (self->device_id,
+          previous), "selecting the device");
+}
+
+static void
+device_leave (P3dCudaFilter * self, gint previous)
+{
+  log_failure (self, p3d_cuda_device_pop (previous), "restoring the device");
+}
+
+gboolean
+p3d_cuda_filter_replace_workspace (P3dCudaFilter * self, gpointer * workspace,
+    GDestroyNotify free_func, P3dCudaWorkspaceNew create, const gchar * what,
+    GError ** error)
+{
+  P3dResult result = P3D_OK;
+
+  g_return_val_if_fail (self->use_cuda, FALSE);
+  if (*workspace) {
+    /* queued frames may still read the old workspace */
+    result = p3d_cuda_stream_synchronize (self->stream);
+    free_func (*workspace);
+    *workspace = NULL;
+  }
+  if (result == P3D_OK)
+    result = create (self, workspace);
+  if (result != P3D_OK) {
+    *workspace = NULL;
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+        "CUDA error while %s on device %d: %s", what, self->device_id,
+        p3d_result_string (result));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static void
 scratch_free (P3dCudaFilter * self)
 {
@@ -198,7 +272,8 @@ scratch_free (P3dCudaFilter * self)
   for (set = 0; set < 2; set++) {
     for (i = 0; i < P3D_MAX_TENSORS; i++) {
       if (self->scratch[set][i])
-        p3d_cuda_free (self->scratch[set][i]);
+        log_failure (self, p3d_cuda_free (self->scratch[set][i]),
+            "freeing a work buffer");
       self->scratch[set][i] = NULL;
       self->scratch_size[set][i] = 0;
     }
@@ -221,7 +296,8 @@ scratch_get (P3dCudaFilter * self, guint set, guint i, gsize size)
             p3d_cuda_stream_synchronize (self->stream),
             "waiting before growing a work buffer"))
       return NULL;
-    p3d_cuda_free (self->scratch[set][i]);
+    log_failure (self, p3d_cuda_free (self->scratch[set][i]),
+        "freeing a work buffer");
     self->scratch[set][i] = NULL;
     self->scratch_size[set][i] = 0;
   }
@@ -238,19 +314,202 @@ scratch_get (P3dCudaFilter * self, guint set, guint i, gsize size)
   return self->scratch[set][i];
 }
 
+/* The device of a shared context, or -1. */
+static gint
+context_device (GstContext * context)
+{
+  const GstStructure *s;
+  gint device_id;
+
+  if (context == NULL
+      || g_strcmp0 (gst_context_get_context_type (context),
+          P3D_CUDA_DEVICE_CONTEXT_TYPE) != 0)
+    return -1;
+  s = gst_context_get_structure (context);
+  if (!gst_structure_get_int (s, "device-id", &device_id) || device_id < 0)
+    return -1;
+  return device_id;
+}
+
+static void
+p3d_cuda_filter_set_context (GstElement * element, GstContext * context)
+{
+  P3dCudaFilter *self = P3D_CUDA_FILTER (element);
+  gint device_id = context_device (context);
+
+  if (device_id >= 0) {
+    GST_OBJECT_LOCK (self);
+    /* an element given a device by number keeps it */
+    if (self->requested_device_id < 0 || self->requested_device_id == device_id) {
+      if (self->context)
+        gst_context_unref (self->context);
+      self->context = gst_context_ref (context);
+      GST_DEBUG_OBJECT (self, "shared CUDA device %d", device_id);
+    }
+    GST_OBJECT_UNLOCK (self);
+  }
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+/* The device a context query to a neighbour names, or -1. */
+static gint
+query_neighbour (P3dCudaFilter * self, GstPad * pad)
+{
+  GstQuery *query = gst_query_new_context (P3D_CUDA_DEVICE_CONTEXT_TYPE);
+  GstContext *context = NULL;
+  gint device_id = -1;
+
+  if (gst_pad_peer_query (pad, query)) {
+    gst_query_parse_context (query, &context);
+    device_id = context_device (context);
+    if (device_id >= 0)
+      p3d_cuda_filter_set_context (GST_ELEMENT (self), context);
+  }
+  gst_query_unref (query);
+  return device_id;
+}
+
+/* The device that cuda-device-id=-1 means at start: the one shared in the
+ * pipeline (set on us, known to a neighbour, or given by a bin or the
+ * application on NEED_CONTEXT), else device 0. */
+static gint
+shared_device (P3dCudaFilter * self)
+{
+  gint device_id;
+
+  GST_OBJECT_LOCK (self);
+  device_id = context_device (self->context);
+  GST_OBJECT_UNLOCK (self);
+  if (device_id < 0)
+    device_id = query_neighbour (self, GST_BASE_TRANSFORM_SRC_PAD (self));
+  if (device_id < 0)
+    device_id = query_neighbour (self, GST_BASE_TRANSFORM_SINK_PAD (self));
+  if (device_id < 0) {
+    /* a bin that holds the context answers with set_context() */
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_need_context (GST_OBJECT (self),
+            P3D_CUDA_DEVICE_CONTEXT_TYPE));
+    GST_OBJECT_LOCK (self);
+    device_id = context_device (self->context);
+    GST_OBJECT_UNLOCK (self);
+  }
+  return device_id < 0 ? 0 : device_id;
+}
+
+/* Shares @device_id with the rest of the pipeline, unless that is the
+ * context we hold already. */
+static void
+share_device (P3dCudaFilter * self, gint device_id)
+{
+  GstContext *context;
+
+  GST_OBJECT_LOCK (self);
+  if (context_device (self->context) == device_id) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  context = gst_context_new (P3D_CUDA_DEVICE_CONTEXT_TYPE, TRUE);
+  gst_structure_set (gst_context_writable_structure (context), "device-id",
+      G_TYPE_INT, device_id, NULL);
+  if (self->context)
+    gst_context_unref (self->context);
+  self->context = gst_context_ref (context);
+  GST_OBJECT_UNLOCK (self);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_have_context (GST_OBJECT (self), context));
+}
+
+/* Takes the CUDA path on @device_id: its allocator, a stream of our own and
+ * the subclass's device resources. FALSE with @why set when the device
+ * cannot be used; an element error is posted for a CUDA failure after the
+ * device was found. */
+static gboolean
+open_device (P3dCudaFilter * self, gint device_id, gchar ** why)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  gint previous;
+  gboolean ok;
+
+  self->allocator = p3d_cuda_allocator_get (device_id, why);
+  if (self->allocator == NULL)
+    return FALSE;
+  self->device_id = device_id;
+  if (!device_enter (self, &previous)) {
+    gst_clear_object (&self->allocator);
+    self->device_id = -1;
+    return FALSE;
+  }
+  ok = p3d_cuda_filter_check (self, p3d_cuda_stream_create (&self->stream),
+      "creating a stream")
+      && p3d_cuda_filter_check (self, p3d_cuda_event_create (&self->peer_event),
+      "creating an event");
+  self->use_cuda = ok;
+  if (ok && klass->start_device)
+    ok = klass->start_device (self);
+  if (!ok) {
+    if (klass->stop_device && self->use_cuda)
+      klass->stop_device (self);
+    if (self->peer_event)
+      log_failure (self, p3d_cuda_event_destroy (self->peer_event),
+          "destroying an event");
+    if (self->stream)
+      log_failure (self, p3d_cuda_stream_destroy (self->stream),
+          "destroying the stream");
+    self->peer_event = NULL;
+    self->stream = NULL;
+  }
+  device_leave (self, previous);
+  if (!ok) {
+    self->use_cuda = FALSE;
+    self->device_id = -1;
+    gst_clear_object (&self->allocator);
+  }
+  return ok;
+}
+
+/* Waits for the stream and releases everything open_device() took. */
+static void
+close_device (P3dCudaFilter * self)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  gint previous;
+
+  if (self->use_cuda && device_enter (self, &previous)) {
+    log_failure (self, p3d_cuda_stream_synchronize (self->stream),
+        "waiting for the stream");
+    if (klass->stop_device)
+      klass->stop_device (self);
+    scratch_free (self);
+    log_failure (self, p3d_cuda_event_destroy (self->peer_event),
+        "destroying an event");
+    log_failure (self, p3d_cuda_stream_destroy (self->stream),
+        "destroying the stream");
+    device_leave (self, previous);
+  }
+  self->peer_event = NULL;
+  self->stream = NULL;
+  self->use_cuda = FALSE;
+  self->device_id = -1;
+  gst_clear_object (&self->allocator);
+}
+
 static gboolean
 p3d_cuda_filter_start (GstBaseTransform * trans)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   P3dBackend backend;
-  gint device_id, previous;
+  gint requested, device_id;
   gchar *why = NULL;
-  gboolean ok = TRUE;
 
   GST_OBJECT_LOCK (self);
   backend = self->backend;
-  device_id = self->requested_device_id < 0 ? 0 : self->requested_device_id;
+  requested = self->requested_device_id;
+  /* a context for another device than the one asked for is not ours */
+  if (requested >= 0 && context_device (self->context) != requested
+      && self->context) {
+    gst_context_unref (self->context);
+    self->context = NULL;
+  }
   GST_OBJECT_UNLOCK (self);
 
   self->use_cuda = FALSE;
@@ -258,12 +517,14 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
   if (backend == P3D_BACKEND_CPU)
     goto done;
 
-  self->allocator = p3d_cuda_allocator_get (device_id, &why);
-  if (self->allocator == NULL) {
+  device_id = requested >= 0 ? requested : shared_device (self);
+  if (!open_device (self, device_id, &why)) {
+    if (why == NULL)
+      return FALSE;             /* a CUDA failure, already posted */
     if (backend == P3D_BACKEND_CUDA) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("backend=cuda but CUDA device %d cannot be used", device_id),
-          ("%s", why));
+          ("backend=cuda but CUDA device %d cannot be used: %s", device_id,
+              why), ("%s", why));
       g_free (why);
       return FALSE;
     }
@@ -271,25 +532,7 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
     g_free (why);
     goto done;
   }
-
-  if (!p3d_cuda_filter_check (self, p3d_cuda_device_push (device_id,
-              &previous), "selecting the device"))
-    return FALSE;
-  self->device_id = device_id;
-  ok = p3d_cuda_filter_check (self, p3d_cuda_stream_create (&self->stream),
-      "creating a stream");
-  if (ok && klass->start_device)
-    ok = klass->start_device (self);
-  p3d_cuda_device_pop (previous);
-  if (!ok) {
-    if (self->stream)
-      p3d_cuda_stream_destroy (self->stream);
-    self->stream = NULL;
-    self->device_id = -1;
-    gst_clear_object (&self->allocator);
-    return FALSE;
-  }
-  self->use_cuda = TRUE;
+  share_device (self, device_id);
   GST_INFO_OBJECT (self, "taking the CUDA path on device %d", device_id);
 
 done:
@@ -303,26 +546,38 @@ static gboolean
 p3d_cuda_filter_stop (GstBaseTransform * trans)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
-  gint previous;
 
-  if (self->use_cuda
-      && p3d_cuda_device_push (self->device_id, &previous) == P3D_OK) {
-    p3d_cuda_stream_synchronize (self->stream);
-    if (klass->stop_device)
-      klass->stop_device (self);
-    scratch_free (self);
-    p3d_cuda_stream_destroy (self->stream);
-    p3d_cuda_device_pop (previous);
-  }
-  self->stream = NULL;
-  self->use_cuda = FALSE;
-  self->device_id = -1;
-  gst_clear_object (&self->allocator);
+  close_device (self);
+  gst_clear_caps (&self->incaps);
+  gst_clear_caps (&self->outcaps);
   GST_OBJECT_LOCK (self);
   self->started = FALSE;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
+}
+
+static gboolean
+p3d_cuda_filter_query (GstBaseTransform * trans, GstPadDirection direction,
+    GstQuery * query)
+{
+  P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
+    const gchar *type = NULL;
+    gboolean answered = FALSE;
+
+    gst_query_parse_context_type (query, &type);
+    GST_OBJECT_LOCK (self);
+    if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0 && self->context) {
+      gst_query_set_context (query, self->context);
+      answered = TRUE;
+    }
+    GST_OBJECT_UNLOCK (self);
+    if (answered)
+      return TRUE;
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
+      query);
 }
 
 static GstCaps *
@@ -351,26 +606,56 @@ p3d_cuda_filter_transform_caps (GstBaseTransform * trans,
   return result;
 }
 
+/* Calls the subclass's set_info with the device current; posts its reason
+ * when it refuses. */
+static gboolean
+call_set_info (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
+    P3dTensorLayout * in_layout, P3dTensorLayout * out_layout)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  GError *error = NULL;
+  gboolean ok;
+  gint previous;
+
+  memset (in_layout, 0, sizeof (*in_layout));
+  memset (out_layout, 0, sizeof (*out_layout));
+  if (self->use_cuda && !device_enter (self, &previous))
+    return FALSE;
+  ok = klass->set_info (self, incaps, in_layout, outcaps, out_layout, &error);
+  if (self->use_cuda)
+    device_leave (self, previous);
+  if (ok)
+    return TRUE;
+
+  if (error == NULL)
+    g_set_error (&error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the caps do not fit the element's properties");
+  /* the user's first clue: the field and the values, not "not-negotiated" */
+  gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR,
+      error->domain, error->code,
+      g_strdup_printf ("Cannot use the negotiated caps: %s", error->message),
+      g_strdup_printf ("input %" GST_PTR_FORMAT ", output %" GST_PTR_FORMAT,
+          incaps, outcaps), __FILE__, GST_FUNCTION, __LINE__);
+  g_clear_error (&error);
+  return FALSE;
+}
+
 static gboolean
 p3d_cuda_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   P3dTensorLayout in_layout, out_layout;
 
-  memset (&in_layout, 0, sizeof (in_layout));
-  memset (&out_layout, 0, sizeof (out_layout));
-  if (!klass->set_info (self, incaps, &in_layout, outcaps, &out_layout)) {
-    GST_WARNING_OBJECT (self, "refused caps %" GST_PTR_FORMAT " -> %"
-        GST_PTR_FORMAT, incaps, outcaps);
+  if (!call_set_info (self, incaps, outcaps, &in_layout, &out_layout))
     return FALSE;
-  }
   if (!p3d_tensor_layout_is_equal (&out_layout, &self->out_layout))
     self->scratch_out_clean = FALSE;
   self->in_layout = in_layout;
   self->out_layout = out_layout;
   self->out_cuda = p3d_caps_is_cuda (outcaps);
+  gst_caps_replace (&self->incaps, incaps);
+  gst_caps_replace (&self->outcaps, outcaps);
   return TRUE;
 }
 
@@ -388,6 +673,10 @@ p3d_cuda_filter_propose_allocation (GstBaseTransform * trans,
   return TRUE;
 }
 
+/* Buffers in flight the output pool holds at least: one being written,
+ * one being read downstream. */
+#define POOL_MIN_BUFFERS 2
+
 static gboolean
 p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
@@ -395,14 +684,14 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
   GstCaps *caps = NULL;
   GstBufferPool *pool;
   GstAllocator *allocator = NULL;
+  GstStructure *config;
+  guint size, min = POOL_MIN_BUFFERS, max = 0;
   gchar *why = NULL;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL)
     return FALSE;
 
-  /* Our tensors need a multi-memory pool of ours; downstream pools hold
-   * single memories, so they are replaced. */
   if (p3d_caps_is_cuda (caps)) {
     /* backend=cpu may still write CUDA memory when downstream wants it. */
     allocator = self->allocator ? gst_object_ref (self->allocator) :
@@ -410,65 +699,138 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
         self->requested_device_id, &why);
     if (allocator == NULL) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("Downstream wants CUDA memory but no CUDA device is usable"),
-          ("%s", why));
+          ("Downstream wants CUDA memory but no CUDA device is usable: %s",
+              why), ("%s", why));
       g_free (why);
       return FALSE;
     }
   }
-  pool = p3d_tensor_pool_new ();
-  {
-    GstStructure *config = gst_buffer_pool_get_config (pool);
+  /* Downstream's pool holds single memories and is replaced by a pool of
+   * our multi-memory tensor buffers, but the number of buffers downstream
+   * needs in flight (a queue, a muxer) is kept. */
+  if (gst_query_get_n_allocation_pools (query) > 0) {
+    guint their_min, their_max;
 
-    gst_buffer_pool_config_set_params (config, caps, 0, 2, 0);
-    if (allocator)
-      gst_buffer_pool_config_set_allocator (config, allocator, NULL);
-    p3d_tensor_pool_config_set_layout (config, &self->out_layout);
-    if (!gst_buffer_pool_set_config (pool, config)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("Cannot configure the output buffer pool"),
-          ("caps %" GST_PTR_FORMAT, caps));
-      gst_object_unref (pool);
-      gst_clear_object (&allocator);
-      return FALSE;
-    }
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &their_min,
+        &their_max);
+    min = MAX (their_min, POOL_MIN_BUFFERS);
+    max = their_max == 0 ? 0 : MAX (their_max, min);
+  }
+  size = (guint) MIN (p3d_tensor_layout_get_total_size (&self->out_layout),
+      G_MAXUINT32);
+  pool = p3d_tensor_pool_new ();
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  p3d_tensor_pool_config_set_layout (config, &self->out_layout);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot configure the output buffer pool"),
+        ("caps %" GST_PTR_FORMAT, caps));
+    gst_object_unref (pool);
+    gst_clear_object (&allocator);
+    return FALSE;
   }
   while (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_remove_nth_allocation_pool (query, 0);
-  gst_query_add_allocation_pool (query, pool,
-      (guint) MIN (p3d_tensor_layout_get_total_size (&self->out_layout),
-          G_MAXUINT32), 2, 0);
+  gst_query_add_allocation_pool (query, pool, size, min, max);
   while (gst_query_get_n_allocation_params (query) > 0)
     gst_query_remove_nth_allocation_param (query, 0);
   if (allocator)
     gst_query_add_allocation_param (query, allocator, NULL);
   gst_object_unref (pool);
   gst_clear_object (&allocator);
+  /* GstBaseTransform configures the pool with the query's allocator */
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->decide_allocation (trans,
+      query);
+}
+
+/* The device all of @buffer's tensors are on, or -1 when any of them is in
+ * system memory (or they are on different devices). */
+static gint
+buffer_device (P3dCudaFilter * self, GstBuffer * buffer)
+{
+  GstMemory *first = gst_buffer_peek_memory (buffer, 0);
+  gint device_id;
+
+  if (!p3d_is_cuda_memory (first))
+    return -1;
+  device_id = ((P3dCudaMemory *) first)->device_id;
+  return p3d_tensor_buffer_is_on_device (buffer, &self->in_layout,
+      device_id) ? device_id : -1;
+}
+
+/* cuda-device-id=-1: a frame that arrives on another device moves the
+ * element there, workspaces, stream and output pool with it. */
+static gboolean
+follow_input_device (P3dCudaFilter * self, gint device_id)
+{
+  P3dTensorLayout in_layout, out_layout;
+  gchar *why = NULL;
+
+  GST_INFO_OBJECT (self, "the input is on device %d: moving from device %d",
+      device_id, self->device_id);
+  close_device (self);
+  if (!open_device (self, device_id, &why)) {
+    if (why)
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("The input is on CUDA device %d, which cannot be used: %s",
+              device_id, why), ("%s", why));
+    g_free (why);
+    return FALSE;
+  }
+  share_device (self, device_id);
+  if (!call_set_info (self, self->incaps, self->outcaps, &in_layout,
+          &out_layout))
+    return FALSE;
+  /* this frame's output buffer is still on the old device (written through
+   * the host); the next ones come from a pool on the new device */
+  gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
   return TRUE;
 }
 
 /* Device pointers for the input tensors: the buffer's own memories when
- * they are on our device (the stream waits for their producer), or device
- * copies of the host tensors. */
+ * they are on our device (the stream waits for their producer), device to
+ * device copies of memories on another device, or uploads of host
+ * tensors. */
 static gboolean
 map_input_on_device (P3dCudaFilter * self, GstBuffer * inbuf,
-    P3dTensorMap * in, gboolean * mapped)
+    P3dTensorMap * in, gboolean * mapped, gboolean * peer)
 {
   P3dTensorMap host;
   gchar *why = NULL;
+  gint in_device = buffer_device (self, inbuf);
   guint i;
 
   *mapped = FALSE;
-  if (p3d_tensor_buffer_is_on_device (inbuf, &self->in_layout, self->device_id)) {
+  *peer = FALSE;
+  if (in_device >= 0) {
     if (!p3d_tensor_map (in, inbuf, &self->in_layout,
             GST_MAP_READ | P3D_MAP_CUDA, &why))
       goto map_failed;
     *mapped = TRUE;
-    for (i = 0; i < in->n_tensors; i++)
-      if (!p3d_cuda_memory_wait (gst_buffer_peek_memory (inbuf, i),
-              self->stream))
+    for (i = 0; i < in->n_tensors; i++) {
+      GstMemory *mem = gst_buffer_peek_memory (inbuf, i);
+
+      if (!p3d_cuda_memory_wait (mem, self->stream))
         return p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
             "ordering the input after its producer");
+    }
+    if (in_device == self->device_id)
+      return TRUE;
+    /* another device: copied device to device, never through the host */
+    GST_CAT_LOG_OBJECT (GST_CAT_PERFORMANCE, self, "copying the input from "
+        "device %d to device %d", in_device, self->device_id);
+    *peer = TRUE;
+    for (i = 0; i < in->n_tensors; i++) {
+      gpointer device = scratch_get (self, SCRATCH_IN, i, in->size[i]);
+
+      if (device == NULL || !p3d_cuda_filter_check (self,
+              p3d_cuda_memcpy_peer (device, self->device_id, in->data[i],
+                  in_device, in->size[i], self->stream),
+              "copying the input between devices"))
+        return FALSE;
+      in->data[i] = device;
+    }
     return TRUE;
   }
 
@@ -501,97 +863,154 @@ map_failed:
   return FALSE;
 }
 
+/* The input's producer may reuse it once our reads have finished. */
+static gboolean
+release_input (P3dCudaFilter * self, GstBuffer * inbuf, P3dTensorMap * in,
+    gboolean peer)
+{
+  gboolean ok = TRUE;
+  guint i;
+
+  if (peer)
+    ok = p3d_cuda_filter_check (self, p3d_cuda_event_record (self->peer_event,
+            self->stream), "recording the copy between devices");
+  for (i = 0; i < in->n_tensors; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (inbuf, i);
+
+    if (peer)
+      ok = ok && p3d_cuda_memory_record_from (mem, self->peer_event);
+    else
+      ok = ok && p3d_cuda_memory_record (mem, self->stream);
+  }
+  p3d_tensor_unmap (in);
+  return ok || p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+      "recording the read of the input");
+}
+
+/* Writes the frame into @outbuf, CUDA memory on our device. */
 static GstFlowReturn
-transform_cuda (P3dCudaFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
+process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
+    P3dTensorMap * in, GstBuffer * outbuf)
 {
   P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
-  P3dTensorMap in, out, host;
-  gboolean in_mapped = FALSE, out_clean = TRUE;
-  GstFlowReturn ret = GST_FLOW_ERROR;
+  gboolean out_clean = TRUE, ordered = TRUE;
+  GstFlowReturn ret;
+  P3dTensorMap out;
   gchar *why = NULL;
-  gint previous;
+  guint i;
+
+  for (i = 0; i < gst_buffer_n_memory (outbuf); i++)
+    out_clean = out_clean
+        && p3d_cuda_memory_is_clean (gst_buffer_peek_memory (outbuf, i));
+  if (!p3d_tensor_map (&out, outbuf, &self->out_layout,
+          GST_MAP_WRITE | P3D_MAP_CUDA, &why)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Cannot map the output"),
+        ("%s", why));
+    g_free (why);
+    return GST_FLOW_ERROR;
+  }
+  /* Readers of this pooled buffer's previous frame finish first. */
+  for (i = 0; i < out.n_tensors && ordered; i++)
+    ordered = p3d_cuda_memory_wait (gst_buffer_peek_memory (outbuf, i),
+        self->stream);
+  if (!ordered) {
+    p3d_tensor_unmap (&out);
+    p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+        "ordering the output after its readers");
+    return GST_FLOW_ERROR;
+  }
+  ret = klass->process_cuda (self, inbuf, in, &out, out_clean);
+  for (i = 0; i < out.n_tensors && ordered; i++)
+    ordered = p3d_cuda_memory_record (gst_buffer_peek_memory (outbuf, i),
+        self->stream);
+  p3d_tensor_unmap (&out);
+  if (!ordered) {
+    p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+        "recording the output");
+    return GST_FLOW_ERROR;
+  }
+  if (ret == GST_FLOW_OK)
+    for (i = 0; i < gst_buffer_n_memory (outbuf); i++)
+      p3d_cuda_memory_mark_clean (gst_buffer_peek_memory (outbuf, i));
+  return ret;
+}
+
+/* Downstream wants host memory (or the buffer is on another device):
+ * compute into device work buffers, then copy down and wait, the one host
+ * synchronization a GPU element makes, because its output leaves the
+ * device here. */
+static GstFlowReturn
+process_into_host_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
+    P3dTensorMap * in, GstBuffer * outbuf)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  P3dTensorMap out, host;
+  GstFlowReturn ret;
+  gchar *why = NULL;
   guint i;
 
   memset (&out, 0, sizeof (out));
-  if (!p3d_cuda_filter_check (self, p3d_cuda_device_push (self->device_id,
-              &previous), "selecting the device"))
-    return GST_FLOW_ERROR;
-  if (!map_input_on_device (self, inbuf, &in, &in_mapped))
-    goto done;
-
-  if (self->out_cuda && p3d_tensor_buffer_is_on_device (outbuf,
-          &self->out_layout, self->device_id)) {
-    for (i = 0; i < gst_buffer_n_memory (outbuf); i++)
-      out_clean = out_clean
-          && p3d_cuda_memory_is_clean (gst_buffer_peek_memory (outbuf, i));
-    if (!p3d_tensor_map (&out, outbuf, &self->out_layout,
-            GST_MAP_WRITE | P3D_MAP_CUDA, &why)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Cannot map the output"),
-          ("%s", why));
-      g_free (why);
-      goto done;
-    }
-    /* Readers of this pooled buffer's previous frame finish first. */
-    for (i = 0; i < out.n_tensors; i++)
-      p3d_cuda_memory_wait (gst_buffer_peek_memory (outbuf, i), self->stream);
-    ret = klass->process_cuda (self, inbuf, &in, &out, out_clean);
-    for (i = 0; i < out.n_tensors; i++) {
-      GstMemory *mem = gst_buffer_peek_memory (outbuf, i);
-
-      p3d_cuda_memory_record (mem, self->stream);
-    }
-    p3d_tensor_unmap (&out);
-    for (i = 0; i < gst_buffer_n_memory (outbuf); i++) {
-      GstMemory *mem = gst_buffer_peek_memory (outbuf, i);
-
-      if (ret == GST_FLOW_OK)
-        p3d_cuda_memory_mark_clean (mem);
-    }
-  } else {
-    /* Downstream wants host memory: compute into device work buffers,
-     * then copy down and wait, the one host synchronization a GPU element
-     * makes, because its output leaves the device here. */
-    out.n_tensors = self->out_layout.n_tensors;
-    for (i = 0; i < out.n_tensors; i++) {
-      out.size[i] = self->out_layout.size[i];
-      out.data[i] = scratch_get (self, SCRATCH_OUT, i, out.size[i]);
-      if (out.data[i] == NULL)
-        goto done;
-    }
-    ret = klass->process_cuda (self, inbuf, &in, &out, self->scratch_out_clean);
-    self->scratch_out_clean = (ret == GST_FLOW_OK);
-    if (ret != GST_FLOW_OK)
-      goto done;
-    ret = GST_FLOW_ERROR;
-    if (!p3d_tensor_map (&host, outbuf, &self->out_layout,
-            GST_MAP_WRITE | P3D_MAP_OVERWRITE, &why)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Cannot map the output"),
-          ("%s", why));
-      g_free (why);
-      goto done;
-    }
-    GST_CAT_LOG_OBJECT (GST_CAT_PERFORMANCE, self, "downloading the output");
-    for (i = 0; i < host.n_tensors; i++) {
-      if (!p3d_cuda_filter_check (self, p3d_cuda_memcpy_dtoh (host.data[i],
-                  out.data[i], host.size[i], self->stream),
-              "downloading the output"))
-        break;
-    }
-    if (i == host.n_tensors && p3d_cuda_filter_check (self,
-            p3d_cuda_stream_synchronize (self->stream),
-            "waiting for the output"))
-      ret = GST_FLOW_OK;
-    p3d_tensor_unmap (&host);
+  out.n_tensors = self->out_layout.n_tensors;
+  for (i = 0; i < out.n_tensors; i++) {
+    out.size[i] = self->out_layout.size[i];
+    out.data[i] = scratch_get (self, SCRATCH_OUT, i, out.size[i]);
+    if (out.data[i] == NULL)
+      return GST_FLOW_ERROR;
   }
+  ret = klass->process_cuda (self, inbuf, in, &out, self->scratch_out_clean);
+  self->scratch_out_clean = (ret == GST_FLOW_OK);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (!p3d_tensor_map (&host, outbuf, &self->out_layout,
+          GST_MAP_WRITE | P3D_MAP_OVERWRITE, &why)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Cannot map the output"),
+        ("%s", why));
+    g_free (why);
+    return GST_FLOW_ERROR;
+  }
+  GST_CAT_LOG_OBJECT (GST_CAT_PERFORMANCE, self, "downloading the output");
+  ret = GST_FLOW_ERROR;
+  for (i = 0; i < host.n_tensors; i++) {
+    if (!p3d_cuda_filter_check (self, p3d_cuda_memcpy_dtoh (host.data[i],
+                out.data[i], host.size[i], self->stream),
+            "downloading the output"))
+      break;
+  }
+  if (i == host.n_tensors && p3d_cuda_filter_check (self,
+          p3d_cuda_stream_synchronize (self->stream), "waiting for the output"))
+    ret = GST_FLOW_OK;
+  p3d_tensor_unmap (&host);
+  return ret;
+}
+
+static GstFlowReturn
+transform_cuda (P3dCudaFilter * self, GstBuffer * inbuf, GstBuffer * outbuf)
+{
+  P3dTensorMap in;
+  gboolean in_mapped = FALSE, peer = FALSE;
+  GstFlowReturn ret = GST_FLOW_ERROR;
+  gint previous, in_device;
+
+  in_device = buffer_device (self, inbuf);
+  if (in_device >= 0 && in_device != self->device_id
+      && self->requested_device_id < 0
+      && !follow_input_device (self, in_device))
+    return GST_FLOW_ERROR;
+
+  if (!device_enter (self, &previous))
+    return GST_FLOW_ERROR;
+  if (!map_input_on_device (self, inbuf, &in, &in_mapped, &peer))
+    goto done;
+  if (self->out_cuda && p3d_tensor_buffer_is_on_device (outbuf,
+          &self->out_layout, self->device_id))
+    ret = process_into_device_buffer (self, inbuf, &in, outbuf);
+  else
+    ret = process_into_host_buffer (self, inbuf, &in, outbuf);
 
 done:
-  if (in_mapped) {
-    /* The producer may reuse the input once our kernels have read it. */
-    for (i = 0; i < in.n_tensors; i++)
-      p3d_cuda_memory_record (gst_buffer_peek_memory (inbuf, i), self->stream);
-    p3d_tensor_unmap (&in);
-  }
-  p3d_cuda_device_pop (previous);
+  if (in_mapped && !release_input (self, inbuf, &in, peer))
+    ret = GST_FLOW_ERROR;
+  device_leave (self, previous);
   return ret;
 }
 

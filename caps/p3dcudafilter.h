@@ -7,11 +7,31 @@
  * for the output in the negotiated memory, and the moves of tensors between
  * host and device when a buffer is not where the backend runs.
  *
- * Subclasses describe their media types (transform_media_caps, set_info)
- * and process one frame on the host (process_cpu, with host pointers) or on
- * the device (process_cuda, with device pointers, work queued on the
- * element's stream). The device is looked for in start(), never at
- * registration: the elements exist on every machine.
+ * The device. It is looked for in start(), never at registration: the
+ * elements exist on every machine. With cuda-device-id=-1 the element takes
+ * the device that the pipeline already uses: the device shared through a
+ * GstContext of type P3D_CUDA_DEVICE_CONTEXT_TYPE (asked of the neighbours
+ * with a CONTEXT query, then of the application and the bins with a
+ * NEED_CONTEXT message), else device 0, which it then shares itself
+ * (HAVE_CONTEXT). When a frame arrives on another device it moves there: a
+ * pipeline whose first element was placed on device 1 runs on device 1 end
+ * to end. An element given a device by number stays on it and copies input
+ * from other devices device to device.
+ *
+ * What a subclass writes:
+ * - transform_media_caps: the media caps on the other pad;
+ * - set_info: parses the fixed caps into the tensor layouts of both pads,
+ *   and (re)creates its device workspaces with
+ *   p3d_cuda_filter_replace_workspace(); on refusal it returns FALSE with a
+ *   GError naming the field and the two values that disagree, which the
+ *   base class posts as the element's error;
+ * - start_device / stop_device (optional): resources that live as long as
+ *   the device is used;
+ * - process_cpu: one frame with host pointers;
+ * - process_cuda: one frame with device pointers, queued on @self->stream.
+ * set_info, start_device, stop_device and process_cuda run with the
+ * element's device current on the calling thread: a subclass never selects
+ * a device, synchronizes the stream or orders memories itself.
  */
 #ifndef __P3D_CUDA_FILTER_H__
 #define __P3D_CUDA_FILTER_H__
@@ -23,6 +43,10 @@
 #include "p3dtensor.h"
 
 G_BEGIN_DECLS
+
+/* The GstContext that shares one CUDA device among the elements of a
+ * pipeline; its structure holds "device-id" (int). */
+#define P3D_CUDA_DEVICE_CONTEXT_TYPE "p3d.cuda.device"
 
 typedef enum
 {
@@ -73,6 +97,10 @@ struct _P3dCudaFilter
   gboolean started;
   GstAllocator *allocator;
   gboolean out_cuda;
+  GstCaps *incaps;
+  GstCaps *outcaps;
+  GstContext *context;
+  P3dCudaEvent peer_event;
   gpointer scratch[2][P3D_MAX_TENSORS];
   gsize scratch_size[2][P3D_MAX_TENSORS];
   gboolean scratch_out_clean;
@@ -85,16 +113,24 @@ struct _P3dCudaFilter
  *     removed from both: the base class offers each result in system and
  *     in CUDA memory)
  * @set_info: parses the fixed caps and fills the tensor layouts of both
- *     pads; FALSE refuses them
- * @start_device: optional, with the device current: allocates device
- *     resources (workspaces); called in start() when the CUDA path is used
- * @stop_device: optional, frees them; called in stop()
+ *     pads, and prepares what processing needs (device workspaces with
+ *     p3d_cuda_filter_replace_workspace() when @self->use_cuda); called
+ *     with the device current. FALSE refuses the caps: set @error
+ *     (GST_CORE_ERROR_NEGOTIATION for caps that disagree with each other or
+ *     with a property, naming the field and both values; another domain
+ *     when that says more), and the base class posts it as the element's
+ *     error
+ * @start_device: optional, with the device current: allocates resources
+ *     that live while the device is used; called in start() when the CUDA
+ *     path is taken, and again after a move to another device
+ * @stop_device: optional, with the device current, after the stream has
+ *     finished: frees them and every workspace
  * @process_cpu: processes a frame with host pointers; every byte of @out
  *     must be written
- * @process_cuda: queues the processing of a frame on @self->stream with
- *     device pointers; @out_clean is TRUE when @out holds this element's
- *     previous output, untouched since, so that only what differs needs
- *     writing; FALSE: every byte must be written
+ * @process_cuda: with the device current, queues the processing of a frame
+ *     on @self->stream with device pointers; @out_clean is TRUE when @out
+ *     holds this element's previous output, untouched since, so that only
+ *     what differs needs writing; FALSE: every byte must be written
  */
 struct _P3dCudaFilterClass
 {
@@ -104,7 +140,7 @@ struct _P3dCudaFilterClass
       GstPadDirection direction, GstCaps * caps);
   gboolean (*set_info) (P3dCudaFilter * self, GstCaps * incaps,
       P3dTensorLayout * in_layout, GstCaps * outcaps,
-      P3dTensorLayout * out_layout);
+      P3dTensorLayout * out_layout, GError ** error);
   gboolean (*start_device) (P3dCudaFilter * self);
   void (*stop_device) (P3dCudaFilter * self);
   GstFlowReturn (*process_cpu) (P3dCudaFilter * self, GstBuffer * inbuf,
@@ -123,6 +159,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCudaFilter, gst_object_unref);
  * FALSE; TRUE for P3D_OK. For use in process_cuda and start_device. */
 gboolean p3d_cuda_filter_check (P3dCudaFilter * self, gint result,
     const gchar * what);
+
+/* Creates a device workspace into *@workspace (P3D_OK or the error). */
+typedef gint (*P3dCudaWorkspaceNew) (P3dCudaFilter * self,
+    gpointer * workspace);
+
+/* For set_info: replaces the device workspace *@workspace (NULL for none)
+ * with a new one from @create. The work queued on the element's stream may
+ * still read the old one, so the stream is waited for first; the old one is
+ * then freed with @free_func. FALSE, with *@workspace NULL and @error set
+ * (a RESOURCE error naming @what), when waiting or creating fails. */
+gboolean p3d_cuda_filter_replace_workspace (P3dCudaFilter * self,
+    gpointer * workspace, GDestroyNotify free_func,
+    P3dCudaWorkspaceNew create, const gchar * what, GError ** error);
 
 /* Adds the pad templates of a filter whose pads carry @sink_caps and
  * @src_caps (media caps without features): each is offered in system and

@@ -44,7 +44,7 @@ device_leave (gint previous)
 }
 
 /* Host side of the event: the last recorded access must be finished before
- * the host reads the staging copy or writes into it again. */
+ * the host writes into the staging copy again or frees the memory. */
 static gboolean
 memory_event_sync_locked (P3dCudaMemory * cmem)
 {
@@ -54,6 +54,32 @@ memory_event_sync_locked (P3dCudaMemory * cmem)
       "waiting for device work on memory");
 }
 
+/* Host side of the write event: what the host reads must be written. */
+static gboolean
+memory_write_sync_locked (P3dCudaMemory * cmem)
+{
+  return CUDA_OK (p3d_cuda_event_synchronize (cmem->write_event),
+      "waiting for the device's write of memory");
+}
+
+/* Records the access just queued on @stream (on the memory's device), as a
+ * write too when the memory was mapped for writing since the last one. */
+static gboolean
+memory_record_locked (P3dCudaMemory * cmem, P3dCudaStream stream)
+{
+  if (!CUDA_OK (p3d_cuda_event_record (cmem->event, stream),
+          "recording memory access"))
+    return FALSE;
+  cmem->event_recorded = TRUE;
+  if (cmem->recorded_write_serial == cmem->write_serial)
+    return TRUE;
+  if (!CUDA_OK (p3d_cuda_event_record (cmem->write_event, stream),
+          "recording memory write"))
+    return FALSE;
+  cmem->recorded_write_serial = cmem->write_serial;
+  return TRUE;
+}
+
 static GstMemory *
 p3d_cuda_allocator_alloc_internal (GstAllocator * allocator, gsize size,
     GstAllocationParams * params)
@@ -61,7 +87,7 @@ p3d_cuda_allocator_alloc_internal (GstAllocator * allocator, gsize size,
   P3dCudaAllocator *self = P3D_CUDA_ALLOCATOR (allocator);
   P3dCudaMemory *cmem;
   gpointer device_data = NULL;
-  P3dCudaEvent event = NULL;
+  P3dCudaEvent event = NULL, write_event = NULL;
   gint previous;
   gboolean ok;
 
@@ -74,11 +100,16 @@ p3d_cuda_allocator_alloc_internal (GstAllocator * allocator, gsize size,
   ok = ok && CUDA_OK (p3d_cuda_memset (device_data, 0, size,
           self->copy_stream), "zero-filling new memory");
   ok = ok && CUDA_OK (p3d_cuda_event_create (&event), "creating event");
+  ok = ok && CUDA_OK (p3d_cuda_event_create (&write_event), "creating event");
   ok = ok && CUDA_OK (p3d_cuda_event_record (event, self->copy_stream),
+      "recording event");
+  ok = ok && CUDA_OK (p3d_cuda_event_record (write_event, self->copy_stream),
       "recording event");
   if (!ok) {
     if (event)
       p3d_cuda_event_destroy (event);
+    if (write_event)
+      p3d_cuda_event_destroy (write_event);
     if (device_data)
       p3d_cuda_free (device_data);
     device_leave (previous);
@@ -94,6 +125,7 @@ p3d_cuda_allocator_alloc_internal (GstAllocator * allocator, gsize size,
   cmem->device_data = device_data;
   cmem->event = event;
   cmem->event_recorded = TRUE;
+  cmem->write_event = write_event;
   GST_LOG ("allocated %" G_GSIZE_FORMAT " bytes at %p on device %d", size,
       device_data, self->device_id);
   return GST_MEMORY_CAST (cmem);
@@ -109,6 +141,7 @@ p3d_cuda_allocator_free (GstAllocator * allocator, GstMemory * mem)
     /* cudaFree must not pull memory from under queued kernels. */
     memory_event_sync_locked (cmem);
     CUDA_OK (p3d_cuda_event_destroy (cmem->event), "destroying event");
+    CUDA_OK (p3d_cuda_event_destroy (cmem->write_event), "destroying event");
     CUDA_OK (p3d_cuda_free (cmem->device_data), "cudaFree");
     if (cmem->host_data)
       CUDA_OK (p3d_cuda_host_free (cmem->host_data), "cudaFreeHost");
@@ -173,9 +206,10 @@ p3d_cuda_memory_map_full (GstMemory * mem, GstMapInfo * info, gsize maxsize)
     cmem->host_data = NULL;
     goto leave;
   }
-  /* The device's writes, or the previous upload out of the staging copy,
-   * must be finished before the host touches it. */
-  if (!memory_event_sync_locked (cmem))
+  /* A read needs the device's last write (or the previous upload out of
+   * the staging copy) finished; a write also every reader's. */
+  if (!((info->flags & GST_MAP_WRITE) ? memory_event_sync_locked (cmem) :
+          memory_write_sync_locked (cmem)))
     goto leave;
   if (!((info->flags & GST_MAP_WRITE) && (info->flags & P3D_MAP_OVERWRITE))
       && !memory_download_locked (cmem, allocator->copy_stream))
@@ -209,9 +243,7 @@ p3d_cuda_memory_unmap_full (GstMemory * mem, GstMapInfo * info)
         && CUDA_OK (p3d_cuda_memcpy_htod ((guint8 *) cmem->device_data +
                 mem->offset, (guint8 *) cmem->host_data + mem->offset,
                 mem->size, allocator->copy_stream), "upload")
-        && CUDA_OK (p3d_cuda_event_record (cmem->event,
-                allocator->copy_stream), "recording upload")) {
-      cmem->event_recorded = TRUE;
+        && memory_record_locked (cmem, allocator->copy_stream)) {
       cmem->host_valid = TRUE;
       cmem->host_valid_offset = mem->offset;
       cmem->host_valid_size = mem->size;
@@ -253,8 +285,9 @@ p3d_cuda_memory_copy (GstMemory * mem, gssize offset, gssize size)
           allocator->copy_stream), "device copy")
       && CUDA_OK (p3d_cuda_event_record (dst->event, allocator->copy_stream),
       "recording copy")
-      && CUDA_OK (p3d_cuda_event_record (src->event, allocator->copy_stream),
-      "recording copy source");
+      && CUDA_OK (p3d_cuda_event_record (dst->write_event,
+          allocator->copy_stream), "recording copy")
+      && memory_record_locked (src, allocator->copy_stream);
   device_leave (previous);
   g_mutex_unlock (&src->lock);
   if (!ok) {
@@ -314,9 +347,12 @@ p3d_cuda_allocator_get (gint device_id, gchar ** why)
 
   count = p3d_cuda_device_count ();
   if (device_id < 0 || device_id >= count || device_id >= P3D_MAX_DEVICES) {
-    if (why)
-      *why = g_strdup_printf ("no CUDA device %d (%d found: %s)", device_id,
-          count, p3d_result_string (p3d_cuda_device_probe ()));
+    if (why && count == 0)
+      *why = g_strdup_printf ("no CUDA device %d (none found: %s)", device_id,
+          p3d_result_string (p3d_cuda_device_probe ()));
+    else if (why)
+      *why = g_strdup_printf ("no CUDA device %d (%d found, numbered from 0)",
+          device_id, count);
     return NULL;
   }
 
@@ -389,9 +425,30 @@ p3d_cuda_memory_record (GstMemory * mem, P3dCudaStream stream)
   g_return_val_if_fail (p3d_is_cuda_memory (mem), FALSE);
   g_mutex_lock (&cmem->lock);
   if (device_enter (cmem->device_id, &previous)) {
-    ok = CUDA_OK (p3d_cuda_event_record (cmem->event, stream),
-        "recording memory access");
-    cmem->event_recorded = cmem->event_recorded || ok;
+    ok = memory_record_locked (cmem, stream);
+    device_leave (previous);
+  }
+  g_mutex_unlock (&cmem->lock);
+  return ok;
+}
+
+gboolean
+p3d_cuda_memory_record_from (GstMemory * mem, P3dCudaEvent event)
+{
+  P3dCudaMemory *cmem = (P3dCudaMemory *) mem;
+  P3dCudaAllocator *allocator;
+  gboolean ok = FALSE;
+  gint previous;
+
+  g_return_val_if_fail (p3d_is_cuda_memory (mem), FALSE);
+  allocator = P3D_CUDA_ALLOCATOR (mem->allocator);
+  g_mutex_lock (&cmem->lock);
+  /* An event can only be recorded on a stream of its own device: the copy
+   * stream of the memory's device stands in for the foreign reader. */
+  if (device_enter (cmem->device_id, &previous)) {
+    ok = CUDA_OK (p3d_cuda_stream_wait_event (allocator->copy_stream, event),
+        "ordering after a reader on another device")
+        && memory_record_locked (cmem, allocator->copy_stream);
     device_leave (previous);
   }
   g_mutex_unlock (&cmem->lock);

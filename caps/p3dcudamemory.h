@@ -10,12 +10,17 @@
  * on a host write map promises that every byte will be written, which skips
  * the download.
  *
- * Ordering between streams: each memory keeps one CUDA event, recorded after
- * the last queued access. Whoever accesses the memory on the device (reader
- * or writer) first calls p3d_cuda_memory_wait() on its stream, queues its
- * work, then p3d_cuda_memory_record(): the consumer's stream waits for the
- * producer's kernels, and a producer reusing a pooled memory waits for the
- * consumers, with no host synchronization. Host maps wait on the event.
+ * Ordering between streams: each memory keeps a CUDA event recorded after
+ * the last queued access, and one recorded after the last queued write.
+ * Whoever accesses the memory on the device (reader or writer) first calls
+ * p3d_cuda_memory_wait() on its stream, queues its work, then
+ * p3d_cuda_memory_record(): the consumer's stream waits for the producer's
+ * kernels, and a producer reusing a pooled memory waits for the consumers,
+ * with no host synchronization. An access counts as a write when the memory
+ * was mapped for writing since the previous record. A host read map waits
+ * only for the last write (a source reading back its own frame does not
+ * wait for the kernels of its consumers); a host write map waits for every
+ * access.
  *
  * Copies are device-to-device. Sharing is refused (GST_MEMORY_FLAG_NO_SHARE),
  * so gst_buffer_copy_region() copies instead of aliasing part of a tensor.
@@ -86,6 +91,8 @@ struct _P3dCudaMemory
   gboolean host_valid;
   P3dCudaEvent event;
   gboolean event_recorded;
+  P3dCudaEvent write_event;
+  guint64 recorded_write_serial;
   guint64 write_serial;
   guint64 clean_serial;
   gpointer _gst_reserved[GST_PADDING];
@@ -106,6 +113,10 @@ gboolean p3d_is_cuda_memory (GstMemory * mem);
  * CUDA call fails. */
 gboolean p3d_cuda_memory_wait (GstMemory * mem, P3dCudaStream stream);
 gboolean p3d_cuda_memory_record (GstMemory * mem, P3dCudaStream stream);
+/* Records a read made by work on another device, which @event (recorded by
+ * the reader on its own stream) completes: the memory's later users wait
+ * for it as for a record on its own device. */
+gboolean p3d_cuda_memory_record_from (GstMemory * mem, P3dCudaEvent event);
 /* Blocks the host until the last recorded access has finished. */
 gboolean p3d_cuda_memory_sync (GstMemory * mem);
 

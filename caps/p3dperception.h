@@ -14,6 +14,7 @@
 #include "p3dbevfeatures.h"
 #include "p3dboxes.h"
 #include "p3dcudamemory.h"
+#include "p3dreadback.h"
 #include "p3dtensorpool.h"
 #include "p3dcudafilter.h"
 

@@ -14,6 +14,16 @@
 const char *
 p3d_runtime_error_string (P3dResult result)
 {
+  int driver_version = 0;
+
+  /* Without a driver the runtime reports an "insufficient" driver, which
+   * sends people to upgrade one they do not have: say what is missing. */
+  if (result == (P3dResult) cudaErrorInsufficientDriver
+      && (cudaDriverGetVersion (&driver_version) != cudaSuccess
+          || driver_version == 0))
+    return "no CUDA device: no NVIDIA driver is installed";
+  if (result == (P3dResult) cudaErrorNoDevice)
+    return "no CUDA device: the driver finds no GPU";
   return cudaGetErrorString ((cudaError_t) result);
 }
 

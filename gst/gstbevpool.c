@@ -120,7 +120,7 @@ static GstCaps *p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
 static gboolean p3d_bevpool_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout);
+    P3dTensorLayout * out_layout, GError ** error);
 static void p3d_bevpool_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_bevpool_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
@@ -513,11 +513,9 @@ p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
 
       other = gst_structure_copy (gst_caps_get_structure (all, 0));
       gst_caps_unref (all);
-      gst_structure_set (other, "depth-bins", G_TYPE_INT,
-          (gint) grid.depth_bins, NULL);
-      if (grid.cameras > 0 && self->calibration_cameras > 0)
-        gst_structure_set (other, "cameras", G_TYPE_INT, (gint) grid.cameras,
-            NULL);
+      /* cameras and depth-bins are left open: caps that disagree with the
+       * calibration or dbound reach set_info, whose error names both
+       * values, instead of failing the caps query without a word */
       if (fixed_channels && channels % grid.nz == 0)
         gst_structure_set (other, "channels", G_TYPE_INT,
             channels / (gint) grid.nz, NULL);
@@ -530,9 +528,10 @@ p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
 }
 
 /* Computes the geometry of self->params for self->calibration, on the
- * device (queued on the element's stream) or on the host. */
+ * device (queued on the element's stream; the device is current in
+ * set_info and process_cuda) or on the host. */
 static gboolean
-update_geometry (P3dBevpool * self)
+update_geometry (P3dBevpool * self, GError ** error)
 {
   P3dCudaFilter *filter = P3D_CUDA_FILTER (self);
   P3dResult result = p3d_bevpool_calib_check (&self->params,
@@ -553,34 +552,24 @@ update_geometry (P3dBevpool * self)
     GST_OBJECT_LOCK (self);
     path = g_strdup (self->calibration_path);
     GST_OBJECT_UNLOCK (self);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Calibration of camera %u (%s) cannot be used: its intrinsics or "
-            "image augmentation cannot be inverted", i,
-            i < self->calibration->n_cameras ? self->calibration->names[i] :
-            "?"), ("calibration %s: %s", GST_STR_NULL (path),
-            p3d_result_string (result)));
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "Calibration of camera %u (%s) cannot be used: its intrinsics or "
+        "image augmentation cannot be inverted (calibration %s: %s)", i,
+        i < self->calibration->n_cameras ? self->calibration->names[i] :
+        "?", GST_STR_NULL (path), p3d_result_string (result));
     g_free (path);
     return FALSE;
   }
-  if (filter->use_cuda) {
-    gint previous;
-
-    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
-            (filter->device_id, &previous), "selecting the device"))
-      return FALSE;
+  if (filter->use_cuda)
     result = p3d_bevpool_geometry_compute_cuda (self->geometry_cuda,
         self->calibration->cameras, filter->stream);
-    p3d_cuda_device_pop (previous);
-    if (!p3d_cuda_filter_check (filter, result, "computing the geometry"))
-      return FALSE;
-  } else {
+  else
     result = p3d_bevpool_geometry_compute_cpu (self->geometry,
         self->calibration->cameras);
-    if (result != P3D_OK) {
-      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Geometry failed"),
-          ("%s", p3d_result_string (result)));
-      return FALSE;
-    }
+  if (result != P3D_OK) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
+        "computing the geometry failed: %s", p3d_result_string (result));
+    return FALSE;
   }
   self->geometry_valid = TRUE;
   GST_OBJECT_LOCK (self);
@@ -589,10 +578,17 @@ update_geometry (P3dBevpool * self)
   return TRUE;
 }
 
+static gint
+geometry_cuda_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  return p3d_bevpool_geometry_cuda_new (&P3D_BEVPOOL (filter)->params,
+      (P3dBevGeometryCuda **) workspace);
+}
+
 static gboolean
 p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout)
+    P3dTensorLayout * out_layout, GError ** error)
 {
   P3dBevpool *self = P3D_BEVPOOL (filter);
   P3dCameraFeaturesInfo in_info;
@@ -606,11 +602,11 @@ p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     return FALSE;
   if (in_info.cameras != self->calibration->n_cameras
       || in_info.depth_bins != params.depth_bins) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Camera features do not fit the calibration and dbound"),
-        ("caps have cameras=%u depth-bins=%u; the calibration has %u cameras "
-            "and dbound gives %u bins", in_info.cameras, in_info.depth_bins,
-            self->calibration->n_cameras, params.depth_bins));
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "camera features do not fit the calibration and dbound: the caps "
+        "have cameras=%u depth-bins=%u; the calibration has %u cameras and "
+        "dbound gives %u bins", in_info.cameras, in_info.depth_bins,
+        self->calibration->n_cameras, params.depth_bins);
     return FALSE;
   }
   params.channels = in_info.channels;
@@ -618,9 +614,10 @@ p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   params.feat_height = in_info.height;
   result = p3d_bevpool_params_init (&params);
   if (result != P3D_OK) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Camera features too large for bevpool"),
-        ("%s: %" GST_PTR_FORMAT, p3d_result_string (result), incaps));
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "camera features too large for bevpool (%u cameras, %u channels, "
+        "%ux%u): %s", in_info.cameras, in_info.channels, in_info.width,
+        in_info.height, p3d_result_string (result));
     return FALSE;
   }
   self->in_info = in_info;
@@ -633,30 +630,22 @@ p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   self->geometry_valid = FALSE;
 
   if (filter->use_cuda) {
-    gint previous;
-
-    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
-            (filter->device_id, &previous), "selecting the device"))
-      return FALSE;
-    /* the old geometry may still be read by queued pooling */
-    p3d_cuda_stream_synchronize (filter->stream);
-    p3d_bevpool_geometry_cuda_free (self->geometry_cuda);
-    self->geometry_cuda = NULL;
-    result = p3d_bevpool_geometry_cuda_new (&params, &self->geometry_cuda);
-    p3d_cuda_device_pop (previous);
-    if (!p3d_cuda_filter_check (filter, result, "allocating the geometry"))
+    if (!p3d_cuda_filter_replace_workspace (filter,
+            (gpointer *) & self->geometry_cuda,
+            (GDestroyNotify) p3d_bevpool_geometry_cuda_free,
+            geometry_cuda_new, "allocating the geometry", error))
       return FALSE;
   } else {
     p3d_bevpool_geometry_free (self->geometry);
     self->geometry = NULL;
     result = p3d_bevpool_geometry_new (&params, &self->geometry);
     if (result != P3D_OK) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-          ("Cannot allocate the geometry"), ("%s", p3d_result_string (result)));
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+          "cannot allocate the geometry: %s", p3d_result_string (result));
       return FALSE;
     }
   }
-  if (!update_geometry (self))
+  if (!update_geometry (self, error))
     return FALSE;
 layouts:
   if (!p3d_camera_features_info_get_layout (&in_info, in_layout)
@@ -681,6 +670,7 @@ static gboolean
 apply_calibration_change (P3dBevpool * self)
 {
   P3dBevCalibration *calibration;
+  GError *error = NULL;
   gboolean changed;
 
   GST_OBJECT_LOCK (self);
@@ -700,7 +690,14 @@ apply_calibration_change (P3dBevpool * self)
   }
   set_calibration (self, calibration);
   GST_INFO_OBJECT (self, "new calibration: recomputing the geometry");
-  return update_geometry (self);
+  if (!update_geometry (self, &error)) {
+    gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR,
+        error->domain, error->code, g_strdup (error->message), NULL,
+        __FILE__, GST_FUNCTION, __LINE__);
+    g_clear_error (&error);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 static GstFlowReturn

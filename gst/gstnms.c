@@ -126,7 +126,7 @@ static GstCaps *p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
 static gboolean p3d_nms_filter_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout);
+    P3dTensorLayout * out_layout, GError ** error);
 static void p3d_nms_filter_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_nms_filter_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
@@ -353,16 +353,21 @@ p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
   return result;
 }
 
+static gint
+nms_workspace_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  return p3d_nms_new (P3D_NMS_FILTER (filter)->max_boxes,
+      (P3dNms **) workspace);
+}
+
 static gboolean
 p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout)
+    P3dTensorLayout * out_layout, GError ** error)
 {
   P3dNmsFilter *self = P3D_NMS_FILTER (filter);
   P3dNmsMode mode;
   guint max_boxes;
-  gint previous;
-  P3dResult result;
 
   GST_OBJECT_LOCK (self);
   mode = self->params.mode;
@@ -383,29 +388,22 @@ p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     p3d_boxes3d_info_get_layout (&info, in_layout);
   }
   if (max_boxes > P3D_NMS_MAX_CAPACITY) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("max-boxes %u is more than nms supports", max_boxes),
-        ("at most %u boxes per frame", P3D_NMS_MAX_CAPACITY));
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "max-boxes %u is more than nms supports (at most %u boxes per frame)",
+        max_boxes, P3D_NMS_MAX_CAPACITY);
     return FALSE;
   }
   *out_layout = *in_layout;
 
   /* The workspace's capacity is what the device clamps the input count to,
    * so it must be max-boxes exactly, never more. */
-  if (filter->use_cuda && (self->nms == NULL
-          || p3d_nms_get_capacity (self->nms) != max_boxes)) {
-    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
-            (filter->device_id, &previous), "selecting the device"))
-      return FALSE;
-    p3d_cuda_stream_synchronize (filter->stream);
-    p3d_nms_free (self->nms);
-    self->nms = NULL;
-    result = p3d_nms_new (max_boxes, &self->nms);
-    p3d_cuda_device_pop (previous);
-    if (!p3d_cuda_filter_check (filter, result, "allocating the NMS workspace"))
-      return FALSE;
-  }
   self->max_boxes = max_boxes;
+  if (filter->use_cuda && (self->nms == NULL
+          || p3d_nms_get_capacity (self->nms) != max_boxes)
+      && !p3d_cuda_filter_replace_workspace (filter, (gpointer *) & self->nms,
+          (GDestroyNotify) p3d_nms_free, nms_workspace_new,
+          "allocating the NMS workspace", error))
+    return FALSE;
   self->mode = mode;
   self->warned_count = FALSE;
   return TRUE;

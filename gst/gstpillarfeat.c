@@ -57,7 +57,7 @@ static GstCaps *p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
 static gboolean p3d_pillarfeat_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout);
+    P3dTensorLayout * out_layout, GError ** error);
 static GstFlowReturn p3d_pillarfeat_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
 static GstFlowReturn p3d_pillarfeat_process_cuda (P3dCudaFilter * filter,
@@ -204,7 +204,7 @@ p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
 static gboolean
 p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout)
+    P3dTensorLayout * out_layout, GError ** error)
 {
   P3dPillarfeat *self = P3D_PILLARFEAT (filter);
   P3dVoxelsInfo in_info;
@@ -218,8 +218,11 @@ p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   if (out_info.max_voxels != in_info.max_voxels
       || out_info.max_points != in_info.max_points
       || !p3d_voxel_grid_is_equal (&out_info.grid, &in_info.grid)) {
-    GST_WARNING_OBJECT (self, "output %" GST_PTR_FORMAT " does not describe "
-        "the input voxels %" GST_PTR_FORMAT, outcaps, incaps);
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the output does not describe the input voxels (max-voxels %u "
+        "against %u, max-points %u against %u, or another grid)",
+        out_info.max_voxels, in_info.max_voxels, out_info.max_points,
+        in_info.max_points);
     return FALSE;
   }
   result = p3d_pillarfeat_params_init (&params,
@@ -228,10 +231,10 @@ p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
       in_info.finfo->intensity, in_info.max_points, in_info.max_voxels,
       in_info.grid.voxel_size, in_info.grid.range);
   if (result != P3D_OK) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Cannot compute %s features for these voxels",
-            p3d_feature_set_to_string (out_info.features)),
-        ("%s: %" GST_PTR_FORMAT, p3d_result_string (result), incaps));
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "cannot compute %s features for these voxels: %s",
+        p3d_feature_set_to_string (out_info.features),
+        p3d_result_string (result));
     return FALSE;
   }
   self->in_info = in_info;

@@ -80,7 +80,7 @@ static GstCaps *p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
 static gboolean p3d_voxelize_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout);
+    P3dTensorLayout * out_layout, GError ** error);
 static gboolean p3d_voxelize_start_device (P3dCudaFilter * filter);
 static void p3d_voxelize_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_voxelize_process_cpu (P3dCudaFilter * filter,
@@ -286,6 +286,7 @@ p3d_voxelize_start (GstBaseTransform * trans)
   memset (&self->last_stats, 0, sizeof (self->last_stats));
   self->frames = self->saturated_frames = 0;
   self->saturated = FALSE;
+  self->warned_empty = FALSE;
   GST_OBJECT_UNLOCK (self);
 
   /* Refuse a bad grid here, with the values, rather than as a failed
@@ -372,17 +373,25 @@ p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
   return result;
 }
 
+static gint
+voxelizer_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  P3dVoxelize *self = P3D_VOXELIZE (filter);
+
+  return p3d_voxelizer_new (&self->params, WORKSPACE_POINTS_HINT,
+      (P3dVoxelizer **) workspace);
+}
+
 static gboolean
 p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
-    P3dTensorLayout * out_layout)
+    P3dTensorLayout * out_layout, GError ** error)
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dPointCloudInfo in_info;
   P3dVoxelsInfo out_info, expected;
   P3dVoxelizeParams params;
   P3dResult result;
-  gint previous;
 
   if (!p3d_point_cloud_info_from_caps (&in_info, incaps)
       || !p3d_voxels_info_from_caps (&out_info, outcaps))
@@ -392,33 +401,30 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
       || expected.max_voxels != out_info.max_voxels
       || expected.max_points != out_info.max_points
       || !p3d_voxel_grid_is_equal (&expected.grid, &out_info.grid)) {
-    GST_WARNING_OBJECT (self, "output caps %" GST_PTR_FORMAT " do not match "
-        "the properties", outcaps);
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the output caps do not describe the voxels of the properties "
+        "(format %s, max-voxels %u in the caps against %u, max-points %u "
+        "against %u)", p3d_point_format_to_string (out_info.finfo->format),
+        out_info.max_voxels, expected.max_voxels, out_info.max_points,
+        expected.max_points);
     return FALSE;
   }
   result = p3d_voxelize_params_init (&params, out_info.grid.voxel_size,
       out_info.grid.range, in_info.finfo->channels, out_info.max_points,
       out_info.max_voxels);
   if (result != P3D_OK) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid voxel grid"),
-        ("%s", p3d_result_string (result)));
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "invalid voxel grid: %s", p3d_result_string (result));
     return FALSE;
   }
 
   if (filter->use_cuda && (self->voxelizer == NULL
           || memcmp (&params, &self->params, sizeof (params)) != 0)) {
-    if (!p3d_cuda_filter_check (filter, p3d_cuda_device_push
-            (filter->device_id, &previous), "selecting the device"))
-      return FALSE;
-    /* Renegotiation: the old workspace may still be in use. */
-    p3d_cuda_stream_synchronize (filter->stream);
-    p3d_voxelizer_free (self->voxelizer);
-    self->voxelizer = NULL;
-    result = p3d_voxelizer_new (&params, WORKSPACE_POINTS_HINT,
-        &self->voxelizer);
-    p3d_cuda_device_pop (previous);
-    if (!p3d_cuda_filter_check (filter, result,
-            "creating the voxelization workspace"))
+    self->params = params;
+    if (!p3d_cuda_filter_replace_workspace (filter,
+            (gpointer *) & self->voxelizer,
+            (GDestroyNotify) p3d_voxelizer_free, voxelizer_new,
+            "creating the voxelization workspace", error))
       return FALSE;
   }
   self->in_info = in_info;
@@ -435,8 +441,8 @@ p3d_voxelize_start_device (P3dCudaFilter * filter)
   P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dResult result;
 
-  self->readback = p3d_readback_new (sizeof (P3dVoxelizeStats),
-      READBACK_DEPTH, &result);
+  self->readback = p3d_readback_new (filter->device_id,
+      sizeof (P3dVoxelizeStats), READBACK_DEPTH, &result);
   return p3d_cuda_filter_check (filter, result,
       "allocating the statistics readback");
 }
@@ -459,7 +465,7 @@ publish_stats (P3dVoxelize * self, const P3dVoxelizeStats * stats,
 {
   gboolean saturated = stats->points_over_max_points > 0
       || stats->voxels_dropped > 0;
-  gboolean warn, post;
+  gboolean warn, warn_empty, post;
   GstStructure *s = NULL;
   guint64 frame;
 
@@ -471,6 +477,9 @@ publish_stats (P3dVoxelize * self, const P3dVoxelizeStats * stats,
     self->saturated_frames++;
   warn = saturated && !self->saturated;
   self->saturated = saturated;
+  /* a wrong range or an empty file gives no voxels at all: say so once */
+  warn_empty = stats->voxels == 0 && !self->warned_empty;
+  self->warned_empty = self->warned_empty || warn_empty;
   post = self->post_stats;
   if (post) {
     s = stats_to_structure (self, stats, "voxelize-stats");
@@ -492,6 +501,19 @@ publish_stats (P3dVoxelize * self, const P3dVoxelizeStats * stats,
             stats->voxels_dropped, self->params.max_points,
             self->params.max_voxels));
   }
+  if (warn_empty) {
+    const gdouble *r = self->out_info.grid.range;
+
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Frame %" G_GUINT64_FORMAT " has no point inside the range "
+            "<%g, %g, %g, %g, %g, %g>: %s", frame, r[0], r[1], r[2], r[3],
+            r[4], r[5], stats->points_in == 0 ? "the frame is empty" :
+            "every point is outside it or not finite"),
+        ("pts %" GST_TIME_FORMAT ": points-in %u, points-out-of-range %u, "
+            "points-nonfinite %u; posted once per stream", GST_TIME_ARGS (pts),
+            stats->points_in, stats->points_out_of_range,
+            stats->points_nonfinite));
+  }
   if (s)
     gst_element_post_message (GST_ELEMENT (self),
         gst_message_new_element (GST_OBJECT (self), s));
@@ -504,16 +526,11 @@ drain_readback (P3dVoxelize * self, gboolean wait)
 {
   P3dVoxelizeStats stats;
   GstClockTime pts;
-  gint previous;
 
   if (self->readback == NULL)
     return;
-  if (p3d_cuda_device_push (P3D_CUDA_FILTER (self)->device_id,
-          &previous) != P3D_OK)
-    return;
   while (p3d_readback_pop (self->readback, wait, &stats, &pts))
     publish_stats (self, &stats, pts);
-  p3d_cuda_device_pop (previous);
 }
 
 static gboolean

@@ -38,6 +38,8 @@ struct _P3dVoxelize
   guint64 frames;
   guint64 saturated_frames;
   gboolean saturated;
+  /* the warning for a frame without a point in the range was posted */
+  gboolean warned_empty;
 };
 
 G_END_DECLS

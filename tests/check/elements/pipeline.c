@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <gst/app/gstappsink.h>
+#include <gst/base/gstbasetransform.h>
 #include <gst/check/gstcheck.h>
 #include <json-glib/json-glib.h>
 
@@ -373,18 +374,17 @@ GST_START_TEST (test_candidates_nms_circle_per_class)
 
 GST_END_TEST;
 
-/* backend=cuda on a machine without a device: the start fails with an
- * error that names the device. */
+/* backend=cuda on a device that does not exist (device 0 on a machine
+ * without one, the first number past the last device on a GPU machine): the
+ * start fails with an error that names the device and says that there is
+ * none, not that a driver is too old. */
 GST_START_TEST (test_backend_cuda_without_device)
 {
   static const gchar *const elements[] = { "voxelize", "pillarfeat", "nms" };
+  gint missing = p3d_cuda_device_count ();
+  gchar *device = g_strdup_printf ("device %d", missing);
   guint i;
 
-  if (p3d_cuda_device_count () > 0) {
-    g_print ("test_backend_cuda_without_device: skipped, this machine has a "
-        "CUDA device\n");
-    return;
-  }
   for (i = 0; i < G_N_ELEMENTS (elements); i++) {
     GstElement *element = gst_element_factory_make (elements[i], NULL);
     GstBus *bus = gst_bus_new ();
@@ -393,11 +393,14 @@ GST_START_TEST (test_backend_cuda_without_device)
 
     fail_unless (element != NULL);
     gst_util_set_object_arg (G_OBJECT (element), "backend", "cuda");
+    g_object_set (element, "cuda-device-id", missing, NULL);
     gst_element_set_bus (element, bus);
     fail_unless_equals_int (gst_element_set_state (element,
             GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
     text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
-        GST_RESOURCE_ERROR_NOT_FOUND, "backend=cuda", "device 0", NULL);
+        GST_RESOURCE_ERROR_NOT_FOUND, "backend=cuda", device,
+        "no CUDA device", NULL);
+    fail_if (strstr (text, "insufficient") != NULL, "%s", text);
     g_free (text);
     g_object_get (element, "active-backend", &active, NULL);
     fail_unless_equals_int (active, P3D_BACKEND_AUTO);
@@ -406,6 +409,7 @@ GST_START_TEST (test_backend_cuda_without_device)
     gst_object_unref (bus);
     gst_object_unref (element);
   }
+  g_free (device);
 }
 
 GST_END_TEST;
@@ -436,6 +440,64 @@ GST_START_TEST (test_backend_auto_reads_active_backend)
 
 GST_END_TEST;
 
+static GstPadProbeReturn
+answer_allocation (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_ALLOCATION)
+    return GST_PAD_PROBE_OK;
+  /* a sink that needs 5 to 9 buffers in flight, with no pool of its own */
+  gst_query_add_allocation_pool (query, NULL, 0, 5, 9);
+  return GST_PAD_PROBE_HANDLED;
+}
+
+/* The output pool is ours (tensor buffers), but sized as downstream
+ * asked. */
+GST_START_TEST (test_output_pool_keeps_downstream_counts)
+{
+  GstElement *pipeline = gst_parse_launch ("pointcloudtestsrc num-buffers=2 "
+      "! voxelize backend=cpu name=v ! fakesink name=s", NULL);
+  GstElement *voxelize = gst_bin_get_by_name (GST_BIN (pipeline), "v");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "s");
+  GstPad *pad = gst_element_get_static_pad (sink, "sink");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstBufferPool *pool;
+  GstStructure *config;
+  GstMessage *message;
+  guint size, min, max;
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      answer_allocation, NULL, NULL);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  message = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (message != NULL
+      && GST_MESSAGE_TYPE (message) == GST_MESSAGE_EOS);
+  gst_message_unref (message);
+
+  pool = gst_base_transform_get_buffer_pool (GST_BASE_TRANSFORM (voxelize));
+  fail_unless (pool != NULL);
+  fail_unless (P3D_IS_TENSOR_POOL (pool));
+  config = gst_buffer_pool_get_config (pool);
+  fail_unless (gst_buffer_pool_config_get_params (config, NULL, &size, &min,
+          &max));
+  fail_unless_equals_int (min, 5);
+  fail_unless_equals_int (max, 9);
+  gst_structure_free (config);
+  gst_object_unref (pool);
+
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (voxelize);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 static Suite *
 pipeline_suite (void)
 {
@@ -449,6 +511,7 @@ pipeline_suite (void)
   tcase_add_test (tc, test_candidates_nms_circle_per_class);
   tcase_add_test (tc, test_backend_cuda_without_device);
   tcase_add_test (tc, test_backend_auto_reads_active_backend);
+  tcase_add_test (tc, test_output_pool_keeps_downstream_counts);
   return s;
 }
 

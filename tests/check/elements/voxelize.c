@@ -4,6 +4,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
+#include "elemtest.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "voxelize.h"
@@ -226,6 +227,70 @@ GST_START_TEST (test_stats_and_saturation_warning)
 
 GST_END_TEST;
 
+/* A frame without a point in the range (an empty sweep, or every point
+ * outside): one warning per stream that names the range, then silence;
+ * a frame with voxels in between does not re-arm it. */
+GST_START_TEST (test_no_point_in_range_warning)
+{
+  GstHarness *h = voxelize_harness ("xyz",
+      "range=\"<0,-8,-3,16,8,1>\" voxel-size=\"<1,1,4>\"");
+  GstBus *bus = gst_bus_new ();
+  gfloat outside[2 * 3] = { -5.0f, 0.0f, 0.0f, 100.0f, 0.0f, 0.0f };
+  gfloat inside[3] = { 1.0f, 0.0f, 0.0f };
+  GstMessage *msg;
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (inside, 1, 3)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (outside, 2, 3)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for a frame without a point inside");
+  text = elemtest_message_text (msg);
+  fail_unless (strstr (text, "no point inside the range <0, -8, -3, 16, 8, 1>")
+      && strstr (text, "points-out-of-range 2"), "%s", text);
+  g_free (text);
+  gst_message_unref (msg);
+
+  /* empty, then outside again: already said */
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (NULL, 0, 3)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (outside, 2, 3)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+
+  /* a new stream whose first frame is empty says that it is empty */
+  h = voxelize_harness ("xyz", "");
+  bus = gst_bus_new ();
+  gst_element_set_bus (h->element, bus);
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (NULL, 0, 3)),
+      GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for an empty frame");
+  text = elemtest_message_text (msg);
+  fail_unless (strstr (text, "the frame is empty")
+      && strstr (text, "<0, -39.68, -3, 69.12, 39.68, 1>"), "%s", text);
+  g_free (text);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_post_stats_messages)
 {
   GstHarness *h = voxelize_harness ("xyz", "post-stats=true");
@@ -359,6 +424,7 @@ voxelize_suite (void)
   tcase_add_test (tc, test_timestamps_kept);
   tcase_add_test (tc, test_empty_sweep);
   tcase_add_test (tc, test_stats_and_saturation_warning);
+  tcase_add_test (tc, test_no_point_in_range_warning);
   tcase_add_test (tc, test_post_stats_messages);
   tcase_add_test (tc, test_truncated_buffer_is_an_error);
   tcase_add_test (tc, test_invalid_grid_is_an_error);

@@ -2,6 +2,8 @@
  * kernel writes read back through a host map, host writes uploaded on
  * unmap, ordering between two streams through the memory's event, copies,
  * refused sharing, and reuse of pooled memories. */
+#include <string.h>
+
 #include <gst/check/gstcheck.h>
 
 #include "fill.h"
@@ -189,6 +191,110 @@ GST_START_TEST (test_event_orders_two_streams)
 
 GST_END_TEST;
 
+/* A host read map waits for the kernel that wrote the memory, not for a
+ * consumer's later work: a source reading back its frame is not held up by
+ * the kernels downstream. The consumer's stream is kept busy long after its
+ * read (gigabytes of fills), and is still busy when the map returns. */
+GST_START_TEST (test_host_read_waits_only_for_the_writer)
+{
+  GstMemory *mem = p3d_cuda_allocator_alloc (allocator, 64 * 4);
+  GstMemory *busy = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
+  P3dCudaStream producer, consumer;
+  P3dCudaEvent consumer_done;
+  GstMapInfo info, busy_info;
+  guint i;
+
+  fail_unless_equals_int (p3d_cuda_stream_create (&producer), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_create (&consumer), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_event_create (&consumer_done), P3D_OK);
+  fill_on_device (mem, 7, producer);
+
+  /* the consumer reads mem, then works on for a long time */
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
+  fail_unless (gst_memory_map (busy, &busy_info, GST_MAP_WRITE | P3D_MAP_CUDA));
+  fail_unless (p3d_cuda_memory_wait (mem, consumer));
+  for (i = 0; i < 256; i++)
+    fail_unless_equals_int (p3d_fill_pattern_cuda ((guint32 *) busy_info.data,
+            WORDS, i, consumer), P3D_OK);
+  fail_unless (p3d_cuda_memory_record (mem, consumer));
+  fail_unless_equals_int (p3d_cuda_event_record (consumer_done, consumer),
+      P3D_OK);
+  gst_memory_unmap (busy, &busy_info);
+  gst_memory_unmap (mem, &info);
+
+  assert_pattern (mem, 7, 64);
+  fail_unless_equals_int (p3d_cuda_event_query (consumer_done),
+      P3D_ERROR_NOT_READY);
+
+  /* a host write waits for every reader */
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_WRITE));
+  fail_unless_equals_int (p3d_cuda_event_query (consumer_done), P3D_OK);
+  gst_memory_unmap (mem, &info);
+
+  gst_memory_unref (mem);
+  gst_memory_unref (busy);
+  p3d_cuda_event_destroy (consumer_done);
+  p3d_cuda_stream_destroy (producer);
+  p3d_cuda_stream_destroy (consumer);
+}
+
+GST_END_TEST;
+
+/* The device-to-device path a filter takes for input on another GPU, run
+ * on one device: the reader waits for the memory, copies with
+ * p3d_cuda_memcpy_peer on its own stream and records its read with
+ * p3d_cuda_memory_record_from(); a host write of the memory afterwards
+ * waits for the copy, which holds the first pattern. */
+GST_START_TEST (test_peer_copy_and_foreign_record)
+{
+  GstMemory *mem = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
+  P3dCudaStream producer, reader;
+  P3dCudaEvent read_done;
+  GstMapInfo info;
+  guint32 *copy, *host;
+  gsize i;
+
+  fail_unless_equals_int (p3d_cuda_stream_create (&producer), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_create (&reader), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_event_create (&read_done), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_malloc ((void **) &copy, WORDS * 4), P3D_OK);
+  fill_on_device (mem, 11, producer);
+
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
+  fail_unless (p3d_cuda_memory_wait (mem, reader));
+  fail_unless_equals_int (p3d_cuda_memcpy_peer (copy, 0, info.data, 0,
+          WORDS * 4, reader), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_event_record (read_done, reader), P3D_OK);
+  fail_unless (p3d_cuda_memory_record_from (mem, read_done));
+  gst_memory_unmap (mem, &info);
+
+  /* overwrite everything from the host: must not race the copy */
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_WRITE | P3D_MAP_OVERWRITE));
+  memset (info.data, 0xab, info.size);
+  gst_memory_unmap (mem, &info);
+
+  host = g_new (guint32, WORDS);
+  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, copy, WORDS * 4,
+          reader), P3D_OK);
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (reader), P3D_OK);
+  for (i = 0; i < WORDS; i++)
+    if (host[i] != p3d_fill_pattern_value (11, i))
+      fail ("word %" G_GSIZE_FORMAT ": %08x, expected %08x", i, host[i],
+          p3d_fill_pattern_value (11, i));
+  g_free (host);
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ));
+  fail_unless_equals_int (info.data[0], 0xab);
+  gst_memory_unmap (mem, &info);
+
+  p3d_cuda_free (copy);
+  gst_memory_unref (mem);
+  p3d_cuda_event_destroy (read_done);
+  p3d_cuda_stream_destroy (producer);
+  p3d_cuda_stream_destroy (reader);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_buffer_copy_region_copies)
 {
   GstBuffer *buffer = gst_buffer_new ();
@@ -311,6 +417,8 @@ cudamemory_suite (void)
   tcase_add_test (tc, test_host_write_uploads);
   tcase_add_test (tc, test_read_write_map_keeps_content);
   tcase_add_test (tc, test_event_orders_two_streams);
+  tcase_add_test (tc, test_host_read_waits_only_for_the_writer);
+  tcase_add_test (tc, test_peer_copy_and_foreign_record);
   tcase_add_test (tc, test_buffer_copy_region_copies);
   tcase_add_test (tc, test_pool_reuses_device_memory);
   tcase_add_test (tc, test_pool_restores_variable_tensor);

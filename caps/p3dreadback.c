@@ -15,6 +15,7 @@ typedef struct
 
 struct _P3dReadback
 {
+  gint device_id;
   gsize record_size;
   guint depth;
   guint8 *device;               /* depth records */
@@ -26,11 +27,18 @@ struct _P3dReadback
 };
 
 P3dReadback *
-p3d_readback_new (gsize record_size, guint depth, P3dResult * result)
+p3d_readback_new (gint device_id, gsize record_size, guint depth,
+    P3dResult * result)
 {
-  P3dReadback *readback = g_new0 (P3dReadback, 1);
+  P3dReadback *readback;
+  gint previous;
   guint i;
 
+  *result = p3d_cuda_device_push (device_id, &previous);
+  if (*result != P3D_OK)
+    return NULL;
+  readback = g_new0 (P3dReadback, 1);
+  readback->device_id = device_id;
   readback->record_size = record_size;
   readback->depth = depth;
   readback->slots = g_new0 (Slot, depth);
@@ -40,6 +48,7 @@ p3d_readback_new (gsize record_size, guint depth, P3dResult * result)
         record_size * depth);
   for (i = 0; i < depth && *result == P3D_OK; i++)
     *result = p3d_cuda_event_create (&readback->slots[i].event);
+  p3d_cuda_device_pop (previous);
   if (*result != P3D_OK) {
     p3d_readback_free (readback);
     return NULL;
@@ -50,10 +59,14 @@ p3d_readback_new (gsize record_size, guint depth, P3dResult * result)
 void
 p3d_readback_free (P3dReadback * readback)
 {
+  gint previous;
   guint i;
 
   if (readback == NULL)
     return;
+  /* without its device, the ring's CUDA resources cannot be released */
+  if (p3d_cuda_device_push (readback->device_id, &previous) != P3D_OK)
+    goto out;
   for (i = 0; i < readback->depth; i++) {
     if (readback->slots[i].event) {
       p3d_cuda_event_synchronize (readback->slots[i].event);
@@ -64,6 +77,8 @@ p3d_readback_free (P3dReadback * readback)
     p3d_cuda_host_free (readback->host);
   if (readback->device)
     p3d_cuda_free (readback->device);
+  p3d_cuda_device_pop (previous);
+out:
   g_free (readback->slots);
   g_free (readback);
 }
@@ -107,16 +122,19 @@ p3d_readback_pop (P3dReadback * readback, gboolean wait, gpointer record,
     GstClockTime * pts)
 {
   Slot *slot;
+  P3dResult result;
+  gint previous;
 
   if (readback->queued == 0)
     return FALSE;
   slot = &readback->slots[readback->head];
-  if (wait) {
-    if (p3d_cuda_event_synchronize (slot->event) != P3D_OK)
-      return FALSE;
-  } else if (p3d_cuda_event_query (slot->event) != P3D_OK) {
+  if (p3d_cuda_device_push (readback->device_id, &previous) != P3D_OK)
     return FALSE;
-  }
+  result = wait ? p3d_cuda_event_synchronize (slot->event) :
+      p3d_cuda_event_query (slot->event);
+  p3d_cuda_device_pop (previous);
+  if (result != P3D_OK)
+    return FALSE;
   memcpy (record, readback->host + readback->head * readback->record_size,
       readback->record_size);
   *pts = slot->pts;

@@ -8,6 +8,10 @@
  * order when the element next looks (each frame, and at the end of the
  * stream, where it waits). When every slot is in flight, the element pops
  * the oldest with wait = TRUE before taking a new slot.
+ *
+ * The ring lives on one device, which it makes current itself where it
+ * needs to (creation, pop, free); next_slot and push are called with that
+ * device current, as a P3dCudaFilter's process_cuda is.
  */
 #ifndef __P3D_READBACK_H__
 #define __P3D_READBACK_H__
@@ -20,9 +24,9 @@ G_BEGIN_DECLS
 
 typedef struct _P3dReadback P3dReadback;
 
-/* On the current device; NULL and @result set on failure. */
-P3dReadback *p3d_readback_new (gsize record_size, guint depth,
-    P3dResult * result);
+/* On @device_id; NULL and @result set on failure. */
+P3dReadback *p3d_readback_new (gint device_id, gsize record_size,
+    guint depth, P3dResult * result);
 void p3d_readback_free (P3dReadback * readback);
 
 /* The device slot for the next frame's record; P3D_ERROR_NOT_READY when

@@ -795,16 +795,15 @@ build_backbone (Builder * b, guint * stage_outputs, GError ** error)
     guint channels = config->backbone_out_channels[s];
     guint height = (in->height - 1) / stride + 1;
     guint width = (in->width - 1) / stride + 1;
-    guint ping = add_buffer (b, channels, height, width);
-    guint pong = config->backbone_layer_nums[s] > 0 ?
-        add_buffer (b, channels, height, width) : ping;
 
     for (k = 0; k <= config->backbone_layer_nums[s]; k++) {
       gchar *weight = g_strdup_printf ("pts_backbone.blocks.%u.%u.weight", s,
           3 * k);
       gchar *norm = g_strdup_printf ("pts_backbone.blocks.%u.%u", s,
           3 * k + 1);
-      guint output = k % 2 == 0 ? ping : pong;
+      /* a buffer of its own: the net is written once per run, so the
+       * device runner may replay it as one graph */
+      guint output = add_buffer (b, channels, height, width);
       gboolean ok = add_layer (b, P3D_CONV_2D, weight, norm,
           config->backbone_bn_eps, NULL, input, output, 0, channels, 3,
           k == 0 ? stride : 1, 1, TRUE, error);
@@ -883,9 +882,9 @@ build_neck (Builder * b, const guint * stage_outputs, GError ** error)
   return TRUE;
 }
 
-/* CenterHead: the shared conv, then per task and head a ConvModule into
- * one scratch buffer and the final conv (with bias) into the head's own
- * output buffer. */
+/* CenterHead: the shared conv, then per task and head a ConvModule into a
+ * buffer of its own and the final conv (with bias) into the head's output
+ * buffer. */
 static gboolean
 build_head (Builder * b, GError ** error)
 {
@@ -920,7 +919,6 @@ build_head (Builder * b, GError ** error)
           model->neck_output, shared, 0, config->share_conv_channel, 3, 1, 1,
           TRUE, error))
     return FALSE;
-  scratch = add_buffer (b, config->head_conv, height, width);
   for (t = 0; t < config->n_tasks; t++) {
     for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
       guint channels = h == P3D_CENTERPOINT_HEAD_HEATMAP ?
@@ -932,6 +930,7 @@ build_head (Builder * b, GError ** error)
       model->heads[t][h].channels = channels;
       if (channels == 0)
         continue;
+      scratch = add_buffer (b, config->head_conv, height, width);
       output = add_buffer (b, channels, height, width);
       model->heads[t][h].buffer = output;
       prefix = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s", t,

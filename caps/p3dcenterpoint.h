@@ -152,11 +152,9 @@ typedef struct
   gfloat *pfn_bias;             /* [out] */
 
   /* Backbone, neck and head.  Buffer 0 is the scattered BEV canvas
-   * [pfn_out][grid y][grid x].  Layers run in order, and a buffer may be
-   * written again once no later layer needs what it held (the backbone's
-   * convolutions inside a stage ping-pong, the heads share one
-   * intermediate), so only the buffers in @heads and @neck_output hold
-   * their final content after a run. */
+   * [pfn_out][grid y][grid x].  Every layer writes a buffer (or a channel
+   * slice of the neck's concat) that no other layer writes, so every
+   * buffer holds its final content after a run. */
   P3dConvNetDesc net;
   guint neck_output;            /* the concat, the head's input */
   guint head_height;            /* size of every head map */

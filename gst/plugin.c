@@ -8,12 +8,14 @@
 
 #include <gst/gst.h>
 
+#include "gstbevdetect.h"
 #include "gstbevpool.h"
 #include "gstbevrender.h"
 #include "gstboxenc.h"
 #include "gstboxparse.h"
 #include "gstnms.h"
 #include "gstpcdparse.h"
+#include "gstpillarencode.h"
 #include "gstpillarfeat.h"
 #include "gstpointcloudparse.h"
 #include "gstpointcloudtestsrc.h"
@@ -29,6 +31,8 @@ plugin_init (GstPlugin * plugin)
   } elements[] = {
     {"voxelize", p3d_voxelize_get_type},
     {"pillarfeat", p3d_pillarfeat_get_type},
+    {"pillarencode", p3d_pillarencode_get_type},
+    {"bevdetect", p3d_bevdetect_get_type},
     {"nms", p3d_nms_filter_get_type},
     {"bevpool", p3d_bevpool_get_type},
     {"pointcloudtestsrc", p3d_point_cloud_test_src_get_type},

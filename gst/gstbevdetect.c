@@ -1,0 +1,530 @@
+/**
+ * SECTION:element-bevdetect
+ * @title: bevdetect
+ *
+ * The detector of a CenterPoint model on a bird's-eye-view feature map: the
+ * 2D backbone (SECOND), the neck (SECONDFPN) and the CenterHead of the
+ * model in a safetensors weights file (docs/weights.md), then the decode of
+ * the head's maps into boxes as mmdetection3d's CenterPointBBoxCoder does:
+ * per task, the heatmap's sigmoid, the best max-num (class, cell) pairs,
+ * those scoring above the coder's threshold inside its post-centre range,
+ * each with its offset, height, exp of its size and atan2 of its yaw; labels
+ * count over all tasks' classes. With model-nms (the default) the model's
+ * own test-time NMS runs per task as its configuration says (rotated-box
+ * IoU or CenterPoint's circle rule), so the boxes equal what
+ * mmdetection3d's predict() returns; z is the box centre, as every
+ * application/x-boxes3d record (mmdetection3d puts z at the bottom).
+ * Velocity, which the head also predicts, has no field in the records and
+ * is not output.
+ *
+ * The input is any application/x-bev-features whose channels and size match
+ * the weights (pillarencode's canvas, or bevpool's for a camera model). The
+ * CUDA path runs the convolutions on cuDNN (loaded when the element starts;
+ * deterministic algorithms, chosen once), in F16 with F32 accumulation or in
+ * F32 (property precision); the reference path computes in float32 with
+ * plain loops, slowly: it is meant for small models and tests.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 pointcloudtestsrc num-buffers=10 format=xyzit \
+ *   ! voxelize voxel-size="<0.2,0.2,8>" range="<-51.2,-51.2,-5,51.2,51.2,3>" \
+ *       max-points=20 max-voxels=40000 \
+ *   ! pillarfeat features=mmdet3d-11 ! pillarencode weights=model.safetensors \
+ *   ! bevdetect weights=model.safetensors ! boxenc ! filesink location=boxes.jsonl
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "gstbevdetect.h"
+#include "half.h"
+#include "p3dmodelfile.h"
+
+GST_DEBUG_CATEGORY_STATIC (p3d_bevdetect_debug);
+#define GST_CAT_DEFAULT p3d_bevdetect_debug
+
+enum
+{
+  PROP_0,
+  PROP_WEIGHTS,
+  PROP_MODEL_NMS,
+  PROP_PRECISION,
+};
+
+#define DEFAULT_MODEL_NMS TRUE
+#define DEFAULT_PRECISION P3D_PRECISION_F16
+
+GType
+p3d_precision_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {P3D_PRECISION_F16, "F16 storage, F32 accumulation (tensor cores)",
+        "f16"},
+    {P3D_PRECISION_F32, "F32 storage and accumulation", "f32"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("P3dPrecision", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define p3d_bevdetect_parent_class parent_class
+G_DEFINE_TYPE (P3dBevdetect, p3d_bevdetect, P3D_TYPE_CUDA_FILTER);
+
+static void p3d_bevdetect_finalize (GObject * object);
+static void p3d_bevdetect_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void p3d_bevdetect_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean p3d_bevdetect_start (GstBaseTransform * trans);
+static gboolean p3d_bevdetect_stop (GstBaseTransform * trans);
+static GstCaps *p3d_bevdetect_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps);
+static gboolean p3d_bevdetect_set_info (P3dCudaFilter * filter,
+    GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout, GError ** error);
+static void p3d_bevdetect_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_bevdetect_process_cpu (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
+static GstFlowReturn p3d_bevdetect_process_cuda (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
+    gboolean out_clean);
+
+static void
+p3d_bevdetect_class_init (P3dBevdetectClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
+  GstCaps *sink_caps, *src_caps;
+
+  gobject_class->finalize = p3d_bevdetect_finalize;
+  gobject_class->set_property = p3d_bevdetect_set_property;
+  gobject_class->get_property = p3d_bevdetect_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_WEIGHTS,
+      g_param_spec_string ("weights", "Weights",
+          "Path of the model's safetensors file (docs/weights.md): the "
+          "backbone's, neck's and head's weights and the model's "
+          "configuration. Required", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MODEL_NMS,
+      g_param_spec_boolean ("model-nms", "Model NMS",
+          "Apply the model's own test-time NMS per task, as its "
+          "configuration gives it, so the boxes equal the framework's; "
+          "FALSE: output every decoded box (up to the coder's max-num per "
+          "task) for a downstream nms", DEFAULT_MODEL_NMS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_PRECISION,
+      g_param_spec_enum ("precision", "Precision",
+          "Storage of the network on the device (the reference path "
+          "computes in F32 whatever this says)", P3D_TYPE_PRECISION,
+          DEFAULT_PRECISION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_set_static_metadata (element_class,
+      "BEV detector", "Filter/Analyzer/Lidar",
+      "Bird's-eye-view features to 3D boxes through a CenterPoint backbone, "
+      "neck and head and its box decode, on CUDA (cuDNN) or on the CPU",
+      "gst-perception developers");
+
+  sink_caps = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
+  src_caps = gst_caps_from_string (P3D_MEDIA_TYPE_BOXES3D);
+  p3d_cuda_filter_class_add_pad_templates (filter_class, sink_caps, src_caps);
+  gst_caps_unref (sink_caps);
+  gst_caps_unref (src_caps);
+
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_bevdetect_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bevdetect_stop);
+  filter_class->transform_media_caps =
+      GST_DEBUG_FUNCPTR (p3d_bevdetect_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bevdetect_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bevdetect_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bevdetect_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_bevdetect_process_cuda);
+
+  gst_type_mark_as_plugin_api (P3D_TYPE_PRECISION, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_bevdetect_debug, "bevdetect", 0, "BEV detector");
+}
+
+static void
+p3d_bevdetect_init (P3dBevdetect * self)
+{
+  self->model_nms = DEFAULT_MODEL_NMS;
+  self->precision = DEFAULT_PRECISION;
+}
+
+static void
+p3d_bevdetect_finalize (GObject * object)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (object);
+
+  g_free (self->weights);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+p3d_bevdetect_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WEIGHTS:
+      g_free (self->weights);
+      self->weights = g_value_dup_string (value);
+      break;
+    case PROP_MODEL_NMS:
+      self->model_nms = g_value_get_boolean (value);
+      break;
+    case PROP_PRECISION:
+      self->precision = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+p3d_bevdetect_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WEIGHTS:
+      g_value_set_string (value, self->weights);
+      break;
+    case PROP_MODEL_NMS:
+      g_value_set_boolean (value, self->model_nms);
+      break;
+    case PROP_PRECISION:
+      g_value_set_enum (value, self->precision);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* The model is loaded before the base class starts, so that the caps the
+ * model implies are known when negotiation begins. */
+static gboolean
+p3d_bevdetect_start (GstBaseTransform * trans)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (trans);
+  P3dCenterPointModel *model;
+  gboolean model_nms;
+  gchar *path;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->weights);
+  model_nms = self->model_nms;
+  GST_OBJECT_UNLOCK (self);
+  model = p3d_model_file_load (GST_ELEMENT (self), path);
+  g_free (path);
+  if (model == NULL)
+    return FALSE;
+  p3d_model_file_decode_params (model, model_nms, &self->params);
+  GST_OBJECT_LOCK (self);
+  self->model = model;
+  GST_OBJECT_UNLOCK (self);
+  if (!GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans)) {
+    p3d_bevdetect_stop (trans);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+free_cpu_buffers (P3dBevdetect * self)
+{
+  if (self->cpu_buffers)
+    p3d_convnet_cpu_buffers_free (&self->model->net, self->cpu_buffers);
+  self->cpu_buffers = NULL;
+  g_clear_pointer (&self->cpu_input, g_free);
+}
+
+static gboolean
+p3d_bevdetect_stop (GstBaseTransform * trans)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (trans);
+  gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
+
+  if (self->model)
+    free_cpu_buffers (self);
+  GST_OBJECT_LOCK (self);
+  g_clear_pointer (&self->model, p3d_centerpoint_model_free);
+  GST_OBJECT_UNLOCK (self);
+  return ret;
+}
+
+static GstCaps *
+p3d_bevdetect_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  GstCaps *result = gst_caps_new_empty ();
+  gboolean have_model;
+  P3dConvBufferDesc canvas = { 0, };
+  guint capacity = 0;
+  guint i;
+
+  GST_OBJECT_LOCK (self);
+  have_model = self->model != NULL;
+  if (have_model) {
+    canvas = self->model->net.buffers[0];
+    capacity = p3d_centerpoint_output_capacity (&self->params);
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+    GstStructure *other;
+    const GValue *v;
+
+    if (direction == GST_PAD_SINK) {
+      other = gst_structure_new_empty (P3D_MEDIA_TYPE_BOXES3D);
+      if (have_model)
+        gst_structure_set (other, "max-boxes", G_TYPE_INT, (gint) capacity,
+            NULL);
+    } else {
+      GstCaps *any = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
+
+      other = gst_structure_copy (gst_caps_get_structure (any, 0));
+      gst_caps_unref (any);
+      if (have_model)
+        gst_structure_set (other, "channels", G_TYPE_INT,
+            (gint) canvas.channels, "width", G_TYPE_INT, (gint) canvas.width,
+            "height", G_TYPE_INT, (gint) canvas.height, NULL);
+    }
+    if ((v = gst_structure_get_value (s, "framerate")))
+      gst_structure_set_value (other, "framerate", v);
+    result = gst_caps_merge_structure (result, other);
+  }
+  return result;
+}
+
+static gint
+net_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  P3dResult result;
+
+  self->net_message[0] = '\0';
+  result = p3d_convnet_cuda_new (&self->model->net, self->half,
+      (P3dConvNet **) workspace, self->net_message, sizeof (self->net_message));
+  if (result != P3D_OK)
+    GST_WARNING_OBJECT (self, "network on the GPU: %s", self->net_message);
+  return result;
+}
+
+static gint
+decoder_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+
+  return p3d_centerpoint_decoder_new (&self->params,
+      (P3dCenterPointDecoder **) workspace);
+}
+
+static gboolean
+p3d_bevdetect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout, GError ** error)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  const P3dCenterPointModel *model = self->model;
+  const P3dConvBufferDesc *canvas = &model->net.buffers[0];
+  guint capacity = p3d_centerpoint_output_capacity (&self->params);
+  P3dBevFeaturesInfo in_info;
+  P3dBoxes3dInfo out_info;
+  P3dPrecision precision;
+  gboolean half;
+
+  if (!p3d_bev_features_info_from_caps (&in_info, incaps)
+      || !p3d_boxes3d_info_from_caps (&out_info, outcaps))
+    return FALSE;
+  if (in_info.channels != canvas->channels || in_info.width != canvas->width
+      || in_info.height != canvas->height
+      || in_info.layout != P3D_BEV_FEATURES_LAYOUT_YX) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The BEV features are channels=%u height=%u width=%u (layout %s), "
+        "the model takes channels=%u height=%u width=%u (layout yx)",
+        in_info.channels, in_info.height, in_info.width,
+        in_info.layout == P3D_BEV_FEATURES_LAYOUT_YX ? "yx" : "xy",
+        canvas->channels, canvas->height, canvas->width);
+    return FALSE;
+  }
+  if (out_info.max_boxes != capacity) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The output caps hold max-boxes=%u, the model outputs up to %u",
+        out_info.max_boxes, capacity);
+    return FALSE;
+  }
+
+  GST_OBJECT_LOCK (self);
+  precision = self->precision;
+  GST_OBJECT_UNLOCK (self);
+  half = precision == P3D_PRECISION_F16;
+  if (filter->use_cuda) {
+    if (self->net == NULL || half != self->half) {
+      self->half = half;
+      if (!p3d_cuda_filter_replace_workspace (filter,
+              (gpointer *) & self->net, (GDestroyNotify) p3d_convnet_cuda_free,
+              net_new, "setting up the network on the GPU", error)) {
+        if (self->net_message[0])
+          g_prefix_error (error, "%s: ", self->net_message);
+        return FALSE;
+      }
+    }
+    if (self->decoder == NULL
+        && !p3d_cuda_filter_replace_workspace (filter,
+            (gpointer *) & self->decoder,
+            (GDestroyNotify) p3d_centerpoint_decoder_free, decoder_new,
+            "allocating the decode workspace", error))
+      return FALSE;
+  } else if (self->cpu_buffers == NULL) {
+    self->cpu_buffers = p3d_convnet_cpu_buffers_new (&model->net);
+    self->cpu_input = g_try_new (float, (gsize) canvas->channels
+        * canvas->height * canvas->width);
+    if (self->cpu_buffers == NULL || self->cpu_input == NULL) {
+      free_cpu_buffers (self);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+          "Not enough memory for the network's activations");
+      return FALSE;
+    }
+  }
+  self->in_info = in_info;
+  self->out_info = out_info;
+  p3d_bev_features_info_get_layout (&in_info, in_layout);
+  p3d_boxes3d_info_get_layout (&out_info, out_layout);
+  return TRUE;
+}
+
+static void
+p3d_bevdetect_stop_device (P3dCudaFilter * filter)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+
+  g_clear_pointer (&self->net, p3d_convnet_cuda_free);
+  g_clear_pointer (&self->decoder, p3d_centerpoint_decoder_free);
+}
+
+/* The views of every task's head maps, from buffer views of the path. */
+typedef void (*ViewFunc) (P3dBevdetect * self, guint buffer, P3dMapView * view);
+
+static void
+cpu_view (P3dBevdetect * self, guint buffer, P3dMapView * view)
+{
+  p3d_convnet_cpu_view (&self->model->net, buffer, self->cpu_buffers[buffer],
+      view);
+}
+
+static void
+cuda_view (P3dBevdetect * self, guint buffer, P3dMapView * view)
+{
+  /* cannot fail for a buffer of the desc the net was made from */
+  p3d_convnet_cuda_view (self->net, buffer, view);
+}
+
+static void
+task_maps (P3dBevdetect * self, ViewFunc view,
+    P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS])
+{
+  const P3dCenterPointModel *model = self->model;
+  guint t;
+
+  memset (maps, 0, sizeof (P3dCenterPointTaskMaps) * P3D_CENTERPOINT_MAX_TASKS);
+  for (t = 0; t < model->config.n_tasks; t++) {
+    const P3dCenterPointHeadOutput *heads = model->heads[t];
+
+    view (self, heads[P3D_CENTERPOINT_HEAD_HEATMAP].buffer, &maps[t].heatmap);
+    view (self, heads[P3D_CENTERPOINT_HEAD_REG].buffer, &maps[t].reg);
+    view (self, heads[P3D_CENTERPOINT_HEAD_HEIGHT].buffer, &maps[t].height);
+    view (self, heads[P3D_CENTERPOINT_HEAD_DIM].buffer, &maps[t].dim);
+    view (self, heads[P3D_CENTERPOINT_HEAD_ROT].buffer, &maps[t].rot);
+    if (heads[P3D_CENTERPOINT_HEAD_VEL].channels > 0)
+      view (self, heads[P3D_CENTERPOINT_HEAD_VEL].buffer, &maps[t].vel);
+  }
+}
+
+static void
+output_from_map (P3dTensorMap * out, P3dCenterPointOutput * output)
+{
+  output->boxes = out->data[P3D_BOXES_TENSOR_RECORDS];
+  output->count = out->data[P3D_BOXES_TENSOR_COUNT];
+  output->velocity = NULL;
+}
+
+static GstFlowReturn
+p3d_bevdetect_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  const P3dConvBufferDesc *canvas = &self->model->net.buffers[0];
+  gsize i, n = (gsize) canvas->channels * canvas->height * canvas->width;
+  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
+  P3dCenterPointOutput output;
+  const float *input = in->data[P3D_BEV_FEATURES_TENSOR_FEATURES];
+  P3dResult result;
+
+  if (self->in_info.format == P3D_DATA_FORMAT_F16) {
+    const guint16 *half = in->data[P3D_BEV_FEATURES_TENSOR_FEATURES];
+
+    for (i = 0; i < n; i++)
+      self->cpu_input[i] = p3d_half_to_float (half[i]);
+    input = self->cpu_input;
+  }
+  result = p3d_convnet_cpu (&self->model->net, input, self->cpu_buffers);
+  if (result == P3D_OK) {
+    task_maps (self, cpu_view, maps);
+    output_from_map (out, &output);
+    result = p3d_centerpoint_decode_cpu (&self->params, maps, &output);
+  }
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Detection failed"),
+        ("%s", p3d_result_string (result)));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+p3d_bevdetect_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
+  P3dCenterPointOutput output;
+
+  if (!p3d_cuda_filter_check (filter, p3d_convnet_cuda_run (self->net,
+              in->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
+              self->in_info.format == P3D_DATA_FORMAT_F16, filter->stream),
+          "running the network"))
+    return GST_FLOW_ERROR;
+  task_maps (self, cuda_view, maps);
+  output_from_map (out, &output);
+  if (!p3d_cuda_filter_check (filter, p3d_centerpoint_decode_cuda
+          (self->decoder, maps, &output, filter->stream), "decoding boxes"))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}

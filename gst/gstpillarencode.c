@@ -1,0 +1,523 @@
+/**
+ * SECTION:element-pillarencode
+ * @title: pillarencode
+ *
+ * The first layer of a PointPillars or CenterPoint-pillar network: every
+ * point of a pillar goes through the model's learned pillar feature net (a
+ * linear layer with BatchNorm folded in, then ReLU), the pillar keeps the
+ * maximum over its point slots, and that vector lands in the pillar's cell
+ * of a bird's-eye-view canvas, zero where there is no pillar. Padded point
+ * slots take part in the maximum as they do in the PyTorch model.
+ *
+ * The weights and the model's configuration come from one safetensors file
+ * (docs/weights.md); the point features must be the set the model was
+ * trained on (pillarfeat features=mmdet3d-11 for mmdetection3d's
+ * CenterPoint), on the grid it was trained on. The canvas is
+ * application/x-bev-features [C][H][W], F32 or F16, the input of bevdetect.
+ *
+ * Pillars whose coordinates lie outside the grid (only malformed input has
+ * them) are dropped and counted, with one warning per stream.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 pointcloudtestsrc num-buffers=10 format=xyzit \
+ *   ! voxelize voxel-size="<0.2,0.2,8>" range="<-51.2,-51.2,-5,51.2,51.2,3>" \
+ *       max-points=20 max-voxels=40000 \
+ *   ! pillarfeat features=mmdet3d-11 ! pillarencode weights=model.safetensors \
+ *   ! bevdetect weights=model.safetensors ! boxenc ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "gstpillarencode.h"
+#include "p3dmodelfile.h"
+
+GST_DEBUG_CATEGORY_STATIC (p3d_pillarencode_debug);
+#define GST_CAT_DEFAULT p3d_pillarencode_debug
+
+enum
+{
+  PROP_0,
+  PROP_WEIGHTS,
+};
+
+/* frames whose dropped-pillar count may be in flight at once */
+#define READBACK_DEPTH 8
+
+#define p3d_pillarencode_parent_class parent_class
+G_DEFINE_TYPE (P3dPillarencode, p3d_pillarencode, P3D_TYPE_CUDA_FILTER);
+
+static void p3d_pillarencode_finalize (GObject * object);
+static void p3d_pillarencode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void p3d_pillarencode_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean p3d_pillarencode_start (GstBaseTransform * trans);
+static gboolean p3d_pillarencode_stop (GstBaseTransform * trans);
+static gboolean p3d_pillarencode_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
+static GstCaps *p3d_pillarencode_transform_media_caps (P3dCudaFilter *
+    filter, GstPadDirection direction, GstCaps * caps);
+static gboolean p3d_pillarencode_set_info (P3dCudaFilter * filter,
+    GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout, GError ** error);
+static gboolean p3d_pillarencode_start_device (P3dCudaFilter * filter);
+static void p3d_pillarencode_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_pillarencode_process_cpu (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
+static GstFlowReturn p3d_pillarencode_process_cuda (P3dCudaFilter * filter,
+    GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
+    gboolean out_clean);
+
+static void
+p3d_pillarencode_class_init (P3dPillarencodeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
+  GstCaps *sink_caps, *src_caps;
+
+  gobject_class->finalize = p3d_pillarencode_finalize;
+  gobject_class->set_property = p3d_pillarencode_set_property;
+  gobject_class->get_property = p3d_pillarencode_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_WEIGHTS,
+      g_param_spec_string ("weights", "Weights",
+          "Path of the model's safetensors file (docs/weights.md): the "
+          "pillar feature net's weights and the model's configuration. "
+          "Required", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_set_static_metadata (element_class,
+      "Pillar feature net", "Filter/Converter/Lidar",
+      "Pillar features to a bird's-eye-view canvas through a model's learned "
+      "pillar feature net, on CUDA or on the CPU", "gst-perception developers");
+
+  sink_caps = gst_caps_from_string (P3D_PILLARS_CAPS_ALL);
+  src_caps = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
+  p3d_cuda_filter_class_add_pad_templates (filter_class, sink_caps, src_caps);
+  gst_caps_unref (sink_caps);
+  gst_caps_unref (src_caps);
+
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_pillarencode_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_pillarencode_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillarencode_sink_event);
+  filter_class->transform_media_caps =
+      GST_DEBUG_FUNCPTR (p3d_pillarencode_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillarencode_set_info);
+  filter_class->start_device =
+      GST_DEBUG_FUNCPTR (p3d_pillarencode_start_device);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_pillarencode_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillarencode_process_cpu);
+  filter_class->process_cuda =
+      GST_DEBUG_FUNCPTR (p3d_pillarencode_process_cuda);
+
+  GST_DEBUG_CATEGORY_INIT (p3d_pillarencode_debug, "pillarencode", 0,
+      "Pillar feature net");
+}
+
+static void
+p3d_pillarencode_init (P3dPillarencode * self)
+{
+}
+
+static void
+p3d_pillarencode_finalize (GObject * object)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (object);
+
+  g_free (self->weights);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+p3d_pillarencode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (object);
+
+  switch (prop_id) {
+    case PROP_WEIGHTS:
+      GST_OBJECT_LOCK (self);
+      g_free (self->weights);
+      self->weights = g_value_dup_string (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+p3d_pillarencode_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (object);
+
+  switch (prop_id) {
+    case PROP_WEIGHTS:
+      GST_OBJECT_LOCK (self);
+      g_value_set_string (value, self->weights);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+/* The model is loaded before the base class starts, so that the caps the
+ * model implies are known when negotiation begins. */
+static gboolean
+p3d_pillarencode_start (GstBaseTransform * trans)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (trans);
+  gchar *path;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->weights);
+  GST_OBJECT_UNLOCK (self);
+  self->model = p3d_model_file_load (GST_ELEMENT (self), path);
+  g_free (path);
+  if (self->model == NULL)
+    return FALSE;
+  self->dropped = 0;
+  self->warned_dropped = FALSE;
+  if (!GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans)) {
+    g_clear_pointer (&self->model, p3d_centerpoint_model_free);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+p3d_pillarencode_stop (GstBaseTransform * trans)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (trans);
+  gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
+
+  g_clear_pointer (&self->model, p3d_centerpoint_model_free);
+  return ret;
+}
+
+/* The model's canvas: channels and grid, once the weights are loaded. */
+static void
+set_model_fields (P3dPillarencode * self, GstStructure * s,
+    gboolean canvas_side)
+{
+  const P3dCenterPointConfig *config;
+
+  GST_OBJECT_LOCK (self);
+  config = self->model ? &self->model->config : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (config == NULL)
+    return;
+  if (canvas_side)
+    gst_structure_set (s, "channels", G_TYPE_INT,
+        (gint) self->model->pfn_out_channels, "width", G_TYPE_INT,
+        (gint) config->grid[0], "height", G_TYPE_INT, (gint) config->grid[1],
+        NULL);
+  else
+    gst_structure_set (s, "features", G_TYPE_STRING,
+        p3d_feature_set_to_string (config->features), NULL);
+}
+
+static GstCaps *
+p3d_pillarencode_transform_media_caps (P3dCudaFilter * filter,
+    GstPadDirection direction, GstCaps * caps)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  GstCaps *result = gst_caps_new_empty ();
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *s = gst_caps_get_structure (caps, i);
+    GstStructure *other;
+    const GValue *v;
+
+    if (direction == GST_PAD_SINK) {
+      GstCaps *any = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
+      const GValue *grid;
+
+      other = gst_structure_copy (gst_caps_get_structure (any, 0));
+      gst_caps_unref (any);
+      /* the canvas keeps the precision of the features it is made from */
+      if ((v = gst_structure_get_value (s, "format")))
+        gst_structure_set_value (other, "format", v);
+      grid = gst_structure_get_value (s, "grid");
+      if (grid && GST_VALUE_HOLDS_ARRAY (grid)
+          && gst_value_array_get_size (grid) >= 2) {
+        gst_structure_set_value (other, "width",
+            gst_value_array_get_value (grid, 0));
+        gst_structure_set_value (other, "height",
+            gst_value_array_get_value (grid, 1));
+      }
+      if ((v = gst_structure_get_value (s, "range")))
+        gst_structure_set_value (other, "range", v);
+      set_model_fields (self, other, TRUE);
+    } else {
+      GstCaps *any = gst_caps_from_string (P3D_PILLARS_CAPS_ALL);
+
+      other = gst_structure_copy (gst_caps_get_structure (any, 0));
+      gst_caps_unref (any);
+      if ((v = gst_structure_get_value (s, "format")))
+        gst_structure_set_value (other, "format", v);
+      set_model_fields (self, other, FALSE);
+    }
+    if ((v = gst_structure_get_value (s, "framerate")))
+      gst_structure_set_value (other, "framerate", v);
+    result = gst_caps_merge_structure (result, other);
+  }
+  return result;
+}
+
+/* Whether the voxel grid of the caps is the one the model was trained on:
+ * the scatter's canvas and every layer after it depend on it. */
+static gboolean
+grid_matches_model (const P3dCenterPointConfig * config,
+    const P3dVoxelGrid * grid, gchar ** why)
+{
+  guint a;
+
+  for (a = 0; a < 3; a++) {
+    if (grid->grid[a] != config->grid[a]
+        || fabs (grid->voxel_size[a] - config->voxel_size[a]) > 1e-6
+        * fabs (config->voxel_size[a])) {
+      *why = g_strdup_printf ("grid %u x %u x %u of %g x %g x %g m cells, "
+          "the model was trained on %u x %u x %u of %g x %g x %g m",
+          grid->grid[0], grid->grid[1], grid->grid[2], grid->voxel_size[0],
+          grid->voxel_size[1], grid->voxel_size[2], config->grid[0],
+          config->grid[1], config->grid[2], config->voxel_size[0],
+          config->voxel_size[1], config->voxel_size[2]);
+      return FALSE;
+    }
+  }
+  for (a = 0; a < 6; a++) {
+    if (fabs (grid->range[a] - config->point_cloud_range[a]) > 1e-4) {
+      *why = g_strdup_printf ("range <%g, %g, %g, %g, %g, %g>, the model "
+          "was trained on <%g, %g, %g, %g, %g, %g>", grid->range[0],
+          grid->range[1], grid->range[2], grid->range[3], grid->range[4],
+          grid->range[5], config->point_cloud_range[0],
+          config->point_cloud_range[1], config->point_cloud_range[2],
+          config->point_cloud_range[3], config->point_cloud_range[4],
+          config->point_cloud_range[5]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gint
+encoder_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+
+  return p3d_pillarencoder_new (&self->params, self->model->pfn_weight,
+      self->model->pfn_bias, (P3dPillarEncoder **) workspace);
+}
+
+static gboolean
+p3d_pillarencode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+    P3dTensorLayout * in_layout, GstCaps * outcaps,
+    P3dTensorLayout * out_layout, GError ** error)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  const P3dCenterPointModel *model = self->model;
+  P3dPillarsInfo in_info;
+  P3dBevFeaturesInfo out_info;
+  P3dPillarEncodeParams params = { 0, };
+  P3dResult result;
+  gchar *why = NULL;
+
+  if (!p3d_pillars_info_from_caps (&in_info, incaps)
+      || !p3d_bev_features_info_from_caps (&out_info, outcaps))
+    return FALSE;
+  if (in_info.channels != model->pfn_in_channels) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The pillar features have %u channels (features=%s), the weights' "
+        "pillar feature net takes %u (features=%s): set pillarfeat "
+        "features=%s", in_info.channels,
+        p3d_feature_set_to_string (in_info.features), model->pfn_in_channels,
+        p3d_feature_set_to_string (model->config.features),
+        p3d_feature_set_to_string (model->config.features));
+    return FALSE;
+  }
+  if (!grid_matches_model (&model->config, &in_info.grid, &why)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The voxels do not match the model: %s; set voxelize's voxel-size "
+        "and range to the model's", why);
+    g_free (why);
+    return FALSE;
+  }
+  if (out_info.channels != model->pfn_out_channels
+      || out_info.width != in_info.grid.grid[0]
+      || out_info.height != in_info.grid.grid[1]
+      || out_info.layout != P3D_BEV_FEATURES_LAYOUT_YX) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The output caps are not the model's canvas: channels=%u width=%u "
+        "height=%u, the model makes channels=%u width=%u height=%u (layout "
+        "yx)", out_info.channels, out_info.width, out_info.height,
+        model->pfn_out_channels, in_info.grid.grid[0], in_info.grid.grid[1]);
+    return FALSE;
+  }
+
+  params.in_channels = in_info.channels;
+  params.out_channels = model->pfn_out_channels;
+  params.max_points = in_info.max_points;
+  params.max_voxels = in_info.max_voxels;
+  params.grid_x = in_info.grid.grid[0];
+  params.grid_y = in_info.grid.grid[1];
+  params.half_in = in_info.format == P3D_DATA_FORMAT_F16;
+  params.half_out = out_info.format == P3D_DATA_FORMAT_F16;
+  result = p3d_pillarencode_params_validate (&params);
+  if (result != P3D_OK) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "Cannot encode %u pillars of %u points of %u features into %u "
+        "channels: %s", params.max_voxels, params.max_points,
+        params.in_channels, params.out_channels, p3d_result_string (result));
+    return FALSE;
+  }
+
+  if (filter->use_cuda && (self->encoder == NULL
+          || memcmp (&params, &self->params, sizeof (params)) != 0)) {
+    self->params = params;
+    if (!p3d_cuda_filter_replace_workspace (filter,
+            (gpointer *) & self->encoder,
+            (GDestroyNotify) p3d_pillarencoder_free, encoder_new,
+            "creating the pillar encoder", error))
+      return FALSE;
+  }
+  self->in_info = in_info;
+  self->out_info = out_info;
+  self->params = params;
+  p3d_pillars_info_get_layout (&in_info, in_layout);
+  p3d_bev_features_info_get_layout (&out_info, out_layout);
+  return TRUE;
+}
+
+static gboolean
+p3d_pillarencode_start_device (P3dCudaFilter * filter)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dResult result;
+
+  self->readback = p3d_readback_new (filter->device_id, sizeof (guint32),
+      READBACK_DEPTH, &result);
+  return p3d_cuda_filter_check (filter, result,
+      "allocating the dropped-pillar readback");
+}
+
+static void
+p3d_pillarencode_stop_device (P3dCudaFilter * filter)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+
+  g_clear_pointer (&self->encoder, p3d_pillarencoder_free);
+  g_clear_pointer (&self->readback, p3d_readback_free);
+}
+
+/* Counts the pillars of one frame that fell outside the grid; warns once
+ * per stream. */
+static void
+count_dropped (P3dPillarencode * self, guint32 dropped)
+{
+  if (dropped == 0)
+    return;
+  self->dropped += dropped;
+  if (!self->warned_dropped) {
+    self->warned_dropped = TRUE;
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("%u pillars lie outside the %u x %u grid and were dropped",
+            dropped, self->params.grid_x, self->params.grid_y),
+        ("their coordinates are not voxelize's for these caps; further "
+            "drops in this stream are counted without a warning"));
+  }
+}
+
+static void
+drain_readback (P3dPillarencode * self, gboolean wait)
+{
+  guint32 dropped;
+  GstClockTime pts;
+
+  if (self->readback == NULL)
+    return;
+  while (p3d_readback_pop (self->readback, wait, &dropped, &pts))
+    count_dropped (self, dropped);
+}
+
+static gboolean
+p3d_pillarencode_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    drain_readback (self, TRUE);
+  else if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
+    self->warned_dropped = FALSE;
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
+static void
+input_from_map (P3dTensorMap * in, P3dPillarEncodeInput * input)
+{
+  input->features = in->data[P3D_PILLARS_TENSOR_FEATURES];
+  input->coords = in->data[P3D_PILLARS_TENSOR_COORDS];
+  input->count = in->data[P3D_PILLARS_TENSOR_COUNT];
+}
+
+static GstFlowReturn
+p3d_pillarencode_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dPillarEncodeInput input;
+  guint32 dropped = 0;
+  P3dResult result;
+
+  input_from_map (in, &input);
+  result = p3d_pillarencode_cpu (&self->params, self->model->pfn_weight,
+      self->model->pfn_bias, &input,
+      out->data[P3D_BEV_FEATURES_TENSOR_FEATURES], &dropped);
+  if (result != P3D_OK) {
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
+        ("Encoding the pillars failed"), ("%s", p3d_result_string (result)));
+    return GST_FLOW_ERROR;
+  }
+  count_dropped (self, dropped);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+p3d_pillarencode_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dPillarEncodeInput input;
+  gpointer slot = NULL;
+
+  drain_readback (self, FALSE);
+  if (p3d_readback_is_full (self->readback))
+    drain_readback (self, TRUE);
+  if (!p3d_cuda_filter_check (filter, p3d_readback_next_slot (self->readback,
+              &slot), "taking a dropped-pillar slot"))
+    return GST_FLOW_ERROR;
+  input_from_map (in, &input);
+  if (!p3d_cuda_filter_check (filter, p3d_pillarencode_cuda (self->encoder,
+              &input, out->data[P3D_BEV_FEATURES_TENSOR_FEATURES], slot,
+              filter->stream), "encoding the pillars"))
+    return GST_FLOW_ERROR;
+  if (!p3d_cuda_filter_check (filter, p3d_readback_push (self->readback,
+              filter->stream, GST_BUFFER_PTS (inbuf)),
+          "reading back the dropped-pillar count"))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,45 @@
+/* pillarencode: pillar features (application/x-pillar-features) -> the
+ * bird's-eye-view canvas of a PointPillars / CenterPoint network
+ * (application/x-bev-features), with the learned pillar feature net of a
+ * weights file. */
+#ifndef __P3D_PILLARENCODE_ELEMENT_H__
+#define __P3D_PILLARENCODE_ELEMENT_H__
+
+#include "p3dperception.h"
+#include "p3dcenterpoint.h"
+#include "pillarencode.h"
+#include "p3dreadback.h"
+
+G_BEGIN_DECLS
+
+#define P3D_TYPE_PILLARENCODE (p3d_pillarencode_get_type ())
+G_DECLARE_FINAL_TYPE (P3dPillarencode, p3d_pillarencode, P3D, PILLARENCODE,
+    P3dCudaFilter);
+
+struct _P3dPillarencode
+{
+  P3dCudaFilter parent;
+
+  /* property, under the object lock */
+  gchar *weights;
+
+  /* loaded in start () */
+  P3dCenterPointModel *model;
+
+  /* negotiated */
+  P3dPillarsInfo in_info;
+  P3dBevFeaturesInfo out_info;
+  P3dPillarEncodeParams params;
+  /* the device path's workspace, made for @params */
+  P3dPillarEncoder *encoder;
+  /* the device path's per-frame dropped-pillar counts, read back without
+   * waiting */
+  P3dReadback *readback;
+  /* pillars whose cell lies outside the grid, summed over the stream */
+  guint64 dropped;
+  gboolean warned_dropped;
+};
+
+G_END_DECLS
+
+#endif /* __P3D_PILLARENCODE_ELEMENT_H__ */

@@ -1,0 +1,28 @@
+/* gst-perception: what pillarencode and bevdetect share about their
+ * weights file: loading it with errors an element can post, and the
+ * decode's parameters from the model's configuration. */
+#ifndef __P3D_MODEL_FILE_H__
+#define __P3D_MODEL_FILE_H__
+
+#include <gst/gst.h>
+
+#include "centerpoint_decode.h"
+#include "p3dcenterpoint.h"
+
+G_BEGIN_DECLS
+
+/* The model in the safetensors file @path, or NULL after posting an
+ * element error on @element that names the file and what is wrong with
+ * it (no path, unreadable, not safetensors, a tensor missing or of the
+ * wrong shape, a bad configuration). */
+P3dCenterPointModel *p3d_model_file_load (GstElement * element,
+    const gchar * path);
+
+/* The decode's parameters from @model's coder and test configuration;
+ * without @model_nms every decoded box is kept (up to max-num per task). */
+void p3d_model_file_decode_params (const P3dCenterPointModel * model,
+    gboolean model_nms, P3dCenterPointParams * params);
+
+G_END_DECLS
+
+#endif /* __P3D_MODEL_FILE_H__ */

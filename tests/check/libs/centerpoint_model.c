@@ -658,23 +658,23 @@ typedef struct
 } ExpectedLayer;
 
 static const ExpectedLayer expected_layers[] = {
-  /* backbone stage 0 (8 x 8): buffers 1 and 2 ping-pong */
+  /* backbone stage 0 (8 x 8): every layer writes a buffer of its own */
   {P3D_CONV_2D, 4, 4, 3, 1, 1, 1, 0, 1, 0},
   {P3D_CONV_2D, 4, 4, 3, 1, 1, 1, 1, 2, 0},
-  /* stage 1 (4 x 4): 3, 4, 3 */
+  /* stage 1 (4 x 4): 3, 4, 5 */
   {P3D_CONV_2D, 4, 6, 3, 2, 1, 1, 2, 3, 0},
   {P3D_CONV_2D, 6, 6, 3, 1, 1, 1, 3, 4, 0},
-  {P3D_CONV_2D, 6, 6, 3, 1, 1, 1, 4, 3, 0},
-  /* stage 2 (2 x 2): one conv into 5 */
-  {P3D_CONV_2D, 6, 8, 3, 2, 1, 1, 3, 5, 0},
-  /* neck into buffer 6 (8 x 4 x 4) */
-  {P3D_CONV_2D, 4, 3, 2, 2, 0, 1, 2, 6, 0},
-  {P3D_CONV_2D, 6, 2, 1, 1, 0, 1, 3, 6, 3},
-  {P3D_CONV_TRANSPOSED_2D, 8, 3, 2, 2, 0, 1, 5, 6, 5},
-  /* shared conv into 7, task 0's reg through scratch 8 into 9 */
-  {P3D_CONV_2D, 8, 5, 3, 1, 1, 1, 6, 7, 0},
-  {P3D_CONV_2D, 5, 4, 3, 1, 1, 1, 7, 8, 0},
-  {P3D_CONV_2D, 4, 2, 3, 1, 1, 0, 8, 9, 0},
+  {P3D_CONV_2D, 6, 6, 3, 1, 1, 1, 4, 5, 0},
+  /* stage 2 (2 x 2): one conv into 6 */
+  {P3D_CONV_2D, 6, 8, 3, 2, 1, 1, 5, 6, 0},
+  /* neck into buffer 7 (8 x 4 x 4) */
+  {P3D_CONV_2D, 4, 3, 2, 2, 0, 1, 2, 7, 0},
+  {P3D_CONV_2D, 6, 2, 1, 1, 0, 1, 5, 7, 3},
+  {P3D_CONV_TRANSPOSED_2D, 8, 3, 2, 2, 0, 1, 6, 7, 5},
+  /* shared conv into 8, task 0's reg through its own hidden 9 into 10 */
+  {P3D_CONV_2D, 8, 5, 3, 1, 1, 1, 7, 8, 0},
+  {P3D_CONV_2D, 5, 4, 3, 1, 1, 1, 8, 9, 0},
+  {P3D_CONV_2D, 4, 2, 3, 1, 1, 0, 9, 10, 0},
 };
 
 GST_START_TEST (test_layer_table)
@@ -684,17 +684,18 @@ GST_START_TEST (test_layer_table)
   GError *error = NULL;
   P3dCenterPointModel *model = load (path, &error);
   const P3dConvNetDesc *net;
-  const guint buffer_shapes[9][3] = {
-    {4, 8, 8}, {4, 8, 8}, {4, 8, 8}, {6, 4, 4}, {6, 4, 4}, {8, 2, 2},
-    {8, 4, 4}, {5, 4, 4}, {4, 4, 4}
+  const guint buffer_shapes[10][3] = {
+    {4, 8, 8}, {4, 8, 8}, {4, 8, 8}, {6, 4, 4}, {6, 4, 4}, {6, 4, 4},
+    {8, 2, 2}, {8, 4, 4}, {5, 4, 4}, {4, 4, 4}
   };
   guint i, t, h, next = 9;
 
   fail_unless (model != NULL, "%s", error ? error->message : "");
   net = &model->net;
-  fail_unless_equals_int (net->n_buffers, 9 + 6 + 6);
+  /* 9 before the heads, then each head's hidden buffer and output */
+  fail_unless_equals_int (net->n_buffers, 9 + 2 * (6 + 6));
   fail_unless_equals_int (net->n_layers, 12 + 11 * 2);
-  for (i = 0; i < 9; i++) {
+  for (i = 0; i < 10; i++) {
     fail_unless_equals_int (net->buffers[i].channels, buffer_shapes[i][0]);
     fail_unless_equals_int (net->buffers[i].height, buffer_shapes[i][1]);
     fail_unless_equals_int (net->buffers[i].width, buffer_shapes[i][2]);
@@ -715,19 +716,21 @@ GST_START_TEST (test_layer_table)
     fail_unless_equals_int (l->output_channel_offset, e->offset);
     fail_unless (l->weight != NULL && l->bias != NULL);
   }
-  fail_unless_equals_int (model->neck_output, 6);
+  fail_unless_equals_int (model->neck_output, 7);
   fail_unless_equals_int (model->head_height, 4);
   fail_unless_equals_int (model->head_width, 4);
-  /* every head output its own buffer, in task and head order */
+  /* every head a hidden buffer and an output of its own, in task and head
+   * order */
   for (t = 0; t < N_TASKS; t++) {
     for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
       guint channels = h == 5 ? task_classes[t] : common_channels[h];
 
-      fail_unless_equals_int (model->heads[t][h].buffer, next);
+      fail_unless_equals_int (model->heads[t][h].buffer, next + 1);
       fail_unless_equals_int (model->heads[t][h].channels, channels);
-      fail_unless_equals_int (net->buffers[next].channels, channels);
-      fail_unless_equals_int (net->buffers[next].height, 4);
-      next++;
+      fail_unless_equals_int (net->buffers[next].channels, 4);
+      fail_unless_equals_int (net->buffers[next + 1].channels, channels);
+      fail_unless_equals_int (net->buffers[next + 1].height, 4);
+      next += 2;
     }
   }
   fail_unless_equals_string (p3d_centerpoint_head_to_string

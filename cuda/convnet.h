@@ -130,8 +130,11 @@ void p3d_convnet_cpu_view (const P3dConvNetDesc * desc, uint32_t buffer,
 /* The CUDA path, on cuDNN 9 (libcudnn.so.9, loaded with dlopen on first
  * use, so that nothing links it).  Created once on the calling thread's
  * current device: it uploads the weights, allocates every buffer and one
- * workspace, and chooses a deterministic algorithm for every layer; a run
- * then only queues work on a stream (no allocation, no host sync).  With
+ * workspace, chooses a deterministic algorithm for every layer, and
+ * captures the whole net into a CUDA graph; a run then only queues work on
+ * a stream (no allocation, no host sync): the input's conversion into the
+ * net's own buffer 0, then one graph launch (plain per-layer launches when
+ * the capture failed, see p3d_convnet_cuda_launch_mode()).  With
  * @half, tensors are F16 (NHWC, tensor cores, F32 accumulation), else F32
  * (NCHW, no TF32). */
 typedef struct P3dConvNet P3dConvNet;
@@ -149,25 +152,31 @@ P3dResult p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
     P3dConvNet ** net, char *message, size_t message_len);
 void p3d_convnet_cuda_free (P3dConvNet * net);
 
-/* Queues the whole net on @stream: @input is buffer 0 on the device, [C][H]
- * [W] F32 (or F16 when @input_half), and must stay valid until the work is
- * done. */
+/* Queues the whole net on @stream (the graph when there is one): @input is
+ * buffer 0 on the device, [C][H][W] F32 (or F16 when @input_half), and must
+ * stay valid until the work is done. */
 P3dResult p3d_convnet_cuda_run (P3dConvNet * net, const void *input,
     int input_half, P3dCudaStream stream);
 
-/* As p3d_convnet_cuda_run, recording events[0] before the first step and
- * events[1 + l] after layer l (n_layers + 1 events), for a per-layer time
- * split (benchmarks). */
+/* As p3d_convnet_cuda_run but always with plain per-layer launches (never
+ * the graph), recording events[0] before the first step and events[1 + l]
+ * after layer l (n_layers + 1 events) when @events is not NULL, for a
+ * per-layer time split (benchmarks; the host's cost per launch may then
+ * show in the split).  Same results, bit for bit, as p3d_convnet_cuda_run. */
 P3dResult p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
     int input_half, P3dCudaEvent * events, P3dCudaStream stream);
 
 /* A view of @buffer on the device, valid until the net is freed (buffer 0:
- * the net's copy of the last input, or the input itself when F32 storage
- * read an F32 input in place).  F32 storage is NCHW; F16 storage is NHWC
+ * the net's copy of the last input, in the net's storage).  F32 storage is NCHW; F16 storage is NHWC
  * with the channels padded to a multiple of 8, so column_stride may exceed
  * the buffer's channels. */
 P3dResult p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
     P3dMapView * view);
+
+/* How runs launch: "CUDA graph (...)" or "plain launches (<why the capture
+ * failed>)"; *@graph (when not NULL) is set to 1 with a graph, else 0.  The
+ * string lives as long as the net. */
+const char *p3d_convnet_cuda_launch_mode (const P3dConvNet * net, int *graph);
 
 /* A one-line description of how each layer runs (algorithm, fused or
  * not), for logs and benchmarks; writes at most @len bytes with the NUL. */

@@ -16,7 +16,15 @@
  *    stride is a 1x1 convolution to stride^2 x out channels, whose
  *    epilogue scatters each pixel's stride x stride block (no atomics, so
  *    deterministic).
- * A run then only queues kernels on the caller's stream.
+ * Last, creation runs the net once with plain launches (so that every
+ * kernel is loaded before capture) and captures it into a CUDA graph on a
+ * stream of its own: one launch per run instead of a cuDNN call per layer,
+ * whose host cost (tens of microseconds each) otherwise leaves the GPU
+ * idle between layers.  The graph reads only the net's own buffers, so a
+ * run first converts (or copies) the caller's input into buffer 0 with a
+ * launch outside the graph, then launches the graph.  When capture fails,
+ * runs fall back to plain launches and p3d_convnet_cuda_launch_mode() says
+ * why.
  *
  * F16 storage is NHWC (tensor cores, CUDNN_TENSOR_OP_MATH, F32
  * accumulation) with every tensor's channels padded to a multiple of 8,
@@ -69,11 +77,12 @@ struct P3dConvNet
   P3dConvLayer *layers;         /* weight and bias pointers cleared */
   uint32_t *channels;           /* stored channels of each buffer */
   void **storage;               /* device, one per buffer */
-  const void *input_alias;      /* the F32 input read in place, or NULL */
   Step *steps;
   void *scratch;
   void *workspace;
   size_t workspace_bytes;
+  cudaGraphExec_t graph;        /* the whole net, or NULL: plain launches */
+  char launch_mode[256];        /* how runs launch, and why */
 };
 
 static size_t
@@ -229,12 +238,11 @@ algo_name (cudnnConvolutionFwdAlgo_t algo)
   }
 }
 
-/* The device pointer a layer reads for buffer @b. */
+/* The device pointer a layer reads for buffer @b: always the net's own,
+ * so that a captured graph stays valid from frame to frame. */
 static const void *
 buffer_data (const P3dConvNet * net, uint32_t b)
 {
-  if (b == 0 && net->input_alias != NULL)
-    return net->input_alias;
   return net->storage[b];
 }
 
@@ -490,6 +498,98 @@ fail:
   return result;
 }
 
+/* Queues every layer on @stream with plain launches, recording events[1 +
+ * l] after layer l when @events is not NULL.  With @set_stream, first
+ * points the cuDNN handle at @stream (else it already is: under capture,
+ * nothing but the work itself is called). */
+static P3dResult
+queue_layers (P3dConvNet * net, P3dCudaEvent * events, int set_stream,
+    cudaStream_t stream)
+{
+  P3dResult result;
+  uint32_t l;
+
+  if (set_stream && net->api->cudnnSetStream (net->handle, stream) !=
+      CUDNN_STATUS_SUCCESS)
+    return P3D_ERROR_CUDNN;
+  for (l = 0; l < net->n_layers; l++) {
+    const Step *step = &net->steps[l];
+
+    if (run_layer (net, l, step->fused, step->algo, net->workspace,
+            net->workspace_bytes) != CUDNN_STATUS_SUCCESS)
+      return P3D_ERROR_CUDNN;
+    if (!step->fused) {
+      result = run_epilogue (net, l, stream);
+      if (result != P3D_OK)
+        return result;
+    }
+    if (events != NULL) {
+      result = cudaEventRecord (events[1 + l], stream);
+      if (result != P3D_OK)
+        return result;
+    }
+  }
+  return P3D_OK;
+}
+
+/* Captures every layer into net->graph on @stream (idle, not the legacy
+ * stream, and already the cuDNN handle's stream) and checks one launch of it.  A capture or instantiation that
+ * fails leaves net->graph NULL, says why in net->launch_mode and returns
+ * P3D_OK (runs then use plain launches); an error of the launch itself,
+ * or of the device, is returned. */
+static P3dResult
+capture_graph (P3dConvNet * net, cudaStream_t stream)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaError_t error;
+  P3dResult queued;
+
+  /* thread-local: cuDNN's calls on this thread that are unsafe under
+   * capture fail (and we fall back) instead of corrupting it */
+  error = cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal);
+  if (error != cudaSuccess) {
+    snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
+        "(cudaStreamBeginCapture failed: %s)", cudaGetErrorString (error));
+    cudaGetLastError ();
+    return P3D_OK;
+  }
+  queued = queue_layers (net, NULL, 0, stream);
+  /* the capture always ends, whatever happened inside it */
+  error = cudaStreamEndCapture (stream, &graph);
+  if (queued != P3D_OK || error != cudaSuccess) {
+    snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
+        "(capture failed: queuing the layers gave %s, "
+        "cudaStreamEndCapture %s)", p3d_result_string (queued),
+        cudaGetErrorString (error));
+    if (graph != NULL)
+      cudaGraphDestroy (graph);
+    cudaGetLastError ();
+    return P3D_OK;
+  }
+  error = cudaGraphInstantiate (&exec, graph, 0);
+  cudaGraphDestroy (graph);
+  if (error != cudaSuccess) {
+    snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
+        "(cudaGraphInstantiate failed: %s)", cudaGetErrorString (error));
+    cudaGetLastError ();
+    return P3D_OK;
+  }
+  error = cudaGraphLaunch (exec, stream);
+  if (error == cudaSuccess)
+    error = cudaStreamSynchronize (stream);
+  if (error != cudaSuccess) {
+    snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
+        "(the graph's trial launch failed: %s)", cudaGetErrorString (error));
+    cudaGraphExecDestroy (exec);
+    return (P3dResult) error;
+  }
+  net->graph = exec;
+  snprintf (net->launch_mode, sizeof net->launch_mode, "CUDA graph "
+      "(%u layers captured)", net->n_layers);
+  return P3D_OK;
+}
+
 P3dResult
 p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
     P3dConvNet ** out_net, char *message, size_t message_len)
@@ -591,6 +691,19 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
   search = NULL;
   if (net->workspace_bytes > 0)
     CUDA_TRY (cudaMalloc (&net->workspace, net->workspace_bytes));
+  /* one plain run loads every kernel (lazy loading) before the capture */
+  result = queue_layers (net, NULL, 1, stream);
+  if (result != P3D_OK) {
+    set_message (message, message_len, "the first run failed: %s",
+        p3d_result_string (result));
+    goto fail;
+  }
+  CUDA_TRY (cudaStreamSynchronize (stream));
+  result = capture_graph (net, stream);
+  if (result != P3D_OK) {
+    set_message (message, message_len, "%s", net->launch_mode);
+    goto fail;
+  }
   CUDNN_TRY (api->cudnnSetStream (net->handle, NULL));
   CUDA_TRY (cudaStreamDestroy (stream));
   *out_net = net;
@@ -637,6 +750,8 @@ p3d_convnet_cuda_free (P3dConvNet * net)
       cudaFree (step->bias_float);
     }
   }
+  if (net->graph != NULL)
+    cudaGraphExecDestroy (net->graph);
   if (net->storage != NULL)
     for (i = 0; i < net->n_buffers; i++)
       cudaFree (net->storage[i]);
@@ -656,13 +771,14 @@ p3d_convnet_cuda_free (P3dConvNet * net)
   free (net);
 }
 
-P3dResult
-p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
-    int input_half, P3dCudaEvent * events, P3dCudaStream stream)
+/* Converts or copies @input into buffer 0, then queues the layers: the
+ * graph when @use_graph and there is one, else plain launches. */
+static P3dResult
+run_net (P3dConvNet * net, const void *input, int input_half,
+    P3dCudaEvent * events, int use_graph, P3dCudaStream stream)
 {
   const P3dConvBufferDesc *in;
   P3dResult result;
-  uint32_t l;
 
   if (net == NULL || input == NULL)
     return P3D_ERROR_INVALID_ARGUMENT;
@@ -678,42 +794,42 @@ p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
       return result;
   }
   if (net->half || input_half) {
-    net->input_alias = NULL;
     result = p3d_convnet_convert_input (input, input_half, net->storage[0],
         net->half, net->half, in->channels, net->channels[0], in->height,
         in->width, stream);
-    if (result != P3D_OK)
-      return result;
   } else {
-    net->input_alias = input;
+    /* F32 into F32 NCHW: the same bytes, into the buffer the graph reads */
+    result = cudaMemcpyAsync (net->storage[0], input, (size_t) in->channels *
+        in->height * in->width * sizeof (float), cudaMemcpyDeviceToDevice,
+        stream);
   }
-  if (net->api->cudnnSetStream (net->handle, stream) != CUDNN_STATUS_SUCCESS)
-    return P3D_ERROR_CUDNN;
-  for (l = 0; l < net->n_layers; l++) {
-    const Step *step = &net->steps[l];
+  if (result != P3D_OK)
+    return result;
+  if (use_graph && net->graph != NULL)
+    return cudaGraphLaunch (net->graph, stream);
+  return queue_layers (net, events, 1, stream);
+}
 
-    if (run_layer (net, l, step->fused, step->algo, net->workspace,
-            net->workspace_bytes) != CUDNN_STATUS_SUCCESS)
-      return P3D_ERROR_CUDNN;
-    if (!step->fused) {
-      result = run_epilogue (net, l, stream);
-      if (result != P3D_OK)
-        return result;
-    }
-    if (events != NULL) {
-      result = cudaEventRecord (events[1 + l], stream);
-      if (result != P3D_OK)
-        return result;
-    }
-  }
-  return P3D_OK;
+P3dResult
+p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
+    int input_half, P3dCudaEvent * events, P3dCudaStream stream)
+{
+  return run_net (net, input, input_half, events, 0, stream);
 }
 
 P3dResult
 p3d_convnet_cuda_run (P3dConvNet * net, const void *input, int input_half,
     P3dCudaStream stream)
 {
-  return p3d_convnet_cuda_run_profiled (net, input, input_half, NULL, stream);
+  return run_net (net, input, input_half, NULL, 1, stream);
+}
+
+const char *
+p3d_convnet_cuda_launch_mode (const P3dConvNet * net, int *graph)
+{
+  if (graph != NULL)
+    *graph = net != NULL && net->graph != NULL;
+  return net != NULL ? net->launch_mode : "no net";
 }
 
 P3dResult

@@ -68,6 +68,15 @@ p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
   return WHY_NOT_RESULT;
 }
 
+const char *
+p3d_convnet_cuda_launch_mode (const P3dConvNet * net, int *graph)
+{
+  (void) net;
+  if (graph != NULL)
+    *graph = 0;
+  return WHY_NOT;
+}
+
 void
 p3d_convnet_cuda_describe_layer (const P3dConvNet * net, uint32_t layer,
     char *text, size_t len)

@@ -12,10 +12,14 @@
  * 3x3 64 -> 64 + ReLU and 3x3 64 -> n.
  *
  * Each case (F16 and F32 storage, the input in the storage's type) prints
- * one line: the GPU time of one whole run by CUDA events, median (p10,
- * p90) of --runs after a warm-up, and the creation time.  --layers adds
- * the per-layer split (events between layers; their median per layer) and
- * how each layer runs.  The heatmaps of F16 and F32 are compared first
+ * how runs launch (the CUDA graph, or why not), then one line: the GPU time
+ * of one whole run (p3d_convnet_cuda_run: the input's conversion and the
+ * graph) by CUDA events, median (p10, p90) of --runs after a warm-up, and
+ * the creation time; then the same for plain per-layer launches
+ * (p3d_convnet_cuda_run_profiled without events), whose gaps between
+ * layers show the host's cost per launch.  --layers adds the per-layer
+ * split (plain launches with events between layers; their median per
+ * layer, host gaps included) and how each layer runs.  The heatmaps of F16 and F32 are compared first
  * (largest difference against the largest F32 value), as a check that both
  * computed the same net. */
 #include <math.h>
@@ -157,6 +161,7 @@ typedef struct
   P3dConvNet *net;
   const void *input;
   gboolean half;
+  gboolean plain;               /* plain launches, else the graph */
 } Run;
 
 static P3dResult
@@ -164,6 +169,9 @@ run_gpu (gpointer user_data, P3dCudaStream stream)
 {
   Run *run = user_data;
 
+  if (run->plain)
+    return p3d_convnet_cuda_run_profiled (run->net, run->input, run->half,
+        NULL, stream);
   return p3d_convnet_cuda_run (run->net, run->input, run->half, stream);
 }
 
@@ -351,10 +359,18 @@ main (int argc, char **argv)
     run.net = net;
     run.input = device_input[f16];
     run.half = f16;
+    run.plain = FALSE;
+    g_print ("convnet %s storage runs on: %s\n", type,
+        p3d_convnet_cuda_launch_mode (net, NULL));
     P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &stats));
     g_print ("convnet %s storage, %s input: median %.1f us (p10 %.1f, p90 "
         "%.1f), created in %.0f ms\n", type, type, stats.median_us,
         stats.p10_us, stats.p90_us, created_ms);
+    run.plain = TRUE;
+    P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &stats));
+    g_print ("convnet %s storage, %s input, plain launches: median %.1f us "
+        "(p10 %.1f, p90 %.1f)\n", type, type, stats.median_us,
+        stats.p10_us, stats.p90_us);
     if (layers)
       print_layers (&model, net, run.input, run.half, MIN (runs, 50), stream);
     P3D_BENCH_CHECK (p3d_convnet_cuda_run (net, run.input, run.half, stream));

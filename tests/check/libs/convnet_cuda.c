@@ -5,6 +5,17 @@
  * shared head convolution and 6 heads per task), F32 and F16 storage, F32
  * and F16 input.
  *
+ * An F16 input is the reference's input rounded to F16: the reference then
+ * runs on those rounded values (exact in float), so that its rounding is
+ * not charged to the net, and the F32 bound below holds for F32 storage
+ * whatever the input type.  Every net runs three times: the CUDA graph
+ * (p3d_convnet_cuda_run, which must have captured), plain launches
+ * (p3d_convnet_cuda_run_profiled) and, with an F16 input, the graph again
+ * on the same rounded values given as F32; the three must agree bit for
+ * bit (same algorithms, deterministic), so that an extra rounding of the
+ * F16 input's path, or a graph that differs from the launches it
+ * captured, fails exactly.
+ *
  * Bounds, per element, against its magnitude M (the sum of the absolute
  * values of the terms that made it, |w x| over the taps and |b|: the scale
  * at which the rounding of that sum acts):
@@ -41,6 +52,9 @@ typedef struct
   P3dCudaStream stream;
   void *input;                  /* device */
   gboolean input_half;
+  /* with an F16 input: its values as F32, on the device and on the host */
+  void *rounded;
+  gfloat *rounded_host;
 } DeviceInput;
 
 static void
@@ -50,15 +64,23 @@ device_input_init (DeviceInput * in, const ConvnetTestNet * net, gboolean half)
 
   fail_unless_equals_int (p3d_cuda_stream_create (&in->stream), P3D_OK);
   in->input_half = half;
+  in->rounded = NULL;
+  in->rounded_host = NULL;
   fail_unless_equals_int (p3d_cuda_malloc (&in->input, n * (half ? 2 : 4)),
       P3D_OK);
   if (half) {
     guint16 *h = g_new (guint16, n);
 
-    for (i = 0; i < n; i++)
+    in->rounded_host = g_new (gfloat, n);
+    for (i = 0; i < n; i++) {
       h[i] = p3d_float_to_half (net->input[i]);
+      in->rounded_host[i] = p3d_half_to_float (h[i]);
+    }
     fail_unless_equals_int (p3d_cuda_memcpy_htod (in->input, h, n * 2,
             in->stream), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_malloc (&in->rounded, n * 4), P3D_OK);
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (in->rounded,
+            in->rounded_host, n * 4, in->stream), P3D_OK);
     fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
     g_free (h);
   } else {
@@ -73,6 +95,9 @@ device_input_clear (DeviceInput * in)
 {
   fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
   p3d_cuda_free (in->input);
+  if (in->rounded != NULL)
+    p3d_cuda_free (in->rounded);
+  g_free (in->rounded_host);
   p3d_cuda_stream_destroy (in->stream);
 }
 
@@ -98,31 +123,42 @@ download (const ConvnetTestNet * net, P3dConvNet * cnet, guint32 b,
   return host;
 }
 
-/* Runs @net on the device twice and compares every buffer with the
- * reference (within the bounds above) and the two runs bit for bit. */
+/* Runs @net on the device (graph, plain launches, and the graph on the
+ * F16 input's values as F32) and compares every buffer with the reference
+ * (within the bounds above) and the runs with each other bit for bit. */
 static void
-check_net (const ConvnetTestNet * net, gboolean half, gboolean input_half,
+check_net (const ConvnetTestNet * given, gboolean half, gboolean input_half,
     const gchar * what)
 {
+  ConvnetTestNet rounded_net = *given;
+  const ConvnetTestNet *net = &rounded_net;
   float **reference = p3d_convnet_cpu_buffers_new (&net->desc);
-  gdouble **magnitude;
-  gdouble **oracle = convnet_test_oracle (net, &magnitude);
+  gdouble **magnitude, **oracle;
   guint *depth = convnet_test_depths (net);
   const gdouble u = ldexp (1.0, -11);
   P3dConvNet *cnet = NULL;
   DeviceInput in;
   char message[512];
+  const char *mode;
   gchar *label;
   guint8 **first;
   guint32 b, l;
   guint run;
+  int graph = 0;
 
   fail_unless (reference != NULL);
+  device_input_init (&in, given, input_half);
+  /* the reference and the oracle read what the device reads */
+  if (input_half)
+    rounded_net.input = in.rounded_host;
+  oracle = convnet_test_oracle (net, &magnitude);
   fail_unless_equals_int (p3d_convnet_cpu (&net->desc, net->input,
           reference), P3D_OK);
-  device_input_init (&in, net, input_half);
   fail_unless (p3d_convnet_cuda_new (&net->desc, half, &cnet, message,
           sizeof message) == P3D_OK, "%s: %s", what, message);
+  mode = p3d_convnet_cuda_launch_mode (cnet, &graph);
+  GST_INFO ("%s: %s", what, mode);
+  fail_unless (graph, "%s: no CUDA graph: %s", what, mode);
   for (l = 0; l < net->desc.n_layers; l++) {
     p3d_convnet_cuda_describe_layer (cnet, l, message, sizeof message);
     GST_DEBUG ("%s layer %u: %s", what, l, message);
@@ -130,18 +166,31 @@ check_net (const ConvnetTestNet * net, gboolean half, gboolean input_half,
   label = g_strdup_printf ("%s (%s storage, %s input)", what,
       half ? "F16" : "F32", input_half ? "F16" : "F32");
   first = g_new0 (guint8 *, net->desc.n_buffers);
-  for (run = 0; run < 2; run++) {
-    fail_unless_equals_int (p3d_convnet_cuda_run (cnet, in.input,
-            input_half, in.stream), P3D_OK);
+  for (run = 0; run < (input_half ? 3u : 2u); run++) {
+    static const char *const runs[3] = { "the graph", "plain launches",
+      "the graph on the F16 input's values as F32"
+    };
+
+    P3dResult ran;
+
+    if (run == 0)
+      ran = p3d_convnet_cuda_run (cnet, in.input, input_half, in.stream);
+    else if (run == 1)
+      ran = p3d_convnet_cuda_run_profiled (cnet, in.input, input_half, NULL,
+          in.stream);
+    else
+      ran = p3d_convnet_cuda_run (cnet, in.rounded, FALSE, in.stream);
+    fail_unless_equals_int (ran, P3D_OK);
     for (b = 1; b < net->desc.n_buffers; b++) {
       P3dMapView view;
       gdouble *expect;
       gsize bytes, n = p3d_convnet_buffer_elements (&net->desc, b), e;
       guint8 *host = download (net, cnet, b, in.stream, &view, &bytes);
 
-      if (run == 1) {
+      if (run > 0) {
         fail_unless (memcmp (host, first[b], bytes) == 0,
-            "%s: buffer %u differs between two runs", label, b);
+            "%s: buffer %u of %s differs from the graph's first run", label,
+            b, runs[run]);
         g_free (host);
         continue;
       }
@@ -240,10 +289,17 @@ GST_START_TEST (test_views_and_arguments)
       8, 8, 1, FALSE);
   for (half = 0; half < 2; half++) {
     const P3dConvBufferDesc *buf = &net->desc.buffers[3];
+    const P3dConvBufferDesc *buf0 = &net->desc.buffers[0];
+    int graph = -1;
+    gsize bytes, n = p3d_convnet_buffer_elements (&net->desc, 0), i;
+    guint8 *host;
 
     device_input_init (&in, net, FALSE);
     fail_unless (p3d_convnet_cuda_new (&net->desc, half, &cnet, message,
             sizeof message) == P3D_OK, "%s", message);
+    g_print ("%s storage runs on: %s\n", half ? "F16" : "F32",
+        p3d_convnet_cuda_launch_mode (cnet, &graph));
+    fail_unless_equals_int (graph, 1);
     fail_unless_equals_int (p3d_convnet_cuda_run (cnet, in.input, FALSE,
             in.stream), P3D_OK);
     fail_unless_equals_int (p3d_convnet_cuda_view (cnet, 3, &view), P3D_OK);
@@ -258,12 +314,22 @@ GST_START_TEST (test_views_and_arguments)
       fail_unless_equals_int (view.row_stride, buf->width);
       fail_unless_equals_int (view.channel_stride, buf->width * buf->height);
     }
-    /* F32 storage reads an F32 input in place */
+    /* buffer 0 is the net's own copy of the input (the graph reads only
+     * the net's buffers), exact in F32, rounded to F16 in F16 */
+    host = download (net, cnet, 0, in.stream, &view, &bytes);
+    for (i = 0; i < n; i++) {
+      guint32 x = i % buf0->width, y = i / buf0->width % buf0->height;
+      guint32 c = i / ((gsize) buf0->width * buf0->height);
+      gdouble want = half ? p3d_half_to_float (p3d_float_to_half
+          (net->input[i])) : net->input[i];
+
+      fail_unless (convnet_test_view_read (&view, c, y, x) == want,
+          "%s storage: input element %zu copied wrong", half ? "F16" : "F32",
+          i);
+    }
+    g_free (host);
     fail_unless_equals_int (p3d_convnet_cuda_view (cnet, 0, &view), P3D_OK);
-    if (!half)
-      fail_unless (view.data == in.input);
-    else
-      fail_unless (view.data != in.input);
+    fail_unless (view.data != in.input);
     fail_unless_equals_int (p3d_convnet_cuda_view (cnet,
             net->desc.n_buffers, &view), P3D_ERROR_INVALID_ARGUMENT);
     fail_unless_equals_int (p3d_convnet_cuda_view (NULL, 0, &view),

@@ -175,6 +175,13 @@ P3dCenterPointModel *p3d_centerpoint_model_new (const P3dWeights * weights,
     GError ** error);
 void p3d_centerpoint_model_free (P3dCenterPointModel * model);
 
+/* The decode's parameters from @model's coder and test configuration;
+ * without @model_nms every decoded box is kept (up to max-num per task).
+ * The element bevdetect and the network benchmark both use it, so they
+ * decode alike. */
+void p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
+    gboolean model_nms, P3dCenterPointParams * params);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCenterPointModel,
     p3d_centerpoint_model_free)
 

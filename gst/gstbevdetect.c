@@ -243,7 +243,7 @@ p3d_bevdetect_start (GstBaseTransform * trans)
   g_free (path);
   if (model == NULL)
     return FALSE;
-  p3d_model_file_decode_params (model, model_nms, &self->params);
+  p3d_centerpoint_model_decode_params (model, model_nms, &self->params);
   GST_OBJECT_LOCK (self);
   self->model = model;
   GST_OBJECT_UNLOCK (self);

@@ -3,8 +3,6 @@
 #include "config.h"
 #endif
 
-#include <string.h>
-
 #include "p3dmodelfile.h"
 
 P3dCenterPointModel *
@@ -46,35 +44,4 @@ p3d_model_file_load (GstElement * element, const gchar * path)
     return NULL;
   }
   return model;
-}
-
-void
-p3d_model_file_decode_params (const P3dCenterPointModel * model,
-    gboolean model_nms, P3dCenterPointParams * params)
-{
-  const P3dCenterPointConfig *config = &model->config;
-  guint t, i;
-
-  memset (params, 0, sizeof (*params));
-  params->n_tasks = config->n_tasks;
-  for (t = 0; t < config->n_tasks; t++) {
-    params->tasks[t].num_classes = config->tasks[t].n_classes;
-    params->tasks[t].min_radius = config->tasks[t].min_radius;
-  }
-  params->height = model->head_height;
-  params->width = model->head_width;
-  params->max_num = config->max_num;
-  params->score_threshold = (float) config->score_threshold;
-  params->out_size_factor = (float) config->out_size_factor;
-  for (i = 0; i < 2; i++) {
-    params->voxel_size[i] = (float) config->coder_voxel_size[i];
-    params->pc_range[i] = (float) config->coder_pc_range[i];
-  }
-  for (i = 0; i < 6; i++)
-    params->post_center_range[i] = (float) config->post_center_range[i];
-  params->norm_bbox = config->norm_bbox;
-  params->nms = model_nms ? config->nms_type : P3D_CENTERPOINT_NMS_NONE;
-  params->nms_threshold = (float) config->nms_thr;
-  params->pre_max_size = config->pre_max_size;
-  params->post_max_size = config->post_max_size;
 }

@@ -1,12 +1,10 @@
 /* gst-perception: what pillarencode and bevdetect share about their
- * weights file: loading it with errors an element can post, and the
- * decode's parameters from the model's configuration. */
+ * weights file: loading it with errors an element can post. */
 #ifndef __P3D_MODEL_FILE_H__
 #define __P3D_MODEL_FILE_H__
 
 #include <gst/gst.h>
 
-#include "centerpoint_decode.h"
 #include "p3dcenterpoint.h"
 
 G_BEGIN_DECLS
@@ -17,11 +15,6 @@ G_BEGIN_DECLS
  * wrong shape, a bad configuration). */
 P3dCenterPointModel *p3d_model_file_load (GstElement * element,
     const gchar * path);
-
-/* The decode's parameters from @model's coder and test configuration;
- * without @model_nms every decoded box is kept (up to max-num per task). */
-void p3d_model_file_decode_params (const P3dCenterPointModel * model,
-    gboolean model_nms, P3dCenterPointParams * params);
 
 G_END_DECLS
 

@@ -1,0 +1,493 @@
+/* Benchmark of the network stage of a CenterPoint-pillar model on a real
+ * sweep, with the compute library alone (no GStreamer pipeline):
+ *
+ *   bench_network --weights MODEL.safetensors --points SWEEP.bin
+ *       [--format f16x5|f32x4] [--runs N] [--write-pillars FILE]
+ *
+ * --points: a headerless sweep, float16 x 5 (x y z intensity time: the
+ * 271k-point nuScenes 10-sweep frame) or float32 x 4 (a KITTI .bin, time
+ * then 0), widened on the host to the model's point channels in float32.
+ * The model (p3d_centerpoint_model_new: its config, BatchNorm folded) gives
+ * every setting: voxel size, range, max-points and max-voxels of voxelize,
+ * the feature set of pillarfeat, pillarencode's folded PFN layer and grid,
+ * the network's layer table, and the decode's coder and test-time NMS
+ * (p3d_centerpoint_model_decode_params, as the element bevdetect uses).
+ *
+ * For F16 and for F32 storage (pillar features, canvas and network all in
+ * the one type, as a pipeline negotiates them), after a warm-up, CUDA events
+ * around each run, median (p10-p90) of --runs: each stage alone, the
+ * network and decode together (bevdetect's work), and the whole chain from
+ * the points already on the device to the kept boxes, every step queued
+ * back to back on one stream with no host synchronization inside.  The
+ * stages run in the element's steady state: each output buffer holds the
+ * previous frame's output (output_clean), as a buffer pool recycles it.
+ * Then the voxel count and the kept boxes of each storage, read back once,
+ * show that the chain did its work.  The markdown table comes last.
+ *
+ * --write-pillars FILE: after the run, write the F32 pillar features as
+ * one record of application/x-pillar-features (features, coords, count:
+ * what filesink writes after pillarfeat), the input
+ * tests/bench/bench_centerpoint_torch.py times PyTorch on. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "centerpoint_decode.h"
+#include "convnet.h"
+#include "p3dbench.h"
+#include "p3dcenterpoint.h"
+#include "pillarencode.h"
+#include "pillarfeat.h"
+#include "voxelize.h"
+
+#define WARMUP 20
+
+/* What every storage shares: the points on the device and their voxels. */
+typedef struct
+{
+  P3dVoxelizer *voxelizer;
+  float *points;
+  gsize n_points;
+  P3dVoxelizeOutput out;
+} Voxels;
+
+/* One storage's stages, their device buffers and their arguments. */
+typedef struct
+{
+  gboolean half;
+  Voxels *voxels;
+  P3dPillarFeatParams feat_params;
+  P3dPillarFeatInput feat_in;
+  P3dPillarFeatOutput feat_out;
+  P3dPillarEncoder *encoder;
+  P3dPillarEncodeInput encode_in;
+  void *canvas;
+  P3dConvNet *net;
+  P3dCenterPointDecoder *decoder;
+  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
+  P3dCenterPointOutput boxes;
+} Chain;
+
+static P3dResult
+step_voxelize (gpointer user_data, P3dCudaStream stream)
+{
+  Voxels *v = ((Chain *) user_data)->voxels;
+
+  return p3d_voxelize_cuda (v->voxelizer, v->points, v->n_points, &v->out,
+      1, stream);
+}
+
+static P3dResult
+step_pillarfeat (gpointer user_data, P3dCudaStream stream)
+{
+  Chain *c = user_data;
+
+  return p3d_pillarfeat_cuda (&c->feat_params, &c->feat_in, &c->feat_out, 1,
+      stream);
+}
+
+static P3dResult
+step_pillarencode (gpointer user_data, P3dCudaStream stream)
+{
+  Chain *c = user_data;
+
+  return p3d_pillarencode_cuda (c->encoder, &c->encode_in, c->canvas, NULL,
+      stream);
+}
+
+static P3dResult
+step_network (gpointer user_data, P3dCudaStream stream)
+{
+  Chain *c = user_data;
+
+  return p3d_convnet_cuda_run (c->net, c->canvas, c->half, stream);
+}
+
+static P3dResult
+step_decode (gpointer user_data, P3dCudaStream stream)
+{
+  Chain *c = user_data;
+
+  return p3d_centerpoint_decode_cuda (c->decoder, c->maps, &c->boxes, stream);
+}
+
+/* bevdetect's work: the network, then the decode of its maps. */
+static P3dResult
+step_detect (gpointer user_data, P3dCudaStream stream)
+{
+  P3dResult result = step_network (user_data, stream);
+
+  return result != P3D_OK ? result : step_decode (user_data, stream);
+}
+
+/* Points on the device to kept boxes. */
+static P3dResult
+step_chain (gpointer user_data, P3dCudaStream stream)
+{
+  static const P3dBenchFunc steps[] = { step_voxelize, step_pillarfeat,
+    step_pillarencode, step_network, step_decode
+  };
+  P3dResult result = P3D_OK;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (steps) && result == P3D_OK; i++)
+    result = steps[i] (user_data, stream);
+  return result;
+}
+
+static gpointer
+device_alloc (gsize size)
+{
+  void *ptr = NULL;
+
+  P3D_BENCH_CHECK (p3d_cuda_malloc (&ptr, size));
+  return ptr;
+}
+
+static void
+voxels_init (Voxels * v, const P3dCenterPointConfig * config,
+    const gfloat * points, gsize n_points, guint channels, P3dCudaStream stream)
+{
+  P3dVoxelizeParams params;
+  gsize slots = (gsize) config->max_voxels * config->max_points;
+
+  P3D_BENCH_CHECK (p3d_voxelize_params_init (&params, config->voxel_size,
+          config->point_cloud_range, channels, config->max_points,
+          config->max_voxels));
+  P3D_BENCH_CHECK (p3d_voxelizer_new (&params, n_points, &v->voxelizer));
+  v->n_points = n_points;
+  v->points = device_alloc (n_points * channels * sizeof (gfloat));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (v->points, points,
+          n_points * channels * sizeof (gfloat), stream));
+  memset (&v->out, 0, sizeof v->out);
+  v->out.voxels = device_alloc (slots * channels * sizeof (gfloat));
+  v->out.num_points = device_alloc (config->max_voxels * sizeof (guint32));
+  v->out.coords = device_alloc (config->max_voxels * 4 * sizeof (gint32));
+  v->out.count = device_alloc (sizeof (guint32));
+  v->out.stats = NULL;
+  /* every byte once, so that later runs are the steady state */
+  P3D_BENCH_CHECK (p3d_voxelize_cuda (v->voxelizer, v->points, n_points,
+          &v->out, 0, stream));
+}
+
+static void
+voxels_clear (Voxels * v)
+{
+  p3d_voxelizer_free (v->voxelizer);
+  p3d_cuda_free (v->points);
+  p3d_cuda_free (v->out.voxels);
+  p3d_cuda_free (v->out.num_points);
+  p3d_cuda_free (v->out.coords);
+  p3d_cuda_free (v->out.count);
+}
+
+static void
+chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
+    guint channels, gboolean half, P3dCudaStream stream)
+{
+  const P3dCenterPointConfig *config = &model->config;
+  P3dPillarEncodeParams encode = { 0, };
+  P3dCenterPointParams decode;
+  char message[512] = "";
+  P3dResult result;
+  guint t;
+
+  memset (c, 0, sizeof *c);
+  c->half = half;
+  c->voxels = voxels;
+
+  /* pillarfeat: the model's feature set (P3dFeatureSet and
+   * P3dPillarFeatureSet share their values); intensity is channel 3 */
+  P3D_BENCH_CHECK (p3d_pillarfeat_params_init (&c->feat_params,
+          (P3dPillarFeatureSet) config->features, half, channels, 3,
+          config->max_points, config->max_voxels, config->voxel_size,
+          config->point_cloud_range));
+  if (p3d_pillar_feature_count (c->feat_params.features) !=
+      model->pfn_in_channels) {
+    g_printerr ("the feature set gives %u features, the PFN takes %u\n",
+        p3d_pillar_feature_count (c->feat_params.features),
+        model->pfn_in_channels);
+    exit (1);
+  }
+  c->feat_in.voxels = voxels->out.voxels;
+  c->feat_in.num_points = voxels->out.num_points;
+  c->feat_in.coords = voxels->out.coords;
+  c->feat_in.count = voxels->out.count;
+  c->feat_out.features =
+      device_alloc (p3d_pillarfeat_features_size (&c->feat_params));
+  c->feat_out.coords = device_alloc (config->max_voxels * 4 * sizeof (gint32));
+  c->feat_out.count = device_alloc (sizeof (guint32));
+  P3D_BENCH_CHECK (p3d_pillarfeat_cuda (&c->feat_params, &c->feat_in,
+          &c->feat_out, 0, stream));
+
+  /* pillarencode: the folded PFN layer onto the model's canvas */
+  encode.in_channels = model->pfn_in_channels;
+  encode.out_channels = model->pfn_out_channels;
+  encode.max_points = config->max_points;
+  encode.max_voxels = config->max_voxels;
+  encode.grid_x = config->grid[0];
+  encode.grid_y = config->grid[1];
+  encode.half_in = encode.half_out = half;
+  P3D_BENCH_CHECK (p3d_pillarencoder_new (&encode, model->pfn_weight,
+          model->pfn_bias, &c->encoder));
+  c->encode_in.features = c->feat_out.features;
+  c->encode_in.coords = c->feat_out.coords;
+  c->encode_in.count = c->feat_out.count;
+  c->canvas = device_alloc (p3d_pillarencode_canvas_size (&encode));
+
+  /* the network, its input the canvas (buffer 0) */
+  result = p3d_convnet_cuda_new (&model->net, half, &c->net, message,
+      sizeof message);
+  if (result != P3D_OK) {
+    g_printerr ("creating the %s network failed: %s (%s)\n",
+        half ? "F16" : "F32", message, p3d_result_string (result));
+    exit (1);
+  }
+
+  /* the decode with the model's test-time NMS, reading the head's buffers
+   * where they are */
+  p3d_centerpoint_model_decode_params (model, TRUE, &decode);
+  P3D_BENCH_CHECK (p3d_centerpoint_decoder_new (&decode, &c->decoder));
+  for (t = 0; t < config->n_tasks; t++) {
+    const P3dCenterPointHeadOutput *heads = model->heads[t];
+    P3dCenterPointTaskMaps *maps = &c->maps[t];
+
+    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+            heads[P3D_CENTERPOINT_HEAD_HEATMAP].buffer, &maps->heatmap));
+    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+            heads[P3D_CENTERPOINT_HEAD_REG].buffer, &maps->reg));
+    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+            heads[P3D_CENTERPOINT_HEAD_HEIGHT].buffer, &maps->height));
+    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+            heads[P3D_CENTERPOINT_HEAD_DIM].buffer, &maps->dim));
+    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+            heads[P3D_CENTERPOINT_HEAD_ROT].buffer, &maps->rot));
+    if (heads[P3D_CENTERPOINT_HEAD_VEL].channels > 0)
+      P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+              heads[P3D_CENTERPOINT_HEAD_VEL].buffer, &maps->vel));
+  }
+  c->boxes.boxes = device_alloc (p3d_centerpoint_output_capacity (&decode) *
+      sizeof (P3dBox3d));
+  c->boxes.count = device_alloc (sizeof (guint32));
+  c->boxes.velocity = NULL;
+}
+
+static void
+chain_clear (Chain * c)
+{
+  p3d_cuda_free (c->feat_out.features);
+  p3d_cuda_free (c->feat_out.coords);
+  p3d_cuda_free (c->feat_out.count);
+  p3d_pillarencoder_free (c->encoder);
+  p3d_cuda_free (c->canvas);
+  p3d_convnet_cuda_free (c->net);
+  p3d_centerpoint_decoder_free (c->decoder);
+  p3d_cuda_free (c->boxes.boxes);
+  p3d_cuda_free (c->boxes.count);
+}
+
+static guint32
+read_count (const guint32 * device_count, P3dCudaStream stream)
+{
+  guint32 count = 0;
+
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, device_count, sizeof count,
+          stream));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  return count;
+}
+
+/* The F32 pillar features as filesink writes an x-pillar-features buffer:
+ * features [max_voxels][max_points][F], coords [max_voxels][4], count. */
+static gboolean
+write_pillars (const gchar * path, const Chain * c, P3dCudaStream stream)
+{
+  gsize features = p3d_pillarfeat_features_size (&c->feat_params);
+  gsize coords = (gsize) c->feat_params.max_voxels * 4 * sizeof (gint32);
+  guint8 *host = g_malloc (features + coords + sizeof (guint32));
+  GError *error = NULL;
+  gboolean ok;
+
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host, c->feat_out.features,
+          features, stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host + features, c->feat_out.coords,
+          coords, stream));
+  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host + features + coords,
+          c->feat_out.count, sizeof (guint32), stream));
+  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  ok = g_file_set_contents (path, (const gchar *) host,
+      features + coords + sizeof (guint32), &error);
+  if (!ok) {
+    g_printerr ("cannot write %s: %s\n", path, error->message);
+    g_error_free (error);
+  }
+  g_free (host);
+  return ok;
+}
+
+typedef struct
+{
+  const gchar *name;
+  P3dBenchFunc func;
+} Stage;
+
+static const Stage stages[] = {
+  {"voxelize", step_voxelize},
+  {"pillarfeat", step_pillarfeat},
+  {"pillarencode (PFN + scatter)", step_pillarencode},
+  {"network (backbone + neck + head)", step_network},
+  {"decode + test NMS", step_decode},
+  {"bevdetect: network + decode", step_detect},
+  {"**whole chain**, points on the GPU to kept boxes", step_chain},
+};
+
+#define N_STAGES G_N_ELEMENTS (stages)
+
+int
+main (int argc, char **argv)
+{
+  gint runs = 200;
+  gchar *weights_path = NULL, *points_path = NULL, *format = NULL;
+  gchar *pillars_path = NULL;
+  GOptionEntry entries[] = {
+    {"weights", 0, 0, G_OPTION_ARG_FILENAME, &weights_path,
+        "the model's safetensors file", "FILE"},
+    {"points", 0, 0, G_OPTION_ARG_FILENAME, &points_path,
+        "a headerless lidar sweep", "FILE"},
+    {"format", 0, 0, G_OPTION_ARG_STRING, &format,
+          "f16x5 (nuScenes: x y z i t, float16; default) or f32x4 (KITTI)",
+        "FORMAT"},
+    {"runs", 0, 0, G_OPTION_ARG_INT, &runs, "timed runs per case (200)", "N"},
+    {"write-pillars", 0, 0, G_OPTION_ARG_FILENAME, &pillars_path,
+        "write the F32 pillar features record here", "FILE"},
+    {NULL}
+  };
+  GOptionContext *context =
+      g_option_context_new ("- time the CenterPoint-pillar network stage");
+  GError *error = NULL;
+  P3dWeights *weights;
+  P3dCenterPointModel *model;
+  const P3dCenterPointConfig *config;
+  P3dCudaStream stream = NULL;
+  P3dBenchStats stats[2][N_STAGES];
+  guint32 voxel_count = 0, kept[2] = { 0, 0 };
+  char device_name[256] = "", message[512] = "";
+  int major = 0, minor = 0, sms = 0;
+  gboolean half_file;
+  guint file_channels, channels, pass, s;
+  gsize n_points = 0;
+  gfloat *points;
+  Voxels voxels;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error)) {
+    g_printerr ("%s\n", error->message);
+    return 2;
+  }
+  g_option_context_free (context);
+  if (weights_path == NULL || points_path == NULL) {
+    g_printerr ("--weights and --points are required (see --help)\n");
+    return 2;
+  }
+  if (format == NULL || g_strcmp0 (format, "f16x5") == 0) {
+    half_file = TRUE;
+    file_channels = 5;
+  } else if (g_strcmp0 (format, "f32x4") == 0) {
+    half_file = FALSE;
+    file_channels = 4;
+  } else {
+    g_printerr ("--format is f16x5 or f32x4, not \"%s\"\n", format);
+    return 2;
+  }
+  if (runs < 1) {
+    g_printerr ("--runs must be at least 1\n");
+    return 2;
+  }
+
+  weights = p3d_weights_open (weights_path, &error);
+  if (weights == NULL) {
+    g_printerr ("%s: %s\n", weights_path, error->message);
+    return 1;
+  }
+  model = p3d_centerpoint_model_new (weights, &error);
+  p3d_weights_free (weights);
+  if (model == NULL) {
+    g_printerr ("%s: %s\n", weights_path, error->message);
+    return 1;
+  }
+  config = &model->config;
+  channels = config->point_channels;
+  points = p3d_bench_load_points (points_path, file_channels, half_file,
+      channels, &n_points);
+  if (points == NULL)
+    return 1;
+
+  if (p3d_cuda_device_count () == 0) {
+    g_printerr ("no CUDA device: %s\n",
+        p3d_result_string (p3d_cuda_device_probe ()));
+    return 1;
+  }
+  if (p3d_convnet_cuda_available (message, sizeof message) != P3D_OK) {
+    g_printerr ("%s\n", message);
+    return 1;
+  }
+  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+          sizeof device_name, &major, &minor, &sms));
+  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+
+  voxels_init (&voxels, config, points, n_points, channels, stream);
+  voxel_count = read_count (voxels.out.count, stream);
+
+  /* pass 0 in F16, pass 1 in F32 */
+  for (pass = 0; pass < 2; pass++) {
+    Chain chain;
+
+    chain_init (&chain, model, &voxels, channels, pass == 0, stream);
+    for (s = 0; s < N_STAGES; s++)
+      P3D_BENCH_CHECK (p3d_bench_gpu (stages[s].func, &chain, stream, WARMUP,
+              runs, &stats[pass][s]));
+    /* one more frame, then what it kept */
+    P3D_BENCH_CHECK (step_chain (&chain, stream));
+    kept[pass] = read_count (chain.boxes.count, stream);
+    if (pass == 1 && pillars_path != NULL
+        && !write_pillars (pillars_path, &chain, stream))
+      return 1;
+    chain_clear (&chain);
+  }
+
+  g_print ("CenterPoint-pillar network stage on %s (sm_%d%d, %d SMs)\n",
+      device_name, major, minor, sms);
+  g_print ("model %s: grid %u x %u, voxel %g x %g m, max-points %u, "
+      "max-voxels %u, features %s, %u tasks, %u network layers, %s NMS\n",
+      weights_path, config->grid[0], config->grid[1], config->voxel_size[0],
+      config->voxel_size[1], config->max_points, config->max_voxels,
+      p3d_feature_set_to_string (config->features), config->n_tasks,
+      model->net.n_layers,
+      config->nms_type == P3D_CENTERPOINT_NMS_ROTATE ? "rotate" : "circle");
+  g_print ("points %s: %" G_GSIZE_FORMAT " (%s), pillars %u%s\n",
+      points_path, n_points, half_file ? "float16 x 5" : "float32 x 4",
+      voxel_count, voxel_count == config->max_voxels ?
+      " (max-voxels reached)" : "");
+  g_print ("kept boxes after the test NMS: F16 %u, F32 %u\n", kept[0], kept[1]);
+  if (pillars_path != NULL)
+    g_print ("F32 pillar features written to %s\n", pillars_path);
+  g_print ("\nGPU time per frame in us by CUDA events, median (p10-p90) of "
+      "%d runs after %d warm-up runs; each row alone on its stream\n\n",
+      runs, WARMUP);
+  g_print ("| stage | F16 | F32 |\n| --- | ---: | ---: |\n");
+  for (s = 0; s < N_STAGES; s++)
+    g_print ("| %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) |\n", stages[s].name,
+        stats[0][s].median_us, stats[0][s].p10_us, stats[0][s].p90_us,
+        stats[1][s].median_us, stats[1][s].p10_us, stats[1][s].p90_us);
+
+  voxels_clear (&voxels);
+  p3d_cuda_stream_destroy (stream);
+  p3d_centerpoint_model_free (model);
+  g_free (points);
+  g_free (weights_path);
+  g_free (points_path);
+  g_free (format);
+  g_free (pillars_path);
+  return 0;
+}

@@ -1081,6 +1081,8 @@ p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
   params->norm_bbox = config->norm_bbox;
   params->nms = model_nms ? config->nms_type : P3D_CENTERPOINT_NMS_NONE;
   params->nms_threshold = (float) config->nms_thr;
-  params->pre_max_size = config->pre_max_size;
-  params->post_max_size = config->post_max_size;
+  /* pre_max_size and post_max_size belong to the NMS: without it every
+   * decoded box stays, up to max_num per task */
+  params->pre_max_size = model_nms ? config->pre_max_size : 0;
+  params->post_max_size = model_nms ? config->post_max_size : 0;
 }

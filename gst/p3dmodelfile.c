@@ -20,10 +20,13 @@ p3d_model_file_load (GstElement * element, const gchar * path)
   }
   weights = p3d_weights_open (path, &error);
   if (weights == NULL) {
-    gboolean unreadable = g_error_matches (error, G_FILE_ERROR,
-        G_FILE_ERROR_NOENT) || error->domain == G_FILE_ERROR;
-
-    if (unreadable)
+    /* the reader reports a file it cannot open or map as ERROR_OPEN: a
+     * resource error, as filesrc posts it; anything else is the content */
+    if (!g_file_test (path, G_FILE_TEST_EXISTS))
+      GST_ELEMENT_ERROR (element, RESOURCE, NOT_FOUND,
+          ("The weights file \"%s\" does not exist", path), ("%s",
+              error->message));
+    else if (g_error_matches (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_OPEN))
       GST_ELEMENT_ERROR (element, RESOURCE, OPEN_READ,
           ("Cannot read the weights file \"%s\"", path), ("%s",
               error->message));

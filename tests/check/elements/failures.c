@@ -4,8 +4,9 @@
  *
  * The failures are the ones a user meets first: no caps at all (a source
  * that sends bytes without a caps event: not-negotiated), caps that do not
- * describe the buffers (a size error), and caps that disagree with a
- * property (bevpool's cameras against its calibration). Errors are raced
+ * describe the buffers (a size error), caps that disagree with a property
+ * (bevpool's cameras against its calibration, a network's input against its
+ * weights), and a weights file that does not exist. Errors are raced
  * against the state changes in three ways: the application waits for the
  * error while PLAYING, waits only for the PAUSED preroll as gst-launch-1.0
  * does, or stops the pipeline at once. A run that does not post its error
@@ -16,6 +17,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "elemtest.h"
+#include "modeltest.h"
 #include "p3dtest.h"
 
 /* Runs of each pipeline in each mode: some hundreds in all, a few seconds
@@ -225,6 +227,42 @@ GST_START_TEST (test_other_elements_fail)
 
 GST_END_TEST;
 
+/* The network elements: a weights file that does not exist (the element
+ * cannot start), and a model whose input the caps do not match (refused
+ * when the caps arrive). */
+static void
+run_many_network (const gchar * element, const gchar * input_caps)
+{
+  const ModeltestOptions options = { 1, FALSE, 1 };
+  ModeltestModel *m = modeltest_model_new (&options);
+  gchar *path = modeltest_model_write (m, NULL);
+  gchar *description;
+
+  description = g_strdup_printf (NO_CAPS "%s weights=/nonexistent/model."
+      "safetensors ! fakesink", element);
+  run_many (description);
+  g_free (description);
+  description = g_strdup_printf (ODD_SIZE "%s ! %s backend=cpu weights=%s "
+      "! fakesink", input_caps, element, path);
+  run_many (description);
+  g_free (description);
+  modeltest_remove (path);
+  modeltest_model_free (m);
+}
+
+GST_START_TEST (test_network_fails)
+{
+  /* pointpillars-10: 10 channels where the model takes 11 */
+  run_many_network ("pillarencode", "application/x-pillar-features, "
+      "format=F32, features=pointpillars-10, max-voxels=64, max-points=4, "
+      MODELTEST_GRID_FIELDS);
+  /* 4 channels where the model takes 8 */
+  run_many_network ("bevdetect", "application/x-bev-features, format=F32, "
+      "channels=4, width=16, height=16");
+}
+
+GST_END_TEST;
+
 static Suite *
 failures_suite (void)
 {
@@ -238,6 +276,7 @@ failures_suite (void)
   tcase_add_test (tc, test_nms_fails);
   tcase_add_test (tc, test_bevpool_fails);
   tcase_add_test (tc, test_other_elements_fail);
+  tcase_add_test (tc, test_network_fails);
   return s;
 }
 

@@ -138,6 +138,7 @@ render () {
 
 # The detector: the shipped model's settings, and the points it sees (a
 # held-out seed of the synthetic street, or the file given).
+# shellcheck source=examples/models/centerpoint-synthetic.sh
 . examples/models/centerpoint-synthetic.sh
 detect_frames=${DEMO_DETECT_FRAMES:-3}
 rate_frames=${DEMO_RATE_FRAMES:-300}
@@ -158,8 +159,8 @@ detector () {
   # shellcheck disable=SC2046,SC2068
   gst-launch-1.0 -q $(detect_points "$n") \
     ! voxelize voxel-size="$CP_VOXEL_SIZE" range="$CP_RANGE" \
-        max-points=$CP_MAX_POINTS max-voxels=$CP_MAX_VOXELS \
-    ! pillarfeat features=$CP_FEATURES \
+        max-points="$CP_MAX_POINTS" max-voxels="$CP_MAX_VOXELS" \
+    ! pillarfeat features="$CP_FEATURES" \
     ! pillarencode weights="$CP_WEIGHTS" ! bevdetect weights="$CP_WEIGHTS" \
     $@
 }
@@ -186,6 +187,7 @@ first_frame () {
 }
 
 echo "== the detector: $(detect_points "$detect_frames" | sed 's/ !.*//') ! voxelize ! pillarfeat ! pillarencode ! bevdetect"
+# shellcheck disable=SC2046
 backend=$(gst-launch-1.0 -v $(points 1) ! voxelize ! fakesink 2>/dev/null \
   | grep -q "memory:CUDAMemory" && echo cuda || echo cpu)
 t0=$(now_ms)

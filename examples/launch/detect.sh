@@ -16,8 +16,8 @@ out=${OUT:-.}
 frames=${1:-2}
 gst-launch-1.0 -q pointcloudtestsrc seed=900001 num-buffers="$frames" \
   ! voxelize voxel-size="$CP_VOXEL_SIZE" range="$CP_RANGE" \
-      max-points=$CP_MAX_POINTS max-voxels=$CP_MAX_VOXELS \
-  ! pillarfeat features=$CP_FEATURES \
+      max-points="$CP_MAX_POINTS" max-voxels="$CP_MAX_VOXELS" \
+  ! pillarfeat features="$CP_FEATURES" \
   ! pillarencode weights="$here/$CP_WEIGHTS" \
   ! bevdetect weights="$here/$CP_WEIGHTS" \
   ! boxenc ! filesink location="$out/detections.jsonl"

@@ -1,5 +1,7 @@
-# The settings of the shipped model, examples/models/centerpoint-synthetic.safetensors,
-# for shell scripts to source (examples/demo.sh, examples/launch/detect.sh):
+#!/bin/sh
+# shellcheck disable=SC2034
+# The settings of the shipped model,
+# examples/models/centerpoint-synthetic.safetensors, for shell scripts to source (examples/demo.sh, examples/launch/detect.sh):
 # the voxelize and pillarfeat properties it was trained with, the area it
 # sees and its class names. They are tools/train/model_config.json's values
 # (docs/model.md has the table); pillarencode refuses input made with other
@@ -7,9 +9,9 @@
 # pass unnoticed.
 #
 #   . examples/models/centerpoint-synthetic.sh
-#   gst-launch-1.0 ... ! voxelize voxel-size="$CP_VOXEL_SIZE" range="$CP_RANGE" \
-#       max-points=$CP_MAX_POINTS max-voxels=$CP_MAX_VOXELS \
-#     ! pillarfeat features=$CP_FEATURES ! pillarencode weights="$CP_WEIGHTS" ...
+#   gst-launch-1.0 ... ! voxelize voxel-size="$CP_VOXEL_SIZE" \
+#       range="$CP_RANGE" max-points=$CP_MAX_POINTS max-voxels=$CP_MAX_VOXELS \
+#       ! pillarfeat features=$CP_FEATURES ! pillarencode weights="$CP_WEIGHTS" ...
 
 # the weights file, from the repository root
 CP_WEIGHTS=examples/models/centerpoint-synthetic.safetensors

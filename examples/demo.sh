@@ -1,22 +1,35 @@
 #!/bin/sh
 # The README's first command: installs what is missing, builds, and runs the
-# lidar chain and NMS on the built-in synthetic lidar (or on a KITTI .bin /
-# PCD file given as argument), then prints where the outputs are and how
-# long each stage took.
+# shipped 3D detector on the built-in synthetic lidar -- lidar in, boxes
+# out -- then the lidar chain and NMS on their own (on a KITTI .bin / PCD
+# file given as argument instead, when there is one), and prints what it
+# found, where the outputs are and how long each stage took.
 #
 #   examples/demo.sh [SWEEP.bin | CLOUD.pcd]
 #
 # It builds only the plugin (for this machine's GPU architecture alone),
 # showing ninja's progress; ./tests/run.sh builds everything else.
 #
-# Outputs (in $DEMO_OUT, default ./demo-output): scene.png (points, coloured
-# by height), pillars.png (the pillars voxelize made), boxes-before-nms.png
-# and boxes-after-nms.png (a detector-like set of candidate boxes, and what
-# nms kept), candidates.jsonl and detections.jsonl (the boxes as JSON
-# lines), pillar-features.raw (the PointPillars network input, F16 records
-# as in docs/media-types.md), velodyne/000000.bin to 000002.bin (three
-# synthetic sweeps as KITTI-style float32 x, y, z, intensity files, which
-# the README's first example reads).
+# The detector: pointcloudtestsrc ! voxelize ! pillarfeat ! pillarencode !
+# bevdetect with the model in examples/models (docs/model.md; its settings
+# come from examples/models/centerpoint-synthetic.sh), on $DEMO_DETECT_FRAMES
+# frames (default 3) of a seed held out of its training. On a GPU it then
+# runs $DEMO_RATE_FRAMES frames (default 300) into fakesink and prints the
+# frames per second.
+#
+# Outputs (in $DEMO_OUT, default ./demo-output): detect-00.png... (per
+# frame: the points, the true boxes wide and green, the detections over
+# them in their class colours with their scores), detect-zoom.png (the
+# first frame, the 30 m ahead of the sensor at 5 cm a pixel),
+# detections.jsonl and truth.jsonl (the detected and the true boxes as
+# JSON lines), scene.png (points, coloured by height), pillars.png (the
+# pillars voxelize made), boxes-before-nms.png and boxes-after-nms.png (a
+# detector-like set of candidate boxes, and what nms kept),
+# candidates.jsonl and kept.jsonl (those boxes as JSON lines),
+# pillar-features.raw (the PointPillars network input, F16 records as in
+# docs/media-types.md), velodyne/000000.bin to 000002.bin (three synthetic
+# sweeps as KITTI-style float32 x, y, z, intensity files, which the
+# README's first example reads).
 set -eu
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
@@ -111,7 +124,7 @@ nms_chain () {
       num-buffers="$1" ! tee name=t \
     t. ! queue ! boxenc ! filesink location="$out/candidates.jsonl" \
     t. ! queue ! nms mode=bev-rotated iou-threshold=0.1 ! boxenc \
-    ! filesink location="$out/detections.jsonl"
+    ! filesink location="$out/kept.jsonl"
 }
 
 render () {
@@ -122,6 +135,99 @@ render () {
   gst-launch-1.0 -q bevrender name=r width=1000 ! pngenc \
     ! filesink location="$out/$name" $@
 }
+
+# The detector: the shipped model's settings, and the points it sees (a
+# held-out seed of the synthetic street, or the file given).
+# shellcheck source=examples/models/centerpoint-synthetic.sh
+. examples/models/centerpoint-synthetic.sh
+detect_frames=${DEMO_DETECT_FRAMES:-3}
+rate_frames=${DEMO_RATE_FRAMES:-300}
+detect_seed=900001
+detect_points () {
+  case "$input" in
+    "") echo "pointcloudtestsrc seed=$detect_seed num-buffers=$1" ;;
+    *) points 1 ;;
+  esac
+}
+if [ -n "$input" ]; then
+  detect_frames=1
+fi
+# $1 frames through the model into $2 (a sink, as gst-launch words)
+detector () {
+  n=$1
+  shift
+  # shellcheck disable=SC2046,SC2068
+  gst-launch-1.0 -q $(detect_points "$n") \
+    ! voxelize voxel-size="$CP_VOXEL_SIZE" range="$CP_RANGE" \
+        max-points="$CP_MAX_POINTS" max-voxels="$CP_MAX_VOXELS" \
+    ! pillarfeat features="$CP_FEATURES" \
+    ! pillarencode weights="$CP_WEIGHTS" ! bevdetect weights="$CP_WEIGHTS" \
+    $@
+}
+# A picture per frame: the points, the true boxes in $2 (JSON lines; ""
+# for none) wide and green, the detections in $1 over them. $3: the PNG
+# location, $4: bevrender's view properties, $5: the frames.
+draw_detections () {
+  truth_branch=""
+  if [ -n "$2" ]; then
+    truth_branch="filesrc location=$2 ! boxparse ! r.boxes_0"
+  fi
+  # shellcheck disable=SC2046,SC2086
+  gst-launch-1.0 -q bevrender name=r $4 \
+      boxes_0::color=0xff30c030 boxes_0::line-width=3 \
+      boxes_0::show-scores=false boxes_0::caption="true boxes" \
+    ! pngenc ! multifilesink location="$3" \
+    $(detect_points "$5") ! r.points_0 \
+    $truth_branch \
+    filesrc location="$1" ! boxparse ! r.boxes_1
+}
+# the lines of frame 0 of a JSON lines file
+first_frame () {
+  awk '/"frame":/ { keep = ($0 ~ /"frame":0,/) } keep' "$1"
+}
+
+echo "== the detector: $(detect_points "$detect_frames" | sed 's/ !.*//') ! voxelize ! pillarfeat ! pillarencode ! bevdetect"
+# shellcheck disable=SC2046
+backend=$(gst-launch-1.0 -v $(points 1) ! voxelize ! fakesink 2>/dev/null \
+  | grep -q "memory:CUDAMemory" && echo cuda || echo cpu)
+t0=$(now_ms)
+detector "$detect_frames" ! boxenc ! filesink location="$out/detections.jsonl"
+t1=$(now_ms)
+detect_rate=$(awk -v n="$detect_frames" -v ms=$((t1 - t0)) 'BEGIN {
+  printf "%d frame%s in %.1f s: %.2f frames/s (start-up included)", n,
+    n == 1 ? "" : "s", ms / 1000, n * 1000 / ms }')
+rm -f "$out"/detect-*.png
+view="range=$CP_BEV_RANGE metres-per-pixel=0.08"
+if [ -z "$input" ]; then
+  gst-launch-1.0 -q pointcloudtestsrc seed=$detect_seed emit=boxes \
+      num-buffers="$detect_frames" ! boxenc \
+    ! filesink location="$out/truth.jsonl"
+  draw_detections "$out/detections.jsonl" "$out/truth.jsonl" \
+    "$out/detect-%02d.png" "$view" "$detect_frames"
+  # the close-up of the first frame: the 30 m ahead, 5 cm a pixel
+  first_frame "$out/detections.jsonl" > "$out/detections-0.jsonl"
+  first_frame "$out/truth.jsonl" > "$out/truth-0.jsonl"
+  draw_detections "$out/detections-0.jsonl" "$out/truth-0.jsonl" \
+    "$out/detect-zoom.png" \
+    "range=<0,-15.36,30.72,15.36> metres-per-pixel=0.05" 1
+  rm -f "$out/detections-0.jsonl" "$out/truth-0.jsonl"
+  detect_summary=$(cp_summary "$out/detections.jsonl" "$out/truth.jsonl")
+else
+  draw_detections "$out/detections.jsonl" "" "$out/detect-%02d.png" \
+    "$view" 1
+  detect_summary=$(cp_summary "$out/detections.jsonl")
+fi
+echo "$detect_summary" | sed 's/^/  /'
+# On a GPU: the full rate, $rate_frames frames into fakesink, less the
+# time of a 1-frame run (the start-up: the model's load, cuDNN's set-up)
+if [ "$backend" = cuda ] && [ -z "$input" ]; then
+  t0=$(now_ms); detector 1 ! fakesink; t1=$(now_ms)
+  detector "$rate_frames" ! fakesink; t2=$(now_ms)
+  gpu_rate=$(awk -v n="$rate_frames" -v one=$((t1 - t0)) \
+    -v many=$((t2 - t1)) 'BEGIN { s = (many - one) / 1000; if (s <= 0) s = 0.001;
+    printf "%d frames in %.2f s: %.1f frames/s (the start-up, a 1-frame run, subtracted)",
+      n - 1, s, (n - 1) / s }')
+fi
 
 echo "== sample sweeps for the README's example: $out/velodyne/"
 mkdir -p "$out/velodyne"
@@ -136,9 +242,6 @@ stats=$(gst-launch-1.0 -m $(points 1) ! voxelize post-stats=true ! fakesink \
 field () {
   echo "$stats" | sed -n "s/.*$1=(uint)\([0-9]*\).*/\1/p"
 }
-backend=$(gst-launch-1.0 -v $(points 1) ! voxelize ! fakesink 2>/dev/null \
-  | grep -q "memory:CUDAMemory" && echo cuda || echo cpu)
-
 # one frame of the network input, for docs/media-types.md's reader
 # shellcheck disable=SC2046
 gst-launch-1.0 -q $(points 1) ! voxelize ! pillarfeat \
@@ -159,11 +262,17 @@ if [ -z "$input" ]; then
     pointcloudtestsrc seed=$seed emit=candidates num-buffers=1 \
     ! nms mode=bev-rotated iou-threshold=0.1 ! r.boxes_0
   candidates=$(grep -c '"score"' "$out/candidates.jsonl")
-  kept=$(grep -c '"score"' "$out/detections.jsonl")
+  kept=$(grep -c '"score"' "$out/kept.jsonl")
 fi
 
 echo
 echo "gst-perception demo (elements took the $backend path)"
+echo "detector (examples/models/centerpoint-synthetic.safetensors, docs/model.md):"
+echo "$detect_summary" | sed 's/^/  /'
+echo "  $detect_rate"
+if [ -n "${gpu_rate:-}" ]; then
+  echo "  full rate on the GPU, into fakesink: $gpu_rate"
+fi
 if [ -z "$input" ]; then
   echo "input: synthetic 64-beam lidar, pointcloudtestsrc seed $seed, $frames frames"
 else

@@ -517,13 +517,24 @@ void
 p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
     gdouble u1, gdouble v1, P3dBevColor color)
 {
-  gint x0, y0, x1, y1, dx, dy, sx, sy, error;
+  p3d_bev_canvas_draw_wide_line (canvas, u0, v0, u1, v1, 1, color);
+}
+
+void
+p3d_bev_canvas_draw_wide_line (P3dBevCanvas * canvas, gdouble u0,
+    gdouble v0, gdouble u1, gdouble v1, guint width, P3dBevColor color)
+{
+  gint x0, y0, x1, y1, dx, dy, sx, sy, error, side, before;
+  gdouble margin;
 
   if (!isfinite (u0) || !isfinite (v0) || !isfinite (u1) || !isfinite (v1))
     return;
-  if (!clip_segment (&u0, &v0, &u1, &v1, -CLIP_MARGIN,
-          canvas->width + CLIP_MARGIN, -CLIP_MARGIN,
-          canvas->height + CLIP_MARGIN))
+  side = (gint) CLAMP (width, 1, P3D_BEV_MAX_LINE_WIDTH);
+  before = (side - 1) / 2;
+  /* a wide line just outside the image still shows its inner side */
+  margin = CLIP_MARGIN + side;
+  if (!clip_segment (&u0, &v0, &u1, &v1, -margin, canvas->width + margin,
+          -margin, canvas->height + margin))
     return;
   x0 = (gint) floor (u0);
   y0 = (gint) floor (v0);
@@ -539,7 +550,11 @@ p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
   for (;;) {
     gint twice;
 
-    p3d_bev_canvas_put_pixel (canvas, x0, y0, color);
+    if (side == 1)
+      p3d_bev_canvas_put_pixel (canvas, x0, y0, color);
+    else
+      p3d_bev_canvas_fill_pixels (canvas, x0 - before, y0 - before, side,
+          side, color);
     if (x0 == x1 && y0 == y1)
       break;
     twice = 2 * error;
@@ -650,7 +665,8 @@ p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
 
 void
 p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dBox3d * box, P3dBevColor color, gboolean show_score)
+    const P3dBox3d * box, P3dBevColor color, guint line_width,
+    gboolean show_score)
 {
   /* the corners in the box's own frame, front (+x) first, going round */
   static const gdouble corner_signs[4][2] = {
@@ -673,14 +689,14 @@ p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
         box->y + l * sin_yaw + w * cos_yaw, &u[k], &v[k]);
   }
   for (k = 0; k < 4; k++)
-    p3d_bev_canvas_draw_line (canvas, u[k], v[k], u[(k + 1) % 4],
-        v[(k + 1) % 4], color);
+    p3d_bev_canvas_draw_wide_line (canvas, u[k], v[k], u[(k + 1) % 4],
+        v[(k + 1) % 4], line_width, color);
 
   p3d_bev_view_to_image (view, box->x, box->y, &centre_u, &centre_v);
   p3d_bev_view_to_image (view, box->x + half_length * cos_yaw,
       box->y + half_length * sin_yaw, &front_u, &front_v);
-  p3d_bev_canvas_draw_line (canvas, centre_u, centre_v, front_u, front_v,
-      color);
+  p3d_bev_canvas_draw_wide_line (canvas, centre_u, centre_v, front_u,
+      front_v, line_width, color);
 
   if (show_score && isfinite (box->score)
       && fabs (box->score) < MAX_SCORE_WRITTEN) {
@@ -839,9 +855,16 @@ box_image_bounds (const P3dBevView * view, const P3dBox3d * box,
   return TRUE;
 }
 
+/* The colour a box of @label takes in @style. */
+static P3dBevColor
+box_color (const P3dBevBoxStyle * style, gint32 label)
+{
+  return style->color != 0 ? style->color : p3d_bev_color_for_label (label);
+}
+
 void
 p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
-    const guint8 * records, guint32 count, gboolean show_scores)
+    const guint8 * records, guint32 count, const P3dBevBoxStyle * style)
 {
   ScoreOrder *order;
   LabelRect *placed;
@@ -853,10 +876,10 @@ p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
 
     /* copied out: a tensor read from a file need not be aligned */
     memcpy (&box, records + (gsize) i * P3D_BOX3D_SIZE, sizeof (box));
-    p3d_bev_canvas_draw_box (canvas, view, &box,
-        p3d_bev_color_for_label (box.label), FALSE);
+    p3d_bev_canvas_draw_box (canvas, view, &box, box_color (style,
+            box.label), style->line_width, FALSE);
   }
-  if (!show_scores || count == 0)
+  if (!style->show_scores || count == 0)
     return;
 
   order = g_new (ScoreOrder, count);
@@ -903,7 +926,7 @@ p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
       continue;
     placed[n_placed++] = candidates[k];
     p3d_bev_canvas_draw_text (canvas, candidates[k].c0, candidates[k].r0,
-        text, p3d_bev_color_for_label (box.label));
+        text, box_color (style, box.label));
   }
   g_free (placed);
   g_free (order);

@@ -26,6 +26,8 @@ G_BEGIN_DECLS
 
 /* Largest image side, in pixels. */
 #define P3D_BEV_MAX_SIDE 16384
+/* The widest line drawn, in pixels (bevrender's line-width). */
+#define P3D_BEV_MAX_LINE_WIDTH 8
 /* Metres per pixel when neither a scale nor a size is given. */
 #define P3D_BEV_DEFAULT_METRES_PER_PIXEL 0.1
 
@@ -184,12 +186,32 @@ typedef struct
 void p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas,
     const P3dBevView * view, const P3dBevGrid * grid, const gfloat * magnitude);
 
-/* The box's ground rectangle (its 4 edges, 1 pixel wide) and a line from its
- * centre to the middle of its front edge (the +x side of the box, which
- * yaw turns); with @show_score, the score with two decimals to the right of
- * the box's top right pixel. A box with a non-finite field is skipped. */
+/* The box's ground rectangle (its 4 edges, @line_width pixels wide, 1 at
+ * least) and a line from its centre to the middle of its front edge (the
+ * +x side of the box, which yaw turns); with @show_score, the score with
+ * two decimals to the right of the box's top right pixel. A box with a
+ * non-finite field is skipped. */
 void p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dBox3d * box, P3dBevColor color, gboolean show_score);
+    const P3dBox3d * box, P3dBevColor color, guint line_width,
+    gboolean show_score);
+
+/**
+ * P3dBevBoxStyle:
+ * @color: the colour of every box and score, or 0: each box in the colour
+ *     of its label (p3d_bev_color_for_label)
+ * @line_width: side in pixels of the square drawn at each pixel of a line
+ *     (1: 1-pixel lines); wide lines centre on the thin ones
+ * @show_scores: write the scores
+ *
+ * How a set of boxes is drawn, so that two sets (true boxes and a
+ * detector's) can be told apart in one picture.
+ */
+typedef struct
+{
+  P3dBevColor color;
+  guint line_width;
+  gboolean show_scores;
+} P3dBevBoxStyle;
 
 /**
  * P3dBevVoxelCells:
@@ -231,14 +253,14 @@ void p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
     gsize n_cells, gboolean half, gfloat * magnitudes);
 
 /* @count box records (P3D_BOX3D_SIZE bytes each, not necessarily
- * aligned): every box outlined in the colour of its label, in order; then,
- * with @show_scores, the scores, highest first, each beside its box where
+ * aligned): every box outlined as @style says, in order; then, with its
+ * show_scores, the scores, highest first, each beside its box where
  * it overlaps no score already written (right of the box, else left,
  * above, below), or not at all: the scores of overlapping boxes before NMS
  * stay readable. */
 void p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas,
     const P3dBevView * view, const guint8 * records, guint32 count,
-    gboolean show_scores);
+    const P3dBevBoxStyle * style);
 
 /* Fills the pixels [@column, @column + @width) x [@row, @row + @height),
  * clipped to the image. */
@@ -249,6 +271,11 @@ void p3d_bev_canvas_fill_pixels (P3dBevCanvas * canvas, gint column,
  * image first, so any finite value is safe). */
 void p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
     gdouble u1, gdouble v1, P3dBevColor color);
+/* The same line drawn @width pixels wide: a square of side @width (1 at
+ * least) at each of its pixels, the square's centre pixel (its lower
+ * middle for an even side) on the line. */
+void p3d_bev_canvas_draw_wide_line (P3dBevCanvas * canvas, gdouble u0,
+    gdouble v0, gdouble u1, gdouble v1, guint width, P3dBevColor color);
 
 /* @text (the font's characters; others, space among them, leave a blank)
  * with its top left corner at (@column, @row). */

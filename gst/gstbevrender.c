@@ -156,7 +156,75 @@ p3d_bev_render_color_by_get_type (void)
 
 /* The pad: what it takes and the buffer it draws. */
 
+enum
+{
+  PROP_PAD_0,
+  PROP_PAD_COLOR,
+  PROP_PAD_LINE_WIDTH,
+  PROP_PAD_SHOW_SCORES,
+  PROP_PAD_CAPTION,
+};
+
+#define DEFAULT_PAD_COLOR 0u
+#define DEFAULT_PAD_LINE_WIDTH 1
+#define DEFAULT_PAD_SHOW_SCORES TRUE
+
 G_DEFINE_TYPE (P3dBevRenderPad, p3d_bev_render_pad, GST_TYPE_AGGREGATOR_PAD);
+
+static void
+p3d_bev_render_pad_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  P3dBevRenderPad *pad = P3D_BEV_RENDER_PAD (object);
+
+  GST_OBJECT_LOCK (pad);
+  switch (prop_id) {
+    case PROP_PAD_COLOR:
+      pad->box_color = g_value_get_uint (value);
+      break;
+    case PROP_PAD_LINE_WIDTH:
+      pad->line_width = g_value_get_uint (value);
+      break;
+    case PROP_PAD_SHOW_SCORES:
+      pad->show_scores = g_value_get_boolean (value);
+      break;
+    case PROP_PAD_CAPTION:
+      g_free (pad->caption);
+      pad->caption = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (pad);
+}
+
+static void
+p3d_bev_render_pad_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  P3dBevRenderPad *pad = P3D_BEV_RENDER_PAD (object);
+
+  GST_OBJECT_LOCK (pad);
+  switch (prop_id) {
+    case PROP_PAD_COLOR:
+      g_value_set_uint (value, pad->box_color);
+      break;
+    case PROP_PAD_LINE_WIDTH:
+      g_value_set_uint (value, pad->line_width);
+      break;
+    case PROP_PAD_SHOW_SCORES:
+      g_value_set_boolean (value, pad->show_scores);
+      break;
+    case PROP_PAD_CAPTION:
+      g_value_set_string (value, pad->caption);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (pad);
+}
 
 static void
 p3d_bev_render_pad_forget (P3dBevRenderPad * pad)
@@ -178,7 +246,10 @@ p3d_bev_render_pad_flush (GstAggregatorPad * aggpad, GstAggregator * agg)
 static void
 p3d_bev_render_pad_finalize (GObject * object)
 {
-  p3d_bev_render_pad_forget (P3D_BEV_RENDER_PAD (object));
+  P3dBevRenderPad *pad = P3D_BEV_RENDER_PAD (object);
+
+  p3d_bev_render_pad_forget (pad);
+  g_free (pad->caption);
   G_OBJECT_CLASS (p3d_bev_render_pad_parent_class)->finalize (object);
 }
 
@@ -189,7 +260,38 @@ p3d_bev_render_pad_class_init (P3dBevRenderPadClass * klass)
   GstAggregatorPadClass *aggpad_class = GST_AGGREGATOR_PAD_CLASS (klass);
 
   gobject_class->finalize = p3d_bev_render_pad_finalize;
+  gobject_class->set_property = p3d_bev_render_pad_set_property;
+  gobject_class->get_property = p3d_bev_render_pad_get_property;
   aggpad_class->flush = GST_DEBUG_FUNCPTR (p3d_bev_render_pad_flush);
+
+  /* Styles of a boxes pad, so that true boxes and a detector's boxes can
+   * be told apart in one picture; set in gst-launch as
+   * "bevrender name=r boxes_0::color=0xff40c040 ...". */
+  g_object_class_install_property (gobject_class, PROP_PAD_COLOR,
+      g_param_spec_uint ("color", "Color",
+          "Boxes pads: the colour of every box of this pad and its score, "
+          "0xAARRGGBB (drawn opaque); 0: each box in the colour of its label",
+          0, G_MAXUINT32, DEFAULT_PAD_COLOR, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_PAD_LINE_WIDTH,
+      g_param_spec_uint ("line-width", "Line width",
+          "Boxes pads: width in pixels of the boxes' edges and heading lines, "
+          "centred on the 1-pixel lines (a wide outline under a thin one "
+          "reads as a halo)", 1, P3D_BEV_MAX_LINE_WIDTH,
+          DEFAULT_PAD_LINE_WIDTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_PAD_SHOW_SCORES,
+      g_param_spec_boolean ("show-scores", "Show scores",
+          "Boxes pads: write this pad's scores (when the element's "
+          "show-scores is true too); false for true boxes, whose score is 1",
+          DEFAULT_PAD_SHOW_SCORES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_PAD_CAPTION,
+      g_param_spec_string ("caption", "Caption",
+          "Boxes pads with a color: the legend's text for this pad's boxes "
+          "(\"true boxes\"); NULL: the pad's name. Without a color the "
+          "legend lists the labels", NULL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
 }
 
 static void
@@ -197,12 +299,84 @@ p3d_bev_render_pad_init (P3dBevRenderPad * pad)
 {
   pad->current_time = GST_CLOCK_TIME_NONE;
   pad->current_end = GST_CLOCK_TIME_NONE;
+  pad->box_color = DEFAULT_PAD_COLOR;
+  pad->line_width = DEFAULT_PAD_LINE_WIDTH;
+  pad->show_scores = DEFAULT_PAD_SHOW_SCORES;
 }
 
 /* The element. */
 
+static void p3d_bev_render_child_proxy_init (gpointer g_iface,
+    gpointer iface_data);
+
 #define p3d_bev_render_parent_class parent_class
-G_DEFINE_TYPE (P3dBevRender, p3d_bev_render, GST_TYPE_AGGREGATOR);
+G_DEFINE_TYPE_WITH_CODE (P3dBevRender, p3d_bev_render, GST_TYPE_AGGREGATOR,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_CHILD_PROXY,
+        p3d_bev_render_child_proxy_init));
+
+/* The sink pads as children, so that gst-launch can set a request pad's
+ * properties ("bevrender name=r boxes_0::color=..."): gst_parse sets them
+ * when the pad is requested, on the child-added signal. */
+
+static GObject *
+p3d_bev_render_child_proxy_get_child_by_index (GstChildProxy * proxy,
+    guint index)
+{
+  GObject *child = NULL;
+
+  GST_OBJECT_LOCK (proxy);
+  child = g_list_nth_data (GST_ELEMENT_CAST (proxy)->sinkpads, index);
+  if (child != NULL)
+    gst_object_ref (child);
+  GST_OBJECT_UNLOCK (proxy);
+  return child;
+}
+
+static guint
+p3d_bev_render_child_proxy_get_children_count (GstChildProxy * proxy)
+{
+  guint count;
+
+  GST_OBJECT_LOCK (proxy);
+  count = GST_ELEMENT_CAST (proxy)->numsinkpads;
+  GST_OBJECT_UNLOCK (proxy);
+  return count;
+}
+
+static void
+p3d_bev_render_child_proxy_init (gpointer g_iface, gpointer iface_data)
+{
+  GstChildProxyInterface *iface = g_iface;
+
+  iface->get_child_by_index = p3d_bev_render_child_proxy_get_child_by_index;
+  iface->get_children_count = p3d_bev_render_child_proxy_get_children_count;
+}
+
+static GstPad *
+p3d_bev_render_request_new_pad (GstElement * element, GstPadTemplate * templ,
+    const gchar * req_name, const GstCaps * caps)
+{
+  GstPad *pad = GST_ELEMENT_CLASS (parent_class)->request_new_pad (element,
+      templ, req_name, caps);
+
+  if (pad != NULL)
+    gst_child_proxy_child_added (GST_CHILD_PROXY (element), G_OBJECT (pad),
+        GST_OBJECT_NAME (pad));
+  return pad;
+}
+
+static void
+p3d_bev_render_release_pad (GstElement * element, GstPad * pad)
+{
+  gchar *name = gst_object_get_name (GST_OBJECT (pad));
+
+  gst_object_ref (pad);
+  GST_ELEMENT_CLASS (parent_class)->release_pad (element, pad);
+  gst_child_proxy_child_removed (GST_CHILD_PROXY (element), G_OBJECT (pad),
+      name);
+  gst_object_unref (pad);
+  g_free (name);
+}
 
 static void p3d_bev_render_finalize (GObject * object);
 static void p3d_bev_render_set_property (GObject * object, guint prop_id,
@@ -342,6 +516,9 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
   gst_element_class_add_static_pad_template_with_gtype (element_class,
       &src_template, GST_TYPE_AGGREGATOR_PAD);
 
+  element_class->request_new_pad =
+      GST_DEBUG_FUNCPTR (p3d_bev_render_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR (p3d_bev_render_release_pad);
   agg_class->start = GST_DEBUG_FUNCPTR (p3d_bev_render_start);
   agg_class->stop = GST_DEBUG_FUNCPTR (p3d_bev_render_stop);
   agg_class->flush = GST_DEBUG_FUNCPTR (p3d_bev_render_flush);
@@ -1382,6 +1559,8 @@ draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
 {
   guint max_boxes = pad->current_format.boxes.max_boxes;
   const guint8 *records = map->data[P3D_BOXES_TENSOR_RECORDS];
+  P3dBevBoxStyle style;
+  gchar *caption;
   guint32 count, i;
 
   memcpy (&count, map->data[P3D_BOXES_TENSOR_COUNT], sizeof (count));
@@ -1391,9 +1570,24 @@ draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
             GST_PAD_NAME (pad), max_boxes), (NULL));
     return GST_FLOW_ERROR;
   }
-  p3d_bev_canvas_draw_boxes (canvas, &self->view, records, count,
-      settings->show_scores);
-  /* the legend lists the labels drawn */
+  GST_OBJECT_LOCK (pad);
+  style.color = pad->box_color;
+  style.line_width = pad->line_width;
+  style.show_scores = settings->show_scores && pad->show_scores;
+  caption = g_strdup (pad->caption != NULL ? pad->caption : GST_PAD_NAME (pad));
+  GST_OBJECT_UNLOCK (pad);
+  if (style.color != 0)
+    style.color |= 0xff000000u;
+  p3d_bev_canvas_draw_boxes (canvas, &self->view, records, count, &style);
+  /* one colour for the pad: the legend names the pad's boxes; else it
+   * lists the labels drawn */
+  if (style.color != 0) {
+    if (count > 0)
+      p3d_bev_legend_add_swatch (&self->legend, style.color, caption);
+    g_free (caption);
+    return GST_FLOW_OK;
+  }
+  g_free (caption);
   for (i = 0; i < count; i++) {
     gint32 label;
 

@@ -59,6 +59,12 @@ struct _P3dBevRenderPad
 
   P3dBevRenderInput input;
 
+  /* properties (boxes pads), under the pad's object lock */
+  guint box_color;
+  guint line_width;
+  gboolean show_scores;
+  gchar *caption;
+
   /* streaming (the aggregator's thread, which also handles the caps) */
   gboolean negotiated;
   P3dBevRenderFormat format;

@@ -1,9 +1,12 @@
 #!/bin/sh
-# The README's first example, run as the README writes it, so that the text
-# a newcomer copies cannot go stale: the sample sweeps ./examples/demo.sh
-# writes (three synthetic KITTI-style .bin files in demo-output/velodyne/),
-# then every gst-launch-1.0 command of the README's "First run" section,
-# from a folder that holds nothing else ($OUT). GST_PLUGIN_PATH comes from
+# The README's first examples, run as the README writes them, so that the
+# text a newcomer copies cannot go stale: the sample sweeps
+# ./examples/demo.sh writes (three synthetic KITTI-style .bin files in
+# demo-output/velodyne/), then every gst-launch-1.0 command of the README's
+# first screen (the detector, above the first section) and of its "First
+# run" section, from a folder that holds nothing else ($OUT) but a link to
+# the repository's examples/ (the detector's commands name its model from
+# the repository root). GST_PLUGIN_PATH comes from
 # the caller (the test suite points it at the build), the README's export
 # line being the interactive form of the same.
 set -eu
@@ -19,9 +22,11 @@ grep -qF 'gst-launch-1.0 -q pointcloudtestsrc seed=$seed num-buffers=3 format=xy
 }
 gst-launch-1.0 -q pointcloudtestsrc seed=7 num-buffers=3 format=xyzi \
   ! multifilesink location=demo-output/velodyne/%06d.bin
-# the README's commands: the fenced blocks of "## First run" that start
-# with gst-launch-1.0 or export, continuation lines joined
+ln -s "$here/examples" examples
+# the README's commands: the fenced blocks of the first screen and of "##
+# First run" that start with gst-launch-1.0, continuation lines joined
 commands=$(awk '
+  BEGIN { section = 1 }
   /^## / { section = ($0 == "## First run") }
   section && /^```/ { inblock = !inblock; next }
   section && inblock { print }
@@ -33,5 +38,11 @@ echo "$commands" | while read -r line; do
   # shellcheck disable=SC2086
   eval "$line"
 done
+# the detector of the first screen found boxes
+grep -q '"label"' boxes.jsonl || {
+  echo "the README's detector found no box"
+  exit 1
+}
+rm examples
 # the output run-example.sh looks for
 ls -l demo-output/velodyne > listing.txt

@@ -1129,6 +1129,7 @@ GST_START_TEST (test_scores_do_not_overlap)
   };
   P3dBevColor high = p3d_bev_color_for_label (0);
   P3dBevColor low = p3d_bev_color_for_label (1);
+  const P3dBevBoxStyle label_style = { 0, 1, TRUE };
   guint high_right = 0, low_right = 0, low_left = 0;
   P3dBevCanvas canvas;
   P3dBevView view;
@@ -1141,7 +1142,8 @@ GST_START_TEST (test_scores_do_not_overlap)
   canvas.height = view.height;
   canvas.stride = (gsize) view.width * 4;
   canvas.pixels = g_malloc0 (canvas.stride * canvas.height);
-  p3d_bev_canvas_draw_boxes (&canvas, &view, (const guint8 *) boxes, 2, TRUE);
+  p3d_bev_canvas_draw_boxes (&canvas, &view, (const guint8 *) boxes, 2,
+      &label_style);
   /* the boxes span columns 90 to 110, rows 80 to 120 */
   for (row = 70; row < 90; row++)
     for (column = 0; column < canvas.width; column++) {
@@ -1157,6 +1159,164 @@ GST_START_TEST (test_scores_do_not_overlap)
   fail_unless (high_right > 0, "the higher score is not right of the boxes");
   fail_unless_equals_int (low_right, 0);
   fail_unless (low_left > 0, "the lower score is not left of the boxes");
+  g_free (canvas.pixels);
+}
+
+GST_END_TEST;
+
+/* A boxes pad's style, set the way gst-launch sets it (the pad's
+ * properties through the element as a child proxy, before the pad is
+ * requested): one colour for every box whatever its label, edges 3 pixels
+ * wide centred on the 1-pixel ones of test_box_yaw_zero, no score; the
+ * legend names the pad's boxes by its caption in that colour. */
+#define TRUTH_COLOR P3D_BEV_RGB (32, 192, 32)
+GST_START_TEST (test_box_style)
+{
+  P3dBox3d boxes[2] = {
+    make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 1.0f, 0),
+    make_box (3.05f, 5.05f, 1.0f, 1.0f, 0.0f, 1.0f, 2),
+  };
+  Render *render = render_new (VIEW " boxes_0::color=0x0020c020 "
+      "boxes_0::line-width=3 boxes_0::show-scores=false "
+      "boxes_0::caption=\"true boxes\"");
+  GstElement *source = render_add_input (render, "boxes_0", boxes_caps (4));
+  GstPad *pad = g_ptr_array_index (render->pads, 0);
+  guint color = 0, line_width = 0;
+  gboolean show_scores = TRUE;
+  gchar *caption = NULL;
+  GPtrArray *samples;
+  Frame frame;
+  gint k, row, column;
+  guint legend_pixels = 0;
+
+  g_object_get (pad, "color", &color, "line-width", &line_width,
+      "show-scores", &show_scores, "caption", &caption, NULL);
+  fail_unless_equals_int (color, 0x0020c020);
+  fail_unless_equals_int (line_width, 3);
+  fail_unless (!show_scores);
+  fail_unless_equals_string (caption, "true boxes");
+  g_free (caption);
+
+  render_start (render);
+  push (source, boxes_buffer (boxes, 2, 4, 0));
+  end_inputs (render);
+  samples = render_collect (render, NULL);
+  render_free (render);
+  fail_unless_equals_int (samples->len, 1);
+  frame_map (&frame, sample_at (samples, 0));
+  /* the front edge (row 79) is rows 78 to 80, the left (column 89)
+   * columns 88 to 90; the colour is drawn opaque whatever its alpha */
+  for (k = 78; k <= 80; k++) {
+    assert_pixel (&frame, 92, k, TRUTH_COLOR);
+    assert_pixel (&frame, k + 10, 110, TRUTH_COLOR);
+  }
+  assert_pixel (&frame, 92, 77, BLACK);
+  assert_pixel (&frame, 92, 81, BLACK);
+  assert_pixel (&frame, 87, 110, BLACK);
+  assert_pixel (&frame, 91, 110, BLACK);
+  /* the heading mark is 3 wide too */
+  assert_pixel (&frame, 98, 90, TRUTH_COLOR);
+  assert_pixel (&frame, 100, 90, TRUTH_COLOR);
+  /* every pixel drawn is the pad's colour: no label colour, no score */
+  for (row = 0; row < 200; row++)
+    for (column = 0; column < 200; column++) {
+      P3dBevColor c = frame_pixel (&frame, column, row);
+
+      fail_unless (c == BLACK || c == TRUTH_COLOR,
+          "pixel (%d, %d) is 0x%08x", column, row, c);
+    }
+  frame_unmap (&frame);
+  g_ptr_array_unref (samples);
+
+  /* with the legend: a swatch of the pad's colour in the top left panel,
+   * no box being there */
+  render = render_new ("range=\"<0,-10,20,10>\" metres-per-pixel=0.1 "
+      "grid-spacing=0 boxes_0::color=0xff20c020 boxes_0::caption=truth");
+  source = render_add_input (render, "boxes_0", boxes_caps (4));
+  render_start (render);
+  push (source, boxes_buffer (boxes, 1, 4, 0));
+  end_inputs (render);
+  samples = render_collect (render, NULL);
+  render_free (render);
+  frame_map (&frame, sample_at (samples, 0));
+  for (row = 0; row < 40; row++)
+    for (column = 0; column < 80; column++)
+      legend_pixels += frame_pixel (&frame, column, row) == TRUTH_COLOR;
+  fail_unless (legend_pixels > 0, "no swatch of the pad's colour");
+  for (row = 0; row < 200; row++)
+    for (column = 0; column < 200; column++)
+      assert_pixel_not (&frame, column, row, p3d_bev_color_for_label (0));
+  frame_unmap (&frame);
+  g_ptr_array_unref (samples);
+}
+
+GST_END_TEST;
+
+/* Two pads of boxes, as the demo draws them: the true boxes wide and
+ * green, the detections over them in the colours of their labels with
+ * their scores; a detection on the true box leaves the truth's outer
+ * pixels showing around its own. */
+GST_START_TEST (test_truth_under_detections)
+{
+  P3dBox3d truth = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 1.0f, 0);
+  P3dBox3d detection = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.87f, 0);
+  Render *render = render_new (VIEW " boxes_0::color=0xff20c020 "
+      "boxes_0::line-width=3 boxes_0::show-scores=false");
+  GstElement *truth_source = render_add_input (render, "boxes_0",
+      boxes_caps (4));
+  GstElement *detection_source = render_add_input (render, "boxes_1",
+      boxes_caps (4));
+  P3dBevColor label = p3d_bev_color_for_label (0);
+  GPtrArray *samples;
+  Frame frame;
+
+  render_start (render);
+  push (truth_source, boxes_buffer (&truth, 1, 4, 0));
+  push (detection_source, boxes_buffer (&detection, 1, 4, 0));
+  end_inputs (render);
+  samples = render_collect (render, NULL);
+  render_free (render);
+  frame_map (&frame, sample_at (samples, 0));
+  assert_pixel (&frame, 92, 78, TRUTH_COLOR);
+  assert_pixel (&frame, 92, 79, label);
+  assert_pixel (&frame, 92, 80, TRUTH_COLOR);
+  /* the detection's score, as in test_box_yaw_zero */
+  assert_pixel (&frame, 112, 79, label);
+  frame_unmap (&frame);
+  g_ptr_array_unref (samples);
+}
+
+GST_END_TEST;
+
+/* A wide line: a square of the width at each pixel of the thin one,
+ * centred (the lower middle for an even width); clipped at the image's
+ * edges, the part inside still drawn. */
+GST_START_TEST (test_wide_line)
+{
+  P3dBevCanvas canvas;
+  gint row, column;
+  P3dBevColor white = P3D_BEV_RGB (255, 255, 255);
+
+  canvas.width = 20;
+  canvas.height = 20;
+  canvas.stride = 20 * 4;
+  canvas.pixels = g_malloc0 (canvas.stride * canvas.height);
+  p3d_bev_canvas_draw_wide_line (&canvas, 5.5, 10.5, 14.5, 10.5, 4, white);
+  for (row = 0; row < 20; row++)
+    for (column = 0; column < 20; column++) {
+      gboolean inside = row >= 9 && row <= 12 && column >= 4 && column <= 16;
+
+      fail_unless_equals_int (p3d_bev_canvas_get_pixel (&canvas, column,
+              row) == white, inside);
+    }
+  /* an 8-wide line 3.5 pixels above the image (rows -7 to 0): its lowest
+   * row shows */
+  memset (canvas.pixels, 0, canvas.stride * canvas.height);
+  p3d_bev_canvas_draw_wide_line (&canvas, -30.0, -3.5, 50.0, -3.5, 8, white);
+  for (column = 0; column < 20; column++) {
+    fail_unless (p3d_bev_canvas_get_pixel (&canvas, column, 0) == white);
+    fail_unless (p3d_bev_canvas_get_pixel (&canvas, column, 1) == 0);
+  }
   g_free (canvas.pixels);
 }
 
@@ -1439,6 +1599,9 @@ bevrender_suite (void)
   tcase_add_test (tc, test_range_from_caps);
   tcase_add_test (tc, test_annotations);
   tcase_add_test (tc, test_scores_do_not_overlap);
+  tcase_add_test (tc, test_box_style);
+  tcase_add_test (tc, test_truth_under_detections);
+  tcase_add_test (tc, test_wide_line);
   tcase_add_test (tc, test_bad_caps);
   tcase_add_test (tc, test_bad_caps_event);
   tcase_add_test (tc, test_bad_buffers);

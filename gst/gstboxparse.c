@@ -14,7 +14,9 @@
  * one (every empty line ends exactly one frame, so two in a row make an
  * empty frame), and the end of the stream ends the last one. A frame's
  * timestamp is its frame line's pts, else (frame-per-buffer) the input
- * buffer's, else none; the output starts with a time segment of its own.
+ * buffer's, else none. It is a GstBaseParse: draining at EOS and at a new
+ * segment, and the output segment (upstream's time segment, or one in time
+ * from 0 for bytes), are GStreamer's.
  *
  * The box type is box-type, or with auto the first line that tells (a
  * frame line's "type", a JSON box with "x1" is 2D, with "x" 3D, KITTI lines
@@ -107,21 +109,26 @@ p3d_box_parse_box_type_get_type (void)
 }
 
 #define p3d_box_parse_parent_class parent_class
-G_DEFINE_TYPE (P3dBoxParse, p3d_box_parse, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (P3dBoxParse, p3d_box_parse, GST_TYPE_BASE_PARSE);
 
 static void p3d_box_parse_finalize (GObject * object);
 static void p3d_box_parse_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void p3d_box_parse_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstStateChangeReturn p3d_box_parse_change_state (GstElement * element,
-    GstStateChange transition);
+static gboolean p3d_box_parse_start (GstBaseParse * parse);
+static gboolean p3d_box_parse_stop (GstBaseParse * parse);
+static GstFlowReturn p3d_box_parse_handle_frame (GstBaseParse * parse,
+    GstBaseParseFrame * frame, gint * skipsize);
+static GstFlowReturn p3d_box_parse_pre_push_frame (GstBaseParse * parse,
+    GstBaseParseFrame * frame);
+static gboolean p3d_box_parse_sink_event (GstBaseParse * parse,
+    GstEvent * event);
+static gboolean p3d_box_parse_src_query (GstBaseParse * parse,
+    GstQuery * query);
 static GstFlowReturn p3d_box_parse_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
-static gboolean p3d_box_parse_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event);
-static gboolean p3d_box_parse_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
+static gboolean p3d_box_parse_sink_activate (GstPad * pad, GstObject * parent);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -131,6 +138,7 @@ p3d_box_parse_class_init (P3dBoxParseClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseParseClass *parse_class = GST_BASE_PARSE_CLASS (klass);
 
   gobject_class->finalize = p3d_box_parse_finalize;
   gobject_class->set_property = p3d_box_parse_set_property;
@@ -171,7 +179,13 @@ p3d_box_parse_class_init (P3dBoxParseClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
-  element_class->change_state = GST_DEBUG_FUNCPTR (p3d_box_parse_change_state);
+  parse_class->start = GST_DEBUG_FUNCPTR (p3d_box_parse_start);
+  parse_class->stop = GST_DEBUG_FUNCPTR (p3d_box_parse_stop);
+  parse_class->handle_frame = GST_DEBUG_FUNCPTR (p3d_box_parse_handle_frame);
+  parse_class->pre_push_frame =
+      GST_DEBUG_FUNCPTR (p3d_box_parse_pre_push_frame);
+  parse_class->sink_event = GST_DEBUG_FUNCPTR (p3d_box_parse_sink_event);
+  parse_class->src_query = GST_DEBUG_FUNCPTR (p3d_box_parse_src_query);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_BOX_PARSE_BOX_TYPE, 0);
   gst_type_mark_as_plugin_api (P3D_TYPE_BOX_TEXT_FORMAT, 0);
@@ -182,19 +196,18 @@ p3d_box_parse_class_init (P3dBoxParseClass * klass)
 static void
 p3d_box_parse_init (P3dBoxParse * self)
 {
+  GstPad *sinkpad = GST_BASE_PARSE_SINK_PAD (self);
   gchar *why = NULL;
 
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_box_parse_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_box_parse_sink_event));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_pad_set_query_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (p3d_box_parse_src_query));
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  /* GstBaseParse does not tell a subclass where its input buffers end:
+   * frame-per-buffer needs that, to read each buffer to its end (a drain
+   * after it) and to make an empty buffer an empty frame. */
+  self->base_chain = GST_PAD_CHAINFUNC (sinkpad);
+  gst_pad_set_chain_function (sinkpad, GST_DEBUG_FUNCPTR (p3d_box_parse_chain));
+  /* Push mode only: pull mode's loop makes a stream without frames an
+   * error of its own, before the element can say what the input held. */
+  gst_pad_set_activate_function (sinkpad,
+      GST_DEBUG_FUNCPTR (p3d_box_parse_sink_activate));
 
   self->format = DEFAULT_FORMAT;
   self->max_boxes = DEFAULT_MAX_BOXES;
@@ -202,7 +215,7 @@ p3d_box_parse_init (P3dBoxParse * self)
   p3d_box_text_set_labels (DEFAULT_LABELS, &self->labels_text, &self->labels,
       &why);
   self->frame_per_buffer = DEFAULT_FRAME_PER_BUFFER;
-  self->partial = g_string_new (NULL);
+  self->line = g_string_new (NULL);
 }
 
 static void
@@ -214,7 +227,7 @@ p3d_box_parse_finalize (GObject * object)
   g_strfreev (self->labels);
   g_strfreev (self->stream_labels);
   g_free (self->records);
-  g_string_free (self->partial, TRUE);
+  g_string_free (self->line, TRUE);
   if (self->unknown_labels)
     g_hash_table_unref (self->unknown_labels);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -307,22 +320,26 @@ frame_reset (P3dBoxParse * self)
   self->n_box_lines = 0;
 }
 
-/* Forgets the text read so far, at the start and after a flush. */
+/* Forgets the text read so far, at the start and after a flush (the base
+ * class drops the bytes it held). */
 static void
 stream_reset (P3dBoxParse * self)
 {
-  g_string_truncate (self->partial, 0);
+  g_string_truncate (self->line, 0);
+  self->scan_offset = 0;
+  self->search_offset = 0;
   self->line_number = 0;
   self->buffer_number = 0;
-  self->need_segment = TRUE;
+  self->buffer_pts = GST_CLOCK_TIME_NONE;
   self->saturated = FALSE;
   self->failed = FALSE;
   frame_reset (self);
 }
 
-static void
-stream_start (P3dBoxParse * self)
+static gboolean
+p3d_box_parse_start (GstBaseParse * parse)
 {
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
   P3dBoxType box_type;
 
   GST_OBJECT_LOCK (self);
@@ -344,36 +361,31 @@ stream_start (P3dBoxParse * self)
   self->records = g_malloc0 ((gsize) self->stream_max_boxes *
       P3D_BOX3D_RECORD_SIZE);
   self->caps_sent = FALSE;
-  self->segment_seqnum = GST_SEQNUM_INVALID;
   self->frames_out = 0;
   if (self->unknown_labels)
     g_hash_table_unref (self->unknown_labels);
   self->unknown_labels = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, NULL);
   stream_reset (self);
+
+  /* A byte offset says nothing of where a frame starts, and the times are
+   * the text's: no seeking by bitrate, no timestamps made up. */
+  gst_base_parse_set_syncable (parse, FALSE);
+  gst_base_parse_set_pts_interpolation (parse, FALSE);
+  gst_base_parse_set_infer_ts (parse, FALSE);
+  return TRUE;
 }
 
-static void
-stream_stop (P3dBoxParse * self)
+static gboolean
+p3d_box_parse_stop (GstBaseParse * parse)
 {
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
+
   g_clear_pointer (&self->records, g_free);
   g_clear_pointer (&self->stream_labels, g_strfreev);
   g_clear_pointer (&self->unknown_labels, g_hash_table_unref);
-  g_string_truncate (self->partial, 0);
-}
-
-static GstStateChangeReturn
-p3d_box_parse_change_state (GstElement * element, GstStateChange transition)
-{
-  P3dBoxParse *self = P3D_BOX_PARSE (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    stream_start (self);
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-    stream_stop (self);
-  return ret;
+  g_string_truncate (self->line, 0);
+  return TRUE;
 }
 
 static GstCaps *
@@ -402,7 +414,7 @@ possible_caps (P3dBoxParse * self)
   P3dBoxKind kind;
   guint max_boxes;
 
-  caps = gst_pad_get_current_caps (self->srcpad);
+  caps = gst_pad_get_current_caps (GST_BASE_PARSE_SRC_PAD (self));
   if (caps != NULL)
     return caps;
   GST_OBJECT_LOCK (self);
@@ -424,9 +436,9 @@ possible_caps (P3dBoxParse * self)
 }
 
 static gboolean
-p3d_box_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+p3d_box_parse_src_query (GstBaseParse * parse, GstQuery * query)
 {
-  P3dBoxParse *self = P3D_BOX_PARSE (parent);
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     GstCaps *filter, *caps = possible_caps (self);
@@ -443,62 +455,54 @@ p3d_box_parse_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
     gst_caps_unref (caps);
     return TRUE;
   }
-  return gst_pad_query_default (pad, parent, query);
+  return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
 }
 
-/* Sends the caps and the segment before the first frame. With the kind
- * still unknown (no line has told), downstream's first choice decides. */
+/* Sends the caps before the first frame (the base class sends the segment
+ * after them). With the kind still unknown (no line has told),
+ * downstream's first choice decides. */
 static gboolean
-ensure_caps_and_segment (P3dBoxParse * self)
+ensure_caps (P3dBoxParse * self)
 {
-  if (!self->caps_sent) {
-    GstCaps *caps;
+  GstPad *srcpad = GST_BASE_PARSE_SRC_PAD (self);
+  GstCaps *caps;
 
-    if (self->kind == P3D_BOX_KIND_UNKNOWN) {
-      GstCaps *ours = possible_caps (self);
-      GstCaps *peer = gst_pad_peer_query_caps (self->srcpad, ours);
+  if (self->caps_sent)
+    return TRUE;
+  if (self->kind == P3D_BOX_KIND_UNKNOWN) {
+    GstCaps *ours = possible_caps (self);
+    GstCaps *peer = gst_pad_peer_query_caps (srcpad, ours);
 
-      self->kind = P3D_BOX_KIND_3D;
-      if (peer != NULL && !gst_caps_is_empty (peer)
-          && gst_structure_has_name (gst_caps_get_structure (peer, 0),
-              P3D_MEDIA_TYPE_BOXES2D))
-        self->kind = P3D_BOX_KIND_2D;
-      gst_caps_unref (ours);
-      if (peer != NULL)
-        gst_caps_unref (peer);
-      GST_DEBUG_OBJECT (self, "no line gave the box type: %s from "
-          "downstream", self->kind == P3D_BOX_KIND_2D ? "2d" : "3d");
-    }
-    caps = caps_for_kind (self->kind, self->stream_max_boxes);
-    if (!gst_pad_push_event (self->srcpad, gst_event_new_caps (caps))) {
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-          ("Downstream does not accept %" GST_PTR_FORMAT, caps),
-          ("box-type decides between 3D and 2D boxes"));
-      gst_caps_unref (caps);
-      self->failed = TRUE;
-      return FALSE;
-    }
+    self->kind = P3D_BOX_KIND_3D;
+    if (peer != NULL && !gst_caps_is_empty (peer)
+        && gst_structure_has_name (gst_caps_get_structure (peer, 0),
+            P3D_MEDIA_TYPE_BOXES2D))
+      self->kind = P3D_BOX_KIND_2D;
+    gst_caps_unref (ours);
+    if (peer != NULL)
+      gst_caps_unref (peer);
+    GST_DEBUG_OBJECT (self, "no line gave the box type: %s from "
+        "downstream", self->kind == P3D_BOX_KIND_2D ? "2d" : "3d");
+  }
+  caps = caps_for_kind (self->kind, self->stream_max_boxes);
+  if (!gst_pad_push_event (srcpad, gst_event_new_caps (caps))) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept %" GST_PTR_FORMAT, caps),
+        ("box-type decides between 3D and 2D boxes"));
     gst_caps_unref (caps);
-    self->caps_sent = TRUE;
+    self->failed = TRUE;
+    return FALSE;
   }
-  if (self->need_segment) {
-    GstSegment segment;
-    GstEvent *event;
-
-    /* Our timestamps come from the text, not from upstream's bytes. */
-    gst_segment_init (&segment, GST_FORMAT_TIME);
-    event = gst_event_new_segment (&segment);
-    if (self->segment_seqnum != GST_SEQNUM_INVALID)
-      gst_event_set_seqnum (event, self->segment_seqnum);
-    gst_pad_push_event (self->srcpad, event);
-    self->need_segment = FALSE;
-  }
+  gst_caps_unref (caps);
+  self->caps_sent = TRUE;
   return TRUE;
 }
 
-/* Outputs the frame read so far, and starts the next one. */
+/* Outputs the frame read so far as the one that @consumed bytes of the
+ * input held, and starts the next one. */
 static GstFlowReturn
-finish_frame (P3dBoxParse * self, GstClockTime fallback_pts)
+finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
+    GstClockTime fallback_pts)
 {
   gsize size;
   GstMemory *records, *count;
@@ -516,7 +520,7 @@ finish_frame (P3dBoxParse * self, GstClockTime fallback_pts)
     self->failed = TRUE;
     return GST_FLOW_ERROR;
   }
-  if (!ensure_caps_and_segment (self))
+  if (!ensure_caps (self))
     return GST_FLOW_NOT_NEGOTIATED;
   size = record_size (self->kind);
 
@@ -558,16 +562,19 @@ finish_frame (P3dBoxParse * self, GstClockTime fallback_pts)
   buffer = gst_buffer_new ();
   gst_buffer_append_memory (buffer, records);
   gst_buffer_append_memory (buffer, count);
-  GST_BUFFER_PTS (buffer) = self->frame_pts != P3D_BOX_TEXT_NO_PTS ?
+  /* pre_push_frame stamps it, after the base class has had its say */
+  self->out_pts = self->frame_pts != P3D_BOX_TEXT_NO_PTS ?
       self->frame_pts : fallback_pts;
-  GST_BUFFER_OFFSET (buffer) = self->frames_out;
-  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %u boxes, pts %"
-      GST_TIME_FORMAT, self->frames_out, n_records,
-      GST_TIME_ARGS (GST_BUFFER_PTS (buffer)));
+  GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": %u boxes from %"
+      G_GSIZE_FORMAT " bytes, pts %" GST_TIME_FORMAT, self->frames_out,
+      n_records, consumed, GST_TIME_ARGS (self->out_pts));
 
-  self->frames_out++;
   frame_reset (self);
-  return gst_pad_push (self->srcpad, buffer);
+  self->scan_offset = 0;
+  self->search_offset = 0;
+  frame->out_buffer = buffer;
+  return gst_base_parse_finish_frame (GST_BASE_PARSE (self), frame,
+      (gint) consumed);
 }
 
 /* @line as an error message can show it: valid UTF-8, no control
@@ -659,18 +666,27 @@ add_box (P3dBoxParse * self, const P3dBoxLine * parsed)
   return GST_FLOW_OK;
 }
 
-static GstFlowReturn
-start_frame (P3dBoxParse * self, const gchar * line, const P3dBoxLine * parsed)
+/* Where a line ends the frame being read, if it does. */
+typedef enum
 {
-  GstFlowReturn flow = GST_FLOW_OK;
+  FRAME_GOES_ON,
+  FRAME_ENDS_AFTER_LINE,        /* an empty line: it is the frame's */
+  FRAME_ENDS_BEFORE_LINE,       /* a frame line: it starts the next frame */
+} FrameEnd;
 
+static GstFlowReturn
+start_frame (P3dBoxParse * self, const gchar * line, const P3dBoxLine * parsed,
+    FrameEnd * end)
+{
   if (self->stream_frame_per_buffer && self->frame_open)
     return line_error (self, line, "a second frame line, or a frame line "
         "after boxes, in one input buffer (frame-per-buffer)");
-  if (self->frame_open)
-    flow = finish_frame (self, GST_CLOCK_TIME_NONE);
-  if (flow != GST_FLOW_OK)
-    return flow;
+  if (self->frame_open) {
+    /* read again as the first line of the next frame */
+    self->line_number--;
+    *end = FRAME_ENDS_BEFORE_LINE;
+    return GST_FLOW_OK;
+  }
   if (self->kind == P3D_BOX_KIND_UNKNOWN)
     self->kind = parsed->kind;
   self->frame_open = TRUE;
@@ -681,15 +697,17 @@ start_frame (P3dBoxParse * self, const gchar * line, const P3dBoxLine * parsed)
   return GST_FLOW_OK;
 }
 
-/* One line, without its '\n', NUL-terminated and writable. */
+/* One line, without its '\n', NUL-terminated and writable; @end says
+ * whether it ends the frame. */
 static GstFlowReturn
-process_line (P3dBoxParse * self, gchar * line, gsize length)
+process_line (P3dBoxParse * self, gchar * line, gsize length, FrameEnd * end)
 {
   P3dBoxLine parsed;
   P3dBoxLineType type;
   GstFlowReturn flow = GST_FLOW_OK;
   gchar *why = NULL;
 
+  *end = FRAME_GOES_ON;
   self->line_number++;
   if (length > 0 && line[length - 1] == '\r')
     line[--length] = '\0';
@@ -707,10 +725,10 @@ process_line (P3dBoxParse * self, gchar * line, gsize length)
       /* Every empty line ends one frame, so frames of KITTI lines, empty
        * ones too, come back as boxenc separate-frames=true wrote them. */
       if (!self->stream_frame_per_buffer)
-        flow = finish_frame (self, GST_CLOCK_TIME_NONE);
+        *end = FRAME_ENDS_AFTER_LINE;
       break;
     case P3D_BOX_LINE_FRAME:
-      flow = start_frame (self, line, &parsed);
+      flow = start_frame (self, line, &parsed, end);
       break;
     case P3D_BOX_LINE_BOX:
       flow = add_box (self, &parsed);
@@ -727,157 +745,214 @@ process_line (P3dBoxParse * self, gchar * line, gsize length)
   return flow;
 }
 
+
 static GstFlowReturn
-line_too_long (P3dBoxParse * self)
+line_too_long (P3dBoxParse * self, const guint8 * line, gsize length)
 {
   gchar *why = g_strdup_printf ("longer than %u bytes (binary data, or no "
       "line ends?)", MAX_LINE_LENGTH);
   GstFlowReturn flow;
 
   self->line_number++;
-  flow = line_error (self, self->partial->str, why);
+  /* enough of it for the error message to quote */
+  g_string_truncate (self->line, 0);
+  g_string_append_len (self->line, (const gchar *) line,
+      MIN (length, QUOTED_CHARS));
+  flow = line_error (self, self->line->str, why);
   g_free (why);
-  g_string_truncate (self->partial, 0);
   return flow;
 }
 
-/* Adds @length bytes to the line being gathered, within the limit. */
-static gboolean
-gather (P3dBoxParse * self, const gchar * text, gsize length)
+/* Reads the line of @length bytes at @text (without its '\n'). */
+static GstFlowReturn
+read_line (P3dBoxParse * self, const guint8 * text, gsize length,
+    FrameEnd * end)
 {
-  if (self->partial->len + length > MAX_LINE_LENGTH) {
-    /* Enough of it for the error message to quote. */
-    if (self->partial->len < QUOTED_CHARS)
-      g_string_append_len (self->partial, text, MIN (length, QUOTED_CHARS));
-    return FALSE;
-  }
-  g_string_append_len (self->partial, text, length);
+  g_string_truncate (self->line, 0);
+  g_string_append_len (self->line, (const gchar *) text, length);
+  return process_line (self, self->line->str, self->line->len, end);
+}
+
+static gboolean
+is_blank (const guint8 * text, gsize length)
+{
+  gsize i;
+
+  for (i = 0; i < length; i++)
+    if (!g_ascii_isspace (text[i]))
+      return FALSE;
   return TRUE;
 }
 
-static GstFlowReturn
-process_gathered (P3dBoxParse * self)
-{
-  GstFlowReturn flow = process_line (self, self->partial->str,
-      self->partial->len);
-
-  g_string_truncate (self->partial, 0);
-  return flow;
-}
-
-/* Reads the lines of @size bytes of text. An unfinished last line waits
- * for the next buffer, unless @last_line_ends here (frame-per-buffer). */
-static GstFlowReturn
-read_lines (P3dBoxParse * self, const gchar * text, gsize size,
-    gboolean last_line_ends)
-{
-  const gchar *p = text, *end = text + size;
-  GstFlowReturn flow = GST_FLOW_OK;
-
-  while (p < end && flow == GST_FLOW_OK) {
-    const gchar *newline = memchr (p, '\n', end - p);
-    const gchar *stop = newline ? newline : end;
-
-    if (!gather (self, p, stop - p))
-      return line_too_long (self);
-    if (newline == NULL) {
-      if (last_line_ends)
-        flow = process_gathered (self);
-      break;
-    }
-    flow = process_gathered (self);
-    p = newline + 1;
-  }
-  return flow;
-}
-
-static GstFlowReturn
-p3d_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
-{
-  P3dBoxParse *self = P3D_BOX_PARSE (parent);
-  GstFlowReturn flow = GST_FLOW_OK;
-  GstMapInfo info;
-
-  if (self->failed) {
-    gst_buffer_unref (buffer);
-    return GST_FLOW_ERROR;
-  }
-  if (gst_buffer_get_size (buffer) > 0) {
-    if (!gst_buffer_map (buffer, &info, GST_MAP_READ)) {
-      GST_ELEMENT_ERROR (self, STREAM, DECODE, ("Cannot read input buffer"),
-          (NULL));
-      self->failed = TRUE;
-      gst_buffer_unref (buffer);
-      return GST_FLOW_ERROR;
-    }
-  } else {
-    info.data = NULL;
-    info.size = 0;
-  }
-
-  if (self->stream_frame_per_buffer) {
-    /* One file, one frame: its lines are numbered from 1. */
-    self->buffer_number++;
-    self->line_number = 0;
-    g_string_truncate (self->partial, 0);
-    flow = read_lines (self, (const gchar *) info.data, info.size, TRUE);
-    if (flow == GST_FLOW_OK)
-      flow = finish_frame (self, GST_BUFFER_PTS (buffer));
-  } else {
-    flow = read_lines (self, (const gchar *) info.data, info.size, FALSE);
-  }
-
-  if (info.size > 0)
-    gst_buffer_unmap (buffer, &info);
-  gst_buffer_unref (buffer);
-  return flow;
-}
-
-/* The end of the stream ends the last line and the last frame. A last
+/* Reads the lines from where the last call stopped (the bytes before are
+ * in the frame being read) until one ends the frame, which then goes out.
+ * An unfinished last line waits for more, unless the input ends here: the
+ * end of the stream, or of the buffer with frame-per-buffer, where a last
  * line of white space without a line end is no empty line. */
 static GstFlowReturn
-drain (P3dBoxParse * self)
+p3d_box_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
+    gint * skipsize)
 {
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
+  gboolean draining = GST_BASE_PARSE_DRAINING (parse);
   GstFlowReturn flow = GST_FLOW_OK;
-  const gchar *c;
-  gboolean blank = TRUE;
+  FrameEnd end = FRAME_GOES_ON;
+  GstMapInfo map;
+  gsize pos;
 
-  if (self->stream_frame_per_buffer || self->failed)
+  if (self->failed)
+    return GST_FLOW_ERROR;
+  /* frame-per-buffer: the chain function drains after each buffer */
+  if (self->stream_frame_per_buffer && !draining)
     return GST_FLOW_OK;
-  for (c = self->partial->str; *c != '\0' && blank; c++)
-    blank = g_ascii_isspace (*c);
-  if (self->partial->len > 0 && !blank)
-    flow = process_gathered (self);
-  g_string_truncate (self->partial, 0);
-  if (flow == GST_FLOW_OK && self->frame_open)
-    flow = finish_frame (self, GST_CLOCK_TIME_NONE);
-  return flow;
+  if (!gst_buffer_map (frame->buffer, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, ("Cannot read the input"),
+        ("mapping %" G_GSIZE_FORMAT " bytes failed",
+            gst_buffer_get_size (frame->buffer)));
+    self->failed = TRUE;
+    return GST_FLOW_ERROR;
+  }
+
+  pos = self->scan_offset;
+  while (flow == GST_FLOW_OK && end == FRAME_GOES_ON && pos < map.size) {
+    const guint8 *start = map.data + pos;
+    gsize searched = MAX (self->search_offset, pos);
+    const guint8 *newline = memchr (map.data + searched, '\n',
+        map.size - searched);
+    gsize length = (newline ? newline : map.data + map.size) - start;
+
+    if (length > MAX_LINE_LENGTH) {
+      flow = line_too_long (self, start, length);
+    } else if (newline != NULL) {
+      flow = read_line (self, start, length, &end);
+      if (end != FRAME_ENDS_BEFORE_LINE)
+        pos = newline + 1 - map.data;
+    } else {
+      self->search_offset = map.size;
+      if (!draining)
+        break;
+      if (!is_blank (start, length))
+        flow = read_line (self, start, length, &end);
+      if (end != FRAME_ENDS_BEFORE_LINE)
+        pos = map.size;
+    }
+  }
+  gst_buffer_unmap (frame->buffer, &map);
+  self->scan_offset = pos;
+  if (flow != GST_FLOW_OK)
+    return flow;
+
+  if (end != FRAME_GOES_ON)
+    return finish_frame (self, frame, pos, GST_CLOCK_TIME_NONE);
+  if (!draining)
+    return GST_FLOW_OK;
+  if (self->stream_frame_per_buffer) {
+    /* kept for the chain function, as drain() returns nothing */
+    self->buffer_flow = finish_frame (self, frame, pos, self->buffer_pts);
+    return self->buffer_flow;
+  }
+  if (self->frame_open)
+    return finish_frame (self, frame, pos, GST_CLOCK_TIME_NONE);
+  /* the end of the stream after a frame's end: white space, no frame */
+  *skipsize = (gint) pos;
+  self->scan_offset = 0;
+  self->search_offset = 0;
+  return GST_FLOW_OK;
+}
+
+/* The frame's timestamp is the text's (or frame-per-buffer's input
+ * buffer's), whatever the base class had guessed. */
+static GstFlowReturn
+p3d_box_parse_pre_push_frame (GstBaseParse * parse, GstBaseParseFrame * frame)
+{
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
+  GstBuffer *buffer;
+
+  frame->buffer = gst_buffer_make_writable (frame->buffer);
+  buffer = frame->buffer;
+  GST_BUFFER_PTS (buffer) = self->out_pts;
+  GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
+  GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
+  GST_BUFFER_OFFSET (buffer) = self->frames_out;
+  GST_BUFFER_OFFSET_END (buffer) = self->frames_out + 1;
+  self->frames_out++;
+  return GST_FLOW_OK;
 }
 
 static gboolean
-p3d_box_parse_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+p3d_box_parse_sink_event (GstBaseParse * parse, GstEvent * event)
 {
-  P3dBoxParse *self = P3D_BOX_PARSE (parent);
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:
-      /* Any text: format says how to read it, and our caps come later. */
-      gst_event_unref (event);
-      return TRUE;
-    case GST_EVENT_SEGMENT:
-      /* Upstream's segment is in bytes; ours, in time, goes out with the
-       * first frame. */
-      self->segment_seqnum = gst_event_get_seqnum (event);
-      gst_event_unref (event);
-      return TRUE;
     case GST_EVENT_EOS:
-      drain (self);
-      break;
+      if (self->frames_out > 0)
+        break;
+      /* GstBaseParse calls a stream without frames an error; for boxparse
+       * text without a frame (none at all, or white space) is no frame,
+       * and a stream whose first frame is bad has its own error already */
+      gst_base_parse_drain (parse);
+      if (self->frames_out > 0)
+        break;
+      return gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (parse), event);
     case GST_EVENT_FLUSH_STOP:
       stream_reset (self);
       break;
     default:
       break;
   }
-  return gst_pad_event_default (pad, parent, event);
+  return GST_BASE_PARSE_CLASS (parent_class)->sink_event (parse, event);
+}
+
+/* An empty input buffer is an empty frame (an empty file from
+ * multifilesrc): the base class, with no bytes to hand over, never calls
+ * handle_frame for it. */
+static GstFlowReturn
+empty_buffer_frame (P3dBoxParse * self, GstBuffer * buffer)
+{
+  GstBaseParseFrame *frame = gst_base_parse_frame_new (buffer,
+      GST_BASE_PARSE_FRAME_FLAG_NONE, 0);
+  GstFlowReturn flow = finish_frame (self, frame, 0, self->buffer_pts);
+
+  gst_base_parse_frame_free (frame);
+  gst_buffer_unref (buffer);
+  return flow;
+}
+
+/* With frame-per-buffer, reads each input buffer to its end (a drain after
+ * it) as one frame, its lines numbered from 1; otherwise the base class
+ * alone sees the stream. */
+static GstFlowReturn
+p3d_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  P3dBoxParse *self = P3D_BOX_PARSE (parent);
+  GstFlowReturn flow;
+
+  if (!self->stream_frame_per_buffer)
+    return self->base_chain (pad, parent, buffer);
+  if (self->failed) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  self->buffer_number++;
+  self->line_number = 0;
+  self->buffer_pts = GST_BUFFER_PTS (buffer);
+  if (gst_buffer_get_size (buffer) == 0)
+    return empty_buffer_frame (self, buffer);
+  self->buffer_flow = GST_FLOW_OK;
+  flow = self->base_chain (pad, parent, buffer);
+  if (flow == GST_FLOW_OK && !self->failed)
+    gst_base_parse_drain (GST_BASE_PARSE (self));
+  if (self->failed)
+    return GST_FLOW_ERROR;
+  return flow != GST_FLOW_OK ? flow : self->buffer_flow;
+}
+
+/* GstBaseParse would read a seekable upstream in pull mode, which gains a
+ * parser of frames that no byte offset finds nothing, and at the end of an
+ * input without frames posts its own error, not ours. */
+static gboolean
+p3d_box_parse_sink_activate (GstPad * pad, GstObject * parent)
+{
+  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
 }

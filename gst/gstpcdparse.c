@@ -32,8 +32,8 @@
  * "byte 40960 (file 3, line 4): TYPE has 3 entries but FIELDS has 4". A
  * file that announces more bytes than max-file-size, or more points than a
  * buffer holds, is refused as soon as its header is in, and an ASCII file
- * is never held beyond max-file-size. An empty stream gives EOS and
- * nothing else. docs/elements/pcdparse.md has the details and the accepted
+ * is never held beyond max-file-size. An empty stream (no PCD file before
+ * EOS) gives a warning that says so, then EOS. docs/elements/pcdparse.md has the details and the accepted
  * dialect.
  *
  * ## Example launch lines
@@ -140,6 +140,7 @@ static gboolean p3d_pcd_parse_src_query (GstBaseParse * parse,
     GstQuery * query);
 static GstFlowReturn p3d_pcd_parse_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
+static gboolean p3d_pcd_parse_sink_activate (GstPad * pad, GstObject * parent);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -231,6 +232,10 @@ p3d_pcd_parse_init (P3dPcdParse * self)
    * not handed over and scanned again on every buffer. */
   self->base_chain = GST_PAD_CHAINFUNC (sinkpad);
   gst_pad_set_chain_function (sinkpad, GST_DEBUG_FUNCPTR (p3d_pcd_parse_chain));
+  /* Push mode only: pull mode's loop makes a stream without frames an
+   * error of its own, before the element can say what the input held. */
+  gst_pad_set_activate_function (sinkpad,
+      GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_activate));
 
   self->format = DEFAULT_FORMAT;
   self->drop_nonfinite = DEFAULT_DROP_NONFINITE;
@@ -998,12 +1003,18 @@ p3d_pcd_parse_sink_event (GstBaseParse * parse, GstEvent * event)
     case GST_EVENT_EOS:
       if (self->files > 0)
         break;
-      /* GstBaseParse calls a stream without frames an error; for pcdparse
-       * an empty stream (or one of padding) is nothing at all, and a
-       * stream whose first file is bad has its own error already */
+      /* GstBaseParse calls a stream without frames an error without
+       * saying why; an empty stream (or one of padding) gets a warning
+       * that says it, and a stream whose first file is bad has its own
+       * error already */
       gst_base_parse_drain (parse);
       if (self->files > 0)
         break;
+      if (!self->failed)
+        GST_ELEMENT_WARNING (self, STREAM, DECODE,
+            ("The input held no PCD data: no file before the end of the "
+                "stream"), ("an empty input, or only blank or comment "
+                "lines"));
       return gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (parse), event);
     case GST_EVENT_SEGMENT:{
       const GstSegment *segment;
@@ -1066,4 +1077,13 @@ p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->failed)
     flow = self->failed_flow;
   return flow;
+}
+
+/* GstBaseParse would read a seekable upstream in pull mode, which gains a
+ * parser of frames that no byte offset finds nothing, and at the end of an
+ * input without frames posts its own error, not ours. */
+static gboolean
+p3d_pcd_parse_sink_activate (GstPad * pad, GstObject * parent)
+{
+  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
 }

@@ -557,8 +557,8 @@ GST_START_TEST (test_pool_growth)
 
 GST_END_TEST;
 
-/* No bytes, or only padding: EOS and nothing else (no caps, no buffer,
- * no error). */
+/* No bytes, or only padding: a warning that the input held no PCD data,
+ * then EOS (no caps, no buffer, no error). Issue 10: this was silence. */
 GST_START_TEST (test_empty_stream)
 {
   static const gchar *const inputs[] = { NULL, "", "\n\n\r\n  \n",
@@ -568,8 +568,10 @@ GST_START_TEST (test_empty_stream)
 
   for (i = 0; i < G_N_ELEMENTS (inputs); i++) {
     Parser p = parser_new (i == 3 ? "buffer-is-file=true" : "", NULL);
+    GstMessage *message;
     GstEvent *event;
     gboolean eos = FALSE;
+    gchar *text;
 
     if (inputs[i] != NULL)
       fail_unless_equals_int (push_bytes (&p, (const guint8 *) inputs[i],
@@ -582,6 +584,13 @@ GST_START_TEST (test_empty_stream)
       gst_event_unref (event);
     }
     fail_unless (eos);
+    message = gst_bus_pop_filtered (p.bus, GST_MESSAGE_WARNING);
+    fail_unless (message != NULL, "input %u: no warning", i);
+    text = message_text (message);
+    fail_unless (g_str_has_prefix (text, "The input held no PCD data"),
+        "input %u: %s", i, text);
+    g_free (text);
+    gst_message_unref (message);
     parser_free (&p);
   }
 }

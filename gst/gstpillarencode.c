@@ -180,19 +180,23 @@ static gboolean
 p3d_pillarencode_start (GstBaseTransform * trans)
 {
   P3dPillarencode *self = P3D_PILLARENCODE (trans);
+  P3dCenterPointModel *model;
   gchar *path;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->weights);
   GST_OBJECT_UNLOCK (self);
-  self->model = p3d_model_file_load (GST_ELEMENT (self), path);
+  model = p3d_model_file_load (GST_ELEMENT (self), path);
   g_free (path);
-  if (self->model == NULL)
+  if (model == NULL)
     return FALSE;
+  GST_OBJECT_LOCK (self);
+  self->model = model;
+  GST_OBJECT_UNLOCK (self);
   self->dropped = 0;
   self->warned_dropped = FALSE;
   if (!GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans)) {
-    g_clear_pointer (&self->model, p3d_centerpoint_model_free);
+    p3d_pillarencode_stop (trans);
     return FALSE;
   }
   return TRUE;
@@ -204,30 +208,40 @@ p3d_pillarencode_stop (GstBaseTransform * trans)
   P3dPillarencode *self = P3D_PILLARENCODE (trans);
   gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 
+  GST_OBJECT_LOCK (self);
   g_clear_pointer (&self->model, p3d_centerpoint_model_free);
+  GST_OBJECT_UNLOCK (self);
   return ret;
 }
 
-/* The model's canvas: channels and grid, once the weights are loaded. */
+/* The model's canvas (channels and grid) or its feature set, once the
+ * weights are loaded; read under the object lock, as stop() frees the
+ * model under it. */
 static void
 set_model_fields (P3dPillarencode * self, GstStructure * s,
     gboolean canvas_side)
 {
-  const P3dCenterPointConfig *config;
+  gboolean have_model;
+  guint channels = 0, grid_x = 0, grid_y = 0;
+  P3dFeatureSet features = 0;
 
   GST_OBJECT_LOCK (self);
-  config = self->model ? &self->model->config : NULL;
+  have_model = self->model != NULL;
+  if (have_model) {
+    channels = self->model->pfn_out_channels;
+    grid_x = self->model->config.grid[0];
+    grid_y = self->model->config.grid[1];
+    features = self->model->config.features;
+  }
   GST_OBJECT_UNLOCK (self);
-  if (config == NULL)
+  if (!have_model)
     return;
   if (canvas_side)
-    gst_structure_set (s, "channels", G_TYPE_INT,
-        (gint) self->model->pfn_out_channels, "width", G_TYPE_INT,
-        (gint) config->grid[0], "height", G_TYPE_INT, (gint) config->grid[1],
-        NULL);
+    gst_structure_set (s, "channels", G_TYPE_INT, (gint) channels, "width",
+        G_TYPE_INT, (gint) grid_x, "height", G_TYPE_INT, (gint) grid_y, NULL);
   else
     gst_structure_set (s, "features", G_TYPE_STRING,
-        p3d_feature_set_to_string (config->features), NULL);
+        p3d_feature_set_to_string (features), NULL);
 }
 
 static GstCaps *

@@ -2,7 +2,8 @@
  * written here from the definition: every point compared with every voxel
  * found so far, the cell computed with floor() in double of the float32
  * quotient.  Random clouds concentrated on small grids so that voxels fill
- * up, and the edge cases of issue 3. */
+ * up, the edges of max-points, max-voxels and the range, non-finite points,
+ * and golden hashes of the output. */
 #include <gst/check/gstcheck.h>
 #include <math.h>
 #include <string.h>

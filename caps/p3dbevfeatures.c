@@ -26,7 +26,7 @@ p3d_bev_features_info_get_layout (const P3dBevFeaturesInfo * info,
       p3d_data_format_get_size (info->format);
 
   memset (layout, 0, sizeof (*layout));
-  if (size > G_MAXUINT32 / 2)
+  if (size > P3D_TENSOR_MAX_BYTES)
     return FALSE;
   layout->n_tensors = P3D_BEV_FEATURES_N_TENSORS;
   layout->size[P3D_BEV_FEATURES_TENSOR_FEATURES] = size;

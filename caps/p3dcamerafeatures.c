@@ -28,7 +28,7 @@ p3d_camera_features_info_get_layout (const P3dCameraFeaturesInfo * info,
   guint64 depth = pixels * info->depth_bins * element;
 
   memset (layout, 0, sizeof (*layout));
-  if (features > G_MAXUINT32 / 2 || depth > G_MAXUINT32 / 2)
+  if (features > P3D_TENSOR_MAX_BYTES || depth > P3D_TENSOR_MAX_BYTES)
     return FALSE;
   layout->n_tensors = P3D_CAMERA_FEATURES_N_TENSORS;
   layout->size[P3D_CAMERA_FEATURES_TENSOR_FEATURES] = features;

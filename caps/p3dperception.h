@@ -6,6 +6,7 @@
 #define __P3D_PERCEPTION_H__
 
 #include "p3dformats.h"
+#include "p3dfileformats.h"
 #include "p3dtensor.h"
 #include "p3dpointcloud.h"
 #include "p3dvoxels.h"

@@ -10,7 +10,7 @@
 
 #define GST_CAT_DEFAULT p3d_caps_debug
 
-/* The features tensor must fit a buffer pool (32-bit sizes, 2 GiB here). */
+/* The features tensor is at most P3D_TENSOR_MAX_BYTES. */
 static gboolean
 features_size_valid (guint max_voxels, guint max_points, guint channels,
     P3dDataFormat format)
@@ -18,7 +18,7 @@ features_size_valid (guint max_voxels, guint max_points, guint channels,
   guint64 size = (guint64) max_voxels * max_points * channels *
       p3d_data_format_get_size (format);
 
-  if (size > G_MAXUINT32 / 2) {
+  if (size > P3D_TENSOR_MAX_BYTES) {
     GST_DEBUG ("refused: a features tensor of %" G_GUINT64_FORMAT " bytes "
         "is larger than 2 GiB", size);
     return FALSE;

@@ -23,6 +23,13 @@ G_BEGIN_DECLS
 
 #define P3D_MAX_TENSORS 4
 
+/* The largest tensor, in bytes (docs/media-types.md: no tensor reaches
+ * 2 GiB). Buffer pools and the size fields of GstMemory users in the wild
+ * take 32-bit signed sizes, and kernels index bytes with 32-bit ints; one
+ * limit for every media type keeps an element from accepting caps that a
+ * neighbour cannot allocate. */
+#define P3D_TENSOR_MAX_BYTES ((gsize) G_MAXINT32)
+
 /* The caps feature of our device memory, and the map flag that asks a
  * P3dCudaMemory for its device pointer instead of a host copy. */
 #define P3D_CAPS_FEATURE_MEMORY_CUDA "memory:CUDAMemory"

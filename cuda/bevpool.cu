@@ -12,7 +12,7 @@
 //      once per point, not once per point and channel group);
 //   2. per batch (the chunks of one window), copies the window's used
 //      feature rows into shared memory (each row read from L2 once per unit
-//      and window, where the previous design read it once per point), then
+//      and window rather than once per point), then
 //      sums every chunk of the batch: one lane group per chunk, a lane per
 //      group of G channels, fmaf in point order from 0, as the reference;
 //   3. adds each cell's chunk sums in chunk order and writes the cell's

@@ -2,8 +2,8 @@
  *
  * Every function here is compiled twice, by the C compiler for the reference
  * path and by nvcc for the kernels, and both builds must return the same
- * bits for the same input (DESIGN.md: the CUDA nms keeps exactly the
- * reference's boxes).  So the functions use only operations that IEEE 754
+ * bits for the same input (the CUDA nms keeps exactly the reference's
+ * boxes).  So the functions use only operations that IEEE 754
  * rounds the same way everywhere: +, -, *, / and sqrtf (correctly rounded
  * in CUDA without fast math), floorf, fmodf and fabsf (exact), and
  * comparisons; multiply-adds are never fused (-ffp-contract=off and

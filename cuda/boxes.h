@@ -1,5 +1,5 @@
 /* gst-perception compute library: the box records of
- * application/x-boxes3d and application/x-boxes2d (DESIGN.md).
+ * application/x-boxes3d and application/x-boxes2d (docs/media-types.md).
  *
  * Both records are little-endian and densely packed: every field is four
  * bytes, so the natural C layout is the wire layout, and the static

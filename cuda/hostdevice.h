@@ -1,6 +1,6 @@
 /* Functions written once and compiled for both the C reference and the CUDA
  * kernels carry P3D_HOST_DEVICE, so the two paths share the very arithmetic
- * that DESIGN.md requires them to agree on. */
+ * that their results must agree on, bit for bit. */
 #ifndef P3D_HOSTDEVICE_H
 #define P3D_HOSTDEVICE_H
 

@@ -1,5 +1,5 @@
 /* gst-perception compute library: non-maximum suppression of 3D and 2D
- * boxes (DESIGN.md, nms), a C reference and a CUDA implementation that keeps
+ * boxes (docs/elements/nms.md), a C reference and a CUDA implementation that keeps
  * exactly the same boxes.
  *
  * What both compute, in this order:

@@ -23,11 +23,6 @@
 // division, or the polygon clip, is 3 to 30 times the cheap test, and only 1 to
 // 10 per cent of the pairs survive in the benchmark's layouts).  Circle mode
 // has no second pass: its test is as cheap as any filter.
-//
-// Predicted, 20000 boxes, 200 M pairs in the triangle: iou / bev-aligned
-// about 17 instructions a pair in the first pass and 45 per survivor (10 %
-// for iou, under 1 % for bev-aligned), against about 38 a pair before: from
-// about 390 us to 160-200 us.  Circle: about 10 a pair, 60 us.
 #ifndef P3D_NMS_MASK_CUH
 #define P3D_NMS_MASK_CUH
 

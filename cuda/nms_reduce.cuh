@@ -2,12 +2,10 @@
 // 64-box tiles in score order, and writes the kept records.
 //
 // The walk is a chain of dependent steps: tile t can be decided only once
-// every kept box before it has removed what it suppresses.  The previous
-// reduction paid, per tile, a barrier of 1024 threads and a round trip to
-// global memory for the mask rows of the tile just decided (about 1.4 us a
-// tile on the H100: 430 us of the 542 us of circle nms at 20000 boxes).
-// This one takes steps of a chunk of 4 tiles (256 boxes), and keeps global
-// memory off the chain:
+// every kept box before it has removed what it suppresses.  A barrier of the
+// whole block and a round trip to global memory per tile would put both on
+// that chain, so the walk takes steps of a chunk of 4 tiles (256 boxes) and
+// keeps global memory off the chain:
 //
 //  - the band of chunk s, the mask words of its 256 rows for the columns of
 //    chunks s and s + 1 (16 KB), is loaded into shared memory during step
@@ -24,11 +22,10 @@
 // So a step is two barriers, and warp 0's work on 4 tiles overlaps one round
 // of global loads.  Every kept box reaches every later tile: its own chunk
 // through warp 0, the next chunk in phase A, the chunks after through the
-// other warps, each before the tile is decided.  Predicted: about 450
-// cycles a tile (warp 0's work, one step of the greedy chain per kept box),
-// so 20000 boxes (313 tiles) in about 80-100 us instead of about 430,
-// 4096 boxes in about 15 instead of 90, 500 boxes in about 3 instead of 11.
-// The walk stops early once the output is full (post_max).
+// other warps, each before the tile is decided.  What is left on the chain
+// is warp 0's work, one step of the greedy walk per kept box (the measured
+// times are in docs/performance.md).  The walk stops early once the output
+// is full (post_max).
 #ifndef P3D_NMS_REDUCE_CUH
 #define P3D_NMS_REDUCE_CUH
 

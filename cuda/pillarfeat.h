@@ -1,6 +1,6 @@
 /* Pillar features: the per-point input of a PointPillars network, computed
  * from the voxels that voxelize produced (application/x-voxels in,
- * application/x-pillar-features out; see DESIGN.md).
+ * application/x-pillar-features out; see docs/media-types.md).
  *
  * For a voxel v below the count, with n = min (num_points[v], max_points)
  * valid points, point p < n at (x, y, z) gets, in this order:

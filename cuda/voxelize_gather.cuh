@@ -20,12 +20,12 @@
 // and every cell entry of the frame (voxels beyond max_voxels included) is
 // reset for the next one: the workspace needs no memset.
 //
-// The previous design gave each warp 32 voxels and gathered the long ones
-// among them one after the other, a long one by merging chunks of 32 into a
-// running selection: a warp holding the 2086-point nuScenes pillar merged
-// about 44 chunks (sort + merge each) while the rest of the GPU idled.  The
-// threshold selection reads that segment twice (17 16-byte loads a lane per
-// pass) and sorts 64 then 128 values: predicted a few us instead of tens.
+// Why a threshold selection for the long voxels: merging a long voxel's
+// points chunk by chunk into a running selection makes its time grow with
+// its length (a 2086-point nuScenes pillar is about 44 sorts and merges in
+// one warp, while the rest of the GPU idles); the selection reads the
+// segment twice (17 16-byte loads a lane per pass) and sorts 64 then 128
+// values, whatever the voxel's length.
 #ifndef P3D_VOXELIZE_GATHER_CUH
 #define P3D_VOXELIZE_GATHER_CUH
 

@@ -1228,35 +1228,69 @@ p3d_bev_render_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
   return GST_AGGREGATOR_CLASS (parent_class)->negotiated_src_caps (agg, caps);
 }
 
-/* Our own video buffer pool, whatever downstream offers: its buffers have
- * the default RGBA stride that the drawing assumes through GstVideoFrame. */
+/* Downstream's video pool when it offers one (a sink's own memory saves a
+ * copy), with the video meta when downstream reads it, since the drawing
+ * honours the plane stride of the frame it maps; else a video pool of our
+ * own. At least two buffers: one drawn while downstream holds the other. */
 static gboolean
 p3d_bev_render_decide_allocation (GstAggregator * agg, GstQuery * query)
 {
   P3dBevRender *self = P3D_BEV_RENDER (agg);
-  GstBufferPool *pool;
+  GstBufferPool *pool = NULL;
   GstStructure *config;
   GstCaps *caps = NULL;
   GstVideoInfo info;
-  guint size;
+  guint size = 0, min = 0, max = 0;
+  gboolean offered, video_meta;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL || !gst_video_info_from_caps (&info, caps)) {
     GST_WARNING_OBJECT (self, "allocation query without video caps");
     return FALSE;
   }
-  size = (guint) GST_VIDEO_INFO_SIZE (&info);
-  pool = gst_video_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, caps, size, 2, 0);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    GST_WARNING_OBJECT (self, "video buffer pool refused its configuration");
-    gst_object_unref (pool);
-    return FALSE;
+  offered = gst_query_get_n_allocation_pools (query) > 0;
+  if (offered)
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
+  size = MAX (size, (guint) GST_VIDEO_INFO_SIZE (&info));
+  min = MAX (min, 2);
+  if (max != 0 && max < min)
+    max = min;
+  video_meta = gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE,
+      NULL);
+
+  if (pool != NULL) {
+    config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, size, min, max);
+    if (video_meta && gst_buffer_pool_has_option (pool,
+            GST_BUFFER_POOL_OPTION_VIDEO_META))
+      gst_buffer_pool_config_add_option (config,
+          GST_BUFFER_POOL_OPTION_VIDEO_META);
+    /* a pool that changes the configuration, or refuses it, is not used */
+    if (!gst_buffer_pool_set_config (pool, config)) {
+      GST_DEBUG_OBJECT (self, "downstream's pool %" GST_PTR_FORMAT " refused "
+          "its configuration; using our own", pool);
+      gst_clear_object (&pool);
+    } else {
+      GST_DEBUG_OBJECT (self, "using downstream's pool %" GST_PTR_FORMAT, pool);
+    }
   }
-  while (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_remove_nth_allocation_pool (query, 0);
-  gst_query_add_allocation_pool (query, pool, size, 2, 0);
+  if (pool == NULL) {
+    pool = gst_video_buffer_pool_new ();
+    config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, size, min, max);
+    if (video_meta)
+      gst_buffer_pool_config_add_option (config,
+          GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (!gst_buffer_pool_set_config (pool, config)) {
+      GST_WARNING_OBJECT (self, "video buffer pool refused its configuration");
+      gst_object_unref (pool);
+      return FALSE;
+    }
+  }
+  if (offered)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, min, max);
+  else
+    gst_query_add_allocation_pool (query, pool, size, min, max);
   gst_object_unref (pool);
   return TRUE;
 }

@@ -10,10 +10,6 @@
 
 G_BEGIN_DECLS
 
-/* What a source may call PCD bytes; pcdparse also takes them without caps
- * (filesrc, multifilesrc) and as text/plain or application/octet-stream. */
-#define P3D_MEDIA_TYPE_PCD "application/x-pcd"
-
 typedef enum {
   P3D_PCD_PARSE_FORMAT_AUTO = 0,
   P3D_PCD_PARSE_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,

@@ -62,8 +62,6 @@ enum
 #define DEFAULT_POINTS_PER_FRAME 0
 #define DEFAULT_FPS_N 0
 #define DEFAULT_FPS_D 1
-/* docs/media-types.md: no tensor reaches 2 GiB. */
-#define MAX_TENSOR_BYTES ((gsize) G_MAXINT32)
 /* Values per record at most: far more than any lidar writes, small enough
  * that a record size never overflows. */
 #define MAX_CHANNELS 64
@@ -373,7 +371,7 @@ p3d_point_cloud_parse_start (GstBaseParse * parse)
   frame_bytes = self->in_record;
   if (self->active_points_per_frame > 0) {
     if ((guint64) self->active_points_per_frame * self->in_record >
-        MAX_TENSOR_BYTES) {
+        P3D_TENSOR_MAX_BYTES) {
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
           ("points-per-frame=%u makes input frames of 2 GiB or more",
               self->active_points_per_frame), (NULL));
@@ -549,14 +547,14 @@ p3d_point_cloud_parse_handle_frame (GstBaseParse * parse,
     /* a whole file is wanted: ask for twice as much before the next look,
      * so that a file in many small buffers costs linear time */
     if (self->active_points_per_frame == 0) {
-      if (size > MAX_TENSOR_BYTES) {
+      if (size > P3D_TENSOR_MAX_BYTES) {
         GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
             ("the input is over 2 GiB, more than one sweep may hold"),
             ("set points-per-frame to cut it into sweeps"));
         return GST_FLOW_ERROR;
       }
       gst_base_parse_set_min_frame_size (parse, MIN (size * 2,
-              MAX_TENSOR_BYTES + 1));
+              P3D_TENSOR_MAX_BYTES + 1));
     }
     return GST_FLOW_OK;
   } else if (size % self->in_record == 0) {
@@ -570,7 +568,8 @@ p3d_point_cloud_parse_handle_frame (GstBaseParse * parse,
   if ((!self->negotiated || gst_pad_check_reconfigure
           (GST_BASE_PARSE_SRC_PAD (parse))) && !negotiate (self))
     return GST_FLOW_NOT_NEGOTIATED;
-  if (points * P3D_POINT_CLOUD_INFO_STRIDE (&self->out_info) > MAX_TENSOR_BYTES) {
+  if (points * P3D_POINT_CLOUD_INFO_STRIDE (&self->out_info) >
+      P3D_TENSOR_MAX_BYTES) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("a sweep of %" G_GSIZE_FORMAT " points is 2 GiB or more", points),
         ("set points-per-frame to cut the input into sweeps"));

@@ -17,6 +17,7 @@
 #include <glib-object.h>
 
 #include "boxes.h"
+#include "p3dfileformats.h"
 
 G_BEGIN_DECLS
 
@@ -36,10 +37,6 @@ typedef enum
   P3D_BOX_KIND_3D = 1,
   P3D_BOX_KIND_2D = 2,
 } P3dBoxKind;
-
-/* The media types of the two formats, for caps. */
-#define P3D_MEDIA_TYPE_JSON_LINES "application/x-json-lines"
-#define P3D_MEDIA_TYPE_KITTI_LABELS "text/x-kitti-label"
 
 /* The label names of KITTI's object benchmark, label 0 first. */
 #define P3D_BOX_TEXT_DEFAULT_LABELS "Car,Pedestrian,Cyclist"

@@ -9,45 +9,10 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 
+#include "elemtest.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"
-
-/* Runs @description (with "appsink name=sink") to EOS; its samples. */
-static GPtrArray *
-run_pipeline (const gchar * description)
-{
-  GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch (description, &error);
-  GPtrArray *samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_sample_unref);
-  GstElement *sink;
-  GstMessage *message;
-  GstSample *sample;
-  GstBus *bus;
-
-  fail_unless (pipeline != NULL, "'%s': %s", description,
-      error ? error->message : "?");
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  bus = gst_element_get_bus (pipeline);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "'%s' does not start", description);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
-    g_ptr_array_add (samples, sample);
-  message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  if (message != NULL) {
-    GError *failure = NULL;
-    gchar *debug = NULL;
-
-    gst_message_parse_error (message, &failure, &debug);
-    fail ("'%s': %s (%s)", description, failure->message, GST_STR_NULL (debug));
-  }
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
-  return samples;
-}
 
 /* Fails naming the first pixel where the frames differ. */
 static void
@@ -85,8 +50,8 @@ assert_same_drawing (const gchar * cuda_inputs, const gchar * system_inputs,
       "appsink name=sink sync=false %s", cuda_inputs);
   gchar *system_launch = g_strdup_printf ("bevrender name=r width=600 ! "
       "appsink name=sink sync=false %s", system_inputs);
-  GPtrArray *cuda = run_pipeline (cuda_launch);
-  GPtrArray *system = run_pipeline (system_launch);
+  GPtrArray *cuda = elemtest_run_pipeline (cuda_launch);
+  GPtrArray *system = elemtest_run_pipeline (system_launch);
 
   assert_frames_equal (cuda, system, what);
   g_ptr_array_unref (cuda);
@@ -125,39 +90,6 @@ GST_START_TEST (test_voxels_and_pillars)
 }
 
 GST_END_TEST;
-
-/* A copy of @host's tensors in CUDA memory, written on the device by copies
- * queued on @stream and not waited for; @staging holds their sources until
- * the stream has run them. */
-static GstBuffer *
-device_copy (GstAllocator * allocator, GstBuffer * host, P3dCudaStream stream,
-    gpointer * staging)
-{
-  GstBuffer *buffer = gst_buffer_new ();
-  guint i;
-
-  for (i = 0; i < gst_buffer_n_memory (host); i++) {
-    GstMemory *src = gst_buffer_peek_memory (host, i);
-    gsize size = gst_memory_get_sizes (src, NULL, NULL);
-    GstMemory *mem = p3d_cuda_allocator_alloc (allocator, size);
-    GstMapInfo in, out;
-
-    fail_unless (mem != NULL && p3d_is_cuda_memory (mem));
-    fail_unless (gst_memory_map (src, &in, GST_MAP_READ));
-    fail_unless_equals_int (p3d_cuda_host_alloc (&staging[i], size), P3D_OK);
-    memcpy (staging[i], in.data, size);
-    gst_memory_unmap (src, &in);
-    fail_unless (gst_memory_map (mem, &out, GST_MAP_WRITE | P3D_MAP_CUDA));
-    fail_unless (p3d_cuda_memory_wait (mem, stream));
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (out.data, staging[i], size,
-            stream), P3D_OK);
-    fail_unless (p3d_cuda_memory_record (mem, stream));
-    gst_memory_unmap (mem, &out);
-    gst_buffer_append_memory (buffer, mem);
-  }
-  gst_buffer_copy_into (buffer, host, GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
-  return buffer;
-}
 
 /* 3 channels on a 64 x 48 grid, random values, one feature map a frame. */
 static GstBuffer *
@@ -247,7 +179,7 @@ GST_START_TEST (test_features)
   p3d_test_rng_init (&rng, 17);
   for (i = 0; i < 3; i++) {
     host[i] = random_features (&rng, &info, i * 100 * GST_MSECOND);
-    device[i] = device_copy (allocator, host[i], stream, &staging[i]);
+    device[i] = elemtest_device_copy (allocator, host[i], stream, &staging[i]);
   }
   cuda = render_features (cuda_caps, device, 3);
   system = render_features (caps, host, 3);

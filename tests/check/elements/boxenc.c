@@ -365,9 +365,9 @@ GST_START_TEST (test_bad_input)
   in = boxtest_buffer (&car, 1, 2, sizeof (P3dBox3d));
   gst_buffer_fill (in, 2 * sizeof (P3dBox3d), &too_many, 4);
   fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
-  message = boxtest_pop (bus, GST_MESSAGE_ERROR);
+  message = elemtest_pop (bus, GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
-  text = boxtest_message_text (message);
+  text = elemtest_message_text (message);
   fail_unless (strstr (text, "Box count 3 is more than max-boxes 2") != NULL,
       "%s", text);
   g_free (text);
@@ -376,9 +376,9 @@ GST_START_TEST (test_bad_input)
   /* a buffer that is not the tensors of the caps */
   fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL,
               10, NULL)), GST_FLOW_ERROR);
-  message = boxtest_pop (bus, GST_MESSAGE_ERROR);
+  message = elemtest_pop (bus, GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
-  text = boxtest_message_text (message);
+  text = elemtest_message_text (message);
   fail_unless (strstr (text, "does not hold the boxes") != NULL, "%s", text);
   g_free (text);
   gst_message_unref (message);

@@ -9,44 +9,10 @@
 #include <gst/check/gstharness.h>
 
 #include "boxtest.h"
+#include "elemtest.h"
 #include "p3dperception.h"
 #include "runtime.h"
 #include "p3dtest.h"
-
-/* A copy of @host's two tensors in CUDA memory, written on the device by
- * copies queued on @stream and not waited for here; @staging holds their
- * sources until the stream has run them. */
-static GstBuffer *
-device_copy (GstAllocator * allocator, GstBuffer * host, P3dCudaStream stream,
-    gpointer staging[2])
-{
-  GstBuffer *buffer = gst_buffer_new ();
-  guint i;
-
-  for (i = 0; i < 2; i++) {
-    GstMemory *src = gst_buffer_peek_memory (host, i);
-    gsize size = gst_memory_get_sizes (src, NULL, NULL);
-    GstMemory *mem = p3d_cuda_allocator_alloc (allocator, size);
-    GstMapInfo in, out;
-
-    fail_unless (mem != NULL);
-    fail_unless (p3d_is_cuda_memory (mem));
-    fail_unless (gst_memory_map (src, &in, GST_MAP_READ));
-    fail_unless_equals_int (p3d_cuda_host_alloc (&staging[i], size), P3D_OK);
-    memcpy (staging[i], in.data, size);
-    gst_memory_unmap (src, &in);
-
-    /* a device write: the host copy of the memory is stale from here */
-    fail_unless (gst_memory_map (mem, &out, GST_MAP_WRITE | P3D_MAP_CUDA));
-    fail_unless (p3d_cuda_memory_wait (mem, stream));
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (out.data, staging[i], size,
-            stream), P3D_OK);
-    fail_unless (p3d_cuda_memory_record (mem, stream));
-    gst_memory_unmap (mem, &out);
-    gst_buffer_append_memory (buffer, mem);
-  }
-  return buffer;
-}
 
 static gsize
 first_difference (const gchar * a, const gchar * b)
@@ -109,7 +75,7 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
           boxtest_random_3d (&rng, (P3dBox3d *) records + i, TRUE);
       }
       host = boxtest_buffer (records, count, max_boxes, record_size);
-      device = device_copy (allocator, host, stream, staging);
+      device = elemtest_device_copy (allocator, host, stream, staging);
       expected = encode (formats[f], caps, host);
       actual = encode (formats[f], cuda_caps, device);
       fail_unless (strcmp (expected, actual) == 0,

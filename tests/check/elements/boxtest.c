@@ -193,25 +193,3 @@ boxtest_assert_2d_equal (const P3dBox2d * expected, const P3dBox2d * actual,
   assert_fields_equal (expected_fields, actual_fields, names, 5,
       expected->label, actual->label, frame, index);
 }
-
-GstMessage *
-boxtest_pop (GstBus * bus, GstMessageType type)
-{
-  return gst_bus_pop_filtered (bus, type);
-}
-
-gchar *
-boxtest_message_text (GstMessage * message)
-{
-  GError *error = NULL;
-  gchar *debug = NULL, *text;
-
-  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR)
-    gst_message_parse_error (message, &error, &debug);
-  else
-    gst_message_parse_warning (message, &error, &debug);
-  text = g_strdup_printf ("%s (%s)", error->message, debug ? debug : "");
-  g_error_free (error);
-  g_free (debug);
-  return text;
-}

@@ -4,9 +4,11 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
 #include "elemtest.h"
+#include "p3dperception.h"
 
 GstBuffer *
 elemtest_tensors_buffer (guint n_tensors, const gconstpointer * data,
@@ -77,6 +79,115 @@ elemtest_assert_tensor (GstBuffer * buffer, guint index, const void *expected,
   fail_unless_equals_uint64 (info.size, size);
   elemtest_assert_bytes (info.data, expected, size, what);
   gst_memory_unmap (mem, &info);
+}
+
+GBytes *
+elemtest_host_bytes (GstBuffer * buffer, guint index)
+{
+  GstMemory *mem = gst_buffer_peek_memory (buffer, index);
+  GstMapInfo info;
+  GBytes *bytes;
+
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ));
+  bytes = g_bytes_new (info.data, info.size);
+  gst_memory_unmap (mem, &info);
+  return bytes;
+}
+
+GBytes *
+elemtest_device_bytes (GstBuffer * buffer, guint index)
+{
+  GstMemory *mem = gst_buffer_peek_memory (buffer, index);
+  P3dCudaStream stream = NULL;
+  GstMapInfo info;
+  guint8 *host;
+
+  fail_unless (p3d_is_cuda_memory (mem), "tensor %u is not in CUDA memory",
+      index);
+  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
+  fail_unless (p3d_cuda_memory_wait (mem, stream));
+  host = g_malloc (MAX (info.size, 1));
+  if (info.size > 0)
+    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, info.data, info.size,
+            stream), P3D_OK);
+  fail_unless (p3d_cuda_memory_record (mem, stream));
+  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  gst_memory_unmap (mem, &info);
+  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  return g_bytes_new_take (host, info.size);
+}
+
+GstBuffer *
+elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
+    P3dCudaStream stream, gpointer * staging)
+{
+  GstBuffer *buffer = gst_buffer_new ();
+  guint i;
+
+  for (i = 0; i < gst_buffer_n_memory (host); i++) {
+    GstMemory *src = gst_buffer_peek_memory (host, i);
+    gsize size = gst_memory_get_sizes (src, NULL, NULL);
+    GstMemory *mem = p3d_cuda_allocator_alloc (allocator, size);
+    GstMapInfo in, out;
+
+    fail_unless (mem != NULL && p3d_is_cuda_memory (mem));
+    fail_unless (gst_memory_map (src, &in, GST_MAP_READ));
+    fail_unless_equals_int (p3d_cuda_host_alloc (&staging[i], size), P3D_OK);
+    memcpy (staging[i], in.data, size);
+    gst_memory_unmap (src, &in);
+    /* a device write: the host copy of the memory is stale from here */
+    fail_unless (gst_memory_map (mem, &out, GST_MAP_WRITE | P3D_MAP_CUDA));
+    fail_unless (p3d_cuda_memory_wait (mem, stream));
+    fail_unless_equals_int (p3d_cuda_memcpy_htod (out.data, staging[i], size,
+            stream), P3D_OK);
+    fail_unless (p3d_cuda_memory_record (mem, stream));
+    gst_memory_unmap (mem, &out);
+    gst_buffer_append_memory (buffer, mem);
+  }
+  gst_buffer_copy_into (buffer, host, GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+  return buffer;
+}
+
+GPtrArray *
+elemtest_run_pipeline (const gchar * description)
+{
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch (description, &error);
+  GPtrArray *samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_sample_unref);
+  GstElement *sink;
+  GstMessage *message;
+  GstSample *sample;
+  GstBus *bus;
+
+  fail_unless (pipeline != NULL, "'%s': %s", description,
+      error ? error->message : "?");
+  g_clear_error (&error);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  fail_unless (sink != NULL, "'%s' has no appsink named sink", description);
+  bus = gst_element_get_bus (pipeline);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE, "'%s' does not start", description);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
+    g_ptr_array_add (samples, sample);
+  message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  if (message != NULL) {
+    gchar *text = elemtest_message_text (message);
+
+    fail ("'%s': %s", description, text);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  return samples;
+}
+
+GstBuffer *
+elemtest_sample_buffer (GPtrArray * samples, guint index)
+{
+  return gst_sample_get_buffer (g_ptr_array_index (samples, index));
 }
 
 GstMessage *

@@ -1,7 +1,7 @@
-/* Helpers shared by the element tests of pillarfeat, nms and bevpool, the
- * pipeline test and the GPU element test: buffers of tensors as the
- * elements exchange them, byte comparisons that name the first difference,
- * bus messages, and a small camera rig with its calibration files for
+/* Helpers shared by the element tests: buffers of tensors as the elements
+ * exchange them, their bytes read back (from the host or the device) and
+ * compared naming the first difference, pipelines run to an appsink, bus
+ * messages, and a small camera rig with its calibration files for
  * bevpool. */
 #ifndef ELEM_TEST_H
 #define ELEM_TEST_H
@@ -9,6 +9,7 @@
 #include <gst/gst.h>
 
 #include "bevpool.h"
+#include "runtime.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,29 @@ void elemtest_assert_bytes (const void *actual, const void *expected,
  * for CUDA memory), is @size bytes equal to @expected. */
 void elemtest_assert_tensor (GstBuffer * buffer, guint index,
     const void *expected, gsize size, const gchar * what);
+
+/* Tensor @index of @buffer through a host map (a download for CUDA
+ * memory): a new copy of its bytes. */
+GBytes *elemtest_host_bytes (GstBuffer * buffer, guint index);
+
+/* Tensor @index of @buffer, which must be CUDA memory, copied from the
+ * device on a stream of the test's own that waits for the work that wrote
+ * it; what the next element's kernels would read, without the host map. */
+GBytes *elemtest_device_bytes (GstBuffer * buffer, guint index);
+
+/* A copy of @host's tensors in CUDA memory from @allocator, written on the
+ * device by copies queued on @stream and not waited for, with @host's
+ * timestamps; @staging (one pointer per tensor) holds the pinned sources,
+ * to be freed with p3d_cuda_host_free() once the stream has run them. */
+GstBuffer *elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
+    P3dCudaStream stream, gpointer * staging);
+
+/* Runs @description (a gst-launch line with "appsink name=sink") to EOS and
+ * returns its samples; fails on an error. */
+GPtrArray *elemtest_run_pipeline (const gchar * description);
+
+/* The buffer of sample @index of what elemtest_run_pipeline() returned. */
+GstBuffer *elemtest_sample_buffer (GPtrArray * samples, guint index);
 
 /* The next message of @type on @bus, or NULL (messages of other types
  * before it are dropped). */

@@ -11,6 +11,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
+#include "elemtest.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "pcdtest.h"
@@ -74,75 +75,15 @@ files_clear (Files * files)
   g_free (files->dir);
 }
 
-/* Runs @description (ending in "appsink name=sink") to EOS and returns its
- * samples; fails on an error. */
-static GPtrArray *
-run_pipeline (const gchar * description)
-{
-  GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch (description, &error);
-  GstElement *sink;
-  GstBus *bus;
-  GstSample *sample;
-  GstMessage *message;
-  GPtrArray *samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_sample_unref);
-
-  fail_unless (pipeline != NULL, "'%s': %s", description,
-      error ? error->message : "?");
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  bus = gst_element_get_bus (pipeline);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "'%s' does not start", description);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
-    g_ptr_array_add (samples, sample);
-  message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  if (message) {
-    GError *failure = NULL;
-    gchar *debug = NULL;
-
-    gst_message_parse_error (message, &failure, &debug);
-    fail ("'%s': %s (%s)", description, failure->message, GST_STR_NULL (debug));
-  }
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
-  return samples;
-}
-
-static GstBuffer *
-sample_buffer (GPtrArray * samples, guint index)
-{
-  return gst_sample_get_buffer (g_ptr_array_index (samples, index));
-}
-
-/* The points tensor of a CUDA buffer, copied from the device on a stream of
- * our own that waits for the element's upload. */
+/* The points tensor of a CUDA buffer, read from the device (an empty
+ * frame may have no memory). */
 static GBytes *
-device_bytes (GstBuffer * buffer)
+device_points (GstBuffer * buffer)
 {
-  GstMemory *mem;
-  P3dCudaStream stream = NULL;
-  GstMapInfo info;
-  guint8 *host;
-
   if (gst_buffer_get_size (buffer) == 0)
     return g_bytes_new (NULL, 0);
   fail_unless_equals_int (gst_buffer_n_memory (buffer), 1);
-  mem = gst_buffer_peek_memory (buffer, 0);
-  fail_unless (p3d_is_cuda_memory (mem), "the points are not in CUDA memory");
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
-  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
-  fail_unless (p3d_cuda_memory_wait (mem, stream));
-  host = g_malloc (MAX (info.size, 1));
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, info.data, info.size,
-          stream), P3D_OK);
-  fail_unless (p3d_cuda_memory_record (mem, stream));
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
-  gst_memory_unmap (mem, &info);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
-  return g_bytes_new_take (host, info.size);
+  return elemtest_device_bytes (buffer, 0);
 }
 
 /* Asserts that @cuda's points, read from the device, equal @expected's
@@ -150,7 +91,7 @@ device_bytes (GstBuffer * buffer)
 static void
 assert_device_equal (GstBuffer * cuda, GstBuffer * expected, const gchar * what)
 {
-  GBytes *read = device_bytes (cuda);
+  GBytes *read = device_points (cuda);
   GstMapInfo info;
   gsize size, i;
   const guint8 *bytes = g_bytes_get_data (read, &size);
@@ -186,8 +127,8 @@ GST_START_TEST (test_cuda_memory)
       gchar *system_launch = g_strdup_printf ("filesrc location=%s ! "
           "pcdparse drop-nonfinite=%d ! application/x-point-cloud, format=%s "
           "! appsink name=sink sync=false", files.path, drop, formats[f]);
-      GPtrArray *cuda = run_pipeline (cuda_launch);
-      GPtrArray *system = run_pipeline (system_launch);
+      GPtrArray *cuda = elemtest_run_pipeline (cuda_launch);
+      GPtrArray *system = elemtest_run_pipeline (system_launch);
 
       fail_unless_equals_int (cuda->len, N_FILES);
       fail_unless_equals_int (system->len, N_FILES);
@@ -198,12 +139,12 @@ GST_START_TEST (test_cuda_memory)
             formats[f], drop, i);
 
         /* through a host map (a download), then from the device */
-        pcdtest_assert_cloud (sample_buffer (cuda, i), files.clouds[i],
+        pcdtest_assert_cloud (elemtest_sample_buffer (cuda, i), files.clouds[i],
             formats[f], drop, what);
-        pcdtest_assert_cloud (sample_buffer (system, i), files.clouds[i],
-            formats[f], drop, what);
-        assert_device_equal (sample_buffer (cuda, i), sample_buffer (system,
-                i), what);
+        pcdtest_assert_cloud (elemtest_sample_buffer (system, i),
+            files.clouds[i], formats[f], drop, what);
+        assert_device_equal (elemtest_sample_buffer (cuda, i),
+            elemtest_sample_buffer (system, i), what);
         g_free (what);
       }
       g_ptr_array_unref (cuda);
@@ -226,14 +167,14 @@ GST_START_TEST (test_cuda_by_default)
   files_init (&files);
   launch = g_strdup_printf ("filesrc location=%s ! pcdparse ! "
       "appsink name=sink sync=false", files.path);
-  samples = run_pipeline (launch);
+  samples = elemtest_run_pipeline (launch);
   fail_unless_equals_int (samples->len, N_FILES);
   fail_unless (p3d_caps_is_cuda (gst_sample_get_caps (g_ptr_array_index
               (samples, 0))));
-  fail_unless (p3d_is_cuda_memory (gst_buffer_peek_memory (sample_buffer
-              (samples, 0), 0)));
-  pcdtest_assert_cloud (sample_buffer (samples, 1), files.clouds[1], "xyzi",
-      TRUE, "default caps");
+  fail_unless (p3d_is_cuda_memory (gst_buffer_peek_memory
+          (elemtest_sample_buffer (samples, 0), 0)));
+  pcdtest_assert_cloud (elemtest_sample_buffer (samples, 1), files.clouds[1],
+      "xyzi", TRUE, "default caps");
   g_ptr_array_unref (samples);
   g_free (launch);
   files_clear (&files);

@@ -7,92 +7,10 @@
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
+#include "elemtest.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"
-
-/* Runs @description (ending in "appsink name=sink") to EOS and returns
- * its samples; fails on an error. */
-static GPtrArray *
-run_pipeline (const gchar * description)
-{
-  GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch (description, &error);
-  GstElement *sink;
-  GstBus *bus;
-  GstSample *sample;
-  GstMessage *message;
-  GPtrArray *samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_sample_unref);
-
-  fail_unless (pipeline != NULL, "'%s': %s", description,
-      error ? error->message : "?");
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  bus = gst_element_get_bus (pipeline);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "'%s' does not start", description);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
-    g_ptr_array_add (samples, sample);
-  message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  if (message) {
-    GError *failure = NULL;
-    gchar *debug = NULL;
-
-    gst_message_parse_error (message, &failure, &debug);
-    fail ("'%s': %s (%s)", description, failure->message, GST_STR_NULL (debug));
-  }
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
-  return samples;
-}
-
-static GstBuffer *
-sample_buffer (GPtrArray * samples, guint index)
-{
-  return gst_sample_get_buffer (g_ptr_array_index (samples, index));
-}
-
-/* Tensor @index of a CUDA buffer, copied from the device on a stream of
- * our own that waits for the source's upload. */
-static GBytes *
-device_bytes (GstBuffer * buffer, guint index)
-{
-  GstMemory *mem = gst_buffer_peek_memory (buffer, index);
-  P3dCudaStream stream = NULL;
-  GstMapInfo info;
-  guint8 *host;
-
-  fail_unless (p3d_is_cuda_memory (mem), "tensor %u is not in CUDA memory",
-      index);
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
-  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
-  fail_unless (p3d_cuda_memory_wait (mem, stream));
-  host = g_malloc (MAX (info.size, 1));
-  if (info.size > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, info.data, info.size,
-            stream), P3D_OK);
-  fail_unless (p3d_cuda_memory_record (mem, stream));
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
-  gst_memory_unmap (mem, &info);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
-  return g_bytes_new_take (host, info.size);
-}
-
-/* Tensor @index through a host map (a download for CUDA memory). */
-static GBytes *
-host_bytes (GstBuffer * buffer, guint index)
-{
-  GstMemory *mem = gst_buffer_peek_memory (buffer, index);
-  GstMapInfo info;
-  GBytes *bytes;
-
-  fail_unless (gst_memory_map (mem, &info, GST_MAP_READ));
-  bytes = g_bytes_new (info.data, info.size);
-  gst_memory_unmap (mem, &info);
-  return bytes;
-}
 
 /* Asserts tensor @index of @cuda equals that of @system, read both ways,
  * naming the first byte that differs. */
@@ -100,13 +18,13 @@ static void
 assert_tensor_equal (GstBuffer * cuda, GstBuffer * system, guint index,
     const gchar * what)
 {
-  GBytes *expected = host_bytes (system, index);
+  GBytes *expected = elemtest_host_bytes (system, index);
   GBytes *read[2];
   guint way;
 
   fail_unless (!p3d_is_cuda_memory (gst_buffer_peek_memory (system, index)));
-  read[0] = device_bytes (cuda, index);
-  read[1] = host_bytes (cuda, index);
+  read[0] = elemtest_device_bytes (cuda, index);
+  read[1] = elemtest_host_bytes (cuda, index);
   for (way = 0; way < 2; way++) {
     gsize size, expected_size, i;
     const guint8 *a = g_bytes_get_data (read[way], &size);
@@ -135,8 +53,8 @@ GST_START_TEST (test_points_in_cuda_memory)
     gchar *system_launch = g_strdup_printf ("pointcloudtestsrc seed=6 "
         "num-buffers=3 format=%s ! application/x-point-cloud ! "
         "appsink name=sink sync=false", formats[f]);
-    GPtrArray *cuda = run_pipeline (cuda_launch);
-    GPtrArray *system = run_pipeline (system_launch);
+    GPtrArray *cuda = elemtest_run_pipeline (cuda_launch);
+    GPtrArray *system = elemtest_run_pipeline (system_launch);
 
     fail_unless_equals_int (cuda->len, 3);
     fail_unless_equals_int (system->len, 3);
@@ -145,12 +63,13 @@ GST_START_TEST (test_points_in_cuda_memory)
     for (i = 0; i < 3; i++) {
       gchar *what = g_strdup_printf ("%s frame %u", formats[f], i);
 
-      fail_unless_equals_int (gst_buffer_n_memory (sample_buffer (cuda, i)), 1);
-      fail_unless (gst_buffer_get_size (sample_buffer (cuda, i)) > 0);
-      assert_tensor_equal (sample_buffer (cuda, i), sample_buffer (system, i),
-          0, what);
-      fail_unless_equals_uint64 (GST_BUFFER_PTS (sample_buffer (cuda, i)),
-          GST_BUFFER_PTS (sample_buffer (system, i)));
+      fail_unless_equals_int (gst_buffer_n_memory (elemtest_sample_buffer (cuda,
+                  i)), 1);
+      fail_unless (gst_buffer_get_size (elemtest_sample_buffer (cuda, i)) > 0);
+      assert_tensor_equal (elemtest_sample_buffer (cuda, i),
+          elemtest_sample_buffer (system, i), 0, what);
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (elemtest_sample_buffer (cuda,
+                  i)), GST_BUFFER_PTS (elemtest_sample_buffer (system, i)));
       g_free (what);
     }
     g_ptr_array_unref (cuda);
@@ -165,13 +84,14 @@ GST_END_TEST;
 /* With a device, CUDA memory is what the source offers first. */
 GST_START_TEST (test_cuda_by_default)
 {
-  GPtrArray *samples = run_pipeline ("pointcloudtestsrc num-buffers=1 ! "
+  GPtrArray *samples =
+      elemtest_run_pipeline ("pointcloudtestsrc num-buffers=1 ! "
       "appsink name=sink sync=false");
 
   fail_unless (p3d_caps_is_cuda (gst_sample_get_caps (g_ptr_array_index
               (samples, 0))));
-  fail_unless (p3d_is_cuda_memory (gst_buffer_peek_memory (sample_buffer
-              (samples, 0), 0)));
+  fail_unless (p3d_is_cuda_memory (gst_buffer_peek_memory
+          (elemtest_sample_buffer (samples, 0), 0)));
   g_ptr_array_unref (samples);
 }
 
@@ -190,18 +110,18 @@ GST_START_TEST (test_boxes_in_cuda_memory)
     gchar *system_launch = g_strdup_printf ("pointcloudtestsrc seed=6 "
         "num-buffers=2 emit=%s max-boxes=300 ! application/x-boxes3d ! "
         "appsink name=sink sync=false", emits[e]);
-    GPtrArray *cuda = run_pipeline (cuda_launch);
-    GPtrArray *system = run_pipeline (system_launch);
+    GPtrArray *cuda = elemtest_run_pipeline (cuda_launch);
+    GPtrArray *system = elemtest_run_pipeline (system_launch);
 
     fail_unless_equals_int (cuda->len, 2);
     for (i = 0; i < 2; i++) {
-      fail_unless_equals_int (gst_buffer_n_memory (sample_buffer (cuda, i)),
-          P3D_BOXES_N_TENSORS);
+      fail_unless_equals_int (gst_buffer_n_memory (elemtest_sample_buffer (cuda,
+                  i)), P3D_BOXES_N_TENSORS);
       for (t = 0; t < P3D_BOXES_N_TENSORS; t++) {
         gchar *what = g_strdup_printf ("emit=%s frame %u", emits[e], i);
 
-        assert_tensor_equal (sample_buffer (cuda, i), sample_buffer (system,
-                i), t, what);
+        assert_tensor_equal (elemtest_sample_buffer (cuda, i),
+            elemtest_sample_buffer (system, i), t, what);
         g_free (what);
       }
     }
@@ -218,20 +138,22 @@ GST_END_TEST;
  * buffer, holding frame 0. */
 GST_START_TEST (test_motion_false_cuda)
 {
-  GPtrArray *cuda = run_pipeline ("pointcloudtestsrc seed=9 motion=false "
+  GPtrArray *cuda =
+      elemtest_run_pipeline ("pointcloudtestsrc seed=9 motion=false "
       "num-buffers=4 ! application/x-point-cloud(memory:CUDAMemory) ! "
       "appsink name=sink sync=false");
-  GPtrArray *system = run_pipeline ("pointcloudtestsrc seed=9 "
+  GPtrArray *system =
+      elemtest_run_pipeline ("pointcloudtestsrc seed=9 "
       "num-buffers=1 ! application/x-point-cloud ! "
       "appsink name=sink sync=false");
   guint i;
 
   fail_unless_equals_int (cuda->len, 4);
   for (i = 0; i < 4; i++) {
-    fail_unless (gst_buffer_peek_memory (sample_buffer (cuda, i), 0) ==
-        gst_buffer_peek_memory (sample_buffer (cuda, 0), 0));
-    assert_tensor_equal (sample_buffer (cuda, i), sample_buffer (system, 0),
-        0, "motion=false");
+    fail_unless (gst_buffer_peek_memory (elemtest_sample_buffer (cuda, i), 0) ==
+        gst_buffer_peek_memory (elemtest_sample_buffer (cuda, 0), 0));
+    assert_tensor_equal (elemtest_sample_buffer (cuda, i),
+        elemtest_sample_buffer (system, 0), 0, "motion=false");
   }
   g_ptr_array_unref (cuda);
   g_ptr_array_unref (system);
@@ -254,6 +176,10 @@ GST_START_TEST (test_missing_device)
       GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   gst_message_parse_error (message, &error, NULL);
+  /* the error every element posts for a missing device */
+  fail_unless (error->domain == GST_RESOURCE_ERROR
+      && error->code == GST_RESOURCE_ERROR_NOT_FOUND, "%s %d: %s",
+      g_quark_to_string (error->domain), error->code, error->message);
   fail_unless (strstr (error->message, "CUDA device 1000") != NULL, "%s",
       error->message);
   g_error_free (error);

@@ -604,7 +604,7 @@ GST_START_TEST (test_nuscenes)
       P3D_OK);
   fail_unless_equals_int (stats.frustum_points, 1993728);
   fail_unless_equals_int (stats.cells, 129600);
-  /* CUDA-BEVFusion's figures for this calibration (issue 5). */
+  /* CUDA-BEVFusion's figures for this calibration. */
   fail_unless_equals_int (stats.nonempty_cells, 97326);
   fail_unless_equals_int (stats.largest_cell, 886);
   check_pooling (&tc, geometry, oracle_cells, &rng, "nuScenes");

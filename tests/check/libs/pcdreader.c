@@ -654,7 +654,7 @@ GST_START_TEST (test_field_order_count_padding)
 
 GST_END_TEST;
 
-/* Issue 2: a missing intensity (or time, or ring) becomes 0; the channel
+/* A missing intensity (or time, or ring) becomes 0; the channel
  * letters accept the field names that datasets use. */
 GST_START_TEST (test_missing_fields_and_aliases)
 {
@@ -1411,8 +1411,8 @@ GST_START_TEST (test_bad_compressed_data)
   g_string_free (bad, TRUE);
 
   /* larger than LZF output for 160 bytes can be (at most one control byte
-   * per 32 literals): refused before any of it is waited for (issue 11:
-   * 0xFFFFFFFF announced, fed by an endless stream, grew without bound) */
+   * per 32 literals): refused before any of it is waited for, so that
+   * 0xFFFFFFFF announced and an endless stream cannot grow without bound) */
   bad = compressed_with_sizes (good, hs, 300, 160, noise, sizeof (noise));
   check_bad_file (bad, P3D_PCD_ERROR_INCONSISTENT, "300 bytes of LZF data "
       "cannot decompress to as few as the 160 bytes", "LZF shrinks");
@@ -1796,7 +1796,8 @@ GST_START_TEST (test_fuzz_regressions)
 
 GST_END_TEST;
 
-/* Issue 11: what the reader said that misled, and where its errors are. */
+/* Messages that name what is wrong and where: the field, the line, the
+ * byte offset. */
 GST_START_TEST (test_issue11_messages)
 {
   static const gchar version8[] = "VERSION 0.7.0.00\nFIELDS x y z\n";

@@ -114,10 +114,10 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
           G_MINDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_RANGE,
       p3d_param_spec_double_array ("range", "Range",
-          "The box voxelized, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
-          "the grid is round((max - min) / voxel-size) cells per axis, so "
-          "the box really voxelized, the caps' effective-range, ends at "
-          "min + cells x voxel-size (a warning says so when that is not max)",
+          "The box to voxelize, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
+          "the grid is round((max - min) / voxel-size) cells per axis, which "
+          "cover min .. min + cells x voxel-size (the caps' effective-range; "
+          "a warning at start when that is not max)",
           -G_MAXDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
       g_param_spec_uint ("max-points", "Max points",

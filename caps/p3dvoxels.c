@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 
+#include <math.h>
 #include <string.h>
 
 #include "p3dcapsfields.h"
@@ -33,6 +34,63 @@ p3d_voxel_grid_is_equal (const P3dVoxelGrid * a, const P3dVoxelGrid * b)
       && memcmp (a->range, b->range, sizeof (a->range)) == 0;
 }
 
+/* A millionth of a voxel: float32 indices of a grid of a few thousand
+ * cells cannot tell a smaller remainder from none. */
+#define WHOLE_TOLERANCE 1e-6
+
+static gboolean
+axis_is_whole (const P3dVoxelGrid * grid, guint axis)
+{
+  gdouble cells = (grid->range[3 + axis] - grid->range[axis]) /
+      grid->voxel_size[axis];
+
+  return fabs (cells - grid->grid[axis]) <= WHOLE_TOLERANCE;
+}
+
+gboolean
+p3d_voxel_grid_is_whole (const P3dVoxelGrid * grid)
+{
+  return axis_is_whole (grid, 0) && axis_is_whole (grid, 1)
+      && axis_is_whole (grid, 2);
+}
+
+void
+p3d_voxel_grid_get_effective_range (const P3dVoxelGrid * grid,
+    gdouble * effective_range)
+{
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    effective_range[i] = grid->range[i];
+    /* a whole axis keeps max as written, not max plus rounding noise */
+    effective_range[3 + i] = axis_is_whole (grid, i) ? grid->range[3 + i] :
+        grid->range[i] + grid->grid[i] * grid->voxel_size[i];
+  }
+}
+
+/* A present effective-range must be the one the grid gives, to the
+ * precision of a value written as text. */
+static gboolean
+effective_range_agrees (const GstStructure * s, const P3dVoxelGrid * grid)
+{
+  gdouble given[6], expected[6];
+  guint i;
+
+  if (!gst_structure_has_field (s, "effective-range"))
+    return TRUE;
+  if (!p3d_structure_get_double_array (s, "effective-range", 6, given))
+    return FALSE;
+  p3d_voxel_grid_get_effective_range (grid, expected);
+  for (i = 0; i < 6; i++) {
+    if (fabs (given[i] - expected[i]) > 1e-9 * MAX (1.0, fabs (expected[i]))) {
+      GST_DEBUG ("refused: effective-range[%u] = %.17g, but range, "
+          "voxel-size and grid give %.17g", i, given[i], expected[i]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 gboolean
 p3d_structure_get_voxel_grid (const GstStructure * s, P3dVoxelGrid * grid)
 {
@@ -52,6 +110,8 @@ p3d_structure_get_voxel_grid (const GstStructure * s, P3dVoxelGrid * grid)
       return FALSE;
     }
   }
+  if (!effective_range_agrees (s, &parsed))
+    return FALSE;
   *grid = parsed;
   return TRUE;
 }
@@ -59,9 +119,13 @@ p3d_structure_get_voxel_grid (const GstStructure * s, P3dVoxelGrid * grid)
 void
 p3d_structure_set_voxel_grid (GstStructure * s, const P3dVoxelGrid * grid)
 {
+  gdouble effective_range[6];
+
   p3d_structure_set_uint_array (s, "grid", 3, grid->grid);
   p3d_structure_set_double_array (s, "voxel-size", 3, grid->voxel_size);
   p3d_structure_set_double_array (s, "range", 6, grid->range);
+  p3d_voxel_grid_get_effective_range (grid, effective_range);
+  p3d_structure_set_double_array (s, "effective-range", 6, effective_range);
 }
 
 void

@@ -6,6 +6,14 @@
  * range <xmin, ymin, zmin, xmax, ymax, zmax> (metres), optional framerate.
  * PointPillars pillars are the case grid z = 1.
  *
+ * grid = round((max - min) / voxel-size), mmcv's rule, so a range that is
+ * not a whole number of voxels is not the box voxelized: the cells cover
+ * min .. min + grid x voxel-size per axis, which may end beyond max (points
+ * past max kept) or before it (points before max dropped). to_caps() writes
+ * that box as the optional field effective-range <xmin, ymin, zmin, xmax',
+ * ymax', zmax'>; from_caps() accepts caps without it (it is derived) and
+ * refuses one that disagrees with range, voxel-size and grid.
+ *
  * Tensors, in this order:
  *   0 points      [max-voxels][max-points][channels] float32, unused slots 0
  *   1 num-points  [max-voxels] uint32, 0 beyond the count
@@ -43,7 +51,8 @@ enum
 
 /**
  * P3dVoxelGrid:
- * @grid: cells along x, y, z: round((max - min) / size)
+ * @grid: cells along x, y, z: round((max - min) / size), which cover
+ *     min .. min + grid x size (p3d_voxel_grid_get_effective_range())
  * @voxel_size: cell size along x, y, z in metres
  * @range: xmin, ymin, zmin, xmax, ymax, zmax in metres
  */
@@ -60,6 +69,13 @@ gboolean p3d_voxel_grid_set (P3dVoxelGrid * grid, const gdouble * voxel_size,
     const gdouble * range);
 gboolean p3d_voxel_grid_is_equal (const P3dVoxelGrid * a,
     const P3dVoxelGrid * b);
+/* TRUE when every extent (max - min) is a whole number of voxels, to a
+ * millionth of a voxel (finer than float32 indices can tell apart). */
+gboolean p3d_voxel_grid_is_whole (const P3dVoxelGrid * grid);
+/* The box the cells cover: min, and min + grid x voxel-size as max on each
+ * axis whose extent is not whole (on a whole axis, max itself). */
+void p3d_voxel_grid_get_effective_range (const P3dVoxelGrid * grid,
+    gdouble * effective_range);
 
 typedef struct
 {

@@ -733,8 +733,11 @@ p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas, const P3dBevView * view,
     }
     /* (batch, z, y, x) */
     memcpy (coord, cells->coords + (gsize) i * 16, sizeof (coord));
+    /* coordinates come from upstream unchecked: a voxel off the grid is
+     * dropped and counted, never drawn */
     if (coord[3] < 0 || (guint) coord[3] >= cells->columns || coord[2] < 0
-        || (guint) coord[2] >= cells->rows) {
+        || (guint) coord[2] >= cells->rows || coord[1] < 0
+        || (guint) coord[1] >= cells->layers) {
       outside++;
       continue;
     }

@@ -172,6 +172,7 @@ typedef struct
 {
   guint columns;
   guint rows;
+  guint layers;
   gdouble x0;
   gdouble y0;
   gdouble x_step;
@@ -222,6 +223,7 @@ typedef struct
  * @count: voxels
  * @columns: cells along x (the grid's first size)
  * @rows: cells along y
+ * @layers: cells along z (a voxel of another z is outside the grid)
  * @x0: x (metres) of the grid's lower bound
  * @y0: y (metres) of the grid's lower bound
  * @x_step: cell size along x
@@ -234,6 +236,7 @@ typedef struct
   guint32 count;
   guint columns;
   guint rows;
+  guint layers;
   gdouble x0;
   gdouble y0;
   gdouble x_step;
@@ -241,8 +244,8 @@ typedef struct
 } P3dBevVoxelCells;
 
 /* Fills the ground cell of every voxel (all z cells of a column look the
- * same from above); returns how many voxels had x or y outside the grid
- * (not drawn). */
+ * same from above); returns how many voxels had x, y or z outside the grid
+ * (not drawn: nothing is read or written for them). */
 guint p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas,
     const P3dBevView * view, const P3dBevVoxelCells * cells,
     P3dBevColor color);

@@ -1519,6 +1519,7 @@ draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
       map->data[P3D_VOXELS_TENSOR_NUM_POINTS];
   cells.columns = grid->grid[0];
   cells.rows = grid->grid[1];
+  cells.layers = grid->grid[2];
   cells.x0 = grid->range[0];
   cells.y0 = grid->range[1];
   cells.x_step = grid->voxel_size[0];
@@ -1529,7 +1530,8 @@ draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
       format->pillars || grid->grid[2] == 1 ? "pillars" : "voxels (any z)");
   if (outside > 0)
     GST_WARNING_OBJECT (pad, "%u voxels with coordinates outside the grid "
-        "%u x %u not drawn", outside, grid->grid[0], grid->grid[1]);
+        "%u x %u x %u not drawn", outside, grid->grid[0], grid->grid[1],
+        grid->grid[2]);
   return GST_FLOW_OK;
 }
 

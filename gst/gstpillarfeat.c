@@ -149,7 +149,8 @@ p3d_pillarfeat_get_property (GObject * object, guint prop_id, GValue * value,
 
 /* The fields both media types share: sizes, grid and framerate. */
 static const gchar *const shared_fields[] = {
-  "max-voxels", "max-points", "grid", "voxel-size", "range", "framerate"
+  "max-voxels", "max-points", "grid", "voxel-size", "range",
+  "effective-range", "framerate"
 };
 
 static GstCaps *

@@ -11,7 +11,13 @@
  * KITTI PointPillars settings); CenterPoint-style 3D grids work the same.
  * The CUDA path gives exactly the reference's bytes.
  *
- * Points outside the range, with a NaN or infinite coordinate, beyond
+ * The grid has round((max - min) / voxel-size) cells per axis (mmcv's
+ * rule), so when the range is not a whole number of voxels the box
+ * voxelized is the effective range min .. min + cells x voxel-size, not the
+ * range: it is written in the output caps as effective-range, and a
+ * warning naming both is posted at start.
+ *
+ * Points outside the effective range, with a NaN or infinite coordinate, beyond
  * max-points in their voxel or in a voxel beyond max-voxels are dropped and
  * counted: the "stats" property holds the counts of the last frame, a
  * "voxelize-stats" element message carries them for every frame when
@@ -108,8 +114,10 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
           G_MINDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_RANGE,
       p3d_param_spec_double_array ("range", "Range",
-          "The box voxelized, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
-          "the grid is round((max - min) / voxel-size) cells per axis",
+          "The box to voxelize, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
+          "the grid is round((max - min) / voxel-size) cells per axis, which "
+          "cover min .. min + cells x voxel-size (the caps' effective-range; "
+          "a warning at start when that is not max)",
           -G_MAXDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
       g_param_spec_uint ("max-points", "Max points",
@@ -269,6 +277,33 @@ voxels_info_for_format (P3dVoxelize * self, P3dPointFormat format,
   return ok;
 }
 
+/* The grid is round((max - min) / voxel-size), mmcv's rule, which models
+ * are trained with; a range that is not a whole number of voxels then
+ * keeps points past max or drops points before it, so say which box is
+ * really voxelized (the caps carry it as effective-range). */
+static void
+warn_if_not_whole (P3dVoxelize * self, const gdouble * voxel_size,
+    const gdouble * range)
+{
+  P3dVoxelGrid grid;
+  gdouble effective[6];
+
+  if (!p3d_voxel_grid_set (&grid, voxel_size, range)
+      || p3d_voxel_grid_is_whole (&grid))
+    return;
+  p3d_voxel_grid_get_effective_range (&grid, effective);
+  GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS,
+      ("The range <%g, %g, %g, %g, %g, %g> is not a whole number of voxels "
+          "of voxel-size <%g, %g, %g>: the grid of %u x %u x %u cells "
+          "voxelizes the effective range <%g, %g, %g, %g, %g, %g>",
+          range[0], range[1], range[2], range[3], range[4], range[5],
+          voxel_size[0], voxel_size[1], voxel_size[2], grid.grid[0],
+          grid.grid[1], grid.grid[2], effective[0], effective[1],
+          effective[2], effective[3], effective[4], effective[5]),
+      ("cells per axis are round((max - min) / voxel-size), as in mmcv; "
+          "set a range of whole voxels to voxelize exactly the range"));
+}
+
 static gboolean
 p3d_voxelize_start (GstBaseTransform * trans)
 {
@@ -302,6 +337,7 @@ p3d_voxelize_start (GstBaseTransform * trans)
             p3d_result_string (result), max_points, max_voxels));
     return FALSE;
   }
+  warn_if_not_whole (self, voxel_size, range);
   return GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans);
 }
 

@@ -597,6 +597,81 @@ GST_START_TEST (test_pillar_cells)
 
 GST_END_TEST;
 
+/* Voxels whose coordinates lie off the caps' 100 x 100 x 1 grid (issue
+ * 11: x -5, y 1e6, z 9, and each bound just past): dropped, not drawn,
+ * nothing read or written for them (valgrind runs this test), for voxels
+ * and pillar features alike; only the one voxel on the grid, cell (y 30,
+ * x 40), is drawn, as in test_voxel_cell. */
+GST_START_TEST (test_voxels_outside_grid)
+{
+  static const gint32 bad[][3] = {
+    /* z, y, x */
+    {0, 0, -5}, {0, 1000000, 0}, {9, 50, 50}, {1, 50, 50}, {-1, 50, 50},
+    {0, 100, 50}, {0, 50, 100}, {0, -1, 50}, {G_MININT32, G_MAXINT32,
+        G_MININT32}, {0, G_MAXINT32, G_MAXINT32}
+  };
+  guint n_bad = G_N_ELEMENTS (bad), pillars;
+
+  for (pillars = 0; pillars < 2; pillars++) {
+    P3dVoxelsInfo voxels;
+    P3dPillarsInfo info;
+    P3dTensorLayout layout;
+    GstBuffer *buffer;
+    GstCaps *caps;
+    GPtrArray *samples;
+    guint8 *tensors[4], *coords;
+    guint32 count = n_bad + 1, one = 1;
+    P3dBevColor color;
+    Frame frame;
+    gint row, column;
+    guint i;
+
+    p3d_voxels_info_init (&voxels);
+    fail_unless (p3d_voxels_info_set (&voxels, P3D_POINT_FORMAT_XYZI, 16, 4,
+            test_voxel_size, test_range));
+    if (pillars) {
+      p3d_pillars_info_init (&info);
+      fail_unless (p3d_pillars_info_set (&info, P3D_DATA_FORMAT_F32,
+              P3D_FEATURE_SET_POINTPILLARS_10, &voxels));
+      p3d_pillars_info_get_layout (&info, &layout);
+      caps = p3d_pillars_info_to_caps (&info);
+    } else {
+      p3d_voxels_info_get_layout (&voxels, &layout);
+      caps = p3d_voxels_info_to_caps (&voxels);
+    }
+    buffer = zero_buffer (&layout, tensors);
+    coords = tensors[pillars ? P3D_PILLARS_TENSOR_COORDS :
+        P3D_VOXELS_TENSOR_COORDS];
+    for (i = 0; i < n_bad; i++) {
+      const gint32 c[4] = { 0, bad[i][0], bad[i][1], bad[i][2] };
+
+      memcpy (coords + (gsize) i * 16, c, sizeof (c));
+      if (!pillars)
+        memcpy (tensors[P3D_VOXELS_TENSOR_NUM_POINTS] + i * 4, &one, 4);
+    }
+    set_coords (coords, n_bad, 30, 40);
+    if (!pillars)
+      memcpy (tensors[P3D_VOXELS_TENSOR_NUM_POINTS] + n_bad * 4, &one, 4);
+    memcpy (tensors[pillars ? P3D_PILLARS_TENSOR_COUNT :
+            P3D_VOXELS_TENSOR_COUNT], &count, 4);
+    GST_BUFFER_PTS (buffer) = 0;
+
+    samples = render_one (VIEW, "voxels_0", caps, buffer);
+    fail_unless_equals_int (samples->len, 1);
+    frame_map (&frame, sample_at (samples, 0));
+    color = frame_pixel (&frame, 138, 118);
+    fail_unless (color != BLACK);
+    for (row = 118; row <= 119; row++)
+      for (column = 138; column <= 139; column++)
+        assert_pixel (&frame, column, row, color);
+    fail_unless_equals_int (frame_count_other (&frame, BLACK), 4);
+    frame_unmap (&frame);
+    g_ptr_array_unref (samples);
+  }
+}
+
+GST_END_TEST;
+
 /* 2 channels on a 4 x 4 grid of 5 m cells over the test range, cell
  * magnitudes 1, 2.5 and 4 at x [5, 10) and y [-10, -5), [-5, 0), [0, 5):
  * brighter as larger, 4 at the top of the heat map, zero cells not drawn.
@@ -1585,6 +1660,7 @@ bevrender_suite (void)
   tcase_add_test (tc, test_box_yaw_quarter);
   tcase_add_test (tc, test_voxel_cell);
   tcase_add_test (tc, test_pillar_cells);
+  tcase_add_test (tc, test_voxels_outside_grid);
   tcase_add_test (tc, test_features_heat_map);
   tcase_add_test (tc, test_layer_order);
   tcase_add_test (tc, test_timestamps_matched);

@@ -270,6 +270,70 @@ GST_START_TEST (test_output_matches_library)
 
 GST_END_TEST;
 
+/* Coordinates off the caps' 432 x 496 x 1 grid (issue 11: x -5, y 1e6,
+ * z 9, and the int32 extremes): pillarfeat indexes nothing by them; it
+ * passes them on and computes the centre features from them as from any
+ * coordinate, center = coord x size + (size / 2 + min) in float32, here
+ * checked by hand on the first point of each such voxel. */
+GST_START_TEST (test_coordinates_outside_grid)
+{
+  static const gint32 bad[][3] = {
+    /* z, y, x */
+    {0, 0, -5}, {0, 1000000, 0}, {9, 0, 0}, {G_MININT32, G_MAXINT32,
+        G_MININT32}
+  };
+  const gfloat size[3] = { 0.16f, 0.16f, 4.0f };
+  const gfloat offset[3] = { (gfloat) (0.08 + 0.0),
+    (gfloat) (0.08 - 39.68), (gfloat) (2.0 - 3.0)
+  };
+  GstHarness *h;
+  GstBuffer *out;
+  GstMapInfo map;
+  Voxels v;
+  guint i, axis;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 300, 8, kitti_voxel_size,
+      kitti_range, 77, 2000);
+  fail_unless (voxels_count (&v) >= G_N_ELEMENTS (bad));
+  for (i = 0; i < G_N_ELEMENTS (bad); i++) {
+    const gint32 c[4] = { 0, bad[i][0], bad[i][1], bad[i][2] };
+
+    memcpy ((guint8 *) v.tensors[P3D_VOXELS_TENSOR_COORDS] + i * 16, c, 16);
+  }
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+  fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless (out != NULL);
+  /* the coordinates passed on as they came, the rest as the library */
+  assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, FALSE,
+      "off-grid coordinates");
+  fail_unless (gst_memory_map (gst_buffer_peek_memory (out, 0), &map,
+          GST_MAP_READ));
+  for (i = 0; i < G_N_ELEMENTS (bad); i++) {
+    const gfloat *point = (const gfloat *) v.tensors[0] + (gsize) i * 8 * 4;
+    const gfloat *features = (const gfloat *) map.data + (gsize) i * 8 * 10;
+
+    for (axis = 0; axis < 3; axis++) {
+      /* coords are (z, y, x): x is bad[i][2], z bad[i][0] */
+      gfloat center = (gfloat) bad[i][2 - axis] * size[axis];
+      gfloat expected;
+
+      center = center + offset[axis];
+      expected = point[axis] - center;
+      fail_unless (memcmp (&features[7 + axis], &expected, 4) == 0,
+          "voxel %u axis %u: %.9g, expected %.9g", i, axis,
+          features[7 + axis], expected);
+    }
+  }
+  gst_memory_unmap (gst_buffer_peek_memory (out, 0), &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_default_is_pointpillars_10_f32)
 {
   GstElement *pillarfeat = gst_element_factory_make ("pillarfeat", NULL);
@@ -622,6 +686,7 @@ pillarfeat_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_output_matches_library);
+  tcase_add_test (tc, test_coordinates_outside_grid);
   tcase_add_test (tc, test_default_is_pointpillars_10_f32);
   tcase_add_test (tc, test_3d_grid);
   tcase_add_test (tc, test_counts_up_and_down);

@@ -382,6 +382,141 @@ GST_START_TEST (test_invalid_grid_is_an_error)
 
 GST_END_TEST;
 
+/* A voxelize on @bus, started with @voxel_size and @range: the bus is set
+ * before the harness starts it, so a warning posted at start is seen. */
+static GstHarness *
+voxelize_harness_on_bus (const gchar * voxel_size, const gchar * range,
+    GstBus * bus)
+{
+  GstElement *voxelize = gst_element_factory_make ("voxelize", NULL);
+  GstHarness *h;
+
+  fail_unless (voxelize != NULL);
+  gst_util_set_object_arg (G_OBJECT (voxelize), "backend", "cpu");
+  gst_util_set_object_arg (G_OBJECT (voxelize), "voxel-size", voxel_size);
+  gst_util_set_object_arg (G_OBJECT (voxelize), "range", range);
+  gst_element_set_bus (voxelize, bus);
+  h = gst_harness_new_with_element (voxelize, "sink", "src");
+  gst_object_unref (voxelize);
+  gst_harness_set_src_caps_str (h, "application/x-point-cloud, format=xyz");
+  gst_harness_set_sink_caps_str (h, "application/x-voxels");
+  return h;
+}
+
+/* The effective-range field of the caps voxelize negotiated. */
+static void
+assert_effective_range (GstHarness * h, const gdouble * expected)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  const GValue *array;
+  guint i;
+
+  fail_unless (caps != NULL);
+  array = gst_structure_get_value (gst_caps_get_structure (caps, 0),
+      "effective-range");
+  fail_unless (array != NULL && gst_value_array_get_size (array) == 6,
+      "no effective-range in %" GST_PTR_FORMAT, caps);
+  for (i = 0; i < 6; i++)
+    fail_unless (fabs (g_value_get_double (gst_value_array_get_value (array,
+                    i)) - expected[i]) < 1e-12, "effective-range[%u] in %"
+        GST_PTR_FORMAT, i, caps);
+  gst_caps_unref (caps);
+}
+
+/* The voxel count and the first voxel's x cell of @out. */
+static void
+assert_voxels (GstBuffer * out, guint count, gint first_x)
+{
+  GstMapInfo info;
+  guint32 n;
+  gint32 coord[4];
+
+  fail_unless (gst_memory_map (gst_buffer_peek_memory (out, 3), &info,
+          GST_MAP_READ));
+  memcpy (&n, info.data, sizeof (n));
+  gst_memory_unmap (gst_buffer_peek_memory (out, 3), &info);
+  fail_unless_equals_int (n, count);
+  fail_unless (gst_memory_map (gst_buffer_peek_memory (out, 2), &info,
+          GST_MAP_READ));
+  memcpy (coord, info.data, sizeof (coord));
+  gst_memory_unmap (gst_buffer_peek_memory (out, 2), &info);
+  fail_unless_equals_int (coord[3], first_x);
+  gst_buffer_unref (out);
+}
+
+/* A range that is not a whole number of voxels (issue 11): the grid stays
+ * round((max - min) / voxel-size), so 0 .. 1.0 in cells of 0.4 is 3 cells
+ * that keep x = 1.1, and in cells of 0.3 is 3 cells that drop x = 0.95;
+ * the caps say which box that is, and one warning at start names the
+ * range, the voxel size and the effective range. */
+GST_START_TEST (test_effective_range)
+{
+  static const gdouble wide[6] = { 0.0, 0.0, -3.0, 1.2, 1.2, 1.0 };
+  static const gdouble narrow[6] = { 0.0, 0.0, -3.0, 0.9, 1.2, 1.0 };
+  gfloat past_max[3] = { 1.1f, 0.1f, 0.0f };
+  gfloat before_max[2 * 3] = { 0.95f, 0.1f, 0.0f, 0.1f, 0.1f, 0.0f };
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstMessage *msg;
+  gchar *text;
+
+  /* cells of 0.4: 2.5 rounds to 3, the grid ends at 1.2 */
+  h = voxelize_harness_on_bus ("<0.4,0.4,4>", "<0,0,-3,1.0,1.2,1>", bus);
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (past_max, 1,
+              3)), GST_FLOW_OK);
+  assert_voxels (gst_harness_pull (h), 1, 2);
+  assert_effective_range (h, wide);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for a range of 2.5 voxels");
+  text = elemtest_message_text (msg);
+  fail_unless (strstr (text, "range <0, 0, -3, 1, 1.2, 1>")
+      && strstr (text, "voxel-size <0.4, 0.4, 4>")
+      && strstr (text, "3 x 3 x 1 cells")
+      && strstr (text, "effective range <0, 0, -3, 1.2, 1.2, 1>"), "%s", text);
+  g_free (text);
+  gst_message_unref (msg);
+  /* said once, at start, not per frame */
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (past_max, 1,
+              3)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  gst_element_set_bus (h->element, NULL);
+  gst_harness_teardown (h);
+
+  /* cells of 0.3: 3.33 rounds to 3, the grid ends at 0.9 */
+  h = voxelize_harness_on_bus ("<0.3,0.3,4>", "<0,0,-3,1.0,1.2,1>", bus);
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (before_max, 2,
+              3)), GST_FLOW_OK);
+  assert_voxels (gst_harness_pull (h), 1, 0);
+  assert_effective_range (h, narrow);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for a range of 3.33 voxels");
+  text = elemtest_message_text (msg);
+  fail_unless (strstr (text, "effective range <0, 0, -3, 0.9, 1.2, 1>"),
+      "%s", text);
+  g_free (text);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_harness_teardown (h);
+
+  /* the KITTI range is whole (69.12 / 0.16 is 432 up to rounding): no
+   * warning, and the effective range is the range as written */
+  h = voxelize_harness_on_bus ("<0.16,0.16,4.0>", "<0,-39.68,-3,69.12,39.68,1>",
+      bus);
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (past_max, 1,
+              3)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  assert_effective_range (h, kitti_range);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  gst_element_set_bus (h->element, NULL);
+  gst_harness_teardown (h);
+  /* queued messages hold their element: drop them */
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_properties_round_trip)
 {
   GstElement *voxelize = gst_element_factory_make ("voxelize", NULL);
@@ -429,6 +564,7 @@ voxelize_suite (void)
   tcase_add_test (tc, test_truncated_buffer_is_an_error);
   tcase_add_test (tc, test_invalid_grid_is_an_error);
   tcase_add_test (tc, test_properties_round_trip);
+  tcase_add_test (tc, test_effective_range);
   return s;
 }
 

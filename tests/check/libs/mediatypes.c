@@ -69,7 +69,8 @@ WRAP_INFO (boxes2d);
 /* KITTI PointPillars, as the brief of voxelize writes it. */
 #define KITTI_GRID "grid=(int)<432,496,1>, " \
   "voxel-size=(double)<0.16,0.16,4.0>, " \
-  "range=(double)<0.0,-39.68,-3.0,69.12,39.68,1.0>"
+  "range=(double)<0.0,-39.68,-3.0,69.12,39.68,1.0>, " \
+  "effective-range=(double)<0.0,-39.68,-3.0,69.12,39.68,1.0>"
 
 enum
 {
@@ -85,13 +86,13 @@ static const MediaType media_types[N_MEDIA_TYPES] = {
   {P3D_MEDIA_TYPE_VOXELS, INFO_FUNCS (voxels),
         "application/x-voxels, format=(string)xyzi, channels=(int)4, "
         "max-voxels=(int)40000, max-points=(int)32, " KITTI_GRID ", "
-        "framerate=(fraction)10/1", {"framerate", NULL},
+        "framerate=(fraction)10/1", {"framerate", "effective-range", NULL},
       P3D_VOXELS_CAPS_ALL},
   {P3D_MEDIA_TYPE_PILLAR_FEATURES, INFO_FUNCS (pillars),
         "application/x-pillar-features, format=(string)F32, "
         "features=(string)pointpillars-10, max-voxels=(int)40000, "
         "max-points=(int)32, " KITTI_GRID ", framerate=(fraction)10/1",
-      {"framerate", NULL}, P3D_PILLARS_CAPS_ALL},
+      {"framerate", "effective-range", NULL}, P3D_PILLARS_CAPS_ALL},
   {P3D_MEDIA_TYPE_CAMERA_FEATURES, INFO_FUNCS (camera_features),
         "application/x-camera-features, format=(string)F16, cameras=(int)6, "
         "channels=(int)80, depth-bins=(int)118, width=(int)88, "
@@ -176,6 +177,13 @@ caps_patched (const MediaType * type, const gchar * patch)
   guint i;
 
   fail_unless (fields != NULL, "cannot parse '%s'", patch);
+  /* effective-range follows from the grid fields: a patch of those drops
+   * it, unless it sets it too (test_voxels_effective_range checks it) */
+  if (!gst_structure_has_field (fields, "effective-range")
+      && (gst_structure_has_field (fields, "range")
+          || gst_structure_has_field (fields, "voxel-size")
+          || gst_structure_has_field (fields, "grid")))
+    gst_structure_remove_field (s, "effective-range");
   for (i = 0; i < (guint) gst_structure_n_fields (fields); i++) {
     const gchar *name = gst_structure_nth_field_name (fields, i);
 
@@ -851,6 +859,98 @@ GST_START_TEST (test_voxels_defaults_and_set)
   other = info;
   other.fps_n = 10;
   fail_if (p3d_voxels_info_is_equal (&info, &other));
+}
+
+GST_END_TEST;
+
+/* Whether voxels caps @caps with effective-range set to @value (text)
+ * are accepted. */
+static gboolean
+effective_range_accepted (const GstCaps * caps, const gchar * value)
+{
+  GstCaps *copy = gst_caps_copy (caps);
+  GValue array = G_VALUE_INIT;
+  P3dVoxelsInfo info;
+  gboolean accepted;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  fail_unless (gst_value_deserialize (&array, value), "%s", value);
+  gst_structure_take_value (gst_caps_get_structure (copy, 0),
+      "effective-range", &array);
+  accepted = p3d_voxels_info_from_caps (&info, copy);
+  gst_caps_unref (copy);
+  return accepted;
+}
+
+/* A range that is not a whole number of voxels (issue 11): the grid is
+ * still round((max - min) / size), and the caps carry the box its cells
+ * cover, which from_caps() checks when present. */
+GST_START_TEST (test_voxels_effective_range)
+{
+  const MediaType *type = &media_types[VOXELS];
+  /* x: 2.5 cells of 0.4 round to 3 (ends at 1.2, past max); y: 3.33 cells
+   * of 0.3 round to 3 (ends at 0.9, before max); z whole */
+  const gdouble size[3] = { 0.4, 0.3, 4.0 };
+  const gdouble range[6] = { 0.0, 0.0, -3.0, 1.0, 1.0, 1.0 };
+  const gdouble expected[6] = { 0.0, 0.0, -3.0, 1.2, 0.9, 1.0 };
+  const gdouble kitti_size[3] = { 0.16, 0.16, 4.0 };
+  const gdouble kitti[6] = { 0.0, -39.68, -3.0, 69.12, 39.68, 1.0 };
+  P3dVoxelGrid grid;
+  P3dVoxelsInfo info, parsed;
+  gdouble effective[6];
+  const GValue *array;
+  GstCaps *caps;
+  GstStructure *s;
+  gchar *str;
+  guint i;
+
+  fail_unless (p3d_voxel_grid_set (&grid, size, range));
+  fail_unless_equals_int (grid.grid[0], 3);
+  fail_unless_equals_int (grid.grid[1], 3);
+  fail_if (p3d_voxel_grid_is_whole (&grid));
+  p3d_voxel_grid_get_effective_range (&grid, effective);
+  for (i = 0; i < 6; i++)
+    fail_unless (fabs (effective[i] - expected[i]) < 1e-12, "[%u] = %.17g",
+        i, effective[i]);
+
+  /* a whole range gives itself back, bit for bit */
+  fail_unless (p3d_voxel_grid_set (&grid, kitti_size, kitti));
+  fail_unless (p3d_voxel_grid_is_whole (&grid));
+  p3d_voxel_grid_get_effective_range (&grid, effective);
+  fail_unless (memcmp (effective, kitti, sizeof (kitti)) == 0);
+
+  p3d_voxels_info_init (&info);
+  fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI, 100, 8,
+          size, range));
+  caps = p3d_voxels_info_to_caps (&info);
+  array = gst_structure_get_value (gst_caps_get_structure (caps, 0),
+      "effective-range");
+  fail_unless (array != NULL && gst_value_array_get_size (array) == 6);
+  for (i = 0; i < 6; i++)
+    fail_unless (fabs (g_value_get_double (gst_value_array_get_value (array,
+                    i)) - expected[i]) < 1e-12);
+  /* through text and back */
+  str = gst_caps_to_string (caps);
+  check_string (type, str, TRUE);
+  check_round_trip (type, &info);
+  fail_unless (p3d_voxels_info_from_caps (&parsed, caps));
+  fail_unless (p3d_voxels_info_is_equal (&parsed, &info));
+  g_free (str);
+
+  /* written by hand to the precision of text: accepted; as the range, or
+   * any other box: refused */
+  s = gst_caps_get_structure (caps, 0);
+  gst_structure_remove_field (s, "effective-range");
+  str = gst_caps_to_string (caps);
+  check_string (type, str, TRUE);
+  g_free (str);
+  fail_unless (effective_range_accepted (caps,
+          "<0.0,0.0,-3.0,1.2000000000,0.9,1.0>"));
+  fail_if (effective_range_accepted (caps, "<0.0,0.0,-3.0,1.0,1.0,1.0>"));
+  fail_if (effective_range_accepted (caps, "<0.0,0.0,-3.0,1.2,0.9>"));
+  fail_if (effective_range_accepted (caps, "<0.0,0.0,-3.0,1.2,0.9,1.0001>"));
+  fail_if (effective_range_accepted (caps, "<0,0,-3,1,0,1>"));
+  gst_caps_unref (caps);
 }
 
 GST_END_TEST;
@@ -1936,6 +2036,7 @@ mediatypes_suite (void)
   tcase_add_test (tc, test_point_cloud);
   tcase_add_test (tc, test_voxels_defaults_and_set);
   tcase_add_test (tc, test_voxels_random);
+  tcase_add_test (tc, test_voxels_effective_range);
   tcase_add_test (tc, test_voxels_limits);
   tcase_add_test (tc, test_voxels_caps_fields);
   tcase_add_test (tc, test_non_finite);

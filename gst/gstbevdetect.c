@@ -233,14 +233,11 @@ p3d_bevdetect_start (GstBaseTransform * trans)
   P3dBevdetect *self = P3D_BEVDETECT (trans);
   P3dCenterPointModel *model;
   gboolean model_nms;
-  gchar *path;
 
   GST_OBJECT_LOCK (self);
-  path = g_strdup (self->weights);
   model_nms = self->model_nms;
   GST_OBJECT_UNLOCK (self);
-  model = p3d_model_file_load (GST_ELEMENT (self), path);
-  g_free (path);
+  model = p3d_model_file_load_property (GST_ELEMENT (self), &self->weights);
   if (model == NULL)
     return FALSE;
   p3d_centerpoint_model_decode_params (model, model_nms, &self->params);
@@ -271,9 +268,7 @@ p3d_bevdetect_stop (GstBaseTransform * trans)
 
   if (self->model)
     free_cpu_buffers (self);
-  GST_OBJECT_LOCK (self);
-  g_clear_pointer (&self->model, p3d_centerpoint_model_free);
-  GST_OBJECT_UNLOCK (self);
+  p3d_model_file_clear (GST_ELEMENT (self), &self->model);
   return ret;
 }
 

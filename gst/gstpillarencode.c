@@ -181,13 +181,8 @@ p3d_pillarencode_start (GstBaseTransform * trans)
 {
   P3dPillarencode *self = P3D_PILLARENCODE (trans);
   P3dCenterPointModel *model;
-  gchar *path;
 
-  GST_OBJECT_LOCK (self);
-  path = g_strdup (self->weights);
-  GST_OBJECT_UNLOCK (self);
-  model = p3d_model_file_load (GST_ELEMENT (self), path);
-  g_free (path);
+  model = p3d_model_file_load_property (GST_ELEMENT (self), &self->weights);
   if (model == NULL)
     return FALSE;
   GST_OBJECT_LOCK (self);
@@ -208,9 +203,7 @@ p3d_pillarencode_stop (GstBaseTransform * trans)
   P3dPillarencode *self = P3D_PILLARENCODE (trans);
   gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 
-  GST_OBJECT_LOCK (self);
-  g_clear_pointer (&self->model, p3d_centerpoint_model_free);
-  GST_OBJECT_UNLOCK (self);
+  p3d_model_file_clear (GST_ELEMENT (self), &self->model);
   return ret;
 }
 

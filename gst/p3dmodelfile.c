@@ -48,3 +48,25 @@ p3d_model_file_load (GstElement * element, const gchar * path)
   }
   return model;
 }
+
+P3dCenterPointModel *
+p3d_model_file_load_property (GstElement * element, gchar * const *weights)
+{
+  P3dCenterPointModel *model;
+  gchar *path;
+
+  GST_OBJECT_LOCK (element);
+  path = g_strdup (*weights);
+  GST_OBJECT_UNLOCK (element);
+  model = p3d_model_file_load (element, path);
+  g_free (path);
+  return model;
+}
+
+void
+p3d_model_file_clear (GstElement * element, P3dCenterPointModel ** model)
+{
+  GST_OBJECT_LOCK (element);
+  g_clear_pointer (model, p3d_centerpoint_model_free);
+  GST_OBJECT_UNLOCK (element);
+}

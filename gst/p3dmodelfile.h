@@ -16,6 +16,15 @@ G_BEGIN_DECLS
 P3dCenterPointModel *p3d_model_file_load (GstElement * element,
     const gchar * path);
 
+/* p3d_model_file_load() of the path in @element's weights property
+ * *@weights, read under the object lock. */
+P3dCenterPointModel *p3d_model_file_load_property (GstElement * element,
+    gchar * const *weights);
+
+/* Frees *@model under the object lock: caps queries read the model from
+ * other threads. */
+void p3d_model_file_clear (GstElement * element, P3dCenterPointModel ** model);
+
 G_END_DECLS
 
 #endif /* __P3D_MODEL_FILE_H__ */

@@ -749,9 +749,13 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 static gint
 buffer_device (P3dCudaFilter * self, GstBuffer * buffer)
 {
-  GstMemory *first = gst_buffer_peek_memory (buffer, 0);
+  GstMemory *first;
   gint device_id;
 
+  /* an empty frame may come without any memory */
+  if (gst_buffer_n_memory (buffer) == 0)
+    return -1;
+  first = gst_buffer_peek_memory (buffer, 0);
   if (!p3d_is_cuda_memory (first))
     return -1;
   device_id = ((P3dCudaMemory *) first)->device_id;

@@ -272,6 +272,26 @@ typedef struct
   gdouble position, size, yaw, score;   /* largest differences */
 } F16Stats;
 
+/* The box of @to with @b's label nearest to it in x and y, or NULL: what a
+ * failed match prints, to tell a moved box from a missing one. */
+static const P3dBox3d *
+nearest_same_label (const P3dBox3d * b, const P3dBox3d * to, guint n_to)
+{
+  const P3dBox3d *best = NULL;
+  gdouble best_d = G_MAXDOUBLE;
+  guint j;
+
+  for (j = 0; j < n_to; j++) {
+    gdouble d = hypot (to[j].x - b->x, to[j].y - b->y);
+
+    if (to[j].label == b->label && d < best_d) {
+      best_d = d;
+      best = &to[j];
+    }
+  }
+  return best;
+}
+
 /* Every box of @from scoring above threshold + margin has an F16 match in
  * @to; its differences go to @stats. */
 static void
@@ -303,9 +323,18 @@ match_f16_one_way (const P3dBox3d * from, guint n_from, const P3dBox3d * to,
       stats->yaw = MAX (stats->yaw, yaw_difference (c->yaw, b->yaw));
       stats->score = MAX (stats->score, fabs (c->score - b->score));
     }
-    fail_unless (found, "%s: %s box %u (x %g y %g z %g score %g label %d) "
-        "has no match on the other side", what, side, i, b->x, b->y, b->z,
-        b->score, b->label);
+    if (!found) {
+      const P3dBox3d *c = nearest_same_label (b, to, n_to);
+
+      fail_unless (c != NULL, "%s: %s box %u (x %g y %g z %g score %g label "
+          "%d) has no box of its label on the other side", what, side, i,
+          b->x, b->y, b->z, b->score, b->label);
+      fail ("%s: %s box %u (x %g y %g z %g dx %g dy %g dz %g yaw %g score %g "
+          "label %d) has no match on the other side; the nearest of its "
+          "label: x %g y %g z %g dx %g dy %g dz %g yaw %g score %g", what,
+          side, i, b->x, b->y, b->z, b->dx, b->dy, b->dz, b->yaw, b->score,
+          b->label, c->x, c->y, c->z, c->dx, c->dy, c->dz, c->yaw, c->score);
+    }
   }
 }
 

@@ -122,9 +122,10 @@ GST_END_TEST;
 
 /* The reference against the float64 oracle: within float rounding of the
  * sums.  A float sum of n products is within (n + 2) 2^-24 of its
- * magnitude (the sum of its terms' absolute values, bias included); the
- * budget is that bound at the widest layer, once per layer on the longest
- * path to the buffer. */
+ * magnitude (convnet_common.h: its terms' absolute values, bias included,
+ * each input at its own magnitude, so that an earlier layer's error is
+ * bounded by the same scale); the budget is that bound at the widest
+ * layer, once per layer on the longest path to the buffer. */
 static void
 check_against_oracle (const ConvnetTestNet * net, const gchar * what)
 {

@@ -263,12 +263,16 @@ convnet_test_buffers_free (const ConvnetTestNet * net, gdouble ** buffers)
 }
 
 /* One layer by scatter: each input tap adds its product to the outputs it
- * reaches (the reference gathers instead), and its absolute value to the
- * outputs' magnitudes. */
+ * reaches (the reference gathers instead), and |w| times the input's own
+ * magnitude to the outputs' magnitudes.  The magnitude is carried through
+ * the net, not taken from this layer's products alone: an error e on an
+ * input reaches the output as |w| e, so when each input's error is at most
+ * k u times its magnitude, the carried error is at most k u times the
+ * output's magnitude, even where the output's own terms cancel. */
 static void
 oracle_layer (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
-    const gdouble * in, const P3dConvBufferDesc * out_desc, gdouble * out,
-    gdouble * magnitude)
+    const gdouble * in, const gdouble * in_magnitude,
+    const P3dConvBufferDesc * out_desc, gdouble * out, gdouble * magnitude)
 {
   const guint32 k = layer->kernel, s = layer->stride;
   const gsize out_plane = (gsize) out_desc->height * out_desc->width;
@@ -281,7 +285,8 @@ oracle_layer (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
   for (i = 0; i < layer->in_channels; i++) {
     for (iy = 0; iy < in_desc->height; iy++) {
       for (ix = 0; ix < in_desc->width; ix++) {
-        gdouble x = in[i * in_plane + (gsize) iy * in_desc->width + ix];
+        gsize at_in = i * in_plane + (gsize) iy * in_desc->width + ix;
+        gdouble x = in[at_in], m = in_magnitude[at_in];
 
         for (o = 0; o < layer->out_channels; o++) {
           for (ky = 0; ky < k; ky++) {
@@ -310,7 +315,7 @@ oracle_layer (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
               }
               at = o * out_plane + oy * out_desc->width + ox;
               sum[at] += w * x;
-              mag[at] += fabs (w * x);
+              mag[at] += fabs (w) * m;
             }
           }
         }
@@ -347,8 +352,8 @@ convnet_test_oracle (const ConvnetTestNet * net, gdouble *** magnitude)
     const P3dConvLayer *layer = &net->desc.layers[l];
 
     oracle_layer (layer, &net->desc.buffers[layer->input], out[layer->input],
-        &net->desc.buffers[layer->output], out[layer->output],
-        mag[layer->output]);
+        mag[layer->input], &net->desc.buffers[layer->output],
+        out[layer->output], mag[layer->output]);
   }
   if (magnitude != NULL)
     *magnitude = mag;

@@ -1,9 +1,10 @@
 /* What the convnet tests share: random nets (free-form chains with
  * concatenations, and the CenterPoint pattern), a float64 oracle with its
  * own arithmetic (scatter of every input tap, not a gather per output), the
- * magnitude of every element (the sum of its terms' absolute values),
- * against which rounding errors are measured, and a comparison that says where and
- * by how much two results differ. */
+ * magnitude of every element (its terms' absolute values summed, each
+ * input taken at its own magnitude), against which rounding errors are
+ * measured, and a comparison that says where and by how much two results
+ * differ. */
 #ifndef CONVNET_COMMON_H
 #define CONVNET_COMMON_H
 
@@ -55,10 +56,12 @@ ConvnetTestNet *convnet_test_net_centerpoint (P3dTestRng * rng,
     guint32 head, guint32 tasks, gboolean concat_heads);
 
 /* The oracle: every buffer in float64 (out[0] is the input), and when
- * @magnitude is not NULL, the magnitude of every element there: the sum of
- * the absolute values of the terms that made it (|w x| over the taps and
- * |b|, with the oracle's exact inputs; |x| for the input), the scale at
- * which a layer's rounding acts on it. */
+ * @magnitude is not NULL, the magnitude M of every element there: |x| for
+ * the input, and for a layer's output the sum over its taps of |w| times
+ * the tap input's M, plus |b|.  It bounds the scale at which this layer's
+ * rounding acts (|w x| <= |w| M) and carries the earlier layers' errors
+ * (an input error of k u M reaches the output as at most k u times its
+ * M), so per-layer budgets add up along a path even where terms cancel. */
 gdouble **convnet_test_oracle (const ConvnetTestNet * net,
     gdouble *** magnitude);
 void convnet_test_buffers_free (const ConvnetTestNet * net,

@@ -16,9 +16,11 @@
  * F16 input's path, or a graph that differs from the launches it
  * captured, fails exactly.
  *
- * Bounds, per element, against its magnitude M (the sum of the absolute
- * values of the terms that made it, |w x| over the taps and |b|: the scale
- * at which the rounding of that sum acts):
+ * Bounds, per element, against its magnitude M (convnet_common.h: |x| for
+ * the input; for a layer's output the sum over the taps of |w| times the
+ * tap input's M, plus |b|; the scale at which the rounding of a sum acts,
+ * carried through the net so that earlier layers' errors stay bounded
+ * where a sum cancels):
  *  - F32: |cuda - reference| <= 1e-4 M (the issue's 1e-4 relative; no TF32,
  *    so the two differ only in the order of the float sums).
  *  - F16: with u = 2^-11 (F16's unit roundoff) and d the number of layers
@@ -28,10 +30,10 @@
  *    sum (n 2^-24 M <= u M for the n <= 2048 products of these nets), the
  *    F16 store (u |y| <= u M) and, when cuDNN cannot fuse the bias, one
  *    more F16 rounding of the sum before our epilogue adds it (u M); the
- *    input's own rounding and the first sums take 2 u M.  The error carried
- *    in from earlier layers is budgeted at the same 4 u M per layer: a
- *    budget, not a proof (random signs shrink it, a large |W| could grow
- *    it), which the largest error seen, printed in units of u M, measures.
+ *    input's own rounding and the first sums take 2 u M.  An input error of
+ *    k u M_in reaches the output as at most k u M (ReLU does not grow it),
+ *    so the budgets add along the path: a bound to first order in u, which
+ *    the largest error seen, printed in units of u M, measures against.
  *    1e-5 covers F16 subnormals near zero.
  * Skips (77) without a device or without cuDNN (libcudnn.so.9), and fails
  * instead under PERCEPTION_REQUIRE_GPU=1. */

@@ -193,33 +193,29 @@ GST_END_TEST;
 
 /* A host read map waits for the kernel that wrote the memory, not for a
  * consumer's later work: a source reading back its frame is not held up by
- * the kernels downstream. The consumer's stream is kept busy long after its
- * read (gigabytes of fills), and is still busy when the map returns. */
+ * the kernels downstream. The consumer's stream is held busy after its
+ * read until the host has checked (a kernel the host releases), and is
+ * still busy when the map returns. */
 GST_START_TEST (test_host_read_waits_only_for_the_writer)
 {
   GstMemory *mem = p3d_cuda_allocator_alloc (allocator, 64 * 4);
-  GstMemory *busy = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
   P3dCudaStream producer, consumer;
   P3dCudaEvent consumer_done;
-  GstMapInfo info, busy_info;
-  guint i;
+  P3dFillHold *hold = NULL;
+  GstMapInfo info;
 
   fail_unless_equals_int (p3d_cuda_stream_create (&producer), P3D_OK);
   fail_unless_equals_int (p3d_cuda_stream_create (&consumer), P3D_OK);
   fail_unless_equals_int (p3d_cuda_event_create (&consumer_done), P3D_OK);
   fill_on_device (mem, 7, producer);
 
-  /* the consumer reads mem, then works on for a long time */
+  /* the consumer reads mem, then stays busy until released */
   fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
-  fail_unless (gst_memory_map (busy, &busy_info, GST_MAP_WRITE | P3D_MAP_CUDA));
   fail_unless (p3d_cuda_memory_wait (mem, consumer));
-  for (i = 0; i < 256; i++)
-    fail_unless_equals_int (p3d_fill_pattern_cuda ((guint32 *) busy_info.data,
-            WORDS, i, consumer), P3D_OK);
+  fail_unless_equals_int (p3d_fill_hold_cuda (consumer, &hold), P3D_OK);
   fail_unless (p3d_cuda_memory_record (mem, consumer));
   fail_unless_equals_int (p3d_cuda_event_record (consumer_done, consumer),
       P3D_OK);
-  gst_memory_unmap (busy, &busy_info);
   gst_memory_unmap (mem, &info);
 
   assert_pattern (mem, 7, 64);
@@ -227,12 +223,13 @@ GST_START_TEST (test_host_read_waits_only_for_the_writer)
       P3D_ERROR_NOT_READY);
 
   /* a host write waits for every reader */
+  p3d_fill_hold_release (hold);
   fail_unless (gst_memory_map (mem, &info, GST_MAP_WRITE));
   fail_unless_equals_int (p3d_cuda_event_query (consumer_done), P3D_OK);
   gst_memory_unmap (mem, &info);
+  fail_unless_equals_int (p3d_fill_hold_free (hold), P3D_OK);
 
   gst_memory_unref (mem);
-  gst_memory_unref (busy);
   p3d_cuda_event_destroy (consumer_done);
   p3d_cuda_stream_destroy (producer);
   p3d_cuda_stream_destroy (consumer);

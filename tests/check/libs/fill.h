@@ -33,6 +33,20 @@ void p3d_fill_pattern_cpu (uint32_t * dst, size_t count, uint32_t seed);
 P3dResult p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
     P3dCudaStream stream);
 
+/* A kernel that keeps @stream busy until the host releases it, so that a
+ * test can show that something did not wait for that stream whatever the
+ * speed of the machine (a long fill can finish before the host looks).  It
+ * computes nothing, so it has no reference.  The kernel gives up by itself
+ * after 10 s, so a test whose host side wrongly waits for it fails instead
+ * of hanging. */
+typedef struct P3dFillHold P3dFillHold;
+
+P3dResult p3d_fill_hold_cuda (P3dCudaStream stream, P3dFillHold ** hold);
+/* Lets the kernel finish; returns at once. */
+void p3d_fill_hold_release (P3dFillHold * hold);
+/* Releases the kernel if not done yet, waits for it and frees @hold. */
+P3dResult p3d_fill_hold_free (P3dFillHold * hold);
+
 #ifdef __cplusplus
 }
 #endif

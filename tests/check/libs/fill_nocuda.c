@@ -12,3 +12,25 @@ p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
   (void) stream;
   return P3D_ERROR_NO_CUDA;
 }
+
+P3dResult
+p3d_fill_hold_cuda (P3dCudaStream stream, P3dFillHold ** hold)
+{
+  (void) stream;
+  if (hold)
+    *hold = NULL;
+  return P3D_ERROR_NO_CUDA;
+}
+
+void
+p3d_fill_hold_release (P3dFillHold * hold)
+{
+  (void) hold;
+}
+
+P3dResult
+p3d_fill_hold_free (P3dFillHold * hold)
+{
+  (void) hold;
+  return P3D_OK;
+}

@@ -226,20 +226,34 @@ p3d_cp_nms_round_trip (const P3dBox3d * box, P3dBox3d * out)
   out->dy = y2 - y1;
 }
 
-/* Whether kept box @a (earlier) suppresses @b under the task's NMS; rotate
- * boxes are already round-tripped. */
+/* The NMS's view of @box, made once per box rather than once per pair: the
+ * rectangle of the box (for rotate, after the round trip above).  Circle
+ * NMS reads only its centre. */
+static P3D_HOST_DEVICE void
+p3d_cp_nms_rect (P3dCenterPointNms nms, const P3dBox3d * box,
+    P3dBevRect * rect)
+{
+  P3dBox3d b = *box;
+
+  if (nms == P3D_CENTERPOINT_NMS_ROTATE)
+    p3d_cp_nms_round_trip (box, &b);
+  p3d_bev_rect_set (rect, b.x, b.y, b.dx, b.dy, b.yaw);
+}
+
+/* Whether kept box @a (earlier) suppresses @b under the task's NMS, from
+ * their p3d_cp_nms_rect() views. */
 static P3D_HOST_DEVICE int
 p3d_cp_suppresses (P3dCenterPointNms nms, double min_radius,
-    float nms_threshold, const P3dBox3d * a, const P3dBox3d * b)
+    float nms_threshold, const P3dBevRect * a, const P3dBevRect * b)
 {
   if (nms == P3D_CENTERPOINT_NMS_CIRCLE) {
-    float dx = a->x - b->x, dy = a->y - b->y;
+    float dx = a->cx - b->cx, dy = a->cy - b->cy;
     float distance = dx * dx + dy * dy;
 
     /* numpy compares the float32 distance with the Python float */
     return (double) distance <= min_radius;
   }
-  return p3d_box3d_bev_rotated_iou (a, b) > nms_threshold;
+  return p3d_bev_rect_iou (a, b) > nms_threshold;
 }
 
 /* The sort key of a candidate: task ascending, score descending, index

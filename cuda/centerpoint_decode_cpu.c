@@ -91,16 +91,16 @@ decode_task (const P3dCenterPointParams * params, uint32_t task,
   const uint32_t pairs = params->tasks[task].num_classes * cells;
   Candidate *candidates = malloc (sizeof (Candidate) * pairs);
   P3dBox3d *boxes = malloc (sizeof (P3dBox3d) * params->max_num);
-  P3dBox3d *nms_boxes = malloc (sizeof (P3dBox3d) * params->max_num);
+  P3dBevRect *nms_rects = malloc (sizeof (P3dBevRect) * params->max_num);
   float *velocity = malloc (sizeof (float) * 2 * params->max_num);
   unsigned char *removed = calloc (params->max_num, 1);
   uint32_t n = 0, index, k, boxes_n = 0, considered, kept = 0, limit, j;
 
-  if (candidates == NULL || boxes == NULL || nms_boxes == NULL
+  if (candidates == NULL || boxes == NULL || nms_rects == NULL
       || velocity == NULL || removed == NULL) {
     free (candidates);
     free (boxes);
-    free (nms_boxes);
+    free (nms_rects);
     free (velocity);
     free (removed);
     return P3D_ERROR_OUT_OF_MEMORY;
@@ -134,11 +134,8 @@ decode_task (const P3dCenterPointParams * params, uint32_t task,
       && params->pre_max_size < considered)
     considered = params->pre_max_size;
   limit = params->post_max_size != 0 ? params->post_max_size : considered;
-  for (k = 0; k < considered; k++) {
-    nms_boxes[k] = boxes[k];
-    if (params->nms == P3D_CENTERPOINT_NMS_ROTATE)
-      p3d_cp_nms_round_trip (&boxes[k], &nms_boxes[k]);
-  }
+  for (k = 0; k < considered; k++)
+    p3d_cp_nms_rect (params->nms, &boxes[k], &nms_rects[k]);
   /* greedy, best first: a box survives unless a kept one suppresses it */
   for (k = 0; k < considered && kept < limit; k++) {
     if (removed[k])
@@ -154,13 +151,13 @@ decode_task (const P3dCenterPointParams * params, uint32_t task,
     for (j = k + 1; j < considered; j++)
       if (!removed[j] && p3d_cp_suppresses (params->nms,
               params->tasks[task].min_radius, params->nms_threshold,
-              &nms_boxes[k], &nms_boxes[j]))
+              &nms_rects[k], &nms_rects[j]))
         removed[j] = 1;
   }
   *written += kept;
   free (candidates);
   free (boxes);
-  free (nms_boxes);
+  free (nms_rects);
   free (velocity);
   free (removed);
   return P3D_OK;

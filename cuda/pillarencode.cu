@@ -9,10 +9,17 @@
 // reads the tile's map entries, writes zeros to every channel of the empty
 // cells (coalesced: consecutive threads, consecutive cells of one channel
 // plane), and for the tile's pillars, a chunk at a time, stages their
-// features in shared memory and computes one (pillar, channel) per thread,
-// storing the max straight into the canvas.  A zero row (the padding of a
-// pillar with fewer points than max_points) gives ReLU (bias) exactly, so it
-// is not multiplied out.
+// features in shared memory, rows padded with zeros to kInPad floats.  Each
+// warp then takes a pillar at a time, each lane one output channel whose
+// weights it holds in registers: the slot's features are one broadcast
+// read for the whole warp, so the work is the FMAs themselves (the previous
+// design, a (pillar, channel) per thread with the weights in shared memory,
+// read two shared words per FMA and took 238 us on the nuScenes frame;
+// docs/performance.md).  A zero row (the padding of a pillar with fewer
+// points than max_points) gives ReLU (bias) exactly, so it is not
+// multiplied out.  The padded weights and features are zeros: fmaf (0, 0,
+// acc) is acc (up to the sign of a zero, which the ReLU erases), so the
+// padded chain gives the reference's bits.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -24,12 +31,14 @@
 namespace {
 
 constexpr unsigned kTileCells = 256;
+constexpr unsigned kWarps = kTileCells / 32;
 // Dynamic shared memory a block may use without opting in (48 KiB), less
 // the static arrays and some room.
 constexpr size_t kSharedBudget = 44 * 1024;
 
 struct EncodeArgs {
-  const float *weight_bias;  // [out][in] then [out]
+  const float *weight;  // [out][in_pad], zero beyond in
+  const float *bias;    // [out]
   const void *features;
   const unsigned long long *owner;
   void *canvas;
@@ -37,8 +46,7 @@ struct EncodeArgs {
   uint32_t *dropped;
   uint32_t in_channels, out_channels, max_points;
   uint32_t cells;
-  uint32_t pillar_values;  // max_points * in
-  uint32_t pillar_stride;  // in shared memory: pillar_values, made odd
+  uint32_t pillar_values;  // max_points * in, in the input
   uint32_t chunk_pillars;
   uint32_t generation;
   int half_in, half_out;
@@ -68,18 +76,20 @@ __device__ __forceinline__ void store(void *canvas, size_t at, float value,
     static_cast<float *>(canvas)[at] = value;
 }
 
+template <uint32_t kInPad>
 __global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
-  extern __shared__ float shared[];
-  float *weight = shared;
-  float *bias = weight + a.out_channels * a.in_channels;
-  float *x = bias + a.out_channels;
-  unsigned char *row_used =
-      reinterpret_cast<unsigned char *>(x + a.chunk_pillars * a.pillar_stride);
+  extern __shared__ float4 shared_rows[];
+  // [chunk][max_points][kInPad]: every row 16-byte aligned
+  float *x = reinterpret_cast<float *>(shared_rows);
+  const uint32_t pillar_floats = a.max_points * kInPad;
+  unsigned char *row_used = reinterpret_cast<unsigned char *>(
+      x + (size_t)a.chunk_pillars * pillar_floats);
   __shared__ uint32_t list_cell[kTileCells];
   __shared__ uint32_t list_pillar[kTileCells];
   __shared__ uint32_t list_count;
 
   const unsigned thread = threadIdx.x;
+  const unsigned warp = thread / 32, lane = thread % 32;
   const uint32_t tile_start = blockIdx.x * kTileCells;
 
   // The frame's drop count: claim_kernel has finished before any block
@@ -89,9 +99,6 @@ __global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
     *a.workspace_dropped = 0;
   }
   if (thread == 0) list_count = 0;
-  const uint32_t weight_values = a.out_channels * (a.in_channels + 1);
-  for (uint32_t i = thread; i < weight_values; i += kTileCells)
-    weight[i] = a.weight_bias[i];
   __syncthreads();
 
   const uint32_t cell = tile_start + thread;
@@ -114,48 +121,93 @@ __global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
 
   for (uint32_t first = 0; first < pillars; first += a.chunk_pillars) {
     const uint32_t n = min(a.chunk_pillars, pillars - first);
-    // the chunk's features, each pillar's row contiguous in global memory
-    for (uint32_t j = thread; j < n * a.pillar_values; j += kTileCells) {
-      const uint32_t p = j / a.pillar_values;
-      const uint32_t r = j - p * a.pillar_values;
-      const size_t at = (size_t)list_pillar[first + p] * a.pillar_values + r;
-      x[p * a.pillar_stride + r] =
-          a.half_in ? __half2float(static_cast<const __half *>(a.features)[at])
-                    : static_cast<const float *>(a.features)[at];
+    // the chunk's features as float, rows padded with zeros
+    for (uint32_t j = thread; j < n * pillar_floats; j += kTileCells) {
+      const uint32_t p = j / pillar_floats;
+      const uint32_t r = j - p * pillar_floats;
+      const uint32_t s = r / kInPad;
+      const uint32_t i = r - s * kInPad;
+      float v = 0.0f;
+      if (i < a.in_channels) {
+        const size_t at = (size_t)list_pillar[first + p] * a.pillar_values +
+                          s * a.in_channels + i;
+        v = a.half_in
+                ? __half2float(static_cast<const __half *>(a.features)[at])
+                : static_cast<const float *>(a.features)[at];
+      }
+      x[j] = v;
     }
     __syncthreads();
     for (uint32_t j = thread; j < n * a.max_points; j += kTileCells) {
-      const uint32_t p = j / a.max_points;
-      const uint32_t s = j - p * a.max_points;
-      const float *row = x + p * a.pillar_stride + s * a.in_channels;
-      unsigned char used = 0;
-      for (uint32_t i = 0; i < a.in_channels; i++) used |= row[i] != 0.0f;
+      const float4 *row = reinterpret_cast<const float4 *>(x + j * kInPad);
+      bool used = false;
+#pragma unroll
+      for (uint32_t q = 0; q < kInPad / 4; q++) {
+        const float4 v = row[q];
+        used |= v.x != 0.0f || v.y != 0.0f || v.z != 0.0f || v.w != 0.0f;
+      }
       row_used[j] = used;
     }
     __syncthreads();
-    // consecutive threads: consecutive pillars of one channel
-    for (uint32_t j = thread; j < n * a.out_channels; j += kTileCells) {
-      const uint32_t c = j / n;
-      const uint32_t p = j - c * n;
-      const float *w = weight + c * a.in_channels;
-      const float b = bias[c];
+    for (uint32_t group = 0; group < a.out_channels; group += 32) {
+      const uint32_t c = group + lane;
+      const bool real = c < a.out_channels;
+      float w[kInPad];
+#pragma unroll
+      for (uint32_t i = 0; i < kInPad; i++)
+        w[i] = real ? a.weight[(size_t)c * kInPad + i] : 0.0f;
+      const float b = real ? a.bias[c] : 0.0f;
       // what a zero row gives: fmaf of zeros leaves acc at +0, + b is b
       const float zero_row = b > 0.0f ? b : 0.0f;
-      const float *rows = x + p * a.pillar_stride;
-      const unsigned char *used = row_used + p * a.max_points;
-      float best = 0.0f;
-      for (uint32_t s = 0; s < a.max_points; s++) {
-        const float y = used[s]
-                            ? p3d_pillarencode_slot(w, rows + s * a.in_channels,
-                                                    a.in_channels, b)
-                            : zero_row;
-        if (y > best) best = y;
+      for (uint32_t p = warp; p < n; p += kWarps) {
+        const float *rows = x + p * pillar_floats;
+        const unsigned char *used = row_used + p * a.max_points;
+        float best = 0.0f;
+        bool padded = false;
+        // used[s] is the same for the whole warp: no divergence
+        for (uint32_t s = 0; s < a.max_points; s++) {
+          if (!used[s]) {
+            padded = true;
+            continue;
+          }
+          const float *row = static_cast<const float *>(
+              __builtin_assume_aligned(rows + s * kInPad, 16));
+          const float y = p3d_pillarencode_slot(w, row, kInPad, b);
+          if (y > best) best = y;
+        }
+        if (padded && zero_row > best) best = zero_row;
+        if (real)
+          store(a.canvas, (size_t)c * a.cells + list_cell[first + p], best,
+                a.half_out);
       }
-      store(a.canvas, (size_t)c * a.cells + list_cell[first + p], best,
-            a.half_out);
     }
     // the next chunk rewrites the staged features
     __syncthreads();
+  }
+}
+
+using EncodeKernel = void (*)(EncodeArgs);
+
+EncodeKernel encode_kernel_for(uint32_t in_pad) {
+  switch (in_pad) {
+    case 4:
+      return encode_kernel<4>;
+    case 8:
+      return encode_kernel<8>;
+    case 12:
+      return encode_kernel<12>;
+    case 16:
+      return encode_kernel<16>;
+    case 24:
+      return encode_kernel<24>;
+    case 32:
+      return encode_kernel<32>;
+    case 48:
+      return encode_kernel<48>;
+    case 64:
+      return encode_kernel<64>;
+    default:
+      return nullptr;
   }
 }
 
@@ -163,11 +215,11 @@ __global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
 
 struct _P3dPillarEncoder {
   P3dPillarEncodeParams params;
-  float *weight_bias;
+  float *weight_bias;  // [out][in_pad] then [out]
   unsigned long long *owner;
   uint32_t *dropped;
   uint32_t generation;
-  uint32_t pillar_stride;
+  uint32_t in_pad;
   uint32_t chunk_pillars;
   size_t shared_bytes;
 };
@@ -195,36 +247,43 @@ extern "C" P3dResult p3d_pillarencoder_new(const P3dPillarEncodeParams *params,
   P3dPillarEncoder *e = new (std::nothrow) P3dPillarEncoder();
   if (e == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
   e->params = *params;
-  const uint32_t pillar_values = params->max_points * params->in_channels;
-  // an odd stride spreads the pillars of a warp over the banks
-  e->pillar_stride = pillar_values | 1u;
-  const size_t weight_bytes =
-      (size_t)params->out_channels * (params->in_channels + 1) * sizeof(float);
-  // validated: weights <= 16 KiB, a pillar <= 16 KiB + 4 KiB of flags
+  const uint32_t in = params->in_channels, out = params->out_channels;
+  e->in_pad = p3d_pillarencode_padded_in(in);
+  // validated: max_points * in_pad <= 4096, so a pillar takes at most
+  // 16 KiB + 4 KiB of flags and a chunk holds at least two
   const size_t per_pillar =
-      (size_t)e->pillar_stride * sizeof(float) + params->max_points;
-  size_t chunk = (kSharedBudget - weight_bytes) / per_pillar;
+      (size_t)params->max_points * e->in_pad * sizeof(float) +
+      params->max_points;
+  size_t chunk = kSharedBudget / per_pillar;
   if (chunk > kTileCells) chunk = kTileCells;
   e->chunk_pillars = (uint32_t)chunk;
-  e->shared_bytes = weight_bytes + chunk * per_pillar;
+  e->shared_bytes = chunk * per_pillar;
   const size_t cells = (size_t)params->grid_x * params->grid_y;
 
-  cudaError_t error =
-      cudaMalloc(reinterpret_cast<void **>(&e->weight_bias), weight_bytes);
+  // the weights padded with zeros to in_pad per row, then the biases
+  const size_t matrix = (size_t)out * e->in_pad;
+  float *padded = new (std::nothrow) float[matrix + out]();
+  if (padded == nullptr) {
+    delete e;
+    return P3D_ERROR_OUT_OF_MEMORY;
+  }
+  for (uint32_t c = 0; c < out; c++)
+    for (uint32_t i = 0; i < in; i++)
+      padded[(size_t)c * e->in_pad + i] = weight[(size_t)c * in + i];
+  for (uint32_t c = 0; c < out; c++) padded[matrix + c] = bias[c];
+
+  cudaError_t error = cudaMalloc(reinterpret_cast<void **>(&e->weight_bias),
+                                 (matrix + out) * sizeof(float));
   if (error == cudaSuccess)
     error = cudaMalloc(reinterpret_cast<void **>(&e->owner),
                        cells * sizeof(unsigned long long));
   if (error == cudaSuccess)
     error =
         cudaMalloc(reinterpret_cast<void **>(&e->dropped), sizeof(uint32_t));
-  const size_t matrix = (size_t)params->out_channels * params->in_channels;
   if (error == cudaSuccess)
-    error = cudaMemcpy(e->weight_bias, weight, matrix * sizeof(float),
+    error = cudaMemcpy(e->weight_bias, padded, (matrix + out) * sizeof(float),
                        cudaMemcpyHostToDevice);
-  if (error == cudaSuccess)
-    error = cudaMemcpy(e->weight_bias + matrix, bias,
-                       params->out_channels * sizeof(float),
-                       cudaMemcpyHostToDevice);
+  delete[] padded;
   // frame 0 marks every cell empty; frames count from 1
   if (error == cudaSuccess)
     error = cudaMemset(e->owner, 0, cells * sizeof(unsigned long long));
@@ -273,7 +332,8 @@ extern "C" P3dResult p3d_pillarencode_cuda(P3dPillarEncoder *encoder,
   if (error != cudaSuccess) return error;
 
   EncodeArgs args;
-  args.weight_bias = encoder->weight_bias;
+  args.weight = encoder->weight_bias;
+  args.bias = encoder->weight_bias + (size_t)p.out_channels * encoder->in_pad;
   args.features = in->features;
   args.owner = encoder->owner;
   args.canvas = canvas;
@@ -284,14 +344,14 @@ extern "C" P3dResult p3d_pillarencode_cuda(P3dPillarEncoder *encoder,
   args.max_points = p.max_points;
   args.cells = (uint32_t)cells;
   args.pillar_values = p.max_points * p.in_channels;
-  args.pillar_stride = encoder->pillar_stride;
   args.chunk_pillars = encoder->chunk_pillars;
   args.generation = encoder->generation;
   args.half_in = p.half_in != 0;
   args.half_out = p.half_out != 0;
+  const EncodeKernel kernel = encode_kernel_for(encoder->in_pad);
+  if (kernel == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
   const unsigned encode_blocks =
       (unsigned)((cells + kTileCells - 1) / kTileCells);
-  encode_kernel<<<encode_blocks, kTileCells, encoder->shared_bytes, stream>>>(
-      args);
+  kernel<<<encode_blocks, kTileCells, encoder->shared_bytes, stream>>>(args);
   return cudaGetLastError();
 }

@@ -39,11 +39,13 @@
 extern "C" {
 #endif
 
-/* Limits that p3d_pillarencode_params_validate() enforces: the weights and
- * one pillar's features must fit the kernel's shared memory, indices fit 32
- * bits. */
+/* Limits that p3d_pillarencode_params_validate() enforces: one pillar's
+ * features must fit the kernel's shared memory and a row of them its
+ * registers, indices fit 32 bits.  A pillar's values count its rows as the
+ * kernel pads them: in rounded up to 4, 8, 12, 16, 24, 32, 48 or 64. */
+#define P3D_PILLARENCODE_MAX_IN_CHANNELS 64u
 #define P3D_PILLARENCODE_MAX_WEIGHTS 4096u      /* out * (in + 1) */
-#define P3D_PILLARENCODE_MAX_PILLAR_VALUES 4096u        /* max_points * in */
+#define P3D_PILLARENCODE_MAX_PILLAR_VALUES 4096u        /* max_points * padded in */
 #define P3D_PILLARENCODE_MAX_VOXELS 0x7fffffffu
 #define P3D_PILLARENCODE_MAX_CELLS 0x7fffffffu  /* grid_x * grid_y */
 
@@ -106,8 +108,9 @@ void p3d_pillarencoder_free (P3dPillarEncoder * encoder);
  * time.  Two kernels: one claims each pillar's cell in an index map of the
  * workspace (an atomic max of (frame, pillar), so the later pillar wins and
  * no clearing pass is needed between frames), one walks the canvas in tiles
- * of cells, computes the net for the tile's pillars and writes every
- * channel of every cell, zeros included, with coalesced stores. */
+ * of cells, computes the net for the tile's pillars (a warp per pillar, a
+ * lane per output channel with its weights in registers) and writes every
+ * channel of every cell, zeros of empty cells with coalesced stores. */
 P3dResult p3d_pillarencode_cuda (P3dPillarEncoder * encoder,
     const P3dPillarEncodeInput * in, void *canvas, uint32_t * dropped,
     P3dCudaStream stream);

@@ -14,9 +14,11 @@ p3d_pillarencode_params_validate (const P3dPillarEncodeParams * params)
       || params->max_points == 0 || params->max_voxels == 0
       || params->grid_x == 0 || params->grid_y == 0)
     return P3D_ERROR_INVALID_ARGUMENT;
-  if ((uint64_t) params->out_channels * (params->in_channels + 1ull) >
+  if (params->in_channels > P3D_PILLARENCODE_MAX_IN_CHANNELS
+      || (uint64_t) params->out_channels * (params->in_channels + 1ull) >
       P3D_PILLARENCODE_MAX_WEIGHTS
-      || (uint64_t) params->max_points * params->in_channels >
+      || (uint64_t) params->max_points *
+      p3d_pillarencode_padded_in (params->in_channels) >
       P3D_PILLARENCODE_MAX_PILLAR_VALUES
       || params->max_voxels > P3D_PILLARENCODE_MAX_VOXELS
       || (uint64_t) params->grid_x * params->grid_y >

@@ -261,6 +261,24 @@ GST_START_TEST (test_params)
   p.max_points = 65;
   fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
       P3D_ERROR_TOO_LARGE);
+  /* a pillar's rows count as the kernel pads them: 13 channels take 16 */
+  p.in_channels = 13;
+  p.out_channels = 64;
+  p.max_points = 256;
+  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
+  p.max_points = 257;
+  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
+      P3D_ERROR_TOO_LARGE);
+  /* at most 64 channels in, whatever the other sizes */
+  p.in_channels = 65;
+  p.out_channels = 1;
+  p.max_points = 1;
+  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
+      P3D_ERROR_TOO_LARGE);
+  p.in_channels = 64;
+  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
+  p.in_channels = 11;
+  p.out_channels = 63;
   p.max_points = 20;
   p.grid_x = 65536;
   p.grid_y = 32768;

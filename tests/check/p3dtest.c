@@ -86,7 +86,8 @@ p3d_test_require_gpu (void)
     return;
   why = p3d_cuda_device_probe ();
   if (p3d_test_gpu_required ()) {
-    g_printerr ("PERCEPTION_REQUIRE_GPU=1 but no CUDA device: %s\n",
+    g_printerr ("a GPU is required (PERCEPTION_REQUIRE_GPU=1 or "
+        "PERCEPTION_REQUIRE_GPUS) but there is no CUDA device: %s\n",
         p3d_result_string (why));
     exit (1);
   }

@@ -528,6 +528,17 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
       g_free (why);
       return FALSE;
     }
+    /* A device named by number on a machine that has devices: falling back
+     * to the reference path would hide a wrong number or a lost GPU behind
+     * a pipeline that is merely slow. Without any device, auto still runs
+     * everywhere. */
+    if (requested >= 0 && p3d_cuda_device_count () > 0) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("cuda-device-id=%d but CUDA device %d cannot be used: %s",
+              requested, device_id, why), ("%s", why));
+      g_free (why);
+      return FALSE;
+    }
     GST_INFO_OBJECT (self, "taking the C reference path: %s", why);
     g_free (why);
     goto done;

@@ -35,12 +35,46 @@ p3d_test_rng_uniform (P3dTestRng * rng, gfloat lo, gfloat hi)
   return lo + (hi - lo) * unit;
 }
 
+guint
+p3d_test_gpus_required (void)
+{
+  const gchar *value = g_getenv ("PERCEPTION_REQUIRE_GPUS");
+  guint64 n = 0;
+
+  if (value == NULL || *value == '\0')
+    return 0;
+  if (!g_ascii_string_to_unsigned (value, 10, 0, 64, &n, NULL)) {
+    g_printerr ("PERCEPTION_REQUIRE_GPUS=%s is not a number of devices\n",
+        value);
+    exit (1);
+  }
+  return (guint) n;
+}
+
 gboolean
 p3d_test_gpu_required (void)
 {
   const gchar *value = g_getenv ("PERCEPTION_REQUIRE_GPU");
 
-  return value != NULL && strcmp (value, "1") == 0;
+  return (value != NULL && strcmp (value, "1") == 0)
+      || p3d_test_gpus_required () > 0;
+}
+
+gboolean
+p3d_test_require_gpus (guint n)
+{
+  gint count = p3d_cuda_device_count ();
+
+  if (count >= (gint) n)
+    return TRUE;
+  if (p3d_test_gpus_required () >= n) {
+    g_printerr ("PERCEPTION_REQUIRE_GPUS=%u but %d CUDA device(s): %s\n",
+        p3d_test_gpus_required (), count, count > 0 ? "too few" :
+        p3d_result_string (p3d_cuda_device_probe ()));
+    exit (1);
+  }
+  g_print ("SKIP: the cases that need %u CUDA devices (%d found)\n", n, count);
+  return FALSE;
 }
 
 void
@@ -52,7 +86,8 @@ p3d_test_require_gpu (void)
     return;
   why = p3d_cuda_device_probe ();
   if (p3d_test_gpu_required ()) {
-    g_printerr ("PERCEPTION_REQUIRE_GPU=1 but no CUDA device: %s\n",
+    g_printerr ("a GPU is required (PERCEPTION_REQUIRE_GPU=1 or "
+        "PERCEPTION_REQUIRE_GPUS) but there is no CUDA device: %s\n",
         p3d_result_string (why));
     exit (1);
   }

@@ -25,8 +25,20 @@ gfloat p3d_test_rng_uniform (P3dTestRng * rng, gfloat lo, gfloat hi);
  * GPU run can never pass by skipping. */
 void p3d_test_require_gpu (void);
 
-/* TRUE when PERCEPTION_REQUIRE_GPU=1. */
+/* TRUE when PERCEPTION_REQUIRE_GPU=1, or when PERCEPTION_REQUIRE_GPUS asks
+ * for one device or more. */
 gboolean p3d_test_gpu_required (void);
+
+/* The number of devices PERCEPTION_REQUIRE_GPUS=N asks for, 0 when it is
+ * unset; a value that is not a number fails the program (exit 1), so a typo
+ * cannot turn a required run into a skipped one. */
+guint p3d_test_gpus_required (void);
+
+/* For the cases of a program that need @n devices: TRUE when there are at
+ * least @n. With fewer it returns FALSE (the caller leaves those cases out
+ * and says so), or fails the program (exit 1) when PERCEPTION_REQUIRE_GPUS
+ * asks for @n or more, so that a multi-GPU run can never pass by skipping. */
+gboolean p3d_test_require_gpus (guint n);
 
 /* Makes a critical or warning logged by our own code (log domain
  * "perception", which gst-check does not watch) fail the running test,

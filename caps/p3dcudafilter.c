@@ -314,6 +314,16 @@ scratch_get (P3dCudaFilter * self, guint set, guint i, gsize size)
   return self->scratch[set][i];
 }
 
+GstContext *
+p3d_cuda_device_context_new (gint device_id)
+{
+  GstContext *context = gst_context_new (P3D_CUDA_DEVICE_CONTEXT_TYPE, TRUE);
+
+  gst_structure_set (gst_context_writable_structure (context), "device-id",
+      G_TYPE_INT, device_id, NULL);
+  return context;
+}
+
 /* The device of a shared context, or -1. */
 static gint
 context_device (GstContext * context)
@@ -408,9 +418,7 @@ share_device (P3dCudaFilter * self, gint device_id)
     GST_OBJECT_UNLOCK (self);
     return;
   }
-  context = gst_context_new (P3D_CUDA_DEVICE_CONTEXT_TYPE, TRUE);
-  gst_structure_set (gst_context_writable_structure (context), "device-id",
-      G_TYPE_INT, device_id, NULL);
+  context = p3d_cuda_device_context_new (device_id);
   if (self->context)
     gst_context_unref (self->context);
   self->context = gst_context_ref (context);
@@ -487,6 +495,7 @@ close_device (P3dCudaFilter * self)
     device_leave (self, previous);
   }
   self->peer_event = NULL;
+  self->peers_asked = 0;
   self->stream = NULL;
   self->use_cuda = FALSE;
   self->device_id = -1;
@@ -581,6 +590,19 @@ p3d_cuda_filter_query (GstBaseTransform * trans, GstPadDirection direction,
     GST_OBJECT_LOCK (self);
     if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0 && self->context) {
       gst_query_set_context (query, self->context);
+      answered = TRUE;
+    } else if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0
+        && !self->started && self->requested_device_id >= 0
+        && self->backend != P3D_BACKEND_CPU) {
+      /* Not started yet (a pipeline starts from its sink up), but the
+       * device is known: a cuda-device-id=-1 neighbour starting first
+       * takes it instead of starting on device 0 and moving at the first
+       * frame. */
+      GstContext *context =
+          p3d_cuda_device_context_new (self->requested_device_id);
+
+      gst_query_set_context (query, context);
+      gst_context_unref (context);
       answered = TRUE;
     }
     GST_OBJECT_UNLOCK (self);
@@ -803,6 +825,31 @@ follow_input_device (P3dCudaFilter * self, gint device_id)
   return TRUE;
 }
 
+/* Once per source device: direct access to its memory (NVLink or PCIe peer
+ * to peer), without which the driver stages every copy from it through
+ * host memory.  A pair that cannot is logged and copies staged. */
+static gboolean
+ask_peer_access (P3dCudaFilter * self, gint in_device)
+{
+  gint enabled = 0;
+
+  if (in_device >= 64 || (self->peers_asked >> in_device) & 1)
+    return TRUE;
+  self->peers_asked |= G_GUINT64_CONSTANT (1) << in_device;
+  if (!p3d_cuda_filter_check (self,
+          p3d_cuda_enable_peer_access (in_device, &enabled),
+          "enabling peer access"))
+    return FALSE;
+  if (enabled)
+    GST_INFO_OBJECT (self, "device %d reads device %d's memory directly",
+        self->device_id, in_device);
+  else
+    GST_CAT_INFO_OBJECT (GST_CAT_PERFORMANCE, self, "devices %d and %d have "
+        "no peer access: copies between them go through host memory",
+        self->device_id, in_device);
+  return TRUE;
+}
+
 /* Device pointers for the input tensors: the buffer's own memories when
  * they are on our device (the stream waits for their producer), device to
  * device copies of memories on another device, or uploads of host
@@ -833,6 +880,8 @@ map_input_on_device (P3dCudaFilter * self, GstBuffer * inbuf,
     if (in_device == self->device_id)
       return TRUE;
     /* another device: copied device to device, never through the host */
+    if (!ask_peer_access (self, in_device))
+      return FALSE;
     GST_CAT_LOG_OBJECT (GST_CAT_PERFORMANCE, self, "copying the input from "
         "device %d to device %d", in_device, self->device_id);
     *peer = TRUE;

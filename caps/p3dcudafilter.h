@@ -48,6 +48,9 @@ G_BEGIN_DECLS
  * pipeline; its structure holds "device-id" (int). */
 #define P3D_CUDA_DEVICE_CONTEXT_TYPE "p3d.cuda.device"
 
+/* A persistent context of that type naming @device_id. */
+GstContext *p3d_cuda_device_context_new (gint device_id);
+
 typedef enum
 {
   P3D_BACKEND_AUTO = 0,
@@ -101,6 +104,8 @@ struct _P3dCudaFilter
   GstCaps *outcaps;
   GstContext *context;
   P3dCudaEvent peer_event;
+  /* bit d: peer access to device d asked for since the device opened */
+  guint64 peers_asked;
   gpointer scratch[2][P3D_MAX_TENSORS];
   gsize scratch_size[2][P3D_MAX_TENSORS];
   gboolean scratch_out_clean;

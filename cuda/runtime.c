@@ -164,6 +164,37 @@ p3d_cuda_memcpy_dtod (void *dst, const void *src, size_t size,
 }
 
 P3dResult
+p3d_cuda_enable_peer_access (int peer, int *enabled)
+{
+  int current = -1, can = 0;
+  cudaError_t err;
+
+  *enabled = 0;
+  err = cudaGetDevice (&current);
+  if (err == cudaSuccess)
+    err = cudaDeviceCanAccessPeer (&can, current, peer);
+  if (err != cudaSuccess)
+    return err;
+  if (current == peer) {
+    *enabled = 1;
+    return P3D_OK;
+  }
+  if (!can)
+    return P3D_OK;
+  err = cudaDeviceEnablePeerAccess (peer, 0);
+  if (err == cudaErrorPeerAccessAlreadyEnabled) {
+    /* reported as the last error too: cleared, so that a later launch
+     * check does not take it for its own */
+    (void) cudaGetLastError ();
+    err = cudaSuccess;
+  }
+  if (err != cudaSuccess)
+    return err;
+  *enabled = 1;
+  return P3D_OK;
+}
+
+P3dResult
 p3d_cuda_memcpy_peer (void *dst, int dst_device, const void *src,
     int src_device, size_t size, P3dCudaStream stream)
 {

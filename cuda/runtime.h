@@ -65,6 +65,11 @@ P3dResult p3d_cuda_memcpy_dtoh (void *dst, const void *src, size_t size,
     P3dCudaStream stream);
 P3dResult p3d_cuda_memcpy_dtod (void *dst, const void *src, size_t size,
     P3dCudaStream stream);
+/* Lets the current device read and write @peer's memory directly (NVLink
+ * or PCIe peer to peer), so that copies from @peer are not staged through
+ * host memory.  *enabled is 1 when access is on (now or before), 0 when
+ * the pair cannot (then copies still work, staged); P3D_OK either way. */
+P3dResult p3d_cuda_enable_peer_access (int peer, int *enabled);
 /* A copy between devices (@dst on @dst_device, @src on @src_device). */
 P3dResult p3d_cuda_memcpy_peer (void *dst, int dst_device, const void *src,
     int src_device, size_t size, P3dCudaStream stream);

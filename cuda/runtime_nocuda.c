@@ -51,6 +51,7 @@ P3dResult p3d_cuda_host_free (void *p) { (void) p; return P3D_ERROR_NO_CUDA; }
 P3dResult p3d_cuda_memcpy_htod (void *d, const void *s, size_t n, P3dCudaStream st) { (void) d; (void) s; (void) n; (void) st; return P3D_ERROR_NO_CUDA; }
 P3dResult p3d_cuda_memcpy_dtoh (void *d, const void *s, size_t n, P3dCudaStream st) { (void) d; (void) s; (void) n; (void) st; return P3D_ERROR_NO_CUDA; }
 P3dResult p3d_cuda_memcpy_dtod (void *d, const void *s, size_t n, P3dCudaStream st) { (void) d; (void) s; (void) n; (void) st; return P3D_ERROR_NO_CUDA; }
+P3dResult p3d_cuda_enable_peer_access (int p, int *e) { (void) p; *e = 0; return P3D_ERROR_NO_CUDA; }
 P3dResult p3d_cuda_memcpy_peer (void *d, int dd, const void *s, int sd, size_t n, P3dCudaStream st) { (void) d; (void) dd; (void) s; (void) sd; (void) n; (void) st; return P3D_ERROR_NO_CUDA; }
 P3dResult p3d_cuda_memset (void *d, int v, size_t n, P3dCudaStream st) { (void) d; (void) v; (void) n; (void) st; return P3D_ERROR_NO_CUDA; }
 P3dResult p3d_cuda_stream_create (P3dCudaStream *s) { *s = NULL; return P3D_ERROR_NO_CUDA; }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "convnet.h"
+#include "convnet_common.h"
 #include "half.h"
 #include "p3dbench.h"
 
@@ -34,126 +35,16 @@
 #define IN_CHANNELS 64
 #define TASKS 6
 
-typedef struct
-{
-  GArray *buffers;
-  GArray *layers;
-  GPtrArray *params;
-  GArray *heatmaps;             /* guint32: the heatmap buffers */
-  P3dConvNetDesc desc;
-} Model;
-
-static guint32
-add_buffer (Model * m, guint32 channels, guint32 size)
-{
-  P3dConvBufferDesc buf = { channels, size, size };
-
-  g_array_append_val (m->buffers, buf);
-  return m->buffers->len - 1;
-}
-
-/* A random layer: weights of variance 2 / fan-in (as a trained net keeps
- * activations from growing or dying), biases in [-0.1, 0.1]. */
-static void
-add_layer (Model * m, GRand * rand, P3dConvKind kind, guint32 input,
-    guint32 output, guint32 offset, guint32 out_channels, guint32 kernel,
-    guint32 stride, guint32 padding, gboolean relu, gfloat bias_value)
-{
-  P3dConvLayer layer;
-  guint32 in_channels = g_array_index (m->buffers, P3dConvBufferDesc,
-      input).channels;
-  gsize n = (gsize) in_channels * out_channels * kernel * kernel, i;
-  gdouble fan_in = kind == P3D_CONV_2D ? in_channels * kernel * kernel :
-      in_channels;
-  gdouble range = sqrt (6.0 / fan_in);
-  gfloat *weight = g_new (gfloat, n);
-  gfloat *bias = g_new (gfloat, out_channels);
-
-  for (i = 0; i < n; i++)
-    weight[i] = (gfloat) g_rand_double_range (rand, -range, range);
-  for (i = 0; i < out_channels; i++)
-    bias[i] = bias_value != 0.0f ? bias_value :
-        (gfloat) g_rand_double_range (rand, -0.1, 0.1);
-  g_ptr_array_add (m->params, weight);
-  g_ptr_array_add (m->params, bias);
-  memset (&layer, 0, sizeof layer);
-  layer.kind = kind;
-  layer.in_channels = in_channels;
-  layer.out_channels = out_channels;
-  layer.kernel = kernel;
-  layer.stride = stride;
-  layer.padding = padding;
-  layer.relu = relu;
-  layer.weight = weight;
-  layer.bias = bias;
-  layer.input = input;
-  layer.output = output;
-  layer.output_channel_offset = offset;
-  g_array_append_val (m->layers, layer);
-}
-
-static void
-model_init (Model * m, GRand * rand)
+/* The nuScenes shapes of the pattern, with the weights of the tests'
+ * random nets (variance 2 / fan-in, as a trained net keeps activations
+ * from growing or dying). */
+static ConvnetTestNet *
+model_new (P3dTestRng * rng)
 {
   static const guint32 widths[3] = { 64, 128, 256 }, nums[3] = { 3, 5, 5 };
-  static const guint32 classes[TASKS] = { 1, 2, 2, 1, 2, 2 };
-  static const guint32 heads[5] = { 2, 1, 3, 2, 2 };
-  guint32 stage_out[3], previous, size = GRID, concat, shared, i, n, t;
 
-  m->buffers = g_array_new (FALSE, TRUE, sizeof (P3dConvBufferDesc));
-  m->layers = g_array_new (FALSE, TRUE, sizeof (P3dConvLayer));
-  m->params = g_ptr_array_new_with_free_func (g_free);
-  m->heatmaps = g_array_new (FALSE, TRUE, sizeof (guint32));
-  previous = add_buffer (m, IN_CHANNELS, GRID);
-  for (i = 0; i < 3; i++) {
-    size /= 2;
-    for (n = 0; n <= nums[i]; n++) {
-      guint32 out = add_buffer (m, widths[i], size);
-
-      add_layer (m, rand, P3D_CONV_2D, previous, out, 0, widths[i], 3,
-          n == 0 ? 2 : 1, 1, TRUE, 0.0f);
-      previous = out;
-    }
-    stage_out[i] = previous;
-  }
-  size = GRID / 4;
-  concat = add_buffer (m, 3 * 128, size);
-  add_layer (m, rand, P3D_CONV_2D, stage_out[0], concat, 0, 128, 2, 2, 0,
-      TRUE, 0.0f);
-  add_layer (m, rand, P3D_CONV_2D, stage_out[1], concat, 128, 128, 1, 1, 0,
-      TRUE, 0.0f);
-  add_layer (m, rand, P3D_CONV_TRANSPOSED_2D, stage_out[2], concat, 256, 128,
-      2, 2, 0, TRUE, 0.0f);
-  shared = add_buffer (m, 64, size);
-  add_layer (m, rand, P3D_CONV_2D, concat, shared, 0, 64, 3, 1, 1, TRUE, 0.0f);
-  for (t = 0; t < TASKS; t++) {
-    for (i = 0; i < 6; i++) {
-      guint32 channels = i < 5 ? heads[i] : classes[t];
-      guint32 hidden = add_buffer (m, 64, size);
-      guint32 out = add_buffer (m, channels, size);
-
-      add_layer (m, rand, P3D_CONV_2D, shared, hidden, 0, 64, 3, 1, 1, TRUE,
-          0.0f);
-      /* CenterPoint's heatmap bias init, -2.19 */
-      add_layer (m, rand, P3D_CONV_2D, hidden, out, 0, channels, 3, 1, 1,
-          FALSE, i == 5 ? -2.19f : 0.0f);
-      if (i == 5)
-        g_array_append_val (m->heatmaps, out);
-    }
-  }
-  m->desc.n_buffers = m->buffers->len;
-  m->desc.buffers = (const P3dConvBufferDesc *) m->buffers->data;
-  m->desc.n_layers = m->layers->len;
-  m->desc.layers = (const P3dConvLayer *) m->layers->data;
-}
-
-static void
-model_clear (Model * m)
-{
-  g_array_free (m->buffers, TRUE);
-  g_array_free (m->layers, TRUE);
-  g_ptr_array_free (m->params, TRUE);
-  g_array_free (m->heatmaps, TRUE);
+  return convnet_test_net_centerpoint (rng, IN_CHANNELS, GRID, GRID, widths,
+      nums, 128, 64, TASKS, FALSE);
 }
 
 typedef struct
@@ -177,14 +68,15 @@ run_gpu (gpointer user_data, P3dCudaStream stream)
 
 /* Every heatmap of @net as float32, in buffer order, NCHW. */
 static gfloat *
-read_heatmaps (const Model * m, P3dConvNet * net, P3dCudaStream stream,
-    gsize * count)
+read_heatmaps (const ConvnetTestNet * m, P3dConvNet * net,
+    P3dCudaStream stream, gsize * count)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gfloat));
   guint i;
 
-  for (i = 0; i < m->heatmaps->len; i++) {
-    guint32 b = g_array_index (m->heatmaps, guint32, i);
+  for (i = 0; i < m->heatmap_layers->len; i++) {
+    guint32 l = g_array_index (m->heatmap_layers, guint32, i);
+    guint32 b = m->desc.layers[l].output;
     const P3dConvBufferDesc *buf = &m->desc.buffers[b];
     P3dMapView view;
     guint8 *host;
@@ -225,7 +117,7 @@ compare_doubles (gconstpointer a, gconstpointer b)
 
 /* The per-layer split: events around every layer, median per layer. */
 static void
-print_layers (const Model * m, P3dConvNet * net, const void *input,
+print_layers (const ConvnetTestNet * m, P3dConvNet * net, const void *input,
     gboolean half, guint runs, P3dCudaStream stream)
 {
   guint n_layers = m->desc.n_layers, r, l;
@@ -279,9 +171,9 @@ main (int argc, char **argv)
   GOptionContext *context =
       g_option_context_new ("- time the CenterPoint-pillar network");
   GError *error = NULL;
-  GRand *rand = g_rand_new_with_seed (2024);
+  P3dTestRng rng;
   P3dCudaStream stream = NULL;
-  Model model;
+  ConvnetTestNet *model;
   char device_name[256] = "", message[512];
   int major = 0, minor = 0, sms = 0;
   gsize n_input, i, n_maps[2];
@@ -315,14 +207,15 @@ main (int argc, char **argv)
           sizeof device_name, &major, &minor, &sms));
   P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
 
-  model_init (&model, rand);
-  n_input = p3d_convnet_buffer_elements (&model.desc, 0);
-  input = g_new (gfloat, n_input);
+  p3d_test_rng_init (&rng, 2024);
+  model = model_new (&rng);
+  n_input = p3d_convnet_buffer_elements (&model->desc, 0);
+  input = model->input;
   input_half = g_new (guint16, n_input);
   /* a pillar canvas: most cells empty, the others ReLU outputs */
   for (i = 0; i < n_input; i++) {
-    input[i] = g_rand_int_range (rand, 0, 8) == 0 ?
-        (gfloat) g_rand_double_range (rand, 0.0, 2.0) : 0.0f;
+    input[i] = p3d_test_rng_below (&rng, 8) == 0 ?
+        p3d_test_rng_uniform (&rng, 0.0f, 2.0f) : 0.0f;
     input_half[i] = p3d_float_to_half (input[i]);
   }
   P3D_BENCH_CHECK (p3d_cuda_malloc (&device_input[0], n_input * 4));
@@ -335,7 +228,7 @@ main (int argc, char **argv)
 
   g_print ("CenterPoint-pillar network (nuScenes shapes, %u layers, random "
       "weights) on %s (sm_%d%d, %d SMs); GPU time of one run in us, median "
-      "(p10-p90) of %d runs\n", model.desc.n_layers, device_name, major,
+      "(p10-p90) of %d runs\n", model->desc.n_layers, device_name, major,
       minor, sms, runs);
   /* pass 0 in F16, pass 1 in F32 */
   for (pass = 0; pass < 2; pass++) {
@@ -348,7 +241,7 @@ main (int argc, char **argv)
     gdouble created_ms;
     Run run;
 
-    result = p3d_convnet_cuda_new (&model.desc, f16, &net, message,
+    result = p3d_convnet_cuda_new (&model->desc, f16, &net, message,
         sizeof message);
     created_ms = (g_get_monotonic_time () - start) / 1000.0;
     if (result != P3D_OK) {
@@ -372,9 +265,9 @@ main (int argc, char **argv)
         "(p10 %.1f, p90 %.1f)\n", type, type, stats.median_us,
         stats.p10_us, stats.p90_us);
     if (layers)
-      print_layers (&model, net, run.input, run.half, MIN (runs, 50), stream);
+      print_layers (model, net, run.input, run.half, MIN (runs, 50), stream);
     P3D_BENCH_CHECK (p3d_convnet_cuda_run (net, run.input, run.half, stream));
-    maps[pass] = read_heatmaps (&model, net, stream, &n_maps[pass]);
+    maps[pass] = read_heatmaps (model, net, stream, &n_maps[pass]);
     p3d_convnet_cuda_free (net);
   }
   /* maps[0] is F16, maps[1] F32 */
@@ -391,9 +284,7 @@ main (int argc, char **argv)
   p3d_cuda_free (device_input[0]);
   p3d_cuda_free (device_input[1]);
   p3d_cuda_stream_destroy (stream);
-  g_free (input);
   g_free (input_half);
-  model_clear (&model);
-  g_rand_free (rand);
+  convnet_test_net_free (model);
   return 0;
 }

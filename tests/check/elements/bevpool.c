@@ -12,70 +12,20 @@
 #include <json-glib/json-glib.h>
 
 #include "bevpool.h"
+#include "bevpoolrig.h"
 #include "elemtest.h"
-#include "half.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"
 
-typedef struct
-{
-  guint cameras;
-  guint channels;
-  guint feat_width;
-  guint feat_height;
-  gdouble xbound[3];
-  gdouble ybound[3];
-  gdouble zbound[3];
-  gdouble dbound[3];
-  P3dBevRounding rounding;
-  P3dBevLayout layout;
-} Config;
-
-/* 16 x 8 cells of 1 m in one 6 m z cell, 8 depth bins from 1 m; the
- * rig's frustums reach below the lower y and z bounds. */
-static const Config small_config = {
-  2, 3, 6, 4,
-  {-8.0, 8.0, 1.0}, {-4.0, 4.0, 1.0}, {-1.0, 5.0, 6.0}, {1.0, 9.0, 1.0},
-  P3D_BEV_ROUND_TRUNCATE, P3D_BEV_LAYOUT_YX
-};
-
-#define DEPTH_BINS 8
-
-/* A temporary directory for the calibration files of one test. */
-static gchar *
-make_dir (void)
-{
-  GError *error = NULL;
-  gchar *dir = g_dir_make_tmp ("bevpool-test-XXXXXX", &error);
-
-  fail_unless (dir != NULL, "%s", error ? error->message : "?");
-  return dir;
-}
-
-/* Writes the rig's calibration (@variant) in one form and returns the
- * path. */
-static gchar *
-write_calibration (const gchar * dir, const gchar * name, guint n_cameras,
-    guint variant, gboolean tensor_form, P3dCameraCalib * cameras)
-{
-  gchar *json, *path;
-
-  elemtest_rig (n_cameras, variant, cameras);
-  json = elemtest_calibration_json (cameras, n_cameras, tensor_form);
-  path = elemtest_write_file (dir, name, json);
-  g_free (json);
-  return path;
-}
-
 static void
-params_from_config (P3dBevPoolParams * params, const Config * c)
+params_from_config (P3dBevPoolParams * params, const BevpoolrigConfig * c)
 {
   memset (params, 0, sizeof (*params));
   params->cameras = c->cameras;
   params->channels = c->channels;
-  params->image_width = ELEMTEST_IMAGE_WIDTH;
-  params->image_height = ELEMTEST_IMAGE_HEIGHT;
+  params->image_width = BEVPOOLRIG_IMAGE_WIDTH;
+  params->image_height = BEVPOOLRIG_IMAGE_HEIGHT;
   params->feat_width = c->feat_width;
   params->feat_height = c->feat_height;
   memcpy (params->xbound, c->xbound, sizeof (params->xbound));
@@ -87,66 +37,10 @@ params_from_config (P3dBevPoolParams * params, const Config * c)
   fail_unless_equals_int (p3d_bevpool_params_init (params), P3D_OK);
 }
 
-/* One frame of camera features and depth, random, in F32 or F16. */
-typedef struct
-{
-  gboolean half;
-  gsize sizes[2];
-  gpointer tensors[2];
-} CameraFrame;
-
-static void
-fill_random (gpointer data, gsize n, gboolean half, gfloat lo, gfloat hi,
-    P3dTestRng * rng)
-{
-  gsize i;
-
-  for (i = 0; i < n; i++) {
-    gfloat value = p3d_test_rng_uniform (rng, lo, hi);
-
-    if (half)
-      ((guint16 *) data)[i] = p3d_float_to_half (value);
-    else
-      ((gfloat *) data)[i] = value;
-  }
-}
-
-static void
-camera_frame_make (CameraFrame * f, const Config * c, guint depth_bins,
-    gboolean half, guint64 seed)
-{
-  gsize pixels = (gsize) c->cameras * c->feat_width * c->feat_height;
-  gsize element = half ? 2 : 4;
-  P3dTestRng rng;
-
-  p3d_test_rng_init (&rng, seed);
-  f->half = half;
-  f->sizes[0] = pixels * c->channels * element;
-  f->sizes[1] = pixels * depth_bins * element;
-  f->tensors[0] = g_malloc (f->sizes[0]);
-  f->tensors[1] = g_malloc (f->sizes[1]);
-  fill_random (f->tensors[0], pixels * c->channels, half, -1.0f, 1.0f, &rng);
-  fill_random (f->tensors[1], pixels * depth_bins, half, 0.0f, 1.0f, &rng);
-}
-
-static void
-camera_frame_clear (CameraFrame * f)
-{
-  g_free (f->tensors[0]);
-  g_free (f->tensors[1]);
-}
-
-static GstBuffer *
-camera_frame_buffer (const CameraFrame * f)
-{
-  return elemtest_tensors_buffer (2, (const gconstpointer *) f->tensors,
-      f->sizes);
-}
-
 /* The library's BEV features for @f, and their size in bytes. */
 static gpointer
-expected_bev (const Config * c, const P3dCameraCalib * calib,
-    const CameraFrame * f, gboolean half_out, gsize * size)
+expected_bev (const BevpoolrigConfig * c, const P3dCameraCalib * calib,
+    const BevpoolrigFrame * f, gboolean half_out, gsize * size)
 {
   P3dBevPoolParams params;
   P3dBevGeometry *geometry = NULL;
@@ -166,8 +60,9 @@ expected_bev (const Config * c, const P3dCameraCalib * calib,
 }
 
 static void
-assert_bev (GstBuffer * out, const Config * c, const P3dCameraCalib * calib,
-    const CameraFrame * f, gboolean half_out, const gchar * what)
+assert_bev (GstBuffer * out, const BevpoolrigConfig * c,
+    const P3dCameraCalib * calib, const BevpoolrigFrame * f, gboolean half_out,
+    const gchar * what)
 {
   gsize size;
   gpointer expected = expected_bev (c, calib, f, half_out, &size);
@@ -178,35 +73,21 @@ assert_bev (GstBuffer * out, const Config * c, const P3dCameraCalib * calib,
 }
 
 static gchar *
-camera_caps (const Config * c, guint depth_bins, gboolean half)
+bevpool_launch (const BevpoolrigConfig * c, const gchar * calibration)
 {
-  return g_strdup_printf ("application/x-camera-features, format=%s, "
-      "cameras=(int)%u, channels=(int)%u, depth-bins=(int)%u, width=(int)%u, "
-      "height=(int)%u, framerate=(fraction)10/1", half ? "F16" : "F32",
-      c->cameras, c->channels, depth_bins, c->feat_width, c->feat_height);
-}
+  gchar *properties = bevpoolrig_properties (c, calibration, NULL);
+  gchar *launch = g_strdup_printf ("bevpool backend=cpu %s", properties);
 
-static gchar *
-bevpool_launch (const Config * c, const gchar * calibration,
-    const gchar * extra)
-{
-  return g_strdup_printf ("bevpool backend=cpu calibration=\"%s\" "
-      "image-width=%u image-height=%u xbound=\"<%g,%g,%g>\" "
-      "ybound=\"<%g,%g,%g>\" zbound=\"<%g,%g,%g>\" dbound=\"<%g,%g,%g>\" "
-      "cell-rounding=%s layout=%s %s", calibration, ELEMTEST_IMAGE_WIDTH,
-      ELEMTEST_IMAGE_HEIGHT, c->xbound[0], c->xbound[1], c->xbound[2],
-      c->ybound[0], c->ybound[1], c->ybound[2], c->zbound[0], c->zbound[1],
-      c->zbound[2], c->dbound[0], c->dbound[1], c->dbound[2],
-      c->rounding == P3D_BEV_ROUND_FLOOR ? "floor" : "truncate",
-      c->layout == P3D_BEV_LAYOUT_XY ? "xy" : "yx", extra ? extra : "");
+  g_free (properties);
+  return launch;
 }
 
 static GstHarness *
-bevpool_harness (const Config * c, const gchar * calibration,
+bevpool_harness (const BevpoolrigConfig * c, const gchar * calibration,
     guint depth_bins, gboolean half_in, const gchar * sink_caps)
 {
-  gchar *launch = bevpool_launch (c, calibration, NULL);
-  gchar *caps = camera_caps (c, depth_bins, half_in);
+  gchar *launch = bevpool_launch (c, calibration);
+  gchar *caps = bevpoolrig_caps (c, depth_bins, half_in);
   GstHarness *h = gst_harness_new_parse (launch);
 
   gst_harness_set_src_caps_str (h, caps);
@@ -230,7 +111,7 @@ geometry_updates (GstHarness * h)
 /* The output caps: format, channels (z cells stacked), the grid's sides
  * in the layout's order, the range, the framerate. */
 static void
-assert_bev_caps (GstHarness * h, const Config * c, gboolean half_out)
+assert_bev_caps (GstHarness * h, const BevpoolrigConfig * c, gboolean half_out)
 {
   GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
   gchar *text = gst_caps_to_string (caps);
@@ -267,12 +148,12 @@ GST_START_TEST (test_rig_is_meaningful)
   P3dBevPoolParams params;
   P3dBevGeometry *geometry = NULL;
   P3dBevGeometryStats stats;
-  Config c = small_config;
+  BevpoolrigConfig c = bevpoolrig_small_config;
 
   c.cameras = 3;
-  elemtest_rig (3, 0, cameras);
+  bevpoolrig_cameras (3, 0, cameras);
   params_from_config (&params, &c);
-  fail_unless_equals_int (params.depth_bins, DEPTH_BINS);
+  fail_unless_equals_int (params.depth_bins, BEVPOOLRIG_DEPTH_BINS);
   fail_unless_equals_int (p3d_bevpool_geometry_new (&params, &geometry),
       P3D_OK);
   fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
@@ -291,35 +172,39 @@ GST_END_TEST;
 /* Both calibration forms give the library's output, frame after frame. */
 GST_START_TEST (test_output_matches_library)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   guint form, cameras_count;
 
   for (cameras_count = 2; cameras_count <= 3; cameras_count++) {
     for (form = 0; form < 2; form++) {
       P3dCameraCalib cameras[3];
-      Config c = small_config;
+      BevpoolrigConfig c = bevpoolrig_small_config;
       gchar *path, *what;
       GstHarness *h;
       guint frame;
 
       c.cameras = cameras_count;
-      path = write_calibration (dir, form ? "tensor.json" : "cameras.json",
-          cameras_count, 0, form, cameras);
-      what = g_strdup_printf ("%u cameras, %s form", cameras_count,
+      path =
+          bevpoolrig_write_calibration (dir,
+          form ? "tensor.json" : "cameras.json", cameras_count, 0, form,
+          cameras);
+      what =
+          g_strdup_printf ("%u cameras, %s form", cameras_count,
           form ? "tensor" : "cameras");
-      h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+      h = bevpool_harness (&c, path, BEVPOOLRIG_DEPTH_BINS, FALSE,
           "application/x-bev-features");
       for (frame = 0; frame < 3; frame++) {
-        CameraFrame f;
+        BevpoolrigFrame f;
         GstBuffer *out;
 
-        camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 100 + frame);
-        fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
-            GST_FLOW_OK);
+        bevpoolrig_frame_make (&f, &c, BEVPOOLRIG_DEPTH_BINS, FALSE,
+            100 + frame);
+        fail_unless_equals_int (gst_harness_push (h,
+                bevpoolrig_frame_buffer (&f)), GST_FLOW_OK);
         out = gst_harness_pull (h);
         assert_bev (out, &c, cameras, &f, FALSE, what);
         gst_buffer_unref (out);
-        camera_frame_clear (&f);
+        bevpoolrig_frame_clear (&f);
       }
       assert_bev_caps (h, &c, FALSE);
       /* computed once, for the caps */
@@ -342,9 +227,10 @@ GST_START_TEST (test_formats)
     "application/x-bev-features, format=F32",
     "application/x-bev-features, format=F16",
   };
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   guint half_in, s;
 
   for (half_in = 0; half_in < 2; half_in++) {
@@ -352,19 +238,21 @@ GST_START_TEST (test_formats)
       gboolean half_out = s == 0 ? half_in : s == 2;
       gchar *what = g_strdup_printf ("%s in, %s", half_in ? "F16" : "F32",
           sinks[s]);
-      GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS,
+      GstHarness *h = bevpool_harness (&bevpoolrig_small_config, path,
+          BEVPOOLRIG_DEPTH_BINS,
           half_in, sinks[s]);
-      CameraFrame f;
+      BevpoolrigFrame f;
       GstBuffer *out;
 
-      camera_frame_make (&f, &small_config, DEPTH_BINS, half_in, 200 + s);
-      fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
-          GST_FLOW_OK);
+      bevpoolrig_frame_make (&f, &bevpoolrig_small_config,
+          BEVPOOLRIG_DEPTH_BINS, half_in, 200 + s);
+      fail_unless_equals_int (gst_harness_push (h,
+              bevpoolrig_frame_buffer (&f)), GST_FLOW_OK);
       out = gst_harness_pull (h);
-      assert_bev_caps (h, &small_config, half_out);
-      assert_bev (out, &small_config, cameras, &f, half_out, what);
+      assert_bev_caps (h, &bevpoolrig_small_config, half_out);
+      assert_bev (out, &bevpoolrig_small_config, cameras, &f, half_out, what);
       gst_buffer_unref (out);
-      camera_frame_clear (&f);
+      bevpoolrig_frame_clear (&f);
       gst_harness_teardown (h);
       g_free (what);
     }
@@ -379,24 +267,25 @@ GST_END_TEST;
 /* layout=xy swaps the caps' width and height and the tensor's axes. */
 GST_START_TEST (test_layouts)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   gpointer outputs[2];
   guint layout;
 
   for (layout = 0; layout < 2; layout++) {
-    Config c = small_config;
+    BevpoolrigConfig c = bevpoolrig_small_config;
     GstHarness *h;
-    CameraFrame f;
+    BevpoolrigFrame f;
     GstBuffer *out;
     GstMapInfo info;
 
     c.layout = layout ? P3D_BEV_LAYOUT_XY : P3D_BEV_LAYOUT_YX;
-    h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+    h = bevpool_harness (&c, path, BEVPOOLRIG_DEPTH_BINS, FALSE,
         "application/x-bev-features");
-    camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 300);
-    fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+    bevpoolrig_frame_make (&f, &c, BEVPOOLRIG_DEPTH_BINS, FALSE, 300);
+    fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
         GST_FLOW_OK);
     out = gst_harness_pull (h);
     assert_bev_caps (h, &c, FALSE);
@@ -405,7 +294,7 @@ GST_START_TEST (test_layouts)
     outputs[layout] = g_memdup2 (info.data, info.size);
     gst_buffer_unmap (out, &info);
     gst_buffer_unref (out);
-    camera_frame_clear (&f);
+    bevpoolrig_frame_clear (&f);
     gst_harness_teardown (h);
   }
   /* the same cells, transposed: cell (x, y) of channel k */
@@ -413,7 +302,7 @@ GST_START_TEST (test_layouts)
     const gfloat *yx = outputs[0], *xy = outputs[1];
     guint k, x, y, nx = 16, ny = 8;
 
-    for (k = 0; k < small_config.channels; k++)
+    for (k = 0; k < bevpoolrig_small_config.channels; k++)
       for (y = 0; y < ny; y++)
         for (x = 0; x < nx; x++)
           fail_unless (yx[(k * ny + y) * nx + x] == xy[(k * nx + x) * ny + y],
@@ -432,25 +321,26 @@ GST_END_TEST;
 /* Several z cells are stacked along the channels. */
 GST_START_TEST (test_z_cells_stacked)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, TRUE, cameras);
-  Config c = small_config;
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, TRUE, cameras);
+  BevpoolrigConfig c = bevpoolrig_small_config;
   GstHarness *h;
-  CameraFrame f;
+  BevpoolrigFrame f;
   GstBuffer *out;
 
   c.zbound[2] = 2.0;            /* 3 cells */
-  h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+  h = bevpool_harness (&c, path, BEVPOOLRIG_DEPTH_BINS, FALSE,
       "application/x-bev-features");
-  camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 400);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  bevpoolrig_frame_make (&f, &c, BEVPOOLRIG_DEPTH_BINS, FALSE, 400);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
   assert_bev_caps (h, &c, FALSE);
   assert_bev (out, &c, cameras, &f, FALSE, "3 z cells");
   gst_buffer_unref (out);
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   gst_harness_teardown (h);
   g_free (path);
   elemtest_remove_dir (dir);
@@ -463,22 +353,23 @@ GST_END_TEST;
  * bound in the first cell; floor drops them: the outputs differ. */
 GST_START_TEST (test_cell_rounding)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   gpointer outputs[2];
   gsize size = 0;
   guint rounding;
 
   for (rounding = 0; rounding < 2; rounding++) {
-    Config c = small_config;
+    BevpoolrigConfig c = bevpoolrig_small_config;
     GstHarness *h;
-    CameraFrame f;
+    BevpoolrigFrame f;
     GstBuffer *out;
     GstMapInfo info;
 
     c.rounding = rounding ? P3D_BEV_ROUND_FLOOR : P3D_BEV_ROUND_TRUNCATE;
-    h = bevpool_harness (&c, path, DEPTH_BINS, FALSE,
+    h = bevpool_harness (&c, path, BEVPOOLRIG_DEPTH_BINS, FALSE,
         "application/x-bev-features");
     if (rounding == 0) {
       GstElement *bevpool = gst_harness_find_element (h, "bevpool");
@@ -488,8 +379,8 @@ GST_START_TEST (test_cell_rounding)
       fail_unless_equals_int (value, P3D_BEV_ROUND_TRUNCATE);
       gst_object_unref (bevpool);
     }
-    camera_frame_make (&f, &c, DEPTH_BINS, FALSE, 500);
-    fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+    bevpoolrig_frame_make (&f, &c, BEVPOOLRIG_DEPTH_BINS, FALSE, 500);
+    fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
         GST_FLOW_OK);
     out = gst_harness_pull (h);
     assert_bev (out, &c, cameras, &f, FALSE, rounding ? "floor" : "truncate");
@@ -498,7 +389,7 @@ GST_START_TEST (test_cell_rounding)
     size = info.size;
     gst_buffer_unmap (out, &info);
     gst_buffer_unref (out);
-    camera_frame_clear (&f);
+    bevpoolrig_frame_clear (&f);
     gst_harness_teardown (h);
   }
   fail_unless (memcmp (outputs[0], outputs[1], size) != 0,
@@ -517,64 +408,72 @@ GST_END_TEST;
  * after rewriting the file reloads it too. */
 GST_START_TEST (test_calibration_change_while_playing)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib first[2], second[2], third[2];
-  gchar *path_a = write_calibration (dir, "a.json", 2, 0, FALSE, first);
-  gchar *path_b = write_calibration (dir, "b.json", 2, 1, TRUE, second);
-  GstHarness *h = bevpool_harness (&small_config, path_a, DEPTH_BINS, FALSE,
+  gchar *path_a =
+      bevpoolrig_write_calibration (dir, "a.json", 2, 0, FALSE, first);
+  gchar *path_b =
+      bevpoolrig_write_calibration (dir, "b.json", 2, 1, TRUE, second);
+  GstHarness *h =
+      bevpool_harness (&bevpoolrig_small_config, path_a, BEVPOOLRIG_DEPTH_BINS,
+      FALSE,
       "application/x-bev-features");
   GstElement *bevpool = gst_harness_find_element (h, "bevpool");
   gpointer before, after;
   gsize size;
   GstBuffer *out;
-  CameraFrame f;
+  BevpoolrigFrame f;
   gchar *json;
 
-  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 600);
+  bevpoolrig_frame_make (&f, &bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS,
+      FALSE, 600);
   /* the two calibrations give different outputs */
-  before = expected_bev (&small_config, first, &f, FALSE, &size);
-  after = expected_bev (&small_config, second, &f, FALSE, &size);
+  before = expected_bev (&bevpoolrig_small_config, first, &f, FALSE, &size);
+  after = expected_bev (&bevpoolrig_small_config, second, &f, FALSE, &size);
   fail_unless (memcmp (before, after, size) != 0);
   g_free (before);
   g_free (after);
 
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
-  assert_bev (out, &small_config, first, &f, FALSE, "first calibration");
+  assert_bev (out, &bevpoolrig_small_config, first, &f, FALSE,
+      "first calibration");
   gst_buffer_unref (out);
   fail_unless_equals_uint64 (geometry_updates (h), 1);
 
   g_object_set (bevpool, "calibration", path_b, NULL);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
-  assert_bev (out, &small_config, second, &f, FALSE, "second calibration");
+  assert_bev (out, &bevpoolrig_small_config, second, &f, FALSE,
+      "second calibration");
   gst_buffer_unref (out);
   fail_unless_equals_uint64 (geometry_updates (h), 2);
 
   /* no change: no new geometry */
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
-  assert_bev (out, &small_config, second, &f, FALSE, "unchanged");
+  assert_bev (out, &bevpoolrig_small_config, second, &f, FALSE, "unchanged");
   gst_buffer_unref (out);
   fail_unless_equals_uint64 (geometry_updates (h), 2);
 
   /* the first file rewritten with the second mounting and set again */
-  elemtest_rig (2, 1, third);
-  json = elemtest_calibration_json (third, 2, FALSE);
+  bevpoolrig_cameras (2, 1, third);
+  json = bevpoolrig_calibration_json (third, 2, FALSE);
   g_free (elemtest_write_file (dir, "a.json", json));
   g_free (json);
   g_object_set (bevpool, "calibration", path_a, NULL);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
-  assert_bev (out, &small_config, third, &f, FALSE, "rewritten file");
+  assert_bev (out, &bevpoolrig_small_config, third, &f, FALSE,
+      "rewritten file");
   gst_buffer_unref (out);
   fail_unless_equals_uint64 (geometry_updates (h), 3);
 
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   gst_object_unref (bevpool);
   gst_harness_teardown (h);
   g_free (path_a);
@@ -590,47 +489,52 @@ GST_END_TEST;
  * change"); new sizes recompute it. */
 GST_START_TEST (test_geometry_kept_when_sizes_unchanged)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
-  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, FALSE,
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  GstHarness *h =
+      bevpool_harness (&bevpoolrig_small_config, path, BEVPOOLRIG_DEPTH_BINS,
+      FALSE,
       "application/x-bev-features");
-  Config wider = small_config;
+  BevpoolrigConfig wider = bevpoolrig_small_config;
   gchar *caps;
-  CameraFrame f;
+  BevpoolrigFrame f;
   GstBuffer *out;
 
-  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 1000);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  bevpoolrig_frame_make (&f, &bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS,
+      FALSE, 1000);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   gst_buffer_unref (gst_harness_pull (h));
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   fail_unless_equals_uint64 (geometry_updates (h), 1);
 
   /* F16 at another framerate: same sizes */
   gst_harness_set_src_caps_str (h, "application/x-camera-features, "
       "format=F16, cameras=(int)2, channels=(int)3, depth-bins=(int)8, "
       "width=(int)6, height=(int)4, framerate=(fraction)20/1");
-  camera_frame_make (&f, &small_config, DEPTH_BINS, TRUE, 1001);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  bevpoolrig_frame_make (&f, &bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS,
+      TRUE, 1001);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
-  assert_bev (out, &small_config, cameras, &f, TRUE, "F16 at 20/1");
+  assert_bev (out, &bevpoolrig_small_config, cameras, &f, TRUE, "F16 at 20/1");
   gst_buffer_unref (out);
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   fail_unless_equals_uint64 (geometry_updates (h), 1);
 
   /* a wider feature map: new geometry */
   wider.feat_width = 7;
-  caps = camera_caps (&wider, DEPTH_BINS, FALSE);
+  caps = bevpoolrig_caps (&wider, BEVPOOLRIG_DEPTH_BINS, FALSE);
   gst_harness_set_src_caps_str (h, caps);
-  camera_frame_make (&f, &wider, DEPTH_BINS, FALSE, 1002);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  bevpoolrig_frame_make (&f, &wider, BEVPOOLRIG_DEPTH_BINS, FALSE, 1002);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
   assert_bev (out, &wider, cameras, &f, FALSE, "7 wide");
   gst_buffer_unref (out);
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   fail_unless_equals_uint64 (geometry_updates (h), 2);
   g_free (caps);
 
@@ -645,21 +549,25 @@ GST_END_TEST;
 /* A record as filesink wrote it: both tensors in one memory. */
 GST_START_TEST (test_packed_record_accepted)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
-  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, TRUE,
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  GstHarness *h =
+      bevpool_harness (&bevpoolrig_small_config, path, BEVPOOLRIG_DEPTH_BINS,
+      TRUE,
       "application/x-bev-features");
-  CameraFrame f;
+  BevpoolrigFrame f;
   GstBuffer *out;
 
-  camera_frame_make (&f, &small_config, DEPTH_BINS, TRUE, 700);
+  bevpoolrig_frame_make (&f, &bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS,
+      TRUE, 700);
   fail_unless_equals_int (gst_harness_push (h, elemtest_packed_buffer (2,
               (const gconstpointer *) f.tensors, f.sizes)), GST_FLOW_OK);
   out = gst_harness_pull (h);
-  assert_bev (out, &small_config, cameras, &f, TRUE, "packed");
+  assert_bev (out, &bevpoolrig_small_config, cameras, &f, TRUE, "packed");
   gst_buffer_unref (out);
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   gst_harness_teardown (h);
   g_free (path);
   elemtest_remove_dir (dir);
@@ -718,7 +626,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_unreadable_calibration_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   gchar *path = g_build_filename (dir, "missing.json", NULL);
 
   assert_start_error (path, GST_RESOURCE_ERROR_SETTINGS, path, "cannot read",
@@ -734,7 +642,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_invalid_json_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   gchar *path = elemtest_write_file (dir, "bad.json",
       "{ \"cameras\": [ { \"intrinsics\": [[1, 0, 0], ");
   gchar *text = elemtest_write_file (dir, "text.json", "cameras: 6\n");
@@ -770,8 +678,8 @@ write_without (const gchar * dir, const gchar * name, gboolean tensor_form,
   JsonObject *root;
   gchar *json, *path;
 
-  elemtest_rig (2, 0, cameras);
-  json = elemtest_calibration_json (cameras, 2, tensor_form);
+  bevpoolrig_cameras (2, 0, cameras);
+  json = bevpoolrig_calibration_json (cameras, 2, tensor_form);
   fail_unless (json_parser_load_from_data (parser, json, -1, NULL));
   g_free (json);
   root = json_node_get_object (json_parser_get_root (parser));
@@ -789,7 +697,7 @@ write_without (const gchar * dir, const gchar * name, gboolean tensor_form,
 
 GST_START_TEST (test_missing_key_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   gchar *no_c2l = write_without (dir, "a.json", FALSE, 1, "camera_to_lidar");
   gchar *no_k = write_without (dir, "b.json", FALSE, 0, "intrinsics");
   gchar *no_tensor = write_without (dir, "c.json", TRUE, 0, "camera2lidar");
@@ -816,7 +724,7 @@ GST_END_TEST;
 /* A 3x4 matrix (KITTI's P2 shape) where a 4x4 (or 3x3) is expected. */
 GST_START_TEST (test_3x4_matrix_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   const gchar *rows = "[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]";
   const gchar *k = "[[40, 0, 24], [0, 40, 16], [0, 0, 1]]";
   const gchar *t = "[[0, 0, 1, 0], [-1, 0, 0, 0], [0, -1, 0, 1], "
@@ -850,7 +758,7 @@ static gchar *
 negotiation_error (const gchar * calibration, const gchar * caps,
     GQuark domain, gint code)
 {
-  gchar *launch = bevpool_launch (&small_config, calibration, NULL);
+  gchar *launch = bevpool_launch (&bevpoolrig_small_config, calibration);
   GstHarness *h = gst_harness_new_parse (launch);
   GstBus *bus = gst_bus_new ();
   GstMessage *message;
@@ -879,14 +787,15 @@ negotiation_error (const gchar * calibration, const gchar * caps,
 
 GST_START_TEST (test_cameras_mismatch_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
-  Config c = small_config;
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  BevpoolrigConfig c = bevpoolrig_small_config;
   gchar *caps, *text;
 
   c.cameras = 3;
-  caps = camera_caps (&c, DEPTH_BINS, FALSE);
+  caps = bevpoolrig_caps (&c, BEVPOOLRIG_DEPTH_BINS, FALSE);
   text = negotiation_error (path, caps, GST_CORE_ERROR,
       GST_CORE_ERROR_NEGOTIATION);
   fail_unless (strstr (text, "cameras=3") && strstr (text, "2 cameras"),
@@ -902,10 +811,13 @@ GST_END_TEST;
 
 GST_START_TEST (test_depth_bins_mismatch_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
-  gchar *caps = camera_caps (&small_config, DEPTH_BINS - 1, FALSE), *text;
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  gchar *caps =
+      bevpoolrig_caps (&bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS - 1,
+      FALSE), *text;
 
   text = negotiation_error (path, caps, GST_CORE_ERROR,
       GST_CORE_ERROR_NEGOTIATION);
@@ -924,23 +836,25 @@ GST_END_TEST;
  * matrix, so that a user of six cameras knows which one to fix. */
 GST_START_TEST (test_singular_intrinsics_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
   gchar *json, *path, *caps, *text;
 
-  elemtest_rig (2, 0, cameras);
+  bevpoolrig_cameras (2, 0, cameras);
   /* the second camera's focal lengths are zero */
   cameras[1].intrinsics[0] = 0.0;
   cameras[1].intrinsics[5] = 0.0;
-  json = elemtest_calibration_json (cameras, 2, FALSE);
+  json = bevpoolrig_calibration_json (cameras, 2, FALSE);
   path = elemtest_write_file (dir, "singular.json", json);
-  caps = camera_caps (&small_config, DEPTH_BINS, FALSE);
-  text = negotiation_error (path, caps, GST_RESOURCE_ERROR,
+  caps =
+      bevpoolrig_caps (&bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS, FALSE);
+  text =
+      negotiation_error (path, caps, GST_RESOURCE_ERROR,
       GST_RESOURCE_ERROR_SETTINGS);
-  fail_unless (strstr (text, "intrinsics") != NULL, "the error does not "
-      "name the matrix: %s", text);
-  fail_unless (strstr (text, "cam1") != NULL, "the error does not name the "
-      "camera (cam1): %s", text);
+  fail_unless (strstr (text, "intrinsics") != NULL,
+      "the error does not " "name the matrix: %s", text);
+  fail_unless (strstr (text, "cam1") != NULL,
+      "the error does not name the " "camera (cam1): %s", text);
   g_free (text);
   g_free (caps);
   g_free (json);
@@ -953,21 +867,25 @@ GST_END_TEST;
 
 GST_START_TEST (test_wrong_buffer_size_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[2];
-  gchar *path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
-  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, FALSE,
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  GstHarness *h =
+      bevpool_harness (&bevpoolrig_small_config, path, BEVPOOLRIG_DEPTH_BINS,
+      FALSE,
       "application/x-bev-features");
   GstBus *bus = gst_bus_new ();
   gchar *tensor, *required, *text;
   gsize sizes[2];
-  CameraFrame f;
+  BevpoolrigFrame f;
 
   gst_element_set_bus (h->element, bus);
-  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 800);
+  bevpoolrig_frame_make (&f, &bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS,
+      FALSE, 800);
   /* depth for 7 bins where the caps say 8 */
   sizes[0] = f.sizes[0];
-  sizes[1] = f.sizes[1] / DEPTH_BINS * (DEPTH_BINS - 1);
+  sizes[1] = f.sizes[1] / BEVPOOLRIG_DEPTH_BINS * (BEVPOOLRIG_DEPTH_BINS - 1);
   fail_unless_equals_int (gst_harness_push (h, elemtest_tensors_buffer (2,
               (const gconstpointer *) f.tensors, sizes)), GST_FLOW_ERROR);
   tensor = g_strdup_printf ("tensor 1 is %" G_GSIZE_FORMAT " bytes", sizes[1]);
@@ -977,7 +895,7 @@ GST_START_TEST (test_wrong_buffer_size_is_an_error)
   g_free (text);
   g_free (tensor);
   g_free (required);
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
   gst_harness_teardown (h);
@@ -992,39 +910,44 @@ GST_END_TEST;
  * one: errors at the next frame, naming what is wrong. */
 GST_START_TEST (test_bad_calibration_change_is_an_error)
 {
-  gchar *dir = make_dir ();
+  gchar *dir = bevpoolrig_make_dir ();
   P3dCameraCalib cameras[3];
-  gchar *path = write_calibration (dir, "two.json", 2, 0, FALSE, cameras);
-  gchar *three = write_calibration (dir, "three.json", 3, 0, FALSE, cameras);
+  gchar *path =
+      bevpoolrig_write_calibration (dir, "two.json", 2, 0, FALSE, cameras);
+  gchar *three =
+      bevpoolrig_write_calibration (dir, "three.json", 3, 0, FALSE, cameras);
   gchar *missing = g_build_filename (dir, "missing.json", NULL);
-  GstHarness *h = bevpool_harness (&small_config, path, DEPTH_BINS, FALSE,
+  GstHarness *h =
+      bevpool_harness (&bevpoolrig_small_config, path, BEVPOOLRIG_DEPTH_BINS,
+      FALSE,
       "application/x-bev-features");
   GstElement *bevpool = gst_harness_find_element (h, "bevpool");
   GstBus *bus = gst_bus_new ();
-  CameraFrame f;
+  BevpoolrigFrame f;
   gchar *text;
 
   gst_element_set_bus (h->element, bus);
-  camera_frame_make (&f, &small_config, DEPTH_BINS, FALSE, 900);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  bevpoolrig_frame_make (&f, &bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS,
+      FALSE, 900);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_OK);
   gst_buffer_unref (gst_harness_pull (h));
 
   g_object_set (bevpool, "calibration", three, NULL);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_ERROR);
   text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
       GST_RESOURCE_ERROR_SETTINGS, "3 cameras", "2", NULL);
   g_free (text);
 
   g_object_set (bevpool, "calibration", missing, NULL);
-  fail_unless_equals_int (gst_harness_push (h, camera_frame_buffer (&f)),
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_ERROR);
   text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
       GST_RESOURCE_ERROR_SETTINGS, missing, NULL);
   g_free (text);
 
-  camera_frame_clear (&f);
+  bevpoolrig_frame_clear (&f);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
   gst_object_unref (bevpool);
@@ -1052,8 +975,8 @@ GST_START_TEST (test_backend_cuda_without_device)
         "CUDA device\n");
     return;
   }
-  dir = make_dir ();
-  path = write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
+  dir = bevpoolrig_make_dir ();
+  path = bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   bevpool = gst_element_factory_make ("bevpool", NULL);
   bus = gst_bus_new ();
   gst_util_set_object_arg (G_OBJECT (bevpool), "backend", "cuda");

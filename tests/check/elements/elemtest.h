@@ -1,14 +1,12 @@
 /* Helpers shared by the element tests: buffers of tensors as the elements
  * exchange them, their bytes read back (from the host or the device) and
  * compared naming the first difference, pipelines run to an appsink, bus
- * messages, and a small camera rig with its calibration files for
- * bevpool. */
+ * messages, and files in a temporary directory. */
 #ifndef ELEM_TEST_H
 #define ELEM_TEST_H
 
 #include <gst/gst.h>
 
-#include "bevpool.h"
 #include "runtime.h"
 
 G_BEGIN_DECLS
@@ -71,19 +69,6 @@ typedef const gchar *ElemtestNeedle;
  * NULL-terminated list. Returns the text (free it). */
 gchar *elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
     G_GNUC_NULL_TERMINATED;
-
-/* The test rig of bevpool: up to three cameras around the lidar, looking
- * ahead, to the left and behind, with intrinsics for a 48 x 32 image;
- * @variant 0 and 1 are two different mountings (a recalibration). */
-#define ELEMTEST_IMAGE_WIDTH 48
-#define ELEMTEST_IMAGE_HEIGHT 32
-void elemtest_rig (guint n_cameras, guint variant, P3dCameraCalib * cameras);
-
-/* The calibration as a JSON document in the "cameras" form (with names
- * cam0, cam1..., 3x3 intrinsics and img_aug) or in the per-tensor form of
- * CUDA-BEVFusion (4x4 everywhere). Every double is written exactly. */
-gchar *elemtest_calibration_json (const P3dCameraCalib * cameras,
-    guint n_cameras, gboolean tensor_form);
 
 /* Writes @contents to @name in @dir and returns the path (free it). */
 gchar *elemtest_write_file (const gchar * dir, const gchar * name,

@@ -16,6 +16,7 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "bevpoolrig.h"
 #include "elemtest.h"
 #include "modeltest.h"
 #include "p3dtest.h"
@@ -173,8 +174,8 @@ GST_START_TEST (test_bevpool_fails)
   gchar *json, *path, *description;
 
   fail_unless (dir != NULL, "%s", error ? error->message : "?");
-  elemtest_rig (2, 0, cameras);
-  json = elemtest_calibration_json (cameras, 2, FALSE);
+  bevpoolrig_cameras (2, 0, cameras);
+  json = bevpoolrig_calibration_json (cameras, 2, FALSE);
   path = elemtest_write_file (dir, "two.json", json);
   g_free (json);
 

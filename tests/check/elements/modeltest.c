@@ -9,20 +9,7 @@
 #include "half.h"
 #include "modeltest.h"
 #include "p3dcenterpoint.h"
-#include "safetensors_writer.h"
-
-#define N_STAGES 2
-static const guint stage_channels[N_STAGES] = { 8, 16 };
-static const guint stage_layers[N_STAGES] = { 1, 1 };
-static const guint neck_channels[N_STAGES] = { 8, 8 };
-static const guint neck_strides[N_STAGES] = { 1, 2 };
-
-static const guint share_channels = 8, head_conv = 8, final_kernel = 3;
-static const guint common_channels[5] = { 2, 1, 3, 2, 2 };
-
-static const gchar *const head_names[6] = {
-  "reg", "height", "dim", "rot", "vel", "heatmap"
-};
+#include "tinymodel.h"
 
 static const gchar *const task_json[2] = {
   "{\"class_names\": [\"car\"]}",
@@ -66,160 +53,31 @@ config_json (const ModeltestOptions * options)
   return json;
 }
 
-static void
-tensor_free (gpointer data)
-{
-  ModeltestTensor *t = data;
-
-  g_free (t->name);
-  g_free (t->values);
-  g_free (t);
-}
-
-/* A tensor of random values in [lo, hi). */
-static ModeltestTensor *
-add_tensor (ModeltestModel * m, P3dTestRng * rng, gchar * name,
-    guint n_dims, const gint64 * shape, gfloat lo, gfloat hi)
-{
-  ModeltestTensor *t = g_new0 (ModeltestTensor, 1);
-  gsize i;
-
-  t->name = name;
-  t->n_dims = n_dims;
-  t->count = 1;
-  for (i = 0; i < n_dims; i++) {
-    t->shape[i] = shape[i];
-    t->count *= shape[i];
-  }
-  t->values = g_new (gfloat, t->count);
-  for (i = 0; i < t->count; i++)
-    t->values[i] = p3d_test_rng_uniform (rng, lo, hi);
-  /* running means travel as F16, so that the reader's F16 path is part of
-   * the model; the values are the rounded ones */
-  if (g_str_has_suffix (name, "running_mean")) {
-    t->half = TRUE;
-    for (i = 0; i < t->count; i++)
-      t->values[i] = p3d_half_to_float (p3d_float_to_half (t->values[i]));
-  }
-  g_ptr_array_add (m->tensors, t);
-  g_hash_table_insert (m->by_name, t->name, t);
-  return t;
-}
-
-/* A conv weight, PyTorch's default scale doubled. */
-static void
-add_conv (ModeltestModel * m, P3dTestRng * rng, gchar * name, gint64 d0,
-    gint64 d1, gint64 k, gint64 fan_in)
-{
-  const gint64 shape[4] = { d0, d1, k, k };
-  gfloat bound = 2.0f / sqrtf ((gfloat) fan_in);
-
-  add_tensor (m, rng, name, 4, shape, -bound, bound);
-}
-
-/* BatchNorm with statistics and affine parameters far from the identity,
- * a third of the gammas negative. */
-static void
-add_norm (ModeltestModel * m, P3dTestRng * rng, const gchar * prefix,
-    gint64 channels)
-{
-  const gint64 shape[1] = { channels };
-  ModeltestTensor *gamma;
-  gsize i;
-
-  gamma = add_tensor (m, rng, g_strdup_printf ("%s.weight", prefix), 1,
-      shape, 0.5f, 1.5f);
-  for (i = 0; i < gamma->count; i += 3)
-    gamma->values[i] = -gamma->values[i];
-  add_tensor (m, rng, g_strdup_printf ("%s.bias", prefix), 1, shape, -0.5f,
-      0.5f);
-  add_tensor (m, rng, g_strdup_printf ("%s.running_mean", prefix), 1, shape,
-      -0.3f, 0.3f);
-  add_tensor (m, rng, g_strdup_printf ("%s.running_var", prefix), 1, shape,
-      0.05f, 2.0f);
-}
+/* The architecture the config above describes. */
+static const TinyModelArch arch = {
+  MODELTEST_PFN_IN, MODELTEST_PFN_OUT, 2, {8, 16}, {1, 1}, {8, 8}, {1, 2},
+  FALSE, 8, 8, 3, 0, {1, 2}, TRUE
+};
 
 ModeltestModel *
 modeltest_model_new (const ModeltestOptions * options)
 {
   ModeltestModel *m = g_new0 (ModeltestModel, 1);
-  const gint64 pfn_shape[2] = { MODELTEST_PFN_OUT, MODELTEST_PFN_IN };
-  guint s, k, t, h, in, neck_total = 0;
-  P3dTestRng rng;
-  gchar *name;
+  TinyModelArch a = arch;
 
   fail_unless (options->n_tasks == 1 || options->n_tasks == 2);
-  m->tensors = g_ptr_array_new_with_free_func (tensor_free);
-  m->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  a.n_tasks = options->n_tasks;
+  m->weights = tiny_model_new (&a, options->seed);
   m->config = config_json (options);
   m->n_tasks = options->n_tasks;
   m->n_classes = options->n_tasks == 1 ? 1 : 3;
-  p3d_test_rng_init (&rng, options->seed);
-
-  add_tensor (m, &rng,
-      g_strdup ("pts_voxel_encoder.pfn_layers.0.linear.weight"), 2,
-      pfn_shape, -0.3f, 0.3f);
-  add_norm (m, &rng, "pts_voxel_encoder.pfn_layers.0.norm", MODELTEST_PFN_OUT);
-  in = MODELTEST_PFN_OUT;
-  for (s = 0; s < N_STAGES; s++) {
-    for (k = 0; k <= stage_layers[s]; k++) {
-      guint from = k == 0 ? in : stage_channels[s];
-
-      add_conv (m, &rng, g_strdup_printf ("pts_backbone.blocks.%u.%u.weight",
-              s, 3 * k), stage_channels[s], from, 3, from * 9);
-      name = g_strdup_printf ("pts_backbone.blocks.%u.%u", s, 3 * k + 1);
-      add_norm (m, &rng, name, stage_channels[s]);
-      g_free (name);
-    }
-    in = stage_channels[s];
-  }
-  /* every neck stage is a transposed conv ([in][out][k][k]): stride 1
-   * without use_conv_for_no_stride is one of kernel 1 */
-  for (s = 0; s < N_STAGES; s++) {
-    add_conv (m, &rng, g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s),
-        stage_channels[s], neck_channels[s], neck_strides[s],
-        stage_channels[s]);
-    name = g_strdup_printf ("pts_neck.deblocks.%u.1", s);
-    add_norm (m, &rng, name, neck_channels[s]);
-    g_free (name);
-    neck_total += neck_channels[s];
-  }
-  add_conv (m, &rng, g_strdup ("pts_bbox_head.shared_conv.conv.weight"),
-      share_channels, neck_total, 3, neck_total * 9);
-  add_norm (m, &rng, "pts_bbox_head.shared_conv.bn", share_channels);
-  for (t = 0; t < options->n_tasks; t++) {
-    for (h = 0; h < 6; h++) {
-      guint out = h == 5 ? (t == 0 ? 1 : 2) : common_channels[h];
-      const gint64 bias_shape[1] = { out };
-
-      add_conv (m, &rng,
-          g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.conv.weight", t,
-              head_names[h]), head_conv, share_channels, final_kernel,
-          share_channels * final_kernel * final_kernel);
-      name = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.bn", t,
-          head_names[h]);
-      add_norm (m, &rng, name, head_conv);
-      g_free (name);
-      add_conv (m, &rng,
-          g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.1.weight", t,
-              head_names[h]), out, head_conv, final_kernel,
-          head_conv * final_kernel * final_kernel);
-      /* heatmap logits around sigmoid^-1 of the threshold, so that a
-       * share of the cells pass it, as in a trained model's busy frame */
-      add_tensor (m, &rng,
-          g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.1.bias", t,
-              head_names[h]), 1, bias_shape, h == 5 ? -2.5f : -1.0f,
-          h == 5 ? 0.0f : 1.0f);
-    }
-  }
   return m;
 }
 
 void
 modeltest_model_free (ModeltestModel * m)
 {
-  g_hash_table_unref (m->by_name);
-  g_ptr_array_unref (m->tensors);
+  tiny_model_free (m->weights);
   g_free (m->config);
   g_free (m);
 }
@@ -227,10 +85,7 @@ modeltest_model_free (ModeltestModel * m)
 ModeltestTensor *
 modeltest_model_get (ModeltestModel * m, const gchar * name)
 {
-  ModeltestTensor *t = g_hash_table_lookup (m->by_name, name);
-
-  fail_unless (t != NULL, "no tensor %s in the test model", name);
-  return t;
+  return tiny_model_get (m->weights, name);
 }
 
 void
@@ -238,8 +93,8 @@ modeltest_model_zero_head (ModeltestModel * m)
 {
   guint i;
 
-  for (i = 0; i < m->tensors->len; i++) {
-    ModeltestTensor *t = m->tensors->pdata[i];
+  for (i = 0; i < m->weights->tensors->len; i++) {
+    ModeltestTensor *t = m->weights->tensors->pdata[i];
 
     if (g_str_has_prefix (t->name, "pts_bbox_head.task_heads.")
         && g_str_has_suffix (t->name, ".1.weight"))
@@ -247,89 +102,24 @@ modeltest_model_zero_head (ModeltestModel * m)
   }
 }
 
-/* @text with its one occurrence of @old replaced by @new. */
-static gchar *
-replace_once (const gchar * text, const gchar * old, const gchar * new)
-{
-  const gchar *at = strstr (text, old);
-
-  fail_unless (at != NULL, "'%s' not in the config", old);
-  fail_unless (strstr (at + 1, old) == NULL, "'%s' twice in the config", old);
-  return g_strdup_printf ("%.*s%s%s", (gint) (at - text), text, new,
-      at + strlen (old));
-}
-
-/* Adds @t as @shape (the values padded with 0.5 or cut) in its dtype, or
- * as I32 when @as_i32. */
-static void
-write_tensor (P3dTestSafetensors * st, const ModeltestTensor * t,
-    guint n_dims, const gint64 * shape, gboolean as_i32)
-{
-  gsize count = 1, j;
-  gfloat *values;
-
-  for (j = 0; j < n_dims; j++)
-    count *= shape[j];
-  values = g_new (gfloat, MAX (count, 1));
-  for (j = 0; j < count; j++)
-    values[j] = j < t->count ? t->values[j] : 0.5f;
-  if (as_i32) {
-    gint32 *ints = g_new (gint32, MAX (count, 1));
-
-    for (j = 0; j < count; j++)
-      ints[j] = GINT32_TO_LE ((gint32) (values[j] * 100));
-    p3d_test_safetensors_add (st, t->name, "I32", n_dims, shape, ints,
-        4 * count);
-    g_free (ints);
-  } else if (t->half) {
-    guint16 *halves = g_new (guint16, MAX (count, 1));
-
-    for (j = 0; j < count; j++)
-      halves[j] = GUINT16_TO_LE (p3d_float_to_half (values[j]));
-    p3d_test_safetensors_add (st, t->name, "F16", n_dims, shape, halves,
-        2 * count);
-    g_free (halves);
-  } else {
-    p3d_test_safetensors_add_f32 (st, t->name, n_dims, shape, values);
-  }
-  g_free (values);
-}
-
 gchar *
 modeltest_model_write (ModeltestModel * m, const ModeltestMutation * mutation)
 {
   static const ModeltestMutation none = { NULL, };
-  P3dTestSafetensors *st = p3d_test_safetensors_new ();
-  gchar *config, *path;
-  GBytes *bytes;
-  gint fd;
-  guint i;
+  TinyModelMutation tensors = { NULL, };
+  gchar *config = NULL, *path;
 
   if (mutation == NULL)
     mutation = &none;
-  config = mutation->config_old ? replace_once (m->config,
-      mutation->config_old, mutation->config_new) : g_strdup (m->config);
+  tensors.drop = mutation->drop;
+  tensors.reshape = mutation->reshape;
+  tensors.n_dims = mutation->n_dims;
+  memcpy (tensors.shape, mutation->shape, sizeof (tensors.shape));
+  tensors.as_i32 = mutation->as_i32;
   if (!mutation->no_config)
-    p3d_test_safetensors_set_metadata (st, P3D_CENTERPOINT_METADATA_KEY,
-        config);
-  p3d_test_safetensors_set_metadata (st, "format", "pt");
-  for (i = 0; i < m->tensors->len; i++) {
-    ModeltestTensor *t = m->tensors->pdata[i];
-    gboolean reshape = g_strcmp0 (mutation->reshape, t->name) == 0;
-
-    if (g_strcmp0 (mutation->drop, t->name) == 0)
-      continue;
-    write_tensor (st, t, reshape ? mutation->n_dims : t->n_dims,
-        reshape ? mutation->shape : t->shape,
-        g_strcmp0 (mutation->as_i32, t->name) == 0);
-  }
-  bytes = p3d_test_safetensors_serialize (st);
-  p3d_test_safetensors_free (st);
-  fd = g_file_open_tmp ("p3d-model-XXXXXX.safetensors", &path, NULL);
-  fail_unless (fd >= 0);
-  g_close (fd, NULL);
-  p3d_test_write_bytes (path, bytes);
-  g_bytes_unref (bytes);
+    config = mutation->config_old ? tiny_model_replace_once (m->config,
+        mutation->config_old, mutation->config_new) : g_strdup (m->config);
+  path = tiny_model_write (m->weights, config, &tensors);
   g_free (config);
   return path;
 }

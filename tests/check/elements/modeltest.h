@@ -1,10 +1,7 @@
-/* Tiny CenterPoint-pillar models for the tests of pillarencode and
- * bevdetect: every tensor in mmdetection3d's state_dict names with
- * deterministic random values (BatchNorm statistics and affine parameters
- * far from the identity, heatmap biases that let a realistic share of cells
- * pass the score threshold), the `p3d.model` config that describes them,
- * and the writer of a safetensors file from both, with the mutations the
- * bad-weights tests need.
+/* The tiny CenterPoint-pillar model of the tests of pillarencode and
+ * bevdetect (its tensors from tinymodel.h), the `p3d.model` config that
+ * describes it, its weights files with the mutations the bad-weights tests
+ * need, bevdetect's input and output, and the reference's boxes.
  *
  * The architecture: a 16 x 16 pillar grid of 0.5 m cells over
  * <-4, -4, -5, 4, 4, 3>, 11 mmdet3d point features, 8 PFN channels, a
@@ -20,6 +17,7 @@
 
 #include "boxes.h"
 #include "p3dtest.h"
+#include "tinymodel.h"
 
 G_BEGIN_DECLS
 
@@ -46,20 +44,11 @@ typedef struct
   guint64 seed;
 } ModeltestOptions;
 
-typedef struct
-{
-  gchar *name;
-  guint n_dims;
-  gint64 shape[4];
-  gsize count;
-  gfloat *values;               /* writable: hand-made cases set them */
-  gboolean half;                /* written as F16 (values already rounded) */
-} ModeltestTensor;
+typedef TinyModelTensor ModeltestTensor;
 
 typedef struct
 {
-  GPtrArray *tensors;           /* ModeltestTensor, in state_dict order */
-  GHashTable *by_name;
+  TinyModel *weights;
   gchar *config;                /* the `p3d.model` JSON */
   guint n_tasks;
   guint n_classes;

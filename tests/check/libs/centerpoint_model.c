@@ -10,10 +10,9 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "half.h"
 #include "p3dcenterpoint.h"
 #include "p3dtest.h"
-#include "safetensors_writer.h"
+#include "tinymodel.h"
 
 /* ---- the tiny model ------------------------------------------------- */
 
@@ -44,16 +43,15 @@ static const gchar tiny_config[] =
 
 #define GRID 8
 #define N_STAGES 3
-static const guint pfn_out = 4;
-static const guint stage_channels[N_STAGES] = { 4, 6, 8 };
-static const guint stage_layers[N_STAGES] = { 1, 2, 0 };
-static const guint stage_strides[N_STAGES] = { 1, 2, 2 };
-static const guint neck_channels[N_STAGES] = { 3, 2, 3 };
-static const gdouble neck_strides[N_STAGES] = { 0.5, 1, 2 };
-
-static const guint share_channels = 5, head_conv = 4, final_kernel = 3;
 #define N_TASKS 2
-static const guint task_classes[N_TASKS] = { 1, 2 };
+
+/* The architecture the config describes, for 10 point features. */
+static const TinyModelArch arch = {
+  10, 4, N_STAGES, {4, 6, 8}, {1, 2, 0}, {3, 2, 3}, {0.5, 1, 2}, TRUE,
+  5, 4, 3, N_TASKS, {1, 2}, TRUE
+};
+
+static const guint stage_strides[N_STAGES] = { 1, 2, 2 };
 static const guint common_channels[5] = { 2, 1, 3, 2, 2 };
 
 static const gchar *const head_names[6] = {
@@ -63,180 +61,16 @@ static const gchar *const head_names[6] = {
 #define BACKBONE_EPS 0.001
 #define HEAD_EPS 1e-05
 
-typedef struct
-{
-  gchar *name;
-  guint n_dims;
-  gint64 shape[4];
-  gsize count;
-  gfloat *values;
-  gboolean half;                /* stored as F16 (values already rounded) */
-} RawTensor;
-
-typedef struct
-{
-  GPtrArray *tensors;           /* RawTensor, in state_dict order */
-  GHashTable *by_name;
-  P3dTestRng rng;
-  guint pfn_in;
-  gboolean vel;
-} TinyModel;
-
-static void
-raw_tensor_free (gpointer data)
-{
-  RawTensor *t = data;
-
-  g_free (t->name);
-  g_free (t->values);
-  g_free (t);
-}
-
-/* A tensor of random values in [lo, hi); a negative @lo with @flip makes
- * about half of them negative. */
-static RawTensor *
-add_tensor (TinyModel * m, const gchar * name, guint n_dims,
-    const gint64 * shape, gfloat lo, gfloat hi)
-{
-  RawTensor *t = g_new0 (RawTensor, 1);
-  gsize i;
-
-  t->name = g_strdup (name);
-  t->n_dims = n_dims;
-  t->count = 1;
-  for (i = 0; i < n_dims; i++) {
-    t->shape[i] = shape[i];
-    t->count *= shape[i];
-  }
-  t->values = g_new (gfloat, t->count);
-  for (i = 0; i < t->count; i++)
-    t->values[i] = p3d_test_rng_uniform (&m->rng, lo, hi);
-  /* running means travel as F16, so the reader's F16 path is part of the
-   * model: the expectation uses the rounded values */
-  if (g_str_has_suffix (name, "running_mean")) {
-    t->half = TRUE;
-    for (i = 0; i < t->count; i++)
-      t->values[i] = p3d_half_to_float (p3d_float_to_half (t->values[i]));
-  }
-  g_ptr_array_add (m->tensors, t);
-  g_hash_table_insert (m->by_name, t->name, t);
-  return t;
-}
-
-static void
-add_conv (TinyModel * m, const gchar * name, gint64 d0, gint64 d1, gint64 k)
-{
-  const gint64 shape[4] = { d0, d1, k, k };
-  gfloat bound = 1.0f / sqrtf ((gfloat) (d1 * k * k));
-
-  add_tensor (m, name, 4, shape, -2 * bound, 2 * bound);
-}
-
-/* BatchNorm with statistics and affine parameters far from the identity;
- * some gammas negative. */
-static void
-add_norm (TinyModel * m, const gchar * prefix, gint64 channels)
-{
-  const gint64 shape[1] = { channels };
-  gchar *name;
-  RawTensor *gamma;
-  gsize i;
-
-  name = g_strdup_printf ("%s.weight", prefix);
-  gamma = add_tensor (m, name, 1, shape, 0.5f, 1.5f);
-  for (i = 0; i < gamma->count; i += 3)
-    gamma->values[i] = -gamma->values[i];
-  g_free (name);
-  name = g_strdup_printf ("%s.bias", prefix);
-  add_tensor (m, name, 1, shape, -0.5f, 0.5f);
-  g_free (name);
-  name = g_strdup_printf ("%s.running_mean", prefix);
-  add_tensor (m, name, 1, shape, -0.3f, 0.3f);
-  g_free (name);
-  name = g_strdup_printf ("%s.running_var", prefix);
-  add_tensor (m, name, 1, shape, 0.05f, 2.0f);
-  g_free (name);
-}
-
+/* The tiny model for @pfn_in point features, with or without the vel
+ * heads. */
 static TinyModel *
-tiny_model_new (guint pfn_in, gboolean vel)
+tiny_new (guint pfn_in, gboolean vel)
 {
-  TinyModel *m = g_new0 (TinyModel, 1);
-  const gint64 pfn_shape[2] = { pfn_out, pfn_in };
-  guint s, k, t, h, in;
-  gchar *name;
+  TinyModelArch a = arch;
 
-  m->tensors = g_ptr_array_new_with_free_func (raw_tensor_free);
-  m->by_name = g_hash_table_new (g_str_hash, g_str_equal);
-  p3d_test_rng_init (&m->rng, 12);
-  m->pfn_in = pfn_in;
-  m->vel = vel;
-
-  add_tensor (m, "pts_voxel_encoder.pfn_layers.0.linear.weight", 2,
-      pfn_shape, -0.5f, 0.5f);
-  add_norm (m, "pts_voxel_encoder.pfn_layers.0.norm", pfn_out);
-  in = pfn_out;
-  for (s = 0; s < N_STAGES; s++) {
-    for (k = 0; k <= stage_layers[s]; k++) {
-      name = g_strdup_printf ("pts_backbone.blocks.%u.%u.weight", s, 3 * k);
-      add_conv (m, name, stage_channels[s], k == 0 ? in : stage_channels[s], 3);
-      g_free (name);
-      name = g_strdup_printf ("pts_backbone.blocks.%u.%u", s, 3 * k + 1);
-      add_norm (m, name, stage_channels[s]);
-      g_free (name);
-    }
-    in = stage_channels[s];
-  }
-  for (s = 0; s < N_STAGES; s++) {
-    name = g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s);
-    if (neck_strides[s] > 1)    /* ConvTranspose2d: [in][out][k][k] */
-      add_conv (m, name, stage_channels[s], neck_channels[s],
-          (gint64) neck_strides[s]);
-    else
-      add_conv (m, name, neck_channels[s], stage_channels[s],
-          (gint64) round (1 / neck_strides[s]));
-    g_free (name);
-    name = g_strdup_printf ("pts_neck.deblocks.%u.1", s);
-    add_norm (m, name, neck_channels[s]);
-    g_free (name);
-  }
-  add_conv (m, "pts_bbox_head.shared_conv.conv.weight", share_channels,
-      3 + 2 + 3, 3);
-  add_norm (m, "pts_bbox_head.shared_conv.bn", share_channels);
-  for (t = 0; t < N_TASKS; t++) {
-    for (h = 0; h < 6; h++) {
-      guint out = h == 5 ? task_classes[t] : common_channels[h];
-      const gint64 bias_shape[1] = { out };
-
-      if (h == 4 && !vel)
-        continue;
-      name = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.conv.weight",
-          t, head_names[h]);
-      add_conv (m, name, head_conv, share_channels, final_kernel);
-      g_free (name);
-      name = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.bn", t,
-          head_names[h]);
-      add_norm (m, name, head_conv);
-      g_free (name);
-      name = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.1.weight", t,
-          head_names[h]);
-      add_conv (m, name, out, head_conv, final_kernel);
-      g_free (name);
-      name = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.1.bias", t,
-          head_names[h]);
-      add_tensor (m, name, 1, bias_shape, -1.0f, 1.0f);
-      g_free (name);
-    }
-  }
-  return m;
-}
-
-static void
-tiny_model_free (TinyModel * m)
-{
-  g_hash_table_unref (m->by_name);
-  g_ptr_array_unref (m->tensors);
-  g_free (m);
+  a.pfn_in = pfn_in;
+  a.vel = vel;
+  return tiny_model_new (&a, 12);
 }
 
 static const gfloat *
@@ -247,107 +81,14 @@ G_GNUC_PRINTF (2, 3);
 {
   va_list args;
   gchar *name;
-  RawTensor *t;
+  const gfloat *values;
 
   va_start (args, format);
   name = g_strdup_vprintf (format, args);
   va_end (args);
-  t = g_hash_table_lookup (m->by_name, name);
-  fail_unless (t != NULL, "no raw tensor %s", name);
+  values = tiny_model_get (m, name)->values;
   g_free (name);
-  return t->values;
-}
-
-/* How a file departs from the tiny model. */
-typedef struct
-{
-  const gchar *drop;            /* tensor left out */
-  const gchar *reshape;         /* tensor written with @shape instead */
-  guint n_dims;
-  gint64 shape[4];
-  const gchar *as_i32;          /* tensor written as I32 */
-  const gchar *negative;        /* tensor whose first value is negated */
-} Mutation;
-
-/* Writes @m with @config as `p3d.model` (none when NULL) to a new file. */
-static gchar *
-write_model (TinyModel * m, const gchar * config, const Mutation * mutation)
-{
-  P3dTestSafetensors *st = p3d_test_safetensors_new ();
-  gchar *path;
-  GBytes *bytes;
-  gint fd;
-  guint i;
-  gsize j;
-
-  if (config)
-    p3d_test_safetensors_set_metadata (st, P3D_CENTERPOINT_METADATA_KEY,
-        config);
-  p3d_test_safetensors_set_metadata (st, "format", "pt");
-  for (i = 0; i < m->tensors->len; i++) {
-    RawTensor *t = m->tensors->pdata[i];
-    guint n_dims = t->n_dims;
-    const gint64 *shape = t->shape;
-    gsize count = t->count;
-    gfloat *values = g_memdup2 (t->values, count * sizeof (gfloat));
-
-    if (mutation && g_strcmp0 (mutation->drop, t->name) == 0) {
-      g_free (values);
-      continue;
-    }
-    if (mutation && g_strcmp0 (mutation->negative, t->name) == 0)
-      values[0] = -values[0];
-    if (mutation && g_strcmp0 (mutation->reshape, t->name) == 0) {
-      n_dims = mutation->n_dims;
-      shape = mutation->shape;
-      count = 1;
-      for (j = 0; j < n_dims; j++)
-        count *= shape[j];
-      values = g_renew (gfloat, values, count);
-      for (j = t->count; j < count; j++)
-        values[j] = 0.5f;
-    }
-    if (mutation && g_strcmp0 (mutation->as_i32, t->name) == 0) {
-      gint32 *ints = g_new (gint32, count);
-
-      for (j = 0; j < count; j++)
-        ints[j] = GINT32_TO_LE ((gint32) (values[j] * 100));
-      p3d_test_safetensors_add (st, t->name, "I32", n_dims, shape, ints,
-          4 * count);
-      g_free (ints);
-    } else if (t->half) {
-      guint16 *halves = g_new (guint16, count);
-
-      for (j = 0; j < count; j++)
-        halves[j] = GUINT16_TO_LE (p3d_float_to_half (values[j]));
-      p3d_test_safetensors_add (st, t->name, "F16", n_dims, shape, halves,
-          2 * count);
-      g_free (halves);
-    } else {
-      p3d_test_safetensors_add_f32 (st, t->name, n_dims, shape, values);
-    }
-    g_free (values);
-  }
-  bytes = p3d_test_safetensors_serialize (st);
-  p3d_test_safetensors_free (st);
-  fd = g_file_open_tmp ("p3d-centerpoint-XXXXXX.safetensors", &path, NULL);
-  fail_unless (fd >= 0);
-  g_close (fd, NULL);
-  p3d_test_write_bytes (path, bytes);
-  g_bytes_unref (bytes);
-  return path;
-}
-
-/* @text with its one occurrence of @old replaced by @new. */
-static gchar *
-replace_once (const gchar * text, const gchar * old, const gchar * new)
-{
-  const gchar *at = strstr (text, old);
-
-  fail_unless (at != NULL, "'%s' not in the config", old);
-  fail_unless (strstr (at + 1, old) == NULL, "'%s' twice in the config", old);
-  return g_strdup_printf ("%.*s%s%s", (gint) (at - text), text, new,
-      at + strlen (old));
+  return values;
 }
 
 static P3dCenterPointModel *
@@ -444,32 +185,32 @@ direct_forward (TinyModel * m, const gfloat * input,
     gfloat * outputs[N_TASKS][6])
 {
   gfloat *stage_out[N_STAGES], *x = g_memdup2 (input,
-      sizeof (gfloat) * pfn_out * GRID * GRID);
-  guint channels = pfn_out, size = GRID, s, k, t, h, offset = 0;
+      sizeof (gfloat) * arch.pfn_out * GRID * GRID);
+  guint channels = arch.pfn_out, size = GRID, s, k, t, h, offset = 0;
   guint stage_size[N_STAGES];
   guint head_size = GRID / 2;
   gfloat *concat = g_new0 (gfloat, 8 * head_size * head_size);
-  gfloat *shared = g_new (gfloat, share_channels * head_size * head_size);
-  gfloat *hidden = g_new (gfloat, head_conv * head_size * head_size);
+  gfloat *shared = g_new (gfloat, arch.share_channels * head_size * head_size);
+  gfloat *hidden = g_new (gfloat, arch.head_conv * head_size * head_size);
   gchar *prefix;
 
   for (s = 0; s < N_STAGES; s++) {
-    for (k = 0; k <= stage_layers[s]; k++) {
+    for (k = 0; k <= arch.stage_layers[s]; k++) {
       guint stride = k == 0 ? stage_strides[s] : 1;
       guint out_size = (size - 1) / stride + 1;
-      gfloat *y = g_new (gfloat, stage_channels[s] * out_size * out_size);
+      gfloat *y = g_new (gfloat, arch.stage_channels[s] * out_size * out_size);
 
       conv2d (x, channels, size, size, raw (m,
               "pts_backbone.blocks.%u.%u.weight", s, 3 * k), NULL,
-          stage_channels[s], 3, stride, 1, y, out_size, out_size);
+          arch.stage_channels[s], 3, stride, 1, y, out_size, out_size);
       prefix = g_strdup_printf ("pts_backbone.blocks.%u.%u", s, 3 * k + 1);
-      norm_relu (m, prefix, BACKBONE_EPS, y, stage_channels[s],
+      norm_relu (m, prefix, BACKBONE_EPS, y, arch.stage_channels[s],
           out_size * out_size);
       g_free (prefix);
       if (k > 0 || s == 0)
         g_free (x);
       x = y;
-      channels = stage_channels[s];
+      channels = arch.stage_channels[s];
       size = out_size;
     }
     stage_out[s] = x;
@@ -480,45 +221,46 @@ direct_forward (TinyModel * m, const gfloat * input,
     guint in_size = stage_size[s];
     const gfloat *w = raw (m, "pts_neck.deblocks.%u.0.weight", s);
 
-    if (neck_strides[s] > 1)
-      conv_transposed2d (stage_out[s], stage_channels[s], in_size, in_size,
-          w, NULL, neck_channels[s], (guint) neck_strides[s], y);
+    if (arch.neck_strides[s] > 1)
+      conv_transposed2d (stage_out[s], arch.stage_channels[s], in_size, in_size,
+          w, NULL, arch.neck_channels[s], (guint) arch.neck_strides[s], y);
     else
-      conv2d (stage_out[s], stage_channels[s], in_size, in_size, w, NULL,
-          neck_channels[s], (guint) round (1 / neck_strides[s]),
-          (guint) round (1 / neck_strides[s]), 0, y, head_size, head_size);
+      conv2d (stage_out[s], arch.stage_channels[s], in_size, in_size, w, NULL,
+          arch.neck_channels[s], (guint) round (1 / arch.neck_strides[s]),
+          (guint) round (1 / arch.neck_strides[s]), 0, y, head_size, head_size);
     prefix = g_strdup_printf ("pts_neck.deblocks.%u.1", s);
-    norm_relu (m, prefix, BACKBONE_EPS, y, neck_channels[s],
+    norm_relu (m, prefix, BACKBONE_EPS, y, arch.neck_channels[s],
         head_size * head_size);
     g_free (prefix);
-    offset += neck_channels[s];
+    offset += arch.neck_channels[s];
   }
   conv2d (concat, offset, head_size, head_size, raw (m,
-          "pts_bbox_head.shared_conv.conv.weight"), NULL, share_channels, 3,
-      1, 1, shared, head_size, head_size);
+          "pts_bbox_head.shared_conv.conv.weight"), NULL, arch.share_channels,
+      3, 1, 1, shared, head_size, head_size);
   norm_relu (m, "pts_bbox_head.shared_conv.bn", HEAD_EPS, shared,
-      share_channels, head_size * head_size);
+      arch.share_channels, head_size * head_size);
   for (t = 0; t < N_TASKS; t++) {
     for (h = 0; h < 6; h++) {
-      guint out = h == 5 ? task_classes[t] : common_channels[h];
+      guint out = h == 5 ? arch.task_classes[t] : common_channels[h];
 
       outputs[t][h] = NULL;
-      if (h == 4 && !m->vel)
+      if (h == 4 && !m->arch.vel)
         continue;
-      conv2d (shared, share_channels, head_size, head_size, raw (m,
+      conv2d (shared, arch.share_channels, head_size, head_size, raw (m,
               "pts_bbox_head.task_heads.%u.%s.0.conv.weight", t,
-              head_names[h]), NULL, head_conv, final_kernel, 1,
-          final_kernel / 2, hidden, head_size, head_size);
+              head_names[h]), NULL, arch.head_conv, arch.final_kernel, 1,
+          arch.final_kernel / 2, hidden, head_size, head_size);
       prefix = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.bn", t,
           head_names[h]);
-      norm_relu (m, prefix, HEAD_EPS, hidden, head_conv, head_size * head_size);
+      norm_relu (m, prefix, HEAD_EPS, hidden, arch.head_conv,
+          head_size * head_size);
       g_free (prefix);
       outputs[t][h] = g_new (gfloat, out * head_size * head_size);
-      conv2d (hidden, head_conv, head_size, head_size, raw (m,
+      conv2d (hidden, arch.head_conv, head_size, head_size, raw (m,
               "pts_bbox_head.task_heads.%u.%s.1.weight", t, head_names[h]),
           raw (m, "pts_bbox_head.task_heads.%u.%s.1.bias", t, head_names[h]),
-          out, final_kernel, 1, final_kernel / 2, outputs[t][h], head_size,
-          head_size);
+          out, arch.final_kernel, 1, arch.final_kernel / 2, outputs[t][h],
+          head_size, head_size);
     }
   }
   for (s = 0; s < N_STAGES; s++)
@@ -539,7 +281,7 @@ table_forward (const P3dCenterPointModel * model, const gfloat * input)
   for (b = 0; b < net->n_buffers; b++)
     buffers[b] = g_new0 (gfloat, net->buffers[b].channels *
         net->buffers[b].height * net->buffers[b].width);
-  memcpy (buffers[0], input, sizeof (gfloat) * pfn_out * GRID * GRID);
+  memcpy (buffers[0], input, sizeof (gfloat) * arch.pfn_out * GRID * GRID);
   for (l = 0; l < net->n_layers; l++) {
     const P3dConvLayer *layer = &net->layers[l];
     const P3dConvBufferDesc *in = &net->buffers[layer->input];
@@ -679,8 +421,8 @@ static const ExpectedLayer expected_layers[] = {
 
 GST_START_TEST (test_layer_table)
 {
-  TinyModel *m = tiny_model_new (10, TRUE);
-  gchar *path = write_model (m, tiny_config, NULL);
+  TinyModel *m = tiny_new (10, TRUE);
+  gchar *path = tiny_model_write (m, tiny_config, NULL);
   GError *error = NULL;
   P3dCenterPointModel *model = load (path, &error);
   const P3dConvNetDesc *net;
@@ -723,7 +465,7 @@ GST_START_TEST (test_layer_table)
    * order */
   for (t = 0; t < N_TASKS; t++) {
     for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
-      guint channels = h == 5 ? task_classes[t] : common_channels[h];
+      guint channels = h == 5 ? arch.task_classes[t] : common_channels[h];
 
       fail_unless_equals_int (model->heads[t][h].buffer, next + 1);
       fail_unless_equals_int (model->heads[t][h].channels, channels);
@@ -747,8 +489,8 @@ GST_END_TEST;
 /* Folded PFN: W' x + b' equals BatchNorm (W x) for random x. */
 GST_START_TEST (test_pfn_fold)
 {
-  TinyModel *m = tiny_model_new (10, TRUE);
-  gchar *path = write_model (m, tiny_config, NULL);
+  TinyModel *m = tiny_new (10, TRUE);
+  gchar *path = tiny_model_write (m, tiny_config, NULL);
   P3dCenterPointModel *model = load (path, NULL);
   const gfloat *w = raw (m, "pts_voxel_encoder.pfn_layers.0.linear.weight");
   const gfloat *gamma = raw (m, "pts_voxel_encoder.pfn_layers.0.norm.weight");
@@ -795,28 +537,28 @@ GST_END_TEST;
 static void
 check_forward (gboolean vel)
 {
-  TinyModel *m = tiny_model_new (10, vel);
-  gchar *path = write_model (m, tiny_config, NULL);
+  TinyModel *m = tiny_new (10, vel);
+  gchar *path = tiny_model_write (m, tiny_config, NULL);
   gchar *config = NULL;
   P3dCenterPointModel *model;
   GError *error = NULL;
-  gfloat *input = g_new (gfloat, pfn_out * GRID * GRID);
+  gfloat *input = g_new (gfloat, arch.pfn_out * GRID * GRID);
   gfloat *direct[N_TASKS][6], **table;
   P3dTestRng rng;
   guint t, h, i;
   gdouble worst = 0;
 
   if (!vel) {
-    config = replace_once (tiny_config, ", \"vel\": 2", "");
+    config = tiny_model_replace_once (tiny_config, ", \"vel\": 2", "");
     g_unlink (path);
     g_free (path);
-    path = write_model (m, config, NULL);
+    path = tiny_model_write (m, config, NULL);
   }
   model = load (path, &error);
   fail_unless (model != NULL, "%s", error ? error->message : "");
   p3d_test_rng_init (&rng, 99);
   /* a canvas as the scatter leaves it: ReLU outputs, zero where no pillar */
-  for (i = 0; i < pfn_out * GRID * GRID; i++)
+  for (i = 0; i < arch.pfn_out * GRID * GRID; i++)
     input[i] = p3d_test_rng_below (&rng, 3) == 0 ? 0.0f :
         p3d_test_rng_uniform (&rng, 0.0f, 3.0f);
   direct_forward (m, input, direct);
@@ -891,10 +633,11 @@ GST_START_TEST (test_other_feature_sets)
       continue;
     }
     features = g_strdup_printf ("\"features\": \"%s\"", sets[i]);
-    config = replace_once (tiny_config, "\"features\": \"pointpillars-10\"",
-        features);
-    m = tiny_model_new (p3d_feature_set_get_channels (set), TRUE);
-    path = write_model (m, config, NULL);
+    config =
+        tiny_model_replace_once (tiny_config,
+        "\"features\": \"pointpillars-10\"", features);
+    m = tiny_new (p3d_feature_set_get_channels (set), TRUE);
+    path = tiny_model_write (m, config, NULL);
     model = load (path, &error);
     fail_unless (model != NULL, "%s", error ? error->message : "");
     fail_unless_equals_int (model->pfn_in_channels,
@@ -916,7 +659,7 @@ typedef struct
 {
   const gchar *old;
   const gchar *new;
-  Mutation mutation;
+  TinyModelMutation mutation;
   guint pfn_in;                 /* 0: the config's 10 */
   gint code;
   const gchar *words[4];        /* NULL-terminated */
@@ -1034,10 +777,11 @@ static const BadModel bad_models[] = {
 GST_START_TEST (test_bad_model)
 {
   const BadModel *bad = &bad_models[__i__];
-  TinyModel *m = tiny_model_new (bad->pfn_in ? bad->pfn_in : 10, TRUE);
-  gchar *config = bad->old ? replace_once (tiny_config, bad->old, bad->new)
+  TinyModel *m = tiny_new (bad->pfn_in ? bad->pfn_in : 10, TRUE);
+  gchar *config =
+      bad->old ? tiny_model_replace_once (tiny_config, bad->old, bad->new)
       : NULL;
-  gchar *path = write_model (m, config, &bad->mutation);
+  gchar *path = tiny_model_write (m, config, &bad->mutation);
   GError *error = NULL;
   P3dCenterPointModel *model = load (path, &error);
   const gchar *const *word;
@@ -1064,7 +808,7 @@ GST_END_TEST;
  * tensors needs no vel head. */
 GST_START_TEST (test_rotate_without_radius)
 {
-  gchar *config = replace_once (tiny_config,
+  gchar *config = tiny_model_replace_once (tiny_config,
       "\"type\": \"circle\", \"min_radius\": [4, 0.5], ",
       "\"type\": \"rotate\", ");
   P3dCenterPointConfig parsed;

@@ -14,6 +14,7 @@ convnet_test_net_new (guint32 channels, guint32 height, guint32 width)
   net->buffers = g_array_new (FALSE, TRUE, sizeof (P3dConvBufferDesc));
   net->layers = g_array_new (FALSE, TRUE, sizeof (P3dConvLayer));
   net->params = g_ptr_array_new_with_free_func (g_free);
+  net->heatmap_layers = g_array_new (FALSE, FALSE, sizeof (guint32));
   convnet_test_net_add_buffer (net, channels, height, width);
   return net;
 }
@@ -24,6 +25,7 @@ convnet_test_net_free (ConvnetTestNet * net)
   g_array_free (net->buffers, TRUE);
   g_array_free (net->layers, TRUE);
   g_ptr_array_free (net->params, TRUE);
+  g_array_free (net->heatmap_layers, TRUE);
   g_free (net->input);
   g_free (net);
 }
@@ -173,6 +175,7 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
     gboolean concat_heads)
 {
   static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
+  static const guint32 nuscenes_classes[6] = { 1, 2, 2, 1, 2, 2 };
   ConvnetTestNet *net = convnet_test_net_new (in_channels, height, width);
   guint32 stage_out[3], previous = 0, h = height, w = width, i, n, t;
   guint32 concat, shared;
@@ -208,7 +211,8 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
   convnet_test_net_add_layer (net, rng, P3D_CONV_2D, concat, shared, 0, head,
       3, 1, 1, TRUE, 0.2f);
   for (t = 0; t < tasks; t++) {
-    guint32 classes = 1 + t % 2, channels[6], total = 0, task_out = 0;
+    guint32 classes = nuscenes_classes[t % 6], channels[6], total = 0;
+    guint32 task_out = 0;
 
     memcpy (channels, head_channels, sizeof head_channels);
     channels[5] = classes;
@@ -228,12 +232,13 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
           concat_heads ? n : 0, channels[i], 3, 1, 1, FALSE,
           i == 5 ? 0.0f : 0.2f);
       if (i == 5) {
+        guint32 last = net->layers->len - 1, c;
         gfloat *bias = (gfloat *) g_array_index (net->layers, P3dConvLayer,
-            net->layers->len - 1).bias;
-        guint32 c;
+            last).bias;
 
         for (c = 0; c < classes; c++)
           bias[c] = -2.19f;
+        g_array_append_val (net->heatmap_layers, last);
       }
     }
   }

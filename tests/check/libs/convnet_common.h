@@ -21,6 +21,8 @@ typedef struct
   GArray *buffers;              /* P3dConvBufferDesc */
   GArray *layers;               /* P3dConvLayer */
   GPtrArray *params;            /* the weights and biases, owned */
+  GArray *heatmap_layers;       /* guint32: the CenterPoint pattern's
+                                 * layers that write a task's heatmap */
   gfloat *input;                /* buffer 0, [C][H][W] */
 } ConvnetTestNet;
 
@@ -44,12 +46,14 @@ void convnet_test_net_finish (ConvnetTestNet * net, P3dTestRng * rng);
  * concatenations of 2 or 3 slices, on a small random input. */
 ConvnetTestNet *convnet_test_net_random (P3dTestRng * rng);
 
-/* The CenterPoint pattern at small sizes: 3 stages (a 3x3 stride-2
- * convolution, then layer_nums 3x3 ones), the neck (stride-2 2x2
- * convolution, 1x1 convolution, 2x2 transposed convolution, concatenated),
- * the shared 3x3 head convolution and, per task, 6 heads of 3x3 + ReLU then
- * 3x3 to (2, 1, 3, 2, 2, classes) channels; with @concat_heads the heads of
- * a task write slices of one buffer, else a buffer each. */
+/* The CenterPoint pattern: 3 stages (a 3x3 stride-2 convolution, then
+ * layer_nums 3x3 ones), the neck (stride-2 2x2 convolution, 1x1
+ * convolution, 2x2 transposed convolution, concatenated), the shared 3x3
+ * head convolution and, per task, 6 heads of 3x3 + ReLU then 3x3 to (2, 1,
+ * 3, 2, 2, classes) channels, the classes of nuScenes' six tasks (1, 2, 2,
+ * 1, 2, 2) in turn; with @concat_heads the heads of a task write slices of
+ * one buffer, else a buffer each. Biases are uniform in [-0.2, 0.2] but the
+ * heatmaps', -2.19 as CenterPoint initializes them. */
 ConvnetTestNet *convnet_test_net_centerpoint (P3dTestRng * rng,
     guint32 in_channels, guint32 height, guint32 width,
     const guint32 widths[3], const guint32 layer_nums[3], guint32 neck,

@@ -1,0 +1,180 @@
+/* nms's CUDA path as an element: backend=cuda keeps exactly the boxes of
+ * backend=cpu, byte for byte, in every mode, at the capacities that pick
+ * each of the device path's three sorts, with the output negotiated in
+ * system memory and in memory:CUDAMemory, over frames whose counts go up
+ * and down, to empty, to full and above max-boxes; and after caps
+ * renegotiated to a smaller max-boxes mid-stream. Needs a GPU. */
+#include <math.h>
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "backendtest.h"
+#include "elemtest.h"
+#include "nms.h"
+#include "p3dtest.h"
+
+/* Clusters of overlapping boxes, scores with ties, three labels. */
+static GstBuffer *
+boxes_buffer (P3dNmsMode mode, guint max_boxes, guint count, guint32
+    count_written, guint64 seed)
+{
+  gsize record_size = p3d_nms_record_size (mode);
+  guint8 *records = g_malloc0 (max_boxes * record_size);
+  gconstpointer data[2] = { records, &count_written };
+  gsize sizes[2] = { max_boxes * record_size, 4 };
+  const gfloat nan_value = NAN;
+  gfloat cx = 0, cy = 0, yaw = 0;
+  P3dTestRng rng;
+  GstBuffer *buffer;
+  guint i;
+
+  p3d_test_rng_init (&rng, seed);
+  for (i = 0; i < count; i++) {
+    gfloat score = p3d_test_rng_below (&rng, 64) / 64.0f;
+    gint32 label = (gint32) p3d_test_rng_below (&rng, 3);
+
+    if (i % 6 == 0) {
+      cx = p3d_test_rng_uniform (&rng, 0.0f, 70.0f);
+      cy = p3d_test_rng_uniform (&rng, -35.0f, 35.0f);
+      yaw = p3d_test_rng_uniform (&rng, -3.14f, 3.14f);
+    }
+    if (mode == P3D_NMS_IOU) {
+      P3dBox2d *b = (P3dBox2d *) records + i;
+      gfloat x = cx * 10 + p3d_test_rng_uniform (&rng, -4.0f, 4.0f);
+      gfloat y = cy * 10 + p3d_test_rng_uniform (&rng, -4.0f, 4.0f);
+      gfloat w = p3d_test_rng_uniform (&rng, 10.0f, 40.0f);
+
+      b->x1 = x;
+      b->y1 = y;
+      b->x2 = x + w;
+      b->y2 = y + w * 0.75f;
+      b->score = score;
+      b->label = label;
+    } else {
+      P3dBox3d *b = (P3dBox3d *) records + i;
+
+      b->x = cx + p3d_test_rng_uniform (&rng, -0.8f, 0.8f);
+      b->y = cy + p3d_test_rng_uniform (&rng, -0.8f, 0.8f);
+      b->z = -1.0f;
+      b->dx = p3d_test_rng_uniform (&rng, 3.5f, 4.3f);
+      b->dy = p3d_test_rng_uniform (&rng, 1.5f, 1.8f);
+      b->dz = 1.5f;
+      b->yaw = yaw + p3d_test_rng_uniform (&rng, -0.3f, 0.3f);
+      b->score = score;
+      b->label = label;
+    }
+    /* now and then a record to drop: a NaN first field */
+    if (i % 17 == 16)
+      memcpy (records + i * record_size, &nan_value, 4);
+  }
+  buffer = elemtest_tensors_buffer (2, data, sizes);
+  g_free (records);
+  return buffer;
+}
+
+GST_START_TEST (test_nms)
+{
+  static const struct
+  {
+    P3dNmsMode mode;
+    const gchar *properties;
+  } modes[] = {
+    {P3D_NMS_BEV_ROTATED, "mode=bev-rotated iou-threshold=0.1"},
+    {P3D_NMS_BEV_ALIGNED, "mode=bev-aligned iou-threshold=0.2 per-class=true"},
+    {P3D_NMS_CIRCLE, "mode=circle distance-threshold=1.5 post-max=50"},
+    {P3D_NMS_IOU, "mode=iou iou-threshold=0.5 offset=1 pre-max=300"},
+  };
+  /* the three sorts of the device path: one small block, one large block,
+   * the device radix sort */
+  static const guint capacities[] = { 64, 2000, 6000 };
+  guint m, c, i;
+
+  for (c = 0; c < G_N_ELEMENTS (capacities); c++) {
+    guint max_boxes = capacities[c];
+    /* counts up and down, an empty frame, a full one, and a count above
+     * max-boxes (clamped) */
+    guint counts[] = { max_boxes * 2 / 3, max_boxes / 6, 0, max_boxes,
+      max_boxes / 2, 1, max_boxes
+    };
+    guint32 written[G_N_ELEMENTS (counts)];
+
+    memcpy (written, counts, sizeof (counts));
+    written[G_N_ELEMENTS (counts) - 1] = max_boxes + 10;
+    for (m = 0; m < G_N_ELEMENTS (modes); m++) {
+      GstBuffer *inputs[G_N_ELEMENTS (counts)];
+      gchar *caps = g_strdup_printf ("%s, max-boxes=(int)%u",
+          modes[m].mode == P3D_NMS_IOU ? "application/x-boxes2d" :
+          "application/x-boxes3d", max_boxes);
+      BackendtestSetup setup = { "nms", modes[m].properties, caps,
+        modes[m].mode == P3D_NMS_IOU ? "application/x-boxes2d" :
+            "application/x-boxes3d", ""
+      };
+
+      for (i = 0; i < G_N_ELEMENTS (counts); i++)
+        inputs[i] = boxes_buffer (modes[m].mode, max_boxes, counts[i],
+            written[i], 1000 * c + 10 * m + i);
+      backendtest_compare (&setup, inputs, G_N_ELEMENTS (inputs));
+      backendtest_unref_all (inputs, G_N_ELEMENTS (inputs));
+      g_free (caps);
+    }
+  }
+}
+
+GST_END_TEST;
+
+/* Caps renegotiated to a smaller max-boxes mid-stream: a workspace sized
+ * for the old caps must not read past the new, smaller records tensor when
+ * a frame's count is above max-boxes. */
+GST_START_TEST (test_nms_renegotiated_smaller)
+{
+  guint cuda_out;
+
+  for (cuda_out = 0; cuda_out < 2; cuda_out++) {
+    BackendtestSetup setup = { "nms", "mode=bev-rotated",
+      "application/x-boxes3d, max-boxes=(int)128", "application/x-boxes3d",
+      ""
+    };
+    GstHarness *cpu = backendtest_harness (&setup, "cpu", FALSE);
+    GstHarness *cuda = backendtest_harness (&setup, "cuda", cuda_out);
+    GstBuffer *frames[2];
+    guint f;
+
+    frames[0] = boxes_buffer (P3D_NMS_BEV_ROTATED, 128, 100, 100, 77);
+    frames[1] = boxes_buffer (P3D_NMS_BEV_ROTATED, 32, 32, 100, 78);
+    for (f = 0; f < 2; f++) {
+      gchar *what = g_strdup_printf ("renegotiated nms, frame %u, output in "
+          "%s memory", f, cuda_out ? "CUDA" : "system");
+
+      if (f == 1) {
+        gst_harness_set_src_caps_str (cpu, "application/x-boxes3d, "
+            "max-boxes=(int)32");
+        gst_harness_set_src_caps_str (cuda, "application/x-boxes3d, "
+            "max-boxes=(int)32");
+      }
+      backendtest_push_compare (cpu, cuda, frames[f], cuda_out, what);
+      g_free (what);
+    }
+    backendtest_unref_all (frames, 2);
+    gst_harness_teardown (cpu);
+    gst_harness_teardown (cuda);
+  }
+}
+
+GST_END_TEST;
+
+static Suite *
+nms_cuda_suite (void)
+{
+  Suite *s = suite_create ("nms_cuda");
+  TCase *tc = tcase_create ("general");
+
+  p3d_test_require_gpu ();
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_nms);
+  tcase_add_test (tc, test_nms_renegotiated_smaller);
+  return s;
+}
+
+P3D_CHECK_MAIN (nms_cuda);

@@ -536,9 +536,9 @@ ensure_pool (P3dPcdParse * self, gsize points)
 
     allocator = p3d_cuda_allocator_get (self->active_device_id, &why);
     if (allocator == NULL) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("Cannot output memory:CUDAMemory on CUDA device %d",
-              self->active_device_id), ("%s", why));
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("Cannot output memory:CUDAMemory on CUDA device %d: %s",
+              self->active_device_id, why), ("%s", why));
       g_free (why);
       return FALSE;
     }

@@ -691,8 +691,8 @@ p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
     allocator = p3d_cuda_allocator_get (self->active_device_id, &why);
     if (allocator == NULL) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("Downstream wants CUDA memory but CUDA device %d cannot be used: "
-              "%s", self->active_device_id, why), ("%s", why));
+          ("Cannot output memory:CUDAMemory on CUDA device %d: %s",
+              self->active_device_id, why), ("%s", why));
       g_free (why);
       return FALSE;
     }

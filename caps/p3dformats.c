@@ -38,6 +38,32 @@ p3d_point_format_to_string (P3dPointFormat format)
   return point_formats[format].name;
 }
 
+GType
+p3d_point_format_get_type (void)
+{
+  static gsize type = 0;
+  /* The nicks are the caps strings of point_formats[], so that a
+   * gst-launch line names a format as the caps do. */
+  static const GEnumValue values[] = {
+    {P3D_POINT_FORMAT_AUTO, "Negotiated with downstream (xyzi when "
+          "downstream accepts any)", "auto"},
+    {P3D_POINT_FORMAT_XYZ, "x, y, z", "xyz"},
+    {P3D_POINT_FORMAT_XYZI, "x, y, z, intensity (KITTI)", "xyzi"},
+    {P3D_POINT_FORMAT_XYZIT, "x, y, z, intensity, time offset within the "
+          "sweep in seconds", "xyzit"},
+    {P3D_POINT_FORMAT_XYZIR, "x, y, z, intensity, ring (laser index, 0 the "
+          "lowest; nuScenes)", "xyzir"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("P3dPointFormat", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
 P3dDataFormat
 p3d_data_format_from_string (const gchar * name)
 {

@@ -18,6 +18,10 @@ typedef enum
   P3D_POINT_FORMAT_XYZIR,
 } P3dPointFormat;
 
+/* As the value of an element's format property, UNKNOWN means that no
+ * format is chosen: caps negotiation picks one (see P3D_TYPE_POINT_FORMAT). */
+#define P3D_POINT_FORMAT_AUTO P3D_POINT_FORMAT_UNKNOWN
+
 /* xyzi first: the format a caps fixation picks when nothing decides is the
  * one PointPillars models take. */
 #define P3D_POINT_FORMATS_ALL "{ xyzi, xyz, xyzit, xyzir }"
@@ -46,6 +50,11 @@ typedef struct
 const P3dPointFormatInfo *p3d_point_format_get_info (P3dPointFormat format);
 P3dPointFormat p3d_point_format_from_string (const gchar * name);
 const gchar *p3d_point_format_to_string (P3dPointFormat format);
+
+/* The GEnum of the point formats, for elements' format properties: the
+ * nicks are the caps strings, and 0 is "auto" (P3D_POINT_FORMAT_AUTO). */
+#define P3D_TYPE_POINT_FORMAT (p3d_point_format_get_type ())
+GType p3d_point_format_get_type (void);
 
 typedef enum
 {

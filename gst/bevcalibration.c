@@ -238,7 +238,7 @@ p3d_bev_calibration_parse (const gchar * data, gssize length,
 
   if (!json_parser_load_from_data (parser, data, length, &parse_error)) {
     g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_READ, "%s: not valid JSON: %s", origin,
+        P3D_BEV_CALIBRATION_ERROR_SYNTAX, "%s: not valid JSON: %s", origin,
         parse_error->message);
     g_clear_error (&parse_error);
     goto done;
@@ -285,9 +285,12 @@ p3d_bev_calibration_load (const gchar * path, GError ** error)
   P3dBevCalibration *calibration;
 
   if (!g_file_get_contents (path, &contents, &length, &read_error)) {
+    /* a missing file and one that is there but unreadable (a directory,
+     * no permission) call for different fixes */
     g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_READ, "cannot read %s: %s", path,
-        read_error->message);
+        g_error_matches (read_error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ?
+        P3D_BEV_CALIBRATION_ERROR_NOT_FOUND : P3D_BEV_CALIBRATION_ERROR_READ,
+        "cannot read %s: %s", path, read_error->message);
     g_clear_error (&read_error);
     return NULL;
   }

@@ -28,7 +28,9 @@ GQuark p3d_bev_calibration_error_quark (void);
 
 typedef enum
 {
-  P3D_BEV_CALIBRATION_ERROR_READ,       /* the file cannot be read or parsed */
+  P3D_BEV_CALIBRATION_ERROR_NOT_FOUND,  /* the file does not exist */
+  P3D_BEV_CALIBRATION_ERROR_READ,       /* the file cannot be read */
+  P3D_BEV_CALIBRATION_ERROR_SYNTAX,     /* the text is not JSON */
   P3D_BEV_CALIBRATION_ERROR_SCHEMA,     /* a key is missing or malformed */
   P3D_BEV_CALIBRATION_ERROR_VALUE,      /* a value is not a finite number */
 } P3dBevCalibrationError;

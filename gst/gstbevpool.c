@@ -380,11 +380,20 @@ load_calibration (P3dBevpool * self)
     return NULL;
   }
   calibration = p3d_bev_calibration_load (path, &error);
-  if (calibration == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+  /* as filesrc and the decoders post them: a file that is not there, one
+   * that cannot be read, and content that cannot be used */
+  if (calibration == NULL && g_error_matches (error,
+          P3D_BEV_CALIBRATION_ERROR, P3D_BEV_CALIBRATION_ERROR_NOT_FOUND))
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Calibration file %s does not exist", path), ("%s", error->message));
+  else if (calibration == NULL && g_error_matches (error,
+          P3D_BEV_CALIBRATION_ERROR, P3D_BEV_CALIBRATION_ERROR_READ))
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Cannot read calibration file %s", path), ("%s", error->message));
+  else if (calibration == NULL)
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("Cannot use calibration file %s", path), ("%s", error->message));
-    g_clear_error (&error);
-  }
+  g_clear_error (&error);
   g_free (path);
   return calibration;
 }
@@ -411,7 +420,7 @@ p3d_bevpool_start (GstBaseTransform * trans)
   if (self->calibration == NULL)
     return FALSE;
   if (!grid_from_properties (self, &params, &result)) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Invalid BEV grid: xbound <%g, %g, %g>, ybound <%g, %g, %g>, "
             "zbound <%g, %g, %g>, dbound <%g, %g, %g>, image %ux%u",
             params.xbound[0], params.xbound[1], params.xbound[2],
@@ -552,7 +561,7 @@ update_geometry (P3dBevpool * self, GError ** error)
     GST_OBJECT_LOCK (self);
     path = g_strdup (self->calibration_path);
     GST_OBJECT_UNLOCK (self);
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
         "Calibration of camera %u (%s) cannot be used: its intrinsics or "
         "image augmentation cannot be inverted (calibration %s: %s)", i,
         i < self->calibration->n_cameras ? self->calibration->names[i] :
@@ -682,7 +691,8 @@ apply_calibration_change (P3dBevpool * self)
   if (calibration == NULL)
     return FALSE;
   if (calibration->n_cameras != self->calibration->n_cameras) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+    /* the condition set_info refuses at the start */
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The new calibration has %u cameras, the stream %u",
             calibration->n_cameras, self->calibration->n_cameras), (NULL));
     p3d_bev_calibration_free (calibration);

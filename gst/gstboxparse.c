@@ -526,7 +526,7 @@ finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
 
   if (dropped > 0) {
     if (!self->saturated)
-      GST_ELEMENT_WARNING (self, STREAM, DECODE,
+      GST_ELEMENT_WARNING (self, STREAM, FAILED,
           ("Frame %" G_GUINT64_FORMAT " has %u boxes, more than max-boxes "
               "%u: the last %u were dropped", self->frames_out,
               self->n_box_lines, self->stream_max_boxes, dropped),

@@ -444,7 +444,7 @@ p3d_nms_filter_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     /* a corrupt count: the records tensor holds max-boxes at most */
     if (!self->warned_count)
       GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-          ("Box count %u is larger than max-boxes %u: only %u boxes are read",
+          ("Box count %u is more than max-boxes %u: only %u boxes are read",
               n_boxes, self->max_boxes, self->max_boxes),
           ("posted once per stream; later frames are clamped silently"));
     self->warned_count = TRUE;

@@ -68,7 +68,7 @@ enum
   PROP_STATS,
 };
 
-#define DEFAULT_FORMAT P3D_PCD_PARSE_FORMAT_AUTO
+#define DEFAULT_FORMAT P3D_POINT_FORMAT_AUTO
 #define DEFAULT_DROP_NONFINITE TRUE
 #define DEFAULT_BUFFER_IS_FILE FALSE
 #define DEFAULT_FPS_N 0
@@ -95,30 +95,6 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (SINK_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (SRC_CAPS));
-
-#define P3D_TYPE_PCD_PARSE_FORMAT (p3d_pcd_parse_format_get_type ())
-static GType
-p3d_pcd_parse_format_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {P3D_PCD_PARSE_FORMAT_AUTO, "Negotiated with downstream (xyzi when "
-          "downstream accepts any)", "auto"},
-    {P3D_PCD_PARSE_FORMAT_XYZ, "x, y, z", "xyz"},
-    {P3D_PCD_PARSE_FORMAT_XYZI, "x, y, z, intensity (KITTI)", "xyzi"},
-    {P3D_PCD_PARSE_FORMAT_XYZIT, "x, y, z, intensity, time", "xyzit"},
-    {P3D_PCD_PARSE_FORMAT_XYZIR, "x, y, z, intensity, ring (nuScenes)",
-        "xyzir"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dPcdParseFormat", values);
-
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
 
 #define p3d_pcd_parse_parent_class parent_class
 G_DEFINE_TYPE (P3dPcdParse, p3d_pcd_parse, GST_TYPE_BASE_PARSE);
@@ -160,7 +136,7 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
       g_param_spec_enum ("format", "Format",
           "Point format out; auto takes what downstream asks for (xyzi when "
           "it takes any); a channel the file lacks (intensity, time, ring) "
-          "is 0", P3D_TYPE_PCD_PARSE_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
+          "is 0", P3D_TYPE_POINT_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_DROP_NONFINITE,
       g_param_spec_boolean ("drop-nonfinite", "Drop non-finite points",
           "Leave out points whose x, y or z is NaN or infinite (organized "
@@ -215,7 +191,7 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
   parse_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_event);
   parse_class->src_query = GST_DEBUG_FUNCPTR (p3d_pcd_parse_src_query);
 
-  gst_type_mark_as_plugin_api (P3D_TYPE_PCD_PARSE_FORMAT, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_FORMAT, 0);
   GST_DEBUG_CATEGORY_INIT (p3d_pcd_parse_debug, "pcdparse", 0,
       "PCD files to point clouds");
 }
@@ -413,7 +389,7 @@ p3d_pcd_parse_stop (GstBaseParse * parse)
 static GstCaps *
 possible_caps (P3dPcdParse * self)
 {
-  P3dPcdParseFormat format;
+  P3dPointFormat format;
   GstStructure *s;
   GstCaps *media, *caps;
   gint fps_n, fps_d;
@@ -432,12 +408,11 @@ possible_caps (P3dPcdParse * self)
 
   /* Every format, PREFERRED_FORMAT (xyzi) first as the template lists
    * them. */
-  if (format == P3D_PCD_PARSE_FORMAT_AUTO)
+  if (format == P3D_POINT_FORMAT_AUTO)
     s = gst_structure_from_string (P3D_POINT_CLOUD_CAPS_ALL, NULL);
   else
     s = gst_structure_new (P3D_MEDIA_TYPE_POINT_CLOUD, "format",
-        G_TYPE_STRING, p3d_point_format_to_string ((P3dPointFormat) format),
-        NULL);
+        G_TYPE_STRING, p3d_point_format_to_string (format), NULL);
   if (fps_n > 0)
     gst_structure_set (s, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
   media = gst_caps_new_full (s, NULL);
@@ -561,9 +536,9 @@ ensure_pool (P3dPcdParse * self, gsize points)
 
     allocator = p3d_cuda_allocator_get (self->active_device_id, &why);
     if (allocator == NULL) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("Cannot output memory:CUDAMemory on CUDA device %d",
-              self->active_device_id), ("%s", why));
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("Cannot output memory:CUDAMemory on CUDA device %d: %s",
+              self->active_device_id, why), ("%s", why));
       g_free (why);
       return FALSE;
     }

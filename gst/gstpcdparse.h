@@ -10,14 +10,6 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
-  P3D_PCD_PARSE_FORMAT_AUTO = 0,
-  P3D_PCD_PARSE_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
-  P3D_PCD_PARSE_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
-  P3D_PCD_PARSE_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
-  P3D_PCD_PARSE_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
-} P3dPcdParseFormat;
-
 #define P3D_TYPE_PCD_PARSE (p3d_pcd_parse_get_type())
 G_DECLARE_FINAL_TYPE(P3dPcdParse, p3d_pcd_parse, P3D, PCD_PARSE, GstBaseParse);
 
@@ -36,7 +28,7 @@ struct _P3dPcdParse {
   GstPadChainFunction base_chain;
 
   /* properties, under the object lock */
-  P3dPcdParseFormat format;
+  P3dPointFormat format;
   gboolean drop_nonfinite;
   gboolean buffer_is_file;
   gint fps_n;
@@ -53,7 +45,7 @@ struct _P3dPcdParse {
   guint64 stats_offset;
 
   /* streaming: the properties as they were at start */
-  P3dPcdParseFormat active_format;
+  P3dPointFormat active_format;
   gboolean active_buffer_is_file;
   gint active_fps_n;
   gint active_fps_d;

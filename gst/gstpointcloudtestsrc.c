@@ -76,7 +76,7 @@ enum
 #define DEFAULT_FPS_N P3D_LIDAR_DEFAULT_FPS_N
 #define DEFAULT_FPS_D P3D_LIDAR_DEFAULT_FPS_D
 #define DEFAULT_SEED 0
-#define DEFAULT_FORMAT P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO
+#define DEFAULT_FORMAT P3D_POINT_FORMAT_AUTO
 #define DEFAULT_MOTION TRUE
 #define DEFAULT_CARS P3D_LIDAR_DEFAULT_CARS
 #define DEFAULT_PEDESTRIANS P3D_LIDAR_DEFAULT_PEDESTRIANS
@@ -106,33 +106,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         P3D_MEDIA_TYPE_BOXES3D "(" P3D_CAPS_FEATURE_MEMORY_CUDA "), "
         "max-boxes = (int) [ 1, 1048576 ], "
         "framerate = (fraction) [ 1/2147483647, 2147483647/1 ]"));
-
-#define P3D_TYPE_POINT_CLOUD_TEST_SRC_FORMAT \
-    (p3d_point_cloud_test_src_format_get_type ())
-static GType
-p3d_point_cloud_test_src_format_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO, "Negotiated with downstream "
-          "(xyzi when downstream accepts any)", "auto"},
-    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZ, "x, y, z", "xyz"},
-    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZI, "x, y, z, intensity (KITTI)",
-        "xyzi"},
-    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT, "x, y, z, intensity, time in "
-          "seconds since the start of the revolution", "xyzit"},
-    {P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR, "x, y, z, intensity, ring "
-          "(beam index, 0 the lowest; as nuScenes)", "xyzir"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dPointCloudTestSrcFormat", values);
-
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
 
 #define P3D_TYPE_POINT_CLOUD_TEST_SRC_EMIT \
     (p3d_point_cloud_test_src_emit_get_type ())
@@ -245,7 +218,7 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format",
           "Point format; auto takes what downstream asks for",
-          P3D_TYPE_POINT_CLOUD_TEST_SRC_FORMAT, DEFAULT_FORMAT, PARAM_FLAGS));
+          P3D_TYPE_POINT_FORMAT, DEFAULT_FORMAT, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MOTION,
       g_param_spec_boolean ("motion", "Motion",
           "Objects move from frame to frame; when false every frame is "
@@ -313,7 +286,7 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
       GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_do_seek);
   push_src_class->create = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_create);
 
-  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_TEST_SRC_FORMAT, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_FORMAT, 0);
   gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_TEST_SRC_EMIT, 0);
 
   GST_DEBUG_CATEGORY_INIT (p3d_point_cloud_test_src_debug,
@@ -582,12 +555,11 @@ p3d_point_cloud_test_src_get_caps (GstBaseSrc * src, GstCaps * filter)
   if (self->emit == P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS) {
     /* Every format, PREFERRED_FORMAT (xyzi) first as the template lists
      * them. */
-    if (self->format == P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO)
+    if (self->format == P3D_POINT_FORMAT_AUTO)
       s = gst_structure_from_string (P3D_POINT_CLOUD_CAPS_ALL, NULL);
     else
       s = gst_structure_new (P3D_MEDIA_TYPE_POINT_CLOUD, "format",
-          G_TYPE_STRING,
-          p3d_point_format_to_string ((P3dPointFormat) self->format), NULL);
+          G_TYPE_STRING, p3d_point_format_to_string (self->format), NULL);
   } else {
     s = gst_structure_new (P3D_MEDIA_TYPE_BOXES3D, "max-boxes", G_TYPE_INT,
         (gint) self->max_boxes, NULL);
@@ -719,8 +691,8 @@ p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
     allocator = p3d_cuda_allocator_get (self->active_device_id, &why);
     if (allocator == NULL) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("Downstream wants CUDA memory but CUDA device %d cannot be used: "
-              "%s", self->active_device_id, why), ("%s", why));
+          ("Cannot output memory:CUDAMemory on CUDA device %d: %s",
+              self->active_device_id, why), ("%s", why));
       g_free (why);
       return FALSE;
     }

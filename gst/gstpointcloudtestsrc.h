@@ -13,15 +13,6 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  P3D_POINT_CLOUD_TEST_SRC_FORMAT_AUTO = 0,
-  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
-  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
-  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
-  P3D_POINT_CLOUD_TEST_SRC_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
-} P3dPointCloudTestSrcFormat;
-
-typedef enum
-{
   P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS = 0,
   P3D_POINT_CLOUD_TEST_SRC_EMIT_BOXES = 1,
   P3D_POINT_CLOUD_TEST_SRC_EMIT_CANDIDATES = 2,
@@ -37,7 +28,7 @@ struct _P3dPointCloudTestSrc
 
   /* properties, under the object lock */
   P3dLidarSceneParams params;
-  P3dPointCloudTestSrcFormat format;
+  P3dPointFormat format;
   P3dPointCloudTestSrcEmit emit;
   guint max_boxes;
   guint candidates_per_object;

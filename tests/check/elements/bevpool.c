@@ -580,7 +580,7 @@ GST_END_TEST;
  * error that refuses the start: RESOURCE @code, with the strings that
  * follow (NULL-terminated) in its text. */
 static void
-assert_start_error (const gchar * calibration, gint code, ...)
+assert_start_error (const gchar * calibration, GQuark domain, gint code, ...)
 {
   GstElement *bevpool = gst_element_factory_make ("bevpool", NULL);
   GstBus *bus = gst_bus_new ();
@@ -600,7 +600,7 @@ assert_start_error (const gchar * calibration, gint code, ...)
   fail_unless (message != NULL, "%s: no error", GST_STR_NULL (calibration));
   text = elemtest_message_text (message);
   gst_message_parse_error (message, &error, NULL);
-  fail_unless (error->domain == GST_RESOURCE_ERROR && error->code == code,
+  fail_unless (error->domain == domain && error->code == code,
       "%s: error %s %d: %s", GST_STR_NULL (calibration),
       g_quark_to_string (error->domain), error->code, text);
   va_start (args, code);
@@ -619,7 +619,8 @@ assert_start_error (const gchar * calibration, gint code, ...)
 
 GST_START_TEST (test_no_calibration_is_an_error)
 {
-  assert_start_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND, "calibration", NULL);
+  assert_start_error (NULL, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+      "calibration", NULL);
 }
 
 GST_END_TEST;
@@ -629,10 +630,11 @@ GST_START_TEST (test_unreadable_calibration_is_an_error)
   gchar *dir = bevpoolrig_make_dir ();
   gchar *path = g_build_filename (dir, "missing.json", NULL);
 
-  assert_start_error (path, GST_RESOURCE_ERROR_SETTINGS, path, "cannot read",
-      NULL);
-  /* a directory cannot be read as a file either */
-  assert_start_error (dir, GST_RESOURCE_ERROR_SETTINGS, dir, NULL);
+  assert_start_error (path, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+      path, "does not exist", "cannot read", NULL);
+  /* a directory is there, but cannot be read as a file */
+  assert_start_error (dir, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+      dir, "Cannot read calibration file", NULL);
   g_free (path);
   elemtest_remove_dir (dir);
   g_free (dir);
@@ -650,14 +652,14 @@ GST_START_TEST (test_invalid_json_is_an_error)
   gchar *neither = elemtest_write_file (dir, "neither.json",
       "{\"lidar\": {}}\n");
 
-  assert_start_error (path, GST_RESOURCE_ERROR_SETTINGS, path,
+  assert_start_error (path, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, path,
       "not valid JSON", NULL);
-  assert_start_error (text, GST_RESOURCE_ERROR_SETTINGS, text,
+  assert_start_error (text, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, text,
       "not valid JSON", NULL);
-  assert_start_error (array, GST_RESOURCE_ERROR_SETTINGS, array,
+  assert_start_error (array, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, array,
       "not a JSON object", NULL);
-  assert_start_error (neither, GST_RESOURCE_ERROR_SETTINGS, neither,
-      "cameras", "camera_intrinsics", NULL);
+  assert_start_error (neither, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+      neither, "cameras", "camera_intrinsics", NULL);
   g_free (path);
   g_free (text);
   g_free (array);
@@ -703,13 +705,13 @@ GST_START_TEST (test_missing_key_is_an_error)
   gchar *no_tensor = write_without (dir, "c.json", TRUE, 0, "camera2lidar");
   gchar *no_aug = write_without (dir, "d.json", TRUE, 0, "img_aug_matrix");
 
-  assert_start_error (no_c2l, GST_RESOURCE_ERROR_SETTINGS, no_c2l,
+  assert_start_error (no_c2l, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, no_c2l,
       "cameras[1].camera_to_lidar", NULL);
-  assert_start_error (no_k, GST_RESOURCE_ERROR_SETTINGS, no_k,
+  assert_start_error (no_k, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, no_k,
       "cameras[0].intrinsics", NULL);
-  assert_start_error (no_tensor, GST_RESOURCE_ERROR_SETTINGS, no_tensor,
-      "camera2lidar", NULL);
-  assert_start_error (no_aug, GST_RESOURCE_ERROR_SETTINGS, no_aug,
+  assert_start_error (no_tensor, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+      no_tensor, "camera2lidar", NULL);
+  assert_start_error (no_aug, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, no_aug,
       "img_aug_matrix", NULL);
   g_free (no_c2l);
   g_free (no_k);
@@ -740,10 +742,10 @@ GST_START_TEST (test_3x4_matrix_is_an_error)
   intrinsics = elemtest_write_file (dir, "k.json", json);
   g_free (json);
 
-  assert_start_error (c2l, GST_RESOURCE_ERROR_SETTINGS, c2l,
+  assert_start_error (c2l, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE, c2l,
       "cameras[0].camera_to_lidar", "3 rows", NULL);
-  assert_start_error (intrinsics, GST_RESOURCE_ERROR_SETTINGS, intrinsics,
-      "cameras[0].intrinsics", NULL);
+  assert_start_error (intrinsics, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+      intrinsics, "cameras[0].intrinsics", NULL);
   g_free (c2l);
   g_free (intrinsics);
   elemtest_remove_dir (dir);
@@ -848,9 +850,8 @@ GST_START_TEST (test_singular_intrinsics_is_an_error)
   path = elemtest_write_file (dir, "singular.json", json);
   caps =
       bevpoolrig_caps (&bevpoolrig_small_config, BEVPOOLRIG_DEPTH_BINS, FALSE);
-  text =
-      negotiation_error (path, caps, GST_RESOURCE_ERROR,
-      GST_RESOURCE_ERROR_SETTINGS);
+  text = negotiation_error (path, caps, GST_STREAM_ERROR,
+      GST_STREAM_ERROR_DECODE);
   fail_unless (strstr (text, "intrinsics") != NULL,
       "the error does not " "name the matrix: %s", text);
   fail_unless (strstr (text, "cam1") != NULL,
@@ -936,15 +937,15 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
   g_object_set (bevpool, "calibration", three, NULL);
   fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_ERROR);
-  text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
-      GST_RESOURCE_ERROR_SETTINGS, "3 cameras", "2", NULL);
+  text = elemtest_expect_error (bus, GST_CORE_ERROR,
+      GST_CORE_ERROR_NEGOTIATION, "3 cameras", "2", NULL);
   g_free (text);
 
   g_object_set (bevpool, "calibration", missing, NULL);
   fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
       GST_FLOW_ERROR);
   text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
-      GST_RESOURCE_ERROR_SETTINGS, missing, NULL);
+      GST_RESOURCE_ERROR_NOT_FOUND, missing, NULL);
   g_free (text);
 
   bevpoolrig_frame_clear (&f);

@@ -203,6 +203,10 @@ GST_START_TEST (test_missing_device)
       GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   gst_message_parse_error (message, &error, NULL);
+  /* the error every element posts for a missing device */
+  fail_unless (error->domain == GST_RESOURCE_ERROR
+      && error->code == GST_RESOURCE_ERROR_NOT_FOUND, "%s %d: %s",
+      g_quark_to_string (error->domain), error->code, error->message);
   fail_unless (strstr (error->message, "CUDA device 1000") != NULL, "%s",
       error->message);
   g_error_free (error);

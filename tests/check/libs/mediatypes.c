@@ -1771,14 +1771,23 @@ GST_START_TEST (test_point_formats)
   };
   GstCaps *templ = caps_parse (P3D_POINT_CLOUD_CAPS_ALL);
   GstCaps *voxels_templ = caps_parse (P3D_VOXELS_CAPS_ALL);
+  /* the elements' format property: the caps strings, and "auto" for 0 */
+  GEnumClass *enum_class = g_type_class_ref (P3D_TYPE_POINT_FORMAT);
   guint i;
 
+  fail_unless_equals_int (enum_class->n_values, G_N_ELEMENTS (expected) + 1);
+  fail_unless_equals_int (g_enum_get_value_by_nick (enum_class,
+          "auto")->value, P3D_POINT_FORMAT_AUTO);
+  fail_unless_equals_int (P3D_POINT_FORMAT_AUTO, P3D_POINT_FORMAT_UNKNOWN);
   for (i = 0; i < G_N_ELEMENTS (expected); i++) {
     const P3dPointFormatInfo *finfo =
         p3d_point_format_get_info (expected[i].format);
+    GEnumValue *value = g_enum_get_value (enum_class, expected[i].format);
     gchar *str;
     GstCaps *caps;
 
+    fail_unless (value != NULL);
+    fail_unless_equals_string (value->value_nick, expected[i].name);
     fail_unless_equals_string (p3d_point_format_to_string (expected[i].format),
         expected[i].name);
     fail_unless_equals_int (p3d_point_format_from_string (expected[i].name),
@@ -1822,6 +1831,7 @@ GST_START_TEST (test_point_formats)
       G_N_ELEMENTS (expected));
   gst_caps_unref (templ);
   gst_caps_unref (voxels_templ);
+  g_type_class_unref (enum_class);
 }
 
 GST_END_TEST;

@@ -10,17 +10,22 @@
 
 #define GST_CAT_DEFAULT p3d_caps_debug
 
-/* The features tensor is at most P3D_TENSOR_MAX_BYTES. */
+/* The whole record (features [V][P][F], coords [V][4] int32, count
+ * uint32, as p3d_pillars_info_get_layout()) is at most
+ * P3D_RECORD_MAX_BYTES, so that filesink can write a buffer. */
 static gboolean
-features_size_valid (guint max_voxels, guint max_points, guint channels,
+record_size_valid (guint max_voxels, guint max_points, guint channels,
     P3dDataFormat format)
 {
   guint64 size = (guint64) max_voxels * max_points * channels *
-      p3d_data_format_get_size (format);
+      p3d_data_format_get_size (format) +
+      (guint64) max_voxels * 4 * sizeof (gint32) + sizeof (guint32);
 
-  if (size > P3D_TENSOR_MAX_BYTES) {
-    GST_DEBUG ("refused: a features tensor of %" G_GUINT64_FORMAT " bytes "
-        "is larger than 2 GiB", size);
+  if (size > P3D_RECORD_MAX_BYTES) {
+    GST_DEBUG ("refused: %u voxels of %u points of %u %s features make a "
+        "record of %" G_GUINT64_FORMAT " bytes, more than %" G_GSIZE_FORMAT,
+        max_voxels, max_points, channels, p3d_data_format_to_string (format),
+        size, P3D_RECORD_MAX_BYTES);
     return FALSE;
   }
   return TRUE;
@@ -42,7 +47,7 @@ p3d_pillars_info_set (P3dPillarsInfo * info, P3dDataFormat format,
   g_return_val_if_fail (info != NULL && voxels != NULL, FALSE);
   if (p3d_data_format_get_size (format) == 0
       || p3d_feature_set_get_channels (features) == 0
-      || !features_size_valid (voxels->max_voxels, voxels->max_points,
+      || !record_size_valid (voxels->max_voxels, voxels->max_points,
           p3d_feature_set_get_channels (features), format))
     return FALSE;
   info->format = format;
@@ -87,7 +92,7 @@ p3d_pillars_info_from_caps (P3dPillarsInfo * info, const GstCaps * caps)
       || !p3d_structure_get_voxel_grid (s, &parsed.grid)
       || !p3d_structure_get_framerate (s, &parsed.fps_n, &parsed.fps_d))
     return FALSE;
-  if (!features_size_valid (parsed.max_voxels, parsed.max_points,
+  if (!record_size_valid (parsed.max_voxels, parsed.max_points,
           parsed.channels, parsed.format))
     return FALSE;
   *info = parsed;

@@ -30,6 +30,13 @@ G_BEGIN_DECLS
  * neighbour cannot allocate. */
 #define P3D_TENSOR_MAX_BYTES ((gsize) G_MAXINT32)
 
+/* The largest record (all the tensors of one buffer together) of a media
+ * type of several fixed tensors, in bytes: 0x7ffff000, the most one
+ * write(2) moves on Linux. GStreamer 1.22's filesink, given a buffer of
+ * more, never finishes the short write and grows a sparse file without
+ * end; a record that fits is written whole. */
+#define P3D_RECORD_MAX_BYTES ((gsize) 0x7ffff000)
+
 /* The caps feature of our device memory, and the map flag that asks a
  * P3dCudaMemory for its device pointer instead of a host copy. */
 #define P3D_CAPS_FEATURE_MEMORY_CUDA "memory:CUDAMemory"

@@ -150,13 +150,28 @@ voxels_sizes_valid (guint max_voxels, guint max_points, guint channels)
         P3D_VOXELS_MAX_POINTS);
     return FALSE;
   }
-  /* The points tensor must fit a buffer pool (32-bit sizes). */
-  if ((guint64) max_voxels * max_points * channels * 4 > G_MAXUINT32 / 2) {
-    GST_DEBUG ("refused: %u voxels of %u points of %u channels exceed 2 GiB",
-        max_voxels, max_points, channels);
+  /* The whole record, so that filesink can write a buffer (and with it
+   * every tensor, each smaller than the record, fits a buffer pool). */
+  if (p3d_voxels_get_record_size (max_voxels, max_points, channels) >
+      P3D_RECORD_MAX_BYTES) {
+    GST_DEBUG ("refused: %u voxels of %u points of %u channels make a "
+        "record of %" G_GUINT64_FORMAT " bytes, more than %" G_GSIZE_FORMAT,
+        max_voxels, max_points, channels,
+        p3d_voxels_get_record_size (max_voxels, max_points, channels),
+        P3D_RECORD_MAX_BYTES);
     return FALSE;
   }
   return TRUE;
+}
+
+guint64
+p3d_voxels_get_record_size (guint max_voxels, guint max_points, guint channels)
+{
+  /* points [V][P][C] float32, num-points [V] uint32, coords [V][4] int32,
+   * count uint32: as p3d_voxels_info_get_layout() */
+  return (guint64) max_voxels *max_points * channels * sizeof (gfloat) +
+      (guint64) max_voxels *(sizeof (guint32) + 4 * sizeof (gint32)) +
+      sizeof (guint32);
 }
 
 gboolean

@@ -104,6 +104,11 @@ gboolean p3d_voxels_info_is_equal (const P3dVoxelsInfo * a,
     const P3dVoxelsInfo * b);
 void p3d_voxels_info_get_layout (const P3dVoxelsInfo * info,
     P3dTensorLayout * layout);
+/* Bytes of one buffer (all four tensors) of @max_voxels voxels of
+ * @max_points points of @channels floats; caps whose record is larger
+ * than P3D_RECORD_MAX_BYTES are refused. */
+guint64 p3d_voxels_get_record_size (guint max_voxels, guint max_points,
+    guint channels);
 
 G_END_DECLS
 

@@ -69,6 +69,7 @@ enum
   PROP_SHOW_SCORES,
   PROP_GRID_SPACING,
   PROP_ANNOTATIONS,
+  PROP_VOXELS_OFF_GRID,
 };
 
 /* The KITTI PointPillars area (OpenPCDet), without its z bounds. */
@@ -495,6 +496,13 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           "(top left) and the sensor as an arrow head pointing to +x",
           DEFAULT_ANNOTATIONS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_VOXELS_OFF_GRID,
+      g_param_spec_uint64 ("voxels-off-grid", "Voxels off the grid",
+          "Voxels and pillars not drawn since the start because their x, y "
+          "or z coordinate lies outside the grid of their pad's caps "
+          "(malformed input), each input buffer counted once; the first "
+          "ones also post a warning", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_set_static_metadata (element_class, "BEV renderer",
       "Converter/Video/Lidar",
@@ -711,6 +719,9 @@ p3d_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_ANNOTATIONS:
       g_value_set_boolean (value, self->annotations);
       break;
+    case PROP_VOXELS_OFF_GRID:
+      g_value_set_uint64 (value, self->voxels_off_grid);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -784,6 +795,10 @@ p3d_bev_render_start (GstAggregator * agg)
   self->fps_d = 1;
   self->base_time = GST_CLOCK_TIME_NONE;
   self->frame_index = 0;
+  GST_OBJECT_LOCK (self);
+  self->voxels_off_grid = 0;
+  self->warned_off_grid = FALSE;
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -1341,6 +1356,7 @@ take_buffer (P3dBevRender * self, P3dBevRenderPad * pad, GstBuffer * buffer,
   else
     pad->current = buffer;
   pad->current_format = pad->format;
+  pad->current_counted = FALSE;
   pad->current_time = time;
   pad->current_end = GST_CLOCK_TIME_NONE;
   if (GST_CLOCK_TIME_IS_VALID (time) && GST_CLOCK_TIME_IS_VALID (duration))
@@ -1493,6 +1509,34 @@ draw_points (P3dBevRender * self, P3dBevRenderPad * pad,
   return GST_FLOW_OK;
 }
 
+/* Counts the @outside voxels of a pad's new buffer that lie off @grid;
+ * warns about the first ones since the start, so that a user sees that the
+ * input is malformed without a warning a frame. */
+static void
+count_off_grid (P3dBevRender * self, P3dBevRenderPad * pad, guint outside,
+    const P3dVoxelGrid * grid)
+{
+  gboolean warn;
+
+  if (outside == 0)
+    return;
+  GST_OBJECT_LOCK (self);
+  self->voxels_off_grid += outside;
+  warn = !self->warned_off_grid;
+  self->warned_off_grid = TRUE;
+  GST_OBJECT_UNLOCK (self);
+  GST_DEBUG_OBJECT (pad, "%u voxels with coordinates outside the grid "
+      "%u x %u x %u not drawn", outside, grid->grid[0], grid->grid[1],
+      grid->grid[2]);
+  if (warn)
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("%u voxels on pad %s lie outside the %u x %u x %u grid of their "
+            "caps and were not drawn", outside, GST_PAD_NAME (pad),
+            grid->grid[0], grid->grid[1], grid->grid[2]),
+        ("their coordinates are not voxelize's for these caps; later ones "
+            "are counted in voxels-off-grid without a warning"));
+}
+
 static GstFlowReturn
 draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
     P3dBevCanvas * canvas, const P3dTensorMap * map)
@@ -1528,10 +1572,10 @@ draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
       OCCUPANCY_COLOR);
   p3d_bev_legend_add_swatch (&self->legend, OCCUPANCY_COLOR,
       format->pillars || grid->grid[2] == 1 ? "pillars" : "voxels (any z)");
-  if (outside > 0)
-    GST_WARNING_OBJECT (pad, "%u voxels with coordinates outside the grid "
-        "%u x %u x %u not drawn", outside, grid->grid[0], grid->grid[1],
-        grid->grid[2]);
+  if (!pad->current_counted) {
+    pad->current_counted = TRUE;
+    count_off_grid (self, pad, outside, grid);
+  }
   return GST_FLOW_OK;
 }
 

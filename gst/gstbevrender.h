@@ -72,6 +72,9 @@ struct _P3dBevRenderPad
    * NULL: nothing to draw */
   GstBuffer *current;
   P3dBevRenderFormat current_format;
+  /* its off-grid voxels were counted (it is drawn in every frame until
+   * replaced, but counted once) */
+  gboolean current_counted;
   GstClockTime current_time;
   GstClockTime current_end;
   /* a buffer was taken for the frame being made; one without a time */
@@ -106,6 +109,10 @@ struct _P3dBevRender
 
   /* request pads, under the object lock: the next number of each kind */
   guint next_serial[P3D_BEV_RENDER_N_INPUTS];
+  /* since start, under the object lock: voxels not drawn because their
+   * coordinates lie off their caps' grid; the warning about them given */
+  guint64 voxels_off_grid;
+  gboolean warned_off_grid;
 
   /* streaming: the range drawn (the range property's, or the inputs'
    * caps') and its view, set at each output negotiation */

@@ -82,8 +82,6 @@ enum
 #define PREFERRED_FORMAT "xyzi"
 /* Buffers the pool allocates up front; it grows when more are in flight. */
 #define POOL_MIN_BUFFERS 2
-/* docs/media-types.md: no tensor reaches 2 GiB. */
-#define MAX_TENSOR_BYTES ((gsize) G_MAXINT32)
 
 #define SINK_CAPS P3D_MEDIA_TYPE_PCD "; text/plain; application/octet-stream"
 #define SRC_CAPS \
@@ -518,7 +516,7 @@ static gboolean
 ensure_pool (P3dPcdParse * self, gsize points)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
-  gsize max_points = MAX_TENSOR_BYTES / stride;
+  gsize max_points = P3D_TENSOR_MAX_BYTES / stride;
   GstAllocator *allocator = NULL;
   gsize capacity;
 
@@ -678,13 +676,13 @@ check_output_size (P3dPcdParse * self, guint64 points, gsize held,
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
 
-  if (points <= MAX_TENSOR_BYTES / stride) {
+  if (points <= P3D_TENSOR_MAX_BYTES / stride) {
     *bytes = (gsize) points *stride;
     return GST_FLOW_OK;
   }
   return post_too_large (self, held, "%" G_GUINT64_FORMAT " points of format "
       "%s take more than the %" G_GSIZE_FORMAT " bytes a buffer can hold",
-      points, self->info.finfo->name, MAX_TENSOR_BYTES);
+      points, self->info.finfo->name, P3D_TENSOR_MAX_BYTES);
 }
 
 /* Decodes the file of @size bytes at @data, parsed into @header, into a

@@ -122,14 +122,19 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
       g_param_spec_uint ("max-points", "Max points",
           "Points kept per voxel, the first ones in input order (later ones "
-          "are dropped and counted)", 1, P3D_VOXELS_MAX_POINTS,
+          "are dropped and counted); an output buffer, max-voxels x "
+          "(max-points x channels x 4 + 20) + 4 bytes, must not exceed "
+          "2147479552 (0x7ffff000, what one write can store)", 1,
+          P3D_VOXELS_MAX_POINTS,
           DEFAULT_MAX_POINTS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MAX_VOXELS,
       g_param_spec_uint ("max-voxels", "Max voxels",
           "Voxels kept per frame, the first ones by first point (later ones "
           "are dropped and counted); OpenPCDet uses 40000 for KITTI pillars, "
-          "CenterPoint 160000 for its 3D grid", 1, P3D_VOXELS_MAX_VOXELS,
+          "CenterPoint 160000 for its 3D grid; an output buffer, max-voxels "
+          "x (max-points x channels x 4 + 20) + 4 bytes, must not exceed "
+          "2147479552 (0x7ffff000)", 1, P3D_VOXELS_MAX_VOXELS,
           DEFAULT_MAX_VOXELS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_POST_STATS,
@@ -418,6 +423,34 @@ voxelizer_new (P3dCudaFilter * filter, gpointer * workspace)
       (P3dVoxelizer **) workspace);
 }
 
+/* Why the properties describe no voxels caps for points of @finfo's
+ * format once start() accepted the grid: the record, whose size depends on
+ * the format's channels. */
+static void
+set_settings_error (P3dVoxelize * self, const P3dPointFormatInfo * finfo,
+    GError ** error)
+{
+  guint max_voxels, max_points;
+  guint64 record;
+
+  GST_OBJECT_LOCK (self);
+  max_voxels = self->max_voxels;
+  max_points = self->max_points;
+  GST_OBJECT_UNLOCK (self);
+  record = p3d_voxels_get_record_size (max_voxels, max_points, finfo->channels);
+  if (record > P3D_RECORD_MAX_BYTES) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "max-voxels %u x max-points %u of %s points make output buffers of "
+        "%" G_GUINT64_FORMAT " bytes, more than the %" G_GSIZE_FORMAT
+        " one buffer may hold: lower max-voxels or max-points", max_voxels,
+        max_points, finfo->name, record, P3D_RECORD_MAX_BYTES);
+  } else {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "max-voxels %u, max-points %u, voxel-size and range describe no "
+        "voxels of %s points", max_voxels, max_points, finfo->name);
+  }
+}
+
 static gboolean
 p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -429,11 +462,17 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dVoxelizeParams params;
   P3dResult result;
 
-  if (!p3d_point_cloud_info_from_caps (&in_info, incaps)
-      || !p3d_voxels_info_from_caps (&out_info, outcaps))
+  if (!p3d_point_cloud_info_from_caps (&in_info, incaps))
     return FALSE;
-  if (!voxels_info_for_format (self, in_info.finfo->format, &expected)
-      || expected.finfo != out_info.finfo
+  /* before the output caps, which are bare when the properties fit no
+   * voxels caps (transform_media_caps), so the error names the values */
+  if (!voxels_info_for_format (self, in_info.finfo->format, &expected)) {
+    set_settings_error (self, in_info.finfo, error);
+    return FALSE;
+  }
+  if (!p3d_voxels_info_from_caps (&out_info, outcaps))
+    return FALSE;
+  if (expected.finfo != out_info.finfo
       || expected.max_voxels != out_info.max_voxels
       || expected.max_points != out_info.max_points
       || !p3d_voxel_grid_is_equal (&expected.grid, &out_info.grid)) {

@@ -108,10 +108,12 @@ fuzz_buffer (FuzzReader * reader, const P3dTensorLayout * layout,
   return buffer;
 }
 
-/* The layout that the caps of an output say its buffers have; FALSE for a
- * media type this file does not know (nothing to check). */
+/* The layout that the caps of an output say its buffers have, and the
+ * most its count (the last tensor) may say, 0 for a media type without a
+ * count; FALSE for a media type this file does not know (nothing to
+ * check). */
 static gboolean
-output_layout (GstCaps * caps, P3dTensorLayout * layout)
+output_layout (GstCaps * caps, P3dTensorLayout * layout, guint * capacity)
 {
   const gchar *name = gst_structure_get_name (gst_caps_get_structure (caps,
           0));
@@ -122,24 +124,35 @@ output_layout (GstCaps * caps, P3dTensorLayout * layout)
     if (!p3d_voxels_info_from_caps (&info, caps))
       abort ();
     p3d_voxels_info_get_layout (&info, layout);
+    *capacity = info.max_voxels;
   } else if (g_str_equal (name, P3D_MEDIA_TYPE_PILLAR_FEATURES)) {
     P3dPillarsInfo info;
 
     if (!p3d_pillars_info_from_caps (&info, caps))
       abort ();
     p3d_pillars_info_get_layout (&info, layout);
+    *capacity = info.max_voxels;
+  } else if (g_str_equal (name, P3D_MEDIA_TYPE_BEV_FEATURES)) {
+    P3dBevFeaturesInfo info;
+
+    if (!p3d_bev_features_info_from_caps (&info, caps)
+        || !p3d_bev_features_info_get_layout (&info, layout))
+      abort ();
+    *capacity = 0;
   } else if (g_str_equal (name, P3D_MEDIA_TYPE_BOXES3D)) {
     P3dBoxes3dInfo info;
 
     if (!p3d_boxes3d_info_from_caps (&info, caps))
       abort ();
     p3d_boxes3d_info_get_layout (&info, layout);
+    *capacity = info.max_boxes;
   } else if (g_str_equal (name, P3D_MEDIA_TYPE_BOXES2D)) {
     P3dBoxes2dInfo info;
 
     if (!p3d_boxes2d_info_from_caps (&info, caps))
       abort ();
     p3d_boxes2d_info_get_layout (&info, layout);
+    *capacity = info.max_boxes;
   } else {
     return FALSE;
   }
@@ -155,7 +168,9 @@ check_output (GstSample * sample)
   GstBuffer *buffer = gst_sample_get_buffer (sample);
   P3dTensorLayout layout;
   GstVideoInfo video;
-  guint i;
+  GstMapInfo map;
+  guint capacity, i;
+  guint32 count;
 
   if (caps == NULL || buffer == NULL)
     abort ();
@@ -164,7 +179,7 @@ check_output (GstSample * sample)
       abort ();
     return;
   }
-  if (!output_layout (caps, &layout))
+  if (!output_layout (caps, &layout, &capacity))
     return;
   if (gst_buffer_n_memory (buffer) != layout.n_tensors)
     abort ();
@@ -173,6 +188,17 @@ check_output (GstSample * sample)
             NULL) != layout.size[i])
       abort ();
   }
+  if (capacity == 0)
+    return;
+  /* the outputs are in system memory (backend=cpu, appsink's caps) */
+  if (!gst_memory_map (gst_buffer_peek_memory (buffer, layout.n_tensors - 1),
+          &map, GST_MAP_READ) || map.size != sizeof (count))
+    abort ();
+  memcpy (&count, map.data, sizeof (count));
+  gst_memory_unmap (gst_buffer_peek_memory (buffer, layout.n_tensors - 1),
+      &map);
+  if (count > capacity)
+    abort ();
 }
 
 void

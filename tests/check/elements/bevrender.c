@@ -672,6 +672,96 @@ GST_START_TEST (test_voxels_outside_grid)
 
 GST_END_TEST;
 
+/* A voxels buffer at @pts with @n_off voxels off the test grid (x -5, y
+ * 1e6 and z 9 in turn) and one on it. */
+static GstBuffer *
+off_grid_buffer (const P3dVoxelsInfo * info, guint n_off, GstClockTime pts)
+{
+  P3dTensorLayout layout;
+  GstBuffer *buffer;
+  guint8 *tensors[4];
+  guint32 one = 1, count = n_off + 1;
+  guint i;
+
+  p3d_voxels_info_get_layout (info, &layout);
+  buffer = zero_buffer (&layout, tensors);
+  for (i = 0; i < n_off; i++) {
+    const gint32 c[4] = { 0, i % 3 == 2 ? 9 : 0, i % 3 == 1 ? 1000000 : 0,
+      i % 3 == 0 ? -5 : 0
+    };
+
+    memcpy (tensors[P3D_VOXELS_TENSOR_COORDS] + (gsize) i * 16, c, 16);
+  }
+  set_coords (tensors[P3D_VOXELS_TENSOR_COORDS], n_off, 30, 40);
+  for (i = 0; i <= n_off; i++)
+    memcpy (tensors[P3D_VOXELS_TENSOR_NUM_POINTS] + i * 4, &one, 4);
+  memcpy (tensors[P3D_VOXELS_TENSOR_COUNT], &count, 4);
+  GST_BUFFER_PTS (buffer) = pts;
+  return buffer;
+}
+
+/* The off-grid voxels are readable in voxels-off-grid, each buffer counted
+ * once although it is drawn in every frame until a newer one comes (7 in
+ * the buffer at 0 drawn in frames 0-2, then 3 or none in the one at
+ * 300 ms), and the first ones post one warning with their number and
+ * pad. */
+GST_START_TEST (test_voxels_off_grid_counted)
+{
+  P3dVoxelsInfo info;
+  guint run;
+
+  p3d_voxels_info_init (&info);
+  fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI, 16, 4,
+          test_voxel_size, test_range));
+  for (run = 0; run < 2; run++) {
+    Render *render = render_new (VIEW);
+    GstElement *voxels = render_add_input (render, "voxels_0",
+        p3d_voxels_info_to_caps (&info));
+    GstBus *bus = gst_element_get_bus (render->pipeline);
+    GstMessage *message;
+    GPtrArray *samples;
+    GstSample *sample;
+    GError *error = NULL;
+    guint64 off_grid = G_MAXUINT64;
+    guint warnings = 0;
+
+    g_object_get (render->render, "voxels-off-grid", &off_grid, NULL);
+    fail_unless_equals_uint64 (off_grid, 0);
+    render_start (render);
+    push (voxels, off_grid_buffer (&info, 7, 0));
+    push (voxels, off_grid_buffer (&info, run == 0 ? 3 : 0, 300 * MS));
+    end_inputs (render);
+    /* not render_collect (): popping its error would drop the warnings */
+    samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
+        gst_sample_unref);
+    while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (render->sink))))
+      g_ptr_array_add (samples, sample);
+    fail_unless_equals_int (samples->len, 4);
+    g_object_get (render->render, "voxels-off-grid", &off_grid, NULL);
+    fail_unless_equals_uint64 (off_grid, run == 0 ? 10 : 7);
+
+    while ((message = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING |
+                GST_MESSAGE_ERROR))) {
+      fail_if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR);
+      gst_message_parse_warning (message, &error, NULL);
+      fail_unless (g_error_matches (error, GST_STREAM_ERROR,
+              GST_STREAM_ERROR_FORMAT), "%s", error->message);
+      fail_unless_equals_string (error->message, "7 voxels on pad voxels_0 "
+          "lie outside the 100 x 100 x 1 grid of their caps and were not "
+          "drawn");
+      g_clear_error (&error);
+      gst_message_unref (message);
+      warnings++;
+    }
+    fail_unless_equals_int (warnings, 1);
+    gst_object_unref (bus);
+    g_ptr_array_unref (samples);
+    render_free (render);
+  }
+}
+
+GST_END_TEST;
+
 /* 2 channels on a 4 x 4 grid of 5 m cells over the test range, cell
  * magnitudes 1, 2.5 and 4 at x [5, 10) and y [-10, -5), [-5, 0), [0, 5):
  * brighter as larger, 4 at the top of the heat map, zero cells not drawn.
@@ -1661,6 +1751,7 @@ bevrender_suite (void)
   tcase_add_test (tc, test_voxel_cell);
   tcase_add_test (tc, test_pillar_cells);
   tcase_add_test (tc, test_voxels_outside_grid);
+  tcase_add_test (tc, test_voxels_off_grid_counted);
   tcase_add_test (tc, test_features_heat_map);
   tcase_add_test (tc, test_layer_order);
   tcase_add_test (tc, test_timestamps_matched);

@@ -382,6 +382,54 @@ GST_START_TEST (test_invalid_grid_is_an_error)
 
 GST_END_TEST;
 
+/* 131071 voxels of 1024 xyzi points: a points tensor below 2 GiB, but a
+ * record of 2150088688 bytes, more than one write(2) stores, so more than
+ * filesink can write; refused once the input format is known, with the
+ * values, and the blurbs state the bound. */
+GST_START_TEST (test_record_too_large_is_an_error)
+{
+  GstElement *pipeline = gst_parse_launch ("fakesrc num-buffers=1 ! "
+      "application/x-point-cloud,format=xyzi ! voxelize backend=cpu "
+      "max-voxels=131071 max-points=1024 ! fakesink", NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstElement *voxelize;
+  GstMessage *msg;
+  GError *error = NULL;
+  gchar *limit;
+  const gchar *prop, *blurb;
+  guint i;
+
+  fail_unless (pipeline != NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &error, NULL);
+  fail_unless (g_error_matches (error, GST_LIBRARY_ERROR,
+          GST_LIBRARY_ERROR_SETTINGS), "%s", error->message);
+  fail_unless (strstr (error->message, "max-voxels 131071 x max-points 1024 "
+          "of xyzi points") != NULL, "message: %s", error->message);
+  fail_unless (strstr (error->message, "2150088688 bytes, more than the "
+          "2147479552") != NULL, "message: %s", error->message);
+  g_clear_error (&error);
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+
+  voxelize = gst_element_factory_make ("voxelize", NULL);
+  limit = g_strdup_printf ("%" G_GSIZE_FORMAT, P3D_RECORD_MAX_BYTES);
+  for (i = 0; i < 2; i++) {
+    prop = i == 0 ? "max-voxels" : "max-points";
+    blurb = g_param_spec_get_blurb (g_object_class_find_property
+        (G_OBJECT_GET_CLASS (voxelize), prop));
+    fail_unless (strstr (blurb, limit) != NULL, "%s: %s", prop, blurb);
+  }
+  g_free (limit);
+  gst_object_unref (voxelize);
+}
+
+GST_END_TEST;
+
 /* A voxelize on @bus, started with @voxel_size and @range: the bus is set
  * before the harness starts it, so a warning posted at start is seen. */
 static GstHarness *
@@ -563,6 +611,7 @@ voxelize_suite (void)
   tcase_add_test (tc, test_post_stats_messages);
   tcase_add_test (tc, test_truncated_buffer_is_an_error);
   tcase_add_test (tc, test_invalid_grid_is_an_error);
+  tcase_add_test (tc, test_record_too_large_is_an_error);
   tcase_add_test (tc, test_properties_round_trip);
   tcase_add_test (tc, test_effective_range);
   return s;

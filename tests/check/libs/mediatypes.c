@@ -16,6 +16,9 @@
 
 /* Below 2 GiB: the largest tensor a caps may describe. */
 #define TENSOR_LIMIT ((guint64) G_MAXUINT32 / 2)
+/* The largest record of voxels or pillar features: the most one write(2)
+ * stores on Linux, so that filesink can write one buffer. */
+#define RECORD_LIMIT G_GUINT64_CONSTANT (0x7ffff000)
 
 typedef union
 {
@@ -971,8 +974,9 @@ GST_START_TEST (test_voxels_random)
         small ? 200000 : P3D_VOXELS_MAX_VOXELS);
     guint max_points = 1 + p3d_test_rng_below (&rng,
         small ? 64 : P3D_VOXELS_MAX_POINTS);
-    gboolean valid =
-        (guint64) max_voxels * max_points * channels * 4 <= TENSOR_LIMIT;
+    /* points, num-points, coords (4 x int32) and the count */
+    gboolean valid = (guint64) max_voxels * (max_points * channels * 4 + 4 +
+        16) + 4 <= RECORD_LIMIT;
     gdouble size[3], range[6];
     guint cells[3];
 
@@ -1023,16 +1027,28 @@ GST_START_TEST (test_voxels_limits)
   fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZIR, 1,
           P3D_VOXELS_MAX_POINTS, tiny, unit));
   check_round_trip (type, &info);
-  /* the points tensor just below 2 GiB, and at 2 GiB */
+  /* the record at its limit: 226623 x (591 x 4 x 4 + 20) + 4 bytes is
+   * 0x7ffff000; one voxel more, or one point more per voxel, is past it */
   fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI,
-          P3D_VOXELS_MAX_VOXELS - 1, 32, tiny, unit));
+          226623, 591, tiny, unit));
   check_round_trip (type, &info);
+  fail_unless_equals_uint64 (p3d_voxels_get_record_size (226623, 591, 4),
+      RECORD_LIMIT);
   fail_if (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI,
-          P3D_VOXELS_MAX_VOXELS, 32, tiny, unit));
-  fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZIR,
-          P3D_VOXELS_MAX_VOXELS, 25, tiny, unit));
-  fail_if (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZIR,
-          P3D_VOXELS_MAX_VOXELS, 26, tiny, unit));
+          226624, 591, tiny, unit));
+  fail_if (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI,
+          226623, 592, tiny, unit));
+  /* xyz at its limit too: 226623 x (788 x 3 x 4 + 20) + 4 */
+  fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZ,
+          226623, 788, tiny, unit));
+  fail_if (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZ,
+          226624, 788, tiny, unit));
+  /* a points tensor below 2 GiB (2147467264 bytes) whose record is not:
+   * 2150088688 bytes */
+  fail_if (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI,
+          131071, 1024, tiny, unit));
+  fail_unless_equals_uint64 (p3d_voxels_get_record_size (131071, 1024, 4),
+      G_GUINT64_CONSTANT (2150088688));
 }
 
 GST_END_TEST;
@@ -1052,13 +1068,14 @@ GST_START_TEST (test_voxels_caps_fields)
   check_patch (VOXELS, "max-points=-32", FALSE);
   check_patch (VOXELS, "max-points=1024, max-voxels=1", TRUE);
   check_patch (VOXELS, "max-points=1025, max-voxels=1", FALSE);
-  /* the points tensor: below 2 GiB, not at it */
-  check_patch (VOXELS, "max-voxels=4194303, max-points=32", TRUE);
-  check_patch (VOXELS, "max-voxels=4194304, max-points=32", FALSE);
-  check_patch (VOXELS, "format=xyzir, channels=5, max-voxels=4194304, "
-      "max-points=25", TRUE);
-  check_patch (VOXELS, "format=xyzir, channels=5, max-voxels=4194304, "
-      "max-points=26", FALSE);
+  /* the record: at 0x7ffff000 bytes, not past it */
+  check_patch (VOXELS, "max-voxels=226623, max-points=591", TRUE);
+  check_patch (VOXELS, "max-voxels=226624, max-points=591", FALSE);
+  check_patch (VOXELS, "max-voxels=226623, max-points=592", FALSE);
+  check_patch (VOXELS, "max-voxels=131071, max-points=1024", FALSE);
+  /* 1737443 x (76 x 4 x 4 + 20) + 4 is the limit too */
+  check_patch (VOXELS, "max-voxels=1737443, max-points=76", TRUE);
+  check_patch (VOXELS, "max-voxels=1737444, max-points=76", FALSE);
 
   /* format and channels must agree */
   check_patch (VOXELS, "format=xyz, channels=3", TRUE);
@@ -1362,11 +1379,21 @@ GST_START_TEST (test_pillars)
   check_patch (PILLARS, "max-points=0", FALSE);
   check_patch (PILLARS, "max-points=1024, max-voxels=1", TRUE);
   check_patch (PILLARS, "max-points=1025, max-voxels=1", FALSE);
-  /* the F32 features tensor: below 2 GiB, not beyond */
-  check_patch (PILLARS, "features=pointpillars-11, max-voxels=4194304, "
-      "max-points=11", TRUE);
-  check_patch (PILLARS, "features=pointpillars-11, max-voxels=4194304, "
-      "max-points=12", FALSE);
+  /* the F32 record: 226623 x (215 x 11 x 4 + 16) + 4 is 0x7ffff000 bytes;
+   * one voxel or one point more is past it */
+  check_patch (PILLARS, "features=pointpillars-11, max-voxels=226623, "
+      "max-points=215", TRUE);
+  check_patch (PILLARS, "features=pointpillars-11, max-voxels=226624, "
+      "max-points=215", FALSE);
+  check_patch (PILLARS, "features=pointpillars-11, max-voxels=226623, "
+      "max-points=216", FALSE);
+  /* a features tensor below 2 GiB (2147459072 bytes) whose record is
+   * not (2148221668 bytes) */
+  check_patch (PILLARS, "features=pointpillars-11, max-voxels=47662, "
+      "max-points=1024", FALSE);
+  /* F16: 1737443 x (61 x 10 x 2 + 16) + 4 is the limit */
+  check_patch (PILLARS, "format=F16, max-voxels=1737443, max-points=61", TRUE);
+  check_patch (PILLARS, "format=F16, max-voxels=1737444, max-points=61", FALSE);
   check_patch (PILLARS, "grid=<432,496,2>", FALSE);
   check_patch (PILLARS, "grid=<432,496>", FALSE);
   check_patch (PILLARS, "voxel-size=<0.16,0.16>", FALSE);
@@ -1407,17 +1434,19 @@ GST_START_TEST (test_pillars_set_gives_readable_caps)
 
 GST_END_TEST;
 
-/* The 2 GiB limit is on the tensor's bytes: an F16 tensor is half the size
- * of the F32 one, as camera and BEV features count it. */
+/* The record limit counts the features' bytes: an F16 tensor is half the
+ * size of the F32 one, as camera and BEV features count it. */
 GST_START_TEST (test_pillars_f16_limit)
 {
   /* 2^22 * 12 * 11 * 2 bytes = 1.03 GiB of F16 */
   check_patch (PILLARS, "format=F16, features=pointpillars-11, "
       "max-voxels=4194304, max-points=12", TRUE);
+  /* 2^22 * (22 * 11 * 2 + 16) + 4 = 2097152004 bytes; with 23 points,
+   * 2189426692 */
   check_patch (PILLARS, "format=F16, features=pointpillars-11, "
-      "max-voxels=4194304, max-points=23", TRUE);
+      "max-voxels=4194304, max-points=22", TRUE);
   check_patch (PILLARS, "format=F16, features=pointpillars-11, "
-      "max-voxels=4194304, max-points=24", FALSE);
+      "max-voxels=4194304, max-points=23", FALSE);
 }
 
 GST_END_TEST;

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "gstpointcloudtestsrc.h"
+#include "p3dcudafilter.h"
 #include "runtime.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_point_cloud_test_src_debug);
@@ -150,6 +151,8 @@ static GstCaps *p3d_point_cloud_test_src_fixate (GstBaseSrc * src,
 static gboolean p3d_point_cloud_test_src_set_caps (GstBaseSrc * src,
     GstCaps * caps);
 static gboolean p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src,
+    GstQuery * query);
+static gboolean p3d_point_cloud_test_src_query (GstBaseSrc * src,
     GstQuery * query);
 static gboolean p3d_point_cloud_test_src_is_seekable (GstBaseSrc * src);
 static gboolean p3d_point_cloud_test_src_do_seek (GstBaseSrc * src,
@@ -278,6 +281,7 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
   base_src_class->fixate = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_fixate);
   base_src_class->set_caps =
       GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_set_caps);
+  base_src_class->query = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_query);
   base_src_class->decide_allocation =
       GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_decide_allocation);
   base_src_class->is_seekable =
@@ -673,6 +677,34 @@ p3d_point_cloud_test_src_set_caps (GstBaseSrc * src, GstCaps * caps)
 
 /* Our own tensor pool, in the negotiated memory, whatever downstream
  * proposed: the layout (one tensor per GstMemory) is ours to decide. */
+/* A device named by cuda-device-id is shared with the CUDA filters
+ * downstream (the "p3d.cuda.device" context): one with cuda-device-id=-1
+ * then starts on the device our buffers will be on, rather than on device
+ * 0 and moving there at the first frame. */
+static gboolean
+p3d_point_cloud_test_src_query (GstBaseSrc * src, GstQuery * query)
+{
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
+    const gchar *type = NULL;
+    gint device_id;
+
+    gst_query_parse_context_type (query, &type);
+    GST_OBJECT_LOCK (self);
+    device_id = self->cuda_device_id;
+    GST_OBJECT_UNLOCK (self);
+    if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0 && device_id >= 0) {
+      GstContext *context = p3d_cuda_device_context_new (device_id);
+
+      gst_query_set_context (query, context);
+      gst_context_unref (context);
+      return TRUE;
+    }
+  }
+  return GST_BASE_SRC_CLASS (parent_class)->query (src, query);
+}
+
 static gboolean
 p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
 {

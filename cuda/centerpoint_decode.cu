@@ -10,13 +10,14 @@
 //     candidates and compacts the boxes that pass the range (block scan, so
 //     the order is kept).
 //  4. mask_kernel: 64 x 64 tiles of the pairwise suppression bits per task,
-//     four threads to a row (16 columns each), from each box's NMS view
+//     eight threads to a row (8 columns each), from each box's NMS view
 //     (p3d_cp_nms_rect) made once in decode_kernel, not once per pair.
 //  5. reduce_kernel: one warp per task walks its boxes best first, keeping
 //     a box unless a kept one suppressed it, up to post_max_size, 64 boxes
 //     (one mask word) at a time: the chunk's own bits are fetched for all
 //     its rows at once and walked from registers, and only then are the
-//     kept rows' later words gathered, so the walk never waits on a load;
+//     kept rows' later words gathered, several rows' loads in flight, so
+//     the walk never waits on a load;
 //     then the block writes the tasks' kept boxes one after another, zeroes
 //     the rest of the output and writes the count.
 #include <cuda_runtime.h>
@@ -33,7 +34,9 @@ namespace {
 constexpr unsigned kScoreThreads = 256;
 constexpr unsigned kDecodeThreads = 256;
 constexpr unsigned kMaskTile = 64;
-constexpr unsigned kMaskRowThreads = 4;
+constexpr unsigned kMaskRowThreads = 8;
+// kept rows whose later mask words a lane loads at once in reduce_kernel
+constexpr unsigned kGatherBatch = 8;
 constexpr unsigned kMaskThreads = kMaskTile * kMaskRowThreads;
 // reduce_kernel's lanes hold two mask words each
 static_assert(P3D_CENTERPOINT_MAX_NUM <= 64 * 64, "at most 64 mask words");
@@ -153,7 +156,7 @@ __global__ void __launch_bounds__(kMaskThreads)
     row_bits[threadIdx.x] = 0;
   }
   __syncthreads();
-  // thread t: row t % 64 of the tile, columns 16 (t / 64) .. + 15
+  // thread t: row t % 64 of the tile, columns 8 (t / 64) .. + 7
   const uint32_t r = threadIdx.x % kMaskTile;
   const uint32_t part = threadIdx.x / kMaskTile;
   const uint32_t i = row_tile * kMaskTile + r;
@@ -216,14 +219,27 @@ __global__ void reduce_kernel(const P3dCenterPointParams p, Workspace w,
           count++;
           current |= row_word;
         }
-        // the kept rows' later words, each lane its own
+        // the kept rows' later words, each lane its own, kGatherBatch rows'
+        // loads in flight at once
+        const bool lo = lane > chunk && lane < words;
+        const bool hi = lane + 32 > chunk && lane + 32 < words;
         while (kept_bits != 0) {
-          const uint32_t k = __ffsll((long long)kept_bits) - 1;
-          kept_bits &= kept_bits - 1;
-          const unsigned long long *row = mask + (size_t)(base + k) * words;
-          if (lane > chunk && lane < words) removed0 |= row[lane];
-          if (lane + 32 > chunk && lane + 32 < words)
-            removed1 |= row[lane + 32];
+          unsigned long long got_lo[kGatherBatch], got_hi[kGatherBatch];
+#pragma unroll
+          for (uint32_t u = 0; u < kGatherBatch; u++) {
+            got_lo[u] = got_hi[u] = 0;
+            if (kept_bits == 0) continue;
+            const uint32_t k = __ffsll((long long)kept_bits) - 1;
+            kept_bits &= kept_bits - 1;
+            const unsigned long long *row = mask + (size_t)(base + k) * words;
+            if (lo) got_lo[u] = row[lane];
+            if (hi) got_hi[u] = row[lane + 32];
+          }
+#pragma unroll
+          for (uint32_t u = 0; u < kGatherBatch; u++) {
+            removed0 |= got_lo[u];
+            removed1 |= got_hi[u];
+          }
         }
       }
     }

@@ -9,7 +9,8 @@
 // reads the tile's map entries, writes zeros to every channel of the empty
 // cells (coalesced: consecutive threads, consecutive cells of one channel
 // plane), and for the tile's pillars, a chunk at a time, stages their
-// features in shared memory, rows padded with zeros to kInPad floats.  Each
+// features in shared memory (a warp per pillar, kStageBatch loads in flight
+// per lane), rows padded with zeros to kInPad floats.  Each
 // warp then takes a pillar at a time, each lane one output channel whose
 // weights it holds in registers: the slot's features are one broadcast
 // read for the whole warp, so the work is the FMAs themselves (the previous
@@ -30,8 +31,16 @@
 
 namespace {
 
-constexpr unsigned kTileCells = 256;
-constexpr unsigned kWarps = kTileCells / 32;
+// A tile of 64 cells per block of 256 threads: the tiles near the sensor,
+// where every cell holds a pillar, are the slowest blocks, and small tiles
+// spread them over more multiprocessors (256-cell tiles took 117 us on the
+// nuScenes frame, docs/performance.md).
+constexpr unsigned kTileCells = 64;
+constexpr unsigned kThreads = 256;
+constexpr unsigned kWarps = kThreads / 32;
+// feature values a lane loads before it stores any while staging: loads in
+// flight together instead of one global latency each
+constexpr unsigned kStageBatch = 8;
 // Dynamic shared memory a block may use without opting in (48 KiB), less
 // the static arrays and some room.
 constexpr size_t kSharedBudget = 44 * 1024;
@@ -77,7 +86,7 @@ __device__ __forceinline__ void store(void *canvas, size_t at, float value,
 }
 
 template <uint32_t kInPad>
-__global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
+__global__ void __launch_bounds__(kThreads) encode_kernel(EncodeArgs a) {
   extern __shared__ float4 shared_rows[];
   // [chunk][max_points][kInPad]: every row 16-byte aligned
   float *x = reinterpret_cast<float *>(shared_rows);
@@ -101,19 +110,21 @@ __global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
   if (thread == 0) list_count = 0;
   __syncthreads();
 
-  const uint32_t cell = tile_start + thread;
+  // thread t: cell t % 64 of the tile, channels t / 64, + 4, ... of it
+  const uint32_t cell = tile_start + thread % kTileCells;
   bool owned = false;
   if (cell < a.cells) {
     const unsigned long long entry = a.owner[cell];
-    if ((uint32_t)(entry >> 32) == a.generation) {
-      owned = true;
+    owned = (uint32_t)(entry >> 32) == a.generation;
+    if (owned && thread < kTileCells) {
       const uint32_t k = atomicAdd(&list_count, 1u);
       list_cell[k] = cell;
       list_pillar[k] = (uint32_t)entry;
     }
   }
   if (cell < a.cells && !owned) {
-    for (uint32_t c = 0; c < a.out_channels; c++)
+    for (uint32_t c = thread / kTileCells; c < a.out_channels;
+         c += kThreads / kTileCells)
       store(a.canvas, (size_t)c * a.cells + cell, 0.0f, a.half_out);
   }
   __syncthreads();
@@ -121,24 +132,36 @@ __global__ void __launch_bounds__(kTileCells) encode_kernel(EncodeArgs a) {
 
   for (uint32_t first = 0; first < pillars; first += a.chunk_pillars) {
     const uint32_t n = min(a.chunk_pillars, pillars - first);
-    // the chunk's features as float, rows padded with zeros
-    for (uint32_t j = thread; j < n * pillar_floats; j += kTileCells) {
-      const uint32_t p = j / pillar_floats;
-      const uint32_t r = j - p * pillar_floats;
-      const uint32_t s = r / kInPad;
-      const uint32_t i = r - s * kInPad;
-      float v = 0.0f;
-      if (i < a.in_channels) {
-        const size_t at = (size_t)list_pillar[first + p] * a.pillar_values +
-                          s * a.in_channels + i;
-        v = a.half_in
-                ? __half2float(static_cast<const __half *>(a.features)[at])
-                : static_cast<const float *>(a.features)[at];
+    // the chunk's features as float, rows padded with zeros: a warp per
+    // pillar, its lanes along the pillar's contiguous values
+    for (uint32_t p = warp; p < n; p += kWarps) {
+      const size_t src = (size_t)list_pillar[first + p] * a.pillar_values;
+      float *dst = x + p * pillar_floats;
+      for (uint32_t r0 = 0; r0 < pillar_floats; r0 += 32 * kStageBatch) {
+        float v[kStageBatch];
+#pragma unroll
+        for (uint32_t u = 0; u < kStageBatch; u++) {
+          const uint32_t r = r0 + u * 32 + lane;
+          const uint32_t s = r / kInPad;
+          const uint32_t i = r - s * kInPad;
+          v[u] = 0.0f;
+          if (r < pillar_floats && i < a.in_channels) {
+            const size_t at = src + s * a.in_channels + i;
+            v[u] =
+                a.half_in
+                    ? __half2float(static_cast<const __half *>(a.features)[at])
+                    : static_cast<const float *>(a.features)[at];
+          }
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < kStageBatch; u++) {
+          const uint32_t r = r0 + u * 32 + lane;
+          if (r < pillar_floats) dst[r] = v[u];
+        }
       }
-      x[j] = v;
     }
     __syncthreads();
-    for (uint32_t j = thread; j < n * a.max_points; j += kTileCells) {
+    for (uint32_t j = thread; j < n * a.max_points; j += kThreads) {
       const float4 *row = reinterpret_cast<const float4 *>(x + j * kInPad);
       bool used = false;
 #pragma unroll
@@ -352,6 +375,6 @@ extern "C" P3dResult p3d_pillarencode_cuda(P3dPillarEncoder *encoder,
   if (kernel == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
   const unsigned encode_blocks =
       (unsigned)((cells + kTileCells - 1) / kTileCells);
-  kernel<<<encode_blocks, kTileCells, encoder->shared_bytes, stream>>>(args);
+  kernel<<<encode_blocks, kThreads, encoder->shared_bytes, stream>>>(args);
   return cudaGetLastError();
 }

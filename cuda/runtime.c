@@ -163,33 +163,53 @@ p3d_cuda_memcpy_dtod (void *dst, const void *src, size_t size,
   return cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToDevice, stream);
 }
 
+/* What p3d_cuda_enable_peer_access() found for (current, peer) in this
+ * process: 0 not asked yet, 1 on, 2 not possible.  Peer access belongs to
+ * the process's contexts, and asking CUDA again is an error it reports
+ * (compute-sanitizer counts it), so each pair is asked once. */
+#define PEER_PAIRS 64
+static int peer_pairs[PEER_PAIRS][PEER_PAIRS];
+
 P3dResult
 p3d_cuda_enable_peer_access (int peer, int *enabled)
 {
-  int current = -1, can = 0;
+  int current = -1, can = 0, known = 0;
   cudaError_t err;
 
   *enabled = 0;
   err = cudaGetDevice (&current);
-  if (err == cudaSuccess)
-    err = cudaDeviceCanAccessPeer (&can, current, peer);
   if (err != cudaSuccess)
     return err;
   if (current == peer) {
     *enabled = 1;
     return P3D_OK;
   }
-  if (!can)
+  if (current < PEER_PAIRS && peer >= 0 && peer < PEER_PAIRS)
+    known = __atomic_load_n (&peer_pairs[current][peer], __ATOMIC_ACQUIRE);
+  if (known != 0) {
+    *enabled = known == 1;
     return P3D_OK;
+  }
+  err = cudaDeviceCanAccessPeer (&can, current, peer);
+  if (err != cudaSuccess)
+    return err;
+  if (!can) {
+    if (current < PEER_PAIRS && peer >= 0 && peer < PEER_PAIRS)
+      __atomic_store_n (&peer_pairs[current][peer], 2, __ATOMIC_RELEASE);
+    return P3D_OK;
+  }
   err = cudaDeviceEnablePeerAccess (peer, 0);
   if (err == cudaErrorPeerAccessAlreadyEnabled) {
-    /* reported as the last error too: cleared, so that a later launch
+    /* another thread of ours, or other code in the process, came first;
+     * reported as the last error too: cleared, so that a later launch
      * check does not take it for its own */
     (void) cudaGetLastError ();
     err = cudaSuccess;
   }
   if (err != cudaSuccess)
     return err;
+  if (current < PEER_PAIRS && peer >= 0 && peer < PEER_PAIRS)
+    __atomic_store_n (&peer_pairs[current][peer], 1, __ATOMIC_RELEASE);
   *enabled = 1;
   return P3D_OK;
 }

@@ -10,7 +10,7 @@
  *    cut), so that the threshold is the only place where a box can flip:
  *    every box scoring more than threshold + 0.01 on one side has a match
  *    on the other (same label, position within 0.05 m, sizes within 5 %,
- *    yaw within 0.05 rad, score within 0.02), and the counts differ by at
+ *    yaw within 0.1 rad, score within 0.02), and the counts differ by at
  *    most the boxes within 0.01 of the threshold. With the model's NMS a
  *    flip can change a suppression: the counts are compared within
  *    2 + 25 %.
@@ -32,6 +32,12 @@
 
 #define CUDA_FEATURE "(" P3D_CAPS_FEATURE_MEMORY_CUDA ")"
 #define F16_MARGIN 0.01
+/* yaw is atan2 (sin, cos) of two head outputs: their F16 rounding turns
+ * into a yaw error inversely proportional to |(sin, cos)|, which the random
+ * weights of these small models do not keep near 1 (the largest seen on the
+ * H100, 0.055 rad, for a box whose centre, size and score matched within
+ * 0.002); position, size and score keep their tight bounds */
+#define F16_YAW_TOLERANCE 0.1
 
 static GstHarness *
 harness (const gchar * launch, const gchar * src_caps,
@@ -262,7 +268,7 @@ f16_match (const P3dBox3d * box, const P3dBox3d * e)
       && fabs (box->dx - e->dx) <= 0.05 * e->dx
       && fabs (box->dy - e->dy) <= 0.05 * e->dy
       && fabs (box->dz - e->dz) <= 0.05 * e->dz
-      && yaw_difference (box->yaw, e->yaw) <= 0.05
+      && yaw_difference (box->yaw, e->yaw) <= F16_YAW_TOLERANCE
       && fabs (box->score - e->score) <= 0.02;
 }
 

@@ -30,47 +30,55 @@
 # docs/media-types.md), velodyne/000000.bin to 000002.bin (three synthetic
 # sweeps as KITTI-style float32 x, y, z, intensity files, which the
 # README's first example reads).
+#
+# DEMO_PLUGIN_PATH=DIR runs the demo with a plugin built (or installed)
+# before, in DIR, without installing packages or building: for a machine
+# that has GStreamer but not the build tools, given a build made elsewhere.
 set -eu
 cd "$(dirname "$0")/.."
-tests/install-deps.sh
-if [ -x /usr/local/cuda/bin/nvcc ]; then
-  PATH=/usr/local/cuda/bin:$PATH
-  export PATH
-fi
-build=${BUILDDIR:-build}
-
-# Only the GPU architecture of this machine's GPU (meson.build adds Hopper,
-# sm_90, to every build), instead of the six of a release build: the first
-# build is then about a minute on 2 cores rather than several.
-gpu_arch () {
-  if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
-      | head -1 | tr -d ' .'
+if [ -z "${DEMO_PLUGIN_PATH:-}" ]; then
+  tests/install-deps.sh
+  if [ -x /usr/local/cuda/bin/nvcc ]; then
+    PATH=/usr/local/cuda/bin:$PATH
+    export PATH
   fi
-}
-if [ ! -f "$build/build.ninja" ]; then
-  arch=$(gpu_arch)
-  echo "== configuring $build (meson setup; CUDA code for sm_${arch:-90} only)"
-  meson setup "$build" -Dcuda-architectures="${arch:-90}" >/dev/null
-fi
-# The plugin and what it links, nothing else: ./tests/run.sh builds the
-# tests and benchmarks when it runs. Ninja's [done/total] lines show how far
-# the build is.
-echo "== building the plugin (meson compile -C $build gst/gstperception)"
-status=$(mktemp)
-{ meson compile -C "$build" gst/gstperception 2>&1; echo $? > "$status"; } \
-  | grep --line-buffered -E '^\[[0-9]+/[0-9]+\]|error|Error' \
-  | sed -u 's/^/  /'
-if [ "$(cat "$status")" -ne 0 ]; then
+  build=${BUILDDIR:-build}
+
+  # Only the GPU architecture of this machine's GPU (meson.build adds Hopper,
+  # sm_90, to every build), instead of the six of a release build: the first
+  # build is then about a minute on 2 cores rather than several.
+  gpu_arch () {
+    if command -v nvidia-smi >/dev/null 2>&1; then
+      nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+        | head -1 | tr -d ' .'
+    fi
+  }
+  if [ ! -f "$build/build.ninja" ]; then
+    arch=$(gpu_arch)
+    echo "== configuring $build (meson setup; CUDA code for sm_${arch:-90} only)"
+    meson setup "$build" -Dcuda-architectures="${arch:-90}" >/dev/null
+  fi
+  # The plugin and what it links, nothing else: ./tests/run.sh builds the
+  # tests and benchmarks when it runs. Ninja's [done/total] lines show how far
+  # the build is.
+  echo "== building the plugin (meson compile -C $build gst/gstperception)"
+  status=$(mktemp)
+  { meson compile -C "$build" gst/gstperception 2>&1; echo $? > "$status"; } \
+    | grep --line-buffered -E '^\[[0-9]+/[0-9]+\]|error|Error' \
+    | sed -u 's/^/  /'
+  if [ "$(cat "$status")" -ne 0 ]; then
+    rm -f "$status"
+    echo "the build failed: run meson compile -C $build for the whole log"
+    exit 1
+  fi
   rm -f "$status"
-  echo "the build failed: run meson compile -C $build for the whole log"
-  exit 1
+  case "$build" in
+    /*) GST_PLUGIN_PATH=$build/gst ;;
+    *) GST_PLUGIN_PATH=$PWD/$build/gst ;;
+  esac
+else
+  GST_PLUGIN_PATH=$DEMO_PLUGIN_PATH
 fi
-rm -f "$status"
-case "$build" in
-  /*) GST_PLUGIN_PATH=$build/gst ;;
-  *) GST_PLUGIN_PATH=$PWD/$build/gst ;;
-esac
 export GST_PLUGIN_PATH
 out=${DEMO_OUT:-demo-output}
 mkdir -p "$out"

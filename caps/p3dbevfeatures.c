@@ -26,8 +26,14 @@ p3d_bev_features_info_get_layout (const P3dBevFeaturesInfo * info,
       p3d_data_format_get_size (info->format);
 
   memset (layout, 0, sizeof (*layout));
-  if (size > P3D_TENSOR_MAX_BYTES)
+  /* The buffer, not just the tensor, so that filesink can write it. */
+  if (size > P3D_RECORD_MAX_BYTES) {
+    GST_DEBUG ("refused: %u channels of %u x %u %s make a record of %"
+        G_GUINT64_FORMAT " bytes, more than %" G_GSIZE_FORMAT, info->channels,
+        info->width, info->height, p3d_data_format_to_string (info->format),
+        size, P3D_RECORD_MAX_BYTES);
     return FALSE;
+  }
   layout->n_tensors = P3D_BEV_FEATURES_N_TENSORS;
   layout->size[P3D_BEV_FEATURES_TENSOR_FEATURES] = size;
   return TRUE;
@@ -85,10 +91,8 @@ p3d_bev_features_info_from_caps (P3dBevFeaturesInfo * info,
     }
     parsed.has_range = TRUE;
   }
-  if (!p3d_bev_features_info_get_layout (&parsed, &layout)) {
-    GST_DEBUG ("refused: tensor larger than 2 GiB");
+  if (!p3d_bev_features_info_get_layout (&parsed, &layout))
     return FALSE;
-  }
   *info = parsed;
   return TRUE;
 }

@@ -61,7 +61,8 @@ gboolean p3d_bev_features_info_from_caps (P3dBevFeaturesInfo * info,
 GstCaps *p3d_bev_features_info_to_caps (const P3dBevFeaturesInfo * info);
 gboolean p3d_bev_features_info_is_equal (const P3dBevFeaturesInfo * a,
     const P3dBevFeaturesInfo * b);
-/* FALSE when the tensor would exceed 2 GiB. */
+/* FALSE when the buffer (its one tensor) would exceed
+ * P3D_RECORD_MAX_BYTES, so that filesink can write it. */
 gboolean p3d_bev_features_info_get_layout (const P3dBevFeaturesInfo * info,
     P3dTensorLayout * layout);
 

@@ -28,8 +28,16 @@ p3d_camera_features_info_get_layout (const P3dCameraFeaturesInfo * info,
   guint64 depth = pixels * info->depth_bins * element;
 
   memset (layout, 0, sizeof (*layout));
-  if (features > P3D_TENSOR_MAX_BYTES || depth > P3D_TENSOR_MAX_BYTES)
+  /* Both tensors together: filesink writes a buffer in one call. */
+  if (features + depth > P3D_RECORD_MAX_BYTES) {
+    GST_DEBUG ("refused: %u cameras of %u x %u pixels of %u channels and %u "
+        "depth bins in %s make a record of %" G_GUINT64_FORMAT " bytes, more "
+        "than %" G_GSIZE_FORMAT, info->cameras, info->width, info->height,
+        info->channels, info->depth_bins,
+        p3d_data_format_to_string (info->format), features + depth,
+        P3D_RECORD_MAX_BYTES);
     return FALSE;
+  }
   layout->n_tensors = P3D_CAMERA_FEATURES_N_TENSORS;
   layout->size[P3D_CAMERA_FEATURES_TENSOR_FEATURES] = features;
   layout->size[P3D_CAMERA_FEATURES_TENSOR_DEPTH] = depth;
@@ -68,10 +76,8 @@ p3d_camera_features_info_from_caps (P3dCameraFeaturesInfo * info,
           P3D_CAMERA_FEATURES_MAX_SIDE, &parsed.height)
       || !p3d_structure_get_framerate (s, &parsed.fps_n, &parsed.fps_d))
     return FALSE;
-  if (!p3d_camera_features_info_get_layout (&parsed, &layout)) {
-    GST_DEBUG ("refused: tensors larger than 2 GiB");
+  if (!p3d_camera_features_info_get_layout (&parsed, &layout))
     return FALSE;
-  }
   *info = parsed;
   return TRUE;
 }

@@ -56,7 +56,8 @@ GstCaps *p3d_camera_features_info_to_caps (const P3dCameraFeaturesInfo *
     info);
 gboolean p3d_camera_features_info_is_equal (const P3dCameraFeaturesInfo * a,
     const P3dCameraFeaturesInfo * b);
-/* FALSE when a tensor would exceed 2 GiB. */
+/* FALSE when the buffer (both tensors together) would exceed
+ * P3D_RECORD_MAX_BYTES, so that filesink can write it. */
 gboolean p3d_camera_features_info_get_layout (const P3dCameraFeaturesInfo *
     info, P3dTensorLayout * layout);
 

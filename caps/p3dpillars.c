@@ -10,16 +10,25 @@
 
 #define GST_CAT_DEFAULT p3d_caps_debug
 
-/* The whole record (features [V][P][F], coords [V][4] int32, count
- * uint32, as p3d_pillars_info_get_layout()) is at most
- * P3D_RECORD_MAX_BYTES, so that filesink can write a buffer. */
+guint64
+p3d_pillars_get_record_size (guint max_voxels, guint max_points,
+    guint channels, P3dDataFormat format)
+{
+  /* features [V][P][F], coords [V][4] int32, count uint32, as
+   * p3d_pillars_info_get_layout() */
+  return (guint64) max_voxels *max_points * channels *
+      p3d_data_format_get_size (format) +
+      (guint64) max_voxels *4 * sizeof (gint32) + sizeof (guint32);
+}
+
+/* The whole record is at most P3D_RECORD_MAX_BYTES, so that filesink can
+ * write a buffer. */
 static gboolean
 record_size_valid (guint max_voxels, guint max_points, guint channels,
     P3dDataFormat format)
 {
-  guint64 size = (guint64) max_voxels * max_points * channels *
-      p3d_data_format_get_size (format) +
-      (guint64) max_voxels * 4 * sizeof (gint32) + sizeof (guint32);
+  guint64 size = p3d_pillars_get_record_size (max_voxels, max_points,
+      channels, format);
 
   if (size > P3D_RECORD_MAX_BYTES) {
     GST_DEBUG ("refused: %u voxels of %u points of %u %s features make a "

@@ -63,6 +63,11 @@ gboolean p3d_pillars_info_is_equal (const P3dPillarsInfo * a,
     const P3dPillarsInfo * b);
 void p3d_pillars_info_get_layout (const P3dPillarsInfo * info,
     P3dTensorLayout * layout);
+/* Bytes of one buffer (all three tensors) of @max_voxels voxels of
+ * @max_points points of @channels features in @format; caps whose record
+ * is larger than P3D_RECORD_MAX_BYTES are refused. */
+guint64 p3d_pillars_get_record_size (guint max_voxels, guint max_points,
+    guint channels, P3dDataFormat format);
 
 G_END_DECLS
 

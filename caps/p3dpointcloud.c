@@ -77,6 +77,14 @@ p3d_point_cloud_info_is_equal (const P3dPointCloudInfo * a,
   return a->finfo == b->finfo && a->fps_n == b->fps_n && a->fps_d == b->fps_d;
 }
 
+gsize
+p3d_point_cloud_info_get_max_points (const P3dPointCloudInfo * info)
+{
+  g_return_val_if_fail (info != NULL, 0);
+  g_return_val_if_fail (info->finfo->format != P3D_POINT_FORMAT_UNKNOWN, 0);
+  return P3D_RECORD_MAX_BYTES / P3D_POINT_CLOUD_INFO_STRIDE (info);
+}
+
 void
 p3d_point_cloud_info_get_layout (const P3dPointCloudInfo * info,
     gsize max_points, P3dTensorLayout * layout)
@@ -84,5 +92,7 @@ p3d_point_cloud_info_get_layout (const P3dPointCloudInfo * info,
   memset (layout, 0, sizeof (*layout));
   layout->n_tensors = 1;
   layout->record[0] = P3D_POINT_CLOUD_INFO_STRIDE (info);
+  if (max_points == 0)
+    max_points = p3d_point_cloud_info_get_max_points (info);
   layout->size[0] = max_points * layout->record[0];
 }

@@ -42,8 +42,12 @@ gboolean p3d_point_cloud_info_from_caps (P3dPointCloudInfo * info,
 GstCaps *p3d_point_cloud_info_to_caps (const P3dPointCloudInfo * info);
 gboolean p3d_point_cloud_info_is_equal (const P3dPointCloudInfo * a,
     const P3dPointCloudInfo * b);
+/* The most points one buffer of @info's format holds: its tensor is at
+ * most P3D_RECORD_MAX_BYTES, so that filesink can write it. */
+gsize p3d_point_cloud_info_get_max_points (const P3dPointCloudInfo * info);
 /* One variable-length tensor of whole points, at most @max_points of them
- * (0: unbounded). */
+ * (0: p3d_point_cloud_info_get_max_points(), so a larger buffer is
+ * refused). */
 void p3d_point_cloud_info_get_layout (const P3dPointCloudInfo * info,
     gsize max_points, P3dTensorLayout * layout);
 

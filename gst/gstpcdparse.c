@@ -516,7 +516,7 @@ static gboolean
 ensure_pool (P3dPcdParse * self, gsize points)
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
-  gsize max_points = P3D_TENSOR_MAX_BYTES / stride;
+  gsize max_points = p3d_point_cloud_info_get_max_points (&self->info);
   GstAllocator *allocator = NULL;
   gsize capacity;
 
@@ -676,13 +676,13 @@ check_output_size (P3dPcdParse * self, guint64 points, gsize held,
 {
   gsize stride = P3D_POINT_CLOUD_INFO_STRIDE (&self->info);
 
-  if (points <= P3D_TENSOR_MAX_BYTES / stride) {
+  if (points <= p3d_point_cloud_info_get_max_points (&self->info)) {
     *bytes = (gsize) points *stride;
     return GST_FLOW_OK;
   }
   return post_too_large (self, held, "%" G_GUINT64_FORMAT " points of format "
       "%s take more than the %" G_GSIZE_FORMAT " bytes a buffer can hold",
-      points, self->info.finfo->name, P3D_TENSOR_MAX_BYTES);
+      points, self->info.finfo->name, P3D_RECORD_MAX_BYTES);
 }
 
 /* Decodes the file of @size bytes at @data, parsed into @header, into a

@@ -202,6 +202,43 @@ p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
   return result;
 }
 
+/* Why @outcaps describe no pillar features of the voxels of @in_info:
+ * most likely the record, whose size grows with voxelize's max-voxels and
+ * max-points, which are larger than voxels (10 or 11 features a point
+ * against 4 or 5 channels), so that voxels that fit may make pillar
+ * features that do not. */
+static void
+set_output_error (const P3dVoxelsInfo * in_info, GstCaps * outcaps,
+    GError ** error)
+{
+  const GstStructure *s = gst_caps_get_structure (outcaps, 0);
+  P3dDataFormat format =
+      p3d_data_format_from_string (gst_structure_get_string (s, "format"));
+  P3dFeatureSet features =
+      p3d_feature_set_from_string (gst_structure_get_string (s, "features"));
+  guint channels = p3d_feature_set_get_channels (features);
+  guint64 record;
+
+  if (format != P3D_DATA_FORMAT_UNKNOWN && channels > 0) {
+    record = p3d_pillars_get_record_size (in_info->max_voxels,
+        in_info->max_points, channels, format);
+    if (record > P3D_RECORD_MAX_BYTES) {
+      g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+          "max-voxels %u x max-points %u of %s features in %s make output "
+          "buffers of %" G_GUINT64_FORMAT " bytes, more than the %"
+          G_GSIZE_FORMAT " one buffer may hold: lower voxelize's max-voxels "
+          "or max-points%s", in_info->max_voxels, in_info->max_points,
+          p3d_feature_set_to_string (features),
+          p3d_data_format_to_string (format), record, P3D_RECORD_MAX_BYTES,
+          format == P3D_DATA_FORMAT_F32 ? ", or ask for format=F16" : "");
+      return;
+    }
+  }
+  g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+      "the output caps describe no pillar features of the %u voxels of %u "
+      "points of the input", in_info->max_voxels, in_info->max_points);
+}
+
 static gboolean
 p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -213,9 +250,12 @@ p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dPillarFeatParams params;
   P3dResult result;
 
-  if (!p3d_voxels_info_from_caps (&in_info, incaps)
-      || !p3d_pillars_info_from_caps (&out_info, outcaps))
+  if (!p3d_voxels_info_from_caps (&in_info, incaps))
     return FALSE;
+  if (!p3d_pillars_info_from_caps (&out_info, outcaps)) {
+    set_output_error (&in_info, outcaps, error);
+    return FALSE;
+  }
   if (out_info.max_voxels != in_info.max_voxels
       || out_info.max_points != in_info.max_points
       || !p3d_voxel_grid_is_equal (&out_info.grid, &in_info.grid)) {

@@ -568,10 +568,13 @@ p3d_point_cloud_parse_handle_frame (GstBaseParse * parse,
   if ((!self->negotiated || gst_pad_check_reconfigure
           (GST_BASE_PARSE_SRC_PAD (parse))) && !negotiate (self))
     return GST_FLOW_NOT_NEGOTIATED;
-  if (points * P3D_POINT_CLOUD_INFO_STRIDE (&self->out_info) >
-      P3D_TENSOR_MAX_BYTES) {
+  if (points > p3d_point_cloud_info_get_max_points (&self->out_info)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-        ("a sweep of %" G_GSIZE_FORMAT " points is 2 GiB or more", points),
+        ("a sweep of %" G_GSIZE_FORMAT " points of format %s takes %"
+            G_GUINT64_FORMAT " bytes, more than the %" G_GSIZE_FORMAT
+            " a buffer can hold", points, self->out_info.finfo->name,
+            (guint64) points * P3D_POINT_CLOUD_INFO_STRIDE (&self->out_info),
+            P3D_RECORD_MAX_BYTES),
         ("set points-per-frame to cut the input into sweeps"));
     return GST_FLOW_ERROR;
   }

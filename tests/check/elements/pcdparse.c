@@ -791,7 +791,7 @@ GST_START_TEST (test_bad_data)
   fail_unless_equals_int (push_bytes (&p, (const guint8 *) huge,
           strlen (huge)), GST_FLOW_ERROR);
   expect_error (&p, "byte 0 (file 1): 400000000 points of format xyzi take "
-      "more than the 2147483647 bytes a buffer can hold");
+      "more than the 2147479552 bytes a buffer can hold");
   parser_free (&p);
 
   g_byte_array_unref (file);

@@ -678,6 +678,98 @@ GST_START_TEST (test_mmdet3d_11_negotiates)
 
 GST_END_TEST;
 
+/* Voxels whose record fits (100000 x (600 x 4 x 4 + 20) + 4 = 962000004
+ * bytes) but whose pillar features do not: pointpillars-10 in F32 make
+ * 100000 x (600 x 10 x 4 + 16) + 4 = 2401600004 bytes, past the
+ * 2147479552 one buffer may hold. The caps are refused with the values,
+ * and the format that would fit is named, not a bare not-negotiated. */
+GST_START_TEST (test_pillar_record_too_large_is_an_error)
+{
+  const gdouble voxel_size[3] = { 0.16, 0.16, 4.0 };
+  GstHarness *h = gst_harness_new_parse ("pillarfeat backend=cpu");
+  GstBus *bus = gst_bus_new ();
+  P3dVoxelsInfo info;
+  gchar *text;
+
+  p3d_voxels_info_init (&info);
+  fail_unless (p3d_voxels_info_set (&info, P3D_POINT_FORMAT_XYZI, 100000,
+          600, voxel_size, kitti_range));
+  fail_unless_equals_uint64 (p3d_voxels_get_record_size (100000, 600, 4),
+      962000004);
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_sink_caps_str (h, "application/x-pillar-features");
+  gst_harness_set_src_caps (h, p3d_voxels_info_to_caps (&info));
+  /* nothing pushed: the 962 MB voxels are never allocated, and the caps
+   * event alone is refused */
+  text = elemtest_expect_error (bus, GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "max-voxels 100000 x max-points 600 of "
+      "pointpillars-10 features in F32", "2401600004 bytes, more than the "
+      "2147479552", "lower voxelize's max-voxels or max-points",
+      "format=F16", NULL);
+  g_free (text);
+
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The first error of @pipeline run to its end, from the element @source. */
+static gchar *
+pipeline_first_error (const gchar * description, const gchar * source)
+{
+  GstElement *pipeline = gst_parse_launch (description, NULL);
+  GstBus *bus;
+  GstMessage *msg;
+  GError *error = NULL;
+  gchar *message;
+
+  fail_unless (pipeline != NULL);
+  bus = gst_element_get_bus (pipeline);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error from %s", description);
+  fail_unless_equals_string (GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)), source);
+  gst_message_parse_error (msg, &error, NULL);
+  fail_unless (g_error_matches (error, GST_LIBRARY_ERROR,
+          GST_LIBRARY_ERROR_SETTINGS), "%s", error->message);
+  message = g_strdup (error->message);
+  g_clear_error (&error);
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  return message;
+}
+
+/* voxelize ! pillarfeat: settings too large for voxels are voxelize's
+ * error, named there, before pillarfeat sees caps; settings that fit
+ * voxels but not pillar features are pillarfeat's, with the same values. */
+GST_START_TEST (test_voxelize_settings_too_large_in_a_pipeline)
+{
+  gchar *message;
+
+  message = pipeline_first_error ("fakesrc num-buffers=1 ! "
+      "application/x-point-cloud,format=xyzi ! voxelize name=v backend=cpu "
+      "max-voxels=131071 max-points=1024 ! pillarfeat name=p backend=cpu ! "
+      "fakesink", "v");
+  fail_unless (strstr (message, "max-voxels 131071 x max-points 1024 of "
+          "xyzi points") != NULL, "message: %s", message);
+  g_free (message);
+
+  message = pipeline_first_error ("fakesrc num-buffers=1 ! "
+      "application/x-point-cloud,format=xyzi ! voxelize name=v backend=cpu "
+      "max-voxels=100000 max-points=600 ! pillarfeat name=p backend=cpu ! "
+      "fakesink", "p");
+  fail_unless (strstr (message, "max-voxels 100000 x max-points 600 of "
+          "pointpillars-10 features in F32 make output buffers of "
+          "2401600004 bytes") != NULL, "message: %s", message);
+  g_free (message);
+}
+
+GST_END_TEST;
+
 static Suite *
 pillarfeat_suite (void)
 {
@@ -697,6 +789,8 @@ pillarfeat_suite (void)
   tcase_add_test (tc, test_wrong_input_media_type_refused);
   tcase_add_test (tc, test_features_change_renegotiates);
   tcase_add_test (tc, test_mmdet3d_11_negotiates);
+  tcase_add_test (tc, test_pillar_record_too_large_is_an_error);
+  tcase_add_test (tc, test_voxelize_settings_too_large_in_a_pipeline);
   return s;
 }
 

@@ -14,10 +14,8 @@
 #include "p3dperception.h"
 #include "p3dtest.h"
 
-/* Below 2 GiB: the largest tensor a caps may describe. */
-#define TENSOR_LIMIT ((guint64) G_MAXUINT32 / 2)
-/* The largest record of voxels or pillar features: the most one write(2)
- * stores on Linux, so that filesink can write one buffer. */
+/* The largest buffer of any media type (all its tensors together): the
+ * most one write(2) stores on Linux, so that filesink can write it. */
 #define RECORD_LIMIT G_GUINT64_CONSTANT (0x7ffff000)
 
 typedef union
@@ -762,9 +760,10 @@ GST_START_TEST (test_point_cloud)
   fail_unless_equals_int (layout.n_tensors, 1);
   fail_unless_equals_uint64 (layout.record[0], 16);
   fail_unless_equals_uint64 (layout.size[0], 120000 * 16);
+  /* no capacity given: as many points as one buffer may hold */
   p3d_point_cloud_info_get_layout (&info, 0, &layout);
   fail_unless_equals_uint64 (layout.record[0], 16);
-  fail_unless_equals_uint64 (layout.size[0], 0);
+  fail_unless_equals_uint64 (layout.size[0], RECORD_LIMIT);
   p3d_point_cloud_info_set_format (&info, P3D_POINT_FORMAT_XYZIR);
   p3d_point_cloud_info_get_layout (&info, 34720, &layout);
   fail_unless_equals_uint64 (layout.record[0], 20);
@@ -773,6 +772,76 @@ GST_START_TEST (test_point_cloud)
   p3d_point_cloud_info_get_layout (&info, 7, &layout);
   fail_unless_equals_uint64 (layout.record[0], 12);
   fail_unless_equals_uint64 (layout.size[0], 84);
+}
+
+GST_END_TEST;
+
+/* A buffer of one memory of @size bytes. Only its size is read (by
+ * p3d_tensor_layout_check_buffer), never its bytes, so one byte stands
+ * for them and limits of 2 GiB are tested without allocating them. */
+static GstBuffer *
+buffer_of_size (gsize size)
+{
+  static guint8 never_read;
+
+  return gst_buffer_new_wrapped_full (GST_MEMORY_FLAG_READONLY, &never_read,
+      size, 0, size, NULL, NULL);
+}
+
+/* Whether a buffer of @size bytes fits @layout. */
+static gboolean
+layout_takes (const P3dTensorLayout * layout, gsize size)
+{
+  GstBuffer *buffer = buffer_of_size (size);
+  gboolean fits = p3d_tensor_layout_check_buffer (layout, buffer, NULL);
+
+  gst_buffer_unref (buffer);
+  return fits;
+}
+
+/* A point cloud has no size in its caps: the bound is the layout's
+ * capacity, so that no buffer over 0x7ffff000 bytes goes through (filesink
+ * could not write it), as it is for the media types of fixed size. */
+GST_START_TEST (test_point_cloud_limit)
+{
+  P3dPointCloudInfo info;
+  P3dTensorLayout layout;
+
+  p3d_point_cloud_info_init (&info);
+  /* xyzi: 134217472 points of 16 bytes are exactly 0x7ffff000 bytes */
+  fail_unless (p3d_point_cloud_info_set_format (&info, P3D_POINT_FORMAT_XYZI));
+  fail_unless_equals_uint64 (p3d_point_cloud_info_get_max_points (&info),
+      134217472);
+  p3d_point_cloud_info_get_layout (&info, 0, &layout);
+  fail_unless (layout_takes (&layout, RECORD_LIMIT));
+  fail_unless (layout_takes (&layout, RECORD_LIMIT - 16));
+  fail_if (layout_takes (&layout, RECORD_LIMIT + 16));
+  /* below 2^31 - 1 bytes, which was the tensor limit, yet past the bound */
+  fail_if (layout_takes (&layout, G_MAXINT32 - 15));
+  /* a buffer that is not whole points is still refused for that */
+  fail_if (layout_takes (&layout, RECORD_LIMIT - 8));
+
+  /* xyz: 178956629 points of 12 bytes are 2147479548 bytes, 4 below the
+   * bound; one point more is past it */
+  fail_unless (p3d_point_cloud_info_set_format (&info, P3D_POINT_FORMAT_XYZ));
+  fail_unless_equals_uint64 (p3d_point_cloud_info_get_max_points (&info),
+      178956629);
+  p3d_point_cloud_info_get_layout (&info, 0, &layout);
+  fail_unless_equals_uint64 (layout.size[0], 2147479548);
+  fail_unless (layout_takes (&layout, 2147479548));
+  fail_if (layout_takes (&layout, 2147479560));
+
+  /* xyzir: 107373977 points of 20 bytes (2147479540 bytes) */
+  fail_unless (p3d_point_cloud_info_set_format (&info, P3D_POINT_FORMAT_XYZIR));
+  fail_unless_equals_uint64 (p3d_point_cloud_info_get_max_points (&info),
+      107373977);
+  p3d_point_cloud_info_get_layout (&info, 0, &layout);
+  fail_unless (layout_takes (&layout, 2147479540));
+  fail_if (layout_takes (&layout, 2147479560));
+
+  /* a capacity given by the producer stays its own */
+  p3d_point_cloud_info_get_layout (&info, 1000, &layout);
+  fail_unless_equals_uint64 (layout.size[0], 20000);
 }
 
 GST_END_TEST;
@@ -1470,7 +1539,8 @@ GST_START_TEST (test_camera_features)
   ASSERT_CRITICAL (fail_unless (p3d_camera_features_info_to_caps (&info) ==
           NULL));
 
-  /* random sizes; the caps are read back when both tensors fit 2 GiB */
+  /* random sizes; the caps are read back when the buffer (both tensors)
+   * fits the bound */
   p3d_test_rng_init (&rng, 404);
   for (i = 0; i < 2000; i++) {
     GstCaps *caps;
@@ -1488,14 +1558,14 @@ GST_START_TEST (test_camera_features)
     random_framerate (&rng, &info.fps_n, &info.fps_d);
     element = p3d_data_format_get_size (info.format);
     pixels = (guint64) info.cameras * info.width * info.height;
-    valid = pixels * info.channels * element <= TENSOR_LIMIT
-        && pixels * info.depth_bins * element <= TENSOR_LIMIT;
+    valid = pixels * (info.channels + info.depth_bins) * element <=
+        RECORD_LIMIT;
     if (valid) {
       check_round_trip (type, &info);
       accepted++;
     } else {
       caps = p3d_camera_features_info_to_caps (&info);
-      check_caps (type, caps, FALSE, "a tensor over 2 GiB");
+      check_caps (type, caps, FALSE, "a buffer over the bound");
       gst_caps_unref (caps);
       refused++;
     }
@@ -1556,17 +1626,30 @@ GST_START_TEST (test_camera_features)
   check_patch (CAMERA_FEATURES, "format=F32", TRUE);
   check_patch (CAMERA_FEATURES, "format=F64", FALSE);
   check_patch (CAMERA_FEATURES, "format=f16", FALSE);
-  /* each tensor below 2 GiB, not at it */
+  /* The buffer, both tensors together, at most 0x7ffff000 bytes. That is
+   * 4096 x 524287, a prime larger than any field may be, so no caps hits
+   * it exactly: 7884 x 512 pixels of 80 + 53 F32 values are 2147475456
+   * bytes, 4096 below it; one depth bin or channel more is past it. */
+  check_patch (CAMERA_FEATURES, "format=F32, cameras=1, width=7884, "
+      "height=512, channels=80, depth-bins=53", TRUE);
+  check_patch (CAMERA_FEATURES, "format=F32, cameras=1, width=7884, "
+      "height=512, channels=80, depth-bins=54", FALSE);
+  check_patch (CAMERA_FEATURES, "format=F32, cameras=1, width=7884, "
+      "height=512, channels=81, depth-bins=53", FALSE);
+  /* F16 counts 2 bytes a value: 7073 x 256 x 593 x 2 = 2147475968 */
+  check_patch (CAMERA_FEATURES, "format=F16, cameras=1, width=7073, "
+      "height=256, channels=300, depth-bins=293", TRUE);
+  check_patch (CAMERA_FEATURES, "format=F16, cameras=1, width=7073, "
+      "height=256, channels=300, depth-bins=294", FALSE);
+  /* each tensor below 2 GiB (1879048192 bytes), both together not */
   check_patch (CAMERA_FEATURES, "format=F32, cameras=1, width=8192, "
-      "height=8192, channels=7, depth-bins=7", TRUE);
+      "height=8192, channels=7, depth-bins=7", FALSE);
+  /* 8192 x 8192 pixels of 6 + 1 F32 values: 1879048192 bytes; of 7 + 1,
+   * 2^31 */
   check_patch (CAMERA_FEATURES, "format=F32, cameras=1, width=8192, "
-      "height=8192, channels=8, depth-bins=1", FALSE);
+      "height=8192, channels=6, depth-bins=1", TRUE);
   check_patch (CAMERA_FEATURES, "format=F32, cameras=1, width=8192, "
-      "height=8192, channels=1, depth-bins=8", FALSE);
-  check_patch (CAMERA_FEATURES, "format=F16, cameras=1, width=8192, "
-      "height=8192, channels=15, depth-bins=15", TRUE);
-  check_patch (CAMERA_FEATURES, "format=F16, cameras=1, width=8192, "
-      "height=8192, channels=16, depth-bins=1", FALSE);
+      "height=8192, channels=7, depth-bins=1", FALSE);
   check_patch (CAMERA_FEATURES, "format=F16, cameras=64, width=8192, "
       "height=8192, channels=65536, depth-bins=65536", FALSE);
 }
@@ -1616,12 +1699,12 @@ GST_START_TEST (test_bev_features)
     random_framerate (&rng, &info.fps_n, &info.fps_d);
     size = (guint64) info.channels * info.width * info.height *
         p3d_data_format_get_size (info.format);
-    if (size <= TENSOR_LIMIT) {
+    if (size <= RECORD_LIMIT) {
       check_round_trip (type, &info);
       accepted++;
     } else {
       caps = p3d_bev_features_info_to_caps (&info);
-      check_caps (type, caps, FALSE, "a tensor over 2 GiB");
+      check_caps (type, caps, FALSE, "a buffer over the bound");
       gst_caps_unref (caps);
       refused++;
     }
@@ -1688,7 +1771,20 @@ GST_START_TEST (test_bev_features)
   check_patch (BEV_FEATURES, "height=-180", FALSE);
   check_patch (BEV_FEATURES, "format=F16", TRUE);
   check_patch (BEV_FEATURES, "format=F64", FALSE);
-  /* the tensor below 2 GiB, not at it */
+  /* The buffer at most 0x7ffff000 bytes, 4096 x 524287 (a prime larger
+   * than any field may be, so no caps hits it exactly): 7 channels of
+   * 12288 x 12483 in F16 are 2147475456 bytes, 4096 below it; one row
+   * more is past it. */
+  check_patch (BEV_FEATURES, "format=F16, channels=7, width=12288, "
+      "height=12483", TRUE);
+  check_patch (BEV_FEATURES, "format=F16, channels=7, width=12288, "
+      "height=12484", FALSE);
+  /* 7 x 16381 x 4682 x 4 = 2147483576 bytes: below 2^31 - 1, the tensor
+   * limit, yet past the bound */
+  check_patch (BEV_FEATURES, "format=F32, channels=7, width=16381, "
+      "height=4682", FALSE);
+  check_patch (BEV_FEATURES, "format=F32, channels=7, width=16381, "
+      "height=4681", TRUE);
   check_patch (BEV_FEATURES, "format=F32, channels=1, width=16384, "
       "height=16384", TRUE);
   check_patch (BEV_FEATURES, "format=F32, channels=2, width=16384, "
@@ -2073,6 +2169,7 @@ mediatypes_suite (void)
   tcase_add_test (tc, test_refuse_wrong_type);
   tcase_add_test (tc, test_framerate);
   tcase_add_test (tc, test_point_cloud);
+  tcase_add_test (tc, test_point_cloud_limit);
   tcase_add_test (tc, test_voxels_defaults_and_set);
   tcase_add_test (tc, test_voxels_random);
   tcase_add_test (tc, test_voxels_effective_range);

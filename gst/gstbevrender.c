@@ -48,7 +48,6 @@
 #include <string.h>
 
 #include "gstbevrender.h"
-#include "half.h"
 #include "p3dproperties.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_bev_render_debug);
@@ -95,12 +94,6 @@ static const gdouble default_intensity_range[2] = { 0.0, 1.0 };
 #define DEFAULT_FPS_D 1
 
 #define DEFAULT_ANNOTATIONS TRUE
-#define GRID_COLOR P3D_BEV_RGB (48, 48, 48)
-/* the legend, the scale bar and the sensor: light text on a dark panel */
-#define ANNOTATION_COLOR P3D_BEV_RGB (230, 230, 230)
-#define PANEL_COLOR P3D_BEV_RGB (24, 24, 32)
-#define AXIS_COLOR P3D_BEV_RGB (96, 96, 96)
-#define OCCUPANCY_COLOR P3D_BEV_RGB (80, 110, 210)
 
 /* Each input: its request pad template, and what it takes. */
 static const struct
@@ -1458,55 +1451,30 @@ read_settings (P3dBevRender * self, RenderSettings * settings)
   GST_OBJECT_UNLOCK (self);
 }
 
-/* A colour map's legend row: "@what @low to @high@unit". */
 static void
-legend_add_range (P3dBevLegend * legend, P3dBevColorMap map,
-    const gchar * what, gdouble low, gdouble high, const gchar * unit)
-{
-  gchar low_text[G_ASCII_DTOSTR_BUF_SIZE], high_text[G_ASCII_DTOSTR_BUF_SIZE];
-  gchar *text;
-
-  /* locale-independent: always a '.' */
-  g_ascii_formatd (low_text, sizeof (low_text), "%g", low);
-  g_ascii_formatd (high_text, sizeof (high_text), "%g", high);
-  text = g_strdup_printf ("%s %s to %s%s", what, low_text, high_text, unit);
-  p3d_bev_legend_add_ramp (legend, map, text);
-  g_free (text);
-}
-
-static GstFlowReturn
 draw_points (P3dBevRender * self, P3dBevRenderPad * pad,
-    P3dBevCanvas * canvas, const RenderSettings * settings,
+    P3dBevPicture * picture, const RenderSettings * settings,
     const P3dTensorMap * map)
 {
   const P3dPointCloudInfo *info = &pad->current_format.points;
-  P3dBevPoints points;
+  P3dBevPointsLayer layer;
 
-  points.data = map->data[0];
-  points.stride = P3D_POINT_CLOUD_INFO_STRIDE (info);
-  points.count = map->size[0] / points.stride;
-  points.size = settings->point_size;
-  if (settings->color_by == P3D_BEV_RENDER_COLOR_BY_INTENSITY
-      && info->finfo->intensity >= 0) {
-    points.value_channel = (guint) info->finfo->intensity;
-    points.low = settings->intensity_range[0];
-    points.high = settings->intensity_range[1];
-  } else {
-    if (settings->color_by == P3D_BEV_RENDER_COLOR_BY_INTENSITY
-        && !pad->warned_no_intensity) {
-      GST_WARNING_OBJECT (pad, "points of format %s have no intensity: "
-          "coloured by height", info->finfo->name);
-      pad->warned_no_intensity = TRUE;
-    }
-    points.value_channel = 2;
-    points.low = settings->height_range[0];
-    points.high = settings->height_range[1];
+  layer.data = map->data[0];
+  layer.size = map->size[0];
+  layer.stride = P3D_POINT_CLOUD_INFO_STRIDE (info);
+  layer.intensity_channel = info->finfo->intensity;
+  layer.by_intensity = settings->color_by == P3D_BEV_RENDER_COLOR_BY_INTENSITY;
+  memcpy (layer.height_range, settings->height_range,
+      sizeof (layer.height_range));
+  memcpy (layer.intensity_range, settings->intensity_range,
+      sizeof (layer.intensity_range));
+  layer.point_size = settings->point_size;
+  if (!p3d_bev_picture_draw_points (picture, &layer)
+      && !pad->warned_no_intensity) {
+    GST_WARNING_OBJECT (pad, "points of format %s have no intensity: "
+        "coloured by height", info->finfo->name);
+    pad->warned_no_intensity = TRUE;
   }
-  p3d_bev_canvas_draw_points (canvas, &self->view, &points);
-  legend_add_range (&self->legend, P3D_BEV_COLOR_MAP_RAINBOW,
-      points.value_channel == 2 ? "points: height" : "points: intensity",
-      points.low, points.high, points.value_channel == 2 ? " m" : "");
-  return GST_FLOW_OK;
 }
 
 /* Counts the @outside voxels of a pad's new buffer that lie off @grid;
@@ -1539,7 +1507,7 @@ count_off_grid (P3dBevRender * self, P3dBevRenderPad * pad, guint outside,
 
 static GstFlowReturn
 draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
-    P3dBevCanvas * canvas, const P3dTensorMap * map)
+    P3dBevPicture * picture, const P3dTensorMap * map)
 {
   const P3dBevRenderFormat *format = &pad->current_format;
   const P3dVoxelGrid *grid = format->pillars ?
@@ -1568,10 +1536,7 @@ draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
   cells.y0 = grid->range[1];
   cells.x_step = grid->voxel_size[0];
   cells.y_step = grid->voxel_size[1];
-  outside = p3d_bev_canvas_draw_voxels (canvas, &self->view, &cells,
-      OCCUPANCY_COLOR);
-  p3d_bev_legend_add_swatch (&self->legend, OCCUPANCY_COLOR,
-      format->pillars || grid->grid[2] == 1 ? "pillars" : "voxels (any z)");
+  outside = p3d_bev_picture_draw_voxels (picture, &cells, format->pillars);
   if (!pad->current_counted) {
     pad->current_counted = TRUE;
     count_off_grid (self, pad, outside, grid);
@@ -1579,69 +1544,47 @@ draw_voxels (P3dBevRender * self, P3dBevRenderPad * pad,
   return GST_FLOW_OK;
 }
 
-static GstFlowReturn
+static void
 draw_features (P3dBevRender * self, P3dBevRenderPad * pad,
-    P3dBevCanvas * canvas, const P3dTensorMap * map)
+    P3dBevPicture * picture, const P3dTensorMap * map)
 {
   const P3dBevFeaturesInfo *info = &pad->current_format.features;
-  gsize n_cells = (gsize) info->width * info->height, cell;
-  gdouble xmin, ymin, xmax, ymax;
-  P3dBevGrid grid;
+  gsize n_cells = (gsize) info->width * info->height;
+  P3dBevFeaturesLayer layer;
 
+  layer.data = map->data[P3D_BEV_FEATURES_TENSOR_FEATURES];
+  layer.channels = info->channels;
+  layer.width = info->width;
+  layer.height = info->height;
+  layer.half = info->format == P3D_DATA_FORMAT_F16;
+  layer.rows_along_x = info->layout == P3D_BEV_FEATURES_LAYOUT_XY;
   /* without a range in the caps, the grid covers the range drawn */
   if (info->has_range) {
-    xmin = info->range[0];
-    ymin = info->range[1];
-    xmax = info->range[3];
-    ymax = info->range[4];
+    layer.range[0] = info->range[0];
+    layer.range[1] = info->range[1];
+    layer.range[2] = info->range[3];
+    layer.range[3] = info->range[4];
   } else {
-    xmin = self->view_range[0];
-    ymin = self->view_range[1];
-    xmax = self->view_range[2];
-    ymax = self->view_range[3];
+    memcpy (layer.range, self->view_range, sizeof (layer.range));
   }
   if (self->n_magnitudes < n_cells) {
     g_free (self->magnitudes);
     self->magnitudes = g_new (gfloat, n_cells);
     self->n_magnitudes = n_cells;
   }
-  p3d_bev_feature_magnitudes (map->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
-      info->channels, n_cells, info->format == P3D_DATA_FORMAT_F16,
-      self->magnitudes);
-  /* the legend's scale: the frame's largest finite magnitude */
-  self->largest_magnitude = 0.0;
-  for (cell = 0; cell < n_cells; cell++)
-    if (isfinite (self->magnitudes[cell]))
-      self->largest_magnitude = MAX (self->largest_magnitude,
-          self->magnitudes[cell]);
-  grid.columns = info->width;
-  grid.rows = info->height;
-  grid.x0 = xmin;
-  grid.y0 = ymin;
-  grid.rows_along_x = info->layout == P3D_BEV_FEATURES_LAYOUT_XY;
-  if (grid.rows_along_x) {
-    grid.x_step = (xmax - xmin) / info->height;
-    grid.y_step = (ymax - ymin) / info->width;
-  } else {
-    grid.x_step = (xmax - xmin) / info->width;
-    grid.y_step = (ymax - ymin) / info->height;
-  }
-  p3d_bev_canvas_draw_heat_map (canvas, &self->view, &grid, self->magnitudes);
-  legend_add_range (&self->legend, P3D_BEV_COLOR_MAP_HEAT,
-      "features: norm", 0.0, self->largest_magnitude, "");
-  return GST_FLOW_OK;
+  layer.magnitudes = self->magnitudes;
+  p3d_bev_picture_draw_features (picture, &layer);
 }
 
 static GstFlowReturn
 draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
-    P3dBevCanvas * canvas, const RenderSettings * settings,
+    P3dBevPicture * picture, const RenderSettings * settings,
     const P3dTensorMap * map)
 {
   guint max_boxes = pad->current_format.boxes.max_boxes;
-  const guint8 *records = map->data[P3D_BOXES_TENSOR_RECORDS];
   P3dBevBoxStyle style;
   gchar *caption;
-  guint32 count, i;
+  guint32 count;
 
   memcpy (&count, map->data[P3D_BOXES_TENSOR_COUNT], sizeof (count));
   if (count > max_boxes) {
@@ -1656,32 +1599,19 @@ draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
   style.show_scores = settings->show_scores && pad->show_scores;
   caption = g_strdup (pad->caption != NULL ? pad->caption : GST_PAD_NAME (pad));
   GST_OBJECT_UNLOCK (pad);
+  /* the property is RGB: boxes are opaque */
   if (style.color != 0)
     style.color |= 0xff000000u;
-  p3d_bev_canvas_draw_boxes (canvas, &self->view, records, count, &style);
-  /* one colour for the pad: the legend names the pad's boxes; else it
-   * lists the labels drawn */
-  if (style.color != 0) {
-    if (count > 0)
-      p3d_bev_legend_add_swatch (&self->legend, style.color, caption);
-    g_free (caption);
-    return GST_FLOW_OK;
-  }
+  p3d_bev_picture_draw_boxes (picture, map->data[P3D_BOXES_TENSOR_RECORDS],
+      count, &style, caption);
   g_free (caption);
-  for (i = 0; i < count; i++) {
-    gint32 label;
-
-    memcpy (&label, records + (gsize) i * P3D_BOX3D_RECORD_SIZE +
-        G_STRUCT_OFFSET (P3dBox3d, label), sizeof (label));
-    p3d_bev_legend_add_label (&self->legend, label);
-  }
   return GST_FLOW_OK;
 }
 
 /* Draws the buffer of @pad; host maps download CUDA memory. */
 static GstFlowReturn
 draw_input (P3dBevRender * self, P3dBevRenderPad * pad,
-    P3dBevCanvas * canvas, const RenderSettings * settings)
+    P3dBevPicture * picture, const RenderSettings * settings)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   P3dTensorMap map;
@@ -1696,16 +1626,16 @@ draw_input (P3dBevRender * self, P3dBevRenderPad * pad,
   }
   switch (pad->input) {
     case P3D_BEV_RENDER_INPUT_POINTS:
-      ret = draw_points (self, pad, canvas, settings, &map);
+      draw_points (self, pad, picture, settings, &map);
       break;
     case P3D_BEV_RENDER_INPUT_VOXELS:
-      ret = draw_voxels (self, pad, canvas, &map);
+      ret = draw_voxels (self, pad, picture, &map);
       break;
     case P3D_BEV_RENDER_INPUT_FEATURES:
-      ret = draw_features (self, pad, canvas, &map);
+      draw_features (self, pad, picture, &map);
       break;
     case P3D_BEV_RENDER_INPUT_BOXES:
-      ret = draw_boxes (self, pad, canvas, settings, &map);
+      ret = draw_boxes (self, pad, picture, settings, &map);
       break;
     default:
       break;
@@ -1719,28 +1649,18 @@ static GstFlowReturn
 draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
 {
   RenderSettings settings;
-  P3dBevCanvas canvas;
+  P3dBevPicture picture;
   guint layer;
   GList *l;
 
   read_settings (self, &settings);
-  canvas.pixels = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
-  canvas.width = GST_VIDEO_FRAME_WIDTH (frame);
-  canvas.height = GST_VIDEO_FRAME_HEIGHT (frame);
-  canvas.stride = (gsize) GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  picture.canvas.pixels = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  picture.canvas.width = GST_VIDEO_FRAME_WIDTH (frame);
+  picture.canvas.height = GST_VIDEO_FRAME_HEIGHT (frame);
+  picture.canvas.stride = (gsize) GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  picture.view = &self->view;
 
-  p3d_bev_legend_init (&self->legend);
-  p3d_bev_canvas_clear (&canvas, settings.background);
-  if (settings.grid_spacing > 0.0) {
-    gchar spacing[G_ASCII_DTOSTR_BUF_SIZE], *text;
-
-    p3d_bev_canvas_draw_grid (&canvas, &self->view, settings.grid_spacing,
-        GRID_COLOR, AXIS_COLOR);
-    g_ascii_formatd (spacing, sizeof (spacing), "%g", settings.grid_spacing);
-    text = g_strdup_printf ("grid every %s m", spacing);
-    p3d_bev_legend_add_swatch (&self->legend, AXIS_COLOR, text);
-    g_free (text);
-  }
+  p3d_bev_picture_begin (&picture, settings.background, settings.grid_spacing);
   for (layer = 0; layer < P3D_BEV_RENDER_N_INPUTS; layer++) {
     for (l = pads; l != NULL; l = l->next) {
       P3dBevRenderPad *pad = l->data;
@@ -1748,20 +1668,13 @@ draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
 
       if (pad->input != layer || pad->current == NULL)
         continue;
-      ret = draw_input (self, pad, &canvas, &settings);
+      ret = draw_input (self, pad, &picture, &settings);
       if (ret != GST_FLOW_OK)
         return ret;
     }
   }
-  if (settings.annotations) {
-    if (p3d_bev_canvas_draw_sensor (&canvas, &self->view, ANNOTATION_COLOR))
-      p3d_bev_legend_add_swatch (&self->legend, ANNOTATION_COLOR,
-          "sensor: arrow to +x");
-    p3d_bev_canvas_draw_scale_bar (&canvas, &self->view, ANNOTATION_COLOR,
-        PANEL_COLOR);
-    p3d_bev_canvas_draw_legend (&canvas, &self->legend, ANNOTATION_COLOR,
-        PANEL_COLOR);
-  }
+  if (settings.annotations)
+    p3d_bev_picture_finish (&picture);
   return GST_FLOW_OK;
 }
 

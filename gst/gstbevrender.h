@@ -6,8 +6,7 @@
 #include <gst/base/gstaggregator.h>
 #include <gst/video/video.h>
 
-#include "bevcanvas.h"
-#include "bevlegend.h"
+#include "bevlayers.h"
 #include "p3dperception.h"
 
 G_BEGIN_DECLS
@@ -127,10 +126,6 @@ struct _P3dBevRender
   /* scratch: one magnitude per BEV feature cell */
   gfloat *magnitudes;
   gsize n_magnitudes;
-  /* the frame being drawn: the legend of what its layers drew, and the
-   * largest feature magnitude (the top of the heat map) */
-  P3dBevLegend legend;
-  gdouble largest_magnitude;
 };
 
 G_END_DECLS

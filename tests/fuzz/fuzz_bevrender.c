@@ -77,11 +77,14 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
     pad = "points_%u";
   } else if (kind <= 2) {
     P3dVoxelsInfo voxels;
+    /* read one after the other: the order of a call's arguments is
+     * unspecified, and the corpus must mean the same to every compiler */
+    guint max_voxels = 1 + fuzz_below (&reader, 16);
+    guint max_points = 1 + fuzz_below (&reader, 4);
 
     p3d_voxels_info_init (&voxels);
-    if (!p3d_voxels_info_set (&voxels, P3D_POINT_FORMAT_XYZI,
-            1 + fuzz_below (&reader, 16), 1 + fuzz_below (&reader, 4),
-            voxel_size, range))
+    if (!p3d_voxels_info_set (&voxels, P3D_POINT_FORMAT_XYZI, max_voxels,
+            max_points, voxel_size, range))
       abort ();
     if (kind == 1) {
       caps = p3d_voxels_info_to_caps (&voxels);

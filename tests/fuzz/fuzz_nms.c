@@ -39,8 +39,9 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   GstCaps *caps;
   FuzzReader reader;
   Run run;
-  guint max_boxes;
-  gboolean boxes2d;
+  guint max_boxes, pre_max, post_max;
+  gfloat iou, distance, score;
+  gboolean boxes2d, per_class;
 
   fuzz_gst_init ();
   fuzz_reader_init (&reader, data, size);
@@ -69,14 +70,17 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
     gst_util_set_object_arg (G_OBJECT (nms), "iou-rule",
         fuzz_below (&reader, 2) ? "mmcv" : "exact");
   }
-  g_object_set (nms, "iou-threshold",
-      thresholds[fuzz_below (&reader, G_N_ELEMENTS (thresholds))],
-      "distance-threshold",
-      thresholds[fuzz_below (&reader, G_N_ELEMENTS (thresholds))],
-      "score-threshold",
-      thresholds[fuzz_below (&reader, G_N_ELEMENTS (thresholds))],
-      "pre-max", fuzz_below (&reader, 8), "post-max", fuzz_below (&reader, 8),
-      "per-class", (gboolean) fuzz_below (&reader, 2), NULL);
+  /* one after the other: the order of a call's arguments is unspecified,
+   * and the corpus must mean the same to every compiler */
+  iou = thresholds[fuzz_below (&reader, G_N_ELEMENTS (thresholds))];
+  distance = thresholds[fuzz_below (&reader, G_N_ELEMENTS (thresholds))];
+  score = thresholds[fuzz_below (&reader, G_N_ELEMENTS (thresholds))];
+  pre_max = fuzz_below (&reader, 8);
+  post_max = fuzz_below (&reader, 8);
+  per_class = fuzz_below (&reader, 2);
+  g_object_set (nms, "iou-threshold", iou, "distance-threshold", distance,
+      "score-threshold", score, "pre-max", pre_max, "post-max", post_max,
+      "per-class", per_class, NULL);
   run.buffers = 1 + fuzz_below (&reader, 3);
   fuzz_run_element (nms, "sink", caps, &reader, make_boxes, &run);
   return 0;

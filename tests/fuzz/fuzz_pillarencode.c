@@ -68,15 +68,18 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   GstCaps *caps;
   FuzzReader reader;
   Run run;
-  guint grid;
+  guint grid, max_voxels, max_points;
 
   fuzz_gst_init ();
   fuzz_reader_init (&reader, data, size);
   grid = fuzz_below (&reader, 4) < 3 ? 0 : 1 + fuzz_below (&reader, 3);
+  /* one after the other: the order of a call's arguments is unspecified,
+   * and the corpus must mean the same to every compiler */
+  max_voxels = 1 + fuzz_below (&reader, 96);
+  max_points = 1 + fuzz_below (&reader, 8);
   p3d_voxels_info_init (&voxels);
-  if (!p3d_voxels_info_set (&voxels, P3D_POINT_FORMAT_XYZIT,
-          1 + fuzz_below (&reader, 96), 1 + fuzz_below (&reader, 8),
-          voxel_sizes[grid], ranges[grid]))
+  if (!p3d_voxels_info_set (&voxels, P3D_POINT_FORMAT_XYZIT, max_voxels,
+          max_points, voxel_sizes[grid], ranges[grid]))
     abort ();
   format = fuzz_below (&reader, 2) ? P3D_DATA_FORMAT_F16 : P3D_DATA_FORMAT_F32;
   p3d_pillars_info_init (&info);

@@ -54,18 +54,23 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
       1}, {0.0, -39.68, -3.0, 69.12, 39.68, 1.0}
   };
   P3dVoxelsInfo info;
+  P3dPointFormat format;
   GstElement *pillarfeat, *bin, *filter;
   GstCaps *caps;
   FuzzReader reader;
   Run run;
-  guint grid;
+  guint grid, max_voxels, max_points;
 
   fuzz_gst_init ();
   fuzz_reader_init (&reader, data, size);
   p3d_voxels_info_init (&info);
   grid = fuzz_below (&reader, G_N_ELEMENTS (ranges));
-  if (!p3d_voxels_info_set (&info, formats[fuzz_below (&reader, 4)],
-          1 + fuzz_below (&reader, 16), 1 + fuzz_below (&reader, 8),
+  /* one after the other: the order of a call's arguments is unspecified,
+   * and the corpus must mean the same to every compiler */
+  format = formats[fuzz_below (&reader, 4)];
+  max_voxels = 1 + fuzz_below (&reader, 16);
+  max_points = 1 + fuzz_below (&reader, 8);
+  if (!p3d_voxels_info_set (&info, format, max_voxels, max_points,
           voxel_sizes[grid], ranges[grid]))
     abort ();
   caps = p3d_voxels_info_to_caps (&info);

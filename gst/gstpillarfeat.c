@@ -24,6 +24,8 @@
 #include "config.h"
 #endif
 
+#include <string.h>
+
 #include "gstpillarfeat.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_pillarfeat_debug);
@@ -58,6 +60,8 @@ static GstCaps *p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
 static gboolean p3d_pillarfeat_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
+static gboolean p3d_pillarfeat_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
 static GstFlowReturn p3d_pillarfeat_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
 static GstFlowReturn p3d_pillarfeat_process_cuda (P3dCudaFilter * filter,
@@ -69,6 +73,7 @@ p3d_pillarfeat_class_init (P3dPillarfeatClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
@@ -93,6 +98,7 @@ p3d_pillarfeat_class_init (P3dPillarfeatClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillarfeat_sink_event);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_pillarfeat_transform_media_caps);
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillarfeat_set_info);
@@ -299,6 +305,16 @@ tensors_from_maps (P3dTensorMap * in, P3dTensorMap * out,
   output->count = out->data[P3D_PILLARS_TENSOR_COUNT];
 }
 
+static gboolean
+p3d_pillarfeat_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  P3dPillarfeat *self = P3D_PILLARFEAT (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
+    self->warned_count = FALSE;
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
 static GstFlowReturn
 p3d_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
@@ -306,8 +322,19 @@ p3d_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
   P3dPillarfeat *self = P3D_PILLARFEAT (filter);
   P3dPillarFeatInput input;
   P3dPillarFeatOutput output;
+  guint32 voxel_count;
 
   tensors_from_maps (in, out, &input, &output);
+  /* a corrupt count: the library reads max-voxels at most, as the kernels
+   * do; only this path sees the count on the host, so only it can say so */
+  memcpy (&voxel_count, input.count, sizeof (voxel_count));
+  if (voxel_count > self->in_info.max_voxels && !self->warned_count) {
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("Voxel count %u is more than max-voxels %u: only %u voxels are read",
+            voxel_count, self->in_info.max_voxels, self->in_info.max_voxels),
+        ("posted once per stream; later frames are clamped silently"));
+    self->warned_count = TRUE;
+  }
   p3d_pillarfeat_cpu (&self->params, &input, &output);
   return GST_FLOW_OK;
 }

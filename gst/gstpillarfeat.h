@@ -23,6 +23,10 @@ struct _P3dPillarfeat
   P3dVoxelsInfo in_info;
   P3dPillarsInfo out_info;
   P3dPillarFeatParams params;
+
+  /* the reference path warned of a voxel count over max-voxels in this
+   * stream */
+  gboolean warned_count;
 };
 
 G_END_DECLS

@@ -56,7 +56,7 @@ enum
   PROP_FRAMERATE,
 };
 
-#define DEFAULT_FORMAT P3D_POINT_CLOUD_PARSE_FORMAT_XYZI
+#define DEFAULT_FORMAT P3D_POINT_FORMAT_XYZI
 #define DEFAULT_CHANNELS 0
 #define DEFAULT_DATA_FORMAT P3D_POINT_CLOUD_PARSE_DATA_F32
 #define DEFAULT_POINTS_PER_FRAME 0
@@ -74,41 +74,17 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 static const struct
 {
   P3dPointCloudParsePreset preset;
-  P3dPointCloudParseFormat format;
+  P3dPointFormat format;
   guint channels;
   P3dPointCloudParseData data_format;
 } presets[] = {
-  {P3D_POINT_CLOUD_PARSE_PRESET_KITTI, P3D_POINT_CLOUD_PARSE_FORMAT_XYZI, 4,
+  {P3D_POINT_CLOUD_PARSE_PRESET_KITTI, P3D_POINT_FORMAT_XYZI, 4,
       P3D_POINT_CLOUD_PARSE_DATA_F32},
-  {P3D_POINT_CLOUD_PARSE_PRESET_NUSCENES, P3D_POINT_CLOUD_PARSE_FORMAT_XYZIR,
+  {P3D_POINT_CLOUD_PARSE_PRESET_NUSCENES, P3D_POINT_FORMAT_XYZIR,
       5, P3D_POINT_CLOUD_PARSE_DATA_F32},
   {P3D_POINT_CLOUD_PARSE_PRESET_NUSCENES_F16,
-      P3D_POINT_CLOUD_PARSE_FORMAT_XYZIT, 5, P3D_POINT_CLOUD_PARSE_DATA_F16},
+      P3D_POINT_FORMAT_XYZIT, 5, P3D_POINT_CLOUD_PARSE_DATA_F16},
 };
-
-#define P3D_TYPE_POINT_CLOUD_PARSE_FORMAT \
-    (p3d_point_cloud_parse_format_get_type ())
-static GType
-p3d_point_cloud_parse_format_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {P3D_POINT_CLOUD_PARSE_FORMAT_XYZ, "x, y, z", "xyz"},
-    {P3D_POINT_CLOUD_PARSE_FORMAT_XYZI, "x, y, z, intensity (KITTI)", "xyzi"},
-    {P3D_POINT_CLOUD_PARSE_FORMAT_XYZIT, "x, y, z, intensity, time",
-        "xyzit"},
-    {P3D_POINT_CLOUD_PARSE_FORMAT_XYZIR, "x, y, z, intensity, ring "
-          "(nuScenes)", "xyzir"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dPointCloudParseFormat", values);
-
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
 
 #define P3D_TYPE_POINT_CLOUD_PARSE_DATA (p3d_point_cloud_parse_data_get_type ())
 static GType
@@ -195,8 +171,9 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
           P3D_POINT_CLOUD_PARSE_PRESET_KITTI, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format",
-          "What the first channels of an input record mean, in order",
-          P3D_TYPE_POINT_CLOUD_PARSE_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
+          "What the first channels of an input record mean, in order; auto "
+          "is refused at start (a raw record does not say what it holds)",
+          P3D_TYPE_POINT_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CHANNELS,
       g_param_spec_uint ("channels", "Channels",
           "Values per input record; those after format's channels are "
@@ -233,7 +210,7 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
   parse_class->sink_event =
       GST_DEBUG_FUNCPTR (p3d_point_cloud_parse_sink_event);
 
-  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_PARSE_FORMAT, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_POINT_FORMAT, 0);
   gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_PARSE_DATA, 0);
   gst_type_mark_as_plugin_api (P3D_TYPE_POINT_CLOUD_PARSE_PRESET, 0);
   GST_DEBUG_CATEGORY_INIT (p3d_point_cloud_parse_debug, "pointcloudparse", 0,
@@ -262,8 +239,7 @@ preset_of (const P3dPointCloudParse * self)
         && presets[i].data_format == self->data_format
         && (presets[i].channels == self->channels
             || (self->channels == 0 && presets[i].channels ==
-                p3d_point_format_get_info ((P3dPointFormat)
-                    self->format)->channels)))
+                p3d_point_format_get_info (self->format)->channels)))
       return presets[i].preset;
   return P3D_POINT_CLOUD_PARSE_PRESET_CUSTOM;
 }
@@ -350,7 +326,7 @@ p3d_point_cloud_parse_start (GstBaseParse * parse)
   gsize frame_bytes;
 
   GST_OBJECT_LOCK (self);
-  self->in_finfo = p3d_point_format_get_info ((P3dPointFormat) self->format);
+  self->in_finfo = p3d_point_format_get_info (self->format);
   self->in_channels = self->channels ? self->channels :
       self->in_finfo->channels;
   self->in_value_size = p3d_data_format_get_size ((P3dDataFormat)
@@ -360,6 +336,17 @@ p3d_point_cloud_parse_start (GstBaseParse * parse)
   self->active_fps_d = self->fps_d;
   GST_OBJECT_UNLOCK (self);
 
+  /* the enum is the one every element's format property shares, whose
+   * "auto" means "negotiated": nothing can negotiate what bytes on disk
+   * hold, so the user has to say it */
+  if (self->in_finfo->format == P3D_POINT_FORMAT_AUTO) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("format=auto: pointcloudparse cannot tell what a raw point record "
+            "holds; set format (xyz, xyzi, xyzit, xyzir) or preset"),
+        ("auto only has a meaning for elements that negotiate their "
+            "output format"));
+    return FALSE;
+  }
   if (self->in_channels < self->in_finfo->channels) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("channels=%u is fewer than format=%s has (%u)", self->in_channels,

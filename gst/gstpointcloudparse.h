@@ -10,16 +10,6 @@
 
 G_BEGIN_DECLS
 
-/* The meaning of the input record's first channels (extra channels after
- * them are skipped). */
-typedef enum
-{
-  P3D_POINT_CLOUD_PARSE_FORMAT_XYZ = P3D_POINT_FORMAT_XYZ,
-  P3D_POINT_CLOUD_PARSE_FORMAT_XYZI = P3D_POINT_FORMAT_XYZI,
-  P3D_POINT_CLOUD_PARSE_FORMAT_XYZIT = P3D_POINT_FORMAT_XYZIT,
-  P3D_POINT_CLOUD_PARSE_FORMAT_XYZIR = P3D_POINT_FORMAT_XYZIR,
-} P3dPointCloudParseFormat;
-
 /* The element type of every input channel. */
 typedef enum
 {
@@ -45,8 +35,9 @@ struct _P3dPointCloudParse
 {
   GstBaseParse parent;
 
-  /* properties, under the object lock */
-  P3dPointCloudParseFormat format;
+  /* properties, under the object lock; format is one of the point formats
+   * (P3D_TYPE_POINT_FORMAT), and its "auto" is refused at start */
+  P3dPointFormat format;
   guint channels;
   P3dPointCloudParseData data_format;
   guint points_per_frame;

@@ -1,55 +1,15 @@
-/* The synthetic street and spinning lidar of pointcloudtestsrc; see
- * lidarscene.h. */
+/* The synthetic street of pointcloudtestsrc: its parameters, the objects
+ * placed on the road and the walls, and their poses frame by frame; see
+ * lidarscene.h. The ray caster is in lidarraycast.c, the fake detector in
+ * lidardetector.c. */
 #include <math.h>
 #include <string.h>
 
 #include "box_overlap.h"
-#include "lidarscene.h"
-
-/* Independent random streams, so that changing one part of the scene (say,
- * the number of cars) leaves the others where they were. */
-enum
-{
-  STREAM_WALLS = 1,
-  STREAM_CARS,
-  STREAM_PEDESTRIANS,
-  STREAM_CYCLISTS,
-  STREAM_NOISE,
-  STREAM_CANDIDATES,
-};
-
-/* Random draws per ray for its range noise. */
-#define NOISE_DRAWS 3
-#define GOLDEN_GAMMA G_GUINT64_CONSTANT (0x9E3779B97F4A7C15)
-
-/* The road across y (metres, +y to the left of the sensor): lanes 3.5 m
- * wide centred on -3.5 (with the traffic), 0 (the sensor's own lane, a
- * stopped queue), 3.5 and 7 (oncoming); a parking lane on the right; bike
- * lanes on both sides; sidewalks with three walking tracks each; facades
- * behind them. */
-#define ROAD_EDGE_RIGHT -5.25f
-#define ROAD_EDGE_LEFT 8.75f
-#define CURB_RIGHT -9.5f
-#define CURB_LEFT 10.5f
-#define FACADE_RIGHT -13.5
-#define FACADE_LEFT 14.5
-#define FACADE_DEPTH 10.0
-#define FACADE_EXTENT 150.0
-
-/* An echo is detected when intensity * (DETECTION_RANGE / range)^2 is at
- * least DETECTION_THRESHOLD. */
-#define DETECTION_RANGE 50.0f
-#define DETECTION_THRESHOLD 0.005f
+#include "lidarscene-private.h"
 
 /* Nothing is placed in the sensor's lane within this distance. */
 #define EGO_CLEARANCE 7.0
-
-typedef struct
-{
-  gdouble y;
-  gdouble heading;
-  gboolean moving;
-} Track;
 
 static const Track car_tracks[] = {
   {-3.5, 0.0, TRUE},
@@ -74,24 +34,7 @@ static const Track pedestrian_tracks[] = {
   {13.4, 0.0, TRUE},
 };
 
-/* Per class: slot length along the road, size ranges, speed range,
- * reflectivity range. An object sits in its slot with a margin, so objects
- * of one track, which share its speed, never touch. */
-typedef struct
-{
-  P3dLidarLabel label;
-  const Track *tracks;
-  guint n_tracks;
-  gdouble slot;
-  gdouble dx[2], dy[2], dz[2];
-  gdouble speed[2];
-  gdouble reflectivity[2];
-  gdouble yaw_jitter;
-  gdouble yaw_rate;
-  guint stream;
-} ObjectClass;
-
-static const ObjectClass object_classes[] = {
+const ObjectClass p3d_lidar_object_classes[P3D_LIDAR_N_OBJECT_CLASSES] = {
   {P3D_LIDAR_LABEL_CAR, car_tracks, G_N_ELEMENTS (car_tracks), 10.0,
         {4.2, 4.9}, {1.75, 2.0}, {1.45, 1.75}, {7.0, 14.0}, {0.3, 0.9}, 0.03,
       0.0, STREAM_CARS},
@@ -104,124 +47,6 @@ static const ObjectClass object_classes[] = {
       0.03, 0.0, STREAM_CYCLISTS},
 };
 
-/* A box as the ray caster sees it in the current frame. */
-typedef struct
-{
-  gfloat x, y, z;
-  gfloat yaw;
-  gfloat cos_yaw, sin_yaw;
-  gfloat half[3];
-  /* the sensor (the origin) in the box's frame */
-  gfloat origin[3];
-  /* a ray whose horizontal direction u has u . (x, y) >= cull_dot may
-   * hit the box; every ray may when cull_all */
-  gfloat cull_dot;
-  gboolean cull_all;
-  gfloat reflectivity;
-} SceneBox;
-
-struct _P3dLidarScene
-{
-  P3dLidarSceneParams params;
-  guint n_rays;
-  gfloat max_range;
-  gfloat range_noise;
-  gfloat sensor_height;
-  /* the farthest hit that could still give a point, noise included */
-  gfloat hit_limit;
-
-  /* per column (firing) and per beam */
-  gfloat *column_cos, *column_sin, *column_time;
-  gfloat *beam_cos, *beam_sin;
-
-  /* objects first (box i is object i), then the walls */
-  GArray *objects;
-  GArray *walls;
-  GArray *boxes;
-  guint *candidates;
-  guint candidates_size;
-
-  guint64 frame;
-  guint64 noise_frame;
-};
-
-/* SplitMix64. */
-typedef struct
-{
-  guint64 state;
-} Rng;
-
-static guint64
-mix64 (guint64 z)
-{
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
-static guint64
-rng_next (Rng * rng)
-{
-  rng->state += GOLDEN_GAMMA;
-  return mix64 (rng->state);
-}
-
-/* The start of stream @stream of @seed for frame @frame. */
-static guint64
-stream_state (guint64 seed, guint stream, guint64 frame)
-{
-  return mix64 (mix64 (seed + GOLDEN_GAMMA * stream) + frame);
-}
-
-static void
-rng_init (Rng * rng, guint64 seed, guint stream, guint64 frame)
-{
-  rng->state = stream_state (seed, stream, frame);
-}
-
-/* Uniform in [lo, hi), from 53 random bits (every step exact but the
- * last multiply-add, which is correctly rounded). */
-static gdouble
-rng_uniform (Rng * rng, gdouble lo, gdouble hi)
-{
-  gdouble unit = (gdouble) (rng_next (rng) >> 11) * (1.0 / 9007199254740992.0);
-
-  return lo + (hi - lo) * unit;
-}
-
-static guint
-rng_below (Rng * rng, guint bound)
-{
-  return (guint) (((rng_next (rng) >> 32) * bound) >> 32);
-}
-
-/* Standard normal, approximately: the Irwin-Hall sum of twelve uniform
- * 16-bit integers, centred and scaled by 2^-16. Integer sums and a power
- * of two scale are exact, so every machine gets the same value; no libm
- * log or cos. Bounded by +-6. */
-static gfloat
-gauss_from_words (const guint64 words[3])
-{
-  gint32 sum = 0;
-  guint i, j;
-
-  for (i = 0; i < 3; i++)
-    for (j = 0; j < 4; j++)
-      sum += (gint32) ((words[i] >> (16 * j)) & 0xffff);
-  return (gfloat) (sum - 6 * 65535) * (1.0f / 65536.0f);
-}
-
-static gfloat
-rng_gauss (Rng * rng)
-{
-  guint64 words[3];
-
-  words[0] = rng_next (rng);
-  words[1] = rng_next (rng);
-  words[2] = rng_next (rng);
-  return gauss_from_words (words);
-}
-
 /* x wrapped into [-L/2, L/2): fmod is exact. */
 static gdouble
 wrap_along_road (gdouble x)
@@ -233,9 +58,8 @@ wrap_along_road (gdouble x)
   return w - P3D_LIDAR_SCENE_LENGTH / 2;
 }
 
-/* An angle wrapped into [-pi, pi). */
-static gdouble
-wrap_angle (gdouble angle)
+gdouble
+p3d_lidar_wrap_angle (gdouble angle)
 {
   gdouble w = fmod (angle + G_PI, 2 * G_PI);
 
@@ -342,19 +166,19 @@ place_objects (P3dLidarScene * scene, const ObjectClass * klass, guint count)
   guint n_slots = slots_per_track * klass->n_tracks, n_free = 0, i;
   guint *slots = g_new (guint, n_slots);
   gdouble speed[8], heading[8];
-  Rng rng;
+  P3dLidarRng rng;
 
   g_assert (klass->n_tracks <= G_N_ELEMENTS (speed));
-  rng_init (&rng, scene->params.seed, klass->stream, 0);
+  p3d_lidar_rng_init (&rng, scene->params.seed, klass->stream, 0);
   for (i = 0; i < klass->n_tracks; i++) {
     const Track *track = &klass->tracks[i];
 
-    speed[i] = rng_uniform (&rng, klass->speed[0], klass->speed[1]);
+    speed[i] = p3d_lidar_rng_uniform (&rng, klass->speed[0], klass->speed[1]);
     if (!track->moving)
       speed[i] = 0.0;
     heading[i] = track->heading;
     if (klass->label == P3D_LIDAR_LABEL_PEDESTRIAN)
-      heading[i] = rng_below (&rng, 2) ? G_PI : 0.0;
+      heading[i] = p3d_lidar_rng_below (&rng, 2) ? G_PI : 0.0;
   }
 
   /* Free slots, the sensor's own surroundings left out. */
@@ -371,7 +195,7 @@ place_objects (P3dLidarScene * scene, const ObjectClass * klass, guint count)
 
   /* The first @count of a partial Fisher-Yates shuffle. */
   for (i = 0; i < count && i < n_free; i++) {
-    guint pick = i + rng_below (&rng, n_free - i);
+    guint pick = i + p3d_lidar_rng_below (&rng, n_free - i);
     guint slot = slots[pick];
     guint track_index = slot / slots_per_track;
     P3dLidarObject object;
@@ -381,24 +205,26 @@ place_objects (P3dLidarScene * scene, const ObjectClass * klass, guint count)
     slots[i] = slot;
 
     object.label = klass->label;
-    object.dx = rng_uniform (&rng, klass->dx[0], klass->dx[1]);
-    object.dy = rng_uniform (&rng, klass->dy[0], klass->dy[1]);
-    object.dz = rng_uniform (&rng, klass->dz[0], klass->dz[1]);
+    object.dx = p3d_lidar_rng_uniform (&rng, klass->dx[0], klass->dx[1]);
+    object.dy = p3d_lidar_rng_uniform (&rng, klass->dy[0], klass->dy[1]);
+    object.dz = p3d_lidar_rng_uniform (&rng, klass->dz[0], klass->dz[1]);
     /* Room to move within the slot: its length less the object's
      * diagonal (it may turn) and a margin. */
     room = klass->slot - sqrt (object.dx * object.dx + object.dy * object.dy)
         - 0.4;
     object.x = -P3D_LIDAR_SCENE_LENGTH / 2 +
         klass->slot * (slot % slots_per_track + 0.5) +
-        rng_uniform (&rng, -0.5, 0.5) * MAX (room, 0.0);
+        p3d_lidar_rng_uniform (&rng, -0.5, 0.5) * MAX (room, 0.0);
     object.y = klass->tracks[track_index].y;
-    object.yaw = wrap_angle (heading[track_index] +
-        rng_uniform (&rng, -klass->yaw_jitter, klass->yaw_jitter));
+    object.yaw = p3d_lidar_wrap_angle (heading[track_index] +
+        p3d_lidar_rng_uniform (&rng, -klass->yaw_jitter, klass->yaw_jitter));
     object.vx = heading[track_index] == 0.0 ? speed[track_index] :
         -speed[track_index];
     object.vy = 0.0;
-    object.yaw_rate = rng_uniform (&rng, -klass->yaw_rate, klass->yaw_rate);
-    object.reflectivity = rng_uniform (&rng, klass->reflectivity[0],
+    object.yaw_rate =
+        p3d_lidar_rng_uniform (&rng, -klass->yaw_rate, klass->yaw_rate);
+    object.reflectivity =
+        p3d_lidar_rng_uniform (&rng, klass->reflectivity[0],
         klass->reflectivity[1]);
     p3d_lidar_scene_add_object (scene, &object);
   }
@@ -433,16 +259,17 @@ add_walls (P3dLidarScene * scene)
 {
   static const gdouble sides[2] = { FACADE_RIGHT, FACADE_LEFT };
   guint side;
-  Rng rng;
+  P3dLidarRng rng;
 
-  rng_init (&rng, scene->params.seed, STREAM_WALLS, 0);
+  p3d_lidar_rng_init (&rng, scene->params.seed, STREAM_WALLS, 0);
   for (side = 0; side < 2; side++) {
     gdouble x = -FACADE_EXTENT;
 
     while (x < FACADE_EXTENT) {
-      gdouble length = rng_uniform (&rng, 12.0, 40.0);
-      gdouble height = rng_uniform (&rng, 4.0, 20.0);
-      gdouble gap = rng_below (&rng, 10) < 3 ? rng_uniform (&rng, 3.0,
+      gdouble length = p3d_lidar_rng_uniform (&rng, 12.0, 40.0);
+      gdouble height = p3d_lidar_rng_uniform (&rng, 4.0, 20.0);
+      gdouble gap =
+          p3d_lidar_rng_below (&rng, 10) < 3 ? p3d_lidar_rng_uniform (&rng, 3.0,
           8.0) : 0.0;
       SceneBox wall;
 
@@ -454,7 +281,7 @@ add_walls (P3dLidarScene * scene)
       wall.half[0] = (gfloat) (length / 2);
       wall.half[1] = (gfloat) (FACADE_DEPTH / 2);
       wall.half[2] = (gfloat) (height / 2);
-      wall.reflectivity = (gfloat) rng_uniform (&rng, 0.3, 0.7);
+      wall.reflectivity = (gfloat) p3d_lidar_rng_uniform (&rng, 0.3, 0.7);
       scene_box_update (&wall);
       g_array_append_val (scene->walls, wall);
       x += length + gap;
@@ -513,9 +340,9 @@ p3d_lidar_scene_new (const P3dLidarSceneParams * params)
   scene->boxes = g_array_new (FALSE, FALSE, sizeof (SceneBox));
   if (params->walls)
     add_walls (scene);
-  place_objects (scene, &object_classes[0], params->cars);
-  place_objects (scene, &object_classes[1], params->pedestrians);
-  place_objects (scene, &object_classes[2], params->cyclists);
+  place_objects (scene, &p3d_lidar_object_classes[0], params->cars);
+  place_objects (scene, &p3d_lidar_object_classes[1], params->pedestrians);
+  place_objects (scene, &p3d_lidar_object_classes[2], params->cyclists);
   p3d_lidar_scene_set_frame (scene, 0);
   return scene;
 }
@@ -583,7 +410,8 @@ scene_update_boxes (P3dLidarScene * scene)
     box.x = (gfloat) wrap_along_road (object->x + object->vx * t);
     box.y = (gfloat) (object->y + object->vy * t);
     box.z = (gfloat) (object->dz / 2 - scene->params.sensor_height);
-    box.yaw = (gfloat) wrap_angle (object->yaw + object->yaw_rate * t);
+    box.yaw =
+        (gfloat) p3d_lidar_wrap_angle (object->yaw + object->yaw_rate * t);
     box.half[0] = (gfloat) (object->dx / 2);
     box.half[1] = (gfloat) (object->dy / 2);
     box.half[2] = (gfloat) (object->dz / 2);
@@ -644,182 +472,6 @@ p3d_lidar_scene_get_object_box (const P3dLidarScene * scene, guint index,
   box->label = object->label;
 }
 
-/* The entry of a ray from the origin along @dir into @box: its distance
- * (in units of |dir|) and the cosine of the incidence angle on the face it
- * enters by. FALSE when it misses, or starts inside. */
-static gboolean
-ray_box (const SceneBox * box, const gfloat dir[3], gfloat * t_hit,
-    gfloat * cos_incidence)
-{
-  gfloat local[3], t_near = -G_MAXFLOAT, t_far = G_MAXFLOAT;
-  gint axis, entry_axis = -1;
-
-  local[0] = box->cos_yaw * dir[0] + box->sin_yaw * dir[1];
-  local[1] = box->cos_yaw * dir[1] - box->sin_yaw * dir[0];
-  local[2] = dir[2];
-  for (axis = 0; axis < 3; axis++) {
-    gfloat origin = box->origin[axis], half = box->half[axis], t1, t2;
-
-    if (local[axis] == 0.0f) {
-      /* Parallel to this slab: inside it or never. */
-      if (origin < -half || origin > half)
-        return FALSE;
-      continue;
-    }
-    t1 = (-half - origin) / local[axis];
-    t2 = (half - origin) / local[axis];
-    if (t1 > t2) {
-      gfloat swap = t1;
-
-      t1 = t2;
-      t2 = swap;
-    }
-    if (t1 > t_near) {
-      t_near = t1;
-      entry_axis = axis;
-    }
-    if (t2 < t_far)
-      t_far = t2;
-    if (t_near > t_far)
-      return FALSE;
-  }
-  if (entry_axis < 0 || t_near <= 0.0f)
-    return FALSE;
-  *t_hit = t_near;
-  *cos_incidence = fabsf (local[entry_axis]);
-  return TRUE;
-}
-
-/* Reflectivity of the ground at (x, y): asphalt, lane markings (solid
- * road edges and centre line, dashed lane lines: 3 m every 9 m), concrete
- * sidewalks. */
-static gfloat
-ground_reflectivity (gfloat x, gfloat y)
-{
-  static const gfloat solid[] = { ROAD_EDGE_RIGHT, 1.75f, ROAD_EDGE_LEFT };
-  static const gfloat dashed[] = { -1.75f, 5.25f };
-  const gfloat half_width = 0.075f;
-  guint i;
-
-  if (y < CURB_RIGHT || y > CURB_LEFT)
-    return 0.3f;
-  for (i = 0; i < G_N_ELEMENTS (solid); i++)
-    if (fabsf (y - solid[i]) <= half_width)
-      return 0.6f;
-  for (i = 0; i < G_N_ELEMENTS (dashed); i++) {
-    if (fabsf (y - dashed[i]) <= half_width) {
-      gfloat phase = fmodf (x, 9.0f);
-
-      if (phase < 0.0f)
-        phase += 9.0f;
-      if (phase < 3.0f)
-        return 0.6f;
-    }
-  }
-  return 0.12f;
-}
-
-gsize
-p3d_lidar_scene_render (P3dLidarScene * scene, P3dLidarChannels channels,
-    gfloat * points, gint32 * hits)
-{
-  const P3dLidarSceneParams *params = &scene->params;
-  const SceneBox *boxes = (const SceneBox *) scene->boxes->data;
-  guint n_boxes = scene->boxes->len, n_objects = scene->objects->len;
-  guint columns = params->points_per_revolution, beams = params->beams;
-  guint stride = p3d_lidar_channels_get_count (channels);
-  guint64 noise_base = stream_state (params->seed, STREAM_NOISE,
-      scene->noise_frame);
-  gboolean noisy = scene->range_noise > 0.0f;
-  gfloat *out = points;
-  gsize count = 0;
-  guint column, beam, i;
-
-  for (column = 0; column < columns; column++) {
-    gfloat ucos = scene->column_cos[column], usin = scene->column_sin[column];
-    guint n_candidates = 0;
-
-    /* Only boxes in this firing's sector are tested. */
-    for (i = 0; i < n_boxes; i++)
-      if (boxes[i].cull_all
-          || ucos * boxes[i].x + usin * boxes[i].y >= boxes[i].cull_dot)
-        scene->candidates[n_candidates++] = i;
-
-    for (beam = 0; beam < beams; beam++) {
-      guint ray = column * beams + beam;
-      gfloat dir[3], best = scene->hit_limit, cos_incidence = 0.0f;
-      gfloat reflectivity = 0.0f, intensity, range;
-      gint32 hit = G_MININT32;
-
-      dir[0] = scene->beam_cos[beam] * ucos;
-      dir[1] = scene->beam_cos[beam] * usin;
-      dir[2] = scene->beam_sin[beam];
-
-      if (params->ground && dir[2] < 0.0f) {
-        gfloat t = -scene->sensor_height / dir[2];
-
-        if (t < best) {
-          best = t;
-          hit = P3D_LIDAR_HIT_GROUND;
-          cos_incidence = -dir[2];
-        }
-      }
-      for (i = 0; i < n_candidates; i++) {
-        guint index = scene->candidates[i];
-        gfloat t, cosine;
-
-        if (ray_box (&boxes[index], dir, &t, &cosine) && t < best) {
-          best = t;
-          hit = index < n_objects ? (gint32) index : P3D_LIDAR_HIT_WALL;
-          cos_incidence = cosine;
-          reflectivity = boxes[index].reflectivity;
-        }
-      }
-      if (hit == G_MININT32)
-        continue;
-      if (hit == P3D_LIDAR_HIT_GROUND)
-        reflectivity = ground_reflectivity (dir[0] * best, dir[1] * best);
-      intensity = CLAMP (reflectivity * cos_incidence, 0.0f, 1.0f);
-      /* Too weak an echo is no echo: dark asphalt at a grazing angle fades
-       * out with distance, as on a real sensor. */
-      if (intensity * (DETECTION_RANGE * DETECTION_RANGE) <
-          DETECTION_THRESHOLD * best * best)
-        continue;
-
-      range = best;
-      if (noisy) {
-        guint64 words[NOISE_DRAWS];
-        Rng rng;
-
-        /* Draws NOISE_DRAWS * ray .. of the frame's noise stream: each
-         * ray's noise is its own, whatever the others hit. */
-        rng.state = noise_base + GOLDEN_GAMMA * NOISE_DRAWS * (guint64) ray;
-        for (i = 0; i < NOISE_DRAWS; i++)
-          words[i] = rng_next (&rng);
-        range = best + scene->range_noise * gauss_from_words (words);
-      }
-      if (!(range > 0.0f && range <= scene->max_range))
-        continue;
-
-      out[0] = dir[0] * range;
-      out[1] = dir[1] * range;
-      out[2] = dir[2] * range;
-      i = 3;
-      if (channels & P3D_LIDAR_CHANNEL_INTENSITY)
-        out[i++] = intensity;
-      if (channels & P3D_LIDAR_CHANNEL_TIME)
-        out[i++] = scene->column_time[column];
-      if (channels & P3D_LIDAR_CHANNEL_RING)
-        out[i++] = (gfloat) beam;
-      out += stride;
-      if (hits)
-        hits[count] = hit;
-      count++;
-    }
-  }
-  return count;
-}
-
 guint
 p3d_lidar_scene_get_boxes (const P3dLidarScene * scene, P3dBox3d * boxes,
     guint capacity)
@@ -838,124 +490,4 @@ p3d_lidar_scene_get_boxes (const P3dLidarScene * scene, P3dBox3d * boxes,
     count++;
   }
   return count;
-}
-
-guint
-p3d_lidar_candidates_false_positives (guint n_boxes)
-{
-  return 1 + n_boxes / 8;
-}
-
-static gfloat
-clamped_gauss (Rng * rng)
-{
-  return CLAMP (rng_gauss (rng), -2.5f, 2.5f);
-}
-
-/* TRUE when (x, y) lies within @box's footprint. */
-static gboolean
-box_contains_xy (const P3dBox3d * box, gfloat x, gfloat y)
-{
-  gfloat s, c, local_x, local_y;
-
-  p3d_sincos (box->yaw, &s, &c);
-  local_x = c * (x - box->x) + s * (y - box->y);
-  local_y = c * (y - box->y) - s * (x - box->x);
-  return fabsf (local_x) <= box->dx / 2 && fabsf (local_y) <= box->dy / 2;
-}
-
-/* A box jittered about @truth, with a score that falls as it strays. */
-static void
-jitter_box (Rng * rng, const P3dBox3d * truth, gfloat confidence,
-    P3dBox3d * out)
-{
-  gfloat strength = (gfloat) rng_uniform (rng, 0.1, 1.0);
-  gfloat g[7], s, c, along, across, spread;
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (g); i++)
-    g[i] = clamped_gauss (rng);
-  /* Along and across the box, at most a quarter of its size: the centre
-   * stays inside the true box. */
-  along = strength * 0.1f * truth->dx * g[0];
-  across = strength * 0.1f * truth->dy * g[1];
-  p3d_sincos (truth->yaw, &s, &c);
-  *out = *truth;
-  out->x = truth->x + (c * along - s * across);
-  out->y = truth->y + (s * along + c * across);
-  out->z = truth->z + strength * 0.05f * truth->dz * g[2];
-  out->dx = truth->dx * (1.0f + strength * 0.06f * g[3]);
-  out->dy = truth->dy * (1.0f + strength * 0.06f * g[4]);
-  out->dz = truth->dz * (1.0f + strength * 0.06f * g[5]);
-  out->yaw = (gfloat) wrap_angle (truth->yaw + strength * 0.1f * g[6]);
-  spread = strength * (fabsf (g[0]) + fabsf (g[1]) + fabsf (g[6])) / 7.5f;
-  out->score = confidence * (1.0f - 0.6f * MIN (spread, 1.0f));
-}
-
-/* A low-score box on the road or a sidewalk, away from every true box. */
-static void
-false_positive (Rng * rng, const P3dLidarScene * scene,
-    const P3dBox3d * truths, guint n_truths, P3dBox3d * out)
-{
-  gdouble reach = MIN (scene->params.max_range,
-      P3D_LIDAR_SCENE_LENGTH / 2) * 0.8;
-  const ObjectClass *klass;
-  guint attempt, i;
-
-  klass = &object_classes[rng_below (rng, G_N_ELEMENTS (object_classes))];
-  out->dx = (gfloat) rng_uniform (rng, klass->dx[0], klass->dx[1]);
-  out->dy = (gfloat) rng_uniform (rng, klass->dy[0], klass->dy[1]);
-  out->dz = (gfloat) rng_uniform (rng, klass->dz[0], klass->dz[1]);
-  out->yaw = (gfloat) rng_uniform (rng, -G_PI, G_PI);
-  out->score = (gfloat) rng_uniform (rng, 0.05, 0.25);
-  out->label = klass->label;
-  /* A few tries at a free spot; the last one stays regardless. */
-  for (attempt = 0; attempt < 8; attempt++) {
-    gboolean free = TRUE;
-
-    out->x = (gfloat) rng_uniform (rng, -reach, reach);
-    out->y = (gfloat) rng_uniform (rng, CURB_RIGHT - 2.0, CURB_LEFT + 2.0);
-    for (i = 0; i < n_truths && free; i++)
-      free = !box_contains_xy (&truths[i], out->x, out->y);
-    if (free)
-      break;
-  }
-  out->z = out->dz / 2 - scene->sensor_height;
-}
-
-guint
-p3d_lidar_scene_get_candidates (const P3dLidarScene * scene,
-    guint per_object, P3dBox3d * boxes, guint capacity)
-{
-  guint n_truths = p3d_lidar_scene_get_boxes (scene, NULL, 0);
-  guint n_false = p3d_lidar_candidates_false_positives (n_truths);
-  guint total = n_truths * per_object + n_false, i, k, n = 0;
-  P3dBox3d *truths = g_new (P3dBox3d, MAX (n_truths, 1));
-  P3dBox3d *all = g_new (P3dBox3d, total);
-  Rng rng;
-
-  p3d_lidar_scene_get_boxes (scene, truths, n_truths);
-  rng_init (&rng, scene->params.seed, STREAM_CANDIDATES, scene->noise_frame);
-  for (i = 0; i < n_truths; i++) {
-    gfloat confidence = (gfloat) rng_uniform (&rng, 0.7, 0.98);
-
-    for (k = 0; k < per_object; k++)
-      jitter_box (&rng, &truths[i], confidence, &all[n++]);
-  }
-  for (i = 0; i < n_false; i++)
-    false_positive (&rng, scene, truths, n_truths, &all[n++]);
-
-  /* Fisher-Yates, so that no box's position gives its object away. */
-  for (i = total; i > 1; i--) {
-    guint j = rng_below (&rng, i);
-    P3dBox3d swap = all[i - 1];
-
-    all[i - 1] = all[j];
-    all[j] = swap;
-  }
-  if (capacity > 0)
-    memcpy (boxes, all, MIN (total, capacity) * sizeof (P3dBox3d));
-  g_free (all);
-  g_free (truths);
-  return total;
 }

@@ -2,7 +2,8 @@
  * (the default) and F16 (asked for downstream), for every point format,
  * equal to p3d_pillarfeat_cpu on voxels from p3d_voxelize_cpu; caps fields
  * passed through; coords and count copied; timestamps kept; a packed record
- * accepted; wrong sizes and caps refused with a clear error. */
+ * accepted; a count over max-voxels clamped with one warning per stream;
+ * wrong sizes and caps refused with a clear error. */
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
@@ -421,6 +422,86 @@ GST_START_TEST (test_counts_up_and_down)
 
 GST_END_TEST;
 
+/* The number of warnings on @bus, each a STREAM FORMAT naming @count and
+ * max-voxels 300. */
+static guint
+pop_count_warnings (GstBus * bus, guint32 count)
+{
+  gchar *expected = g_strdup_printf ("Voxel count %u is more than "
+      "max-voxels 300: only 300 voxels are read", count);
+  GstMessage *warning;
+  guint n = 0;
+
+  while ((warning = elemtest_pop (bus, GST_MESSAGE_WARNING)) != NULL) {
+    gchar *text = elemtest_message_text (warning);
+    GError *error = NULL;
+
+    fail_unless (strstr (text, expected) != NULL, "%s", text);
+    gst_message_parse_warning (warning, &error, NULL);
+    fail_unless (g_error_matches (error, GST_STREAM_ERROR,
+            GST_STREAM_ERROR_FORMAT), "%s", text);
+    g_clear_error (&error);
+    g_free (text);
+    gst_message_unref (warning);
+    n++;
+  }
+  g_free (expected);
+  return n;
+}
+
+/* A count word over max-voxels: the output is that of a full frame (every
+ * one of the 300 voxels, count 300), and the reference path warns once per
+ * stream, not once per frame. */
+GST_START_TEST (test_count_over_max_voxels_warns_once)
+{
+  static const guint32 bad_counts[] = { 301, 100000, G_MAXUINT32 };
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  Voxels v;
+  guint i, stream;
+
+  voxels_make (&v, P3D_POINT_FORMAT_XYZI, 300, 8, kitti_voxel_size,
+      kitti_range, 500, 2000);
+  fail_unless_equals_int (voxels_count (&v), 300);
+  h = pillarfeat_harness ("", &v, "application/x-pillar-features");
+  gst_element_set_bus (h->element, bus);
+  for (stream = 0; stream < 2; stream++) {
+    if (stream > 0)
+      fail_unless (gst_harness_push_event (h,
+              gst_event_new_stream_start ("second")));
+    for (i = 0; i < G_N_ELEMENTS (bad_counts); i++) {
+      GstBuffer *in = voxels_buffer (&v), *out;
+      GstMemory *count = gst_buffer_peek_memory (in, P3D_VOXELS_TENSOR_COUNT);
+      GstMapInfo map;
+
+      fail_unless (gst_memory_map (count, &map, GST_MAP_WRITE));
+      memcpy (map.data, &bad_counts[i], 4);
+      gst_memory_unmap (count, &map);
+      fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+      out = gst_harness_pull (h);
+      fail_unless (out != NULL);
+      /* v itself holds count 300: what the clamped frame must equal */
+      assert_output (out, &v, P3D_FEATURE_SET_POINTPILLARS_10, FALSE,
+          "count over max-voxels");
+      gst_buffer_unref (out);
+      /* the first bad frame of the stream warns, the next ones do not */
+      fail_unless_equals_int (pop_count_warnings (bus, bad_counts[0]),
+          i == 0 ? 1 : 0);
+    }
+    /* a frame that fits posts nothing either */
+    fail_unless_equals_int (gst_harness_push (h, voxels_buffer (&v)),
+        GST_FLOW_OK);
+    gst_buffer_unref (gst_harness_pull (h));
+    fail_unless_equals_int (pop_count_warnings (bus, 0), 0);
+  }
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  voxels_clear (&v);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_timestamps_kept)
 {
   GstHarness *h;
@@ -782,6 +863,7 @@ pillarfeat_suite (void)
   tcase_add_test (tc, test_default_is_pointpillars_10_f32);
   tcase_add_test (tc, test_3d_grid);
   tcase_add_test (tc, test_counts_up_and_down);
+  tcase_add_test (tc, test_count_over_max_voxels_warns_once);
   tcase_add_test (tc, test_timestamps_kept);
   tcase_add_test (tc, test_packed_record_accepted);
   tcase_add_test (tc, test_wrong_buffer_sizes_are_errors);

@@ -1,7 +1,8 @@
 /* pointcloudparse: one file is one sweep however it is split (push mode
  * through GstHarness, pull mode through filesrc), points-per-frame, float16
  * input against an independent decoding of every half, the presets, output
- * formats other than the input's, and truncated and empty input. */
+ * formats other than the input's, format=auto refused at start, and
+ * truncated and empty input. */
 #include <math.h>
 #include <string.h>
 
@@ -404,6 +405,55 @@ GST_START_TEST (test_channels_fewer_than_format_fails_to_start)
 
 GST_END_TEST;
 
+/* format takes the point formats' shared enum: its caps-string nicks, xyzi
+ * by default; its "auto" reads back as set but stops the start with an
+ * error that names the property, since a raw record cannot be negotiated. */
+GST_START_TEST (test_format_auto_fails_to_start)
+{
+  static const gchar *nicks[] = { "xyz", "xyzi", "xyzit", "xyzir" };
+  GstElement *parse = gst_element_factory_make ("pointcloudparse", NULL);
+  GstBus *bus = gst_bus_new ();
+  gchar *nick, *text;
+  guint i;
+
+  nick = get_nick (parse, "format");
+  fail_unless_equals_string (nick, "xyzi");
+  g_free (nick);
+  for (i = 0; i < G_N_ELEMENTS (nicks); i++) {
+    gst_util_set_object_arg (G_OBJECT (parse), "format", nicks[i]);
+    nick = get_nick (parse, "format");
+    fail_unless_equals_string (nick, nicks[i]);
+    g_free (nick);
+  }
+
+  gst_util_set_object_arg (G_OBJECT (parse), "format", "auto");
+  nick = get_nick (parse, "format");
+  fail_unless_equals_string (nick, "auto");
+  g_free (nick);
+  gst_element_set_bus (parse, bus);
+  fail_unless_equals_int (gst_element_set_state (parse, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  text = pop_error (bus, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless (strstr (text, "format=auto") != NULL, "%s", text);
+  g_free (text);
+  gst_element_set_state (parse, GST_STATE_NULL);
+
+  /* a preset replaces auto, and the element starts again */
+  gst_util_set_object_arg (G_OBJECT (parse), "preset", "nuscenes");
+  nick = get_nick (parse, "format");
+  fail_unless_equals_string (nick, "xyzir");
+  g_free (nick);
+  fail_unless (gst_element_set_state (parse, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  gst_element_set_state (parse, GST_STATE_NULL);
+  gst_element_set_bus (parse, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (parse);
+}
+
+GST_END_TEST;
+
 /* Runs filesrc (pull mode) on @bytes through pointcloudparse to appsink;
  * returns the buffers and the first error. */
 static GPtrArray *
@@ -495,6 +545,7 @@ pointcloudparse_suite (void)
   tcase_add_test (tc, test_truncated_input_is_an_error);
   tcase_add_test (tc, test_empty_input_is_an_error);
   tcase_add_test (tc, test_channels_fewer_than_format_fails_to_start);
+  tcase_add_test (tc, test_format_auto_fails_to_start);
   tcase_add_test (tc, test_file_pull_mode);
   return s;
 }

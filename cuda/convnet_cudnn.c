@@ -5,8 +5,13 @@
  * description, converts the weights to cuDNN's filter layout and the
  * storage type, allocates every buffer, one scratch tensor and one
  * workspace, and plans each layer once:
- *  - the algorithm: cudnnFindConvolutionForwardAlgorithmEx on the real
- *    buffers, the fastest result that succeeded and is deterministic;
+ *  - the algorithm: the first deterministic one that fits the workspace in
+ *    the ranking of cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm
+ *    _v7), a function of the device model, cuDNN's version and the layer
+ *    alone.  Not the fastest of a timed search (cudnnFind...): the timings
+ *    vary from run to run, two algorithms round differently, and the same
+ *    frame then gave different bits in two runs or on two GPUs of one
+ *    machine;
  *  - a fused plan when the layer is a convolution that writes its whole
  *    output buffer: cudnnConvolutionBiasActivationForward (bias and ReLU in
  *    the convolution's epilogue), kept only when a trial call succeeds;
@@ -44,7 +49,7 @@
 #include "cudnn_loader.h"
 #include "half.h"
 
-/* The most workspace the algorithm search offers one layer. */
+/* The most workspace a layer's algorithm may use. */
 #define SEARCH_WORKSPACE_BYTES ((size_t) 256 << 20)
 
 typedef struct
@@ -307,7 +312,8 @@ run_layer (const P3dConvNet * net, uint32_t l, int fused,
       algo, workspace, workspace_bytes, &zero, step->y, net->scratch);
 }
 
-/* The fastest deterministic algorithm that ran, from the search results. */
+/* The first deterministic algorithm cuDNN supports here, in the order of
+ * @perf (the heuristics' ranking), that fits the workspace. */
 static int
 pick_algorithm (const cudnnConvolutionFwdAlgoPerf_t * perf, int count,
     cudnnMathType_t math, cudnnConvolutionFwdAlgo_t * algo, size_t *memory)
@@ -443,10 +449,8 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
     result = P3D_ERROR_OUT_OF_MEMORY;
     goto fail;
   }
-  CUDNN_TRY (net->api->cudnnFindConvolutionForwardAlgorithmEx (net->handle,
-          step->x, buffer_data (net, layer->input), step->w, step->weight,
-          step->conv, step->y, net->scratch, n_algos, &returned, perf,
-          search, SEARCH_WORKSPACE_BYTES));
+  CUDNN_TRY (net->api->cudnnGetConvolutionForwardAlgorithm_v7 (net->handle,
+          step->x, step->w, step->conv, step->y, n_algos, &returned, perf));
   if (!pick_algorithm (perf, returned, math, &step->algo, &memory)) {
     set_message (message, message_len, "layer %u: cuDNN has no "
         "deterministic algorithm for this convolution", l);
@@ -655,7 +659,7 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
         element_size (net);
 
     CUDA_TRY (cudaMalloc (&net->storage[b], bytes));
-    /* Defined contents for the algorithm search and the trial calls, and
+    /* Defined contents for the trial calls, and
      * the padding channels' zeros, which nothing writes again. */
     CUDA_TRY (cudaMemsetAsync (net->storage[b], 0, bytes, stream));
   }

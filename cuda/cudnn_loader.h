@@ -43,7 +43,7 @@ extern "C" {
   X (cudnnDestroyActivationDescriptor) \
   X (cudnnSetActivationDescriptor) \
   X (cudnnGetConvolutionForwardAlgorithmMaxCount) \
-  X (cudnnFindConvolutionForwardAlgorithmEx) \
+  X (cudnnGetConvolutionForwardAlgorithm_v7) \
   X (cudnnGetConvolutionForwardWorkspaceSize) \
   X (cudnnConvolutionForward) \
   X (cudnnConvolutionBiasActivationForward)

@@ -132,11 +132,12 @@ typedef struct
 P3dResult p3d_centerpoint_decode_cpu (const P3dCenterPointParams * params,
     const P3dCenterPointTaskMaps * maps, const P3dCenterPointOutput * out);
 
-/* The device path: a workspace made once (candidate keys, CUB's sort
- * scratch, per-task boxes and the NMS masks), then per frame: one kernel
- * scoring every (class, cell), CUB's radix sort of (task, score, index)
- * keys, a decode kernel per task, the suppression masks, and one kernel
- * that reduces them and writes the concatenated output and count.  No
+/* The device path: a workspace made once (candidate keys, per-task kept
+ * keys, boxes and the NMS masks), then per frame: one kernel scoring every
+ * (class, cell) and listing the candidates of each task, a kernel per task
+ * that selects and sorts its max_num best (score, index) keys, a decode
+ * kernel per task, the suppression masks, and one kernel that reduces them
+ * and writes the concatenated output and count.  No
  * allocation, no host synchronization; the count is written on the device.
  * A workspace serves one stream at a time. */
 typedef struct _P3dCenterPointDecoder P3dCenterPointDecoder;

@@ -21,64 +21,13 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
+#include "p3dbenchpipeline.h"
 #include "p3dperception.h"
 
 #define WARMUP_FRAMES 200
 
-static gdouble
-now_s (void)
-{
-  return g_get_monotonic_time () / 1e6;
-}
 
-/* Waits for EOS or an error; TRUE on EOS. */
-static gboolean
-wait_eos (GstElement * pipeline)
-{
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  gboolean eos = GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS;
 
-  if (!eos) {
-    GError *error = NULL;
-    gchar *debug = NULL;
-
-    gst_message_parse_error (msg, &error, &debug);
-    g_printerr ("pipeline error: %s (%s)\n", error->message, debug);
-    g_clear_error (&error);
-    g_free (debug);
-  }
-  gst_message_unref (msg);
-  gst_object_unref (bus);
-  return eos;
-}
-
-/* Host map of the last output's count tensor: returns once the device has
- * finished every frame queued before it, and the count it holds. */
-static guint32
-wait_last_output (GstElement * pipeline)
-{
-  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  GstSample *sample = NULL;
-  guint32 count = 0;
-
-  g_object_get (sink, "last-sample", &sample, NULL);
-  if (sample) {
-    GstBuffer *buffer = gst_sample_get_buffer (sample);
-    GstMemory *mem = gst_buffer_peek_memory (buffer,
-        P3D_PILLARS_TENSOR_COUNT);
-    GstMapInfo info;
-
-    if (gst_memory_map (mem, &info, GST_MAP_READ)) {
-      memcpy (&count, info.data, sizeof (count));
-      gst_memory_unmap (mem, &info);
-    }
-    gst_sample_unref (sample);
-  }
-  gst_object_unref (sink);
-  return count;
-}
 
 static const gchar *chain_cuda =
     "voxelize ! pillarfeat ! "
@@ -141,21 +90,21 @@ run_resident (const gchar * sweep_path, guint frames, gdouble * fps,
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
   for (i = 0; i < WARMUP_FRAMES + frames; i++) {
     if (i == WARMUP_FRAMES) {
-      wait_last_output (pipeline);
-      start = now_s ();
+      p3d_bench_wait_last_pillars (pipeline);
+      start = p3d_bench_now_s ();
     }
     if (gst_app_src_push_buffer (GST_APP_SRC (src),
             gst_buffer_ref (sweep)) != GST_FLOW_OK)
       break;
     if (i % 5000 == 0)
       g_printerr ("pushed %u frames after %.2f s\n", i,
-          start > 0.0 ? now_s () - start : 0.0);
+          start > 0.0 ? p3d_bench_now_s () - start : 0.0);
   }
   gst_app_src_end_of_stream (GST_APP_SRC (src));
-  if (!wait_eos (pipeline))
+  if (!p3d_bench_wait_eos (pipeline))
     return FALSE;
-  *pillars = wait_last_output (pipeline);
-  *fps = frames / (now_s () - start);
+  *pillars = p3d_bench_wait_last_pillars (pipeline);
+  *fps = frames / (p3d_bench_now_s () - start);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);
   gst_object_unref (pipeline);
@@ -181,12 +130,12 @@ run_files (const gchar * pattern, guint frames, gdouble * fps,
     g_printerr ("cannot build the pipeline: is the plugin found?\n");
     return FALSE;
   }
-  start = now_s ();
+  start = p3d_bench_now_s ();
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  if (!wait_eos (pipeline))
+  if (!p3d_bench_wait_eos (pipeline))
     return FALSE;
-  *pillars = wait_last_output (pipeline);
-  *fps = frames / (now_s () - start);
+  *pillars = p3d_bench_wait_last_pillars (pipeline);
+  *fps = frames / (p3d_bench_now_s () - start);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (pipeline);
   return TRUE;

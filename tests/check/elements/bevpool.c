@@ -761,28 +761,9 @@ negotiation_error (const gchar * calibration, const gchar * caps,
     GQuark domain, gint code)
 {
   gchar *launch = bevpool_launch (&bevpoolrig_small_config, calibration);
-  GstHarness *h = gst_harness_new_parse (launch);
-  GstBus *bus = gst_bus_new ();
-  GstMessage *message;
-  GError *error = NULL;
-  gchar *text;
+  gchar *text = elemtest_expect_caps_refused (launch, caps,
+      "application/x-bev-features", domain, code, NULL);
 
-  gst_element_set_bus (h->element, bus);
-  gst_harness_set_src_caps_str (h, caps);
-  gst_harness_set_sink_caps_str (h, "application/x-bev-features");
-  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL,
-              64, NULL)), GST_FLOW_NOT_NEGOTIATED);
-  message = elemtest_pop (bus, GST_MESSAGE_ERROR);
-  fail_unless (message != NULL, "no error for %s", caps);
-  text = elemtest_message_text (message);
-  gst_message_parse_error (message, &error, NULL);
-  fail_unless (error->domain == domain && error->code == code,
-      "error %s %d: %s", g_quark_to_string (error->domain), error->code, text);
-  g_clear_error (&error);
-  gst_message_unref (message);
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
-  gst_harness_teardown (h);
   g_free (launch);
   return text;
 }

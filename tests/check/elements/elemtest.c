@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 
 #include "elemtest.h"
 #include "p3dperception.h"
@@ -239,6 +240,30 @@ elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
     fail_unless (strstr (text, needle) != NULL, "the error does not say "
         "\"%s\": %s", needle, text);
   va_end (args);
+  return text;
+}
+
+gchar *
+elemtest_expect_caps_refused (const gchar * launch, const gchar * src_caps,
+    const gchar * sink_caps, GQuark domain, gint code,
+    const gchar * const *needles)
+{
+  GstHarness *h = gst_harness_new_parse (launch);
+  GstBus *bus = gst_bus_new ();
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, src_caps);
+  gst_harness_set_sink_caps_str (h, sink_caps);
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL,
+              64, NULL)), GST_FLOW_NOT_NEGOTIATED);
+  text = elemtest_expect_error (bus, domain, code, NULL);
+  for (; needles && *needles; needles++)
+    fail_unless (strstr (text, *needles) != NULL, "the error does not say "
+        "\"%s\": %s", *needles, text);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
   return text;
 }
 

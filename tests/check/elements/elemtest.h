@@ -70,6 +70,15 @@ typedef const gchar *ElemtestNeedle;
 gchar *elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
     G_GNUC_NULL_TERMINATED;
 
+/* Pushes a 64-byte buffer with @src_caps into a harness of @launch whose
+ * sink asks for @sink_caps: the push must fail with NOT_NEGOTIATED and the
+ * element post the error elemtest_expect_error() checks (@domain, @code),
+ * whose text holds each of @needles (NULL-terminated; NULL for none).
+ * Returns the text (free it). */
+gchar *elemtest_expect_caps_refused (const gchar * launch,
+    const gchar * src_caps, const gchar * sink_caps, GQuark domain, gint code,
+    const gchar * const *needles);
+
 /* Writes @contents to @name in @dir and returns the path (free it). */
 gchar *elemtest_write_file (const gchar * dir, const gchar * name,
     const gchar * contents);

@@ -429,33 +429,12 @@ check_caps_refused (const gchar * caps, const gchar * const *words)
   gchar *path = modeltest_model_write (m, NULL);
   gchar *launch = g_strdup_printf ("pillarencode backend=cpu weights=%s",
       path);
-  GstHarness *h = gst_harness_new_parse (launch);
-  GstBus *bus = gst_bus_new ();
-  GstMessage *message;
-  GError *error = NULL;
-  gchar *text;
+  gchar *text = elemtest_expect_caps_refused (launch, caps,
+      "application/x-bev-features", GST_CORE_ERROR,
+      GST_CORE_ERROR_NEGOTIATION, words);
 
-  gst_element_set_bus (h->element, bus);
-  gst_harness_set_src_caps_str (h, caps);
-  gst_harness_set_sink_caps_str (h, "application/x-bev-features");
-  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL,
-              64, NULL)), GST_FLOW_NOT_NEGOTIATED);
-  message = elemtest_pop (bus, GST_MESSAGE_ERROR);
-  fail_unless (message != NULL, "no error for %s", caps);
-  text = elemtest_message_text (message);
-  gst_message_parse_error (message, &error, NULL);
-  fail_unless (error->domain == GST_CORE_ERROR
-      && error->code == GST_CORE_ERROR_NEGOTIATION, "%s", text);
-  for (; *words; words++)
-    fail_unless (strstr (text, *words) != NULL, "'%s' not in '%s'", *words,
-        text);
   GST_INFO ("%s", text);
   g_free (text);
-  g_clear_error (&error);
-  gst_message_unref (message);
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
-  gst_harness_teardown (h);
   g_free (launch);
   modeltest_remove (path);
   modeltest_model_free (m);

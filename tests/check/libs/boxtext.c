@@ -56,6 +56,16 @@ only_line (GString * out)
   return g_strndup (out->str, out->len - 1);
 }
 
+/* The one line of @out (*@line, free it) read by json-glib: its object. */
+static JsonObject *
+parse_only_line (JsonParser * parser, GString * out, gchar ** line)
+{
+  *line = only_line (out);
+  fail_unless (json_parser_load_from_data (parser, *line, -1, NULL),
+      "not JSON: %s", *line);
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
 /* Boxes with values that test the text: exact decimals, ones that are not
  * (0.1), the extremes of the float range, denormals, signed zeros and the
  * non-finite values. */
@@ -245,9 +255,7 @@ GST_START_TEST (test_json_written)
   gchar *line;
 
   p3d_box_text_append_json_frame (out, 12, 500000000, 3, P3D_BOX_KIND_3D);
-  line = only_line (out);
-  fail_unless (json_parser_load_from_data (parser, line, -1, NULL));
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = parse_only_line (parser, out, &line);
   fail_unless_equals_int (json_object_get_size (object), 4);
   fail_unless_equals_int64 (json_object_get_int_member (object, "frame"), 12);
   fail_unless_equals_int64 (json_object_get_int_member (object, "pts"),
@@ -260,9 +268,7 @@ GST_START_TEST (test_json_written)
   g_string_truncate (out, 0);
   p3d_box_text_append_json_frame (out, 0, P3D_BOX_TEXT_NO_PTS, 0,
       P3D_BOX_KIND_2D);
-  line = only_line (out);
-  fail_unless (json_parser_load_from_data (parser, line, -1, NULL));
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = parse_only_line (parser, out, &line);
   fail_unless (json_object_get_null_member (object, "pts"));
   fail_unless_equals_string (json_object_get_string_member (object, "type"),
       "2d");
@@ -270,9 +276,7 @@ GST_START_TEST (test_json_written)
 
   g_string_truncate (out, 0);
   p3d_box_text_append_json_box3d (out, &boxes3d[0]);
-  line = only_line (out);
-  fail_unless (json_parser_load_from_data (parser, line, -1, NULL));
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = parse_only_line (parser, out, &line);
   fail_unless_equals_int (json_object_get_size (object), 9);
   fail_unless (json_member_double (object, "x") == 1.5);
   fail_unless (json_member_double (object, "y") == -2.0);
@@ -289,9 +293,7 @@ GST_START_TEST (test_json_written)
   /* the non-finite values as the strings JavaScript prints */
   g_string_truncate (out, 0);
   p3d_box_text_append_json_box3d (out, &boxes3d[3]);
-  line = only_line (out);
-  fail_unless (json_parser_load_from_data (parser, line, -1, NULL));
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = parse_only_line (parser, out, &line);
   fail_unless_equals_string (json_object_get_string_member (object, "x"),
       "NaN");
   fail_unless_equals_string (json_object_get_string_member (object, "y"),
@@ -302,9 +304,7 @@ GST_START_TEST (test_json_written)
 
   g_string_truncate (out, 0);
   p3d_box_text_append_json_box2d (out, &boxes2d[0]);
-  line = only_line (out);
-  fail_unless (json_parser_load_from_data (parser, line, -1, NULL));
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = parse_only_line (parser, out, &line);
   fail_unless_equals_int (json_object_get_size (object), 6);
   fail_unless (json_member_double (object, "x1") == 10.0);
   fail_unless (json_member_double (object, "y1") == 20.5);

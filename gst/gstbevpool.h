@@ -3,7 +3,7 @@
 #ifndef __P3D_BEVPOOL_H__
 #define __P3D_BEVPOOL_H__
 
-#include "bevcalibration.h"
+#include "bevpool-calibration.h"
 #include "bevpool.h"
 #include "p3dperception.h"
 

@@ -6,7 +6,7 @@
 #include <gst/base/gstaggregator.h>
 #include <gst/video/video.h>
 
-#include "bevlayers.h"
+#include "bevrender-layers.h"
 #include "p3dperception.h"
 
 G_BEGIN_DECLS

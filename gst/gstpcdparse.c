@@ -50,7 +50,7 @@
 #include <string.h>
 
 #include "gstpcdparse.h"
-#include "pcdreader.h"
+#include "pcdparse-reader.h"
 #include "runtime.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_pcd_parse_debug);

@@ -6,7 +6,7 @@
 #include <gst/base/gstbaseparse.h>
 
 #include "p3dperception.h"
-#include "pcdreader.h"
+#include "pcdparse-reader.h"
 
 G_BEGIN_DECLS
 

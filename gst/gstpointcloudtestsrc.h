@@ -6,7 +6,7 @@
 
 #include <gst/base/gstpushsrc.h>
 
-#include "lidarscene.h"
+#include "pointcloudtestsrc-scene.h"
 #include "p3dperception.h"
 
 G_BEGIN_DECLS

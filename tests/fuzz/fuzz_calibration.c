@@ -1,4 +1,4 @@
-/* libFuzzer target for bevpool's calibration loader (gst/bevcalibration.c):
+/* libFuzzer target for bevpool's calibration loader (gst/bevpool-calibration.c):
  * the input is a calibration file's bytes. A file is refused with an error
  * in the calibration domain that GStreamer can print, or loaded with at
  * least one camera, a name for each, and every matrix element finite (the
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bevcalibration.h"
+#include "bevpool-calibration.h"
 
 #define CHECK(cond) \
   G_STMT_START { \

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcdreader.h"
+#include "pcdparse-reader.h"
 
 #define CHECK(cond) \
   G_STMT_START { \

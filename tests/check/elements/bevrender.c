@@ -15,7 +15,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
-#include "bevcanvas.h"
+#include "bevrender-canvas.h"
 #include "half.h"
 #include "p3dperception.h"
 #include "p3dtest.h"

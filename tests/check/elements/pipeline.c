@@ -12,7 +12,7 @@
 #include <json-glib/json-glib.h>
 
 #include "elemtest.h"
-#include "lidarscene.h"
+#include "pointcloudtestsrc-scene.h"
 #include "nms.h"
 #include "p3dperception.h"
 #include "p3dtest.h"

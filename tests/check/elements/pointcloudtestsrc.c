@@ -9,7 +9,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "lidarscene.h"
+#include "pointcloudtestsrc-scene.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"

@@ -1,4 +1,4 @@
-/* Camera calibration files for bevpool; see bevcalibration.h. */
+/* Camera calibration files for bevpool; see bevpool-calibration.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -8,7 +8,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "bevcalibration.h"
+#include "bevpool-calibration.h"
 
 G_DEFINE_QUARK (p3d - bev - calibration - error - quark,
     p3d_bev_calibration_error);

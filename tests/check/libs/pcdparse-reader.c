@@ -9,7 +9,7 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "pcdreader.h"
+#include "pcdparse-reader.h"
 #include "p3dtest.h"
 
 /* ------------------------------------------------------------------------ */
@@ -2012,9 +2012,9 @@ GST_START_TEST (test_line_counter)
 GST_END_TEST;
 
 static Suite *
-pcdreader_suite (void)
+pcdparse_reader_suite (void)
 {
-  Suite *s = suite_create ("pcdreader");
+  Suite *s = suite_create ("pcdparse_reader");
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);
@@ -2043,4 +2043,4 @@ pcdreader_suite (void)
   return s;
 }
 
-P3D_CHECK_MAIN (pcdreader);
+P3D_CHECK_MAIN (pcdparse_reader);

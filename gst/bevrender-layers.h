@@ -13,8 +13,8 @@
 #ifndef __P3D_BEV_LAYERS_H__
 #define __P3D_BEV_LAYERS_H__
 
-#include "bevcanvas.h"
-#include "bevlegend.h"
+#include "bevrender-canvas.h"
+#include "bevrender-legend.h"
 
 G_BEGIN_DECLS
 

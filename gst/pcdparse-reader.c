@@ -1,5 +1,5 @@
 /* The PCD reader core: header parser, stream scanner and decoder (see
- * pcdreader.h). Everything here reads untrusted bytes, so every length is
+ * pcdparse-reader.h). Everything here reads untrusted bytes, so every length is
  * checked against the bytes given before it is used, sizes are computed in
  * 64 bits with explicit overflow checks, and nothing is allocated for data
  * that the input is too short to hold. */
@@ -8,7 +8,7 @@
 
 #include <liblzf/lzf.h>
 
-#include "pcdreader.h"
+#include "pcdparse-reader.h"
 
 /* Each error carries where it was found, so that a caller places it in a
  * stream without reading it back out of the message (GLib's extended

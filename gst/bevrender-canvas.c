@@ -1,4 +1,4 @@
-/* Drawing a bird's-eye view into an RGBA image: see bevcanvas.h. */
+/* Drawing a bird's-eye view into an RGBA image: see bevrender-canvas.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bevcanvas.h"
+#include "bevrender-canvas.h"
 #include "box_overlap.h"
 #include "half.h"
 

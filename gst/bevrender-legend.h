@@ -6,7 +6,7 @@
 #ifndef __P3D_BEV_LEGEND_H__
 #define __P3D_BEV_LEGEND_H__
 
-#include "bevcanvas.h"
+#include "bevrender-canvas.h"
 
 G_BEGIN_DECLS
 

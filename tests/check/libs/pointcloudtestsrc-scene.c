@@ -7,7 +7,7 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "lidarscene.h"
+#include "pointcloudtestsrc-scene.h"
 #include "p3dtest.h"
 
 #define ALL_CHANNELS \
@@ -913,9 +913,9 @@ GST_START_TEST (test_frame_sizes)
 GST_END_TEST;
 
 static Suite *
-lidarscene_suite (void)
+pointcloudtestsrc_scene_suite (void)
 {
-  Suite *s = suite_create ("lidarscene");
+  Suite *s = suite_create ("pointcloudtestsrc_scene");
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);
@@ -937,4 +937,4 @@ lidarscene_suite (void)
   return s;
 }
 
-P3D_CHECK_MAIN (lidarscene);
+P3D_CHECK_MAIN (pointcloudtestsrc_scene);

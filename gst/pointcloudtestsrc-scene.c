@@ -1,12 +1,12 @@
 /* The synthetic street of pointcloudtestsrc: its parameters, the objects
  * placed on the road and the walls, and their poses frame by frame; see
- * lidarscene.h. The ray caster is in lidarraycast.c, the fake detector in
- * lidardetector.c. */
+ * pointcloudtestsrc-scene.h. The ray caster is in pointcloudtestsrc-raycast.c, the fake detector in
+ * pointcloudtestsrc-detector.c. */
 #include <math.h>
 #include <string.h>
 
 #include "box_overlap.h"
-#include "lidarscene-private.h"
+#include "pointcloudtestsrc-scene-private.h"
 
 /* Nothing is placed in the sensor's lane within this distance. */
 #define EGO_CLEARANCE 7.0

@@ -1,8 +1,8 @@
 /* The spinning lidar of pointcloudtestsrc's scene: every ray of a
- * revolution cast against the ground and the boxes; see lidarscene.h. */
+ * revolution cast against the ground and the boxes; see pointcloudtestsrc-scene.h. */
 #include <math.h>
 
-#include "lidarscene-private.h"
+#include "pointcloudtestsrc-scene-private.h"
 
 /* Random draws per ray for its range noise. */
 #define NOISE_DRAWS 3

@@ -1,14 +1,14 @@
 /* What the parts of pointcloudtestsrc's scene share: the scene struct, the
  * boxes the ray caster sees, the object classes and the road's layout.
  *
- * lidarscene.c builds and moves the scene, lidarraycast.c renders a sweep
- * of it, lidardetector.c makes a detector's boxes from it. Not installed;
- * users of the scene include lidarscene.h. */
+ * pointcloudtestsrc-scene.c builds and moves the scene, pointcloudtestsrc-raycast.c renders a sweep
+ * of it, pointcloudtestsrc-detector.c makes a detector's boxes from it. Not installed;
+ * users of the scene include pointcloudtestsrc-scene.h. */
 #ifndef __P3D_LIDAR_SCENE_PRIVATE_H__
 #define __P3D_LIDAR_SCENE_PRIVATE_H__
 
-#include "lidarrng.h"
-#include "lidarscene.h"
+#include "pointcloudtestsrc-rng.h"
+#include "pointcloudtestsrc-scene.h"
 
 G_BEGIN_DECLS
 

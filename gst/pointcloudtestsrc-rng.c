@@ -1,5 +1,5 @@
-/* The random numbers of pointcloudtestsrc's scene; see lidarrng.h. */
-#include "lidarrng.h"
+/* The random numbers of pointcloudtestsrc's scene; see pointcloudtestsrc-rng.h. */
+#include "pointcloudtestsrc-rng.h"
 
 guint64
 p3d_lidar_rng_stream_state (guint64 seed, guint stream, guint64 frame)

@@ -1,4 +1,4 @@
-/* Scale bar, legend and sensor marker: see bevlegend.h. */
+/* Scale bar, legend and sensor marker: see bevrender-legend.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bevlegend.h"
+#include "bevrender-legend.h"
 
 /* Pixels between the panel's edge and what it holds, and between rows. */
 #define PADDING 4

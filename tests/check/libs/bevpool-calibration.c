@@ -1,4 +1,4 @@
-/* The calibration files of bevpool (gst/bevcalibration.h), alone: both
+/* The calibration files of bevpool (gst/bevpool-calibration.h), alone: both
  * forms of docs/calibration.md read into the matrices written in them
  * (a 3x3 padded with the identity, an absent img_aug the identity, names
  * given or generated), the page's worked example recomputed from what was
@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "bevcalibration.h"
+#include "bevpool-calibration.h"
 #include "p3dtest.h"
 
 /* Camera "front" of docs/calibration.md (and examples/data/six-cameras.json),
@@ -391,9 +391,9 @@ GST_START_TEST (test_truncated)
 GST_END_TEST;
 
 static Suite *
-bevcalibration_suite (void)
+bevpool_calibration_suite (void)
 {
-  Suite *s = suite_create ("bevcalibration");
+  Suite *s = suite_create ("bevpool_calibration");
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);
@@ -406,4 +406,4 @@ bevcalibration_suite (void)
   return s;
 }
 
-P3D_CHECK_MAIN (bevcalibration);
+P3D_CHECK_MAIN (bevpool_calibration);

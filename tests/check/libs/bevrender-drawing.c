@@ -1,4 +1,4 @@
-/* bevrender's drawing (gst/bevlayers.h over bevcanvas.h and bevlegend.h),
+/* bevrender's drawing (gst/bevrender-layers.h over bevrender-canvas.h and bevrender-legend.h),
  * without a pipeline: each input kind's layer against hand-worked pixels
  * (a voxel's cell, a box's outline and heading, a feature plane in both
  * layouts, points coloured by height or intensity), the voxels off the grid
@@ -13,7 +13,7 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "bevlayers.h"
+#include "bevrender-layers.h"
 #include "half.h"
 #include "p3dtest.h"
 
@@ -432,9 +432,9 @@ GST_START_TEST (test_finish)
 GST_END_TEST;
 
 static Suite *
-bevcanvas_suite (void)
+bevrender_drawing_suite (void)
 {
-  Suite *s = suite_create ("bevcanvas");
+  Suite *s = suite_create ("bevrender_drawing");
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);
@@ -449,4 +449,4 @@ bevcanvas_suite (void)
   return s;
 }
 
-P3D_CHECK_MAIN (bevcanvas);
+P3D_CHECK_MAIN (bevrender_drawing);

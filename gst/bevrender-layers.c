@@ -1,4 +1,4 @@
-/* The layers of bevrender's picture: see bevlayers.h. */
+/* The layers of bevrender's picture: see bevrender-layers.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bevlayers.h"
+#include "bevrender-layers.h"
 
 void
 p3d_bev_picture_begin (P3dBevPicture * picture, P3dBevColor background,

@@ -1,11 +1,11 @@
 /* The fake detector of pointcloudtestsrc's scene: jittered boxes around
  * the true ones and false positives where there is nothing; see
- * lidarscene.h. */
+ * pointcloudtestsrc-scene.h. */
 #include <math.h>
 #include <string.h>
 
 #include "box_overlap.h"
-#include "lidarscene-private.h"
+#include "pointcloudtestsrc-scene-private.h"
 
 guint
 p3d_lidar_candidates_false_positives (guint n_boxes)

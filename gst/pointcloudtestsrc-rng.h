@@ -1,4 +1,4 @@
-/* The random numbers of the synthetic street (lidarscene.h): SplitMix64
+/* The random numbers of the synthetic street (pointcloudtestsrc-scene.h): SplitMix64
  * streams, and a Gaussian made of integer sums, so that the same seed gives
  * the same bytes on every machine.
  *

@@ -219,7 +219,10 @@ elemtest_message_text (GstMessage * message)
 gchar *
 elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
 {
-  GstMessage *message = elemtest_pop (bus, GST_MESSAGE_ERROR);
+  /* an error may come from a streaming thread after a state change: wait
+   * for it (at once when it is there) */
+  GstMessage *message = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+      GST_MESSAGE_ERROR);
   GError *error = NULL;
   const gchar *needle;
   gchar *text;

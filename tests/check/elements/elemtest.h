@@ -64,7 +64,7 @@ gchar *elemtest_message_text (GstMessage * message);
 /* One of the strings an error must contain (a va_arg type). */
 typedef const gchar *ElemtestNeedle;
 
-/* Pops an error from @bus and fails unless it is @domain / @code and its
+/* Pops an error from @bus (waiting up to 10 s for it) and fails unless it is @domain / @code and its
  * text (message and debug) contains each of the strings that follow, a
  * NULL-terminated list. Returns the text (free it). */
 gchar *elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)

@@ -374,7 +374,7 @@ static gboolean
 parse_tasks (P3dCenterPointConfig * config, JsonObject * head, GError ** error)
 {
   JsonArray *tasks = get_array (head, "head", "tasks", 1,
-      P3D_CENTERPOINT_MAX_TASKS, &config->n_tasks, error);
+      P3DC_CENTERPOINT_MAX_TASKS, &config->n_tasks, error);
   guint t, c;
 
   if (tasks == NULL)
@@ -516,7 +516,7 @@ parse_test_nms (P3dCenterPointConfig * config, JsonObject * root,
 {
   JsonObject *nms = get_object (root, NULL, "test_nms", error);
   const gchar *type;
-  gdouble radius[P3D_CENTERPOINT_MAX_TASKS];
+  gdouble radius[P3DC_CENTERPOINT_MAX_TASKS];
   guint t;
 
   if (nms == NULL)
@@ -525,13 +525,13 @@ parse_test_nms (P3dCenterPointConfig * config, JsonObject * root,
   if (type == NULL)
     return FALSE;
   if (strcmp (type, "rotate") == 0)
-    config->nms_type = P3D_CENTERPOINT_NMS_ROTATE;
+    config->nms_type = P3DC_CENTERPOINT_NMS_ROTATE;
   else if (strcmp (type, "circle") == 0)
-    config->nms_type = P3D_CENTERPOINT_NMS_CIRCLE;
+    config->nms_type = P3DC_CENTERPOINT_NMS_CIRCLE;
   else
     return bad_key (error, "test_nms", "type", "must be rotate or circle");
   /* min_radius is circle NMS's alone: a rotate config may leave it out. */
-  if (config->nms_type == P3D_CENTERPOINT_NMS_CIRCLE
+  if (config->nms_type == P3DC_CENTERPOINT_NMS_CIRCLE
       || json_object_has_member (nms, "min_radius")) {
     if (!get_doubles (nms, "test_nms", "min_radius", config->n_tasks, 0.0,
             1e6, radius, error))
@@ -593,7 +593,7 @@ p3d_centerpoint_config_clear (P3dCenterPointConfig * config)
   guint t;
 
   g_return_if_fail (config != NULL);
-  for (t = 0; t < P3D_CENTERPOINT_MAX_TASKS; t++)
+  for (t = 0; t < P3DC_CENTERPOINT_MAX_TASKS; t++)
     g_clear_pointer (&config->tasks[t].class_names, g_strfreev);
 }
 
@@ -627,8 +627,8 @@ typedef struct
 {
   const P3dWeights *weights;
   P3dCenterPointModel *model;
-  GArray *buffers;              /* P3dConvBufferDesc */
-  GArray *layers;               /* P3dConvLayer */
+  GArray *buffers;              /* P3dcConvBufferDesc */
+  GArray *layers;               /* P3dcConvLayer */
   GHashTable *used;             /* names of the tensors read */
 } Builder;
 
@@ -697,40 +697,40 @@ fold_norm (Builder * b, const gchar * prefix, gfloat * weight, guint n_outer,
 static guint
 add_buffer (Builder * b, guint channels, guint height, guint width)
 {
-  P3dConvBufferDesc desc = { channels, height, width };
+  P3dcConvBufferDesc desc = { channels, height, width };
 
   g_array_append_val (b->buffers, desc);
   return b->buffers->len - 1;
 }
 
-static const P3dConvBufferDesc *
+static const P3dcConvBufferDesc *
 buffer_at (Builder * b, guint index)
 {
-  return &g_array_index (b->buffers, P3dConvBufferDesc, index);
+  return &g_array_index (b->buffers, P3dcConvBufferDesc, index);
 }
 
 /* One layer reading buffer @input into @output at @offset.  With @norm, the
  * weight @weight_name has no bias and the BatchNorm @norm (eps @eps) folds
  * into it; without, @bias_name is the layer's own bias. */
 static gboolean
-add_layer (Builder * b, P3dConvKind kind, const gchar * weight_name,
+add_layer (Builder * b, P3dcConvKind kind, const gchar * weight_name,
     const gchar * norm, gdouble eps, const gchar * bias_name, guint input,
     guint output, guint offset, guint out_channels, guint kernel,
     guint stride, guint padding, gboolean relu, GError ** error)
 {
   guint in_channels = buffer_at (b, input)->channels;
-  P3dConvLayer layer = { 0 };
+  P3dcConvLayer layer = { 0 };
   gint64 shape[4];
   gfloat *weight, *bias;
 
-  shape[0] = kind == P3D_CONV_2D ? out_channels : in_channels;
-  shape[1] = kind == P3D_CONV_2D ? in_channels : out_channels;
+  shape[0] = kind == P3DC_CONV_2D ? out_channels : in_channels;
+  shape[1] = kind == P3DC_CONV_2D ? in_channels : out_channels;
   shape[2] = shape[3] = kernel;
   weight = read_tensor (b, weight_name, 4, shape, error);
   if (weight == NULL)
     return FALSE;
   if (norm != NULL) {
-    if (kind == P3D_CONV_2D)
+    if (kind == P3DC_CONV_2D)
       bias = fold_norm (b, norm, weight, 1, out_channels,
           in_channels * kernel * kernel, eps, error);
     else
@@ -790,7 +790,7 @@ build_backbone (Builder * b, guint * stage_outputs, GError ** error)
   guint input = 0, s, k;
 
   for (s = 0; s < config->n_stages; s++) {
-    const P3dConvBufferDesc *in = buffer_at (b, input);
+    const P3dcConvBufferDesc *in = buffer_at (b, input);
     guint stride = config->backbone_layer_strides[s];
     guint channels = config->backbone_out_channels[s];
     guint height = (in->height - 1) / stride + 1;
@@ -804,7 +804,7 @@ build_backbone (Builder * b, guint * stage_outputs, GError ** error)
       /* a buffer of its own: the net is written once per run, so the
        * device runner may replay it as one graph */
       guint output = add_buffer (b, channels, height, width);
-      gboolean ok = add_layer (b, P3D_CONV_2D, weight, norm,
+      gboolean ok = add_layer (b, P3DC_CONV_2D, weight, norm,
           config->backbone_bn_eps, NULL, input, output, 0, channels, 3,
           k == 0 ? stride : 1, 1, TRUE, error);
 
@@ -830,7 +830,7 @@ build_neck (Builder * b, const guint * stage_outputs, GError ** error)
   guint total = 0, offset = 0, s;
 
   for (s = 0; s < config->n_stages; s++) {
-    const P3dConvBufferDesc *in = buffer_at (b, stage_outputs[s]);
+    const P3dcConvBufferDesc *in = buffer_at (b, stage_outputs[s]);
     gdouble stride = config->neck_upsample_strides[s];
 
     if (stride > 1 || (stride == 1 && !config->neck_use_conv_for_no_stride)) {
@@ -869,7 +869,7 @@ build_neck (Builder * b, const guint * stage_outputs, GError ** error)
     gchar *weight = g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s);
     gchar *norm = g_strdup_printf ("pts_neck.deblocks.%u.1", s);
     gboolean ok = add_layer (b,
-        transposed ? P3D_CONV_TRANSPOSED_2D : P3D_CONV_2D, weight, norm,
+        transposed ? P3DC_CONV_TRANSPOSED_2D : P3DC_CONV_2D, weight, norm,
         config->neck_bn_eps, NULL, stage_outputs[s], model->neck_output,
         offset, config->neck_out_channels[s], k, k, 0, TRUE, error);
 
@@ -890,7 +890,7 @@ build_head (Builder * b, GError ** error)
 {
   P3dCenterPointModel *model = b->model;
   const P3dCenterPointConfig *config = &model->config;
-  const P3dConvBufferDesc *neck = buffer_at (b, model->neck_output);
+  const P3dcConvBufferDesc *neck = buffer_at (b, model->neck_output);
   guint height = neck->height, width = neck->width;
   guint shared, scratch, t, h;
   guint kernel = config->final_kernel;
@@ -914,7 +914,7 @@ build_head (Builder * b, GError ** error)
   }
 
   shared = add_buffer (b, config->share_conv_channel, height, width);
-  if (!add_layer (b, P3D_CONV_2D, "pts_bbox_head.shared_conv.conv.weight",
+  if (!add_layer (b, P3DC_CONV_2D, "pts_bbox_head.shared_conv.conv.weight",
           "pts_bbox_head.shared_conv.bn", config->head_bn_eps, NULL,
           model->neck_output, shared, 0, config->share_conv_channel, 3, 1, 1,
           TRUE, error))
@@ -939,10 +939,10 @@ build_head (Builder * b, GError ** error)
       norm = g_strdup_printf ("%s.0.bn", prefix);
       weight = g_strdup_printf ("%s.1.weight", prefix);
       bias = g_strdup_printf ("%s.1.bias", prefix);
-      ok = add_layer (b, P3D_CONV_2D, name, norm, config->head_bn_eps, NULL,
+      ok = add_layer (b, P3DC_CONV_2D, name, norm, config->head_bn_eps, NULL,
           shared, scratch, 0, config->head_conv, kernel, 1, kernel / 2, TRUE,
           error)
-          && add_layer (b, P3D_CONV_2D, weight, NULL, 0, bias, scratch,
+          && add_layer (b, P3DC_CONV_2D, weight, NULL, 0, bias, scratch,
           output, 0, channels, kernel, 1, kernel / 2, FALSE, error);
       g_free (prefix);
       g_free (name);
@@ -1014,8 +1014,8 @@ p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
 
   builder.weights = weights;
   builder.model = model;
-  builder.buffers = g_array_new (FALSE, TRUE, sizeof (P3dConvBufferDesc));
-  builder.layers = g_array_new (FALSE, TRUE, sizeof (P3dConvLayer));
+  builder.buffers = g_array_new (FALSE, TRUE, sizeof (P3dcConvBufferDesc));
+  builder.layers = g_array_new (FALSE, TRUE, sizeof (P3dcConvLayer));
   builder.used = g_hash_table_new (g_str_hash, g_str_equal);
   add_buffer (&builder, model->config.pfn_channels, model->config.grid[1],
       model->config.grid[0]);
@@ -1030,10 +1030,10 @@ p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
   g_hash_table_unref (builder.used);
 
   model->net.n_buffers = builder.buffers->len;
-  model->buffers = (P3dConvBufferDesc *) g_array_free (builder.buffers, FALSE);
+  model->buffers = (P3dcConvBufferDesc *) g_array_free (builder.buffers, FALSE);
   model->net.buffers = model->buffers;
   model->net.n_layers = builder.layers->len;
-  model->layers = (P3dConvLayer *) g_array_free (builder.layers, FALSE);
+  model->layers = (P3dcConvLayer *) g_array_free (builder.layers, FALSE);
   model->net.layers = model->layers;
   if (!ok) {
     p3d_centerpoint_model_free (model);
@@ -1056,7 +1056,7 @@ p3d_centerpoint_model_free (P3dCenterPointModel * model)
 
 void
 p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
-    gboolean model_nms, P3dCenterPointParams * params)
+    gboolean model_nms, P3dcCenterPointParams * params)
 {
   const P3dCenterPointConfig *config = &model->config;
   guint t, i;
@@ -1079,7 +1079,7 @@ p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
   for (i = 0; i < 6; i++)
     params->post_center_range[i] = (float) config->post_center_range[i];
   params->norm_bbox = config->norm_bbox;
-  params->nms = model_nms ? config->nms_type : P3D_CENTERPOINT_NMS_NONE;
+  params->nms = model_nms ? config->nms_type : P3DC_CENTERPOINT_NMS_NONE;
   params->nms_threshold = (float) config->nms_thr;
   /* pre_max_size and post_max_size belong to the NMS: without it every
    * decoded box stays, up to max_num per task */

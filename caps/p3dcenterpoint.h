@@ -8,7 +8,7 @@
  * config implies with the shape it implies, folds each BatchNorm into the
  * convolution or linear layer before it (in double, stored float32), and
  * lays the layers out for the compute library: the pillar net's folded
- * weight and bias, and a P3dConvNetDesc for backbone, neck and head whose
+ * weight and bias, and a P3dcConvNetDesc for backbone, neck and head whose
  * buffer indices of every task's head outputs the decode reads.
  */
 #ifndef __P3D_CENTERPOINT_H__
@@ -97,7 +97,7 @@ typedef struct
   guint head_channels[P3D_CENTERPOINT_N_HEADS];
   gboolean norm_bbox;           /* dim is the log of the size */
   guint n_tasks;
-  P3dCenterPointTaskConfig tasks[P3D_CENTERPOINT_MAX_TASKS];
+  P3dCenterPointTaskConfig tasks[P3DC_CENTERPOINT_MAX_TASKS];
   guint n_classes;              /* over all tasks */
 
   /* CenterPointBBoxCoder */
@@ -109,7 +109,7 @@ typedef struct
   gdouble coder_pc_range[2];
 
   /* the model's test-time NMS, per task */
-  P3dCenterPointNms nms_type;     /* circle or rotate */
+  P3dcCenterPointNms nms_type;     /* circle or rotate */
   gdouble nms_thr;
   guint pre_max_size;
   guint post_max_size;
@@ -155,16 +155,16 @@ typedef struct
    * [pfn_out][grid y][grid x].  Every layer writes a buffer (or a channel
    * slice of the neck's concat) that no other layer writes, so every
    * buffer holds its final content after a run. */
-  P3dConvNetDesc net;
+  P3dcConvNetDesc net;
   guint neck_output;            /* the concat, the head's input */
   guint head_height;            /* size of every head map */
   guint head_width;
-  P3dCenterPointHeadOutput heads[P3D_CENTERPOINT_MAX_TASKS]
+  P3dCenterPointHeadOutput heads[P3DC_CENTERPOINT_MAX_TASKS]
       [P3D_CENTERPOINT_N_HEADS];
 
   /*< private > */
-  P3dConvBufferDesc *buffers;
-  P3dConvLayer *layers;
+  P3dcConvBufferDesc *buffers;
+  P3dcConvLayer *layers;
   GPtrArray *arrays;            /* the folded weights and biases */
 } P3dCenterPointModel;
 
@@ -180,7 +180,7 @@ void p3d_centerpoint_model_free (P3dCenterPointModel * model);
  * The element bevdetect and the network benchmark both use it, so they
  * decode alike. */
 void p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
-    gboolean model_nms, P3dCenterPointParams * params);
+    gboolean model_nms, P3dcCenterPointParams * params);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCenterPointModel,
     p3d_centerpoint_model_free)

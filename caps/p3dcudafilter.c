@@ -205,12 +205,12 @@ p3d_cuda_filter_get_property (GObject * object, guint prop_id,
 gboolean
 p3d_cuda_filter_check (P3dCudaFilter * self, gint result, const gchar * what)
 {
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-      ("CUDA error while %s: %s", what, p3d_result_string (result)),
+      ("CUDA error while %s: %s", what, p3dc_result_string (result)),
       ("%s failed with %d (%s) on device %d", what, result,
-          p3d_result_string (result), self->device_id));
+          p3dc_result_string (result), self->device_id));
   return FALSE;
 }
 
@@ -219,23 +219,23 @@ p3d_cuda_filter_check (P3dCudaFilter * self, gint result, const gchar * what)
 static void
 log_failure (P3dCudaFilter * self, gint result, const gchar * what)
 {
-  if (result != P3D_OK)
+  if (result != P3DC_OK)
     GST_WARNING_OBJECT (self, "%s failed on device %d: %s", what,
-        self->device_id, p3d_result_string (result));
+        self->device_id, p3dc_result_string (result));
 }
 
 /* Makes the element's device current; pair with device_leave(). */
 static gboolean
 device_enter (P3dCudaFilter * self, gint * previous)
 {
-  return p3d_cuda_filter_check (self, p3d_cuda_device_push (self->device_id,
+  return p3d_cuda_filter_check (self, p3dc_cuda_device_push (self->device_id,
           previous), "selecting the device");
 }
 
 static void
 device_leave (P3dCudaFilter * self, gint previous)
 {
-  log_failure (self, p3d_cuda_device_pop (previous), "restoring the device");
+  log_failure (self, p3dc_cuda_device_pop (previous), "restoring the device");
 }
 
 gboolean
@@ -243,22 +243,22 @@ p3d_cuda_filter_replace_workspace (P3dCudaFilter * self, gpointer * workspace,
     GDestroyNotify free_func, P3dCudaWorkspaceNew create, const gchar * what,
     GError ** error)
 {
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
 
   g_return_val_if_fail (self->use_cuda, FALSE);
   if (*workspace) {
     /* queued frames may still read the old workspace */
-    result = p3d_cuda_stream_synchronize (self->stream);
+    result = p3dc_cuda_stream_synchronize (self->stream);
     free_func (*workspace);
     *workspace = NULL;
   }
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     result = create (self, workspace);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     *workspace = NULL;
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
         "CUDA error while %s on device %d: %s", what, self->device_id,
-        p3d_result_string (result));
+        p3dc_result_string (result));
     return FALSE;
   }
   return TRUE;
@@ -272,7 +272,7 @@ scratch_free (P3dCudaFilter * self)
   for (set = 0; set < 2; set++) {
     for (i = 0; i < P3D_MAX_TENSORS; i++) {
       if (self->scratch[set][i])
-        log_failure (self, p3d_cuda_free (self->scratch[set][i]),
+        log_failure (self, p3dc_cuda_free (self->scratch[set][i]),
             "freeing a work buffer");
       self->scratch[set][i] = NULL;
       self->scratch_size[set][i] = 0;
@@ -293,19 +293,19 @@ scratch_get (P3dCudaFilter * self, guint set, guint i, gsize size)
   if (self->scratch[set][i]) {
     /* Queued work may still read it. */
     if (!p3d_cuda_filter_check (self,
-            p3d_cuda_stream_synchronize (self->stream),
+            p3dc_cuda_stream_synchronize (self->stream),
             "waiting before growing a work buffer"))
       return NULL;
-    log_failure (self, p3d_cuda_free (self->scratch[set][i]),
+    log_failure (self, p3dc_cuda_free (self->scratch[set][i]),
         "freeing a work buffer");
     self->scratch[set][i] = NULL;
     self->scratch_size[set][i] = 0;
   }
-  if (!p3d_cuda_filter_check (self, p3d_cuda_malloc (&self->scratch[set][i],
+  if (!p3d_cuda_filter_check (self, p3dc_cuda_malloc (&self->scratch[set][i],
               size), "allocating a work buffer"))
     return NULL;
   /* Zero-filled like pool memory, so the output scratch starts "clean". */
-  if (!p3d_cuda_filter_check (self, p3d_cuda_memset (self->scratch[set][i], 0,
+  if (!p3d_cuda_filter_check (self, p3dc_cuda_memset (self->scratch[set][i], 0,
               size, self->stream), "clearing a work buffer"))
     return NULL;
   self->scratch_size[set][i] = size;
@@ -447,10 +447,10 @@ open_device (P3dCudaFilter * self, gint device_id, gchar ** why)
     self->device_id = -1;
     return FALSE;
   }
-  ok = p3d_cuda_filter_check (self, p3d_cuda_stream_create (&self->stream),
+  ok = p3d_cuda_filter_check (self, p3dc_cuda_stream_create (&self->stream),
       "creating a stream")
-      && p3d_cuda_filter_check (self, p3d_cuda_event_create (&self->peer_event),
-      "creating an event");
+      && p3d_cuda_filter_check (self,
+      p3dc_cuda_event_create (&self->peer_event), "creating an event");
   self->use_cuda = ok;
   if (ok && klass->start_device)
     ok = klass->start_device (self);
@@ -458,10 +458,10 @@ open_device (P3dCudaFilter * self, gint device_id, gchar ** why)
     if (klass->stop_device && self->use_cuda)
       klass->stop_device (self);
     if (self->peer_event)
-      log_failure (self, p3d_cuda_event_destroy (self->peer_event),
+      log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
           "destroying an event");
     if (self->stream)
-      log_failure (self, p3d_cuda_stream_destroy (self->stream),
+      log_failure (self, p3dc_cuda_stream_destroy (self->stream),
           "destroying the stream");
     self->peer_event = NULL;
     self->stream = NULL;
@@ -483,14 +483,14 @@ close_device (P3dCudaFilter * self)
   gint previous;
 
   if (self->use_cuda && device_enter (self, &previous)) {
-    log_failure (self, p3d_cuda_stream_synchronize (self->stream),
+    log_failure (self, p3dc_cuda_stream_synchronize (self->stream),
         "waiting for the stream");
     if (klass->stop_device)
       klass->stop_device (self);
     scratch_free (self);
-    log_failure (self, p3d_cuda_event_destroy (self->peer_event),
+    log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
         "destroying an event");
-    log_failure (self, p3d_cuda_stream_destroy (self->stream),
+    log_failure (self, p3dc_cuda_stream_destroy (self->stream),
         "destroying the stream");
     device_leave (self, previous);
   }
@@ -541,7 +541,7 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
      * to the reference path would hide a wrong number or a lost GPU behind
      * a pipeline that is merely slow. Without any device, auto still runs
      * everywhere. */
-    if (requested >= 0 && p3d_cuda_device_count () > 0) {
+    if (requested >= 0 && p3dc_cuda_device_count () > 0) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
           ("cuda-device-id=%d but CUDA device %d cannot be used: %s",
               requested, device_id, why), ("%s", why));
@@ -837,7 +837,7 @@ ask_peer_access (P3dCudaFilter * self, gint in_device)
     return TRUE;
   self->peers_asked |= G_GUINT64_CONSTANT (1) << in_device;
   if (!p3d_cuda_filter_check (self,
-          p3d_cuda_enable_peer_access (in_device, &enabled),
+          p3dc_cuda_enable_peer_access (in_device, &enabled),
           "enabling peer access"))
     return FALSE;
   if (enabled)
@@ -874,7 +874,7 @@ map_input_on_device (P3dCudaFilter * self, GstBuffer * inbuf,
       GstMemory *mem = gst_buffer_peek_memory (inbuf, i);
 
       if (!p3d_cuda_memory_wait (mem, self->stream))
-        return p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+        return p3d_cuda_filter_check (self, P3DC_ERROR_INVALID_ARGUMENT,
             "ordering the input after its producer");
     }
     if (in_device == self->device_id)
@@ -889,7 +889,7 @@ map_input_on_device (P3dCudaFilter * self, GstBuffer * inbuf,
       gpointer device = scratch_get (self, SCRATCH_IN, i, in->size[i]);
 
       if (device == NULL || !p3d_cuda_filter_check (self,
-              p3d_cuda_memcpy_peer (device, self->device_id, in->data[i],
+              p3dc_cuda_memcpy_peer (device, self->device_id, in->data[i],
                   in_device, in->size[i], self->stream),
               "copying the input between devices"))
         return FALSE;
@@ -909,7 +909,7 @@ map_input_on_device (P3dCudaFilter * self, GstBuffer * inbuf,
     /* From pageable memory the copy has left the host buffer when the
      * call returns, so the buffer can be unmapped right after. */
     if (device == NULL || !p3d_cuda_filter_check (self,
-            p3d_cuda_memcpy_htod (device, host.data[i], host.size[i],
+            p3dc_cuda_memcpy_htod (device, host.data[i], host.size[i],
                 self->stream), "uploading the input")) {
       p3d_tensor_unmap (&host);
       return FALSE;
@@ -936,7 +936,7 @@ release_input (P3dCudaFilter * self, GstBuffer * inbuf, P3dTensorMap * in,
   guint i;
 
   if (peer)
-    ok = p3d_cuda_filter_check (self, p3d_cuda_event_record (self->peer_event,
+    ok = p3d_cuda_filter_check (self, p3dc_cuda_event_record (self->peer_event,
             self->stream), "recording the copy between devices");
   for (i = 0; i < in->n_tensors; i++) {
     GstMemory *mem = gst_buffer_peek_memory (inbuf, i);
@@ -947,7 +947,7 @@ release_input (P3dCudaFilter * self, GstBuffer * inbuf, P3dTensorMap * in,
       ok = ok && p3d_cuda_memory_record (mem, self->stream);
   }
   p3d_tensor_unmap (in);
-  return ok || p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+  return ok || p3d_cuda_filter_check (self, P3DC_ERROR_INVALID_ARGUMENT,
       "recording the read of the input");
 }
 
@@ -979,7 +979,7 @@ process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
         self->stream);
   if (!ordered) {
     p3d_tensor_unmap (&out);
-    p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+    p3d_cuda_filter_check (self, P3DC_ERROR_INVALID_ARGUMENT,
         "ordering the output after its readers");
     return GST_FLOW_ERROR;
   }
@@ -989,7 +989,7 @@ process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
         self->stream);
   p3d_tensor_unmap (&out);
   if (!ordered) {
-    p3d_cuda_filter_check (self, P3D_ERROR_INVALID_ARGUMENT,
+    p3d_cuda_filter_check (self, P3DC_ERROR_INVALID_ARGUMENT,
         "recording the output");
     return GST_FLOW_ERROR;
   }
@@ -1035,13 +1035,14 @@ process_into_host_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
   GST_CAT_LOG_OBJECT (GST_CAT_PERFORMANCE, self, "downloading the output");
   ret = GST_FLOW_ERROR;
   for (i = 0; i < host.n_tensors; i++) {
-    if (!p3d_cuda_filter_check (self, p3d_cuda_memcpy_dtoh (host.data[i],
+    if (!p3d_cuda_filter_check (self, p3dc_cuda_memcpy_dtoh (host.data[i],
                 out.data[i], host.size[i], self->stream),
             "downloading the output"))
       break;
   }
   if (i == host.n_tensors && p3d_cuda_filter_check (self,
-          p3d_cuda_stream_synchronize (self->stream), "waiting for the output"))
+          p3dc_cuda_stream_synchronize (self->stream),
+          "waiting for the output"))
     ret = GST_FLOW_OK;
   p3d_tensor_unmap (&host);
   return ret;

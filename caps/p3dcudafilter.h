@@ -90,7 +90,7 @@ struct _P3dCudaFilter
 
   gboolean use_cuda;
   gint device_id;
-  P3dCudaStream stream;
+  P3dcCudaStream stream;
   P3dTensorLayout in_layout;
   P3dTensorLayout out_layout;
 
@@ -103,7 +103,7 @@ struct _P3dCudaFilter
   GstCaps *incaps;
   GstCaps *outcaps;
   GstContext *context;
-  P3dCudaEvent peer_event;
+  P3dcCudaEvent peer_event;
   /* bit d: peer access to device d asked for since the device opened */
   guint64 peers_asked;
   gpointer scratch[2][P3D_MAX_TENSORS];
@@ -160,12 +160,12 @@ struct _P3dCudaFilterClass
 GType p3d_cuda_filter_get_type (void);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCudaFilter, gst_object_unref);
 
-/* Turns a failed P3dResult into an element error naming @what and returns
- * FALSE; TRUE for P3D_OK. For use in process_cuda and start_device. */
+/* Turns a failed P3dcResult into an element error naming @what and returns
+ * FALSE; TRUE for P3DC_OK. For use in process_cuda and start_device. */
 gboolean p3d_cuda_filter_check (P3dCudaFilter * self, gint result,
     const gchar * what);
 
-/* Creates a device workspace into *@workspace (P3D_OK or the error). */
+/* Creates a device workspace into *@workspace (P3DC_OK or the error). */
 typedef gint (*P3dCudaWorkspaceNew) (P3dCudaFilter * self,
     gpointer * workspace);
 

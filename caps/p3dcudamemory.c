@@ -22,11 +22,11 @@ static GstAllocator *allocators[P3D_MAX_DEVICES];
 #define CUDA_OK(call, what) p3d_cuda_memory_check ((call), (what))
 
 static gboolean
-p3d_cuda_memory_check (P3dResult result, const gchar * what)
+p3d_cuda_memory_check (P3dcResult result, const gchar * what)
 {
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     return TRUE;
-  GST_ERROR ("%s failed: %s (%d)", what, p3d_result_string (result), result);
+  GST_ERROR ("%s failed: %s (%d)", what, p3dc_result_string (result), result);
   return FALSE;
 }
 
@@ -34,13 +34,13 @@ p3d_cuda_memory_check (P3dResult result, const gchar * what)
 static gboolean
 device_enter (gint device, gint * previous)
 {
-  return CUDA_OK (p3d_cuda_device_push (device, previous), "selecting device");
+  return CUDA_OK (p3dc_cuda_device_push (device, previous), "selecting device");
 }
 
 static void
 device_leave (gint previous)
 {
-  CUDA_OK (p3d_cuda_device_pop (previous), "restoring device");
+  CUDA_OK (p3dc_cuda_device_pop (previous), "restoring device");
 }
 
 /* Host side of the event: the last recorded access must be finished before
@@ -50,7 +50,7 @@ memory_event_sync_locked (P3dCudaMemory * cmem)
 {
   if (!cmem->event_recorded)
     return TRUE;
-  return CUDA_OK (p3d_cuda_event_synchronize (cmem->event),
+  return CUDA_OK (p3dc_cuda_event_synchronize (cmem->event),
       "waiting for device work on memory");
 }
 
@@ -58,22 +58,22 @@ memory_event_sync_locked (P3dCudaMemory * cmem)
 static gboolean
 memory_write_sync_locked (P3dCudaMemory * cmem)
 {
-  return CUDA_OK (p3d_cuda_event_synchronize (cmem->write_event),
+  return CUDA_OK (p3dc_cuda_event_synchronize (cmem->write_event),
       "waiting for the device's write of memory");
 }
 
 /* Records the access just queued on @stream (on the memory's device), as a
  * write too when the memory was mapped for writing since the last one. */
 static gboolean
-memory_record_locked (P3dCudaMemory * cmem, P3dCudaStream stream)
+memory_record_locked (P3dCudaMemory * cmem, P3dcCudaStream stream)
 {
-  if (!CUDA_OK (p3d_cuda_event_record (cmem->event, stream),
+  if (!CUDA_OK (p3dc_cuda_event_record (cmem->event, stream),
           "recording memory access"))
     return FALSE;
   cmem->event_recorded = TRUE;
   if (cmem->recorded_write_serial == cmem->write_serial)
     return TRUE;
-  if (!CUDA_OK (p3d_cuda_event_record (cmem->write_event, stream),
+  if (!CUDA_OK (p3dc_cuda_event_record (cmem->write_event, stream),
           "recording memory write"))
     return FALSE;
   cmem->recorded_write_serial = cmem->write_serial;
@@ -87,7 +87,7 @@ p3d_cuda_allocator_alloc_internal (GstAllocator * allocator, gsize size,
   P3dCudaAllocator *self = P3D_CUDA_ALLOCATOR (allocator);
   P3dCudaMemory *cmem;
   gpointer device_data = NULL;
-  P3dCudaEvent event = NULL, write_event = NULL;
+  P3dcCudaEvent event = NULL, write_event = NULL;
   gint previous;
   gboolean ok;
 
@@ -95,23 +95,23 @@ p3d_cuda_allocator_alloc_internal (GstAllocator * allocator, gsize size,
     size = 1;
   if (!device_enter (self->device_id, &previous))
     return NULL;
-  ok = CUDA_OK (p3d_cuda_malloc (&device_data, size), "cudaMalloc");
+  ok = CUDA_OK (p3dc_cuda_malloc (&device_data, size), "cudaMalloc");
   /* Zero-filled, so a fresh tensor is a valid empty one ("clean"). */
-  ok = ok && CUDA_OK (p3d_cuda_memset (device_data, 0, size,
+  ok = ok && CUDA_OK (p3dc_cuda_memset (device_data, 0, size,
           self->copy_stream), "zero-filling new memory");
-  ok = ok && CUDA_OK (p3d_cuda_event_create (&event), "creating event");
-  ok = ok && CUDA_OK (p3d_cuda_event_create (&write_event), "creating event");
-  ok = ok && CUDA_OK (p3d_cuda_event_record (event, self->copy_stream),
+  ok = ok && CUDA_OK (p3dc_cuda_event_create (&event), "creating event");
+  ok = ok && CUDA_OK (p3dc_cuda_event_create (&write_event), "creating event");
+  ok = ok && CUDA_OK (p3dc_cuda_event_record (event, self->copy_stream),
       "recording event");
-  ok = ok && CUDA_OK (p3d_cuda_event_record (write_event, self->copy_stream),
+  ok = ok && CUDA_OK (p3dc_cuda_event_record (write_event, self->copy_stream),
       "recording event");
   if (!ok) {
     if (event)
-      p3d_cuda_event_destroy (event);
+      p3dc_cuda_event_destroy (event);
     if (write_event)
-      p3d_cuda_event_destroy (write_event);
+      p3dc_cuda_event_destroy (write_event);
     if (device_data)
-      p3d_cuda_free (device_data);
+      p3dc_cuda_free (device_data);
     device_leave (previous);
     return NULL;
   }
@@ -140,11 +140,11 @@ p3d_cuda_allocator_free (GstAllocator * allocator, GstMemory * mem)
   if (device_enter (cmem->device_id, &previous)) {
     /* cudaFree must not pull memory from under queued kernels. */
     memory_event_sync_locked (cmem);
-    CUDA_OK (p3d_cuda_event_destroy (cmem->event), "destroying event");
-    CUDA_OK (p3d_cuda_event_destroy (cmem->write_event), "destroying event");
-    CUDA_OK (p3d_cuda_free (cmem->device_data), "cudaFree");
+    CUDA_OK (p3dc_cuda_event_destroy (cmem->event), "destroying event");
+    CUDA_OK (p3dc_cuda_event_destroy (cmem->write_event), "destroying event");
+    CUDA_OK (p3dc_cuda_free (cmem->device_data), "cudaFree");
     if (cmem->host_data)
-      CUDA_OK (p3d_cuda_host_free (cmem->host_data), "cudaFreeHost");
+      CUDA_OK (p3dc_cuda_host_free (cmem->host_data), "cudaFreeHost");
     device_leave (previous);
   }
   g_mutex_clear (&cmem->lock);
@@ -153,7 +153,7 @@ p3d_cuda_allocator_free (GstAllocator * allocator, GstMemory * mem)
 
 /* Makes the staging copy hold [offset, offset + size) of the device data. */
 static gboolean
-memory_download_locked (P3dCudaMemory * cmem, P3dCudaStream stream)
+memory_download_locked (P3dCudaMemory * cmem, P3dcCudaStream stream)
 {
   GstMemory *mem = GST_MEMORY_CAST (cmem);
   gboolean ok;
@@ -164,9 +164,9 @@ memory_download_locked (P3dCudaMemory * cmem, P3dCudaStream stream)
     return TRUE;
   GST_CAT_LOG (GST_CAT_PERFORMANCE, "downloading %" G_GSIZE_FORMAT
       " bytes from device %d", mem->size, cmem->device_id);
-  ok = CUDA_OK (p3d_cuda_memcpy_dtoh ((guint8 *) cmem->host_data + mem->offset,
+  ok = CUDA_OK (p3dc_cuda_memcpy_dtoh ((guint8 *) cmem->host_data + mem->offset,
           (guint8 *) cmem->device_data + mem->offset, mem->size, stream),
-      "download") && CUDA_OK (p3d_cuda_stream_synchronize (stream),
+      "download") && CUDA_OK (p3dc_cuda_stream_synchronize (stream),
       "waiting for download");
   if (ok) {
     cmem->host_valid = TRUE;
@@ -201,7 +201,7 @@ p3d_cuda_memory_map_full (GstMemory * mem, GstMapInfo * info, gsize maxsize)
   if (!device_enter (cmem->device_id, &previous))
     goto out;
   if (cmem->host_data == NULL &&
-      !CUDA_OK (p3d_cuda_host_alloc (&cmem->host_data, maxsize),
+      !CUDA_OK (p3dc_cuda_host_alloc (&cmem->host_data, maxsize),
           "cudaMallocHost")) {
     cmem->host_data = NULL;
     goto leave;
@@ -238,9 +238,9 @@ p3d_cuda_memory_unmap_full (GstMemory * mem, GstMapInfo * info)
   if (device_enter (cmem->device_id, &previous)) {
     GST_CAT_LOG (GST_CAT_PERFORMANCE, "uploading %" G_GSIZE_FORMAT
         " bytes to device %d", mem->size, cmem->device_id);
-    if (CUDA_OK (p3d_cuda_stream_wait_event (allocator->copy_stream,
+    if (CUDA_OK (p3dc_cuda_stream_wait_event (allocator->copy_stream,
                 cmem->event), "ordering the upload")
-        && CUDA_OK (p3d_cuda_memcpy_htod ((guint8 *) cmem->device_data +
+        && CUDA_OK (p3dc_cuda_memcpy_htod ((guint8 *) cmem->device_data +
                 mem->offset, (guint8 *) cmem->host_data + mem->offset,
                 mem->size, allocator->copy_stream), "upload")
         && memory_record_locked (cmem, allocator->copy_stream)) {
@@ -278,14 +278,14 @@ p3d_cuda_memory_copy (GstMemory * mem, gssize offset, gssize size)
     gst_memory_unref (copy);
     return NULL;
   }
-  ok = CUDA_OK (p3d_cuda_stream_wait_event (allocator->copy_stream,
+  ok = CUDA_OK (p3dc_cuda_stream_wait_event (allocator->copy_stream,
           src->event), "ordering copy")
-      && CUDA_OK (p3d_cuda_memcpy_dtod (dst->device_data,
+      && CUDA_OK (p3dc_cuda_memcpy_dtod (dst->device_data,
           (guint8 *) src->device_data + mem->offset + offset, size,
           allocator->copy_stream), "device copy")
-      && CUDA_OK (p3d_cuda_event_record (dst->event, allocator->copy_stream),
+      && CUDA_OK (p3dc_cuda_event_record (dst->event, allocator->copy_stream),
       "recording copy")
-      && CUDA_OK (p3d_cuda_event_record (dst->write_event,
+      && CUDA_OK (p3dc_cuda_event_record (dst->write_event,
           allocator->copy_stream), "recording copy")
       && memory_record_locked (src, allocator->copy_stream);
   device_leave (previous);
@@ -341,15 +341,15 @@ GstAllocator *
 p3d_cuda_allocator_get (gint device_id, gchar ** why)
 {
   GstAllocator *allocator = NULL;
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   gint count, previous;
-  P3dResult result;
+  P3dcResult result;
 
-  count = p3d_cuda_device_count ();
+  count = p3dc_cuda_device_count ();
   if (device_id < 0 || device_id >= count || device_id >= P3D_MAX_DEVICES) {
     if (why && count == 0)
       *why = g_strdup_printf ("no CUDA device %d (none found: %s)", device_id,
-          p3d_result_string (p3d_cuda_device_probe ()));
+          p3dc_result_string (p3dc_cuda_device_probe ()));
     else if (why)
       *why = g_strdup_printf ("no CUDA device %d (%d found, numbered from 0)",
           device_id, count);
@@ -358,15 +358,15 @@ p3d_cuda_allocator_get (gint device_id, gchar ** why)
 
   g_mutex_lock (&allocators_lock);
   if (allocators[device_id] == NULL) {
-    result = p3d_cuda_device_push (device_id, &previous);
-    if (result == P3D_OK) {
-      result = p3d_cuda_stream_create (&stream);
-      p3d_cuda_device_pop (previous);
+    result = p3dc_cuda_device_push (device_id, &previous);
+    if (result == P3DC_OK) {
+      result = p3dc_cuda_stream_create (&stream);
+      p3dc_cuda_device_pop (previous);
     }
-    if (result != P3D_OK) {
+    if (result != P3DC_OK) {
       if (why)
         *why = g_strdup_printf ("cannot use CUDA device %d: %s", device_id,
-            p3d_result_string (result));
+            p3dc_result_string (result));
       g_mutex_unlock (&allocators_lock);
       return NULL;
     }
@@ -398,7 +398,7 @@ p3d_is_cuda_memory (GstMemory * mem)
 }
 
 gboolean
-p3d_cuda_memory_wait (GstMemory * mem, P3dCudaStream stream)
+p3d_cuda_memory_wait (GstMemory * mem, P3dcCudaStream stream)
 {
   P3dCudaMemory *cmem = (P3dCudaMemory *) mem;
   gboolean ok = TRUE;
@@ -407,7 +407,7 @@ p3d_cuda_memory_wait (GstMemory * mem, P3dCudaStream stream)
   g_return_val_if_fail (p3d_is_cuda_memory (mem), FALSE);
   g_mutex_lock (&cmem->lock);
   if (cmem->event_recorded && device_enter (cmem->device_id, &previous)) {
-    ok = CUDA_OK (p3d_cuda_stream_wait_event (stream, cmem->event),
+    ok = CUDA_OK (p3dc_cuda_stream_wait_event (stream, cmem->event),
         "waiting for memory on stream");
     device_leave (previous);
   }
@@ -416,7 +416,7 @@ p3d_cuda_memory_wait (GstMemory * mem, P3dCudaStream stream)
 }
 
 gboolean
-p3d_cuda_memory_record (GstMemory * mem, P3dCudaStream stream)
+p3d_cuda_memory_record (GstMemory * mem, P3dcCudaStream stream)
 {
   P3dCudaMemory *cmem = (P3dCudaMemory *) mem;
   gboolean ok = FALSE;
@@ -433,7 +433,7 @@ p3d_cuda_memory_record (GstMemory * mem, P3dCudaStream stream)
 }
 
 gboolean
-p3d_cuda_memory_record_from (GstMemory * mem, P3dCudaEvent event)
+p3d_cuda_memory_record_from (GstMemory * mem, P3dcCudaEvent event)
 {
   P3dCudaMemory *cmem = (P3dCudaMemory *) mem;
   P3dCudaAllocator *allocator;
@@ -446,7 +446,7 @@ p3d_cuda_memory_record_from (GstMemory * mem, P3dCudaEvent event)
   /* An event can only be recorded on a stream of its own device: the copy
    * stream of the memory's device stands in for the foreign reader. */
   if (device_enter (cmem->device_id, &previous)) {
-    ok = CUDA_OK (p3d_cuda_stream_wait_event (allocator->copy_stream, event),
+    ok = CUDA_OK (p3dc_cuda_stream_wait_event (allocator->copy_stream, event),
         "ordering after a reader on another device")
         && memory_record_locked (cmem, allocator->copy_stream);
     device_leave (previous);

@@ -34,10 +34,10 @@
 
 G_BEGIN_DECLS
 
-#ifndef P3D_CUDA_STREAM_DEFINED
-#define P3D_CUDA_STREAM_DEFINED
-typedef struct CUstream_st *P3dCudaStream;
-typedef struct CUevent_st *P3dCudaEvent;
+#ifndef P3DC_CUDA_STREAM_DEFINED
+#define P3DC_CUDA_STREAM_DEFINED
+typedef struct CUstream_st *P3dcCudaStream;
+typedef struct CUevent_st *P3dcCudaEvent;
 #endif
 
 #define P3D_CUDA_MEMORY_TYPE_NAME "p3d.cuda.memory"
@@ -61,7 +61,7 @@ struct _P3dCudaAllocator
 
   /*< private > */
   gint device_id;
-  P3dCudaStream copy_stream;
+  P3dcCudaStream copy_stream;
   gpointer _gst_reserved[GST_PADDING];
 };
 
@@ -89,9 +89,9 @@ struct _P3dCudaMemory
   gsize host_valid_offset;
   gsize host_valid_size;
   gboolean host_valid;
-  P3dCudaEvent event;
+  P3dcCudaEvent event;
   gboolean event_recorded;
-  P3dCudaEvent write_event;
+  P3dcCudaEvent write_event;
   guint64 recorded_write_serial;
   guint64 write_serial;
   guint64 clean_serial;
@@ -111,12 +111,12 @@ gboolean p3d_is_cuda_memory (GstMemory * mem);
 
 /* Stream ordering, as described above. They return FALSE (and log) when the
  * CUDA call fails. */
-gboolean p3d_cuda_memory_wait (GstMemory * mem, P3dCudaStream stream);
-gboolean p3d_cuda_memory_record (GstMemory * mem, P3dCudaStream stream);
+gboolean p3d_cuda_memory_wait (GstMemory * mem, P3dcCudaStream stream);
+gboolean p3d_cuda_memory_record (GstMemory * mem, P3dcCudaStream stream);
 /* Records a read made by work on another device, which @event (recorded by
  * the reader on its own stream) completes: the memory's later users wait
  * for it as for a record on its own device. */
-gboolean p3d_cuda_memory_record_from (GstMemory * mem, P3dCudaEvent event);
+gboolean p3d_cuda_memory_record_from (GstMemory * mem, P3dcCudaEvent event);
 /* Blocks the host until the last recorded access has finished. */
 gboolean p3d_cuda_memory_sync (GstMemory * mem);
 

@@ -26,15 +26,15 @@ typedef struct _P3dReadback P3dReadback;
 
 /* On @device_id; NULL and @result set on failure. */
 P3dReadback *p3d_readback_new (gint device_id, gsize record_size,
-    guint depth, P3dResult * result);
+    guint depth, P3dcResult * result);
 void p3d_readback_free (P3dReadback * readback);
 
-/* The device slot for the next frame's record; P3D_ERROR_NOT_READY when
+/* The device slot for the next frame's record; P3DC_ERROR_NOT_READY when
  * every slot is in flight (pop one first). */
-P3dResult p3d_readback_next_slot (P3dReadback * readback, gpointer * slot);
+P3dcResult p3d_readback_next_slot (P3dReadback * readback, gpointer * slot);
 /* Queues the copy of the slot given by the last next_slot() behind the
  * work on @stream, tagged with @pts. */
-P3dResult p3d_readback_push (P3dReadback * readback, P3dCudaStream stream,
+P3dcResult p3d_readback_push (P3dReadback * readback, P3dcCudaStream stream,
     GstClockTime pts);
 /* The oldest record whose copy has finished (waiting for it when @wait):
  * TRUE with @record and @pts filled, FALSE when none is ready or none is

@@ -281,7 +281,7 @@ p3d_cuda_device_available (void)
 
   /* 1 + the answer, so that 0 means "not looked for yet" */
   if (g_once_init_enter (&available))
-    g_once_init_leave (&available, 1 + (p3d_cuda_device_count () > 0));
+    g_once_init_leave (&available, 1 + (p3dc_cuda_device_count () > 0));
   return available == 2;
 }
 

@@ -611,7 +611,7 @@ p3d_weights_read_float (const P3dWeights * weights,
         guint16 bits;
 
         memcpy (&bits, src + 2 * i, 2);
-        dest[i] = p3d_half_to_float (GUINT16_FROM_LE (bits));
+        dest[i] = p3dc_half_to_float (GUINT16_FROM_LE (bits));
       }
       return TRUE;
     case P3D_WEIGHTS_DTYPE_BF16:

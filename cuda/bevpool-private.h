@@ -5,8 +5,8 @@
  * geometry, the two geometry structs, and the private entry points the
  * tests use to run other schedules and the benchmark to time the geometry's
  * stages. */
-#ifndef P3D_BEVPOOL_PRIVATE_H
-#define P3D_BEVPOOL_PRIVATE_H
+#ifndef P3DC_BEVPOOL_PRIVATE_H
+#define P3DC_BEVPOOL_PRIVATE_H
 
 #include "bevpool.h"
 #include "hostdevice.h"
@@ -21,10 +21,10 @@ extern "C" {
  * "unit"), so a unit is a compact patch of the plane: the rays that cross
  * it share feature rows, which the pooling reads once per unit (on
  * nuScenes a 16 x 16 block reads each of its feature rows for ~7 points). */
-#define P3D_BEVPOOL_BLOCK_SIDE 16
-#define P3D_BEVPOOL_TILE_CELLS (P3D_BEVPOOL_BLOCK_SIDE * P3D_BEVPOOL_BLOCK_SIDE)
+#define P3DC_BEVPOOL_BLOCK_SIDE 16
+#define P3DC_BEVPOOL_TILE_CELLS (P3DC_BEVPOOL_BLOCK_SIDE * P3DC_BEVPOOL_BLOCK_SIDE)
 /* Column keys per window, the rows one pooling batch holds. */
-#define P3D_BEVPOOL_WINDOW (1u << P3D_BEVPOOL_WINDOW_BITS)
+#define P3DC_BEVPOOL_WINDOW (1u << P3DC_BEVPOOL_WINDOW_BITS)
 
 /* The output plane as rows x cols (ny x nx for YX, nx x ny for XY), so a
  * cell is (z * rows + row) * cols + col in either layout, and its blocks. */
@@ -33,29 +33,29 @@ typedef struct
   uint32_t rows, cols;
   uint32_t block_rows, block_cols;      /* blocks down and across */
   uint32_t nz;
-} P3dBevBlocking;
+} P3dcBevBlocking;
 
 /* The sort key of an output cell. */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_block_key (const P3dBevBlocking * b, uint32_t cell)
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_block_key (const P3dcBevBlocking * b, uint32_t cell)
 {
-  const uint32_t side = P3D_BEVPOOL_BLOCK_SIDE;
+  const uint32_t side = P3DC_BEVPOOL_BLOCK_SIDE;
   uint32_t plane = b->rows * b->cols;
   uint32_t z = cell / plane, rest = cell - z * plane;
   uint32_t row = rest / b->cols, col = rest - row * b->cols;
 
   return ((z * b->block_rows + row / side) * b->block_cols + col / side)
-      * P3D_BEVPOOL_TILE_CELLS + (row % side) * side + col % side;
+      * P3DC_BEVPOOL_TILE_CELLS + (row % side) * side + col % side;
 }
 
 /* The output cell of a sort key, or UINT32_MAX for a key past the plane's
  * edge (blocks there are padded). */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_block_cell (const P3dBevBlocking * b, uint32_t key)
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_block_cell (const P3dcBevBlocking * b, uint32_t key)
 {
-  const uint32_t side = P3D_BEVPOOL_BLOCK_SIDE;
-  uint32_t block = key / P3D_BEVPOOL_TILE_CELLS;
-  uint32_t local = key - block * P3D_BEVPOOL_TILE_CELLS;
+  const uint32_t side = P3DC_BEVPOOL_BLOCK_SIDE;
+  uint32_t block = key / P3DC_BEVPOOL_TILE_CELLS;
+  uint32_t local = key - block * P3DC_BEVPOOL_TILE_CELLS;
   uint32_t per_z = b->block_rows * b->block_cols;
   uint32_t z = block / per_z, rest = block - z * per_z;
   uint32_t row = rest / b->block_cols * side + local / side;
@@ -73,7 +73,7 @@ typedef struct
   double aug_translation[3];
   double ray_to_lidar[9];       /* camera_to_lidar's 3x3 x inverse (K) */
   double lidar_translation[3];
-} P3dBevCamera;
+} P3dcBevCamera;
 
 /* The frustum and the grid, as the projection sees them. */
 typedef struct
@@ -88,12 +88,12 @@ typedef struct
   /* The column key (bevpool.h): v in the low v_bits, u above it, the
    * camera above both; col_bits in all (at most 31). */
   uint32_t u_bits, v_bits, col_bits;
-} P3dBevFrustumGrid;
+} P3dcBevFrustumGrid;
 
 /* linspace (0, size - 1, count)[i], exactly where it can be: the product is
  * an exact integer, so the last point is size - 1. */
-static P3D_HOST_DEVICE double
-p3d_bevpool_frustum_coord (uint32_t i, uint32_t count, uint32_t size)
+static P3DC_HOST_DEVICE double
+p3dc_bevpool_frustum_coord (uint32_t i, uint32_t count, uint32_t size)
 {
   if (count < 2)
     return 0.0;
@@ -103,8 +103,8 @@ p3d_bevpool_frustum_coord (uint32_t i, uint32_t count, uint32_t size)
 /* BEVFusion's get_geometry for one point: subtract the augmentation's
  * translation, apply its inverse rotation, scale x and y by the depth, then
  * camera_to_lidar x inverse (K), then camera_to_lidar's translation. */
-static P3D_HOST_DEVICE void
-p3d_bevpool_project (const P3dBevCamera * cam, double xs, double ys,
+static P3DC_HOST_DEVICE void
+p3dc_bevpool_project (const P3dcBevCamera * cam, double xs, double ys,
     double ds, double lidar[3])
 {
   const double *a = cam->aug_rotation_inv;
@@ -127,8 +127,8 @@ p3d_bevpool_project (const P3dBevCamera * cam, double xs, double ys,
  * for NaN).  t is compared before it is converted, so no out-of-range
  * conversion happens; (int32_t) t truncates toward zero, so t in (-1, 0)
  * gives cell 0 under TRUNCATE. */
-static P3D_HOST_DEVICE int
-p3d_bevpool_axis_cell (double p, double lower, double step, uint32_t n,
+static P3DC_HOST_DEVICE int
+p3dc_bevpool_axis_cell (double p, double lower, double step, uint32_t n,
     int floor_rule, uint32_t * cell)
 {
   double t = (p - lower) / step;
@@ -143,24 +143,24 @@ p3d_bevpool_axis_cell (double p, double lower, double step, uint32_t n,
 
 /* The cell of frustum point (u, v, d) of @cam, or grid->cells when the
  * point falls outside the grid. */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_point_cell (const P3dBevFrustumGrid * grid,
-    const P3dBevCamera * cam, uint32_t u, uint32_t v, uint32_t d)
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_point_cell (const P3dcBevFrustumGrid * grid,
+    const P3dcBevCamera * cam, uint32_t u, uint32_t v, uint32_t d)
 {
-  double xs = p3d_bevpool_frustum_coord (u, grid->feat_width,
+  double xs = p3dc_bevpool_frustum_coord (u, grid->feat_width,
       grid->image_width);
-  double ys = p3d_bevpool_frustum_coord (v, grid->feat_height,
+  double ys = p3dc_bevpool_frustum_coord (v, grid->feat_height,
       grid->image_height);
   double ds = grid->depth_min + (double) d * grid->depth_step;
   double lidar[3];
   uint32_t x, y, z;
 
-  p3d_bevpool_project (cam, xs, ys, ds, lidar);
-  if (!p3d_bevpool_axis_cell (lidar[0], grid->lower[0], grid->step[0],
+  p3dc_bevpool_project (cam, xs, ys, ds, lidar);
+  if (!p3dc_bevpool_axis_cell (lidar[0], grid->lower[0], grid->step[0],
           grid->n[0], grid->floor_rule, &x)
-      || !p3d_bevpool_axis_cell (lidar[1], grid->lower[1], grid->step[1],
+      || !p3dc_bevpool_axis_cell (lidar[1], grid->lower[1], grid->step[1],
           grid->n[1], grid->floor_rule, &y)
-      || !p3d_bevpool_axis_cell (lidar[2], grid->lower[2], grid->step[2],
+      || !p3dc_bevpool_axis_cell (lidar[2], grid->lower[2], grid->step[2],
           grid->n[2], grid->floor_rule, &z))
     return grid->cells;
   if (grid->layout_xy)
@@ -169,8 +169,8 @@ p3d_bevpool_point_cell (const P3dBevFrustumGrid * grid,
 }
 
 /* The column key of (camera, u, v): see bevpool.h. */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_column_key (const P3dBevFrustumGrid * grid, uint32_t camera,
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_column_key (const P3dcBevFrustumGrid * grid, uint32_t camera,
     uint32_t u, uint32_t v)
 {
   return (((camera << grid->u_bits) | u) << grid->v_bits) | v;
@@ -179,27 +179,27 @@ p3d_bevpool_column_key (const P3dBevFrustumGrid * grid, uint32_t camera,
 /* Whether the point at @position of its cell's sorted points starts a
  * chunk, given its column key and the previous point's (not read when
  * @position is 0). */
-static P3D_HOST_DEVICE int
-p3d_bevpool_chunk_starts (uint32_t position, uint32_t previous_key,
+static P3DC_HOST_DEVICE int
+p3dc_bevpool_chunk_starts (uint32_t position, uint32_t previous_key,
     uint32_t key)
 {
-  return position % P3D_BEVPOOL_CHUNK == 0
-      || (previous_key >> P3D_BEVPOOL_WINDOW_BITS)
-      != (key >> P3D_BEVPOOL_WINDOW_BITS);
+  return position % P3DC_BEVPOOL_CHUNK == 0
+      || (previous_key >> P3DC_BEVPOOL_WINDOW_BITS)
+      != (key >> P3DC_BEVPOOL_WINDOW_BITS);
 }
 
 /* The device geometry stores each kept point as one 32-bit word: its
  * column key in the low col_bits bits and its depth bin above them
  * (params_init checks that both fit). */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_entry_pack (uint32_t column_key, uint32_t d, uint32_t col_bits)
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_entry_pack (uint32_t column_key, uint32_t d, uint32_t col_bits)
 {
   return column_key | (d << col_bits);
 }
 
 /* The frustum index (= depth offset) of a packed entry. */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_entry_frustum_index (const P3dBevFrustumGrid * grid,
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_entry_frustum_index (const P3dcBevFrustumGrid * grid,
     uint32_t entry)
 {
   uint32_t key = entry & ((1u << grid->col_bits) - 1u);
@@ -213,27 +213,27 @@ p3d_bevpool_entry_frustum_index (const P3dBevFrustumGrid * grid,
 }
 
 /* The column key of frustum index @p (the C reference's way back). */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_point_column_key (const P3dBevFrustumGrid * grid, uint32_t p)
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_point_column_key (const P3dcBevFrustumGrid * grid, uint32_t p)
 {
   uint32_t pixels = grid->feat_width * grid->feat_height;
   uint32_t camera = p / (grid->depth_bins * pixels);
   uint32_t pixel = p % pixels;
 
-  return p3d_bevpool_column_key (grid, camera, pixel % grid->feat_width,
+  return p3dc_bevpool_column_key (grid, camera, pixel % grid->feat_width,
       pixel / grid->feat_width);
 }
 
 /* Host-side reductions of params and calibration, used by both paths. */
-void p3d_bevpool_frustum_grid_init (const P3dBevPoolParams * params,
-    P3dBevFrustumGrid * grid);
-P3dResult p3d_bevpool_camera_derive (const P3dCameraCalib * calib,
-    P3dBevCamera * camera);
+void p3dc_bevpool_frustum_grid_init (const P3dcBevPoolParams * params,
+    P3dcBevFrustumGrid * grid);
+P3dcResult p3dc_bevpool_camera_derive (const P3dcCameraCalib * calib,
+    P3dcBevCamera * camera);
 
 struct _P3dBevGeometry
 {
-  P3dBevPoolParams params;
-  P3dBevFrustumGrid grid;
+  P3dcBevPoolParams params;
+  P3dcBevFrustumGrid grid;
   uint32_t frustum_points;
   uint32_t cells;
   int computed;
@@ -248,25 +248,25 @@ struct _P3dBevGeometry
  * work of one block) is a run of keys of one 16 x 16 block holding at most
  * unit_chunks chunks and unit_points points (a cell over either limit is a
  * unit of its own, pooled in several passes), and the pooling block has
- * threads threads.  p3d_bevpool_geometry_cuda_new() takes
- * P3D_BEVPOOL_SCHEDULE_DEFAULT. */
+ * threads threads.  p3dc_bevpool_geometry_cuda_new() takes
+ * P3DC_BEVPOOL_SCHEDULE_DEFAULT. */
 typedef struct
 {
   uint32_t unit_chunks;
   uint32_t unit_points;
   uint32_t threads;
-} P3dBevPoolSchedule;
+} P3dcBevPoolSchedule;
 
 /* The chunks per pass of a unit holding @chunks chunks and @points points:
  * all of them when the unit is within the schedule's budget, else (a
  * single cell, see above) at most unit_chunks chunks of at most
- * P3D_BEVPOOL_CHUNK points each, within unit_points.  The geometry orders
+ * P3DC_BEVPOOL_CHUNK points each, within unit_points.  The geometry orders
  * each pass's chunks, the pooling pools them: both cut the passes here. */
-static P3D_HOST_DEVICE uint32_t
-p3d_bevpool_pass_chunks (const P3dBevPoolSchedule * s, uint32_t chunks,
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_pass_chunks (const P3dcBevPoolSchedule * s, uint32_t chunks,
     uint32_t points)
 {
-  uint32_t most = s->unit_points / P3D_BEVPOOL_CHUNK;
+  uint32_t most = s->unit_points / P3DC_BEVPOOL_CHUNK;
 
   if (chunks <= s->unit_chunks && points <= s->unit_points)
     return chunks;
@@ -274,19 +274,19 @@ p3d_bevpool_pass_chunks (const P3dBevPoolSchedule * s, uint32_t chunks,
 }
 
 /* 2 blocks of 512 threads per SM (about 105 KB of shared memory each). */
-#define P3D_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
+#define P3DC_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
 
-/* The geometry stages recorded by p3d_bevpool_geometry_compute_cuda_timed():
+/* The geometry stages recorded by p3dc_bevpool_geometry_compute_cuda_timed():
  * an event before the first and after each. */
-#define P3D_BEVPOOL_GEOMETRY_STAGES 8
-extern const char *const p3d_bevpool_geometry_stage_names[];
+#define P3DC_BEVPOOL_GEOMETRY_STAGES 8
+extern const char *const p3dc_bevpool_geometry_stage_names[];
 
 struct _P3dBevGeometryCuda
 {
-  P3dBevPoolParams params;
-  P3dBevFrustumGrid grid;
-  P3dBevBlocking blocking;
-  P3dBevPoolSchedule schedule;
+  P3dcBevPoolParams params;
+  P3dcBevFrustumGrid grid;
+  P3dcBevBlocking blocking;
+  P3dcBevPoolSchedule schedule;
   uint32_t frustum_points;
   uint32_t cells;
   uint32_t keys;                /* sort keys: cells padded to whole blocks */
@@ -313,23 +313,23 @@ struct _P3dBevGeometryCuda
   size_t temp_bytes;
 };
 
-/* p3d_bevpool_geometry_cuda_new() with another schedule (the tests run
- * small units to reach the multi-pass paths); P3D_ERROR_INVALID_ARGUMENT for a schedule the pooling
+/* p3dc_bevpool_geometry_cuda_new() with another schedule (the tests run
+ * small units to reach the multi-pass paths); P3DC_ERROR_INVALID_ARGUMENT for a schedule the pooling
  * cannot run (threads not a multiple of 32 in 64..1024, unit_chunks not in
- * 1..threads / 4, unit_points < P3D_BEVPOOL_CHUNK or over 8192). */
-P3dResult p3d_bevpool_geometry_cuda_new_scheduled (const P3dBevPoolParams *
-    params, const P3dBevPoolSchedule * schedule,
-    P3dBevGeometryCuda ** geometry);
+ * 1..threads / 4, unit_points < P3DC_BEVPOOL_CHUNK or over 8192). */
+P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams *
+    params, const P3dcBevPoolSchedule * schedule,
+    P3dcBevGeometryCuda ** geometry);
 
-/* p3d_bevpool_geometry_compute_cuda() that also records @events (created
- * by the caller, P3D_BEVPOOL_GEOMETRY_STAGES + 1 of them) on @stream
+/* p3dc_bevpool_geometry_compute_cuda() that also records @events (created
+ * by the caller, P3DC_BEVPOOL_GEOMETRY_STAGES + 1 of them) on @stream
  * between its stages, so the benchmark can tell where the time goes. */
-P3dResult p3d_bevpool_geometry_compute_cuda_timed (P3dBevGeometryCuda *
-    geometry, const P3dCameraCalib * calib, P3dCudaEvent * events,
-    P3dCudaStream stream);
+P3dcResult p3dc_bevpool_geometry_compute_cuda_timed (P3dcBevGeometryCuda *
+    geometry, const P3dcCameraCalib * calib, P3dcCudaEvent * events,
+    P3dcCudaStream stream);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_BEVPOOL_PRIVATE_H */
+#endif /* P3DC_BEVPOOL_PRIVATE_H */

@@ -30,8 +30,8 @@
 
 namespace {
 
-constexpr uint32_t kTileCells = P3D_BEVPOOL_TILE_CELLS;
-constexpr uint32_t kWindow = P3D_BEVPOOL_WINDOW;
+constexpr uint32_t kTileCells = P3DC_BEVPOOL_TILE_CELLS;
+constexpr uint32_t kWindow = P3DC_BEVPOOL_WINDOW;
 // Bytes of one feature row per block: 80 F16 or 40 F32 channels.  A window
 // of rows is then 40 KB of shared memory, which with the chunk sums (41.5
 // KB) and the points (16 KB) lets two 512-thread blocks share an SM.
@@ -48,9 +48,9 @@ struct PoolArgs {
   const uint4 *plan;
   const uint4 *units;
   const uint32_t *unit_count;
-  P3dBevFrustumGrid grid;
-  P3dBevBlocking blocking;
-  P3dBevPoolSchedule schedule;
+  P3dcBevFrustumGrid grid;
+  P3dcBevBlocking blocking;
+  P3dcBevPoolSchedule schedule;
   uint32_t channels;
   uint32_t slice_width;
   uint32_t plane;  // cells per z slice
@@ -319,7 +319,7 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
   unsigned char *s_rows = smem + plan.rows;
   float *s_partial = reinterpret_cast<float *>(smem + plan.partial);
 
-  const P3dBevFrustumGrid &grid = a.grid;
+  const P3dcBevFrustumGrid &grid = a.grid;
   const uint32_t col_mask = (1u << grid.col_bits) - 1u;
   const uint32_t c0 = blockIdx.y * a.slice_width;
   const uint32_t width =
@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
     const uint32_t chunk0 = here.y, chunks = next.y - here.y;
     const uint32_t point0 = here.z, points = next.z - here.z;
     const uint32_t pass_chunks =
-        p3d_bevpool_pass_chunks(&a.schedule, chunks, points);
+        p3dc_bevpool_pass_chunks(&a.schedule, chunks, points);
     // The geometry makes a cell over the budget a unit of its own; the
     // carry below holds one cell.
     if (pass_chunks < chunks && cells != 1) __trap();
@@ -366,7 +366,7 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
     for (uint32_t j = tid; j <= cells; j += threads) {
       s_chunk_start[j] = a.chunk_start[key0 + j] - chunk0;
       if (j < cells) {
-        const uint32_t cell = p3d_bevpool_block_cell(&a.blocking, key0 + j);
+        const uint32_t cell = p3dc_bevpool_block_cell(&a.blocking, key0 + j);
         const uint32_t z = cell / a.plane;
         s_out_base[j] = cell == kNone
                             ? kNone
@@ -415,7 +415,7 @@ __global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
           const uint32_t i = base + r * threads + tid;
           weight[r] =
               i < count
-                  ? to_float(__ldg(depth + p3d_bevpool_entry_frustum_index(
+                  ? to_float(__ldg(depth + p3dc_bevpool_entry_frustum_index(
                                                &grid, entry[r])))
                   : 0.0f;
         }
@@ -583,21 +583,21 @@ cudaError_t launch(const PoolArgs &args, int group, uint32_t slices,
   }
 }
 
-P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
-               const void *depth, int half_in, void *out, int half_out,
-               P3dCudaStream stream) {
+P3dcResult pool(const P3dcBevGeometryCuda *geometry, const void *features,
+                const void *depth, int half_in, void *out, int half_out,
+                P3dcCudaStream stream) {
   if (geometry == nullptr || !geometry->computed || features == nullptr ||
       depth == nullptr || out == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   const size_t value_size = half_in ? 2 : 4;
   const uintptr_t natural = value_size - 1;
   if ((reinterpret_cast<uintptr_t>(features) & natural) != 0 ||
       (reinterpret_cast<uintptr_t>(depth) & natural) != 0 ||
       (reinterpret_cast<uintptr_t>(out) & (half_out ? 1 : 3)) != 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
-  const P3dBevPoolParams *params = &geometry->params;
-  const P3dBevPoolSchedule *schedule = &geometry->schedule;
+  const P3dcBevPoolParams *params = &geometry->params;
+  const P3dcBevPoolSchedule *schedule = &geometry->schedule;
   const uint32_t channels = params->channels;
   const int group = channel_group(features, channels, value_size);
   // Equal slices of at most kSliceBytes per row and at most 32 groups (a
@@ -609,7 +609,7 @@ P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
   uint32_t width = (channels + slices_wanted - 1) / slices_wanted;
   width = (width + group - 1) / group * group;
   const uint32_t slices = (channels + width - 1) / width;
-  if (slices > 65535) return P3D_ERROR_TOO_LARGE;
+  if (slices > 65535) return P3DC_ERROR_TOO_LARGE;
 
   PoolArgs args;
   args.features = features;
@@ -636,14 +636,14 @@ P3dResult pool(const P3dBevGeometryCuda *geometry, const void *features,
                                plan.total, stream)
               : launch<float>(args, group, slices, schedule->threads,
                               plan.total, stream);
-  return err != cudaSuccess ? err : P3D_OK;
+  return err != cudaSuccess ? err : P3DC_OK;
 }
 
 }  // namespace
 
-extern "C" P3dResult p3d_bevpool_cuda(const P3dBevGeometryCuda *geometry,
-                                      const void *features, const void *depth,
-                                      int half_in, void *out, int half_out,
-                                      P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
+                                        const void *features, const void *depth,
+                                        int half_in, void *out, int half_out,
+                                        P3dcCudaStream stream) {
   return pool(geometry, features, depth, half_in, out, half_out, stream);
 }

@@ -12,18 +12,18 @@
  * and the calibration and is computed once per calibration; the pooling
  * runs on every frame.  Each has a C reference and a CUDA implementation;
  * they compute identical geometries and bit-identical pooled outputs (see
- * p3d_bevpool_cpu()).
+ * p3dc_bevpool_cpu()).
  *
  * Tensors (all row-major, densely packed):
  *   features  [cameras][feat_height][feat_width][channels]
  *   depth     [cameras][depth_bins][feat_height][feat_width]
- *   output    [out_channels][ny][nx]  (P3D_BEV_LAYOUT_YX, the default)
- *             [out_channels][nx][ny]  (P3D_BEV_LAYOUT_XY, BEVFusion's)
+ *   output    [out_channels][ny][nx]  (P3DC_BEV_LAYOUT_YX, the default)
+ *             [out_channels][nx][ny]  (P3DC_BEV_LAYOUT_XY, BEVFusion's)
  * features and depth are both F32 or both F16; the output is F32 or F16;
  * sums are accumulated in float32 whatever the formats.
  */
-#ifndef P3D_BEVPOOL_H
-#define P3D_BEVPOOL_H
+#ifndef P3DC_BEVPOOL_H
+#define P3DC_BEVPOOL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,9 +43,9 @@ extern "C" {
  * dropped. */
 typedef enum
 {
-  P3D_BEV_ROUND_TRUNCATE = 0,
-  P3D_BEV_ROUND_FLOOR = 1
-} P3dBevRounding;
+  P3DC_BEV_ROUND_TRUNCATE = 0,
+  P3DC_BEV_ROUND_FLOOR = 1
+} P3dcBevRounding;
 
 /* The order of the two grid axes in the output.  YX ([C][ny][nx], rows
  * along y) is the media-type contract; XY ([C][nx][ny], rows along x) is
@@ -53,9 +53,9 @@ typedef enum
  * trained with them reads its input in that order. */
 typedef enum
 {
-  P3D_BEV_LAYOUT_YX = 0,
-  P3D_BEV_LAYOUT_XY = 1
-} P3dBevLayout;
+  P3DC_BEV_LAYOUT_YX = 0,
+  P3DC_BEV_LAYOUT_XY = 1
+} P3dcBevLayout;
 
 typedef struct
 {
@@ -67,32 +67,32 @@ typedef struct
   /* { min, max, step } each; depth bins are LSS's arange (min, max, step). */
   double dbound[3];
   double xbound[3], ybound[3], zbound[3];
-  P3dBevRounding rounding;
-  P3dBevLayout layout;
+  P3dcBevRounding rounding;
+  P3dcBevLayout layout;
 
-  /* Derived by p3d_bevpool_params_init(). */
+  /* Derived by p3dc_bevpool_params_init(). */
   uint32_t depth_bins;          /* ceil ((max - min) / step), as arange */
   uint32_t nx, ny, nz;          /* round ((max - min) / step) per axis */
   /* nz * channels: with several z cells, the z slices are stacked along the
    * channels (channel z * channels + c), as LSS's and BEVFusion's
    * torch.cat (x.unbind (dim=2), 1) does. */
   uint32_t out_channels;
-} P3dBevPoolParams;
+} P3dcBevPoolParams;
 
 /* Checks the fields the caller sets and fills in the derived ones.
- * P3D_ERROR_INVALID_ARGUMENT for a zero size, a non-finite bound, a step
+ * P3DC_ERROR_INVALID_ARGUMENT for a zero size, a non-finite bound, a step
  * that is not positive, max <= min, an axis that rounds to no cell, or an
- * unknown rounding or layout; P3D_ERROR_TOO_LARGE when a tensor or the
+ * unknown rounding or layout; P3DC_ERROR_TOO_LARGE when a tensor or the
  * cell count would reach 2^31 elements, or when the bits of camera - 1,
  * feat_width - 1, feat_height - 1 and depth_bins - 1 add up to more than
  * 32 (more than 31 without the depth bins): the device packs a point's
  * camera, pixel and depth bin in one word. */
-P3dResult p3d_bevpool_params_init (P3dBevPoolParams * params);
+P3dcResult p3dc_bevpool_params_init (P3dcBevPoolParams * params);
 
 /* Tensor sizes in elements, for valid params. */
-size_t p3d_bevpool_features_size (const P3dBevPoolParams * params);
-size_t p3d_bevpool_depth_size (const P3dBevPoolParams * params);
-size_t p3d_bevpool_output_size (const P3dBevPoolParams * params);
+size_t p3dc_bevpool_features_size (const P3dcBevPoolParams * params);
+size_t p3dc_bevpool_depth_size (const P3dcBevPoolParams * params);
+size_t p3dc_bevpool_output_size (const P3dcBevPoolParams * params);
 
 /* One camera's calibration: 4x4 row-major matrices.  Of the intrinsics the
  * top-left 3x3 is used; of the other two the top-left 3x3 (rotation) and
@@ -105,27 +105,27 @@ typedef struct
   double intrinsics[16];
   double camera_to_lidar[16];
   double img_aug[16];
-} P3dCameraCalib;
+} P3dcCameraCalib;
 
-/* P3D_OK when every camera's intrinsics and augmentation can be inverted
- * and every matrix element used is finite; P3D_ERROR_INVALID_ARGUMENT
+/* P3DC_OK when every camera's intrinsics and augmentation can be inverted
+ * and every matrix element used is finite; P3DC_ERROR_INVALID_ARGUMENT
  * otherwise.  @calib holds params->cameras entries. */
-P3dResult p3d_bevpool_calib_check (const P3dBevPoolParams * params,
-    const P3dCameraCalib * calib);
+P3dcResult p3dc_bevpool_calib_check (const P3dcBevPoolParams * params,
+    const P3dcCameraCalib * calib);
 
 /* Geometry on the host: the reference, and what a device geometry
  * downloads into for inspection. */
-typedef struct _P3dBevGeometry P3dBevGeometry;
+typedef struct _P3dBevGeometry P3dcBevGeometry;
 
-P3dResult p3d_bevpool_geometry_new (const P3dBevPoolParams * params,
-    P3dBevGeometry ** geometry);
-void p3d_bevpool_geometry_free (P3dBevGeometry * geometry);
+P3dcResult p3dc_bevpool_geometry_new (const P3dcBevPoolParams * params,
+    P3dcBevGeometry ** geometry);
+void p3dc_bevpool_geometry_free (P3dcBevGeometry * geometry);
 
 /* Projects every frustum point (float64 arithmetic) and sorts the kept
  * ones by cell; within a cell by camera, then feature column u, then
  * feature row v, then depth bin d (see "Summation order" below). */
-P3dResult p3d_bevpool_geometry_compute_cpu (P3dBevGeometry * geometry,
-    const P3dCameraCalib * calib);
+P3dcResult p3dc_bevpool_geometry_compute_cpu (P3dcBevGeometry * geometry,
+    const P3dcCameraCalib * calib);
 
 /* Reading a computed geometry.  A frustum point is identified by its
  * index in the depth tensor, ((camera * depth_bins + d) * feat_height + v)
@@ -135,9 +135,9 @@ P3dResult p3d_bevpool_geometry_compute_cpu (P3dBevGeometry * geometry,
  * (camera, u, v, d) order; the points of cell k are
  * points()[cell_start()[k] .. cell_start()[k + 1] - 1], and cell_start()
  * has nx * ny * nz + 1 entries, the last equal to kept(). */
-uint32_t p3d_bevpool_geometry_kept (const P3dBevGeometry * geometry);
-const uint32_t *p3d_bevpool_geometry_points (const P3dBevGeometry * geometry);
-const uint32_t *p3d_bevpool_geometry_cell_start (const P3dBevGeometry *
+uint32_t p3dc_bevpool_geometry_kept (const P3dcBevGeometry * geometry);
+const uint32_t *p3dc_bevpool_geometry_points (const P3dcBevGeometry * geometry);
+const uint32_t *p3dc_bevpool_geometry_cell_start (const P3dcBevGeometry *
     geometry);
 
 typedef struct
@@ -147,30 +147,30 @@ typedef struct
   uint32_t cells;               /* nx * ny * nz */
   uint32_t nonempty_cells;
   uint32_t largest_cell;        /* points in the busiest cell */
-} P3dBevGeometryStats;
+} P3dcBevGeometryStats;
 
-P3dResult p3d_bevpool_geometry_stats (const P3dBevGeometry * geometry,
-    P3dBevGeometryStats * stats);
+P3dcResult p3dc_bevpool_geometry_stats (const P3dcBevGeometry * geometry,
+    P3dcBevGeometryStats * stats);
 
 /* Geometry on the device.  Workspaces are allocated by _new, on the
  * current device, which must be current for every later call. */
-typedef struct _P3dBevGeometryCuda P3dBevGeometryCuda;
+typedef struct _P3dBevGeometryCuda P3dcBevGeometryCuda;
 
-P3dResult p3d_bevpool_geometry_cuda_new (const P3dBevPoolParams * params,
-    P3dBevGeometryCuda ** geometry);
-void p3d_bevpool_geometry_cuda_free (P3dBevGeometryCuda * geometry);
+P3dcResult p3dc_bevpool_geometry_cuda_new (const P3dcBevPoolParams * params,
+    P3dcBevGeometryCuda ** geometry);
+void p3dc_bevpool_geometry_cuda_free (P3dcBevGeometryCuda * geometry);
 
 /* Queues the whole geometry computation on @stream: no host
  * synchronization, no allocation, counts stay on the device.  @calib is
  * read before the call returns.  Pooling that uses the geometry must run on
  * @stream or be ordered after it (an event). */
-P3dResult p3d_bevpool_geometry_compute_cuda (P3dBevGeometryCuda * geometry,
-    const P3dCameraCalib * calib, P3dCudaStream stream);
+P3dcResult p3dc_bevpool_geometry_compute_cuda (P3dcBevGeometryCuda * geometry,
+    const P3dcCameraCalib * calib, P3dcCudaStream stream);
 
 /* Copies a computed device geometry into @host (made with the same
  * params), for tests and tools; synchronizes @stream. */
-P3dResult p3d_bevpool_geometry_cuda_download (const P3dBevGeometryCuda *
-    geometry, P3dBevGeometry * host, P3dCudaStream stream);
+P3dcResult p3dc_bevpool_geometry_cuda_download (const P3dcBevGeometryCuda *
+    geometry, P3dcBevGeometry * host, P3dcCudaStream stream);
 
 /* Pooling.  @half_in: features and depth are F16 (else F32); @half_out:
  * the output is F16 (else F32).  Every output element is written, zero for
@@ -180,33 +180,33 @@ P3dResult p3d_bevpool_geometry_cuda_download (const P3dBevGeometryCuda *
  * paths agree bit for bit.  A point's column key is
  *   ((camera << ubits | u) << vbits) | v,
  * ubits and vbits the bits of feat_width - 1 and feat_height - 1 (0 for a
- * size of 1), and its window is column key >> P3D_BEVPOOL_WINDOW_BITS: a
+ * size of 1), and its window is column key >> P3DC_BEVPOOL_WINDOW_BITS: a
  * few neighbouring feature columns of one camera.  A cell's points, in the
  * geometry's order (camera, u, v, d), are cut into chunks: a chunk starts
- * at the cell's first point, at every P3D_BEVPOOL_CHUNK-th point after it,
+ * at the cell's first point, at every P3DC_BEVPOOL_CHUNK-th point after it,
  * and at a point whose window differs from the previous point's.  Each
  * chunk's sum starts at 0 and adds its points in order as
  * fmaf (feature, depth, sum); the cell's value starts at 0 and adds the
  * chunk sums in order.  (Windows let the device hold a window's feature
  * rows in shared memory while it sums every chunk that reads them.) */
-P3dResult p3d_bevpool_cpu (const P3dBevGeometry * geometry,
+P3dcResult p3dc_bevpool_cpu (const P3dcBevGeometry * geometry,
     const void *features, const void *depth, int half_in, void *out,
     int half_out);
 
 /* The same on the device, queued on @stream.  @features must be aligned to
  * 16 bytes, and channels a multiple of 8, for the fastest loads (any
  * natural alignment and any channel count work). */
-P3dResult p3d_bevpool_cuda (const P3dBevGeometryCuda * geometry,
+P3dcResult p3dc_bevpool_cuda (const P3dcBevGeometryCuda * geometry,
     const void *features, const void *depth, int half_in, void *out,
-    int half_out, P3dCudaStream stream);
+    int half_out, P3dcCudaStream stream);
 
 /* Points per chunk of the summation order above. */
-#define P3D_BEVPOOL_CHUNK 32
+#define P3DC_BEVPOOL_CHUNK 32
 /* Column keys per window of the summation order above (2^8). */
-#define P3D_BEVPOOL_WINDOW_BITS 8
+#define P3DC_BEVPOOL_WINDOW_BITS 8
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_BEVPOOL_H */
+#endif /* P3DC_BEVPOOL_H */

@@ -1,5 +1,5 @@
 /* Reference pooling for bevpool.cu: every cell's sum in exactly the order
- * bevpool.h defines (chunks of at most P3D_BEVPOOL_CHUNK points that never
+ * bevpool.h defines (chunks of at most P3DC_BEVPOOL_CHUNK points that never
  * span two windows, fmaf within a chunk, chunk sums added in order), so the
  * kernel can be compared bit for bit. */
 #include <math.h>
@@ -19,15 +19,15 @@ widen (const uint16_t * half, size_t count)
   if (out == NULL)
     return NULL;
   for (i = 0; i < count; i++)
-    out[i] = p3d_half_to_float (half[i]);
+    out[i] = p3dc_half_to_float (half[i]);
   return out;
 }
 
 static void
-pool_cells (const P3dBevGeometry * geometry, const float *features,
+pool_cells (const P3dcBevGeometry * geometry, const float *features,
     const float *depth, float *acc, float *part, void *out, int half_out)
 {
-  const P3dBevPoolParams *params = &geometry->params;
+  const P3dcBevPoolParams *params = &geometry->params;
   const uint32_t channels = params->channels;
   const uint32_t pixels = params->feat_width * params->feat_height;
   const uint32_t camera_points = params->depth_bins * pixels;
@@ -46,11 +46,11 @@ pool_cells (const P3dBevGeometry * geometry, const float *features,
       uint32_t p = geometry->points[i];
       uint32_t camera = p / camera_points;
       uint32_t row = camera * pixels + p % pixels;
-      uint32_t key = p3d_bevpool_point_column_key (&geometry->grid, p);
+      uint32_t key = p3dc_bevpool_point_column_key (&geometry->grid, p);
       const float *f = features + (size_t) row * channels;
       float weight = depth[p];
 
-      if (p3d_bevpool_chunk_starts (i - begin, previous_key, key)) {
+      if (p3dc_bevpool_chunk_starts (i - begin, previous_key, key)) {
         /* Close the previous chunk (none before the first point). */
         if (i > begin)
           for (c = 0; c < channels; c++)
@@ -69,34 +69,34 @@ pool_cells (const P3dBevGeometry * geometry, const float *features,
       size_t o = base + (size_t) c * plane;
 
       if (half_out)
-        ((uint16_t *) out)[o] = p3d_float_to_half (acc[c]);
+        ((uint16_t *) out)[o] = p3dc_float_to_half (acc[c]);
       else
         ((float *) out)[o] = acc[c];
     }
   }
 }
 
-P3dResult
-p3d_bevpool_cpu (const P3dBevGeometry * geometry, const void *features,
+P3dcResult
+p3dc_bevpool_cpu (const P3dcBevGeometry * geometry, const void *features,
     const void *depth, int half_in, void *out, int half_out)
 {
   const float *features_f32 = features, *depth_f32 = depth;
   float *widened_features = NULL, *widened_depth = NULL, *scratch;
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
 
   if (geometry == NULL || !geometry->computed || features == NULL
       || depth == NULL || out == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   scratch = malloc (2 * (size_t) geometry->params.channels * sizeof (float));
   if (half_in) {
     widened_features = widen (features,
-        p3d_bevpool_features_size (&geometry->params));
-    widened_depth = widen (depth, p3d_bevpool_depth_size (&geometry->params));
+        p3dc_bevpool_features_size (&geometry->params));
+    widened_depth = widen (depth, p3dc_bevpool_depth_size (&geometry->params));
     features_f32 = widened_features;
     depth_f32 = widened_depth;
   }
   if (scratch == NULL || features_f32 == NULL || depth_f32 == NULL)
-    result = P3D_ERROR_OUT_OF_MEMORY;
+    result = P3DC_ERROR_OUT_OF_MEMORY;
   else
     pool_cells (geometry, features_f32, depth_f32, scratch,
         scratch + geometry->params.channels, out, half_out);

@@ -34,12 +34,12 @@ constexpr unsigned kThreads = 256;
 // stays well inside the 4 KB parameter space), so no host buffer has to
 // outlive the call.
 constexpr uint32_t kCamerasPerLaunch = 8;
-constexpr uint32_t kTileCells = P3D_BEVPOOL_TILE_CELLS;
+constexpr uint32_t kTileCells = P3DC_BEVPOOL_TILE_CELLS;
 static_assert(kTileCells == kThreads,
               "unit_cut_kernel gives each key of a block one thread");
 
 struct CameraBatch {
-  P3dBevCamera cameras[kCamerasPerLaunch];
+  P3dcBevCamera cameras[kCamerasPerLaunch];
   uint32_t first;
   uint32_t count;
 };
@@ -56,8 +56,8 @@ unsigned blocks_for(uint64_t items) {
 // array order is the column-key order the stable sort must keep.  keys[]:
 // the cell's block key, or key_count when dropped; entries[]: the packed
 // column key and depth bin.
-__global__ void project_kernel(const P3dBevFrustumGrid grid,
-                               const P3dBevBlocking blocking,
+__global__ void project_kernel(const P3dcBevFrustumGrid grid,
+                               const P3dcBevBlocking blocking,
                                const CameraBatch batch, uint32_t key_count,
                                uint32_t *keys, uint32_t *entries) {
   const uint32_t bins = grid.depth_bins;
@@ -76,11 +76,11 @@ __global__ void project_kernel(const P3dBevFrustumGrid grid,
     const uint32_t camera = batch.first + local;
     const uint32_t p = camera * camera_points + rest;
     const uint32_t cell =
-        p3d_bevpool_point_cell(&grid, &batch.cameras[local], u, v, d);
+        p3dc_bevpool_point_cell(&grid, &batch.cameras[local], u, v, d);
     keys[p] =
-        cell < grid.cells ? p3d_bevpool_block_key(&blocking, cell) : key_count;
-    entries[p] = p3d_bevpool_entry_pack(
-        p3d_bevpool_column_key(&grid, camera, u, v), d, grid.col_bits);
+        cell < grid.cells ? p3dc_bevpool_block_key(&blocking, cell) : key_count;
+    entries[p] = p3dc_bevpool_entry_pack(
+        p3dc_bevpool_column_key(&grid, camera, u, v), d, grid.col_bits);
   }
 }
 
@@ -124,7 +124,7 @@ struct ChunkFlag {
     const uint32_t key = entries[i] & col_mask;
     // The previous point is read only when it is in the same cell.
     const uint32_t previous = position > 0 ? entries[i - 1] & col_mask : key;
-    return p3d_bevpool_chunk_starts(position, previous, key) ? 1u : 0u;
+    return p3dc_bevpool_chunk_starts(position, previous, key) ? 1u : 0u;
   }
 };
 
@@ -211,7 +211,7 @@ __global__ void unit_list_kernel(const uint32_t *flags, const uint32_t *pos,
 }
 
 // Stage 8.  A persistent grid walks the units; per pass of a unit (see
-// p3d_bevpool_pass_chunks()), thread s takes chunk s of the pass:
+// p3dc_bevpool_pass_chunks()), thread s takes chunk s of the pass:
 //   - its window, length and column-key bounds;
 //   - its rank among the pass's chunks by (window, longer first, index), and
 //     the lowest and highest column key of its window (both by a scan over
@@ -226,19 +226,19 @@ constexpr unsigned kPlanThreads = 256;
 __global__ void __launch_bounds__(kPlanThreads)
     chunk_plan_kernel(const uint32_t *entries, const uint32_t *chunk_begin,
                       const uint4 *units, const uint32_t *unit_count,
-                      const P3dBevPoolSchedule schedule, uint32_t col_mask,
+                      const P3dcBevPoolSchedule schedule, uint32_t col_mask,
                       uint32_t *plan) {
   __shared__ uint32_t s_key[kPlanThreads], s_first[kPlanThreads];
   __shared__ uint32_t s_last[kPlanThreads], s_low[kPlanThreads];
   __shared__ uint32_t s_high[kPlanThreads], s_sorted[kPlanThreads];
   __shared__ uint32_t s_starts[kPlanThreads / 32];
-  constexpr uint32_t kWindowBits = P3D_BEVPOOL_WINDOW_BITS;
+  constexpr uint32_t kWindowBits = P3DC_BEVPOOL_WINDOW_BITS;
   const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const uint32_t count = *unit_count;
   for (uint32_t u = blockIdx.x; u < count; u += gridDim.x) {
     const uint4 here = units[u], next = units[u + 1];
     const uint32_t chunks = next.y - here.y, points = next.z - here.z;
-    const uint32_t pass = p3d_bevpool_pass_chunks(&schedule, chunks, points);
+    const uint32_t pass = p3dc_bevpool_pass_chunks(&schedule, chunks, points);
     for (uint32_t pass0 = 0; pass0 < chunks; pass0 += pass) {
       const uint32_t n = chunks - pass0 < pass ? chunks - pass0 : pass;
       const uint32_t base = here.y + pass0;
@@ -249,7 +249,7 @@ __global__ void __launch_bounds__(kPlanThreads)
         s_first[tid] = first;
         s_last[tid] = entries[end - 1] & col_mask;
         s_key[tid] =
-            (first >> kWindowBits) << 6 | (P3D_BEVPOOL_CHUNK - (end - begin));
+            (first >> kWindowBits) << 6 | (P3DC_BEVPOOL_CHUNK - (end - begin));
       }
       __syncthreads();  // every chunk's key and bounds are visible
       if (tid < n) {
@@ -321,7 +321,7 @@ cudaError_t alloc(T **ptr, uint64_t count) {
                     (count > 0 ? count : 1) * sizeof(T));
 }
 
-ChunkFlagIterator chunk_flags(const P3dBevGeometryCuda *g) {
+ChunkFlagIterator chunk_flags(const P3dcBevGeometryCuda *g) {
   ChunkFlag flag;
   flag.sorted_keys = g->keys_out;
   flag.entries = g->entries_out;
@@ -331,28 +331,28 @@ ChunkFlagIterator chunk_flags(const P3dBevGeometryCuda *g) {
   return ChunkFlagIterator(thrust::counting_iterator<uint32_t>(0), flag);
 }
 
-bool schedule_is_valid(const P3dBevPoolSchedule *s) {
+bool schedule_is_valid(const P3dcBevPoolSchedule *s) {
   // unit_chunks <= threads / 4 also keeps it within the plan kernel's
   // 256 threads, one per chunk of a pass.
   return s->threads >= 64 && s->threads <= 1024 && s->threads % 32 == 0 &&
          s->unit_chunks >= 1 && s->unit_chunks <= s->threads / 4 &&
-         s->unit_points >= P3D_BEVPOOL_CHUNK && s->unit_points <= 8192;
+         s->unit_points >= P3DC_BEVPOOL_CHUNK && s->unit_points <= 8192;
 }
 
-cudaError_t record(P3dCudaEvent *events, int index, cudaStream_t stream) {
+cudaError_t record(P3dcCudaEvent *events, int index, cudaStream_t stream) {
   if (events == nullptr) return cudaSuccess;
   return cudaEventRecord(events[index], stream);
 }
 
-P3dResult compute(P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
-                  P3dCudaEvent *events, P3dCudaStream stream) {
+P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
+                   P3dcCudaEvent *events, P3dcCudaStream stream) {
   if (geometry == nullptr || calib == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   geometry->computed = 0;
-  P3dResult result = p3d_bevpool_calib_check(&geometry->params, calib);
-  if (result != P3D_OK) return result;
+  P3dcResult result = p3dc_bevpool_calib_check(&geometry->params, calib);
+  if (result != P3DC_OK) return result;
 
-  const P3dBevPoolParams *params = &geometry->params;
+  const P3dcBevPoolParams *params = &geometry->params;
   const uint32_t points = geometry->frustum_points;
   const uint32_t keys = geometry->keys;
   const uint64_t camera_points =
@@ -368,7 +368,7 @@ P3dResult compute(P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
                       ? params->cameras - first
                       : kCamerasPerLaunch;
     for (uint32_t i = 0; i < batch.count; i++)
-      p3d_bevpool_camera_derive(&calib[first + i], &batch.cameras[i]);
+      p3dc_bevpool_camera_derive(&calib[first + i], &batch.cameras[i]);
     project_kernel<<<blocks_for(batch.count * camera_points), kThreads, 0,
                      stream>>>(geometry->grid, geometry->blocking, batch, keys,
                                geometry->keys_in, geometry->entries_in);
@@ -442,12 +442,12 @@ P3dResult compute(P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
   if ((err = record(events, 8, stream)) != cudaSuccess) return err;
 
   geometry->computed = 1;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 }  // namespace
 
-extern "C" void p3d_bevpool_geometry_cuda_free(P3dBevGeometryCuda *geometry) {
+extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
   // Errors are ignored: a failed free leaves nothing the caller can do.
   cudaFree(geometry->keys_in);
@@ -466,42 +466,42 @@ extern "C" void p3d_bevpool_geometry_cuda_free(P3dBevGeometryCuda *geometry) {
   free(geometry);
 }
 
-extern "C" P3dResult p3d_bevpool_geometry_cuda_new_scheduled(
-    const P3dBevPoolParams *params, const P3dBevPoolSchedule *schedule,
-    P3dBevGeometryCuda **geometry) {
+extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
+    const P3dcBevPoolParams *params, const P3dcBevPoolSchedule *schedule,
+    P3dcBevGeometryCuda **geometry) {
   if (params == nullptr || schedule == nullptr || geometry == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   *geometry = nullptr;
-  if (!schedule_is_valid(schedule)) return P3D_ERROR_INVALID_ARGUMENT;
-  P3dBevGeometryCuda *self =
-      static_cast<P3dBevGeometryCuda *>(calloc(1, sizeof(*self)));
-  if (self == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
+  if (!schedule_is_valid(schedule)) return P3DC_ERROR_INVALID_ARGUMENT;
+  P3dcBevGeometryCuda *self =
+      static_cast<P3dcBevGeometryCuda *>(calloc(1, sizeof(*self)));
+  if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   self->params = *params;
   self->schedule = *schedule;
-  P3dResult result = p3d_bevpool_params_init(&self->params);
-  if (result != P3D_OK) {
+  P3dcResult result = p3dc_bevpool_params_init(&self->params);
+  if (result != P3DC_OK) {
     free(self);
     return result;
   }
-  p3d_bevpool_frustum_grid_init(&self->params, &self->grid);
-  const bool xy = self->params.layout == P3D_BEV_LAYOUT_XY;
-  const uint32_t side = P3D_BEVPOOL_BLOCK_SIDE;
-  P3dBevBlocking *blocking = &self->blocking;
+  p3dc_bevpool_frustum_grid_init(&self->params, &self->grid);
+  const bool xy = self->params.layout == P3DC_BEV_LAYOUT_XY;
+  const uint32_t side = P3DC_BEVPOOL_BLOCK_SIDE;
+  P3dcBevBlocking *blocking = &self->blocking;
   blocking->rows = xy ? self->params.nx : self->params.ny;
   blocking->cols = xy ? self->params.ny : self->params.nx;
   blocking->block_rows = (blocking->rows + side - 1) / side;
   blocking->block_cols = (blocking->cols + side - 1) / side;
   blocking->nz = self->params.nz;
   const uint64_t keys = (uint64_t)blocking->nz * blocking->block_rows *
-                        blocking->block_cols * P3D_BEVPOOL_TILE_CELLS;
+                        blocking->block_cols * P3DC_BEVPOOL_TILE_CELLS;
   // Keys, plus the dropped key, plus one, are counted in int by CUB; so are
   // the frustum points plus one.
   if (keys >= 0x7ffffffeu) {
     free(self);
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_TOO_LARGE;
   }
   self->keys = (uint32_t)keys;
-  self->frustum_points = (uint32_t)p3d_bevpool_depth_size(&self->params);
+  self->frustum_points = (uint32_t)p3dc_bevpool_depth_size(&self->params);
   self->cells = self->grid.cells;
   // The dropped key is the key count itself, so it needs its bits too.
   self->key_bits = bit_width(self->keys);
@@ -543,43 +543,43 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_new_scheduled(
     err = cudaMalloc(&self->temp, self->temp_bytes > 0 ? self->temp_bytes : 1);
   }
   if (err != cudaSuccess) {
-    p3d_bevpool_geometry_cuda_free(self);
+    p3dc_bevpool_geometry_cuda_free(self);
     return err;
   }
   *geometry = self;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-extern "C" P3dResult p3d_bevpool_geometry_cuda_new(
-    const P3dBevPoolParams *params, P3dBevGeometryCuda **geometry) {
-  const P3dBevPoolSchedule schedule = P3D_BEVPOOL_SCHEDULE_DEFAULT;
-  return p3d_bevpool_geometry_cuda_new_scheduled(params, &schedule, geometry);
+extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new(
+    const P3dcBevPoolParams *params, P3dcBevGeometryCuda **geometry) {
+  const P3dcBevPoolSchedule schedule = P3DC_BEVPOOL_SCHEDULE_DEFAULT;
+  return p3dc_bevpool_geometry_cuda_new_scheduled(params, &schedule, geometry);
 }
 
-extern "C" P3dResult p3d_bevpool_geometry_compute_cuda(
-    P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
-    P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_bevpool_geometry_compute_cuda(
+    P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
+    P3dcCudaStream stream) {
   return compute(geometry, calib, nullptr, stream);
 }
 
-extern "C" P3dResult p3d_bevpool_geometry_compute_cuda_timed(
-    P3dBevGeometryCuda *geometry, const P3dCameraCalib *calib,
-    P3dCudaEvent *events, P3dCudaStream stream) {
-  if (events == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+extern "C" P3dcResult p3dc_bevpool_geometry_compute_cuda_timed(
+    P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
+    P3dcCudaEvent *events, P3dcCudaStream stream) {
+  if (events == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   return compute(geometry, calib, events, stream);
 }
 
-extern "C" P3dResult p3d_bevpool_geometry_cuda_download(
-    const P3dBevGeometryCuda *geometry, P3dBevGeometry *host,
-    P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_bevpool_geometry_cuda_download(
+    const P3dcBevGeometryCuda *geometry, P3dcBevGeometry *host,
+    P3dcCudaStream stream) {
   if (geometry == nullptr || host == nullptr || !geometry->computed)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  const P3dBevPoolParams *a = &geometry->params, *b = &host->params;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  const P3dcBevPoolParams *a = &geometry->params, *b = &host->params;
   if (a->cameras != b->cameras || a->depth_bins != b->depth_bins ||
       a->feat_width != b->feat_width || a->feat_height != b->feat_height ||
       a->nx != b->nx || a->ny != b->ny || a->nz != b->nz ||
       a->layout != b->layout)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
   host->computed = 0;
   // The device's arrays are in key order: fetch its starts per key, then
@@ -589,38 +589,38 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_download(
       static_cast<uint32_t *>(malloc(((size_t)keys + 1) * sizeof(uint32_t)));
   uint32_t *entries = static_cast<uint32_t *>(
       malloc((size_t)geometry->frustum_points * sizeof(uint32_t)));
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
   if (key_start == nullptr || entries == nullptr)
-    result = P3D_ERROR_OUT_OF_MEMORY;
-  if (result == P3D_OK)
+    result = P3DC_ERROR_OUT_OF_MEMORY;
+  if (result == P3DC_OK)
     result = cudaMemcpyAsync(key_start, geometry->cell_start,
                              ((size_t)keys + 1) * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost, stream);
-  if (result == P3D_OK) result = cudaStreamSynchronize(stream);
-  const uint32_t kept = result == P3D_OK ? key_start[keys] : 0;
-  if (kept > geometry->frustum_points) result = P3D_ERROR_INVALID_ARGUMENT;
-  if (result == P3D_OK)
+  if (result == P3DC_OK) result = cudaStreamSynchronize(stream);
+  const uint32_t kept = result == P3DC_OK ? key_start[keys] : 0;
+  if (kept > geometry->frustum_points) result = P3DC_ERROR_INVALID_ARGUMENT;
+  if (result == P3DC_OK)
     result = cudaMemcpyAsync(entries, geometry->entries_out,
                              (size_t)kept * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost, stream);
-  if (result == P3D_OK) result = cudaStreamSynchronize(stream);
+  if (result == P3DC_OK) result = cudaStreamSynchronize(stream);
 
   // Checked as it goes, so that a wrong device geometry is reported, not
   // written past the host arrays.
   uint32_t placed = 0;
-  for (uint32_t cell = 0; cell < geometry->cells && result == P3D_OK; cell++) {
-    const uint32_t key = p3d_bevpool_block_key(&geometry->blocking, cell);
+  for (uint32_t cell = 0; cell < geometry->cells && result == P3DC_OK; cell++) {
+    const uint32_t key = p3dc_bevpool_block_key(&geometry->blocking, cell);
     const uint32_t begin = key_start[key], end = key_start[key + 1];
     if (begin > end || end > kept || end - begin > kept - placed) {
-      result = P3D_ERROR_INVALID_ARGUMENT;
+      result = P3DC_ERROR_INVALID_ARGUMENT;
       break;
     }
     host->cell_start[cell] = placed;
     for (uint32_t i = begin; i < end; i++) {
       const uint32_t p =
-          p3d_bevpool_entry_frustum_index(&geometry->grid, entries[i]);
+          p3dc_bevpool_entry_frustum_index(&geometry->grid, entries[i]);
       if (p >= geometry->frustum_points) {
-        result = P3D_ERROR_INVALID_ARGUMENT;
+        result = P3DC_ERROR_INVALID_ARGUMENT;
         break;
       }
       host->points[placed++] = p;
@@ -628,11 +628,11 @@ extern "C" P3dResult p3d_bevpool_geometry_cuda_download(
   }
   free(key_start);
   free(entries);
-  if (result != P3D_OK) return result;
+  if (result != P3DC_OK) return result;
   host->cell_start[geometry->cells] = placed;
   // Every kept point belongs to a cell of the plane, never to padding.
-  if (placed != kept) return P3D_ERROR_INVALID_ARGUMENT;
+  if (placed != kept) return P3DC_ERROR_INVALID_ARGUMENT;
   host->kept = placed;
   host->computed = 1;
-  return P3D_OK;
+  return P3DC_OK;
 }

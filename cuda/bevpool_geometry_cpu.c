@@ -43,14 +43,14 @@ bit_width (uint64_t value)
   return bits;
 }
 
-const char *const p3d_bevpool_geometry_stage_names[] = {
+const char *const p3dc_bevpool_geometry_stage_names[] = {
   "project", "sort", "cell starts", "chunk scan", "chunk starts",
   "unit cut", "unit list", "chunk plan"
 };
 
 /* Bits of the column key (bevpool.h) and of the depth bin. */
 static void
-key_bits (const P3dBevPoolParams * params, uint32_t * u_bits,
+key_bits (const P3dcBevPoolParams * params, uint32_t * u_bits,
     uint32_t * v_bits, uint32_t * col_bits, uint32_t * d_bits)
 {
   *u_bits = bit_width (params->feat_width - 1);
@@ -59,40 +59,40 @@ key_bits (const P3dBevPoolParams * params, uint32_t * u_bits,
   *d_bits = bit_width (params->depth_bins - 1);
 }
 
-P3dResult
-p3d_bevpool_params_init (P3dBevPoolParams * params)
+P3dcResult
+p3dc_bevpool_params_init (P3dcBevPoolParams * params)
 {
   uint64_t pixels, bins, nx, ny, nz, cells;
   uint32_t u_bits, v_bits, col_bits, d_bits;
   double span;
 
   if (params == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (params->cameras == 0 || params->channels == 0
       || params->image_width == 0 || params->image_height == 0
       || params->feat_width == 0 || params->feat_height == 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  if ((params->rounding != P3D_BEV_ROUND_TRUNCATE
-          && params->rounding != P3D_BEV_ROUND_FLOOR)
-      || (params->layout != P3D_BEV_LAYOUT_YX
-          && params->layout != P3D_BEV_LAYOUT_XY))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if ((params->rounding != P3DC_BEV_ROUND_TRUNCATE
+          && params->rounding != P3DC_BEV_ROUND_FLOOR)
+      || (params->layout != P3DC_BEV_LAYOUT_YX
+          && params->layout != P3DC_BEV_LAYOUT_XY))
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (!bound_is_valid (params->dbound) || !bound_is_valid (params->xbound)
       || !bound_is_valid (params->ybound) || !bound_is_valid (params->zbound))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
   /* As torch.arange: ceil ((end - start) / step) values. */
   span = ceil ((params->dbound[1] - params->dbound[0]) / params->dbound[2]);
   if (!(span >= 1.0))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (span >= (double) SIZE_LIMIT)
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_TOO_LARGE;
   bins = (uint64_t) span;
   nx = axis_cells (params->xbound);
   ny = axis_cells (params->ybound);
   nz = axis_cells (params->zbound);
   if (nx == 0 || ny == 0 || nz == 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
   /* Every product below multiplies two factors of at most 2^32 after the
    * checks before it, so none overflows 64 bits. */
@@ -100,42 +100,42 @@ p3d_bevpool_params_init (P3dBevPoolParams * params)
   if (nx >= SIZE_LIMIT || ny >= SIZE_LIMIT || nz >= SIZE_LIMIT
       || nx * ny >= SIZE_LIMIT || pixels >= SIZE_LIMIT
       || params->cameras * pixels >= SIZE_LIMIT)
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_TOO_LARGE;
   cells = nx * ny * nz;
   if (cells >= SIZE_LIMIT - 1 || cells * params->channels >= SIZE_LIMIT
       || params->cameras * pixels * bins >= SIZE_LIMIT
       || params->cameras * pixels * params->channels >= SIZE_LIMIT)
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_TOO_LARGE;
   params->depth_bins = (uint32_t) bins;
   key_bits (params, &u_bits, &v_bits, &col_bits, &d_bits);
   /* The packed entry: column key and depth bin in 32 bits, and the key
    * itself below 2^31 (masks are built as (1 << bits) - 1). */
   if (col_bits > 31 || col_bits + d_bits > 32)
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_TOO_LARGE;
 
   params->nx = (uint32_t) nx;
   params->ny = (uint32_t) ny;
   params->nz = (uint32_t) nz;
   params->out_channels = (uint32_t) (nz * params->channels);
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 size_t
-p3d_bevpool_features_size (const P3dBevPoolParams * params)
+p3dc_bevpool_features_size (const P3dcBevPoolParams * params)
 {
   return (size_t) params->cameras * params->feat_height * params->feat_width
       * params->channels;
 }
 
 size_t
-p3d_bevpool_depth_size (const P3dBevPoolParams * params)
+p3dc_bevpool_depth_size (const P3dcBevPoolParams * params)
 {
   return (size_t) params->cameras * params->depth_bins * params->feat_height
       * params->feat_width;
 }
 
 size_t
-p3d_bevpool_output_size (const P3dBevPoolParams * params)
+p3dc_bevpool_output_size (const P3dcBevPoolParams * params)
 {
   return (size_t) params->out_channels * params->ny * params->nx;
 }
@@ -173,8 +173,9 @@ invert_3x3 (const double *m4, double inv[9])
   return 1;
 }
 
-P3dResult
-p3d_bevpool_camera_derive (const P3dCameraCalib * calib, P3dBevCamera * camera)
+P3dcResult
+p3dc_bevpool_camera_derive (const P3dcCameraCalib * calib,
+    P3dcBevCamera * camera)
 {
   double k_inv[9];
   int row, col;
@@ -183,12 +184,12 @@ p3d_bevpool_camera_derive (const P3dCameraCalib * calib, P3dBevCamera * camera)
     for (col = 0; col < 4; col++) {
       if (!isfinite (calib->camera_to_lidar[row * 4 + col])
           || !isfinite (calib->img_aug[row * 4 + col]))
-        return P3D_ERROR_INVALID_ARGUMENT;
+        return P3DC_ERROR_INVALID_ARGUMENT;
     }
   }
   if (!invert_3x3 (calib->intrinsics, k_inv)
       || !invert_3x3 (calib->img_aug, camera->aug_rotation_inv))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   for (row = 0; row < 3; row++) {
     const double *r = calib->camera_to_lidar + row * 4;
 
@@ -198,30 +199,30 @@ p3d_bevpool_camera_derive (const P3dCameraCalib * calib, P3dBevCamera * camera)
       camera->ray_to_lidar[row * 3 + col] = r[0] * k_inv[col]
           + r[1] * k_inv[3 + col] + r[2] * k_inv[6 + col];
   }
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-P3dResult
-p3d_bevpool_calib_check (const P3dBevPoolParams * params,
-    const P3dCameraCalib * calib)
+P3dcResult
+p3dc_bevpool_calib_check (const P3dcBevPoolParams * params,
+    const P3dcCameraCalib * calib)
 {
-  P3dBevCamera camera;
+  P3dcBevCamera camera;
   uint32_t i;
 
   if (params == NULL || calib == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   for (i = 0; i < params->cameras; i++) {
-    P3dResult result = p3d_bevpool_camera_derive (&calib[i], &camera);
+    P3dcResult result = p3dc_bevpool_camera_derive (&calib[i], &camera);
 
-    if (result != P3D_OK)
+    if (result != P3DC_OK)
       return result;
   }
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 void
-p3d_bevpool_frustum_grid_init (const P3dBevPoolParams * params,
-    P3dBevFrustumGrid * grid)
+p3dc_bevpool_frustum_grid_init (const P3dcBevPoolParams * params,
+    P3dcBevFrustumGrid * grid)
 {
   const double *bounds[3] = { params->xbound, params->ybound, params->zbound };
   uint32_t d_bits;
@@ -243,46 +244,46 @@ p3d_bevpool_frustum_grid_init (const P3dBevPoolParams * params,
   grid->n[1] = params->ny;
   grid->n[2] = params->nz;
   grid->cells = params->nx * params->ny * params->nz;
-  grid->floor_rule = params->rounding == P3D_BEV_ROUND_FLOOR;
-  grid->layout_xy = params->layout == P3D_BEV_LAYOUT_XY;
+  grid->floor_rule = params->rounding == P3DC_BEV_ROUND_FLOOR;
+  grid->layout_xy = params->layout == P3DC_BEV_LAYOUT_XY;
   key_bits (params, &grid->u_bits, &grid->v_bits, &grid->col_bits, &d_bits);
 }
 
-P3dResult
-p3d_bevpool_geometry_new (const P3dBevPoolParams * params,
-    P3dBevGeometry ** geometry)
+P3dcResult
+p3dc_bevpool_geometry_new (const P3dcBevPoolParams * params,
+    P3dcBevGeometry ** geometry)
 {
-  P3dBevGeometry *self;
-  P3dResult result;
+  P3dcBevGeometry *self;
+  P3dcResult result;
 
   if (params == NULL || geometry == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   *geometry = NULL;
   self = calloc (1, sizeof (*self));
   if (self == NULL)
-    return P3D_ERROR_OUT_OF_MEMORY;
+    return P3DC_ERROR_OUT_OF_MEMORY;
   self->params = *params;
-  if ((result = p3d_bevpool_params_init (&self->params)) != P3D_OK) {
+  if ((result = p3dc_bevpool_params_init (&self->params)) != P3DC_OK) {
     free (self);
     return result;
   }
-  p3d_bevpool_frustum_grid_init (&self->params, &self->grid);
-  self->frustum_points = (uint32_t) p3d_bevpool_depth_size (&self->params);
+  p3dc_bevpool_frustum_grid_init (&self->params, &self->grid);
+  self->frustum_points = (uint32_t) p3dc_bevpool_depth_size (&self->params);
   self->cells = self->params.nx * self->params.ny * self->params.nz;
   self->points = malloc ((size_t) self->frustum_points * sizeof (uint32_t));
   self->point_cell = malloc ((size_t) self->frustum_points * sizeof (uint32_t));
   self->cell_start = malloc (((size_t) self->cells + 1) * sizeof (uint32_t));
   self->cursor = malloc ((size_t) self->cells * sizeof (uint32_t));
   if (!self->points || !self->point_cell || !self->cell_start || !self->cursor) {
-    p3d_bevpool_geometry_free (self);
-    return P3D_ERROR_OUT_OF_MEMORY;
+    p3dc_bevpool_geometry_free (self);
+    return P3DC_ERROR_OUT_OF_MEMORY;
   }
   *geometry = self;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 void
-p3d_bevpool_geometry_free (P3dBevGeometry * geometry)
+p3dc_bevpool_geometry_free (P3dcBevGeometry * geometry)
 {
   if (geometry == NULL)
     return;
@@ -293,21 +294,21 @@ p3d_bevpool_geometry_free (P3dBevGeometry * geometry)
   free (geometry);
 }
 
-P3dResult
-p3d_bevpool_geometry_compute_cpu (P3dBevGeometry * geometry,
-    const P3dCameraCalib * calib)
+P3dcResult
+p3dc_bevpool_geometry_compute_cpu (P3dcBevGeometry * geometry,
+    const P3dcCameraCalib * calib)
 {
-  const P3dBevPoolParams *params;
-  const P3dBevFrustumGrid *grid;
+  const P3dcBevPoolParams *params;
+  const P3dcBevFrustumGrid *grid;
   uint32_t camera, d, u, v, p, k, running;
-  P3dResult result;
+  P3dcResult result;
 
   if (geometry == NULL || calib == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   params = &geometry->params;
   grid = &geometry->grid;
   geometry->computed = 0;
-  if ((result = p3d_bevpool_calib_check (params, calib)) != P3D_OK)
+  if ((result = p3dc_bevpool_calib_check (params, calib)) != P3DC_OK)
     return result;
 
   /* Count the points of every cell while projecting them. */
@@ -315,13 +316,13 @@ p3d_bevpool_geometry_compute_cpu (P3dBevGeometry * geometry,
       ((size_t) geometry->cells + 1) * sizeof (uint32_t));
   p = 0;
   for (camera = 0; camera < params->cameras; camera++) {
-    P3dBevCamera cam;
+    P3dcBevCamera cam;
 
-    p3d_bevpool_camera_derive (&calib[camera], &cam);
+    p3dc_bevpool_camera_derive (&calib[camera], &cam);
     for (d = 0; d < params->depth_bins; d++) {
       for (v = 0; v < params->feat_height; v++) {
         for (u = 0; u < params->feat_width; u++, p++) {
-          uint32_t cell = p3d_bevpool_point_cell (grid, &cam, u, v, d);
+          uint32_t cell = p3dc_bevpool_point_cell (grid, &cam, u, v, d);
 
           geometry->point_cell[p] = cell;
           if (cell < geometry->cells)
@@ -359,35 +360,35 @@ p3d_bevpool_geometry_compute_cpu (P3dBevGeometry * geometry,
   }
   geometry->kept = geometry->cell_start[geometry->cells];
   geometry->computed = 1;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 uint32_t
-p3d_bevpool_geometry_kept (const P3dBevGeometry * geometry)
+p3dc_bevpool_geometry_kept (const P3dcBevGeometry * geometry)
 {
   return geometry != NULL && geometry->computed ? geometry->kept : 0;
 }
 
 const uint32_t *
-p3d_bevpool_geometry_points (const P3dBevGeometry * geometry)
+p3dc_bevpool_geometry_points (const P3dcBevGeometry * geometry)
 {
   return geometry != NULL && geometry->computed ? geometry->points : NULL;
 }
 
 const uint32_t *
-p3d_bevpool_geometry_cell_start (const P3dBevGeometry * geometry)
+p3dc_bevpool_geometry_cell_start (const P3dcBevGeometry * geometry)
 {
   return geometry != NULL && geometry->computed ? geometry->cell_start : NULL;
 }
 
-P3dResult
-p3d_bevpool_geometry_stats (const P3dBevGeometry * geometry,
-    P3dBevGeometryStats * stats)
+P3dcResult
+p3dc_bevpool_geometry_stats (const P3dcBevGeometry * geometry,
+    P3dcBevGeometryStats * stats)
 {
   uint32_t k;
 
   if (geometry == NULL || stats == NULL || !geometry->computed)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   memset (stats, 0, sizeof (*stats));
   stats->frustum_points = geometry->frustum_points;
   stats->kept_points = geometry->kept;
@@ -400,5 +401,5 @@ p3d_bevpool_geometry_stats (const P3dBevGeometry * geometry,
     if (count > stats->largest_cell)
       stats->largest_cell = count;
   }
-  return P3D_OK;
+  return P3DC_OK;
 }

@@ -8,21 +8,21 @@
  * in CUDA without fast math), floorf, fmodf and fabsf (exact), and
  * comparisons; multiply-adds are never fused (-ffp-contract=off and
  * -fmad=false).  Library sinf() and cosf() are not among them: glibc and
- * CUDA return different bits, hence p3d_sincos() below.
+ * CUDA return different bits, hence p3dc_sincos() below.
  *
  * Inputs are assumed finite; nms drops non-finite records before any of
  * this runs.  Finite but huge values are defined (nms.h, "Huge boxes"):
  *  - every pair is computed relative to the first box's centre (rotated and
  *    bev-aligned), so a box far from the origin behaves as the same box near
  *    it; a pair whose centre difference overflows float is apart;
- *  - a pair with a size beyond P3D_BOX_HUGE, whose areas and products may
- *    overflow float, is computed on both boxes scaled by P3D_BOX_HUGE_SCALE,
+ *  - a pair with a size beyond P3DC_BOX_HUGE, whose areas and products may
+ *    overflow float, is computed on both boxes scaled by P3DC_BOX_HUGE_SCALE,
  *    a power of two: the scaling is exact, and IoU does not depend on scale,
  *    so identical huge boxes have IoU 1.  Smaller pairs never take that path,
  *    so their results do not depend on it.
  */
-#ifndef P3D_BOX_OVERLAP_H
-#define P3D_BOX_OVERLAP_H
+#ifndef P3DC_BOX_OVERLAP_H
+#define P3DC_BOX_OVERLAP_H
 
 #include <math.h>
 #include <stdint.h>
@@ -37,8 +37,8 @@ extern "C" {
 /* A half size or coordinate beyond which a pair is computed scaled down, and
  * the scale: after it, every value is below 2^48, so areas and the products
  * of the polygon clip (below 2^100) stay finite. */
-#define P3D_BOX_HUGE 0x1p40f
-#define P3D_BOX_HUGE_SCALE 0x1p-80f
+#define P3DC_BOX_HUGE 0x1p40f
+#define P3DC_BOX_HUGE_SCALE 0x1p-80f
 
 /* sin and cos of @angle (radians) from +, - and * only, so that host and
  * device agree to the bit: a Cody-Waite reduction by pi/2 (a three-part
@@ -47,8 +47,8 @@ extern "C" {
  * 1e-7 of the true values for |angle| <= 64; larger angles are first reduced
  * with fmodf by the float nearest 2 pi, which is exact but makes the result
  * drift from the true sine by about |angle| * 2e-7. */
-static P3D_HOST_DEVICE void
-p3d_sincos (float angle, float *sin_out, float *cos_out)
+static P3DC_HOST_DEVICE void
+p3dc_sincos (float angle, float *sin_out, float *cos_out)
 {
   const float two_over_pi = 0x1.45f306p-1f;
   const float pio2_hi = 0x1.92p0f;
@@ -91,10 +91,10 @@ typedef struct
 {
   float x1, y1, x2, y2;
   float area;
-} P3dAlignedRect;
+} P3dcAlignedRect;
 
-static P3D_HOST_DEVICE void
-p3d_aligned_rect_set (P3dAlignedRect * rect, float x1, float y1, float x2,
+static P3DC_HOST_DEVICE void
+p3dc_aligned_rect_set (P3dcAlignedRect * rect, float x1, float y1, float x2,
     float y2, float offset)
 {
   rect->x1 = x1;
@@ -105,12 +105,12 @@ p3d_aligned_rect_set (P3dAlignedRect * rect, float x1, float y1, float x2,
 }
 
 /* The width and height of the overlap of @a and @b (with @offset), as
- * p3d_aligned_rect_iou computes them: the two overlap, and their IoU can be
+ * p3dc_aligned_rect_iou computes them: the two overlap, and their IoU can be
  * above 0, only when both are > 0.  Reads no area, so that the nms kernels'
  * cheap filter of the pairs (nms_mask.cuh) can call it on the corners alone
  * and reject exactly the pairs whose IoU is 0. */
-static P3D_HOST_DEVICE void
-p3d_aligned_rect_overlap (const P3dAlignedRect * a, const P3dAlignedRect * b,
+static P3DC_HOST_DEVICE void
+p3dc_aligned_rect_overlap (const P3dcAlignedRect * a, const P3dcAlignedRect * b,
     float offset, float *width, float *height)
 {
   float left = a->x1 > b->x1 ? a->x1 : b->x1;
@@ -122,14 +122,14 @@ p3d_aligned_rect_overlap (const P3dAlignedRect * a, const P3dAlignedRect * b,
   *height = bottom - top + offset;
 }
 
-/* p3d_aligned_rect_iou () without the huge case. */
-static P3D_HOST_DEVICE float
-p3d_aligned_rect_iou_plain (const P3dAlignedRect * a,
-    const P3dAlignedRect * b, float offset)
+/* p3dc_aligned_rect_iou () without the huge case. */
+static P3DC_HOST_DEVICE float
+p3dc_aligned_rect_iou_plain (const P3dcAlignedRect * a,
+    const P3dcAlignedRect * b, float offset)
 {
   float width, height, inter, uni;
 
-  p3d_aligned_rect_overlap (a, b, offset, &width, &height);
+  p3dc_aligned_rect_overlap (a, b, offset, &width, &height);
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
   if (!(width > 0.0f) || !(height > 0.0f))
@@ -139,40 +139,40 @@ p3d_aligned_rect_iou_plain (const P3dAlignedRect * a,
   return uni > 0.0f ? inter / uni : 0.0f;
 }
 
-static P3D_HOST_DEVICE int
-p3d_aligned_rect_is_huge (const P3dAlignedRect * r)
+static P3DC_HOST_DEVICE int
+p3dc_aligned_rect_is_huge (const P3dcAlignedRect * r)
 {
-  return fabsf (r->x1) > P3D_BOX_HUGE || fabsf (r->y1) > P3D_BOX_HUGE
-      || fabsf (r->x2) > P3D_BOX_HUGE || fabsf (r->y2) > P3D_BOX_HUGE;
+  return fabsf (r->x1) > P3DC_BOX_HUGE || fabsf (r->y1) > P3DC_BOX_HUGE
+      || fabsf (r->x2) > P3DC_BOX_HUGE || fabsf (r->y2) > P3DC_BOX_HUGE;
 }
 
-static P3D_HOST_DEVICE void
-p3d_aligned_rect_scaled (const P3dAlignedRect * r, float offset,
-    P3dAlignedRect * out)
+static P3DC_HOST_DEVICE void
+p3dc_aligned_rect_scaled (const P3dcAlignedRect * r, float offset,
+    P3dcAlignedRect * out)
 {
-  const float s = P3D_BOX_HUGE_SCALE;
+  const float s = P3DC_BOX_HUGE_SCALE;
 
-  p3d_aligned_rect_set (out, r->x1 * s, r->y1 * s, r->x2 * s, r->y2 * s,
+  p3dc_aligned_rect_set (out, r->x1 * s, r->y1 * s, r->x2 * s, r->y2 * s,
       offset * s);
 }
 
 /* Intersection over union of two axis-aligned rectangles: 0 when either has
  * no area, when they do not overlap, and when the union is 0 (0/0 is 0).
- * Corners beyond P3D_BOX_HUGE: computed on the picture scaled down, the
+ * Corners beyond P3DC_BOX_HUGE: computed on the picture scaled down, the
  * offset included. */
-static P3D_HOST_DEVICE float
-p3d_aligned_rect_iou (const P3dAlignedRect * a, const P3dAlignedRect * b,
+static P3DC_HOST_DEVICE float
+p3dc_aligned_rect_iou (const P3dcAlignedRect * a, const P3dcAlignedRect * b,
     float offset)
 {
-  P3dAlignedRect sa, sb;
+  P3dcAlignedRect sa, sb;
 
-  if (!p3d_aligned_rect_is_huge (a) && !p3d_aligned_rect_is_huge (b))
-    return p3d_aligned_rect_iou_plain (a, b, offset);
+  if (!p3dc_aligned_rect_is_huge (a) && !p3dc_aligned_rect_is_huge (b))
+    return p3dc_aligned_rect_iou_plain (a, b, offset);
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
-  p3d_aligned_rect_scaled (a, offset, &sa);
-  p3d_aligned_rect_scaled (b, offset, &sb);
-  return p3d_aligned_rect_iou_plain (&sa, &sb, offset * P3D_BOX_HUGE_SCALE);
+  p3dc_aligned_rect_scaled (a, offset, &sa);
+  p3dc_aligned_rect_scaled (b, offset, &sb);
+  return p3dc_aligned_rect_iou_plain (&sa, &sb, offset * P3DC_BOX_HUGE_SCALE);
 }
 
 /* A rotated rectangle in the ground plane, with what every pair test needs
@@ -185,24 +185,24 @@ typedef struct
   float cos_yaw, sin_yaw;
   float area;
   float radius;
-} P3dBevRect;
+} P3dcBevRect;
 
-static P3D_HOST_DEVICE void
-p3d_bev_rect_set (P3dBevRect * rect, float x, float y, float dx, float dy,
+static P3DC_HOST_DEVICE void
+p3dc_bev_rect_set (P3dcBevRect * rect, float x, float y, float dx, float dy,
     float yaw)
 {
   rect->cx = x;
   rect->cy = y;
   rect->half_dx = 0.5f * dx;
   rect->half_dy = 0.5f * dy;
-  p3d_sincos (yaw, &rect->sin_yaw, &rect->cos_yaw);
+  p3dc_sincos (yaw, &rect->sin_yaw, &rect->cos_yaw);
   rect->area = dx * dy;
   rect->radius = 0.5f * sqrtf (dx * dx + dy * dy);
 }
 
-/* p3d_bev_rect_set () of a box whose yaw is ignored (bev-aligned). */
-static P3D_HOST_DEVICE void
-p3d_bev_rect_set_aligned (P3dBevRect * rect, float x, float y, float dx,
+/* p3dc_bev_rect_set () of a box whose yaw is ignored (bev-aligned). */
+static P3DC_HOST_DEVICE void
+p3dc_bev_rect_set_aligned (P3dcBevRect * rect, float x, float y, float dx,
     float dy)
 {
   rect->cx = x;
@@ -215,18 +215,18 @@ p3d_bev_rect_set_aligned (P3dBevRect * rect, float x, float y, float dx,
   rect->radius = 0.5f * sqrtf (dx * dx + dy * dy);
 }
 
-static P3D_HOST_DEVICE int
-p3d_bev_rect_is_huge (const P3dBevRect * r)
+static P3DC_HOST_DEVICE int
+p3dc_bev_rect_is_huge (const P3dcBevRect * r)
 {
-  return r->half_dx > P3D_BOX_HUGE || r->half_dy > P3D_BOX_HUGE;
+  return r->half_dx > P3DC_BOX_HUGE || r->half_dy > P3DC_BOX_HUGE;
 }
 
-/* @r scaled by P3D_BOX_HUGE_SCALE, centred at (cx, cy) (already scaled). */
-static P3D_HOST_DEVICE void
-p3d_bev_rect_scaled (const P3dBevRect * r, float cx, float cy,
-    P3dBevRect * out)
+/* @r scaled by P3DC_BOX_HUGE_SCALE, centred at (cx, cy) (already scaled). */
+static P3DC_HOST_DEVICE void
+p3dc_bev_rect_scaled (const P3dcBevRect * r, float cx, float cy,
+    P3dcBevRect * out)
 {
-  const float s = P3D_BOX_HUGE_SCALE;
+  const float s = P3DC_BOX_HUGE_SCALE;
   float dx = 2.0f * (r->half_dx * s), dy = 2.0f * (r->half_dy * s);
 
   *out = *r;
@@ -239,14 +239,14 @@ p3d_bev_rect_scaled (const P3dBevRect * r, float cx, float cy,
 }
 
 /* @a and @b of a huge pair scaled down, @a at the origin. */
-static P3D_HOST_DEVICE void
-p3d_bev_rect_pair_scaled (const P3dBevRect * a, const P3dBevRect * b,
-    P3dBevRect * sa, P3dBevRect * sb)
+static P3DC_HOST_DEVICE void
+p3dc_bev_rect_pair_scaled (const P3dcBevRect * a, const P3dcBevRect * b,
+    P3dcBevRect * sa, P3dcBevRect * sb)
 {
-  const float s = P3D_BOX_HUGE_SCALE;
+  const float s = P3DC_BOX_HUGE_SCALE;
 
-  p3d_bev_rect_scaled (a, 0.0f, 0.0f, sa);
-  p3d_bev_rect_scaled (b, (b->cx - a->cx) * s, (b->cy - a->cy) * s, sb);
+  p3dc_bev_rect_scaled (a, 0.0f, 0.0f, sa);
+  p3dc_bev_rect_scaled (b, (b->cx - a->cx) * s, (b->cy - a->cy) * s, sb);
 }
 
 /* The width and height of the overlap of @a and @b with their yaws ignored,
@@ -255,8 +255,8 @@ p3d_bev_rect_pair_scaled (const P3dBevRect * a, const P3dBevRect * b,
  * when both are > 0.  Reads no area, so that the nms kernels' cheap filter
  * (nms_mask.cuh) can call it and reject exactly the pairs whose bev-aligned
  * IoU is 0. */
-static P3D_HOST_DEVICE void
-p3d_bev_aligned_overlap (const P3dBevRect * a, const P3dBevRect * b,
+static P3DC_HOST_DEVICE void
+p3dc_bev_aligned_overlap (const P3dcBevRect * a, const P3dcBevRect * b,
     float *width, float *height)
 {
   float dx = b->cx - a->cx, dy = b->cy - a->cy;
@@ -270,14 +270,14 @@ p3d_bev_aligned_overlap (const P3dBevRect * a, const P3dBevRect * b,
   *height = hi - lo;
 }
 
-static P3D_HOST_DEVICE float
-p3d_bev_aligned_iou_plain (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE float
+p3dc_bev_aligned_iou_plain (const P3dcBevRect * a, const P3dcBevRect * b)
 {
   float width, height, inter, uni;
 
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
-  p3d_bev_aligned_overlap (a, b, &width, &height);
+  p3dc_bev_aligned_overlap (a, b, &width, &height);
   if (!(width > 0.0f) || !(height > 0.0f))
     return 0.0f;
   inter = width * height;
@@ -287,24 +287,24 @@ p3d_bev_aligned_iou_plain (const P3dBevRect * a, const P3dBevRect * b)
 
 /* Intersection over union of the footprints of @a and @b with their yaws
  * ignored: 0 when either has no area or when they do not overlap. */
-static P3D_HOST_DEVICE float
-p3d_bev_aligned_iou (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE float
+p3dc_bev_aligned_iou (const P3dcBevRect * a, const P3dcBevRect * b)
 {
-  P3dBevRect sa, sb;
+  P3dcBevRect sa, sb;
 
-  if (!p3d_bev_rect_is_huge (a) && !p3d_bev_rect_is_huge (b))
-    return p3d_bev_aligned_iou_plain (a, b);
+  if (!p3dc_bev_rect_is_huge (a) && !p3dc_bev_rect_is_huge (b))
+    return p3dc_bev_aligned_iou_plain (a, b);
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
-  p3d_bev_rect_pair_scaled (a, b, &sa, &sb);
-  return p3d_bev_aligned_iou_plain (&sa, &sb);
+  p3dc_bev_rect_pair_scaled (a, b, &sa, &sb);
+  return p3dc_bev_aligned_iou_plain (&sa, &sb);
 }
 
 /* FALSE when the circles of centres (ax, ay) and (bx, by) and radii
  * @a_radius and @b_radius are apart.  The 1e-4 relative margin keeps the test
  * conservative despite the rounding of both sides. */
-static P3D_HOST_DEVICE int
-p3d_bev_circles_meet (float ax, float ay, float a_radius, float bx, float by,
+static P3DC_HOST_DEVICE int
+p3dc_bev_circles_meet (float ax, float ay, float a_radius, float bx, float by,
     float b_radius)
 {
   float dx = bx - ax;
@@ -316,23 +316,23 @@ p3d_bev_circles_meet (float ax, float ay, float a_radius, float bx, float by,
 
 /* FALSE when the bounding circles of @a and @b are apart, so that the two
  * rectangles cannot intersect. */
-static P3D_HOST_DEVICE int
-p3d_bev_rect_may_overlap (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE int
+p3dc_bev_rect_may_overlap (const P3dcBevRect * a, const P3dcBevRect * b)
 {
-  return p3d_bev_circles_meet (a->cx, a->cy, a->radius, b->cx, b->cy,
+  return p3dc_bev_circles_meet (a->cx, a->cy, a->radius, b->cx, b->cy,
       b->radius);
 }
 
 /* The most vertices a clipped polygon may have: a rectangle clipped by four
  * half-planes has at most 8; the rest is room for vertices duplicated by
  * rounding, and the clip never writes past it. */
-#define P3D_BEV_CLIP_MAX 16
+#define P3DC_BEV_CLIP_MAX 16
 
 /* One Sutherland-Hodgman step: the polygon (u[i], w[i]) clipped to the
  * half-plane sign * u <= bound (sign is 1 or -1).  Returns the vertex count
  * written to (u_out, w_out). */
-static P3D_HOST_DEVICE int
-p3d_bev_clip (const float *u, const float *w, int n, float *u_out,
+static P3DC_HOST_DEVICE int
+p3dc_bev_clip (const float *u, const float *w, int n, float *u_out,
     float *w_out, float sign, float bound)
 {
   int i, m = 0;
@@ -344,13 +344,13 @@ p3d_bev_clip (const float *u, const float *w, int n, float *u_out,
     int inside_i = su <= bound;
     int inside_j = sv <= bound;
 
-    if (inside_i && m < P3D_BEV_CLIP_MAX) {
+    if (inside_i && m < P3DC_BEV_CLIP_MAX) {
       u_out[m] = u[i];
       w_out[m] = w[i];
       m++;
     }
     /* su != sv here, so the division is by a non-zero number */
-    if (inside_i != inside_j && m < P3D_BEV_CLIP_MAX) {
+    if (inside_i != inside_j && m < P3DC_BEV_CLIP_MAX) {
       float t = (bound - su) / (sv - su);
 
       u_out[m] = sign * bound;
@@ -365,15 +365,15 @@ p3d_bev_clip (const float *u, const float *w, int n, float *u_out,
  * the frame of @a (centred on it, so that the coordinates are of the size of
  * the boxes, not of their distance to the sensor), where @a is the box
  * |x| <= half_dx, |y| <= half_dy, and clipped to it by four half-planes. */
-static P3D_HOST_DEVICE float
-p3d_bev_rect_intersection (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE float
+p3dc_bev_rect_intersection (const P3dcBevRect * a, const P3dcBevRect * b)
 {
-  float px[P3D_BEV_CLIP_MAX], py[P3D_BEV_CLIP_MAX];
-  float qx[P3D_BEV_CLIP_MAX], qy[P3D_BEV_CLIP_MAX];
+  float px[P3DC_BEV_CLIP_MAX], py[P3DC_BEV_CLIP_MAX];
+  float qx[P3DC_BEV_CLIP_MAX], qy[P3DC_BEV_CLIP_MAX];
   float dx, dy, ox, oy, rel_cos, rel_sin, ux, uy, vx, vy, twice_area;
   int n, i;
 
-  if (!p3d_bev_rect_may_overlap (a, b))
+  if (!p3dc_bev_rect_may_overlap (a, b))
     return 0.0f;
   dx = b->cx - a->cx;
   dy = b->cy - a->cy;
@@ -395,10 +395,10 @@ p3d_bev_rect_intersection (const P3dBevRect * a, const P3dBevRect * b)
   py[2] = oy - uy - vy;
   px[3] = ox + ux - vx;
   py[3] = oy + uy - vy;
-  n = p3d_bev_clip (px, py, 4, qx, qy, 1.0f, a->half_dx);
-  n = p3d_bev_clip (qx, qy, n, px, py, -1.0f, a->half_dx);
-  n = p3d_bev_clip (py, px, n, qy, qx, 1.0f, a->half_dy);
-  n = p3d_bev_clip (qy, qx, n, py, px, -1.0f, a->half_dy);
+  n = p3dc_bev_clip (px, py, 4, qx, qy, 1.0f, a->half_dx);
+  n = p3dc_bev_clip (qx, qy, n, px, py, -1.0f, a->half_dx);
+  n = p3dc_bev_clip (py, px, n, qy, qx, 1.0f, a->half_dy);
+  n = p3dc_bev_clip (qy, qx, n, py, px, -1.0f, a->half_dy);
   if (n < 3)
     return 0.0f;
   /* shoelace formula */
@@ -411,14 +411,14 @@ p3d_bev_rect_intersection (const P3dBevRect * a, const P3dBevRect * b)
   return 0.5f * fabsf (twice_area);
 }
 
-static P3D_HOST_DEVICE float
-p3d_bev_rect_iou_plain (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE float
+p3dc_bev_rect_iou_plain (const P3dcBevRect * a, const P3dcBevRect * b)
 {
   float inter, uni;
 
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
-  inter = p3d_bev_rect_intersection (a, b);
+  inter = p3dc_bev_rect_intersection (a, b);
   if (!(inter > 0.0f))
     return 0.0f;
   uni = a->area + b->area - inter;
@@ -427,17 +427,17 @@ p3d_bev_rect_iou_plain (const P3dBevRect * a, const P3dBevRect * b)
 
 /* Intersection over union of two rotated rectangles; 0 when either has no
  * area or when they do not intersect. */
-static P3D_HOST_DEVICE float
-p3d_bev_rect_iou (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE float
+p3dc_bev_rect_iou (const P3dcBevRect * a, const P3dcBevRect * b)
 {
-  P3dBevRect sa, sb;
+  P3dcBevRect sa, sb;
 
-  if (!p3d_bev_rect_is_huge (a) && !p3d_bev_rect_is_huge (b))
-    return p3d_bev_rect_iou_plain (a, b);
+  if (!p3dc_bev_rect_is_huge (a) && !p3dc_bev_rect_is_huge (b))
+    return p3dc_bev_rect_iou_plain (a, b);
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
-  p3d_bev_rect_pair_scaled (a, b, &sa, &sb);
-  return p3d_bev_rect_iou_plain (&sa, &sb);
+  p3dc_bev_rect_pair_scaled (a, b, &sa, &sb);
+  return p3dc_bev_rect_iou_plain (&sa, &sb);
 }
 
 /* ---- mmcv's rotated overlap ----
@@ -447,7 +447,7 @@ p3d_bev_rect_iou (const P3dBevRect * a, const P3dBevRect * b)
  * the same), which models trained and evaluated with mmcv's 3D NMS expect.
  * It is not the exact intersection:
  *  - a corner of one box counts as inside the other when it lies within
- *    P3D_MMCV_MARGIN (1 cm) outside it along either of its axes;
+ *    P3DC_MMCV_MARGIN (1 cm) outside it along either of its axes;
  *  - an edge of one box and an edge of the other add their crossing point
  *    only when they cross strictly (each edge's ends on opposite sides of
  *    the other's line: touching and collinear edges add nothing);
@@ -459,21 +459,21 @@ p3d_bev_rect_iou (const P3dBevRect * a, const P3dBevRect * b)
  *
  * Written from that rule in our own arithmetic (the same on the host and
  * the device, as the rest of this file): the points relative to the first
- * box's centre instead of in sensor coordinates, p3d_sincos instead of the
+ * box's centre instead of in sensor coordinates, p3dc_sincos instead of the
  * library's sinf / cosf, a pseudo-angle of the same order instead of atan2,
  * and the crossing point from the one formula mmcv uses for every pair but
  * degenerate ones (boxes under about 1e-4 m).  So it agrees with mmcv's own
  * IoU to float rounding, and may decide differently from mmcv only where
  * the IoU lies within rounding of the threshold.  A box without area has
  * IoU 0, as under the exact rule (mmcv divides by its 1e-8 there). */
-#define P3D_MMCV_MARGIN 0.01f
+#define P3DC_MMCV_MARGIN 0.01f
 /* corners of two boxes, crossings of their 16 edge pairs */
-#define P3D_MMCV_POINTS 24
+#define P3DC_MMCV_POINTS 24
 
 /* The corners of @r relative to (ox, oy), counter-clockwise from its
  * (-dx/2, -dy/2) corner, as mmcv orders them. */
-static P3D_HOST_DEVICE void
-p3d_mmcv_corners (const P3dBevRect * r, float ox, float oy, float *x,
+static P3DC_HOST_DEVICE void
+p3dc_mmcv_corners (const P3dcBevRect * r, float ox, float oy, float *x,
     float *y)
 {
   const float sx[4] = { -1.0f, 1.0f, 1.0f, -1.0f };
@@ -490,8 +490,8 @@ p3d_mmcv_corners (const P3dBevRect * r, float ox, float oy, float *x,
 
 /* Whether the point (px, py) lies inside @r (centred at (ox, oy)) grown by
  * @margin along each axis, strictly. */
-static P3D_HOST_DEVICE int
-p3d_mmcv_inside (const P3dBevRect * r, float ox, float oy, float px, float py,
+static P3DC_HOST_DEVICE int
+p3dc_mmcv_inside (const P3dcBevRect * r, float ox, float oy, float px, float py,
     float margin)
 {
   float dx = px - ox, dy = py - oy;
@@ -503,15 +503,15 @@ p3d_mmcv_inside (const P3dBevRect * r, float ox, float oy, float px, float py,
 }
 
 /* (a - o) x (b - o) */
-static P3D_HOST_DEVICE float
-p3d_mmcv_cross (float ox, float oy, float ax, float ay, float bx, float by)
+static P3DC_HOST_DEVICE float
+p3dc_mmcv_cross (float ox, float oy, float ax, float ay, float bx, float by)
 {
   return (ax - ox) * (by - oy) - (bx - ox) * (ay - oy);
 }
 
 /* Whether the segments p0-p1 and q0-q1 cross strictly, and where. */
-static P3D_HOST_DEVICE int
-p3d_mmcv_crossing (const float p0[2], const float p1[2], const float q0[2],
+static P3DC_HOST_DEVICE int
+p3dc_mmcv_crossing (const float p0[2], const float p1[2], const float q0[2],
     const float q1[2], float *x, float *y)
 {
   float s1, s2, s3, s4, s5;
@@ -524,16 +524,16 @@ p3d_mmcv_crossing (const float p0[2], const float p1[2], const float q0[2],
     return 0;
   /* q0 and q1 strictly on opposite sides of the line p, and p0 and p1 of
    * the line q */
-  s1 = p3d_mmcv_cross (p0[0], p0[1], q0[0], q0[1], p1[0], p1[1]);
-  s2 = p3d_mmcv_cross (p0[0], p0[1], p1[0], p1[1], q1[0], q1[1]);
-  s3 = p3d_mmcv_cross (q0[0], q0[1], p0[0], p0[1], q1[0], q1[1]);
-  s4 = p3d_mmcv_cross (q0[0], q0[1], q1[0], q1[1], p1[0], p1[1]);
+  s1 = p3dc_mmcv_cross (p0[0], p0[1], q0[0], q0[1], p1[0], p1[1]);
+  s2 = p3dc_mmcv_cross (p0[0], p0[1], p1[0], p1[1], q1[0], q1[1]);
+  s3 = p3dc_mmcv_cross (q0[0], q0[1], p0[0], p0[1], q1[0], q1[1]);
+  s4 = p3dc_mmcv_cross (q0[0], q0[1], q1[0], q1[1], p1[0], p1[1]);
   if (!(((s1 > 0.0f && s2 > 0.0f) || (s1 < 0.0f && s2 < 0.0f))
           && ((s3 > 0.0f && s4 > 0.0f) || (s3 < 0.0f && s4 < 0.0f))))
     return 0;
   /* s1 and s5 are the sides of q0 and q1 of the line p, of opposite signs
    * here, so s5 - s1 is not 0: the point divides q0-q1 as they do */
-  s5 = p3d_mmcv_cross (p0[0], p0[1], q1[0], q1[1], p1[0], p1[1]);
+  s5 = p3dc_mmcv_cross (p0[0], p0[1], q1[0], q1[1], p1[0], p1[1]);
   *x = (s5 * q0[0] - s1 * q1[0]) / (s5 - s1);
   *y = (s5 * q0[1] - s1 * q1[1]) / (s5 - s1);
   return 1;
@@ -542,8 +542,8 @@ p3d_mmcv_crossing (const float p0[2], const float p1[2], const float q0[2],
 /* A number that grows with the angle of (dx, dy) from -pi (exclusive) to pi,
  * as atan2 does, from +, - and / only: dy / (|dx| + |dy|) in the right half
  * plane, shifted by 2 on the left.  0 for (0, 0). */
-static P3D_HOST_DEVICE float
-p3d_mmcv_pseudo_angle (float dx, float dy)
+static P3DC_HOST_DEVICE float
+p3dc_mmcv_pseudo_angle (float dx, float dy)
 {
   float sum = fabsf (dx) + fabsf (dy);
   float p;
@@ -558,17 +558,17 @@ p3d_mmcv_pseudo_angle (float dx, float dy)
 
 /* The overlap area of @a and @b under mmcv's rule (see above), with the
  * margin @margin, @a centred at the origin and @b at (bx, by). */
-static P3D_HOST_DEVICE float
-p3d_mmcv_overlap (const P3dBevRect * a, const P3dBevRect * b, float bx,
+static P3DC_HOST_DEVICE float
+p3dc_mmcv_overlap (const P3dcBevRect * a, const P3dcBevRect * b, float bx,
     float by, float margin)
 {
   float ax4[4], ay4[4], bx4[4], by4[4];
-  float px[P3D_MMCV_POINTS], py[P3D_MMCV_POINTS], key[P3D_MMCV_POINTS];
+  float px[P3DC_MMCV_POINTS], py[P3DC_MMCV_POINTS], key[P3DC_MMCV_POINTS];
   float cx = 0.0f, cy = 0.0f, twice_area = 0.0f;
   int n = 0, i, j;
 
-  p3d_mmcv_corners (a, 0.0f, 0.0f, ax4, ay4);
-  p3d_mmcv_corners (b, bx, by, bx4, by4);
+  p3dc_mmcv_corners (a, 0.0f, 0.0f, ax4, ay4);
+  p3dc_mmcv_corners (b, bx, by, bx4, by4);
   /* edge i of a (corner i to i + 1) against edge j of b, in that order */
   for (i = 0; i < 4; i++) {
     for (j = 0; j < 4; j++) {
@@ -577,18 +577,18 @@ p3d_mmcv_overlap (const P3dBevRect * a, const P3dBevRect * b, float bx,
       float q0[2] = { bx4[j], by4[j] };
       float q1[2] = { bx4[(j + 1) % 4], by4[(j + 1) % 4] };
 
-      if (p3d_mmcv_crossing (p0, p1, q0, q1, &px[n], &py[n]))
+      if (p3dc_mmcv_crossing (p0, p1, q0, q1, &px[n], &py[n]))
         n++;
     }
   }
   /* then the corners, b's k-th before a's k-th */
   for (i = 0; i < 4; i++) {
-    if (p3d_mmcv_inside (a, 0.0f, 0.0f, bx4[i], by4[i], margin)) {
+    if (p3dc_mmcv_inside (a, 0.0f, 0.0f, bx4[i], by4[i], margin)) {
       px[n] = bx4[i];
       py[n] = by4[i];
       n++;
     }
-    if (p3d_mmcv_inside (b, bx, by, ax4[i], ay4[i], margin)) {
+    if (p3dc_mmcv_inside (b, bx, by, ax4[i], ay4[i], margin)) {
       px[n] = ax4[i];
       py[n] = ay4[i];
       n++;
@@ -603,7 +603,7 @@ p3d_mmcv_overlap (const P3dBevRect * a, const P3dBevRect * b, float bx,
   cx = cx / (float) n;
   cy = cy / (float) n;
   for (i = 0; i < n; i++)
-    key[i] = p3d_mmcv_pseudo_angle (px[i] - cx, py[i] - cy);
+    key[i] = p3dc_mmcv_pseudo_angle (px[i] - cx, py[i] - cy);
   /* a stable sort by angle (mmcv bubble-sorts; equal angles keep their
    * order either way) */
   for (i = 1; i < n; i++) {
@@ -627,8 +627,8 @@ p3d_mmcv_overlap (const P3dBevRect * a, const P3dBevRect * b, float bx,
 
 /* With the margin @margin and the least union @least_union (mmcv's 1e-8;
  * 0 for none). */
-static P3D_HOST_DEVICE float
-p3d_bev_rect_iou_mmcv_plain (const P3dBevRect * a, const P3dBevRect * b,
+static P3DC_HOST_DEVICE float
+p3dc_bev_rect_iou_mmcv_plain (const P3dcBevRect * a, const P3dcBevRect * b,
     float margin, float least_union)
 {
   float inter, uni;
@@ -637,10 +637,10 @@ p3d_bev_rect_iou_mmcv_plain (const P3dBevRect * a, const P3dBevRect * b,
     return 0.0f;
   /* the points of the rule lie in both boxes grown by the margin, hence in
    * both circles grown by its diagonal */
-  if (!p3d_bev_circles_meet (a->cx, a->cy, a->radius + 1.5f * margin, b->cx,
+  if (!p3dc_bev_circles_meet (a->cx, a->cy, a->radius + 1.5f * margin, b->cx,
           b->cy, b->radius + 1.5f * margin))
     return 0.0f;
-  inter = p3d_mmcv_overlap (a, b, b->cx - a->cx, b->cy - a->cy, margin);
+  inter = p3dc_mmcv_overlap (a, b, b->cx - a->cx, b->cy - a->cy, margin);
   uni = a->area + b->area - inter;
   if (uni < least_union)
     uni = least_union;
@@ -654,28 +654,28 @@ p3d_bev_rect_iou_mmcv_plain (const P3dBevRect * a, const P3dBevRect * b,
  * half size instead: a corner on the other box's edge still counts, as it
  * does at everyday sizes; and the least union of 1e-8 m^2, meaningless at
  * that scale, is dropped. */
-static P3D_HOST_DEVICE float
-p3d_bev_rect_iou_mmcv (const P3dBevRect * a, const P3dBevRect * b)
+static P3DC_HOST_DEVICE float
+p3dc_bev_rect_iou_mmcv (const P3dcBevRect * a, const P3dcBevRect * b)
 {
-  P3dBevRect sa, sb;
+  P3dcBevRect sa, sb;
   float half;
 
-  if (!p3d_bev_rect_is_huge (a) && !p3d_bev_rect_is_huge (b))
-    return p3d_bev_rect_iou_mmcv_plain (a, b, P3D_MMCV_MARGIN, 1e-8f);
+  if (!p3dc_bev_rect_is_huge (a) && !p3dc_bev_rect_is_huge (b))
+    return p3dc_bev_rect_iou_mmcv_plain (a, b, P3DC_MMCV_MARGIN, 1e-8f);
   if (!(a->area > 0.0f) || !(b->area > 0.0f))
     return 0.0f;
-  p3d_bev_rect_pair_scaled (a, b, &sa, &sb);
+  p3dc_bev_rect_pair_scaled (a, b, &sa, &sb);
   half = sa.half_dx;
   half = sa.half_dy > half ? sa.half_dy : half;
   half = sb.half_dx > half ? sb.half_dx : half;
   half = sb.half_dy > half ? sb.half_dy : half;
-  return p3d_bev_rect_iou_mmcv_plain (&sa, &sb, half * 0x1p-20f, 0.0f);
+  return p3dc_bev_rect_iou_mmcv_plain (&sa, &sb, half * 0x1p-20f, 0.0f);
 }
 
 /* TRUE when the centres (ax, ay) and (bx, by) are closer than the radius
  * whose square is @radius_squared (strictly). */
-static P3D_HOST_DEVICE int
-p3d_centre_within (float ax, float ay, float bx, float by,
+static P3DC_HOST_DEVICE int
+p3dc_centre_within (float ax, float ay, float bx, float by,
     float radius_squared)
 {
   float dx = bx - ax;
@@ -686,49 +686,49 @@ p3d_centre_within (float ax, float ay, float bx, float by,
 
 /* The same tests on box records, for callers outside nms. */
 
-static P3D_HOST_DEVICE float
-p3d_box2d_iou (const P3dBox2d * a, const P3dBox2d * b, float offset)
+static P3DC_HOST_DEVICE float
+p3dc_box2d_iou (const P3dcBox2d * a, const P3dcBox2d * b, float offset)
 {
-  P3dAlignedRect ra, rb;
+  P3dcAlignedRect ra, rb;
 
-  p3d_aligned_rect_set (&ra, a->x1, a->y1, a->x2, a->y2, offset);
-  p3d_aligned_rect_set (&rb, b->x1, b->y1, b->x2, b->y2, offset);
-  return p3d_aligned_rect_iou (&ra, &rb, offset);
+  p3dc_aligned_rect_set (&ra, a->x1, a->y1, a->x2, a->y2, offset);
+  p3dc_aligned_rect_set (&rb, b->x1, b->y1, b->x2, b->y2, offset);
+  return p3dc_aligned_rect_iou (&ra, &rb, offset);
 }
 
-static P3D_HOST_DEVICE float
-p3d_box3d_bev_aligned_iou (const P3dBox3d * a, const P3dBox3d * b)
+static P3DC_HOST_DEVICE float
+p3dc_box3d_bev_aligned_iou (const P3dcBox3d * a, const P3dcBox3d * b)
 {
-  P3dBevRect ra, rb;
+  P3dcBevRect ra, rb;
 
-  p3d_bev_rect_set_aligned (&ra, a->x, a->y, a->dx, a->dy);
-  p3d_bev_rect_set_aligned (&rb, b->x, b->y, b->dx, b->dy);
-  return p3d_bev_aligned_iou (&ra, &rb);
+  p3dc_bev_rect_set_aligned (&ra, a->x, a->y, a->dx, a->dy);
+  p3dc_bev_rect_set_aligned (&rb, b->x, b->y, b->dx, b->dy);
+  return p3dc_bev_aligned_iou (&ra, &rb);
 }
 
-static P3D_HOST_DEVICE float
-p3d_box3d_bev_rotated_iou (const P3dBox3d * a, const P3dBox3d * b)
+static P3DC_HOST_DEVICE float
+p3dc_box3d_bev_rotated_iou (const P3dcBox3d * a, const P3dcBox3d * b)
 {
-  P3dBevRect ra, rb;
+  P3dcBevRect ra, rb;
 
-  p3d_bev_rect_set (&ra, a->x, a->y, a->dx, a->dy, a->yaw);
-  p3d_bev_rect_set (&rb, b->x, b->y, b->dx, b->dy, b->yaw);
-  return p3d_bev_rect_iou (&ra, &rb);
+  p3dc_bev_rect_set (&ra, a->x, a->y, a->dx, a->dy, a->yaw);
+  p3dc_bev_rect_set (&rb, b->x, b->y, b->dx, b->dy, b->yaw);
+  return p3dc_bev_rect_iou (&ra, &rb);
 }
 
 /* The same under mmcv's rule. */
-static P3D_HOST_DEVICE float
-p3d_box3d_bev_rotated_iou_mmcv (const P3dBox3d * a, const P3dBox3d * b)
+static P3DC_HOST_DEVICE float
+p3dc_box3d_bev_rotated_iou_mmcv (const P3dcBox3d * a, const P3dcBox3d * b)
 {
-  P3dBevRect ra, rb;
+  P3dcBevRect ra, rb;
 
-  p3d_bev_rect_set (&ra, a->x, a->y, a->dx, a->dy, a->yaw);
-  p3d_bev_rect_set (&rb, b->x, b->y, b->dx, b->dy, b->yaw);
-  return p3d_bev_rect_iou_mmcv (&ra, &rb);
+  p3dc_bev_rect_set (&ra, a->x, a->y, a->dx, a->dy, a->yaw);
+  p3dc_bev_rect_set (&rb, b->x, b->y, b->dx, b->dy, b->yaw);
+  return p3dc_bev_rect_iou_mmcv (&ra, &rb);
 }
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_BOX_OVERLAP_H */
+#endif /* P3DC_BOX_OVERLAP_H */

@@ -7,8 +7,8 @@
  * array of these records, the one layout shared by the reference path, the
  * kernels, the elements and the files a filesink writes.
  */
-#ifndef P3D_BOXES_H
-#define P3D_BOXES_H
+#ifndef P3DC_BOXES_H
+#define P3DC_BOXES_H
 
 #include <stdint.h>
 
@@ -26,7 +26,7 @@ typedef struct
   float yaw;
   float score;
   int32_t label;
-} P3dBox3d;
+} P3dcBox3d;
 
 /* An axis-aligned 2D box in pixels: (x1, y1) the top-left corner, (x2, y2)
  * the bottom-right one. */
@@ -35,21 +35,21 @@ typedef struct
   float x1, y1, x2, y2;
   float score;
   int32_t label;
-} P3dBox2d;
+} P3dcBox2d;
 
-#define P3D_BOX3D_SIZE 36
-#define P3D_BOX2D_SIZE 24
+#define P3DC_BOX3D_SIZE 36
+#define P3DC_BOX2D_SIZE 24
 
 #ifdef __cplusplus
-static_assert (sizeof (P3dBox3d) == P3D_BOX3D_SIZE, "P3dBox3d is 36 bytes");
-static_assert (sizeof (P3dBox2d) == P3D_BOX2D_SIZE, "P3dBox2d is 24 bytes");
+static_assert (sizeof (P3dcBox3d) == P3DC_BOX3D_SIZE, "P3dcBox3d is 36 bytes");
+static_assert (sizeof (P3dcBox2d) == P3DC_BOX2D_SIZE, "P3dcBox2d is 24 bytes");
 #else
-_Static_assert (sizeof (P3dBox3d) == P3D_BOX3D_SIZE, "P3dBox3d is 36 bytes");
-_Static_assert (sizeof (P3dBox2d) == P3D_BOX2D_SIZE, "P3dBox2d is 24 bytes");
+_Static_assert (sizeof (P3dcBox3d) == P3DC_BOX3D_SIZE, "P3dcBox3d is 36 bytes");
+_Static_assert (sizeof (P3dcBox2d) == P3DC_BOX2D_SIZE, "P3dcBox2d is 24 bytes");
 #endif
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_BOXES_H */
+#endif /* P3DC_BOXES_H */

@@ -3,8 +3,8 @@
  * *, /, floorf and fabsf, which IEEE 754 rounds the same everywhere, so both
  * builds return the same bits (no fused multiply-add: -ffp-contract=off and
  * -fmad=false). */
-#ifndef P3D_CENTERPOINT_DECODE_PRIVATE_H
-#define P3D_CENTERPOINT_DECODE_PRIVATE_H
+#ifndef P3DC_CENTERPOINT_DECODE_PRIVATE_H
+#define P3DC_CENTERPOINT_DECODE_PRIVATE_H
 
 #include <math.h>
 #include <stdint.h>
@@ -18,38 +18,38 @@ extern "C" {
 #endif
 
 /* Bits of the flat (class, cell) index in a sort key; the task and the
- * score's bits go above (see p3d_cp_key). */
-#define P3D_CP_INDEX_BITS 20u
-#define P3D_CP_SCORE_BITS 30u
-#define P3D_CP_KEY_BITS (4u + P3D_CP_SCORE_BITS + P3D_CP_INDEX_BITS)
+ * score's bits go above (see p3dc_cp_key). */
+#define P3DC_CP_INDEX_BITS 20u
+#define P3DC_CP_SCORE_BITS 30u
+#define P3DC_CP_KEY_BITS (4u + P3DC_CP_SCORE_BITS + P3DC_CP_INDEX_BITS)
 
 typedef union
 {
   float f;
   uint32_t u;
-} P3dCpBits;
+} P3dcCpBits;
 
-static P3D_HOST_DEVICE float
-p3d_cp_from_bits (uint32_t u)
+static P3DC_HOST_DEVICE float
+p3dc_cp_from_bits (uint32_t u)
 {
-  P3dCpBits b;
+  P3dcCpBits b;
 
   b.u = u;
   return b.f;
 }
 
-static P3D_HOST_DEVICE uint32_t
-p3d_cp_to_bits (float f)
+static P3DC_HOST_DEVICE uint32_t
+p3dc_cp_to_bits (float f)
 {
-  P3dCpBits b;
+  P3dcCpBits b;
 
   b.f = f;
   return b.u;
 }
 
 /* IEEE binary16 to float, exactly (as half.h, for both compilers). */
-static P3D_HOST_DEVICE float
-p3d_cp_half_to_float (uint16_t half)
+static P3DC_HOST_DEVICE float
+p3dc_cp_half_to_float (uint16_t half)
 {
   uint32_t sign = (uint32_t) (half & 0x8000u) << 16;
   uint32_t exponent = (half >> 10) & 0x1fu;
@@ -57,23 +57,23 @@ p3d_cp_half_to_float (uint16_t half)
   float value;
 
   if (exponent == 0x1fu)
-    return p3d_cp_from_bits (sign | 0x7f800000u | (mantissa << 13));
+    return p3dc_cp_from_bits (sign | 0x7f800000u | (mantissa << 13));
   if (exponent != 0)
-    return p3d_cp_from_bits (sign | ((exponent + 112u) << 23) |
+    return p3dc_cp_from_bits (sign | ((exponent + 112u) << 23) |
         (mantissa << 13));
   value = (float) mantissa * (1.0f / 16777216.0f);
   return sign ? -value : value;
 }
 
-static P3D_HOST_DEVICE float
-p3d_cp_read (const P3dMapView * view, uint32_t channel, uint32_t y,
+static P3DC_HOST_DEVICE float
+p3dc_cp_read (const P3dcMapView * view, uint32_t channel, uint32_t y,
     uint32_t x)
 {
   size_t at = (size_t) channel * view->channel_stride
       + (size_t) y * view->row_stride + (size_t) x * view->column_stride;
 
   if (view->half)
-    return p3d_cp_half_to_float (((const uint16_t *) view->data)[at]);
+    return p3dc_cp_half_to_float (((const uint16_t *) view->data)[at]);
   return ((const float *) view->data)[at];
 }
 
@@ -81,15 +81,15 @@ p3d_cp_read (const P3dMapView * view, uint32_t channel, uint32_t y,
  * degree-7 Taylor polynomial on |r| <= 0.35 (truncation 5e-9), times 2^k
  * built from its bits.  Within a few ulps of the true value; 0 below -87
  * (where the true value is below 2^-125) and infinity above 88. */
-static P3D_HOST_DEVICE float
-p3d_cp_expf (float x)
+static P3DC_HOST_DEVICE float
+p3dc_cp_expf (float x)
 {
   float k, r, p;
 
   if (x != x)
     return x;
   if (x > 88.0f)
-    return p3d_cp_from_bits (0x7f800000u);
+    return p3dc_cp_from_bits (0x7f800000u);
   if (x < -87.0f)
     return 0.0f;
   k = floorf (x * 0x1.715476p0f + 0.5f);
@@ -99,13 +99,13 @@ p3d_cp_expf (float x)
                   + r * (1.0f / 120.0f + r * (1.0f / 720.0f
                           + r * (1.0f / 5040.0f)))))));
   /* k is in -126 .. 127 for x in -87 .. 88: 2^k is a normal float */
-  return p * p3d_cp_from_bits ((uint32_t) ((int32_t) k + 127) << 23);
+  return p * p3dc_cp_from_bits ((uint32_t) ((int32_t) k + 127) << 23);
 }
 
-static P3D_HOST_DEVICE float
-p3d_cp_sigmoid (float logit)
+static P3DC_HOST_DEVICE float
+p3dc_cp_sigmoid (float logit)
 {
-  return 1.0f / (1.0f + p3d_cp_expf (-logit));
+  return 1.0f / (1.0f + p3dc_cp_expf (-logit));
 }
 
 /* atan2 (y, x) in radians, as the C library defines it for finite and
@@ -113,15 +113,15 @@ p3d_cp_sigmoid (float logit)
  * larger magnitude, reduced by atan (c) with c the float nearest 1 / sqrt 3
  * above tan (pi / 12), a degree-15 odd Taylor polynomial (truncation below
  * 1e-11), then the octant.  Within a few ulps of the true angle. */
-static P3D_HOST_DEVICE float
-p3d_cp_atan2f (float y, float x)
+static P3DC_HOST_DEVICE float
+p3dc_cp_atan2f (float y, float x)
 {
   const float c = 0x1.279a74p-1f;       /* 1 / sqrt 3 */
   const float atan_c = 0x1.0c1524p-1f;  /* atan (c), about pi / 6 */
   const float half_pi = 0x1.921fb6p0f;
   const float pi = 0x1.921fb6p1f;
-  int y_negative = (p3d_cp_to_bits (y) >> 31) != 0;
-  int x_negative = (p3d_cp_to_bits (x) >> 31) != 0;
+  int y_negative = (p3dc_cp_to_bits (y) >> 31) != 0;
+  int x_negative = (p3dc_cp_to_bits (x) >> 31) != 0;
   float ax = fabsf (x), ay = fabsf (y), big, small, t, u, u2, angle, base;
 
   if (x != x || y != y)
@@ -152,54 +152,54 @@ p3d_cp_atan2f (float y, float x)
   return y_negative ? -angle : angle;
 }
 
-static P3D_HOST_DEVICE int
-p3d_cp_finite (float v)
+static P3DC_HOST_DEVICE int
+p3dc_cp_finite (float v)
 {
   return v - v == 0.0f;
 }
 
 /* The box of (class, cell) of a task: 1 when it is finite and inside the
  * post-centre range, 0 when it is dropped. */
-static P3D_HOST_DEVICE int
-p3d_cp_decode_box (const P3dCenterPointParams * params,
-    const P3dCenterPointTaskMaps * maps, uint32_t label_offset,
+static P3DC_HOST_DEVICE int
+p3dc_cp_decode_box (const P3dcCenterPointParams * params,
+    const P3dcCenterPointTaskMaps * maps, uint32_t label_offset,
     uint32_t class_index, uint32_t y, uint32_t x, float score,
-    P3dBox3d * box, float velocity[2])
+    P3dcBox3d * box, float velocity[2])
 {
   float fx, fy;
   int axis;
 
-  fx = (float) x + p3d_cp_read (&maps->reg, 0, y, x);
+  fx = (float) x + p3dc_cp_read (&maps->reg, 0, y, x);
   fx = fx * params->out_size_factor;
   fx = fx * params->voxel_size[0];
   box->x = fx + params->pc_range[0];
-  fy = (float) y + p3d_cp_read (&maps->reg, 1, y, x);
+  fy = (float) y + p3dc_cp_read (&maps->reg, 1, y, x);
   fy = fy * params->out_size_factor;
   fy = fy * params->voxel_size[1];
   box->y = fy + params->pc_range[1];
-  box->z = p3d_cp_read (&maps->height, 0, y, x);
-  box->dx = p3d_cp_read (&maps->dim, 0, y, x);
-  box->dy = p3d_cp_read (&maps->dim, 1, y, x);
-  box->dz = p3d_cp_read (&maps->dim, 2, y, x);
+  box->z = p3dc_cp_read (&maps->height, 0, y, x);
+  box->dx = p3dc_cp_read (&maps->dim, 0, y, x);
+  box->dy = p3dc_cp_read (&maps->dim, 1, y, x);
+  box->dz = p3dc_cp_read (&maps->dim, 2, y, x);
   if (params->norm_bbox) {
-    box->dx = p3d_cp_expf (box->dx);
-    box->dy = p3d_cp_expf (box->dy);
-    box->dz = p3d_cp_expf (box->dz);
+    box->dx = p3dc_cp_expf (box->dx);
+    box->dy = p3dc_cp_expf (box->dy);
+    box->dz = p3dc_cp_expf (box->dz);
   }
-  box->yaw = p3d_cp_atan2f (p3d_cp_read (&maps->rot, 0, y, x),
-      p3d_cp_read (&maps->rot, 1, y, x));
+  box->yaw = p3dc_cp_atan2f (p3dc_cp_read (&maps->rot, 0, y, x),
+      p3dc_cp_read (&maps->rot, 1, y, x));
   box->score = score;
   box->label = (int32_t) (label_offset + class_index);
   if (maps->vel.data != NULL) {
-    velocity[0] = p3d_cp_read (&maps->vel, 0, y, x);
-    velocity[1] = p3d_cp_read (&maps->vel, 1, y, x);
+    velocity[0] = p3dc_cp_read (&maps->vel, 0, y, x);
+    velocity[1] = p3dc_cp_read (&maps->vel, 1, y, x);
   } else {
     velocity[0] = velocity[1] = 0.0f;
   }
-  if (!p3d_cp_finite (box->x) || !p3d_cp_finite (box->y)
-      || !p3d_cp_finite (box->z) || !p3d_cp_finite (box->dx)
-      || !p3d_cp_finite (box->dy) || !p3d_cp_finite (box->dz)
-      || !p3d_cp_finite (box->yaw))
+  if (!p3dc_cp_finite (box->x) || !p3dc_cp_finite (box->y)
+      || !p3dc_cp_finite (box->z) || !p3dc_cp_finite (box->dx)
+      || !p3dc_cp_finite (box->dy) || !p3dc_cp_finite (box->dz)
+      || !p3dc_cp_finite (box->yaw))
     return 0;
   for (axis = 0; axis < 3; axis++) {
     float v = axis == 0 ? box->x : axis == 1 ? box->y : box->z;
@@ -212,8 +212,8 @@ p3d_cp_decode_box (const P3dCenterPointParams * params,
 }
 
 /* nms_bev's view of a box: through xyxyr and back. */
-static P3D_HOST_DEVICE void
-p3d_cp_nms_round_trip (const P3dBox3d * box, P3dBox3d * out)
+static P3DC_HOST_DEVICE void
+p3dc_cp_nms_round_trip (const P3dcBox3d * box, P3dcBox3d * out)
 {
   float half_dx = box->dx / 2.0f, half_dy = box->dy / 2.0f;
   float x1 = box->x - half_dx, x2 = box->x + half_dx;
@@ -229,47 +229,47 @@ p3d_cp_nms_round_trip (const P3dBox3d * box, P3dBox3d * out)
 /* The NMS's view of @box, made once per box rather than once per pair: the
  * rectangle of the box (for rotate, after the round trip above).  Circle
  * NMS reads only its centre. */
-static P3D_HOST_DEVICE void
-p3d_cp_nms_rect (P3dCenterPointNms nms, const P3dBox3d * box,
-    P3dBevRect * rect)
+static P3DC_HOST_DEVICE void
+p3dc_cp_nms_rect (P3dcCenterPointNms nms, const P3dcBox3d * box,
+    P3dcBevRect * rect)
 {
-  P3dBox3d b = *box;
+  P3dcBox3d b = *box;
 
-  if (nms == P3D_CENTERPOINT_NMS_ROTATE)
-    p3d_cp_nms_round_trip (box, &b);
-  p3d_bev_rect_set (rect, b.x, b.y, b.dx, b.dy, b.yaw);
+  if (nms == P3DC_CENTERPOINT_NMS_ROTATE)
+    p3dc_cp_nms_round_trip (box, &b);
+  p3dc_bev_rect_set (rect, b.x, b.y, b.dx, b.dy, b.yaw);
 }
 
 /* Whether kept box @a (earlier) suppresses @b under the task's NMS, from
- * their p3d_cp_nms_rect() views. */
-static P3D_HOST_DEVICE int
-p3d_cp_suppresses (P3dCenterPointNms nms, double min_radius,
-    float nms_threshold, const P3dBevRect * a, const P3dBevRect * b)
+ * their p3dc_cp_nms_rect() views. */
+static P3DC_HOST_DEVICE int
+p3dc_cp_suppresses (P3dcCenterPointNms nms, double min_radius,
+    float nms_threshold, const P3dcBevRect * a, const P3dcBevRect * b)
 {
-  if (nms == P3D_CENTERPOINT_NMS_CIRCLE) {
+  if (nms == P3DC_CENTERPOINT_NMS_CIRCLE) {
     float dx = a->cx - b->cx, dy = a->cy - b->cy;
     float distance = dx * dx + dy * dy;
 
     /* numpy compares the float32 distance with the Python float */
     return (double) distance <= min_radius;
   }
-  return p3d_bev_rect_iou (a, b) > nms_threshold;
+  return p3dc_bev_rect_iou (a, b) > nms_threshold;
 }
 
 /* The sort key of a candidate: task ascending, score descending, index
  * ascending when the keys are sorted descending.  A score in (0, 1] has
  * its bits below 2^30; 0 is the key of no candidate. */
-static P3D_HOST_DEVICE uint64_t
-p3d_cp_key (uint32_t n_tasks, uint32_t task, float score, uint32_t index)
+static P3DC_HOST_DEVICE uint64_t
+p3dc_cp_key (uint32_t n_tasks, uint32_t task, float score, uint32_t index)
 {
-  return ((uint64_t) (n_tasks - 1u - task) << (P3D_CP_SCORE_BITS +
-          P3D_CP_INDEX_BITS))
-      | ((uint64_t) p3d_cp_to_bits (score) << P3D_CP_INDEX_BITS)
-      | (uint64_t) ((1u << P3D_CP_INDEX_BITS) - 1u - index);
+  return ((uint64_t) (n_tasks - 1u - task) << (P3DC_CP_SCORE_BITS +
+          P3DC_CP_INDEX_BITS))
+      | ((uint64_t) p3dc_cp_to_bits (score) << P3DC_CP_INDEX_BITS)
+      | (uint64_t) ((1u << P3DC_CP_INDEX_BITS) - 1u - index);
 }
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_CENTERPOINT_DECODE_PRIVATE_H */
+#endif /* P3DC_CENTERPOINT_DECODE_PRIVATE_H */

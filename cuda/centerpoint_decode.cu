@@ -19,7 +19,7 @@
 //     the order is kept).
 //  4. mask_kernel: 64 x 64 tiles of the pairwise suppression bits per task,
 //     eight threads to a row (8 columns each), from each box's NMS view
-//     (p3d_cp_nms_rect) made once in decode_kernel, not once per pair.
+//     (p3dc_cp_nms_rect) made once in decode_kernel, not once per pair.
 //  5. reduce_kernel: one warp per task walks its boxes best first, keeping
 //     a box unless a kept one suppressed it, up to post_max_size, 64 boxes
 //     (one mask word) at a time: the chunk's own bits are fetched for all
@@ -44,7 +44,7 @@ constexpr unsigned kSelectThreads = 1024;
 constexpr unsigned kSelectItems = 4;
 // keys a select block sorts at once; max_num never needs more
 constexpr unsigned kSortKeys = kSelectThreads * kSelectItems;
-static_assert(P3D_CENTERPOINT_MAX_NUM <= kSortKeys, "max_num keys fit a sort");
+static_assert(P3DC_CENTERPOINT_MAX_NUM <= kSortKeys, "max_num keys fit a sort");
 constexpr unsigned kDigitBits = 8;
 constexpr unsigned kDecodeThreads = 256;
 constexpr unsigned kMaskTile = 64;
@@ -53,30 +53,30 @@ constexpr unsigned kMaskRowThreads = 8;
 constexpr unsigned kGatherBatch = 8;
 constexpr unsigned kMaskThreads = kMaskTile * kMaskRowThreads;
 // reduce_kernel's lanes hold two mask words each
-static_assert(P3D_CENTERPOINT_MAX_NUM <= 64 * 64, "at most 64 mask words");
+static_assert(P3DC_CENTERPOINT_MAX_NUM <= 64 * 64, "at most 64 mask words");
 
 struct TaskMapsArray {
-  P3dCenterPointTaskMaps task[P3D_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointTaskMaps task[P3DC_CENTERPOINT_MAX_TASKS];
 };
 
 struct Workspace {
   uint32_t *candidates;      // [tasks]: keys above the threshold
   unsigned long long *top;   // [tasks][max_num]: the kept keys, sorted
   uint32_t *box_count;       // [tasks]: boxes that passed the range
-  P3dBox3d *boxes;           // [tasks][max_num]
-  P3dBevRect *nms_rects;     // [tasks][max_num], as the NMS sees them
+  P3dcBox3d *boxes;          // [tasks][max_num]
+  P3dcBevRect *nms_rects;    // [tasks][max_num], as the NMS sees them
   float *velocity;           // [tasks][max_num][2]
   unsigned long long *mask;  // [tasks][max_num][words]
   uint32_t *kept;            // [tasks][max_num]
 };
 
-__device__ uint32_t nms_count(const P3dCenterPointParams &p, uint32_t boxes) {
-  if (p.nms == P3D_CENTERPOINT_NMS_ROTATE && p.pre_max_size != 0)
+__device__ uint32_t nms_count(const P3dcCenterPointParams &p, uint32_t boxes) {
+  if (p.nms == P3DC_CENTERPOINT_NMS_ROTATE && p.pre_max_size != 0)
     return min(boxes, p.pre_max_size);
   return boxes;
 }
 
-__global__ void score_kernel(const P3dCenterPointParams p,
+__global__ void score_kernel(const P3dcCenterPointParams p,
                              const TaskMapsArray maps,
                              const uint32_t *task_start,
                              unsigned long long *keys, Workspace w,
@@ -88,18 +88,18 @@ __global__ void score_kernel(const P3dCenterPointParams p,
   const uint32_t index = g - task_start[task];
   const uint32_t cells = p.height * p.width;
   const uint32_t cell = index % cells;
-  const float score = p3d_cp_sigmoid(p3d_cp_read(
+  const float score = p3dc_cp_sigmoid(p3dc_cp_read(
       &maps.task[task].heatmap, index / cells, cell / p.width, cell % p.width));
   if (score > p.score_threshold) {
     const uint32_t at = atomicAdd(w.candidates + task, 1u);
-    keys[task_start[task] + at] = p3d_cp_key(p.n_tasks, task, score, index);
+    keys[task_start[task] + at] = p3dc_cp_key(p.n_tasks, task, score, index);
   }
 }
 
 // The max_num largest keys of task blockIdx.x's list, in descending order,
 // into w.top.  Keys are nonzero and unique.
 __global__ void __launch_bounds__(kSelectThreads)
-    select_kernel(const P3dCenterPointParams p, const uint32_t *task_start,
+    select_kernel(const P3dcCenterPointParams p, const uint32_t *task_start,
                   const unsigned long long *keys, Workspace w) {
   using Sort =
       cub::BlockRadixSort<unsigned long long, kSelectThreads, kSelectItems>;
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kSelectThreads)
   if (threadIdx.x == 0) cut = 1;  // every candidate
   // digits aligned on multiples of 8 bits, from the one holding the key's
   // top bit down to bits 0-7
-  for (int low = (int)((P3D_CP_KEY_BITS - 1) / kDigitBits * kDigitBits);
+  for (int low = (int)((P3DC_CP_KEY_BITS - 1) / kDigitBits * kDigitBits);
        n > kSortKeys; low -= (int)kDigitBits) {
     const unsigned long long high_mask = ~0ull << (low + kDigitBits);
     for (uint32_t b = threadIdx.x; b < (1u << kDigitBits); b += blockDim.x)
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(kSelectThreads)
   }
   // the gathered keys are in registers before the sort reuses the memory
   __syncthreads();
-  Sort(shared.sort).SortDescending(items, 0, (int)P3D_CP_KEY_BITS);
+  Sort(shared.sort).SortDescending(items, 0, (int)P3DC_CP_KEY_BITS);
   unsigned long long *top = w.top + (size_t)task * p.max_num;
 #pragma unroll
   for (uint32_t u = 0; u < kSelectItems; u++) {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kSelectThreads)
 }
 
 __global__ void __launch_bounds__(kDecodeThreads)
-    decode_kernel(const P3dCenterPointParams p, const TaskMapsArray maps,
+    decode_kernel(const P3dcCenterPointParams p, const TaskMapsArray maps,
                   Workspace w) {
   using Scan = cub::BlockScan<uint32_t, kDecodeThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
@@ -199,27 +199,28 @@ __global__ void __launch_bounds__(kDecodeThreads)
   for (uint32_t t = 0; t < task; t++) label_offset += p.tasks[t].num_classes;
   const unsigned long long *sorted = w.top + (size_t)task * p.max_num;
   const uint32_t n = min(w.candidates[task], p.max_num);
-  P3dBox3d *boxes = w.boxes + (size_t)task * p.max_num;
-  P3dBevRect *nms_rects = w.nms_rects + (size_t)task * p.max_num;
+  P3dcBox3d *boxes = w.boxes + (size_t)task * p.max_num;
+  P3dcBevRect *nms_rects = w.nms_rects + (size_t)task * p.max_num;
   float *velocity = w.velocity + (size_t)task * p.max_num * 2;
   uint32_t written = 0;
 
   for (uint32_t base = 0; base < n; base += kDecodeThreads) {
     const uint32_t k = base + threadIdx.x;
-    P3dBox3d box;
+    P3dcBox3d box;
     float vel[2];
     uint32_t valid = 0;
     if (k < n) {
       const unsigned long long key = sorted[k];
-      const uint32_t index = (1u << P3D_CP_INDEX_BITS) - 1u -
-                             (uint32_t)(key & ((1u << P3D_CP_INDEX_BITS) - 1u));
+      const uint32_t index =
+          (1u << P3DC_CP_INDEX_BITS) - 1u -
+          (uint32_t)(key & ((1u << P3DC_CP_INDEX_BITS) - 1u));
       const float score =
-          p3d_cp_from_bits((uint32_t)(key >> P3D_CP_INDEX_BITS) &
-                           ((1u << P3D_CP_SCORE_BITS) - 1u));
+          p3dc_cp_from_bits((uint32_t)(key >> P3DC_CP_INDEX_BITS) &
+                            ((1u << P3DC_CP_SCORE_BITS) - 1u));
       const uint32_t cell = index % cells;
       valid =
-          p3d_cp_decode_box(&p, &maps.task[task], label_offset, index / cells,
-                            cell / p.width, cell % p.width, score, &box, vel);
+          p3dc_cp_decode_box(&p, &maps.task[task], label_offset, index / cells,
+                             cell / p.width, cell % p.width, score, &box, vel);
     }
     uint32_t position, total;
     Scan(scan_storage).ExclusiveSum(valid, position, total);
@@ -228,8 +229,8 @@ __global__ void __launch_bounds__(kDecodeThreads)
       boxes[at] = box;
       velocity[2 * at] = vel[0];
       velocity[2 * at + 1] = vel[1];
-      if (p.nms != P3D_CENTERPOINT_NMS_NONE)
-        p3d_cp_nms_rect(p.nms, &box, nms_rects + at);
+      if (p.nms != P3DC_CENTERPOINT_NMS_NONE)
+        p3dc_cp_nms_rect(p.nms, &box, nms_rects + at);
     }
     if (threadIdx.x == 0) chunk_total = total;
     __syncthreads();
@@ -241,15 +242,15 @@ __global__ void __launch_bounds__(kDecodeThreads)
 }
 
 __global__ void __launch_bounds__(kMaskThreads)
-    mask_kernel(const P3dCenterPointParams p, Workspace w, uint32_t words) {
-  __shared__ P3dBevRect column[kMaskTile];
+    mask_kernel(const P3dcCenterPointParams p, Workspace w, uint32_t words) {
+  __shared__ P3dcBevRect column[kMaskTile];
   __shared__ unsigned long long row_bits[kMaskTile];
   const uint32_t task = blockIdx.z;
   const uint32_t row_tile = blockIdx.y, column_tile = blockIdx.x;
   if (column_tile < row_tile) return;
   const uint32_t n = nms_count(p, w.box_count[task]);
   if (row_tile * kMaskTile >= n) return;
-  const P3dBevRect *rects = w.nms_rects + (size_t)task * p.max_num;
+  const P3dcBevRect *rects = w.nms_rects + (size_t)task * p.max_num;
   const uint32_t first = column_tile * kMaskTile;
   if (threadIdx.x < kMaskTile) {
     const uint32_t j = first + threadIdx.x;
@@ -262,14 +263,14 @@ __global__ void __launch_bounds__(kMaskThreads)
   const uint32_t part = threadIdx.x / kMaskTile;
   const uint32_t i = row_tile * kMaskTile + r;
   if (i < n) {
-    const P3dBevRect row = rects[i];
+    const P3dcBevRect row = rects[i];
     const double radius = p.tasks[task].min_radius;
     const uint32_t lo = first + part * (kMaskTile / kMaskRowThreads);
     const uint32_t end = min(lo + kMaskTile / kMaskRowThreads, n);
     unsigned long long bits = 0;
     for (uint32_t c = lo > i + 1 ? lo : i + 1; c < end; c++)
-      if (p3d_cp_suppresses(p.nms, radius, p.nms_threshold, &row,
-                            &column[c - first]))
+      if (p3dc_cp_suppresses(p.nms, radius, p.nms_threshold, &row,
+                             &column[c - first]))
         bits |= 1ull << (c - first);
     if (bits != 0) atomicOr(&row_bits[r], bits);
   }
@@ -280,10 +281,10 @@ __global__ void __launch_bounds__(kMaskThreads)
            column_tile] = row_bits[threadIdx.x];
 }
 
-__global__ void reduce_kernel(const P3dCenterPointParams p, Workspace w,
+__global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
                               uint32_t words, uint32_t per_task,
-                              uint32_t capacity, P3dCenterPointOutput out) {
-  __shared__ uint32_t kept_count[P3D_CENTERPOINT_MAX_TASKS];
+                              uint32_t capacity, P3dcCenterPointOutput out) {
+  __shared__ uint32_t kept_count[P3DC_CENTERPOINT_MAX_TASKS];
   const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   if (warp < p.n_tasks) {
@@ -292,7 +293,7 @@ __global__ void reduce_kernel(const P3dCenterPointParams p, Workspace w,
     const unsigned long long *mask = w.mask + (size_t)task * p.max_num * words;
     uint32_t *kept = w.kept + (size_t)task * p.max_num;
     uint32_t count = 0;
-    if (p.nms == P3D_CENTERPOINT_NMS_NONE) {
+    if (p.nms == P3DC_CENTERPOINT_NMS_NONE) {
       count = min(n, per_task);
       for (uint32_t k = lane; k < count; k += 32) kept[k] = k;
     } else {
@@ -352,7 +353,7 @@ __global__ void reduce_kernel(const P3dCenterPointParams p, Workspace w,
   uint32_t total = 0;
   for (uint32_t t = 0; t < p.n_tasks; t++) {
     const uint32_t *kept = w.kept + (size_t)t * p.max_num;
-    const P3dBox3d *boxes = w.boxes + (size_t)t * p.max_num;
+    const P3dcBox3d *boxes = w.boxes + (size_t)t * p.max_num;
     const float *velocity = w.velocity + (size_t)t * p.max_num * 2;
     for (uint32_t k = threadIdx.x; k < kept_count[t]; k += blockDim.x) {
       const uint32_t b = kept[k];
@@ -364,7 +365,7 @@ __global__ void reduce_kernel(const P3dCenterPointParams p, Workspace w,
     }
     total += kept_count[t];
   }
-  const P3dBox3d zero = {};
+  const P3dcBox3d zero = {};
   for (uint32_t k = total + threadIdx.x; k < capacity; k += blockDim.x) {
     out.boxes[k] = zero;
     if (out.velocity) {
@@ -378,7 +379,7 @@ __global__ void reduce_kernel(const P3dCenterPointParams p, Workspace w,
 }  // namespace
 
 struct _P3dCenterPointDecoder {
-  P3dCenterPointParams params;
+  P3dcCenterPointParams params;
   uint32_t total;  // (task, class, cell) keys
   uint32_t words;
   uint32_t per_task;
@@ -388,7 +389,7 @@ struct _P3dCenterPointDecoder {
   Workspace w;
 };
 
-extern "C" void p3d_centerpoint_decoder_free(P3dCenterPointDecoder *d) {
+extern "C" void p3dc_centerpoint_decoder_free(P3dcCenterPointDecoder *d) {
   if (d == nullptr) return;
   cudaFree(d->task_start);
   cudaFree(d->keys);
@@ -409,24 +410,24 @@ static cudaError_t alloc(T **ptr, size_t count, cudaError_t error) {
   return cudaMalloc(reinterpret_cast<void **>(ptr), count * sizeof(T));
 }
 
-extern "C" P3dResult p3d_centerpoint_decoder_new(
-    const P3dCenterPointParams *params, P3dCenterPointDecoder **decoder) {
-  if (decoder == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+extern "C" P3dcResult p3dc_centerpoint_decoder_new(
+    const P3dcCenterPointParams *params, P3dcCenterPointDecoder **decoder) {
+  if (decoder == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   *decoder = nullptr;
-  P3dResult result = p3d_centerpoint_params_validate(params);
-  if (result != P3D_OK) return result;
-  P3dCenterPointDecoder *d = new (std::nothrow) P3dCenterPointDecoder();
-  if (d == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
+  P3dcResult result = p3dc_centerpoint_params_validate(params);
+  if (result != P3DC_OK) return result;
+  P3dcCenterPointDecoder *d = new (std::nothrow) P3dcCenterPointDecoder();
+  if (d == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   d->params = *params;
   const uint32_t cells = params->height * params->width;
-  uint32_t start[P3D_CENTERPOINT_MAX_TASKS];
+  uint32_t start[P3DC_CENTERPOINT_MAX_TASKS];
   d->total = 0;
   for (uint32_t t = 0; t < params->n_tasks; t++) {
     start[t] = d->total;
     d->total += params->tasks[t].num_classes * cells;
   }
   d->words = (params->max_num + 63) / 64;
-  d->capacity = p3d_centerpoint_output_capacity(params);
+  d->capacity = p3dc_centerpoint_output_capacity(params);
   d->per_task = d->capacity / params->n_tasks;
   const size_t tasks = params->n_tasks, max_num = params->max_num;
 
@@ -445,30 +446,30 @@ extern "C" P3dResult p3d_centerpoint_decoder_new(
     error = cudaMemcpy(d->task_start, start, tasks * sizeof(uint32_t),
                        cudaMemcpyHostToDevice);
   if (error != cudaSuccess) {
-    p3d_centerpoint_decoder_free(d);
+    p3dc_centerpoint_decoder_free(d);
     return error;
   }
   *decoder = d;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-extern "C" P3dResult p3d_centerpoint_decode_cuda(
-    P3dCenterPointDecoder *d, const P3dCenterPointTaskMaps *maps,
-    const P3dCenterPointOutput *out, P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_centerpoint_decode_cuda(
+    P3dcCenterPointDecoder *d, const P3dcCenterPointTaskMaps *maps,
+    const P3dcCenterPointOutput *out, P3dcCudaStream stream) {
   if (d == nullptr || maps == nullptr || out == nullptr ||
       out->boxes == nullptr || out->count == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (((uintptr_t)out->boxes & 3) != 0 || ((uintptr_t)out->count & 3) != 0 ||
       ((uintptr_t)out->velocity & 3) != 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  const P3dCenterPointParams &p = d->params;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  const P3dcCenterPointParams &p = d->params;
   TaskMapsArray task_maps = {};
   for (uint32_t t = 0; t < p.n_tasks; t++) {
-    const P3dCenterPointTaskMaps &m = maps[t];
+    const P3dcCenterPointTaskMaps &m = maps[t];
     if (m.heatmap.data == nullptr || m.reg.data == nullptr ||
         m.height.data == nullptr || m.dim.data == nullptr ||
         m.rot.data == nullptr)
-      return P3D_ERROR_INVALID_ARGUMENT;
+      return P3DC_ERROR_INVALID_ARGUMENT;
     task_maps.task[t] = m;
   }
 
@@ -487,14 +488,14 @@ extern "C" P3dResult p3d_centerpoint_decode_cuda(
   decode_kernel<<<p.n_tasks, kDecodeThreads, 0, stream>>>(p, task_maps, d->w);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  if (p.nms != P3D_CENTERPOINT_NMS_NONE) {
+  if (p.nms != P3DC_CENTERPOINT_NMS_NONE) {
     const uint32_t tiles = (p.max_num + kMaskTile - 1) / kMaskTile;
     mask_kernel<<<dim3(tiles, tiles, p.n_tasks), kMaskThreads, 0, stream>>>(
         p, d->w, d->words);
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }
-  reduce_kernel<<<1, 32 * P3D_CENTERPOINT_MAX_TASKS, 0, stream>>>(
+  reduce_kernel<<<1, 32 * P3DC_CENTERPOINT_MAX_TASKS, 0, stream>>>(
       p, d->w, d->words, d->per_task, d->capacity, *out);
   return cudaGetLastError();
 }

@@ -20,7 +20,7 @@
  *       score, label = L_t + class
  *     and is kept when post_center_range[0..2] <= (x, y, z) <=
  *     post_center_range[3..5] on every axis.  A box with a non-finite value
- *     is dropped.  Velocity (vel[0], vel[1]) has no field in P3dBox3d; it is
+ *     is dropped.  Velocity (vel[0], vel[1]) has no field in P3dcBox3d; it is
  *     written to an optional array beside the boxes.
  *  4. The test-time NMS of the task over its boxes in that order, keeping
  *     at most post_max_size:
@@ -40,8 +40,8 @@
  * rounded functions is a few float ulps (tests/check/libs/
  * centerpoint_decode.c measures it).
  */
-#ifndef P3D_CENTERPOINT_DECODE_H
-#define P3D_CENTERPOINT_DECODE_H
+#ifndef P3DC_CENTERPOINT_DECODE_H
+#define P3DC_CENTERPOINT_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,20 +55,20 @@
 extern "C" {
 #endif
 
-/* The maps are read through P3dMapView (convnet.h), so the decode reads the
+/* The maps are read through P3dcMapView (convnet.h), so the decode reads the
  * network's buffers where they are, in either storage. */
 
-#define P3D_CENTERPOINT_MAX_TASKS 16u
+#define P3DC_CENTERPOINT_MAX_TASKS 16u
 /* (class, cell) pairs of one task: their flat index fits 20 bits */
-#define P3D_CENTERPOINT_MAX_TASK_CELLS (1u << 20)
-#define P3D_CENTERPOINT_MAX_NUM 4096u
+#define P3DC_CENTERPOINT_MAX_TASK_CELLS (1u << 20)
+#define P3DC_CENTERPOINT_MAX_NUM 4096u
 
 typedef enum
 {
-  P3D_CENTERPOINT_NMS_NONE = 0, /* every decoded box, up to max_num */
-  P3D_CENTERPOINT_NMS_CIRCLE = 1,
-  P3D_CENTERPOINT_NMS_ROTATE = 2,
-} P3dCenterPointNms;
+  P3DC_CENTERPOINT_NMS_NONE = 0, /* every decoded box, up to max_num */
+  P3DC_CENTERPOINT_NMS_CIRCLE = 1,
+  P3DC_CENTERPOINT_NMS_ROTATE = 2,
+} P3dcCenterPointNms;
 
 typedef struct
 {
@@ -77,16 +77,16 @@ typedef struct
    * suppressed (mmdetection3d's min_radius[t]); double, as the Python
    * float circle_nms compares the float32 distance with */
   double min_radius;
-} P3dCenterPointTask;
+} P3dcCenterPointTask;
 
 typedef struct
 {
   uint32_t n_tasks;
-  P3dCenterPointTask tasks[P3D_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointTask tasks[P3DC_CENTERPOINT_MAX_TASKS];
   /* the head's grid */
   uint32_t height, width;
   /* coder */
-  uint32_t max_num;             /* per task, 1 .. P3D_CENTERPOINT_MAX_NUM */
+  uint32_t max_num;             /* per task, 1 .. P3DC_CENTERPOINT_MAX_NUM */
   float score_threshold;        /* >= 0; kept when score > it */
   float out_size_factor;
   float voxel_size[2];
@@ -94,21 +94,21 @@ typedef struct
   float post_center_range[6];   /* x, y, z min then max */
   int norm_bbox;                /* nonzero: sizes are exp (dim) */
   /* test-time NMS */
-  P3dCenterPointNms nms;
+  P3dcCenterPointNms nms;
   float nms_threshold;          /* rotate: IoU > it suppresses */
   uint32_t pre_max_size;        /* rotate: 0 = all */
   uint32_t post_max_size;       /* 0 = all (up to max_num) */
-} P3dCenterPointParams;
+} P3dcCenterPointParams;
 
-/* P3D_OK, P3D_ERROR_INVALID_ARGUMENT (no task, a task without classes, a
+/* P3DC_OK, P3DC_ERROR_INVALID_ARGUMENT (no task, a task without classes, a
  * zero grid, max_num 0, a negative or NaN threshold, non-finite coder
- * values, a negative radius, an unknown NMS) or P3D_ERROR_TOO_LARGE. */
-P3dResult p3d_centerpoint_params_validate (const P3dCenterPointParams *
+ * values, a negative radius, an unknown NMS) or P3DC_ERROR_TOO_LARGE. */
+P3dcResult p3dc_centerpoint_params_validate (const P3dcCenterPointParams *
     params);
 
 /* Boxes the output can hold: the sum over tasks of min (max_num,
  * post_max_size or max_num). */
-uint32_t p3d_centerpoint_output_capacity (const P3dCenterPointParams *
+uint32_t p3dc_centerpoint_output_capacity (const P3dcCenterPointParams *
     params);
 
 /* One task's maps (views of the head's outputs on the path's memory):
@@ -116,21 +116,21 @@ uint32_t p3d_centerpoint_output_capacity (const P3dCenterPointParams *
  * (sine, cosine), vel 2 (vel.data NULL: none), each H x W. */
 typedef struct
 {
-  P3dMapView heatmap, reg, height, dim, rot, vel;
-} P3dCenterPointTaskMaps;
+  P3dcMapView heatmap, reg, height, dim, rot, vel;
+} P3dcCenterPointTaskMaps;
 
 /* The output: boxes [capacity] (records beyond the count zeroed), count
  * [1], velocity [capacity][2] (NULL: not written; zero beyond the count). */
 typedef struct
 {
-  P3dBox3d *boxes;
+  P3dcBox3d *boxes;
   uint32_t *count;
   float *velocity;
-} P3dCenterPointOutput;
+} P3dcCenterPointOutput;
 
 /* The reference: host maps and output. */
-P3dResult p3d_centerpoint_decode_cpu (const P3dCenterPointParams * params,
-    const P3dCenterPointTaskMaps * maps, const P3dCenterPointOutput * out);
+P3dcResult p3dc_centerpoint_decode_cpu (const P3dcCenterPointParams * params,
+    const P3dcCenterPointTaskMaps * maps, const P3dcCenterPointOutput * out);
 
 /* The device path: a workspace made once (candidate keys, per-task kept
  * keys, boxes and the NMS masks), then per frame: one kernel scoring every
@@ -140,20 +140,20 @@ P3dResult p3d_centerpoint_decode_cpu (const P3dCenterPointParams * params,
  * and writes the concatenated output and count.  No
  * allocation, no host synchronization; the count is written on the device.
  * A workspace serves one stream at a time. */
-typedef struct _P3dCenterPointDecoder P3dCenterPointDecoder;
+typedef struct _P3dCenterPointDecoder P3dcCenterPointDecoder;
 
-P3dResult p3d_centerpoint_decoder_new (const P3dCenterPointParams * params,
-    P3dCenterPointDecoder ** decoder);
-void p3d_centerpoint_decoder_free (P3dCenterPointDecoder * decoder);
+P3dcResult p3dc_centerpoint_decoder_new (const P3dcCenterPointParams * params,
+    P3dcCenterPointDecoder ** decoder);
+void p3dc_centerpoint_decoder_free (P3dcCenterPointDecoder * decoder);
 
 /* Device maps (@maps: n_tasks entries, a host array) and output (4-byte
  * aligned). */
-P3dResult p3d_centerpoint_decode_cuda (P3dCenterPointDecoder * decoder,
-    const P3dCenterPointTaskMaps * maps, const P3dCenterPointOutput * out,
-    P3dCudaStream stream);
+P3dcResult p3dc_centerpoint_decode_cuda (P3dcCenterPointDecoder * decoder,
+    const P3dcCenterPointTaskMaps * maps, const P3dcCenterPointOutput * out,
+    P3dcCudaStream stream);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_CENTERPOINT_DECODE_H */
+#endif /* P3DC_CENTERPOINT_DECODE_H */

@@ -1,8 +1,8 @@
 /* Internal to the compute library: the small kernels of the convolutional
  * network's CUDA path (convnet.cu), called by the cuDNN runner
  * (convnet_cudnn.c). */
-#ifndef P3D_CONVNET_PRIVATE_H
-#define P3D_CONVNET_PRIVATE_H
+#ifndef P3DC_CONVNET_PRIVATE_H
+#define P3DC_CONVNET_PRIVATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,9 +17,9 @@ extern "C" {
  * @stored_channels (>= channels) per pixel when @nhwc (then @out_half must
  * be set; the padding channels are left as they are), else NCHW in
  * @out_half's type. */
-P3dResult p3d_convnet_convert_input (const void *in, int in_half, void *out,
+P3dcResult p3dc_convnet_convert_input (const void *in, int in_half, void *out,
     int out_half, int nhwc, uint32_t channels, uint32_t stored_channels,
-    uint32_t height, uint32_t width, P3dCudaStream stream);
+    uint32_t height, uint32_t width, P3dcCudaStream stream);
 
 /* The end of a layer that cuDNN could not finish itself: bias, optional
  * ReLU and the store into a channel slice of the output, from the raw
@@ -42,13 +42,13 @@ typedef struct
   int relu;
   int half;                     /* src and dst F16 */
   int nhwc;                     /* src NHWC (else NCHW) */
-} P3dConvEpilogue;
+} P3dcConvEpilogue;
 
-P3dResult p3d_convnet_epilogue (const P3dConvEpilogue * epilogue,
-    P3dCudaStream stream);
+P3dcResult p3dc_convnet_epilogue (const P3dcConvEpilogue * epilogue,
+    P3dcCudaStream stream);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_CONVNET_PRIVATE_H */
+#endif /* P3DC_CONVNET_PRIVATE_H */

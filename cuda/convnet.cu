@@ -68,7 +68,7 @@ __global__ void convert_kernel(const In *in, Out *out, size_t count) {
 // One thread per output element; the fastest index follows the source
 // layout (channels for NHWC, columns for NCHW) so that loads coalesce.
 template <typename T>
-__global__ void epilogue_kernel(P3dConvEpilogue e) {
+__global__ void epilogue_kernel(P3dcConvEpilogue e) {
   const T *src = static_cast<const T *>(e.src);
   T *dst = static_cast<T *>(e.dst);
   size_t count = (size_t)e.out_channels * e.out_height * e.out_width;
@@ -107,15 +107,13 @@ unsigned blocks_for(size_t count, unsigned threads) {
 
 }  // namespace
 
-extern "C" P3dResult p3d_convnet_convert_input(const void *in, int in_half,
-                                               void *out, int out_half,
-                                               int nhwc, uint32_t channels,
-                                               uint32_t stored_channels,
-                                               uint32_t height, uint32_t width,
-                                               P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_convnet_convert_input(
+    const void *in, int in_half, void *out, int out_half, int nhwc,
+    uint32_t channels, uint32_t stored_channels, uint32_t height,
+    uint32_t width, P3dcCudaStream stream) {
   if (in == nullptr || out == nullptr || (nhwc && !out_half) ||
       (nhwc && stored_channels < channels))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   uint32_t plane = height * width;
   if (nhwc) {
     dim3 grid((plane + kTile - 1) / kTile, (channels + kTile - 1) / kTile);
@@ -148,11 +146,11 @@ extern "C" P3dResult p3d_convnet_convert_input(const void *in, int in_half,
   return cudaGetLastError();
 }
 
-extern "C" P3dResult p3d_convnet_epilogue(const P3dConvEpilogue *e,
-                                          P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_convnet_epilogue(const P3dcConvEpilogue *e,
+                                            P3dcCudaStream stream) {
   if (e == nullptr || e->src == nullptr || e->dst == nullptr ||
       e->bias == nullptr || e->shuffle < 1 || e->src_group < e->out_channels)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   size_t count = (size_t)e->out_channels * e->out_height * e->out_width;
   const unsigned threads = 256;
   unsigned blocks = blocks_for(count, threads);

@@ -7,7 +7,7 @@
 
 #include "convnet.h"
 
-static P3dResult
+static P3dcResult
 invalid (char *message, size_t message_len, const char *format, ...)
 {
   va_list args;
@@ -17,48 +17,48 @@ invalid (char *message, size_t message_len, const char *format, ...)
     vsnprintf (message, message_len, format, args);
     va_end (args);
   }
-  return P3D_ERROR_INVALID_ARGUMENT;
+  return P3DC_ERROR_INVALID_ARGUMENT;
 }
 
 /* The output size of a layer along one axis of @in cells, or 0 when the
  * layer cannot produce one. */
 static uint64_t
-layer_output_size (const P3dConvLayer * layer, uint32_t in)
+layer_output_size (const P3dcConvLayer * layer, uint32_t in)
 {
   uint64_t padded = (uint64_t) in + 2u * (uint64_t) layer->padding;
 
-  if (layer->kind == P3D_CONV_TRANSPOSED_2D)
+  if (layer->kind == P3DC_CONV_TRANSPOSED_2D)
     return (uint64_t) in *layer->stride;
   if (padded < layer->kernel)
     return 0;
   return (padded - layer->kernel) / layer->stride + 1;
 }
 
-static P3dResult
-validate_layer (const P3dConvNetDesc * desc, uint32_t index,
+static P3dcResult
+validate_layer (const P3dcConvNetDesc * desc, uint32_t index,
     char *message, size_t message_len)
 {
-  const P3dConvLayer *layer = &desc->layers[index];
-  const P3dConvBufferDesc *in, *out;
+  const P3dcConvLayer *layer = &desc->layers[index];
+  const P3dcConvBufferDesc *in, *out;
 
-  if (layer->kind != P3D_CONV_2D && layer->kind != P3D_CONV_TRANSPOSED_2D)
+  if (layer->kind != P3DC_CONV_2D && layer->kind != P3DC_CONV_TRANSPOSED_2D)
     return invalid (message, message_len, "layer %u: unknown kind %d", index,
         (int) layer->kind);
   if (layer->weight == NULL || layer->bias == NULL)
     return invalid (message, message_len, "layer %u: no %s", index,
         layer->weight == NULL ? "weight" : "bias");
-  if (layer->kernel < 1 || layer->kernel > P3D_CONVNET_MAX_KERNEL
-      || layer->stride < 1 || layer->stride > P3D_CONVNET_MAX_KERNEL)
+  if (layer->kernel < 1 || layer->kernel > P3DC_CONVNET_MAX_KERNEL
+      || layer->stride < 1 || layer->stride > P3DC_CONVNET_MAX_KERNEL)
     return invalid (message, message_len,
         "layer %u: kernel %u and stride %u must be 1 to %u", index,
-        layer->kernel, layer->stride, P3D_CONVNET_MAX_KERNEL);
-  if (layer->kind == P3D_CONV_TRANSPOSED_2D
+        layer->kernel, layer->stride, P3DC_CONVNET_MAX_KERNEL);
+  if (layer->kind == P3DC_CONV_TRANSPOSED_2D
       && (layer->kernel != layer->stride || layer->padding != 0))
     return invalid (message, message_len,
         "layer %u: a transposed convolution needs kernel == stride and "
         "padding 0 (kernel %u, stride %u, padding %u)", index, layer->kernel,
         layer->stride, layer->padding);
-  if (layer->kind == P3D_CONV_2D && layer->padding >= layer->kernel)
+  if (layer->kind == P3DC_CONV_2D && layer->padding >= layer->kernel)
     return invalid (message, message_len,
         "layer %u: padding %u must be below the kernel %u", index,
         layer->padding, layer->kernel);
@@ -95,46 +95,46 @@ validate_layer (const P3dConvNetDesc * desc, uint32_t index,
         (unsigned long long) layer_output_size (layer, in->height),
         (unsigned long long) layer_output_size (layer, in->width),
         layer->output, out->height, out->width);
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-P3dResult
-p3d_convnet_validate (const P3dConvNetDesc * desc, char *message,
+P3dcResult
+p3dc_convnet_validate (const P3dcConvNetDesc * desc, char *message,
     size_t message_len)
 {
   uint32_t b, l, c;
   size_t total_channels = 0;
   size_t *first_channel;
   uint32_t *writer, *last_writer;
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
 
   if (message != NULL && message_len > 0)
     message[0] = '\0';
   if (desc == NULL)
     return invalid (message, message_len, "no description");
-  if (desc->n_buffers < 2 || desc->n_buffers > P3D_CONVNET_MAX_BUFFERS
+  if (desc->n_buffers < 2 || desc->n_buffers > P3DC_CONVNET_MAX_BUFFERS
       || desc->buffers == NULL)
     return invalid (message, message_len,
         "%u buffers: a net needs 2 to %u", desc->n_buffers,
-        P3D_CONVNET_MAX_BUFFERS);
-  if (desc->n_layers < 1 || desc->n_layers > P3D_CONVNET_MAX_LAYERS
+        P3DC_CONVNET_MAX_BUFFERS);
+  if (desc->n_layers < 1 || desc->n_layers > P3DC_CONVNET_MAX_LAYERS
       || desc->layers == NULL)
     return invalid (message, message_len,
         "%u layers: a net needs 1 to %u", desc->n_layers,
-        P3D_CONVNET_MAX_LAYERS);
+        P3DC_CONVNET_MAX_LAYERS);
   for (b = 0; b < desc->n_buffers; b++) {
-    const P3dConvBufferDesc *buf = &desc->buffers[b];
+    const P3dcConvBufferDesc *buf = &desc->buffers[b];
     uint64_t elements = (uint64_t) buf->channels * buf->height * buf->width;
 
-    if (elements == 0 || elements > P3D_CONVNET_MAX_ELEMENTS)
+    if (elements == 0 || elements > P3DC_CONVNET_MAX_ELEMENTS)
       return invalid (message, message_len,
           "buffer %u: %ux%ux%u is empty or above %u elements", b,
-          buf->channels, buf->height, buf->width, P3D_CONVNET_MAX_ELEMENTS);
+          buf->channels, buf->height, buf->width, P3DC_CONVNET_MAX_ELEMENTS);
     total_channels += buf->channels;
   }
   for (l = 0; l < desc->n_layers; l++) {
     result = validate_layer (desc, l, message, message_len);
-    if (result != P3D_OK)
+    if (result != P3DC_OK)
       return result;
   }
 
@@ -144,13 +144,13 @@ p3d_convnet_validate (const P3dConvNetDesc * desc, char *message,
   writer = calloc (total_channels, sizeof (uint32_t));
   last_writer = calloc (desc->n_buffers, sizeof (uint32_t));
   if (first_channel == NULL || writer == NULL || last_writer == NULL) {
-    result = P3D_ERROR_OUT_OF_MEMORY;
+    result = P3DC_ERROR_OUT_OF_MEMORY;
     goto done;
   }
   for (b = 1; b < desc->n_buffers; b++)
     first_channel[b] = first_channel[b - 1] + desc->buffers[b - 1].channels;
-  for (l = 0; l < desc->n_layers && result == P3D_OK; l++) {
-    const P3dConvLayer *layer = &desc->layers[l];
+  for (l = 0; l < desc->n_layers && result == P3DC_OK; l++) {
+    const P3dcConvLayer *layer = &desc->layers[l];
     uint32_t *slot = writer + first_channel[layer->output]
         + layer->output_channel_offset;
 
@@ -166,7 +166,7 @@ p3d_convnet_validate (const P3dConvNetDesc * desc, char *message,
     }
     last_writer[layer->output] = l + 1;
   }
-  for (b = 1; b < desc->n_buffers && result == P3D_OK; b++) {
+  for (b = 1; b < desc->n_buffers && result == P3DC_OK; b++) {
     for (c = 0; c < desc->buffers[b].channels; c++) {
       if (writer[first_channel[b] + c] == 0) {
         result = invalid (message, message_len,
@@ -175,7 +175,7 @@ p3d_convnet_validate (const P3dConvNetDesc * desc, char *message,
       }
     }
   }
-  for (l = 0; l < desc->n_layers && result == P3D_OK; l++) {
+  for (l = 0; l < desc->n_layers && result == P3DC_OK; l++) {
     uint32_t input = desc->layers[l].input;
 
     if (input != 0 && last_writer[input] > l)
@@ -191,16 +191,16 @@ done:
 }
 
 size_t
-p3d_convnet_buffer_elements (const P3dConvNetDesc * desc, uint32_t buffer)
+p3dc_convnet_buffer_elements (const P3dcConvNetDesc * desc, uint32_t buffer)
 {
-  const P3dConvBufferDesc *buf = &desc->buffers[buffer];
+  const P3dcConvBufferDesc *buf = &desc->buffers[buffer];
 
   return (size_t) buf->channels * buf->height * buf->width;
 }
 
 static void
-conv2d_cpu (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
-    const float *in, const P3dConvBufferDesc * out_desc, float *out)
+conv2d_cpu (const P3dcConvLayer * layer, const P3dcConvBufferDesc * in_desc,
+    const float *in, const P3dcConvBufferDesc * out_desc, float *out)
 {
   const uint32_t k = layer->kernel, s = layer->stride;
   const int64_t pad = layer->padding;
@@ -245,9 +245,9 @@ conv2d_cpu (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
 }
 
 static void
-transposed2d_cpu (const P3dConvLayer * layer,
-    const P3dConvBufferDesc * in_desc, const float *in,
-    const P3dConvBufferDesc * out_desc, float *out)
+transposed2d_cpu (const P3dcConvLayer * layer,
+    const P3dcConvBufferDesc * in_desc, const float *in,
+    const P3dcConvBufferDesc * out_desc, float *out)
 {
   const uint32_t k = layer->kernel;
   const size_t in_plane = (size_t) in_desc->height * in_desc->width;
@@ -282,51 +282,52 @@ transposed2d_cpu (const P3dConvLayer * layer,
   }
 }
 
-P3dResult
-p3d_convnet_cpu (const P3dConvNetDesc * desc, const float *input,
+P3dcResult
+p3dc_convnet_cpu (const P3dcConvNetDesc * desc, const float *input,
     float *const *buffers)
 {
-  P3dResult result;
+  P3dcResult result;
   uint32_t l, b;
 
-  result = p3d_convnet_validate (desc, NULL, 0);
-  if (result != P3D_OK)
+  result = p3dc_convnet_validate (desc, NULL, 0);
+  if (result != P3DC_OK)
     return result;
   if (input == NULL || buffers == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   for (b = 1; b < desc->n_buffers; b++)
     if (buffers[b] == NULL)
-      return P3D_ERROR_INVALID_ARGUMENT;
+      return P3DC_ERROR_INVALID_ARGUMENT;
 
   for (l = 0; l < desc->n_layers; l++) {
-    const P3dConvLayer *layer = &desc->layers[l];
+    const P3dcConvLayer *layer = &desc->layers[l];
     const float *in = layer->input == 0 ? input : buffers[layer->input];
 
-    if (layer->kind == P3D_CONV_2D)
+    if (layer->kind == P3DC_CONV_2D)
       conv2d_cpu (layer, &desc->buffers[layer->input], in,
           &desc->buffers[layer->output], buffers[layer->output]);
     else
       transposed2d_cpu (layer, &desc->buffers[layer->input], in,
           &desc->buffers[layer->output], buffers[layer->output]);
   }
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 float **
-p3d_convnet_cpu_buffers_new (const P3dConvNetDesc * desc)
+p3dc_convnet_cpu_buffers_new (const P3dcConvNetDesc * desc)
 {
   float **buffers;
   uint32_t b;
 
-  if (p3d_convnet_validate (desc, NULL, 0) != P3D_OK)
+  if (p3dc_convnet_validate (desc, NULL, 0) != P3DC_OK)
     return NULL;
   buffers = calloc (desc->n_buffers, sizeof (float *));
   if (buffers == NULL)
     return NULL;
   for (b = 1; b < desc->n_buffers; b++) {
-    buffers[b] = calloc (p3d_convnet_buffer_elements (desc, b), sizeof (float));
+    buffers[b] =
+        calloc (p3dc_convnet_buffer_elements (desc, b), sizeof (float));
     if (buffers[b] == NULL) {
-      p3d_convnet_cpu_buffers_free (desc, buffers);
+      p3dc_convnet_cpu_buffers_free (desc, buffers);
       return NULL;
     }
   }
@@ -334,7 +335,7 @@ p3d_convnet_cpu_buffers_new (const P3dConvNetDesc * desc)
 }
 
 void
-p3d_convnet_cpu_buffers_free (const P3dConvNetDesc * desc, float **buffers)
+p3dc_convnet_cpu_buffers_free (const P3dcConvNetDesc * desc, float **buffers)
 {
   uint32_t b;
 
@@ -346,10 +347,10 @@ p3d_convnet_cpu_buffers_free (const P3dConvNetDesc * desc, float **buffers)
 }
 
 void
-p3d_convnet_cpu_view (const P3dConvNetDesc * desc, uint32_t buffer,
-    const float *data, P3dMapView * view)
+p3dc_convnet_cpu_view (const P3dcConvNetDesc * desc, uint32_t buffer,
+    const float *data, P3dcMapView * view)
 {
-  const P3dConvBufferDesc *buf = &desc->buffers[buffer];
+  const P3dcConvBufferDesc *buf = &desc->buffers[buffer];
 
   view->data = data;
   view->half = 0;

@@ -28,7 +28,7 @@
  * idle between layers.  The graph reads only the net's own buffers, so a
  * run first converts (or copies) the caller's input into buffer 0 with a
  * launch outside the graph, then launches the graph.  When capture fails,
- * runs fall back to plain launches and p3d_convnet_cuda_launch_mode() says
+ * runs fall back to plain launches and p3dc_convnet_cuda_launch_mode() says
  * why.
  *
  * F16 storage is NHWC (tensor cores, CUDNN_TENSOR_OP_MATH, F32
@@ -71,15 +71,15 @@ typedef struct
   uint32_t out_stored;
 } Step;
 
-struct P3dConvNet
+struct P3dcConvNet
 {
-  const P3dCudnn *api;
+  const P3dcCudnn *api;
   cudnnHandle_t handle;
   cudnnActivationDescriptor_t relu, identity;
   int half;                     /* F16 NHWC storage, else F32 NCHW */
   uint32_t n_buffers, n_layers;
-  P3dConvBufferDesc *buffers;
-  P3dConvLayer *layers;         /* weight and bias pointers cleared */
+  P3dcConvBufferDesc *buffers;
+  P3dcConvLayer *layers;        /* weight and bias pointers cleared */
   uint32_t *channels;           /* stored channels of each buffer */
   void **storage;               /* device, one per buffer */
   Step *steps;
@@ -91,26 +91,26 @@ struct P3dConvNet
 };
 
 static size_t
-element_size (const P3dConvNet * net)
+element_size (const P3dcConvNet * net)
 {
   return net->half ? 2 : 4;
 }
 
 /* Channels as stored: a multiple of 8 in F16 (NHWC, tensor cores). */
 static uint32_t
-stored_channels (const P3dConvNet * net, uint32_t channels)
+stored_channels (const P3dcConvNet * net, uint32_t channels)
 {
   return net->half ? (channels + 7u) / 8u * 8u : channels;
 }
 
 static cudnnDataType_t
-storage_type (const P3dConvNet * net)
+storage_type (const P3dcConvNet * net)
 {
   return net->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 }
 
 static cudnnTensorFormat_t
-storage_format (const P3dConvNet * net)
+storage_format (const P3dcConvNet * net)
 {
   return net->half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
@@ -133,7 +133,7 @@ set_message (char *message, size_t message_len, const char *format, ...)
     if (status_ != CUDNN_STATUS_SUCCESS) { \
       set_message (message, message_len, "%s failed: %s", #call, \
           net->api->cudnnGetErrorString (status_)); \
-      result = P3D_ERROR_CUDNN; \
+      result = P3DC_ERROR_CUDNN; \
       goto fail; \
     } \
   } while (0)
@@ -142,15 +142,15 @@ set_message (char *message, size_t message_len, const char *format, ...)
     if (error_ != cudaSuccess) { \
       set_message (message, message_len, "%s failed: %s", #call, \
           cudaGetErrorString (error_)); \
-      result = (P3dResult) error_; \
+      result = (P3dcResult) error_; \
       goto fail; \
     } \
   } while (0)
 
-P3dResult
-p3d_convnet_cuda_available (char *message, size_t message_len)
+P3dcResult
+p3dc_convnet_cuda_available (char *message, size_t message_len)
 {
-  return p3d_cudnn_load (NULL, message, message_len);
+  return p3dc_cudnn_load (NULL, message, message_len);
 }
 
 /* The weights of @layer in cuDNN's filter layout, as floats, zero for the
@@ -159,7 +159,7 @@ p3d_convnet_cuda_available (char *message, size_t message_len)
  * transposed one as a 1x1 convolution, filter q = (ky * s + kx) *
  * out_stored + o over input channel i (the same memory in both layouts). */
 static float *
-filter_layout (const P3dConvLayer * layer, int nhwc, uint32_t in_stored,
+filter_layout (const P3dcConvLayer * layer, int nhwc, uint32_t in_stored,
     uint32_t out_stored, size_t *count)
 {
   const uint32_t k = layer->kernel, in = layer->in_channels;
@@ -178,7 +178,7 @@ filter_layout (const P3dConvLayer * layer, int nhwc, uint32_t in_stored,
           size_t to;
           float v;
 
-          if (layer->kind == P3D_CONV_TRANSPOSED_2D) {
+          if (layer->kind == P3DC_CONV_TRANSPOSED_2D) {
             v = layer->weight[(((size_t) i * out + o) * k + ky) * k + kx];
             to = ((size_t) (ky * k + kx) * out_stored + o) * in_stored + i;
           } else {
@@ -192,8 +192,8 @@ filter_layout (const P3dConvLayer * layer, int nhwc, uint32_t in_stored,
 }
 
 /* Uploads @count floats as the storage type. */
-static P3dResult
-upload (const P3dConvNet * net, const float *values, size_t count,
+static P3dcResult
+upload (const P3dcConvNet * net, const float *values, size_t count,
     int as_half, void **device)
 {
   size_t bytes = count * (as_half ? 2 : 4);
@@ -205,9 +205,9 @@ upload (const P3dConvNet * net, const float *values, size_t count,
   if (as_half) {
     halves = malloc (count * sizeof (uint16_t));
     if (halves == NULL)
-      return P3D_ERROR_OUT_OF_MEMORY;
+      return P3DC_ERROR_OUT_OF_MEMORY;
     for (i = 0; i < count; i++)
-      halves[i] = p3d_float_to_half (values[i]);
+      halves[i] = p3dc_float_to_half (values[i]);
     src = halves;
   }
   error = cudaMalloc (device, bytes);
@@ -246,19 +246,19 @@ algo_name (cudnnConvolutionFwdAlgo_t algo)
 /* The device pointer a layer reads for buffer @b: always the net's own,
  * so that a captured graph stays valid from frame to frame. */
 static const void *
-buffer_data (const P3dConvNet * net, uint32_t b)
+buffer_data (const P3dcConvNet * net, uint32_t b)
 {
   return net->storage[b];
 }
 
 /* The end of an unfused layer: bias, ReLU, and the store into its slice. */
-static P3dResult
-run_epilogue (const P3dConvNet * net, uint32_t l, P3dCudaStream stream)
+static P3dcResult
+run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
 {
-  const P3dConvLayer *layer = &net->layers[l];
+  const P3dcConvLayer *layer = &net->layers[l];
   const Step *step = &net->steps[l];
-  const P3dConvBufferDesc *out = &net->buffers[layer->output];
-  P3dConvEpilogue e;
+  const P3dcConvBufferDesc *out = &net->buffers[layer->output];
+  P3dcConvEpilogue e;
 
   e.src = net->scratch;
   e.src_channels = step->conv_channels;
@@ -268,7 +268,7 @@ run_epilogue (const P3dConvNet * net, uint32_t l, P3dCudaStream stream)
   e.out_channels = layer->out_channels;
   e.out_height = out->height;
   e.out_width = out->width;
-  e.shuffle = layer->kind == P3D_CONV_TRANSPOSED_2D ? layer->stride : 1;
+  e.shuffle = layer->kind == P3DC_CONV_TRANSPOSED_2D ? layer->stride : 1;
   e.bias = step->bias_float;
   e.relu = layer->relu;
   e.half = net->half;
@@ -284,15 +284,15 @@ run_epilogue (const P3dConvNet * net, uint32_t l, P3dCudaStream stream)
   }
   e.dst = (char *) net->storage[layer->output] +
       layer->output_channel_offset * e.dst_channel_stride * element_size (net);
-  return p3d_convnet_epilogue (&e, stream);
+  return p3dc_convnet_epilogue (&e, stream);
 }
 
 /* Queues layer @l with its plan (and, at creation, tries a fused plan). */
 static cudnnStatus_t
-run_layer (const P3dConvNet * net, uint32_t l, int fused,
+run_layer (const P3dcConvNet * net, uint32_t l, int fused,
     cudnnConvolutionFwdAlgo_t algo, void *workspace, size_t workspace_bytes)
 {
-  const P3dConvLayer *layer = &net->layers[l];
+  const P3dcConvLayer *layer = &net->layers[l];
   const Step *step = &net->steps[l];
   const float one = 1.0f, zero = 0.0f;
 
@@ -353,14 +353,14 @@ algorithm_deterministic (const cudnnConvolutionFwdAlgoPerf_t * perf,
 
 /* Descriptors, weights and the plan of layer @l; @search is a workspace of
  * SEARCH_WORKSPACE_BYTES. */
-static P3dResult
-plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
+static P3dcResult
+plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
     void *search, char *message, size_t message_len)
 {
   Step *step = &net->steps[l];
-  const P3dConvBufferDesc *in = &net->buffers[layer->input];
-  const P3dConvBufferDesc *out = &net->buffers[layer->output];
-  const int transposed = layer->kind == P3D_CONV_TRANSPOSED_2D;
+  const P3dcConvBufferDesc *in = &net->buffers[layer->input];
+  const P3dcConvBufferDesc *out = &net->buffers[layer->output];
+  const int transposed = layer->kind == P3DC_CONV_TRANSPOSED_2D;
   const uint32_t k = transposed ? 1 : layer->kernel;
   const cudnnMathType_t math = net->half ? CUDNN_TENSOR_OP_MATH :
       CUDNN_FMA_MATH;
@@ -368,7 +368,7 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
   int n_algos = 0, returned = 0, dim[4], a, bias_type;
   float *filter = NULL, *bias_k = NULL;
   size_t count, memory = 0;
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
   cudnnConvolutionFwdAlgo_t candidates[2];
   int n_candidates = 0;
 
@@ -416,7 +416,7 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
     set_message (message, message_len, "layer %u: cuDNN computes a %dx%dx%d "
         "output, the description %ux%ux%u", l, dim[1], dim[2], dim[3],
         step->conv_channels, step->conv_height, step->conv_width);
-    result = P3D_ERROR_INVALID_ARGUMENT;
+    result = P3DC_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
 
@@ -424,21 +424,21 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
       step->out_stored, &count);
   bias_k = malloc (step->conv_channels * sizeof (float));
   if (filter == NULL || bias_k == NULL) {
-    result = P3D_ERROR_OUT_OF_MEMORY;
+    result = P3DC_ERROR_OUT_OF_MEMORY;
     goto fail;
   }
   memset (bias_k, 0, step->conv_channels * sizeof (float));
   memcpy (bias_k, layer->bias, layer->out_channels * sizeof (float));
   result = upload (net, filter, count, net->half, &step->weight);
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     result = upload (net, bias_k, step->conv_channels, net->half,
         &step->bias_storage);
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     result = upload (net, bias_k, step->conv_channels, 0,
         (void **) &step->bias_float);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     set_message (message, message_len, "layer %u: weight upload failed: %s",
-        l, p3d_result_string (result));
+        l, p3dc_result_string (result));
     goto fail;
   }
 
@@ -446,7 +446,7 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
       (net->handle, &n_algos));
   perf = calloc (n_algos > 0 ? n_algos : 1, sizeof *perf);
   if (perf == NULL) {
-    result = P3D_ERROR_OUT_OF_MEMORY;
+    result = P3DC_ERROR_OUT_OF_MEMORY;
     goto fail;
   }
   CUDNN_TRY (net->api->cudnnGetConvolutionForwardAlgorithm_v7 (net->handle,
@@ -454,7 +454,7 @@ plan_layer (P3dConvNet * net, const P3dConvLayer * layer, uint32_t l,
   if (!pick_algorithm (perf, returned, math, &step->algo, &memory)) {
     set_message (message, message_len, "layer %u: cuDNN has no "
         "deterministic algorithm for this convolution", l);
-    result = P3D_ERROR_CUDNN;
+    result = P3DC_ERROR_CUDNN;
     goto fail;
   }
   step->workspace = memory;
@@ -506,48 +506,48 @@ fail:
  * l] after layer l when @events is not NULL.  With @set_stream, first
  * points the cuDNN handle at @stream (else it already is: under capture,
  * nothing but the work itself is called). */
-static P3dResult
-queue_layers (P3dConvNet * net, P3dCudaEvent * events, int set_stream,
+static P3dcResult
+queue_layers (P3dcConvNet * net, P3dcCudaEvent * events, int set_stream,
     cudaStream_t stream)
 {
-  P3dResult result;
+  P3dcResult result;
   uint32_t l;
 
   if (set_stream && net->api->cudnnSetStream (net->handle, stream) !=
       CUDNN_STATUS_SUCCESS)
-    return P3D_ERROR_CUDNN;
+    return P3DC_ERROR_CUDNN;
   for (l = 0; l < net->n_layers; l++) {
     const Step *step = &net->steps[l];
 
     if (run_layer (net, l, step->fused, step->algo, net->workspace,
             net->workspace_bytes) != CUDNN_STATUS_SUCCESS)
-      return P3D_ERROR_CUDNN;
+      return P3DC_ERROR_CUDNN;
     if (!step->fused) {
       result = run_epilogue (net, l, stream);
-      if (result != P3D_OK)
+      if (result != P3DC_OK)
         return result;
     }
     if (events != NULL) {
       result = cudaEventRecord (events[1 + l], stream);
-      if (result != P3D_OK)
+      if (result != P3DC_OK)
         return result;
     }
   }
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 /* Captures every layer into net->graph on @stream (idle, not the legacy
  * stream, and already the cuDNN handle's stream) and checks one launch of it.  A capture or instantiation that
  * fails leaves net->graph NULL, says why in net->launch_mode and returns
- * P3D_OK (runs then use plain launches); an error of the launch itself,
+ * P3DC_OK (runs then use plain launches); an error of the launch itself,
  * or of the device, is returned. */
-static P3dResult
-capture_graph (P3dConvNet * net, cudaStream_t stream)
+static P3dcResult
+capture_graph (P3dcConvNet * net, cudaStream_t stream)
 {
   cudaGraph_t graph = NULL;
   cudaGraphExec_t exec = NULL;
   cudaError_t error;
-  P3dResult queued;
+  P3dcResult queued;
 
   /* thread-local: cuDNN's calls on this thread that are unsafe under
    * capture fail (and we fall back) instead of corrupting it */
@@ -556,20 +556,20 @@ capture_graph (P3dConvNet * net, cudaStream_t stream)
     snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
         "(cudaStreamBeginCapture failed: %s)", cudaGetErrorString (error));
     cudaGetLastError ();
-    return P3D_OK;
+    return P3DC_OK;
   }
   queued = queue_layers (net, NULL, 0, stream);
   /* the capture always ends, whatever happened inside it */
   error = cudaStreamEndCapture (stream, &graph);
-  if (queued != P3D_OK || error != cudaSuccess) {
+  if (queued != P3DC_OK || error != cudaSuccess) {
     snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
         "(capture failed: queuing the layers gave %s, "
-        "cudaStreamEndCapture %s)", p3d_result_string (queued),
+        "cudaStreamEndCapture %s)", p3dc_result_string (queued),
         cudaGetErrorString (error));
     if (graph != NULL)
       cudaGraphDestroy (graph);
     cudaGetLastError ();
-    return P3D_OK;
+    return P3DC_OK;
   }
   error = cudaGraphInstantiate (&exec, graph, 0);
   cudaGraphDestroy (graph);
@@ -577,7 +577,7 @@ capture_graph (P3dConvNet * net, cudaStream_t stream)
     snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
         "(cudaGraphInstantiate failed: %s)", cudaGetErrorString (error));
     cudaGetLastError ();
-    return P3D_OK;
+    return P3DC_OK;
   }
   error = cudaGraphLaunch (exec, stream);
   if (error == cudaSuccess)
@@ -586,21 +586,21 @@ capture_graph (P3dConvNet * net, cudaStream_t stream)
     snprintf (net->launch_mode, sizeof net->launch_mode, "plain launches "
         "(the graph's trial launch failed: %s)", cudaGetErrorString (error));
     cudaGraphExecDestroy (exec);
-    return (P3dResult) error;
+    return (P3dcResult) error;
   }
   net->graph = exec;
   snprintf (net->launch_mode, sizeof net->launch_mode, "CUDA graph "
       "(%u layers captured)", net->n_layers);
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-P3dResult
-p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
-    P3dConvNet ** out_net, char *message, size_t message_len)
+P3dcResult
+p3dc_convnet_cuda_new (const P3dcConvNetDesc * desc, int half,
+    P3dcConvNet ** out_net, char *message, size_t message_len)
 {
-  P3dConvNet *net = NULL;
-  P3dResult result;
-  const P3dCudnn *api;
+  P3dcConvNet *net = NULL;
+  P3dcResult result;
+  const P3dcCudnn *api;
   void *search = NULL;
   cudaStream_t stream = NULL;
   size_t scratch_bytes = 0;
@@ -609,18 +609,18 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
   if (message != NULL && message_len > 0)
     message[0] = '\0';
   if (out_net == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   *out_net = NULL;
-  result = p3d_convnet_validate (desc, message, message_len);
-  if (result != P3D_OK)
+  result = p3dc_convnet_validate (desc, message, message_len);
+  if (result != P3DC_OK)
     return result;
-  result = p3d_cudnn_load (&api, message, message_len);
-  if (result != P3D_OK)
+  result = p3dc_cudnn_load (&api, message, message_len);
+  if (result != P3DC_OK)
     return result;
 
   net = calloc (1, sizeof *net);
   if (net == NULL)
-    return P3D_ERROR_OUT_OF_MEMORY;
+    return P3DC_ERROR_OUT_OF_MEMORY;
   net->api = api;
   net->half = half ? 1 : 0;
   net->n_buffers = desc->n_buffers;
@@ -632,7 +632,7 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
   net->channels = calloc (desc->n_buffers, sizeof *net->channels);
   if (net->buffers == NULL || net->layers == NULL || net->storage == NULL
       || net->steps == NULL || net->channels == NULL) {
-    result = P3D_ERROR_OUT_OF_MEMORY;
+    result = P3DC_ERROR_OUT_OF_MEMORY;
     goto fail;
   }
   memcpy (net->buffers, desc->buffers, desc->n_buffers * sizeof
@@ -651,7 +651,7 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
           CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
 
   for (b = 0; b < desc->n_buffers; b++) {
-    const P3dConvBufferDesc *buf = &desc->buffers[b];
+    const P3dcConvBufferDesc *buf = &desc->buffers[b];
     size_t bytes;
 
     net->channels[b] = stored_channels (net, buf->channels);
@@ -664,8 +664,8 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
     CUDA_TRY (cudaMemsetAsync (net->storage[b], 0, bytes, stream));
   }
   for (l = 0; l < desc->n_layers; l++) {
-    const P3dConvLayer *layer = &desc->layers[l];
-    const P3dConvBufferDesc *out = &desc->buffers[layer->output];
+    const P3dcConvLayer *layer = &desc->layers[l];
+    const P3dcConvBufferDesc *out = &desc->buffers[layer->output];
     /* a transposed layer's 1x1 result has as many elements as its output */
     size_t bytes = (size_t) stored_channels (net, layer->out_channels) *
         out->height * out->width;
@@ -685,7 +685,7 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
   for (l = 0; l < desc->n_layers; l++) {
     result = plan_layer (net, &desc->layers[l], l, search, message,
         message_len);
-    if (result != P3D_OK)
+    if (result != P3DC_OK)
       goto fail;
     if (net->steps[l].workspace > net->workspace_bytes)
       net->workspace_bytes = net->steps[l].workspace;
@@ -697,21 +697,21 @@ p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
     CUDA_TRY (cudaMalloc (&net->workspace, net->workspace_bytes));
   /* one plain run loads every kernel (lazy loading) before the capture */
   result = queue_layers (net, NULL, 1, stream);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     set_message (message, message_len, "the first run failed: %s",
-        p3d_result_string (result));
+        p3dc_result_string (result));
     goto fail;
   }
   CUDA_TRY (cudaStreamSynchronize (stream));
   result = capture_graph (net, stream);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     set_message (message, message_len, "%s", net->launch_mode);
     goto fail;
   }
   CUDNN_TRY (api->cudnnSetStream (net->handle, NULL));
   CUDA_TRY (cudaStreamDestroy (stream));
   *out_net = net;
-  return P3D_OK;
+  return P3DC_OK;
 
 fail:
   if (stream != NULL) {
@@ -722,12 +722,12 @@ fail:
   }
   if (search != NULL)
     cudaFree (search);
-  p3d_convnet_cuda_free (net);
+  p3dc_convnet_cuda_free (net);
   return result;
 }
 
 void
-p3d_convnet_cuda_free (P3dConvNet * net)
+p3dc_convnet_cuda_free (P3dcConvNet * net)
 {
   uint32_t i;
 
@@ -777,28 +777,28 @@ p3d_convnet_cuda_free (P3dConvNet * net)
 
 /* Converts or copies @input into buffer 0, then queues the layers: the
  * graph when @use_graph and there is one, else plain launches. */
-static P3dResult
-run_net (P3dConvNet * net, const void *input, int input_half,
-    P3dCudaEvent * events, int use_graph, P3dCudaStream stream)
+static P3dcResult
+run_net (P3dcConvNet * net, const void *input, int input_half,
+    P3dcCudaEvent * events, int use_graph, P3dcCudaStream stream)
 {
-  const P3dConvBufferDesc *in;
-  P3dResult result;
+  const P3dcConvBufferDesc *in;
+  P3dcResult result;
 
   if (net == NULL || input == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   in = &net->buffers[0];
   /* cuDNN launches through the driver in the current context: make sure
    * this thread has the runtime's. */
   result = cudaFree (NULL);
-  if (result != P3D_OK)
+  if (result != P3DC_OK)
     return result;
   if (events != NULL) {
     result = cudaEventRecord (events[0], stream);
-    if (result != P3D_OK)
+    if (result != P3DC_OK)
       return result;
   }
   if (net->half || input_half) {
-    result = p3d_convnet_convert_input (input, input_half, net->storage[0],
+    result = p3dc_convnet_convert_input (input, input_half, net->storage[0],
         net->half, net->half, in->channels, net->channels[0], in->height,
         in->width, stream);
   } else {
@@ -807,43 +807,43 @@ run_net (P3dConvNet * net, const void *input, int input_half,
         in->height * in->width * sizeof (float), cudaMemcpyDeviceToDevice,
         stream);
   }
-  if (result != P3D_OK)
+  if (result != P3DC_OK)
     return result;
   if (use_graph && net->graph != NULL)
     return cudaGraphLaunch (net->graph, stream);
   return queue_layers (net, events, 1, stream);
 }
 
-P3dResult
-p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
-    int input_half, P3dCudaEvent * events, P3dCudaStream stream)
+P3dcResult
+p3dc_convnet_cuda_run_profiled (P3dcConvNet * net, const void *input,
+    int input_half, P3dcCudaEvent * events, P3dcCudaStream stream)
 {
   return run_net (net, input, input_half, events, 0, stream);
 }
 
-P3dResult
-p3d_convnet_cuda_run (P3dConvNet * net, const void *input, int input_half,
-    P3dCudaStream stream)
+P3dcResult
+p3dc_convnet_cuda_run (P3dcConvNet * net, const void *input, int input_half,
+    P3dcCudaStream stream)
 {
   return run_net (net, input, input_half, NULL, 1, stream);
 }
 
 const char *
-p3d_convnet_cuda_launch_mode (const P3dConvNet * net, int *graph)
+p3dc_convnet_cuda_launch_mode (const P3dcConvNet * net, int *graph)
 {
   if (graph != NULL)
     *graph = net != NULL && net->graph != NULL;
   return net != NULL ? net->launch_mode : "no net";
 }
 
-P3dResult
-p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
-    P3dMapView * view)
+P3dcResult
+p3dc_convnet_cuda_view (const P3dcConvNet * net, uint32_t buffer,
+    P3dcMapView * view)
 {
-  const P3dConvBufferDesc *buf;
+  const P3dcConvBufferDesc *buf;
 
   if (net == NULL || view == NULL || buffer >= net->n_buffers)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   buf = &net->buffers[buffer];
   view->data = buffer_data (net, buffer);
   view->half = net->half;
@@ -856,14 +856,14 @@ p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
     view->row_stride = buf->width;
     view->channel_stride = (size_t) buf->height * buf->width;
   }
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 void
-p3d_convnet_cuda_describe_layer (const P3dConvNet * net, uint32_t layer,
+p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
     char *text, size_t len)
 {
-  const P3dConvLayer *l;
+  const P3dcConvLayer *l;
   const Step *step;
 
   if (text == NULL || len == 0)
@@ -875,7 +875,7 @@ p3d_convnet_cuda_describe_layer (const P3dConvNet * net, uint32_t layer,
   l = &net->layers[layer];
   step = &net->steps[layer];
   snprintf (text, len, "%s %u->%u k%u s%u %ux%u: %s %s%s, %zu bytes "
-      "workspace", l->kind == P3D_CONV_TRANSPOSED_2D ? "deconv" : "conv",
+      "workspace", l->kind == P3DC_CONV_TRANSPOSED_2D ? "deconv" : "conv",
       l->in_channels, l->out_channels, l->kernel, l->stride,
       net->buffers[l->output].height, net->buffers[l->output].width,
       algo_name (step->algo), step->fused ? "fused bias" : "+ epilogue",

@@ -8,40 +8,40 @@
 
 #ifdef P3D_HAVE_CUDA
 #define WHY_NOT "this build has no cuDNN (cudnn.h was not found)"
-#define WHY_NOT_RESULT P3D_ERROR_UNSUPPORTED
+#define WHY_NOT_RESULT P3DC_ERROR_UNSUPPORTED
 #else
 #define WHY_NOT "this build has no CUDA"
-#define WHY_NOT_RESULT P3D_ERROR_NO_CUDA
+#define WHY_NOT_RESULT P3DC_ERROR_NO_CUDA
 #endif
 
-P3dResult
-p3d_convnet_cuda_available (char *message, size_t message_len)
+P3dcResult
+p3dc_convnet_cuda_available (char *message, size_t message_len)
 {
   if (message != NULL && message_len > 0)
     snprintf (message, message_len, "%s", WHY_NOT);
   return WHY_NOT_RESULT;
 }
 
-P3dResult
-p3d_convnet_cuda_new (const P3dConvNetDesc * desc, int half,
-    P3dConvNet ** net, char *message, size_t message_len)
+P3dcResult
+p3dc_convnet_cuda_new (const P3dcConvNetDesc * desc, int half,
+    P3dcConvNet ** net, char *message, size_t message_len)
 {
   (void) desc;
   (void) half;
   if (net != NULL)
     *net = NULL;
-  return p3d_convnet_cuda_available (message, message_len);
+  return p3dc_convnet_cuda_available (message, message_len);
 }
 
 void
-p3d_convnet_cuda_free (P3dConvNet * net)
+p3dc_convnet_cuda_free (P3dcConvNet * net)
 {
   (void) net;
 }
 
-P3dResult
-p3d_convnet_cuda_run (P3dConvNet * net, const void *input, int input_half,
-    P3dCudaStream stream)
+P3dcResult
+p3dc_convnet_cuda_run (P3dcConvNet * net, const void *input, int input_half,
+    P3dcCudaStream stream)
 {
   (void) net;
   (void) input;
@@ -50,17 +50,17 @@ p3d_convnet_cuda_run (P3dConvNet * net, const void *input, int input_half,
   return WHY_NOT_RESULT;
 }
 
-P3dResult
-p3d_convnet_cuda_run_profiled (P3dConvNet * net, const void *input,
-    int input_half, P3dCudaEvent * events, P3dCudaStream stream)
+P3dcResult
+p3dc_convnet_cuda_run_profiled (P3dcConvNet * net, const void *input,
+    int input_half, P3dcCudaEvent * events, P3dcCudaStream stream)
 {
   (void) events;
-  return p3d_convnet_cuda_run (net, input, input_half, stream);
+  return p3dc_convnet_cuda_run (net, input, input_half, stream);
 }
 
-P3dResult
-p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
-    P3dMapView * view)
+P3dcResult
+p3dc_convnet_cuda_view (const P3dcConvNet * net, uint32_t buffer,
+    P3dcMapView * view)
 {
   (void) net;
   (void) buffer;
@@ -69,7 +69,7 @@ p3d_convnet_cuda_view (const P3dConvNet * net, uint32_t buffer,
 }
 
 const char *
-p3d_convnet_cuda_launch_mode (const P3dConvNet * net, int *graph)
+p3dc_convnet_cuda_launch_mode (const P3dcConvNet * net, int *graph)
 {
   (void) net;
   if (graph != NULL)
@@ -78,7 +78,7 @@ p3d_convnet_cuda_launch_mode (const P3dConvNet * net, int *graph)
 }
 
 void
-p3d_convnet_cuda_describe_layer (const P3dConvNet * net, uint32_t layer,
+p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
     char *text, size_t len)
 {
   (void) net;

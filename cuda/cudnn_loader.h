@@ -3,8 +3,8 @@
  * loads on machines without cuDNN; the convolutional network then reports
  * that cuDNN was not found instead.  Only compiled when cudnn.h was found
  * at build time (meson's have_cudnn). */
-#ifndef P3D_CUDNN_LOADER_H
-#define P3D_CUDNN_LOADER_H
+#ifndef P3DC_CUDNN_LOADER_H
+#define P3DC_CUDNN_LOADER_H
 
 #include <stddef.h>
 
@@ -19,10 +19,10 @@ extern "C" {
 /* The library name dlopen looks for, unless the environment variable
  * PERCEPTION_CUDNN_LIBRARY names another file (a cuDNN 9 outside the
  * loader's search path, or a test of the missing-library path). */
-#define P3D_CUDNN_LIBRARY "libcudnn.so.9"
+#define P3DC_CUDNN_LIBRARY "libcudnn.so.9"
 
 /* Every cuDNN function the convolutional network calls. */
-#define P3D_CUDNN_FUNCTIONS(X) \
+#define P3DC_CUDNN_FUNCTIONS(X) \
   X (cudnnGetVersion) \
   X (cudnnGetErrorString) \
   X (cudnnCreate) \
@@ -50,21 +50,21 @@ extern "C" {
 
 typedef struct
 {
-#define P3D_CUDNN_MEMBER(name) __typeof__ (name) *name;
-  P3D_CUDNN_FUNCTIONS (P3D_CUDNN_MEMBER)
-#undef P3D_CUDNN_MEMBER
+#define P3DC_CUDNN_MEMBER(name) __typeof__ (name) *name;
+  P3DC_CUDNN_FUNCTIONS (P3DC_CUDNN_MEMBER)
+#undef P3DC_CUDNN_MEMBER
   size_t version;
-} P3dCudnn;
+} P3dcCudnn;
 
 /* The loaded functions (loaded once per process; later calls return the
- * same table), or P3D_ERROR_UNSUPPORTED with the reason in @message:
+ * same table), or P3DC_ERROR_UNSUPPORTED with the reason in @message:
  * "cuDNN not found (libcudnn.so.9): <dlerror>", a missing symbol, or a
  * version other than 9. */
-P3dResult p3d_cudnn_load (const P3dCudnn ** api, char *message,
+P3dcResult p3dc_cudnn_load (const P3dcCudnn ** api, char *message,
     size_t message_len);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_CUDNN_LOADER_H */
+#endif /* P3DC_CUDNN_LOADER_H */

@@ -1,10 +1,10 @@
 /* IEEE binary16 conversions for the C reference path.
  *
- * p3d_float_to_half() rounds to nearest, ties to even, exactly as CUDA's
+ * p3dc_float_to_half() rounds to nearest, ties to even, exactly as CUDA's
  * __float2half_rn(), so an F16 tensor from the reference and one from a
  * kernel agree bit for bit wherever their float32 values do. */
-#ifndef P3D_HALF_H
-#define P3D_HALF_H
+#ifndef P3DC_HALF_H
+#define P3DC_HALF_H
 
 #include <stdint.h>
 #include <string.h>
@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 static inline uint16_t
-p3d_float_to_half (float value)
+p3dc_float_to_half (float value)
 {
   uint32_t bits, sign, abs;
 
@@ -47,7 +47,7 @@ p3d_float_to_half (float value)
 }
 
 static inline float
-p3d_half_to_float (uint16_t half)
+p3dc_half_to_float (uint16_t half)
 {
   uint32_t sign = (uint32_t) (half & 0x8000u) << 16;
   uint32_t exponent = (half >> 10) & 0x1fu;
@@ -74,4 +74,4 @@ p3d_half_to_float (uint16_t half)
 }
 #endif
 
-#endif /* P3D_HALF_H */
+#endif /* P3DC_HALF_H */

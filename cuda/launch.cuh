@@ -1,11 +1,11 @@
 // Programmatic dependent launch (compute capability 9.0 and later), shared
 // by the kernels of voxelize.cu and nms.cu.
 //
-// A kernel launched with p3d_launch(..., dependent = true) may be scheduled
+// A kernel launched with p3dc_launch(..., dependent = true) may be scheduled
 // while the kernel before it on the stream is still running, instead of
 // after a full drain and a fresh launch (a few microseconds a boundary, a
 // large part of a frame of small work).  Hence the rule every such kernel
-// follows: p3d_wait_for_previous_kernel() comes before its first access to
+// follows: p3dc_wait_for_previous_kernel() comes before its first access to
 // anything the kernel before it writes; it returns once that kernel has
 // completed and its writes are visible, exactly what plain stream order
 // gives.  Without the launch attribute, or on devices before sm_90, both
@@ -13,35 +13,35 @@
 //
 // Why a chain of such kernels cannot deadlock: a dependent grid is
 // scheduled only once every block of the kernel before it has called
-// p3d_allow_next_kernel() or exited (driver_types.h, the programmatic
+// p3dc_allow_next_kernel() or exited (driver_types.h, the programmatic
 // port), so every block of that kernel already holds its resources; and a
 // dependent block waits before it spins on anything, so it never holds up
 // the kernel it depends on.
-#ifndef P3D_LAUNCH_CUH
-#define P3D_LAUNCH_CUH
+#ifndef P3DC_LAUNCH_CUH
+#define P3DC_LAUNCH_CUH
 
 #include <cuda_runtime.h>
 
 // Blocks until the kernel before this one on the stream has completed and
 // its memory operations are visible.
-__device__ __forceinline__ void p3d_wait_for_previous_kernel() {
+__device__ __forceinline__ void p3dc_wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();
 #endif
 }
 
 // Lets the next kernel's blocks be scheduled once every block of this one
-// has called it (or exited); they then wait in p3d_wait_for_previous_kernel.
+// has called it (or exited); they then wait in p3dc_wait_for_previous_kernel.
 // Called early: all of a kernel's blocks are resident by then, so the early
 // blocks of the next one take no room this one still needs.
-__device__ __forceinline__ void p3d_allow_next_kernel() {
+__device__ __forceinline__ void p3dc_allow_next_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaTriggerProgrammaticLaunchCompletion();
 #endif
 }
 
 // Whether the current device takes programmatic dependent launches.
-static inline cudaError_t p3d_launch_dependent_supported(bool *supported) {
+static inline cudaError_t p3dc_launch_dependent_supported(bool *supported) {
   int device = 0, major = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess)
@@ -55,10 +55,10 @@ static inline cudaError_t p3d_launch_dependent_supported(bool *supported) {
 // of the kernel before it (see the top of this file); returns the launch's
 // error, or the one the launch left behind.
 template <typename... Params, typename... Args>
-static cudaError_t p3d_launch(void (*kernel)(Params...), unsigned blocks,
-                              unsigned threads, size_t shared_bytes,
-                              cudaStream_t stream, bool dependent,
-                              Args... args) {
+static cudaError_t p3dc_launch(void (*kernel)(Params...), unsigned blocks,
+                               unsigned threads, size_t shared_bytes,
+                               cudaStream_t stream, bool dependent,
+                               Args... args) {
   cudaLaunchAttribute attribute;
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -73,4 +73,4 @@ static cudaError_t p3d_launch(void (*kernel)(Params...), unsigned blocks,
   return err != cudaSuccess ? err : cudaGetLastError();
 }
 
-#endif  // P3D_LAUNCH_CUH
+#endif  // P3DC_LAUNCH_CUH

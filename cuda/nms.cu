@@ -36,14 +36,14 @@ struct _P3dNms {
   unsigned mmcv_mask_blocks;
   uint32_t *keys_in, *keys_out;
   uint32_t *index_in, *index_out;
-  P3dNmsItem *items;
+  P3dcNmsItem *items;
   uint32_t *item_count;
   unsigned long long *mask;
   void *sort_storage;
   size_t sort_storage_bytes;
 };
 
-namespace p3d_nms {
+namespace p3dc_nms {
 
 constexpr unsigned kThreads = 256;
 
@@ -68,11 +68,11 @@ static cudaError_t mask_grid(Kernel kernel, int multiprocessors, size_t tiles,
   return cudaSuccess;
 }
 
-}  // namespace p3d_nms
+}  // namespace p3dc_nms
 
-using namespace p3d_nms;
+using namespace p3dc_nms;
 
-extern "C" void p3d_nms_free(P3dNms *nms) {
+extern "C" void p3dc_nms_free(P3dcNms *nms) {
   if (nms == nullptr) return;
   cudaFree(nms->keys_in);
   cudaFree(nms->keys_out);
@@ -85,18 +85,18 @@ extern "C" void p3d_nms_free(P3dNms *nms) {
   free(nms);
 }
 
-extern "C" uint32_t p3d_nms_get_capacity(const P3dNms *nms) {
+extern "C" uint32_t p3dc_nms_get_capacity(const P3dcNms *nms) {
   return nms != nullptr ? nms->capacity : 0;
 }
 
-extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
-  if (nms == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
+  if (nms == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   *nms = nullptr;
-  if (capacity == 0) return P3D_ERROR_INVALID_ARGUMENT;
-  if (capacity > P3D_NMS_MAX_CAPACITY) return P3D_ERROR_TOO_LARGE;
+  if (capacity == 0) return P3DC_ERROR_INVALID_ARGUMENT;
+  if (capacity > P3DC_NMS_MAX_CAPACITY) return P3DC_ERROR_TOO_LARGE;
 
-  P3dNms *self = (P3dNms *)calloc(1, sizeof(P3dNms));
-  if (self == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
+  P3dcNms *self = (P3dcNms *)calloc(1, sizeof(P3dcNms));
+  if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   self->capacity = capacity;
   const size_t words = (capacity + kTile - 1) / kTile;
   const size_t tiles = words * (words + 1) / 2;
@@ -108,27 +108,27 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
     err = cudaDeviceGetAttribute(&multiprocessors,
                                  cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
-    err = p3d_launch_dependent_supported(&self->can_chain);
+    err = p3dc_launch_dependent_supported(&self->can_chain);
   if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3D_NMS_IOU>, multiprocessors, tiles,
-                    &self->mask_blocks[P3D_NMS_IOU]);
+    err = mask_grid(mask_kernel<P3DC_NMS_IOU>, multiprocessors, tiles,
+                    &self->mask_blocks[P3DC_NMS_IOU]);
   if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3D_NMS_BEV_ROTATED>, multiprocessors, tiles,
-                    &self->mask_blocks[P3D_NMS_BEV_ROTATED]);
+    err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED>, multiprocessors, tiles,
+                    &self->mask_blocks[P3DC_NMS_BEV_ROTATED]);
   if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3D_NMS_BEV_ALIGNED>, multiprocessors, tiles,
-                    &self->mask_blocks[P3D_NMS_BEV_ALIGNED]);
+    err = mask_grid(mask_kernel<P3DC_NMS_BEV_ALIGNED>, multiprocessors, tiles,
+                    &self->mask_blocks[P3DC_NMS_BEV_ALIGNED]);
   if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3D_NMS_CIRCLE>, multiprocessors, tiles,
-                    &self->mask_blocks[P3D_NMS_CIRCLE]);
+    err = mask_grid(mask_kernel<P3DC_NMS_CIRCLE>, multiprocessors, tiles,
+                    &self->mask_blocks[P3DC_NMS_CIRCLE]);
   if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3D_NMS_BEV_ROTATED, P3D_NMS_IOU_RULE_MMCV>,
+    err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
                     multiprocessors, tiles, &self->mmcv_mask_blocks);
 
   const size_t bytes = (size_t)capacity * sizeof(uint32_t);
   if (err == cudaSuccess) err = cudaMalloc(&self->index_out, bytes);
   if (err == cudaSuccess)
-    err = cudaMalloc(&self->items, (size_t)capacity * sizeof(P3dNmsItem));
+    err = cudaMalloc(&self->items, (size_t)capacity * sizeof(P3dcNmsItem));
   if (err == cudaSuccess) err = cudaMalloc(&self->item_count, sizeof(uint32_t));
   if (err == cudaSuccess)
     err = cudaMalloc(&self->mask,
@@ -147,35 +147,35 @@ extern "C" P3dResult p3d_nms_new(uint32_t capacity, P3dNms **nms) {
       err = cudaMalloc(&self->sort_storage, self->sort_storage_bytes);
   }
   if (err != cudaSuccess) {
-    p3d_nms_free(self);
+    p3dc_nms_free(self);
     return err;
   }
   *nms = self;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
 // what the previous call's last kernel reads.
-static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
+static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
                               const void *boxes, const uint32_t *n_boxes_device,
                               float offset, bool chained, cudaStream_t s) {
   const uint32_t capacity = nms->capacity;
   uint32_t pre_limit = capacity;
   if (params->pre_max > 0 && params->pre_max < pre_limit)
     pre_limit = params->pre_max;
-  const P3dNmsMode mode = params->mode;
+  const P3dcNmsMode mode = params->mode;
   const float threshold = params->score_threshold;
 
   if (capacity <= kRankCapacity) {
     const unsigned blocks = (capacity + kRankBoxes - 1) / kRankBoxes;
-    return p3d_launch(rank_kernel, blocks, kRankThreads, 0, s, false, mode,
-                      boxes, n_boxes_device, capacity, threshold, pre_limit,
-                      offset, nms->items, nms->index_out, nms->item_count);
+    return p3dc_launch(rank_kernel, blocks, kRankThreads, 0, s, false, mode,
+                       boxes, n_boxes_device, capacity, threshold, pre_limit,
+                       offset, nms->items, nms->index_out, nms->item_count);
   }
 
-  cudaError_t err = p3d_launch(key_kernel, grid_for(capacity), kThreads, 0, s,
-                               false, mode, boxes, n_boxes_device, capacity,
-                               threshold, nms->keys_in, nms->index_in);
+  cudaError_t err = p3dc_launch(key_kernel, grid_for(capacity), kThreads, 0, s,
+                                false, mode, boxes, n_boxes_device, capacity,
+                                threshold, nms->keys_in, nms->index_in);
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
@@ -183,60 +183,64 @@ static cudaError_t sort_stage(P3dNms *nms, const P3dNmsParams *params,
       nms->index_out, (int)capacity, 0, 32, s);
   if (err != cudaSuccess) return err;
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  return p3d_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
-                    mode, boxes, (const uint32_t *)nms->keys_out,
-                    (const uint32_t *)nms->index_out, capacity, pre_limit,
-                    offset, nms->items, nms->item_count);
+  return p3dc_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
+                     mode, boxes, (const uint32_t *)nms->keys_out,
+                     (const uint32_t *)nms->index_out, capacity, pre_limit,
+                     offset, nms->items, nms->item_count);
 }
 
 // Stage 2 (nms_mask.cuh), which also zeroes the output.
-static cudaError_t mask_stage(P3dNms *nms, P3dNmsMode mode,
-                              const P3dNmsPairTest &test,
+static cudaError_t mask_stage(P3dcNms *nms, P3dcNmsMode mode,
+                              const P3dcNmsPairTest &test,
                               const OutputFill &fill, bool chained,
                               cudaStream_t s) {
-  const P3dNmsItem *items = nms->items;
+  const P3dcNmsItem *items = nms->items;
   const uint32_t *count = nms->item_count;
   const unsigned blocks = nms->mask_blocks[mode];
-  if (mode == P3D_NMS_BEV_ROTATED && test.iou_rule == P3D_NMS_IOU_RULE_MMCV)
-    return p3d_launch(mask_kernel<P3D_NMS_BEV_ROTATED, P3D_NMS_IOU_RULE_MMCV>,
-                      nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items,
-                      count, test, nms->mask, fill);
+  if (mode == P3DC_NMS_BEV_ROTATED && test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
+    return p3dc_launch(
+        mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
+        nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items, count, test,
+        nms->mask, fill);
   switch (mode) {
-    case P3D_NMS_IOU:
-      return p3d_launch(mask_kernel<P3D_NMS_IOU>, blocks, kMaskThreads, 0, s,
-                        chained, items, count, test, nms->mask, fill);
-    case P3D_NMS_BEV_ALIGNED:
-      return p3d_launch(mask_kernel<P3D_NMS_BEV_ALIGNED>, blocks, kMaskThreads,
-                        0, s, chained, items, count, test, nms->mask, fill);
-    case P3D_NMS_CIRCLE:
-      return p3d_launch(mask_kernel<P3D_NMS_CIRCLE>, blocks, kMaskThreads, 0, s,
-                        chained, items, count, test, nms->mask, fill);
+    case P3DC_NMS_IOU:
+      return p3dc_launch(mask_kernel<P3DC_NMS_IOU>, blocks, kMaskThreads, 0, s,
+                         chained, items, count, test, nms->mask, fill);
+    case P3DC_NMS_BEV_ALIGNED:
+      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks,
+                         kMaskThreads, 0, s, chained, items, count, test,
+                         nms->mask, fill);
+    case P3DC_NMS_CIRCLE:
+      return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0,
+                         s, chained, items, count, test, nms->mask, fill);
     default:
-      return p3d_launch(mask_kernel<P3D_NMS_BEV_ROTATED>, blocks, kMaskThreads,
-                        0, s, chained, items, count, test, nms->mask, fill);
+      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks,
+                         kMaskThreads, 0, s, chained, items, count, test,
+                         nms->mask, fill);
   }
 }
 
-extern "C" P3dResult p3d_nms_cuda(P3dNms *nms, const P3dNmsParams *params,
-                                  const void *boxes,
-                                  const uint32_t *n_boxes_device, void *out,
-                                  uint32_t out_capacity, uint32_t *out_count,
-                                  int32_t *kept_index, P3dCudaStream stream) {
-  if (nms == nullptr || p3d_nms_params_check(params) != P3D_OK ||
+extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
+                                    const void *boxes,
+                                    const uint32_t *n_boxes_device, void *out,
+                                    uint32_t out_capacity, uint32_t *out_count,
+                                    int32_t *kept_index,
+                                    P3dcCudaStream stream) {
+  if (nms == nullptr || p3dc_nms_params_check(params) != P3DC_OK ||
       boxes == nullptr || n_boxes_device == nullptr || out_count == nullptr ||
       (out == nullptr && out_capacity > 0))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   // records are copied as 32-bit words
   if ((((uintptr_t)boxes) | ((uintptr_t)out)) % 4 != 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
   const uint32_t record_words =
-      (uint32_t)(p3d_nms_record_size(params->mode) / sizeof(uint32_t));
+      (uint32_t)(p3dc_nms_record_size(params->mode) / sizeof(uint32_t));
   uint32_t limit = out_capacity;
   if (params->post_max > 0 && params->post_max < limit)
     limit = params->post_max;
-  P3dNmsPairTest test;
-  p3d_nms_pair_test_init(&test, params);
+  P3dcNmsPairTest test;
+  p3dc_nms_pair_test_init(&test, params);
   const bool chained = nms->can_chain;
   cudaStream_t s = (cudaStream_t)stream;
   cudaError_t err;
@@ -252,7 +256,7 @@ extern "C" P3dResult p3d_nms_cuda(P3dNms *nms, const P3dNmsParams *params,
   err = mask_stage(nms, params->mode, test, fill, chained, s);
   if (err != cudaSuccess) return err;
 
-  return p3d_launch(
+  return p3dc_launch(
       reduce_kernel, 1, kReduceThreads, 0, s, chained,
       (const unsigned long long *)nms->mask, (const uint32_t *)nms->item_count,
       (const uint32_t *)nms->index_out, (const uint32_t *)boxes, record_words,

@@ -18,8 +18,8 @@
  *         a box without area (whose area rounds to 0 in float) has IoU 0
  *         with every box, so it neither suppresses nor is suppressed;
  *         bev-rotated computes the IoU by iou_rule: the exact intersection
- *         of the two rectangles (P3D_NMS_IOU_RULE_EXACT), or mmcv's nms3d
- *         rule (P3D_NMS_IOU_RULE_MMCV, box_overlap.h), which counts corners
+ *         of the two rectangles (P3DC_NMS_IOU_RULE_EXACT), or mmcv's nms3d
+ *         rule (P3DC_NMS_IOU_RULE_MMCV, box_overlap.h), which counts corners
  *         up to 1 cm outside the other box and so keeps different boxes
  *         near the threshold, as models evaluated with mmcv expect;
  *       circle: dx * dx + dy * dy < distance_threshold * distance_threshold
@@ -48,8 +48,8 @@
  *  - iou (2D) records hold corners, not a centre and a size: a box at
  *    x1 = 1e30 whose width x2 - x1 rounds to 0 in float has no area.
  */
-#ifndef P3D_NMS_H
-#define P3D_NMS_H
+#ifndef P3DC_NMS_H
+#define P3DC_NMS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -64,23 +64,23 @@ extern "C" {
 
 typedef enum
 {
-  P3D_NMS_IOU = 0,              /* axis-aligned IoU of P3dBox2d records */
-  P3D_NMS_BEV_ROTATED,          /* ground-plane IoU of rotated P3dBox3d */
-  P3D_NMS_BEV_ALIGNED,          /* ground-plane IoU of P3dBox3d, yaw ignored */
-  P3D_NMS_CIRCLE                /* centre distance of P3dBox3d (CenterPoint) */
-} P3dNmsMode;
+  P3DC_NMS_IOU = 0,              /* axis-aligned IoU of P3dcBox2d records */
+  P3DC_NMS_BEV_ROTATED,          /* ground-plane IoU of rotated P3dcBox3d */
+  P3DC_NMS_BEV_ALIGNED,          /* ground-plane IoU of P3dcBox3d, yaw ignored */
+  P3DC_NMS_CIRCLE                /* centre distance of P3dcBox3d (CenterPoint) */
+} P3dcNmsMode;
 
 /* How bev-rotated measures the overlap of two boxes (see above). */
 typedef enum
 {
-  P3D_NMS_IOU_RULE_EXACT = 0,   /* the exact intersection */
-  P3D_NMS_IOU_RULE_MMCV         /* mmcv's nms3d / boxes_iou3d rule */
-} P3dNmsIouRule;
+  P3DC_NMS_IOU_RULE_EXACT = 0,   /* the exact intersection */
+  P3DC_NMS_IOU_RULE_MMCV         /* mmcv's nms3d / boxes_iou3d rule */
+} P3dcNmsIouRule;
 
 typedef struct
 {
-  /* P3D_NMS_IOU works on P3dBox2d records, the others on P3dBox3d */
-  P3dNmsMode mode;
+  /* P3DC_NMS_IOU works on P3dcBox2d records, the others on P3dcBox3d */
+  P3dcNmsMode mode;
   /* iou, bev-*: suppress when IoU > iou_threshold (strict); >= 0 */
   float iou_threshold;
   /* circle: suppress when the centre distance < distance_threshold
@@ -98,67 +98,67 @@ typedef struct
   int per_class;
   /* bev-rotated's overlap; the other modes have one rule each (mmcv's
    * axis-aligned rules are the exact ones) and ignore it */
-  P3dNmsIouRule iou_rule;
-} P3dNmsParams;
+  P3dcNmsIouRule iou_rule;
+} P3dcNmsParams;
 
-/* The most input boxes a P3dNms workspace can hold. */
-#define P3D_NMS_MAX_CAPACITY 65536u
+/* The most input boxes a P3dcNms workspace can hold. */
+#define P3DC_NMS_MAX_CAPACITY 65536u
 
 /* Defaults: iou mode, iou_threshold 0.5, distance_threshold 0, offset 0, no
  * score threshold (-FLT_MAX), no pre_max or post_max, not per class, the
  * exact IoU rule. */
-void p3d_nms_params_init (P3dNmsParams * params);
+void p3dc_nms_params_init (P3dcNmsParams * params);
 
-/* P3D_OK when @params is usable: a known mode, iou_threshold >= 0 (iou and
+/* P3DC_OK when @params is usable: a known mode, iou_threshold >= 0 (iou and
  * bev modes), distance_threshold >= 0 and finite (circle), offset 0 or 1,
- * score_threshold not NaN, a known iou_rule; P3D_ERROR_INVALID_ARGUMENT
+ * score_threshold not NaN, a known iou_rule; P3DC_ERROR_INVALID_ARGUMENT
  * otherwise. */
-P3dResult p3d_nms_params_check (const P3dNmsParams * params);
+P3dcResult p3dc_nms_params_check (const P3dcNmsParams * params);
 
-/* The size of one input and output record of @mode: 24 (P3dBox2d) for
- * P3D_NMS_IOU, 36 (P3dBox3d) otherwise. */
-size_t p3d_nms_record_size (P3dNmsMode mode);
+/* The size of one input and output record of @mode: 24 (P3dcBox2d) for
+ * P3DC_NMS_IOU, 36 (P3dcBox3d) otherwise. */
+size_t p3dc_nms_record_size (P3dcNmsMode mode);
 
-/* Reference. @boxes holds n_boxes records (P3dBox3d or P3dBox2d by mode).
+/* Reference. @boxes holds n_boxes records (P3dcBox3d or P3dcBox2d by mode).
  * Writes the kept boxes, best score first, to @out (capacity out_capacity;
  * records beyond the kept count zeroed), their number to *out_count, and,
  * when @kept_index is not NULL, each kept box's index in the input to
  * kept_index[0 .. out_count) and -1 to kept_index[out_count .. out_capacity).
  * @boxes may be NULL when n_boxes is 0, @out when out_capacity is 0; @out
  * must not overlap @boxes.
- * Returns P3D_ERROR_INVALID_ARGUMENT for bad parameters or pointers,
- * P3D_ERROR_OUT_OF_MEMORY when its scratch memory cannot be had. */
-P3dResult p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
+ * Returns P3DC_ERROR_INVALID_ARGUMENT for bad parameters or pointers,
+ * P3DC_ERROR_OUT_OF_MEMORY when its scratch memory cannot be had. */
+P3dcResult p3dc_nms_cpu (const P3dcNmsParams * params, const void *boxes,
     uint32_t n_boxes, void *out, uint32_t out_capacity, uint32_t * out_count,
     int32_t * kept_index);
 
 /* Device workspace for up to @capacity input boxes (1 to
- * P3D_NMS_MAX_CAPACITY), allocated on the current device: the suppression
+ * P3DC_NMS_MAX_CAPACITY), allocated on the current device: the suppression
  * mask (capacity * ceil (capacity / 64) * 8 bytes: 50 MB for 20000 boxes),
- * sort buffers and scratch.  P3D_ERROR_TOO_LARGE above the maximum. */
-typedef struct _P3dNms P3dNms;
-P3dResult p3d_nms_new (uint32_t capacity, P3dNms ** nms);
-void p3d_nms_free (P3dNms * nms);
-uint32_t p3d_nms_get_capacity (const P3dNms * nms);
+ * sort buffers and scratch.  P3DC_ERROR_TOO_LARGE above the maximum. */
+typedef struct _P3dNms P3dcNms;
+P3dcResult p3dc_nms_new (uint32_t capacity, P3dcNms ** nms);
+void p3dc_nms_free (P3dcNms * nms);
+uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
 
 /* Device pointers (4-byte aligned; @out apart from @boxes); the input count
  * is read on the device (*n_boxes_device, clamped to the capacity), the
  * output count written on the device; no host synchronization, no host copy
  * of the mask; the greedy keep-reduction runs on the GPU.  Same outputs as
- * p3d_nms_cpu on the first min (*n_boxes_device, capacity) records, so
+ * p3dc_nms_cpu on the first min (*n_boxes_device, capacity) records, so
  * @boxes must hold the workspace's capacity of records whatever the count
  * says.  Everything is queued on @stream; a workspace serves one stream at a
  * time.  Up to a capacity of 4096 the time grows with the count only;
  * above, the sort runs over the whole capacity (CUB's device sort takes its
  * count from the host), so a workspace much larger than the counts it sees
  * costs that sort's time. */
-P3dResult p3d_nms_cuda (P3dNms * nms, const P3dNmsParams * params,
+P3dcResult p3dc_nms_cuda (P3dcNms * nms, const P3dcNmsParams * params,
     const void *boxes, const uint32_t * n_boxes_device, void *out,
     uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,
-    P3dCudaStream stream);
+    P3dcCudaStream stream);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_NMS_H */
+#endif /* P3DC_NMS_H */

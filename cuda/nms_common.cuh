@@ -1,8 +1,8 @@
 // What the kernels of nms.cu share: the 64-box tiles of the suppression
 // mask and the zeroing of the output.  The chaining of one kernel to the
 // next (programmatic dependent launch) is launch.cuh's.
-#ifndef P3D_NMS_COMMON_CUH
-#define P3D_NMS_COMMON_CUH
+#ifndef P3DC_NMS_COMMON_CUH
+#define P3DC_NMS_COMMON_CUH
 
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 
 #include "launch.cuh"
 
-namespace p3d_nms {
+namespace p3dc_nms {
 
 // Boxes per mask word: bit k of mask[i * words + c] is set when sorted box i
 // suppresses sorted box c * 64 + k.
@@ -58,6 +58,6 @@ __device__ __forceinline__ void fill_output(const OutputFill &fill) {
   }
 }
 
-}  // namespace p3d_nms
+}  // namespace p3dc_nms
 
-#endif  // P3D_NMS_COMMON_CUH
+#endif  // P3DC_NMS_COMMON_CUH

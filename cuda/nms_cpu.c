@@ -16,52 +16,52 @@ typedef struct
 } SortEntry;
 
 void
-p3d_nms_params_init (P3dNmsParams * params)
+p3dc_nms_params_init (P3dcNmsParams * params)
 {
   memset (params, 0, sizeof *params);
-  params->mode = P3D_NMS_IOU;
+  params->mode = P3DC_NMS_IOU;
   params->iou_threshold = 0.5f;
   params->distance_threshold = 0.0f;
   params->offset = 0.0f;
   params->score_threshold = -FLT_MAX;
-  params->iou_rule = P3D_NMS_IOU_RULE_EXACT;
+  params->iou_rule = P3DC_NMS_IOU_RULE_EXACT;
 }
 
-P3dResult
-p3d_nms_params_check (const P3dNmsParams * params)
+P3dcResult
+p3dc_nms_params_check (const P3dcNmsParams * params)
 {
   if (params == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   switch (params->mode) {
-    case P3D_NMS_IOU:
+    case P3DC_NMS_IOU:
       if (params->offset != 0.0f && params->offset != 1.0f)
-        return P3D_ERROR_INVALID_ARGUMENT;
+        return P3DC_ERROR_INVALID_ARGUMENT;
       /* fall through */
-    case P3D_NMS_BEV_ROTATED:
-    case P3D_NMS_BEV_ALIGNED:
+    case P3DC_NMS_BEV_ROTATED:
+    case P3DC_NMS_BEV_ALIGNED:
       if (!(params->iou_threshold >= 0.0f))
-        return P3D_ERROR_INVALID_ARGUMENT;
+        return P3DC_ERROR_INVALID_ARGUMENT;
       break;
-    case P3D_NMS_CIRCLE:
+    case P3DC_NMS_CIRCLE:
       if (!(params->distance_threshold >= 0.0f)
           || !(params->distance_threshold <= FLT_MAX))
-        return P3D_ERROR_INVALID_ARGUMENT;
+        return P3DC_ERROR_INVALID_ARGUMENT;
       break;
     default:
-      return P3D_ERROR_INVALID_ARGUMENT;
+      return P3DC_ERROR_INVALID_ARGUMENT;
   }
   if (isnan (params->score_threshold))
-    return P3D_ERROR_INVALID_ARGUMENT;
-  if (params->iou_rule != P3D_NMS_IOU_RULE_EXACT
-      && params->iou_rule != P3D_NMS_IOU_RULE_MMCV)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  return P3D_OK;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (params->iou_rule != P3DC_NMS_IOU_RULE_EXACT
+      && params->iou_rule != P3DC_NMS_IOU_RULE_MMCV)
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  return P3DC_OK;
 }
 
 size_t
-p3d_nms_record_size (P3dNmsMode mode)
+p3dc_nms_record_size (P3dcNmsMode mode)
 {
-  return mode == P3D_NMS_IOU ? sizeof (P3dBox2d) : sizeof (P3dBox3d);
+  return mode == P3DC_NMS_IOU ? sizeof (P3dcBox2d) : sizeof (P3dcBox3d);
 }
 
 /* Ascending key, then ascending input index: a stable order from qsort. */
@@ -75,22 +75,22 @@ compare_entries (const void *a, const void *b)
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-P3dResult
-p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
+P3dcResult
+p3dc_nms_cpu (const P3dcNmsParams * params, const void *boxes,
     uint32_t n_boxes, void *out, uint32_t out_capacity, uint32_t * out_count,
     int32_t * kept_index)
 {
   size_t record_size;
   SortEntry *entries = NULL;
-  P3dNmsItem *items = NULL;
+  P3dcNmsItem *items = NULL;
   uint32_t *kept = NULL;
   uint32_t n_valid = 0, n_items, n_kept = 0, limit, i, j;
-  P3dNmsPairTest test;
+  P3dcNmsPairTest test;
 
-  if (p3d_nms_params_check (params) != P3D_OK || out_count == NULL
+  if (p3dc_nms_params_check (params) != P3DC_OK || out_count == NULL
       || (boxes == NULL && n_boxes > 0) || (out == NULL && out_capacity > 0))
-    return P3D_ERROR_INVALID_ARGUMENT;
-  record_size = p3d_nms_record_size (params->mode);
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  record_size = p3dc_nms_record_size (params->mode);
   limit = out_capacity;
   if (params->post_max > 0 && params->post_max < limit)
     limit = params->post_max;
@@ -98,13 +98,13 @@ p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
   if (n_boxes > 0) {
     entries = malloc ((size_t) n_boxes * sizeof *entries);
     if (entries == NULL)
-      return P3D_ERROR_OUT_OF_MEMORY;
+      return P3DC_ERROR_OUT_OF_MEMORY;
   }
   for (i = 0; i < n_boxes; i++) {
-    uint32_t key = p3d_nms_record_key (params->mode, boxes, i,
+    uint32_t key = p3dc_nms_record_key (params->mode, boxes, i,
         params->score_threshold);
 
-    if (key != P3D_NMS_KEY_DROPPED) {
+    if (key != P3DC_NMS_KEY_DROPPED) {
       entries[n_valid].key = key;
       entries[n_valid].index = i;
       n_valid++;
@@ -125,19 +125,19 @@ p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
       free (entries);
       free (items);
       free (kept);
-      return P3D_ERROR_OUT_OF_MEMORY;
+      return P3DC_ERROR_OUT_OF_MEMORY;
     }
     for (i = 0; i < n_items; i++)
-      p3d_nms_item_set (&items[i], params->mode, boxes, entries[i].index,
+      p3dc_nms_item_set (&items[i], params->mode, boxes, entries[i].index,
           params->offset);
-    p3d_nms_pair_test_init (&test, params);
+    p3dc_nms_pair_test_init (&test, params);
     /* a kept box is final as soon as it is kept, so the walk can stop at
      * the limit: later boxes never change the earlier decisions */
     for (j = 0; j < n_items && n_kept < limit; j++) {
       int suppressed = 0;
 
       for (i = 0; i < n_kept && !suppressed; i++)
-        suppressed = p3d_nms_item_suppresses (&test, &items[kept[i]],
+        suppressed = p3dc_nms_item_suppresses (&test, &items[kept[i]],
             &items[j]);
       if (!suppressed)
         kept[n_kept++] = j;
@@ -162,5 +162,5 @@ p3d_nms_cpu (const P3dNmsParams * params, const void *boxes,
   free (entries);
   free (items);
   free (kept);
-  return P3D_OK;
+  return P3DC_OK;
 }

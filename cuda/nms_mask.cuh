@@ -11,20 +11,20 @@
 // held only 2 warps) and every warp reads the same column at once.
 //
 // Two passes.  The first runs a cheap test on every pair: for iou and
-// bev-aligned, whether the rectangles overlap (p3d_aligned_rect_overlap or
-// p3d_bev_aligned_overlap, the very arithmetic of the IoU, with no
+// bev-aligned, whether the rectangles overlap (p3dc_aligned_rect_overlap or
+// p3dc_bev_aligned_overlap, the very arithmetic of the IoU, with no
 // division); for bev-rotated, whether the bounding circles meet
-// (p3d_bev_circles_meet, the IoU's own first test, with the circles grown as
+// (p3dc_bev_circles_meet, the IoU's own first test, with the circles grown as
 // mmcv's rule grows them under that rule); and labels, per class.  A pair it
 // rejects has an IoU of 0, which never exceeds a threshold >= 0
-// (p3d_nms_params_check), so the test is exact to skip.  The second pass runs
+// (p3dc_nms_params_check), so the test is exact to skip.  The second pass runs
 // the full pair test, the very function the reference calls, on the survivors
 // only, compacted into a list so that every thread has one (the IoU with its
 // division, or the polygon clip, is 3 to 30 times the cheap test, and only 1 to
 // 10 per cent of the pairs survive in the benchmark's layouts).  Circle mode
 // has no second pass: its test is as cheap as any filter.
-#ifndef P3D_NMS_MASK_CUH
-#define P3D_NMS_MASK_CUH
+#ifndef P3DC_NMS_MASK_CUH
+#define P3DC_NMS_MASK_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@
 #include "nms_common.cuh"
 #include "nms_item.h"
 
-namespace p3d_nms {
+namespace p3dc_nms {
 
 constexpr uint32_t kMaskThreads = 256;
 constexpr uint32_t kMaskParts = kMaskThreads / kTile;
@@ -44,15 +44,15 @@ static_assert(kPartColumns == 16, "a part's hits are 16 bits");
 // What the first pass reads of a column box, one 16-byte load: the corners
 // (iou), centre and half sizes (bev-aligned), centre and bounding radius
 // (bev-rotated), centre (circle).
-template <P3dNmsMode kMode>
-__device__ __forceinline__ float4 filter_shape(const P3dNmsItem &item) {
-  if (kMode == P3D_NMS_BEV_ROTATED)
+template <P3dcNmsMode kMode>
+__device__ __forceinline__ float4 filter_shape(const P3dcNmsItem &item) {
+  if (kMode == P3DC_NMS_BEV_ROTATED)
     return make_float4(item.shape.rect.cx, item.shape.rect.cy,
                        item.shape.rect.radius, 0.0f);
-  if (kMode == P3D_NMS_BEV_ALIGNED)
+  if (kMode == P3DC_NMS_BEV_ALIGNED)
     return make_float4(item.shape.rect.cx, item.shape.rect.cy,
                        item.shape.rect.half_dx, item.shape.rect.half_dy);
-  if (kMode == P3D_NMS_CIRCLE)
+  if (kMode == P3DC_NMS_CIRCLE)
     return make_float4(item.shape.centre[0], item.shape.centre[1], 0.0f, 0.0f);
   return make_float4(item.shape.aligned.x1, item.shape.aligned.y1,
                      item.shape.aligned.x2, item.shape.aligned.y2);
@@ -60,72 +60,72 @@ __device__ __forceinline__ float4 filter_shape(const P3dNmsItem &item) {
 
 // FALSE for a box whose every pair test fails: a rectangle without area has
 // IoU 0 with everything (box_overlap.h); every circle counts.
-template <P3dNmsMode kMode>
-__device__ __forceinline__ bool may_take_part(const P3dNmsItem &item) {
-  if (kMode == P3D_NMS_BEV_ROTATED || kMode == P3D_NMS_BEV_ALIGNED)
+template <P3dcNmsMode kMode>
+__device__ __forceinline__ bool may_take_part(const P3dcNmsItem &item) {
+  if (kMode == P3DC_NMS_BEV_ROTATED || kMode == P3DC_NMS_BEV_ALIGNED)
     return item.shape.rect.area > 0.0f;
-  if (kMode == P3D_NMS_CIRCLE) return true;
+  if (kMode == P3DC_NMS_CIRCLE) return true;
   return item.shape.aligned.area > 0.0f;
 }
 
 // The first pass on one pair: for circle the pair test itself; otherwise
 // FALSE only where the pair test is FALSE (see the top of this file).
-template <P3dNmsMode kMode, P3dNmsIouRule kRule>
-__device__ __forceinline__ bool first_pass(const P3dNmsPairTest &test,
-                                           const P3dNmsItem &row, float4 shape,
+template <P3dcNmsMode kMode, P3dcNmsIouRule kRule>
+__device__ __forceinline__ bool first_pass(const P3dcNmsPairTest &test,
+                                           const P3dcNmsItem &row, float4 shape,
                                            int32_t label) {
-  if (kMode == P3D_NMS_CIRCLE) {
-    P3dNmsItem column;
+  if (kMode == P3DC_NMS_CIRCLE) {
+    P3dcNmsItem column;
     column.shape.centre[0] = shape.x;
     column.shape.centre[1] = shape.y;
     column.label = label;
-    return p3d_nms_item_suppresses(&test, &row, &column);
+    return p3dc_nms_item_suppresses(&test, &row, &column);
   }
   if (test.per_class && label != row.label) return false;
-  if (kMode == P3D_NMS_BEV_ROTATED) {
-    // mmcv's rule: the test of p3d_bev_rect_iou_mmcv_plain
+  if (kMode == P3DC_NMS_BEV_ROTATED) {
+    // mmcv's rule: the test of p3dc_bev_rect_iou_mmcv_plain
     const float grow =
-        kRule == P3D_NMS_IOU_RULE_MMCV ? 1.5f * P3D_MMCV_MARGIN : 0.0f;
-    return p3d_bev_circles_meet(row.shape.rect.cx, row.shape.rect.cy,
-                                row.shape.rect.radius + grow, shape.x, shape.y,
-                                shape.z + grow);
+        kRule == P3DC_NMS_IOU_RULE_MMCV ? 1.5f * P3DC_MMCV_MARGIN : 0.0f;
+    return p3dc_bev_circles_meet(row.shape.rect.cx, row.shape.rect.cy,
+                                 row.shape.rect.radius + grow, shape.x, shape.y,
+                                 shape.z + grow);
   }
-  if (kMode == P3D_NMS_BEV_ALIGNED) {
-    P3dBevRect column;
+  if (kMode == P3DC_NMS_BEV_ALIGNED) {
+    P3dcBevRect column;
     column.cx = shape.x;
     column.cy = shape.y;
     column.half_dx = shape.z;
     column.half_dy = shape.w;
     float width, height;
-    p3d_bev_aligned_overlap(&row.shape.rect, &column, &width, &height);
+    p3dc_bev_aligned_overlap(&row.shape.rect, &column, &width, &height);
     return width > 0.0f && height > 0.0f;
   }
-  P3dAlignedRect column;
+  P3dcAlignedRect column;
   column.x1 = shape.x;
   column.y1 = shape.y;
   column.x2 = shape.z;
   column.y2 = shape.w;
   column.area = 0.0f;  // not read by the overlap
   float width, height;
-  p3d_aligned_rect_overlap(&row.shape.aligned, &column, test.offset, &width,
-                           &height);
+  p3dc_aligned_rect_overlap(&row.shape.aligned, &column, test.offset, &width,
+                            &height);
   return width > 0.0f && height > 0.0f;
 }
 
-template <P3dNmsMode kMode, P3dNmsIouRule kRule = P3D_NMS_IOU_RULE_EXACT>
+template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
 __global__ void __launch_bounds__(kMaskThreads)
-    mask_kernel(const P3dNmsItem *__restrict__ items,
-                const uint32_t *__restrict__ item_count, P3dNmsPairTest test,
+    mask_kernel(const P3dcNmsItem *__restrict__ items,
+                const uint32_t *__restrict__ item_count, P3dcNmsPairTest test,
                 unsigned long long *__restrict__ mask, OutputFill fill) {
-  constexpr bool kSecondPass = kMode != P3D_NMS_CIRCLE;
+  constexpr bool kSecondPass = kMode != P3DC_NMS_CIRCLE;
   __shared__ float4 column_shapes[kTile];
   __shared__ int32_t column_labels[kTile];
   // bits of the columns that can take part at all, low and high half
   __shared__ uint32_t usable_columns[2];
   __shared__ unsigned long long row_bits[kTile];
   // the second pass: the full boxes, and the pairs as row * 64 + column
-  __shared__ P3dNmsItem rows[kTile];
-  __shared__ P3dNmsItem columns[kTile];
+  __shared__ P3dcNmsItem rows[kTile];
+  __shared__ P3dcNmsItem columns[kTile];
   __shared__ uint16_t pairs[kTile * kTile];
   __shared__ uint32_t warp_totals[kMaskWarps];
 
@@ -134,8 +134,8 @@ __global__ void __launch_bounds__(kMaskThreads)
   const uint32_t warp = tid >> 5;
   const uint32_t row = tid % kTile;
   const uint32_t part = tid / kTile;
-  p3d_allow_next_kernel();
-  p3d_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
+  p3dc_wait_for_previous_kernel();
   fill_output(fill);
   const uint32_t m = *item_count;
   const uint32_t words = (m + kTile - 1) / kTile;
@@ -149,14 +149,14 @@ __global__ void __launch_bounds__(kMaskThreads)
     uint32_t row_tile, col_tile;
     triangle_tile(t, &row_tile, &col_tile);
     const uint32_t i = row_tile * kTile + row;
-    P3dNmsItem row_item;
+    P3dcNmsItem row_item;
     memset(&row_item, 0, sizeof row_item);
     if (i < m) row_item = items[i];
 
     // threads 0-63 (warps 0 and 1): column tid, and row tid for pass 2
     if (tid < kTile) {
       const uint32_t j = col_tile * kTile + tid;
-      P3dNmsItem column;
+      P3dcNmsItem column;
       memset(&column, 0, sizeof column);
       if (j < m) column = items[j];
       column_shapes[tid] = filter_shape<kMode>(column);
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kMaskThreads)
       for (uint32_t p = tid; p < total; p += kMaskThreads) {
         const uint32_t r = pairs[p] / kTile;
         const uint32_t k = pairs[p] % kTile;
-        if (p3d_nms_item_suppresses(&test, &rows[r], &columns[k]))
+        if (p3dc_nms_item_suppresses(&test, &rows[r], &columns[k]))
           atomicOr(&row_bits[r], 1ull << k);
       }
     }
@@ -238,6 +238,6 @@ __global__ void __launch_bounds__(kMaskThreads)
   }
 }
 
-}  // namespace p3d_nms
+}  // namespace p3dc_nms
 
-#endif  // P3D_NMS_MASK_CUH
+#endif  // P3DC_NMS_MASK_CUH

@@ -26,8 +26,8 @@
 // is warp 0's work, one step of the greedy walk per kept box (the measured
 // times are in docs/performance.md).  The walk stops early once the output
 // is full (post_max).
-#ifndef P3D_NMS_REDUCE_CUH
-#define P3D_NMS_REDUCE_CUH
+#ifndef P3DC_NMS_REDUCE_CUH
+#define P3DC_NMS_REDUCE_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -37,10 +37,10 @@
 #include "nms.h"
 #include "nms_common.cuh"
 
-namespace p3d_nms {
+namespace p3dc_nms {
 
 constexpr uint32_t kReduceThreads = 1024;
-constexpr uint32_t kMaxWords = P3D_NMS_MAX_CAPACITY / kTile;
+constexpr uint32_t kMaxWords = P3DC_NMS_MAX_CAPACITY / kTile;
 static_assert(kMaxWords <= kReduceThreads, "one thread per tile in the scan");
 // tiles a step decides
 constexpr uint32_t kChunkTiles = 4;
@@ -105,8 +105,8 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
   const uint32_t warp = tid >> 5;
-  p3d_allow_next_kernel();
-  p3d_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
+  p3dc_wait_for_previous_kernel();
   const uint32_t m = *item_count;
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t chunks = (words + kChunkTiles - 1) / kChunkTiles;
@@ -295,18 +295,18 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
     const uint32_t index = order[i];
     const uint32_t *src = boxes + (size_t)index * record_words;
     uint32_t *dst = out + (size_t)position * record_words;
-    uint32_t record[P3D_BOX3D_SIZE / 4];
+    uint32_t record[P3DC_BOX3D_SIZE / 4];
 #pragma unroll
-    for (uint32_t w = 0; w < P3D_BOX3D_SIZE / 4; w++)
+    for (uint32_t w = 0; w < P3DC_BOX3D_SIZE / 4; w++)
       if (w < record_words) record[w] = src[w];
 #pragma unroll
-    for (uint32_t w = 0; w < P3D_BOX3D_SIZE / 4; w++)
+    for (uint32_t w = 0; w < P3DC_BOX3D_SIZE / 4; w++)
       if (w < record_words) dst[w] = record[w];
     if (kept_index != nullptr) kept_index[position] = (int32_t)index;
   }
   if (tid == 0) *out_count = count;
 }
 
-}  // namespace p3d_nms
+}  // namespace p3dc_nms
 
-#endif  // P3D_NMS_REDUCE_CUH
+#endif  // P3DC_NMS_REDUCE_CUH

@@ -11,8 +11,8 @@
 // past the count returns at once).  Above: three kernels around CUB's
 // DeviceRadixSort, which sorts the whole capacity (its count is a host
 // value).
-#ifndef P3D_NMS_SORT_CUH
-#define P3D_NMS_SORT_CUH
+#ifndef P3DC_NMS_SORT_CUH
+#define P3DC_NMS_SORT_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -20,7 +20,7 @@
 #include "nms_common.cuh"
 #include "nms_item.h"
 
-namespace p3d_nms {
+namespace p3dc_nms {
 
 // The largest capacity rank_kernel handles: its keys fill 16 KB of shared
 // memory, and every block reads every record, so that the traffic grows
@@ -40,18 +40,18 @@ constexpr uint32_t kRankBoxes = 32;
 // one-block radix sort is 8 passes with their barriers and 8 rounds of
 // gathers in series; at 500 boxes, 16 blocks and 63 keys a warp.
 __global__ void __launch_bounds__(kRankThreads)
-    rank_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
+    rank_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                 const uint32_t *__restrict__ n_boxes_device, uint32_t capacity,
                 float score_threshold, uint32_t limit, float offset,
-                P3dNmsItem *__restrict__ items, uint32_t *__restrict__ order,
+                P3dcNmsItem *__restrict__ items, uint32_t *__restrict__ order,
                 uint32_t *__restrict__ item_count) {
   __shared__ uint32_t keys[kRankCapacity];
   __shared__ uint32_t before_by_warp[kRankWarps][kRankBoxes];
   __shared__ uint32_t valid_by_warp[kRankWarps];
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warp = threadIdx.x >> 5;
-  p3d_allow_next_kernel();
-  p3d_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
+  p3dc_wait_for_previous_kernel();
   uint32_t n = *n_boxes_device;
   if (n > capacity) n = capacity;
   const uint32_t first = blockIdx.x * kRankBoxes;
@@ -63,9 +63,9 @@ __global__ void __launch_bounds__(kRankThreads)
   uint32_t valid = 0;
 #pragma unroll 4
   for (uint32_t i = threadIdx.x; i < n; i += kRankThreads) {
-    const uint32_t key = p3d_nms_record_key(mode, boxes, i, score_threshold);
+    const uint32_t key = p3dc_nms_record_key(mode, boxes, i, score_threshold);
     keys[i] = key;
-    valid += key != P3D_NMS_KEY_DROPPED;
+    valid += key != P3DC_NMS_KEY_DROPPED;
   }
   for (uint32_t offset_lanes = 16; offset_lanes > 0; offset_lanes >>= 1)
     valid += __shfl_xor_sync(kFullWarp, valid, offset_lanes);
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kRankThreads)
   // kept key, so it never counts for a kept box (and a dropped box's own
   // rank is not used).
   const uint32_t i = first + lane;
-  const uint32_t key = i < n ? keys[i] : P3D_NMS_KEY_DROPPED;
+  const uint32_t key = i < n ? keys[i] : P3DC_NMS_KEY_DROPPED;
   const uint32_t share = (n + kRankWarps - 1) / kRankWarps;
   const uint32_t lo = min(warp * share, n);
   const uint32_t hi = min(lo + share, n);
@@ -98,9 +98,9 @@ __global__ void __launch_bounds__(kRankThreads)
   if (warp == 0) {
     uint32_t rank = 0;
     for (uint32_t w = 0; w < kRankWarps; w++) rank += before_by_warp[w][lane];
-    if (key != P3D_NMS_KEY_DROPPED && rank < limit) {
-      P3dNmsItem item;
-      p3d_nms_item_set(&item, mode, boxes, i, offset);
+    if (key != P3DC_NMS_KEY_DROPPED && rank < limit) {
+      P3dcNmsItem item;
+      p3dc_nms_item_set(&item, mode, boxes, i, offset);
       items[rank] = item;
       order[rank] = i;
     }
@@ -112,19 +112,19 @@ __global__ void __launch_bounds__(kRankThreads)
   }
 }
 
-__global__ void key_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
+__global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                            const uint32_t *__restrict__ n_boxes_device,
                            uint32_t capacity, float score_threshold,
                            uint32_t *__restrict__ keys,
                            uint32_t *__restrict__ indices) {
-  p3d_allow_next_kernel();
-  p3d_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
+  p3dc_wait_for_previous_kernel();
   uint32_t n = *n_boxes_device;
   if (n > capacity) n = capacity;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += gridDim.x * blockDim.x) {
-    keys[i] = i < n ? p3d_nms_record_key(mode, boxes, i, score_threshold)
-                    : P3D_NMS_KEY_DROPPED;
+    keys[i] = i < n ? p3dc_nms_record_key(mode, boxes, i, score_threshold)
+                    : P3DC_NMS_KEY_DROPPED;
     indices[i] = i;
   }
 }
@@ -132,22 +132,22 @@ __global__ void key_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
 // After the device sort, which wrote @indices (the order): @limit is
 // pre_max (or the capacity).  The one thread at the end of the kept prefix
 // writes its length.
-__global__ void item_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
+__global__ void item_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                             const uint32_t *__restrict__ keys,
                             const uint32_t *__restrict__ indices,
                             uint32_t capacity, uint32_t limit, float offset,
-                            P3dNmsItem *__restrict__ items,
+                            P3dcNmsItem *__restrict__ items,
                             uint32_t *__restrict__ item_count) {
-  p3d_allow_next_kernel();
-  p3d_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
+  p3dc_wait_for_previous_kernel();
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += gridDim.x * blockDim.x) {
-    const bool here = i < limit && keys[i] != P3D_NMS_KEY_DROPPED;
-    const bool next =
-        i + 1 < capacity && i + 1 < limit && keys[i + 1] != P3D_NMS_KEY_DROPPED;
+    const bool here = i < limit && keys[i] != P3DC_NMS_KEY_DROPPED;
+    const bool next = i + 1 < capacity && i + 1 < limit &&
+                      keys[i + 1] != P3DC_NMS_KEY_DROPPED;
     if (here) {
-      P3dNmsItem item;
-      p3d_nms_item_set(&item, mode, boxes, indices[i], offset);
+      P3dcNmsItem item;
+      p3dc_nms_item_set(&item, mode, boxes, indices[i], offset);
       items[i] = item;
     }
     if (here && !next) *item_count = i + 1;
@@ -155,6 +155,6 @@ __global__ void item_kernel(P3dNmsMode mode, const void *__restrict__ boxes,
   }
 }
 
-}  // namespace p3d_nms
+}  // namespace p3dc_nms
 
-#endif  // P3D_NMS_SORT_CUH
+#endif  // P3DC_NMS_SORT_CUH

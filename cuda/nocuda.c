@@ -1,52 +1,52 @@
 /* Builds without CUDA: the device entry points of every operation, so that
  * the elements link unchanged.  They are never reached in practice, since
- * p3d_cuda_device_count() is 0 and every element then takes its reference
- * path, but a direct caller gets a clear P3D_ERROR_NO_CUDA. */
+ * p3dc_cuda_device_count() is 0 and every element then takes its reference
+ * path, but a direct caller gets a clear P3DC_ERROR_NO_CUDA. */
 #include "bevpool.h"
 #include "bevpool-private.h"
 #include "voxelize.h"
 #include "nms.h"
 #include "pillarfeat.h"
 
-P3dResult
-p3d_pillarfeat_cuda (const P3dPillarFeatParams * params,
-    const P3dPillarFeatInput * in, const P3dPillarFeatOutput * out,
-    int output_clean, P3dCudaStream stream)
+P3dcResult
+p3dc_pillarfeat_cuda (const P3dcPillarFeatParams * params,
+    const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out,
+    int output_clean, P3dcCudaStream stream)
 {
   (void) params;
   (void) in;
   (void) out;
   (void) output_clean;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_nms_new (uint32_t capacity, P3dNms ** nms)
+P3dcResult
+p3dc_nms_new (uint32_t capacity, P3dcNms ** nms)
 {
   (void) capacity;
   if (nms != NULL)
     *nms = NULL;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
 void
-p3d_nms_free (P3dNms * nms)
+p3dc_nms_free (P3dcNms * nms)
 {
   (void) nms;
 }
 
 uint32_t
-p3d_nms_get_capacity (const P3dNms * nms)
+p3dc_nms_get_capacity (const P3dcNms * nms)
 {
   (void) nms;
   return 0;
 }
 
-P3dResult
-p3d_nms_cuda (P3dNms * nms, const P3dNmsParams * params, const void *boxes,
+P3dcResult
+p3dc_nms_cuda (P3dcNms * nms, const P3dcNmsParams * params, const void *boxes,
     const uint32_t * n_boxes_device, void *out, uint32_t out_capacity,
-    uint32_t * out_count, int32_t * kept_index, P3dCudaStream stream)
+    uint32_t * out_count, int32_t * kept_index, P3dcCudaStream stream)
 {
   (void) nms;
   (void) params;
@@ -57,30 +57,30 @@ p3d_nms_cuda (P3dNms * nms, const P3dNmsParams * params, const void *boxes,
   (void) out_count;
   (void) kept_index;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_voxelizer_new (const P3dVoxelizeParams * params, size_t max_points_hint,
-    P3dVoxelizer ** voxelizer)
+P3dcResult
+p3dc_voxelizer_new (const P3dcVoxelizeParams * params, size_t max_points_hint,
+    P3dcVoxelizer ** voxelizer)
 {
   (void) params;
   (void) max_points_hint;
   if (voxelizer)
     *voxelizer = NULL;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
 void
-p3d_voxelizer_free (P3dVoxelizer * voxelizer)
+p3dc_voxelizer_free (P3dcVoxelizer * voxelizer)
 {
   (void) voxelizer;
 }
 
-P3dResult
-p3d_voxelize_cuda (P3dVoxelizer * voxelizer, const float *points,
-    size_t n_points, const P3dVoxelizeOutput * out, int output_clean,
-    P3dCudaStream stream)
+P3dcResult
+p3dc_voxelize_cuda (P3dcVoxelizer * voxelizer, const float *points,
+    size_t n_points, const P3dcVoxelizeOutput * out, int output_clean,
+    P3dcCudaStream stream)
 {
   (void) voxelizer;
   (void) points;
@@ -88,71 +88,72 @@ p3d_voxelize_cuda (P3dVoxelizer * voxelizer, const float *points,
   (void) out;
   (void) output_clean;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_bevpool_geometry_cuda_new (const P3dBevPoolParams * params,
-    P3dBevGeometryCuda ** geometry)
+P3dcResult
+p3dc_bevpool_geometry_cuda_new (const P3dcBevPoolParams * params,
+    P3dcBevGeometryCuda ** geometry)
 {
   (void) params;
   if (geometry != NULL)
     *geometry = NULL;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
 void
-p3d_bevpool_geometry_cuda_free (P3dBevGeometryCuda * geometry)
+p3dc_bevpool_geometry_cuda_free (P3dcBevGeometryCuda * geometry)
 {
   (void) geometry;
 }
 
-P3dResult
-p3d_bevpool_geometry_compute_cuda (P3dBevGeometryCuda * geometry,
-    const P3dCameraCalib * calib, P3dCudaStream stream)
+P3dcResult
+p3dc_bevpool_geometry_compute_cuda (P3dcBevGeometryCuda * geometry,
+    const P3dcCameraCalib * calib, P3dcCudaStream stream)
 {
   (void) geometry;
   (void) calib;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_bevpool_geometry_cuda_download (const P3dBevGeometryCuda * geometry,
-    P3dBevGeometry * host, P3dCudaStream stream)
+P3dcResult
+p3dc_bevpool_geometry_cuda_download (const P3dcBevGeometryCuda * geometry,
+    P3dcBevGeometry * host, P3dcCudaStream stream)
 {
   (void) geometry;
   (void) host;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_bevpool_geometry_cuda_new_scheduled (const P3dBevPoolParams * params,
-    const P3dBevPoolSchedule * schedule, P3dBevGeometryCuda ** geometry)
+P3dcResult
+p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams * params,
+    const P3dcBevPoolSchedule * schedule, P3dcBevGeometryCuda ** geometry)
 {
   (void) params;
   (void) schedule;
   if (geometry != NULL)
     *geometry = NULL;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_bevpool_geometry_compute_cuda_timed (P3dBevGeometryCuda * geometry,
-    const P3dCameraCalib * calib, P3dCudaEvent * events, P3dCudaStream stream)
+P3dcResult
+p3dc_bevpool_geometry_compute_cuda_timed (P3dcBevGeometryCuda * geometry,
+    const P3dcCameraCalib * calib, P3dcCudaEvent * events,
+    P3dcCudaStream stream)
 {
   (void) geometry;
   (void) calib;
   (void) events;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_bevpool_cuda (const P3dBevGeometryCuda * geometry, const void *features,
+P3dcResult
+p3dc_bevpool_cuda (const P3dcBevGeometryCuda * geometry, const void *features,
     const void *depth, int half_in, void *out, int half_out,
-    P3dCudaStream stream)
+    P3dcCudaStream stream)
 {
   (void) geometry;
   (void) features;
@@ -161,5 +162,5 @@ p3d_bevpool_cuda (const P3dBevGeometryCuda * geometry, const void *features,
   (void) out;
   (void) half_out;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }

@@ -1,7 +1,7 @@
 /* pillarencode internals shared by the reference and the CUDA path (not
  * installed). */
-#ifndef P3D_PILLARENCODE_PRIVATE_H
-#define P3D_PILLARENCODE_PRIVATE_H
+#ifndef P3DC_PILLARENCODE_PRIVATE_H
+#define P3DC_PILLARENCODE_PRIVATE_H
 
 #include "pillarencode.h"
 
@@ -15,26 +15,26 @@ extern "C" {
 /* The length a slot's row of features is padded to in the CUDA kernel
  * (its row in shared memory and the weights it holds in registers, padded
  * with zeros): 4, 8, 12 or 16, then 24 or 32, then 48 or 64; 0 above
- * P3D_PILLARENCODE_MAX_IN_CHANNELS.  Few lengths keep few instances of the
+ * P3DC_PILLARENCODE_MAX_IN_CHANNELS.  Few lengths keep few instances of the
  * kernel; the padding costs at most a third more FMAs, and 11 channels
  * take 12. */
 static inline uint32_t
-p3d_pillarencode_padded_in (uint32_t in_channels)
+p3dc_pillarencode_padded_in (uint32_t in_channels)
 {
   if (in_channels <= 16)
     return (in_channels + 3) & ~3u;
   if (in_channels <= 32)
     return (in_channels + 7) & ~7u;
-  if (in_channels <= P3D_PILLARENCODE_MAX_IN_CHANNELS)
+  if (in_channels <= P3DC_PILLARENCODE_MAX_IN_CHANNELS)
     return (in_channels + 15) & ~15u;
   return 0;
 }
 
-int p3d_pillarencode_weights_finite (const P3dPillarEncodeParams * params,
+int p3dc_pillarencode_weights_finite (const P3dcPillarEncodeParams * params,
     const float *weight, const float *bias);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* P3D_PILLARENCODE_PRIVATE_H */
+#endif /* P3DC_PILLARENCODE_PRIVATE_H */

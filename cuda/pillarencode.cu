@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(EncodeArgs a) {
           }
           const float *row = static_cast<const float *>(
               __builtin_assume_aligned(rows + s * kInPad, 16));
-          const float y = p3d_pillarencode_slot(w, row, kInPad, b);
+          const float y = p3dc_pillarencode_slot(w, row, kInPad, b);
           if (y > best) best = y;
         }
         if (padded && zero_row > best) best = zero_row;
@@ -237,7 +237,7 @@ EncodeKernel encode_kernel_for(uint32_t in_pad) {
 }  // namespace
 
 struct _P3dPillarEncoder {
-  P3dPillarEncodeParams params;
+  P3dcPillarEncodeParams params;
   float *weight_bias;  // [out][in_pad] then [out]
   unsigned long long *owner;
   uint32_t *dropped;
@@ -247,7 +247,7 @@ struct _P3dPillarEncoder {
   size_t shared_bytes;
 };
 
-extern "C" void p3d_pillarencoder_free(P3dPillarEncoder *encoder) {
+extern "C" void p3dc_pillarencoder_free(P3dcPillarEncoder *encoder) {
   if (encoder == nullptr) return;
   cudaFree(encoder->weight_bias);
   cudaFree(encoder->owner);
@@ -255,23 +255,22 @@ extern "C" void p3d_pillarencoder_free(P3dPillarEncoder *encoder) {
   delete encoder;
 }
 
-extern "C" P3dResult p3d_pillarencoder_new(const P3dPillarEncodeParams *params,
-                                           const float *weight,
-                                           const float *bias,
-                                           P3dPillarEncoder **encoder) {
-  if (encoder == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+extern "C" P3dcResult p3dc_pillarencoder_new(
+    const P3dcPillarEncodeParams *params, const float *weight,
+    const float *bias, P3dcPillarEncoder **encoder) {
+  if (encoder == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   *encoder = nullptr;
-  P3dResult result = p3d_pillarencode_params_validate(params);
-  if (result != P3D_OK) return result;
+  P3dcResult result = p3dc_pillarencode_params_validate(params);
+  if (result != P3DC_OK) return result;
   if (weight == nullptr || bias == nullptr ||
-      !p3d_pillarencode_weights_finite(params, weight, bias))
-    return P3D_ERROR_INVALID_ARGUMENT;
+      !p3dc_pillarencode_weights_finite(params, weight, bias))
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
-  P3dPillarEncoder *e = new (std::nothrow) P3dPillarEncoder();
-  if (e == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
+  P3dcPillarEncoder *e = new (std::nothrow) P3dcPillarEncoder();
+  if (e == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   e->params = *params;
   const uint32_t in = params->in_channels, out = params->out_channels;
-  e->in_pad = p3d_pillarencode_padded_in(in);
+  e->in_pad = p3dc_pillarencode_padded_in(in);
   // validated: max_points * in_pad <= 4096, so a pillar takes at most
   // 16 KiB + 4 KiB of flags and a chunk holds at least two
   const size_t per_pillar =
@@ -288,7 +287,7 @@ extern "C" P3dResult p3d_pillarencoder_new(const P3dPillarEncodeParams *params,
   float *padded = new (std::nothrow) float[matrix + out]();
   if (padded == nullptr) {
     delete e;
-    return P3D_ERROR_OUT_OF_MEMORY;
+    return P3DC_ERROR_OUT_OF_MEMORY;
   }
   for (uint32_t c = 0; c < out; c++)
     for (uint32_t i = 0; i < in; i++)
@@ -315,26 +314,26 @@ extern "C" P3dResult p3d_pillarencoder_new(const P3dPillarEncodeParams *params,
   // streams do not wait for
   if (error == cudaSuccess) error = cudaStreamSynchronize(0);
   if (error != cudaSuccess) {
-    p3d_pillarencoder_free(e);
+    p3dc_pillarencoder_free(e);
     return error;
   }
   *encoder = e;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-extern "C" P3dResult p3d_pillarencode_cuda(P3dPillarEncoder *encoder,
-                                           const P3dPillarEncodeInput *in,
-                                           void *canvas, uint32_t *dropped,
-                                           P3dCudaStream stream) {
+extern "C" P3dcResult p3dc_pillarencode_cuda(P3dcPillarEncoder *encoder,
+                                             const P3dcPillarEncodeInput *in,
+                                             void *canvas, uint32_t *dropped,
+                                             P3dcCudaStream stream) {
   if (encoder == nullptr || in == nullptr || in->features == nullptr ||
       in->coords == nullptr || in->count == nullptr || canvas == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  const P3dPillarEncodeParams &p = encoder->params;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  const P3dcPillarEncodeParams &p = encoder->params;
   if (((uintptr_t)in->coords & 15) != 0 ||
       ((uintptr_t)canvas & (p.half_out ? 1 : 3)) != 0 ||
       ((uintptr_t)in->features & (p.half_in ? 1 : 3)) != 0 ||
       ((uintptr_t)dropped & 3) != 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   const size_t cells = (size_t)p.grid_x * p.grid_y;
 
   // A new frame number; when it wraps, the map is cleared once instead.
@@ -372,7 +371,7 @@ extern "C" P3dResult p3d_pillarencode_cuda(P3dPillarEncoder *encoder,
   args.half_in = p.half_in != 0;
   args.half_out = p.half_out != 0;
   const EncodeKernel kernel = encode_kernel_for(encoder->in_pad);
-  if (kernel == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+  if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   const unsigned encode_blocks =
       (unsigned)((cells + kTileCells - 1) / kTileCells);
   kernel<<<encode_blocks, kThreads, encoder->shared_bytes, stream>>>(args);

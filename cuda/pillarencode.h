@@ -24,8 +24,8 @@
  * *dropped.  Two pillars in one cell (voxelize never makes them) are defined:
  * the later pillar (higher index) wins, as a sequential loop leaves it.
  */
-#ifndef P3D_PILLARENCODE_H
-#define P3D_PILLARENCODE_H
+#ifndef P3DC_PILLARENCODE_H
+#define P3DC_PILLARENCODE_H
 
 #include <math.h>
 #include <stddef.h>
@@ -39,15 +39,15 @@
 extern "C" {
 #endif
 
-/* Limits that p3d_pillarencode_params_validate() enforces: one pillar's
+/* Limits that p3dc_pillarencode_params_validate() enforces: one pillar's
  * features must fit the kernel's shared memory and a row of them its
  * registers, indices fit 32 bits.  A pillar's values count its rows as the
  * kernel pads them: in rounded up to 4, 8, 12, 16, 24, 32, 48 or 64. */
-#define P3D_PILLARENCODE_MAX_IN_CHANNELS 64u
-#define P3D_PILLARENCODE_MAX_WEIGHTS 4096u      /* out * (in + 1) */
-#define P3D_PILLARENCODE_MAX_PILLAR_VALUES 4096u        /* max_points * padded in */
-#define P3D_PILLARENCODE_MAX_VOXELS 0x7fffffffu
-#define P3D_PILLARENCODE_MAX_CELLS 0x7fffffffu  /* grid_x * grid_y */
+#define P3DC_PILLARENCODE_MAX_IN_CHANNELS 64u
+#define P3DC_PILLARENCODE_MAX_WEIGHTS 4096u      /* out * (in + 1) */
+#define P3DC_PILLARENCODE_MAX_PILLAR_VALUES 4096u        /* max_points * padded in */
+#define P3DC_PILLARENCODE_MAX_VOXELS 0x7fffffffu
+#define P3DC_PILLARENCODE_MAX_CELLS 0x7fffffffu  /* grid_x * grid_y */
 
 typedef struct
 {
@@ -59,20 +59,20 @@ typedef struct
   uint32_t grid_x, grid_y;
   /* nonzero: F16 features in / F16 canvas out; zero: F32 */
   int half_in, half_out;
-} P3dPillarEncodeParams;
+} P3dcPillarEncodeParams;
 
-/* P3D_ERROR_INVALID_ARGUMENT for a NULL pointer or a zero size,
- * P3D_ERROR_TOO_LARGE beyond the limits above. */
-P3dResult p3d_pillarencode_params_validate (const P3dPillarEncodeParams *
+/* P3DC_ERROR_INVALID_ARGUMENT for a NULL pointer or a zero size,
+ * P3DC_ERROR_TOO_LARGE beyond the limits above. */
+P3dcResult p3dc_pillarencode_params_validate (const P3dcPillarEncodeParams *
     params);
 
 /* Bytes of the canvas, out * grid_y * grid_x * (2 or 4); 0 when @params is
  * not valid. */
-size_t p3d_pillarencode_canvas_size (const P3dPillarEncodeParams * params);
+size_t p3dc_pillarencode_canvas_size (const P3dcPillarEncodeParams * params);
 
 /* Bytes of the features tensor, max_voxels * max_points * in * (2 or 4); 0
  * when @params is not valid. */
-size_t p3d_pillarencode_features_size (const P3dPillarEncodeParams * params);
+size_t p3dc_pillarencode_features_size (const P3dcPillarEncodeParams * params);
 
 /* The x-pillar-features tensors: features [max_voxels][max_points][in] F32
  * or F16, coords [max_voxels][4] int32 (batch, z, y, x), count [1] uint32
@@ -82,25 +82,25 @@ typedef struct
   const void *features;
   const int32_t *coords;
   const uint32_t *count;
-} P3dPillarEncodeInput;
+} P3dcPillarEncodeInput;
 
 /* The reference.  @weight [out][in] and @bias [out] are host float32.
  * Writes every byte of @canvas, and the number of pillars dropped for
  * coordinates outside the grid to *dropped when @dropped is not NULL.
- * P3D_ERROR_INVALID_ARGUMENT (nothing written) for invalid params or a NULL
+ * P3DC_ERROR_INVALID_ARGUMENT (nothing written) for invalid params or a NULL
  * pointer other than @dropped. */
-P3dResult p3d_pillarencode_cpu (const P3dPillarEncodeParams * params,
-    const float *weight, const float *bias, const P3dPillarEncodeInput * in,
+P3dcResult p3dc_pillarencode_cpu (const P3dcPillarEncodeParams * params,
+    const float *weight, const float *bias, const P3dcPillarEncodeInput * in,
     void *canvas, uint32_t * dropped);
 
 /* The device path: a workspace made once per params and weights (the weights
  * are copied to the device then, on the current device) and used for every
  * frame with no allocation and no host synchronization. */
-typedef struct _P3dPillarEncoder P3dPillarEncoder;
+typedef struct _P3dPillarEncoder P3dcPillarEncoder;
 
-P3dResult p3d_pillarencoder_new (const P3dPillarEncodeParams * params,
-    const float *weight, const float *bias, P3dPillarEncoder ** encoder);
-void p3d_pillarencoder_free (P3dPillarEncoder * encoder);
+P3dcResult p3dc_pillarencoder_new (const P3dcPillarEncodeParams * params,
+    const float *weight, const float *bias, P3dcPillarEncoder ** encoder);
+void p3dc_pillarencoder_free (P3dcPillarEncoder * encoder);
 
 /* Queued on @stream: the canvas (device, 16-byte aligned) fully written,
  * the count read on the device, *dropped (a device word, may be NULL)
@@ -111,15 +111,15 @@ void p3d_pillarencoder_free (P3dPillarEncoder * encoder);
  * of cells, computes the net for the tile's pillars (a warp per pillar, a
  * lane per output channel with its weights in registers) and writes every
  * channel of every cell, zeros of empty cells with coalesced stores. */
-P3dResult p3d_pillarencode_cuda (P3dPillarEncoder * encoder,
-    const P3dPillarEncodeInput * in, void *canvas, uint32_t * dropped,
-    P3dCudaStream stream);
+P3dcResult p3dc_pillarencode_cuda (P3dcPillarEncoder * encoder,
+    const P3dcPillarEncodeInput * in, void *canvas, uint32_t * dropped,
+    P3dcCudaStream stream);
 
 /* The arithmetic both paths share: ReLU of one slot's output channel, from
  * the channel's weight row, the slot's features (already float) and the
  * bias. */
-static P3D_HOST_DEVICE float
-p3d_pillarencode_slot (const float *weight_row, const float *x,
+static P3DC_HOST_DEVICE float
+p3dc_pillarencode_slot (const float *weight_row, const float *x,
     uint32_t in_channels, float bias)
 {
   float acc = 0.0f;
@@ -135,4 +135,4 @@ p3d_pillarencode_slot (const float *weight_row, const float *x,
 }
 #endif
 
-#endif /* P3D_PILLARENCODE_H */
+#endif /* P3DC_PILLARENCODE_H */

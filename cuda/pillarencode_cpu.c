@@ -7,39 +7,39 @@
 #include "pillarencode.h"
 #include "pillarencode-private.h"
 
-P3dResult
-p3d_pillarencode_params_validate (const P3dPillarEncodeParams * params)
+P3dcResult
+p3dc_pillarencode_params_validate (const P3dcPillarEncodeParams * params)
 {
   if (params == NULL || params->in_channels == 0 || params->out_channels == 0
       || params->max_points == 0 || params->max_voxels == 0
       || params->grid_x == 0 || params->grid_y == 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  if (params->in_channels > P3D_PILLARENCODE_MAX_IN_CHANNELS
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (params->in_channels > P3DC_PILLARENCODE_MAX_IN_CHANNELS
       || (uint64_t) params->out_channels * (params->in_channels + 1ull) >
-      P3D_PILLARENCODE_MAX_WEIGHTS
+      P3DC_PILLARENCODE_MAX_WEIGHTS
       || (uint64_t) params->max_points *
-      p3d_pillarencode_padded_in (params->in_channels) >
-      P3D_PILLARENCODE_MAX_PILLAR_VALUES
-      || params->max_voxels > P3D_PILLARENCODE_MAX_VOXELS
+      p3dc_pillarencode_padded_in (params->in_channels) >
+      P3DC_PILLARENCODE_MAX_PILLAR_VALUES
+      || params->max_voxels > P3DC_PILLARENCODE_MAX_VOXELS
       || (uint64_t) params->grid_x * params->grid_y >
-      P3D_PILLARENCODE_MAX_CELLS)
-    return P3D_ERROR_TOO_LARGE;
-  return P3D_OK;
+      P3DC_PILLARENCODE_MAX_CELLS)
+    return P3DC_ERROR_TOO_LARGE;
+  return P3DC_OK;
 }
 
 size_t
-p3d_pillarencode_canvas_size (const P3dPillarEncodeParams * params)
+p3dc_pillarencode_canvas_size (const P3dcPillarEncodeParams * params)
 {
-  if (p3d_pillarencode_params_validate (params) != P3D_OK)
+  if (p3dc_pillarencode_params_validate (params) != P3DC_OK)
     return 0;
   return (size_t) params->out_channels * params->grid_y * params->grid_x
       * (params->half_out ? sizeof (uint16_t) : sizeof (float));
 }
 
 size_t
-p3d_pillarencode_features_size (const P3dPillarEncodeParams * params)
+p3dc_pillarencode_features_size (const P3dcPillarEncodeParams * params)
 {
-  if (p3d_pillarencode_params_validate (params) != P3D_OK)
+  if (p3dc_pillarencode_params_validate (params) != P3DC_OK)
     return 0;
   return (size_t) params->max_voxels * params->max_points
       * params->in_channels * (params->half_in ? sizeof (uint16_t) :
@@ -47,7 +47,7 @@ p3d_pillarencode_features_size (const P3dPillarEncodeParams * params)
 }
 
 int
-p3d_pillarencode_weights_finite (const P3dPillarEncodeParams * params,
+p3dc_pillarencode_weights_finite (const P3dcPillarEncodeParams * params,
     const float *weight, const float *bias)
 {
   size_t i, n = (size_t) params->out_channels * params->in_channels;
@@ -63,7 +63,7 @@ p3d_pillarencode_weights_finite (const P3dPillarEncodeParams * params,
 
 /* The pillar's output vector into @vector [out]. */
 static void
-encode_pillar (const P3dPillarEncodeParams * params, const float *weight,
+encode_pillar (const P3dcPillarEncodeParams * params, const float *weight,
     const float *bias, const void *features, uint32_t pillar, float *slot_x,
     float *vector)
 {
@@ -77,11 +77,11 @@ encode_pillar (const P3dPillarEncodeParams * params, const float *weight,
 
     for (i = 0; i < params->in_channels; i++)
       slot_x[i] = params->half_in
-          ? p3d_half_to_float (((const uint16_t *) features)[at + i])
+          ? p3dc_half_to_float (((const uint16_t *) features)[at + i])
           : ((const float *) features)[at + i];
     /* every slot, the zero rows of padding included, as PyTorch's max */
     for (c = 0; c < params->out_channels; c++) {
-      float y = p3d_pillarencode_slot (weight +
+      float y = p3dc_pillarencode_slot (weight +
           (size_t) c * params->in_channels, slot_x, params->in_channels,
           bias[c]);
 
@@ -91,25 +91,25 @@ encode_pillar (const P3dPillarEncodeParams * params, const float *weight,
   }
 }
 
-P3dResult
-p3d_pillarencode_cpu (const P3dPillarEncodeParams * params,
-    const float *weight, const float *bias, const P3dPillarEncodeInput * in,
+P3dcResult
+p3dc_pillarencode_cpu (const P3dcPillarEncodeParams * params,
+    const float *weight, const float *bias, const P3dcPillarEncodeInput * in,
     void *canvas, uint32_t * dropped)
 {
-  float slot_x[P3D_PILLARENCODE_MAX_PILLAR_VALUES];
-  float vector[P3D_PILLARENCODE_MAX_WEIGHTS];
+  float slot_x[P3DC_PILLARENCODE_MAX_PILLAR_VALUES];
+  float vector[P3DC_PILLARENCODE_MAX_WEIGHTS];
   size_t cells;
   uint32_t count, pillar, lost = 0, c;
 
-  if (p3d_pillarencode_params_validate (params) != P3D_OK || weight == NULL
+  if (p3dc_pillarencode_params_validate (params) != P3DC_OK || weight == NULL
       || bias == NULL || in == NULL || in->features == NULL
       || in->coords == NULL || in->count == NULL || canvas == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  if (!p3d_pillarencode_weights_finite (params, weight, bias))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (!p3dc_pillarencode_weights_finite (params, weight, bias))
+    return P3DC_ERROR_INVALID_ARGUMENT;
   cells = (size_t) params->grid_x * params->grid_y;
   /* +0 in either format is all zero bits */
-  memset (canvas, 0, p3d_pillarencode_canvas_size (params));
+  memset (canvas, 0, p3dc_pillarencode_canvas_size (params));
   count = *in->count;
   if (count > params->max_voxels)
     count = params->max_voxels;
@@ -131,12 +131,12 @@ p3d_pillarencode_cpu (const P3dPillarEncodeParams * params,
       size_t at = (size_t) c * cells + cell;
 
       if (params->half_out)
-        ((uint16_t *) canvas)[at] = p3d_float_to_half (vector[c]);
+        ((uint16_t *) canvas)[at] = p3dc_float_to_half (vector[c]);
       else
         ((float *) canvas)[at] = vector[c];
     }
   }
   if (dropped != NULL)
     *dropped = lost;
-  return P3D_OK;
+  return P3DC_OK;
 }

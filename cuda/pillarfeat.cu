@@ -78,9 +78,9 @@ struct KernelArgs {
 };
 
 __host__ __device__ constexpr unsigned feature_count_of(int set) {
-  return set == P3D_PILLAR_FEATURES_MMDET3D_9 ? 9u
-         : set == P3D_PILLAR_FEATURES_POINTPILLARS_11 ||
-                 set == P3D_PILLAR_FEATURES_MMDET3D_11
+  return set == P3DC_PILLAR_FEATURES_MMDET3D_9 ? 9u
+         : set == P3DC_PILLAR_FEATURES_POINTPILLARS_11 ||
+                 set == P3DC_PILLAR_FEATURES_MMDET3D_11
              ? 11u
              : 10u;
 }
@@ -244,8 +244,8 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
         x = p[0];
         y = p[1];
         z = p[2];
-        p3d_pillarfeat_point_extras((P3dPillarFeatureSet)kSet, p, a.channels,
-                                    a.intensity_channel, extras);
+        p3dc_pillarfeat_point_extras((P3dcPillarFeatureSet)kSet, p, a.channels,
+                                     a.intensity_channel, extras);
       }
     }
 
@@ -253,16 +253,16 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     // slot writes its coordinates.
     if (in_tile) {
       voxel_center[0][thread] =
-          p3d_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]);
+          p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]);
       voxel_center[1][thread] =
-          p3d_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]);
+          p3dc_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]);
       voxel_center[2][thread] =
-          p3d_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2]);
+          p3dc_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2]);
       if (voxel * a.max_points >= cur.first_slot) a.out_coords[voxel] = coord;
       if (point_count > 0) {
         const size_t row = (size_t)voxel * a.max_points * a.channels;
         float mean[3];
-        p3d_pillarfeat_mean(a.voxels + row, point_count, a.channels, mean);
+        p3dc_pillarfeat_mean(a.voxels + row, point_count, a.channels, mean);
         voxel_mean[0][thread] = mean[0];
         voxel_mean[1][thread] = mean[1];
         voxel_mean[2][thread] = mean[2];
@@ -270,9 +270,9 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     }
     __syncthreads();
 
-    float values[P3D_PILLAR_FEATURES_MAX];
+    float values[P3DC_PILLAR_FEATURES_MAX];
 #pragma unroll
-    for (unsigned f = 0; f < P3D_PILLAR_FEATURES_MAX; f++) values[f] = 0.0f;
+    for (unsigned f = 0; f < P3DC_PILLAR_FEATURES_MAX; f++) values[f] = 0.0f;
     if (has_point) {
       const float mean[3] = {voxel_mean[0][local_voxel],
                              voxel_mean[1][local_voxel],
@@ -280,8 +280,8 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
       const float center[3] = {voxel_center[0][local_voxel],
                                voxel_center[1][local_voxel],
                                voxel_center[2][local_voxel]};
-      p3d_pillarfeat_point((P3dPillarFeatureSet)kSet, x, y, z, extras, mean,
-                           center, values);
+      p3dc_pillarfeat_point((P3dcPillarFeatureSet)kSet, x, y, z, extras, mean,
+                            center, values);
     }
     Value *staged = reinterpret_cast<Value *>(staging) + thread * kFeatures;
 #pragma unroll
@@ -297,22 +297,24 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
 
 using KernelFunc = void (*)(const KernelArgs);
 
-KernelFunc select_kernel(P3dPillarFeatureSet set, bool half) {
+KernelFunc select_kernel(P3dcPillarFeatureSet set, bool half) {
   switch (set) {
-    case P3D_PILLAR_FEATURES_POINTPILLARS_10:
-      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_10, true>
-                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_10,
-                                      false>;
-    case P3D_PILLAR_FEATURES_MMDET3D_9:
-      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_9, true>
-                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_9, false>;
-    case P3D_PILLAR_FEATURES_POINTPILLARS_11:
-      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_11, true>
-                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_POINTPILLARS_11,
-                                      false>;
-    case P3D_PILLAR_FEATURES_MMDET3D_11:
-      return half ? pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_11, true>
-                  : pillarfeat_kernel<P3D_PILLAR_FEATURES_MMDET3D_11, false>;
+    case P3DC_PILLAR_FEATURES_POINTPILLARS_10:
+      return half
+                 ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_10, true>
+                 : pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_10,
+                                     false>;
+    case P3DC_PILLAR_FEATURES_MMDET3D_9:
+      return half ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_9, true>
+                  : pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_9, false>;
+    case P3DC_PILLAR_FEATURES_POINTPILLARS_11:
+      return half
+                 ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_11, true>
+                 : pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_11,
+                                     false>;
+    case P3DC_PILLAR_FEATURES_MMDET3D_11:
+      return half ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_11, true>
+                  : pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_11, false>;
   }
   return nullptr;
 }
@@ -323,26 +325,26 @@ bool aligned(const void *ptr, uintptr_t alignment) {
 
 }  // namespace
 
-extern "C" P3dResult p3d_pillarfeat_cuda(const P3dPillarFeatParams *params,
-                                         const P3dPillarFeatInput *in,
-                                         const P3dPillarFeatOutput *out,
-                                         int output_clean,
-                                         P3dCudaStream stream) {
-  P3dResult result = p3d_pillarfeat_params_validate(params);
-  if (result != P3D_OK) return result;
+extern "C" P3dcResult p3dc_pillarfeat_cuda(const P3dcPillarFeatParams *params,
+                                           const P3dcPillarFeatInput *in,
+                                           const P3dcPillarFeatOutput *out,
+                                           int output_clean,
+                                           P3dcCudaStream stream) {
+  P3dcResult result = p3dc_pillarfeat_params_validate(params);
+  if (result != P3DC_OK) return result;
   if (in == nullptr || out == nullptr || in->voxels == nullptr ||
       in->num_points == nullptr || in->coords == nullptr ||
       in->count == nullptr || out->features == nullptr ||
       out->coords == nullptr || out->count == nullptr)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (!aligned(out->features, 16) || !aligned(in->coords, 16) ||
       !aligned(out->coords, 16) || !aligned(in->voxels, 4) ||
       !aligned(in->num_points, 4) || !aligned(in->count, 4) ||
       !aligned(out->count, 4) || in->count == out->count)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
 
   const KernelFunc kernel = select_kernel(params->features, params->half);
-  if (kernel == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+  if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
 
   int device = 0, multiprocessors = 0, blocks_per_sm = 0;
   cudaError_t error = cudaGetDevice(&device);
@@ -371,7 +373,7 @@ extern "C" P3dResult p3d_pillarfeat_cuda(const P3dPillarFeatParams *params,
     args.center_offset[axis] = params->center_offset[axis];
   }
   args.by_max_points = make_divider(params->max_points);
-  // at most P3D_PILLARFEAT_MAX_SLOTS = 2^31, as validated
+  // at most P3DC_PILLARFEAT_MAX_SLOTS = 2^31, as validated
   args.slots = params->max_voxels * params->max_points;
   // max_voxels < 2^31, so the shift is at most 31 and leaves room for at
   // least two blocks' tickets

@@ -33,8 +33,8 @@
  * num_points and coords of voxels at or beyond the count are ignored, and
  * point slots beyond a voxel's (clamped) num_points are never read.
  */
-#ifndef P3D_PILLARFEAT_H
-#define P3D_PILLARFEAT_H
+#ifndef P3DC_PILLARFEAT_H
+#define P3DC_PILLARFEAT_H
 
 #include <math.h>
 #include <stddef.h>
@@ -50,31 +50,31 @@ extern "C" {
 typedef enum
 {
   /* x y z i, x-mean y-mean z-mean, x-cx y-cy z-cz */
-  P3D_PILLAR_FEATURES_POINTPILLARS_10 = 0,
+  P3DC_PILLAR_FEATURES_POINTPILLARS_10 = 0,
   /* as above without z - center_z */
-  P3D_PILLAR_FEATURES_MMDET3D_9 = 1,
+  P3DC_PILLAR_FEATURES_MMDET3D_9 = 1,
   /* pointpillars-10 then sqrt (x^2 + y^2 + z^2) */
-  P3D_PILLAR_FEATURES_POINTPILLARS_11 = 2,
+  P3DC_PILLAR_FEATURES_POINTPILLARS_11 = 2,
   /* x y z c3 c4, x-mean y-mean z-mean, x-cx y-cy z-cz (mmdetection3d's
    * PillarFeatureNet with in_channels=5, legacy=False) */
-  P3D_PILLAR_FEATURES_MMDET3D_11 = 3,
-} P3dPillarFeatureSet;
+  P3DC_PILLAR_FEATURES_MMDET3D_11 = 3,
+} P3dcPillarFeatureSet;
 
 /* The most features a point gets in any set. */
-#define P3D_PILLAR_FEATURES_MAX 11
+#define P3DC_PILLAR_FEATURES_MAX 11
 
 /* Limits that params_init enforces, so that every size and index fits:
  * max_voxels, max_points, and their product (point slots). */
-#define P3D_PILLARFEAT_MAX_VOXELS 0x7fffffffu
-#define P3D_PILLARFEAT_MAX_POINTS 65536u
-#define P3D_PILLARFEAT_MAX_SLOTS 0x80000000u
+#define P3DC_PILLARFEAT_MAX_VOXELS 0x7fffffffu
+#define P3DC_PILLARFEAT_MAX_POINTS 65536u
+#define P3DC_PILLARFEAT_MAX_SLOTS 0x80000000u
 
-/* 10, 9 or 11 (pointpillars-11 and mmdet3d-11); 0 for a value that is not a P3dPillarFeatureSet. */
-uint32_t p3d_pillar_feature_count (P3dPillarFeatureSet set);
+/* 10, 9 or 11 (pointpillars-11 and mmdet3d-11); 0 for a value that is not a P3dcPillarFeatureSet. */
+uint32_t p3dc_pillar_feature_count (P3dcPillarFeatureSet set);
 
 typedef struct
 {
-  P3dPillarFeatureSet features;
+  P3dcPillarFeatureSet features;
   /* nonzero: F16 output (exact RNE rounding of the F32 result) */
   int half;
   /* floats per input point, >= 3; x, y, z are channels 0, 1, 2 */
@@ -87,26 +87,26 @@ typedef struct
   /* (float) (voxel_size / 2 + range_min) computed in double, as OpenPCDet's
    * x_offset: center = (float) coord * size + offset */
   float center_offset[3];
-} P3dPillarFeatParams;
+} P3dcPillarFeatParams;
 
 /* Fills @params from doubles (computes center_offset in double) and
- * validates it: P3D_ERROR_INVALID_ARGUMENT for an unknown feature set,
+ * validates it: P3DC_ERROR_INVALID_ARGUMENT for an unknown feature set,
  * channels < 3, an intensity channel outside 3 .. channels - 1 (other than
  * -1), a zero max_points or max_voxels, or a voxel size that is not finite
  * and positive in float, or a range_min or offset that is not finite;
- * P3D_ERROR_TOO_LARGE beyond P3D_PILLARFEAT_MAX_VOXELS, _MAX_POINTS or
+ * P3DC_ERROR_TOO_LARGE beyond P3DC_PILLARFEAT_MAX_VOXELS, _MAX_POINTS or
  * _MAX_SLOTS. */
-P3dResult p3d_pillarfeat_params_init (P3dPillarFeatParams * params,
-    P3dPillarFeatureSet set, int half, uint32_t channels,
+P3dcResult p3dc_pillarfeat_params_init (P3dcPillarFeatParams * params,
+    P3dcPillarFeatureSet set, int half, uint32_t channels,
     int intensity_channel, uint32_t max_points, uint32_t max_voxels,
     const double voxel_size[3], const double range_min[3]);
 
-/* The checks of p3d_pillarfeat_params_init() on a filled struct. */
-P3dResult p3d_pillarfeat_params_validate (const P3dPillarFeatParams * params);
+/* The checks of p3dc_pillarfeat_params_init() on a filled struct. */
+P3dcResult p3dc_pillarfeat_params_validate (const P3dcPillarFeatParams * params);
 
 /* Bytes of the features tensor: max_voxels * max_points * feature count *
  * (2 or 4); 0 when @params is not valid. */
-size_t p3d_pillarfeat_features_size (const P3dPillarFeatParams * params);
+size_t p3dc_pillarfeat_features_size (const P3dcPillarFeatParams * params);
 
 /* The x-voxels tensors (device pointers for the CUDA path):
  * voxels [max_voxels][max_points][channels] float32,
@@ -118,7 +118,7 @@ typedef struct
   const uint32_t *num_points;
   const int32_t *coords;
   const uint32_t *count;
-} P3dPillarFeatInput;
+} P3dcPillarFeatInput;
 
 /* The x-pillar-features tensors: features [max_voxels][max_points][F]
  * float32 or float16, coords [max_voxels][4] int32 (the input's, 0 beyond
@@ -128,12 +128,12 @@ typedef struct
   void *features;
   int32_t *coords;
   uint32_t *count;
-} P3dPillarFeatOutput;
+} P3dcPillarFeatOutput;
 
 /* The reference.  Writes every byte of the outputs.  Nothing is written
  * when @params is not valid or a pointer is NULL. */
-void p3d_pillarfeat_cpu (const P3dPillarFeatParams * params,
-    const P3dPillarFeatInput * in, const P3dPillarFeatOutput * out);
+void p3dc_pillarfeat_cpu (const P3dcPillarFeatParams * params,
+    const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out);
 
 /* Queued on @stream, no host sync; the count is read on the device.
  * @output_clean: nonzero when @out holds this function's previous output for
@@ -147,18 +147,18 @@ void p3d_pillarfeat_cpu (const P3dPillarFeatParams * params,
  * Device pointers; in->count and out->count must be different words, and
  * no output may overlap an input.  out->features, in->coords and
  * out->coords must be 16-byte aligned (every cudaMalloc is), in->voxels
- * 4-byte aligned.  Returns P3D_ERROR_INVALID_ARGUMENT for invalid params, a
+ * 4-byte aligned.  Returns P3DC_ERROR_INVALID_ARGUMENT for invalid params, a
  * NULL or misaligned pointer, or the launch error. */
-P3dResult p3d_pillarfeat_cuda (const P3dPillarFeatParams * params,
-    const P3dPillarFeatInput * in, const P3dPillarFeatOutput * out,
-    int output_clean, P3dCudaStream stream);
+P3dcResult p3dc_pillarfeat_cuda (const P3dcPillarFeatParams * params,
+    const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out,
+    int output_clean, P3dcCudaStream stream);
 
 /* The arithmetic shared by the reference and the kernel. */
 
 /* The mean of the first @point_count (> 0) points of a voxel row, summed in
  * point order. */
-static P3D_HOST_DEVICE void
-p3d_pillarfeat_mean (const float *points, uint32_t point_count,
+static P3DC_HOST_DEVICE void
+p3dc_pillarfeat_mean (const float *points, uint32_t point_count,
     uint32_t channels, float mean[3])
 {
   float sum_x = 0.0f, sum_y = 0.0f, sum_z = 0.0f, divisor;
@@ -183,8 +183,8 @@ p3d_pillarfeat_mean (const float *points, uint32_t point_count,
 }
 
 /* The center of a cell along one axis. */
-static P3D_HOST_DEVICE float
-p3d_pillarfeat_center (int32_t coord, float voxel_size, float center_offset)
+static P3DC_HOST_DEVICE float
+p3dc_pillarfeat_center (int32_t coord, float voxel_size, float center_offset)
 {
   return (float) coord * voxel_size + center_offset;
 }
@@ -193,11 +193,11 @@ p3d_pillarfeat_center (int32_t coord, float voxel_size, float center_offset)
  * intensity (0 without one) for the PointPillars sets and mmdet3d-9, the
  * point's channels 3 and 4 (0 where the format has fewer channels) for
  * mmdet3d-11. */
-static P3D_HOST_DEVICE void
-p3d_pillarfeat_point_extras (P3dPillarFeatureSet set, const float *point,
+static P3DC_HOST_DEVICE void
+p3dc_pillarfeat_point_extras (P3dcPillarFeatureSet set, const float *point,
     uint32_t channels, int intensity_channel, float extras[2])
 {
-  if (set == P3D_PILLAR_FEATURES_MMDET3D_11) {
+  if (set == P3DC_PILLAR_FEATURES_MMDET3D_11) {
     extras[0] = channels > 3 ? point[3] : 0.0f;
     extras[1] = channels > 4 ? point[4] : 0.0f;
   } else {
@@ -206,10 +206,10 @@ p3d_pillarfeat_point_extras (P3dPillarFeatureSet set, const float *point,
   }
 }
 
-/* The features of one valid point, p3d_pillar_feature_count (@set) of them,
- * into @features; @extras from p3d_pillarfeat_point_extras(). */
-static P3D_HOST_DEVICE void
-p3d_pillarfeat_point (P3dPillarFeatureSet set, float x, float y, float z,
+/* The features of one valid point, p3dc_pillar_feature_count (@set) of them,
+ * into @features; @extras from p3dc_pillarfeat_point_extras(). */
+static P3DC_HOST_DEVICE void
+p3dc_pillarfeat_point (P3dcPillarFeatureSet set, float x, float y, float z,
     const float extras[2], const float mean[3], const float center[3],
     float *features)
 {
@@ -217,7 +217,7 @@ p3d_pillarfeat_point (P3dPillarFeatureSet set, float x, float y, float z,
   features[1] = y;
   features[2] = z;
   features[3] = extras[0];
-  if (set == P3D_PILLAR_FEATURES_MMDET3D_11) {
+  if (set == P3DC_PILLAR_FEATURES_MMDET3D_11) {
     /* one more pass-through channel, then the six offsets */
     features[4] = extras[1];
     features += 1;
@@ -227,10 +227,10 @@ p3d_pillarfeat_point (P3dPillarFeatureSet set, float x, float y, float z,
   features[6] = z - mean[2];
   features[7] = x - center[0];
   features[8] = y - center[1];
-  if (set == P3D_PILLAR_FEATURES_MMDET3D_9)
+  if (set == P3DC_PILLAR_FEATURES_MMDET3D_9)
     return;
   features[9] = z - center[2];
-  if (set == P3D_PILLAR_FEATURES_POINTPILLARS_11)
+  if (set == P3DC_PILLAR_FEATURES_POINTPILLARS_11)
     features[10] = sqrtf (x * x + y * y + z * z);
 }
 
@@ -238,4 +238,4 @@ p3d_pillarfeat_point (P3dPillarFeatureSet set, float x, float y, float z,
 }
 #endif
 
-#endif /* P3D_PILLARFEAT_H */
+#endif /* P3DC_PILLARFEAT_H */

@@ -9,20 +9,20 @@
 // semantics may change between CCCL releases without notice.  Checked
 // against CCCL 3.0.1 (CCCL_VERSION 3000001, CUB_VERSION 300001), as shipped
 // with CUDA 13.0.  What the code relies on, to re-check with a new CCCL:
-//   - P3dScanTileState<T>::AllocationSize (tiles, bytes) and
+//   - P3dcScanTileState<T>::AllocationSize (tiles, bytes) and
 //     Init (tiles, storage, bytes) on the host, returning cudaError_t;
 //   - InitializeStatus (tiles) called by at least one thread per tile of a
 //     grid that ends before the scan starts, which makes every tile
 //     "invalid" (not yet published);
 //   - SetInclusive (0, aggregate) by the first tile's thread 0;
-//   - P3dTilePrefix<T, Op> (tile_state, temp_storage, op, tile) as the
+//   - P3dcTilePrefix<T, Op> (tile_state, temp_storage, op, tile) as the
 //     prefix callback of BlockScan::ExclusiveScan for tiles 1 and on, with
 //     its TempStorage in shared memory; it spins on lower tiles only.
 // The voxelize CUDA tests (tests/check/libs/voxelize_cuda.c) compare the
 // whole output with the reference bit for bit, so a change of behaviour
 // shows there.
-#ifndef P3D_SINGLE_PASS_SCAN_CUH
-#define P3D_SINGLE_PASS_SCAN_CUH
+#ifndef P3DC_SINGLE_PASS_SCAN_CUH
+#define P3DC_SINGLE_PASS_SCAN_CUH
 
 #include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/version.cuh>
@@ -32,10 +32,10 @@
 #endif
 
 template <typename T>
-using P3dScanTileState = cub::ScanTileState<T>;
+using P3dcScanTileState = cub::ScanTileState<T>;
 
 template <typename T, typename ScanOp>
-using P3dTilePrefix =
+using P3dcTilePrefix =
     cub::TilePrefixCallbackOp<T, ScanOp, cub::ScanTileState<T>>;
 
-#endif  // P3D_SINGLE_PASS_SCAN_CUH
+#endif  // P3DC_SINGLE_PASS_SCAN_CUH

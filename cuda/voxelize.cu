@@ -20,7 +20,7 @@
 #include "voxelize_gather.cuh"
 #include "voxelize_scan.cuh"
 
-namespace p3d_voxelize {
+namespace p3dc_voxelize {
 
 // Grids of up to this many cells get a dense table (16 bytes a cell, 32 MiB
 // at most); larger ones a hash table of at least twice the points.
@@ -50,12 +50,12 @@ struct FrameLaunch {
   unsigned gather_blocks;
 };
 
-}  // namespace p3d_voxelize
+}  // namespace p3dc_voxelize
 
-using namespace p3d_voxelize;
+using namespace p3dc_voxelize;
 
 struct _P3dVoxelizer {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   int device;
   bool dependent_launch;  // programmatic dependent launch (launch.cuh)
   // The cell table and counters must be put in their reset state on the
@@ -82,7 +82,7 @@ struct _P3dVoxelizer {
   size_t gather_max_blocks;
 };
 
-static void free_point_arrays(P3dVoxelizer *v) {
+static void free_point_arrays(P3dcVoxelizer *v) {
   cudaFree(v->point_slots);
   cudaFree(v->sorted);
   cudaFree(v->voxel_info);
@@ -101,7 +101,7 @@ static void free_point_arrays(P3dVoxelizer *v) {
   }
 }
 
-static cudaError_t alloc_point_arrays(P3dVoxelizer *v, size_t capacity) {
+static cudaError_t alloc_point_arrays(P3dcVoxelizer *v, size_t capacity) {
   cudaError_t err;
   size_t tile_bytes = 0;
   int tiles = (int)div_up(capacity, kScanTile);
@@ -132,10 +132,10 @@ static cudaError_t alloc_point_arrays(P3dVoxelizer *v, size_t capacity) {
 
 // Makes room for @n_points: waits for the work that may still use the old
 // arrays, which is the only host synchronization of a frame.
-static P3dResult grow(P3dVoxelizer *v, size_t n_points, cudaStream_t stream) {
+static P3dcResult grow(P3dcVoxelizer *v, size_t n_points, cudaStream_t stream) {
   size_t capacity = 2 * v->point_capacity;
   if (capacity < n_points) capacity = n_points;
-  if (capacity > P3D_VOXELIZE_MAX_INPUT) capacity = P3D_VOXELIZE_MAX_INPUT;
+  if (capacity > P3DC_VOXELIZE_MAX_INPUT) capacity = P3DC_VOXELIZE_MAX_INPUT;
   cudaError_t err = cudaStreamSynchronize(stream);
   if (err != cudaSuccess) return err;
   free_point_arrays(v);
@@ -145,10 +145,10 @@ static P3dResult grow(P3dVoxelizer *v, size_t n_points, cudaStream_t stream) {
     cudaGetLastError();
     return err;
   }
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-static cudaError_t configure_gather(P3dVoxelizer *v) {
+static cudaError_t configure_gather(P3dcVoxelizer *v) {
   int sms = 0, blocks_per_sm = 0;
   cudaError_t err;
 
@@ -186,7 +186,7 @@ static cudaError_t configure_gather(P3dVoxelizer *v) {
   return cudaSuccess;
 }
 
-extern "C" void p3d_voxelizer_free(P3dVoxelizer *voxelizer) {
+extern "C" void p3dc_voxelizer_free(P3dcVoxelizer *voxelizer) {
   if (voxelizer == nullptr) return;
   free_point_arrays(voxelizer);
   cudaFree(voxelizer->table.entries);
@@ -194,26 +194,26 @@ extern "C" void p3d_voxelizer_free(P3dVoxelizer *voxelizer) {
   free(voxelizer);
 }
 
-extern "C" P3dResult p3d_voxelizer_new(const P3dVoxelizeParams *params,
-                                       size_t max_points_hint,
-                                       P3dVoxelizer **voxelizer) {
-  P3dResult result;
+extern "C" P3dcResult p3dc_voxelizer_new(const P3dcVoxelizeParams *params,
+                                         size_t max_points_hint,
+                                         P3dcVoxelizer **voxelizer) {
+  P3dcResult result;
   cudaError_t err;
 
-  if (voxelizer == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+  if (voxelizer == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   *voxelizer = nullptr;
-  if ((result = p3d_voxelize_params_check(params)) != P3D_OK) return result;
-  if (max_points_hint > P3D_VOXELIZE_MAX_INPUT)
-    max_points_hint = P3D_VOXELIZE_MAX_INPUT;
+  if ((result = p3dc_voxelize_params_check(params)) != P3DC_OK) return result;
+  if (max_points_hint > P3DC_VOXELIZE_MAX_INPUT)
+    max_points_hint = P3DC_VOXELIZE_MAX_INPUT;
   if (max_points_hint == 0) max_points_hint = kDefaultPointCapacity;
 
-  P3dVoxelizer *v = (P3dVoxelizer *)calloc(1, sizeof(P3dVoxelizer));
-  if (v == nullptr) return P3D_ERROR_OUT_OF_MEMORY;
+  P3dcVoxelizer *v = (P3dcVoxelizer *)calloc(1, sizeof(P3dcVoxelizer));
+  if (v == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   v->params = *params;
   const uint64_t cells =
       (uint64_t)params->grid[0] * params->grid[1] * params->grid[2];
   if ((err = cudaGetDevice(&v->device)) ||
-      (err = p3d_launch_dependent_supported(&v->dependent_launch)) ||
+      (err = p3dc_launch_dependent_supported(&v->dependent_launch)) ||
       (err = configure_gather(v)) ||
       (err = cudaMalloc(&v->counters, sizeof(Counters))))
     goto failed;
@@ -228,15 +228,15 @@ extern "C" P3dResult p3d_voxelizer_new(const P3dVoxelizeParams *params,
   if ((err = alloc_point_arrays(v, max_points_hint))) goto failed;
   v->needs_reset = true;
   *voxelizer = v;
-  return P3D_OK;
+  return P3DC_OK;
 
 failed:
   cudaGetLastError();
-  p3d_voxelizer_free(v);
+  p3dc_voxelizer_free(v);
   return err;
 }
 
-static cudaError_t reset_workspace(P3dVoxelizer *v, cudaStream_t stream) {
+static cudaError_t reset_workspace(P3dcVoxelizer *v, cudaStream_t stream) {
   size_t blocks = div_up(v->table_entries, kResetThreads);
   if (blocks > kResetMaxBlocks) blocks = kResetMaxBlocks;
   // No table after a failed growth: the next frame with points grows again.
@@ -249,8 +249,8 @@ static cudaError_t reset_workspace(P3dVoxelizer *v, cudaStream_t stream) {
   return cudaMemsetAsync(v->counters, 0, sizeof(Counters), stream);
 }
 
-static GatherArgs gather_args(const P3dVoxelizer *v, const float *points,
-                              const P3dVoxelizeOutput *out, int output_clean) {
+static GatherArgs gather_args(const P3dcVoxelizer *v, const float *points,
+                              const P3dcVoxelizeOutput *out, int output_clean) {
   GatherArgs g;
   memset(&g, 0, sizeof g);
   g.params = v->params;
@@ -271,7 +271,7 @@ static GatherArgs gather_args(const P3dVoxelizer *v, const float *points,
 
 // The gather's grid: a warp per row at most, and no more blocks than fit
 // on the device at once (the kernel strides over its work).
-static unsigned gather_blocks(const P3dVoxelizer *v, uint32_t n_points) {
+static unsigned gather_blocks(const P3dcVoxelizer *v, uint32_t n_points) {
   const size_t warps_per_block = v->gather_threads / 32;
   const size_t rows =
       n_points > v->params.max_voxels ? n_points : v->params.max_voxels;
@@ -280,8 +280,8 @@ static unsigned gather_blocks(const P3dVoxelizer *v, uint32_t n_points) {
   return (unsigned)blocks;
 }
 
-static void frame_launch(const P3dVoxelizer *v, const float *points,
-                         uint32_t n_points, const P3dVoxelizeOutput *out,
+static void frame_launch(const P3dcVoxelizer *v, const float *points,
+                         uint32_t n_points, const P3dcVoxelizeOutput *out,
                          int output_clean, FrameLaunch *f) {
   const int tiles = (int)div_up(n_points, kScanTile);
   f->cells.params = v->params;
@@ -310,10 +310,10 @@ static void frame_launch(const P3dVoxelizer *v, const float *points,
   f->gather_blocks = gather_blocks(v, n_points);
 }
 
-static cudaError_t queue_frame(P3dVoxelizer *v, const float *points,
-                               uint32_t n_points, const P3dVoxelizeOutput *out,
+static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
+                               uint32_t n_points, const P3dcVoxelizeOutput *out,
                                int output_clean, cudaStream_t stream) {
-  const P3dVoxelizeParams &params = v->params;
+  const P3dcVoxelizeParams &params = v->params;
   const bool dependent = v->dependent_launch;
   cudaError_t err;
 
@@ -327,38 +327,39 @@ static cudaError_t queue_frame(P3dVoxelizer *v, const float *points,
         params.max_voxels, output_clean, out->count, out->stats, v->counters);
     if ((err = cudaGetLastError())) return err;
     GatherArgs g = gather_args(v, points, out, output_clean);
-    return p3d_launch(v->gather, gather_blocks(v, 0), v->gather_threads,
-                      v->gather_shared, stream, dependent, g);
+    return p3dc_launch(v->gather, gather_blocks(v, 0), v->gather_threads,
+                       v->gather_shared, stream, dependent, g);
   }
 
   FrameLaunch f;
   frame_launch(v, points, n_points, out, output_clean, &f);
-  if ((err = p3d_launch(cells_kernel, f.cells_blocks, kCellsThreads, 0, stream,
-                        false, f.cells)) ||
-      (err = p3d_launch(scan_kernel, f.scan_blocks, kScanThreads, 0, stream,
-                        dependent, f.scan)))
+  if ((err = p3dc_launch(cells_kernel, f.cells_blocks, kCellsThreads, 0, stream,
+                         false, f.cells)) ||
+      (err = p3dc_launch(scan_kernel, f.scan_blocks, kScanThreads, 0, stream,
+                         dependent, f.scan)))
     return err;
-  return p3d_launch(v->gather, f.gather_blocks, v->gather_threads,
-                    v->gather_shared, stream, dependent, f.gather);
+  return p3dc_launch(v->gather, f.gather_blocks, v->gather_threads,
+                     v->gather_shared, stream, dependent, f.gather);
 }
 
-extern "C" P3dResult p3d_voxelize_cuda(P3dVoxelizer *voxelizer,
-                                       const float *points, size_t n_points,
-                                       const P3dVoxelizeOutput *out,
-                                       int output_clean, P3dCudaStream stream) {
-  P3dResult result;
+extern "C" P3dcResult p3dc_voxelize_cuda(P3dcVoxelizer *voxelizer,
+                                         const float *points, size_t n_points,
+                                         const P3dcVoxelizeOutput *out,
+                                         int output_clean,
+                                         P3dcCudaStream stream) {
+  P3dcResult result;
   int device = -1;
 
   if (voxelizer == nullptr || out == nullptr || out->voxels == nullptr ||
       out->num_points == nullptr || out->coords == nullptr ||
       out->count == nullptr || (points == nullptr && n_points > 0))
-    return P3D_ERROR_INVALID_ARGUMENT;
-  if (n_points > P3D_VOXELIZE_MAX_INPUT) return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (n_points > P3DC_VOXELIZE_MAX_INPUT) return P3DC_ERROR_TOO_LARGE;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
-  if (device != voxelizer->device) return P3D_ERROR_INVALID_ARGUMENT;
+  if (device != voxelizer->device) return P3DC_ERROR_INVALID_ARGUMENT;
   if (n_points > voxelizer->point_capacity &&
-      (result = grow(voxelizer, n_points, stream)) != P3D_OK)
+      (result = grow(voxelizer, n_points, stream)) != P3DC_OK)
     return result;
   err = queue_frame(voxelizer, points, (uint32_t)n_points, out, output_clean,
                     stream);

@@ -9,17 +9,17 @@
 // grid) cells, against 17 to 31 runs of consecutive points, so this issues
 // 10-30 % fewer global atomics than merging runs, and the hot cells near the
 // sensor (up to 2086 points in one nuScenes pillar) serialize fewer of them.
-#ifndef P3D_VOXELIZE_CELLS_CUH
-#define P3D_VOXELIZE_CELLS_CUH
+#ifndef P3DC_VOXELIZE_CELLS_CUH
+#define P3DC_VOXELIZE_CELLS_CUH
 
 #include "voxelize_common.cuh"
 
-namespace p3d_voxelize {
+namespace p3dc_voxelize {
 
 constexpr int kCellsThreads = 256;
 
 struct CellsArgs {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   const float *points;
   uint32_t n_points;
   CellTable table;
@@ -32,8 +32,8 @@ struct CellsArgs {
 static __global__ __launch_bounds__(kCellsThreads) void cells_kernel(
     CellsArgs a) {
   // The scan's blocks may be scheduled now; they wait for this grid to end
-  // (p3d_wait_for_previous_kernel) before reading anything written here.
-  p3d_allow_next_kernel();
+  // (p3dc_wait_for_previous_kernel) before reading anything written here.
+  p3dc_allow_next_kernel();
   // One thread per tile at least: the grid has n_points threads and a tile
   // kScanTile >= 1 points.
   a.tile_state.InitializeStatus(a.num_tiles);
@@ -49,11 +49,11 @@ static __global__ __launch_bounds__(kCellsThreads) void cells_kernel(
   int nonfinite = 0;
   if (i < a.n_points) {
     const float *point = a.points + (size_t)i * a.params.channels;
-    int kind =
-        p3d_voxelize_point_cell(&a.params, point[0], point[1], point[2], &cell);
-    if (kind != P3D_VOXELIZE_POINT_KEPT) {
+    int kind = p3dc_voxelize_point_cell(&a.params, point[0], point[1], point[2],
+                                        &cell);
+    if (kind != P3DC_VOXELIZE_POINT_KEPT) {
       cell = kNone;
-      nonfinite = kind == P3D_VOXELIZE_POINT_NONFINITE;
+      nonfinite = kind == P3DC_VOXELIZE_POINT_NONFINITE;
     }
   }
   const unsigned nonfinite_lanes = __ballot_sync(kFullMask, nonfinite);
@@ -80,6 +80,6 @@ static __global__ __launch_bounds__(kCellsThreads) void cells_kernel(
     a.point_slots[i] = kept ? make_uint2(entry, slot) : make_uint2(kNone, 0u);
 }
 
-}  // namespace p3d_voxelize
+}  // namespace p3dc_voxelize
 
-#endif  // P3D_VOXELIZE_CELLS_CUH
+#endif  // P3DC_VOXELIZE_CELLS_CUH

@@ -21,8 +21,8 @@
 // offsets), and a ticket is taken by a block that is running; see
 // voxelize_scan.cuh.  The cells and gather kernels never wait for another
 // block.
-#ifndef P3D_VOXELIZE_COMMON_CUH
-#define P3D_VOXELIZE_COMMON_CUH
+#ifndef P3DC_VOXELIZE_COMMON_CUH
+#define P3DC_VOXELIZE_COMMON_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@
 #include "single_pass_scan.cuh"
 #include "voxelize.h"
 
-namespace p3d_voxelize {
+namespace p3dc_voxelize {
 
 // No cell, no segment offset yet, an empty hash slot, a padding index.
 constexpr uint32_t kNone = 0xffffffffu;
@@ -77,7 +77,7 @@ struct Counters {
 // and places its segment (low word).  Neither word can carry into the other
 // with at most 2^31 points.
 using ScanValue = unsigned long long;
-using TileState = P3dScanTileState<ScanValue>;
+using TileState = P3dcScanTileState<ScanValue>;
 
 struct ScanSum {
   __device__ __forceinline__ ScanValue operator()(ScanValue a,
@@ -111,6 +111,6 @@ __device__ __forceinline__ uint32_t cell_entry(const CellTable &table,
   }
 }
 
-}  // namespace p3d_voxelize
+}  // namespace p3dc_voxelize
 
-#endif  // P3D_VOXELIZE_COMMON_CUH
+#endif  // P3DC_VOXELIZE_COMMON_CUH

@@ -14,32 +14,32 @@
 #define VOXEL_DROPPED UINT32_MAX
 #define CELL_EMPTY UINT32_MAX
 
-static P3dResult
+static P3dcResult
 check_axis (double size, double min, double max, uint32_t * cells)
 {
   double extent, rounded;
 
   if (!isfinite (size) || !isfinite (min) || !isfinite (max))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (!(size > 0.0) || !(max > min))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   /* The kernels divide by the float size and subtract the float minimum. */
   if (!((float) size > 0.0f) || !isfinite ((float) size)
       || !isfinite ((float) min))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   extent = max - min;
   if (!isfinite (extent))
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_TOO_LARGE;
   rounded = round (extent / size);
   if (rounded < 1.0)
-    return P3D_ERROR_INVALID_ARGUMENT;
-  if (rounded > (double) P3D_VOXELIZE_MAX_GRID_AXIS)
-    return P3D_ERROR_TOO_LARGE;
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (rounded > (double) P3DC_VOXELIZE_MAX_GRID_AXIS)
+    return P3DC_ERROR_TOO_LARGE;
   *cells = (uint32_t) rounded;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-static P3dResult
+static P3dcResult
 check_sizes (const uint32_t grid[3], uint32_t channels, uint32_t max_points,
     uint32_t max_voxels)
 {
@@ -47,71 +47,71 @@ check_sizes (const uint32_t grid[3], uint32_t channels, uint32_t max_points,
   int i;
 
   if (channels < 3 || max_points == 0 || max_voxels == 0)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   for (i = 0; i < 3; i++) {
     if (grid[i] == 0)
-      return P3D_ERROR_INVALID_ARGUMENT;
-    if (grid[i] > P3D_VOXELIZE_MAX_GRID_AXIS)
-      return P3D_ERROR_TOO_LARGE;
+      return P3DC_ERROR_INVALID_ARGUMENT;
+    if (grid[i] > P3DC_VOXELIZE_MAX_GRID_AXIS)
+      return P3DC_ERROR_TOO_LARGE;
   }
   /* Each axis is at most 2^24, so the product of two fits in 64 bits. */
   cells = (uint64_t) grid[0] * grid[1];
-  if (cells > P3D_VOXELIZE_MAX_GRID_CELLS
-      || cells * grid[2] > P3D_VOXELIZE_MAX_GRID_CELLS)
-    return P3D_ERROR_TOO_LARGE;
-  if (channels > P3D_VOXELIZE_MAX_CHANNELS
-      || max_points > P3D_VOXELIZE_MAX_POINTS_PER_VOXEL
-      || max_voxels > P3D_VOXELIZE_MAX_VOXELS)
-    return P3D_ERROR_TOO_LARGE;
+  if (cells > P3DC_VOXELIZE_MAX_GRID_CELLS
+      || cells * grid[2] > P3DC_VOXELIZE_MAX_GRID_CELLS)
+    return P3DC_ERROR_TOO_LARGE;
+  if (channels > P3DC_VOXELIZE_MAX_CHANNELS
+      || max_points > P3DC_VOXELIZE_MAX_POINTS_PER_VOXEL
+      || max_voxels > P3DC_VOXELIZE_MAX_VOXELS)
+    return P3DC_ERROR_TOO_LARGE;
   tensor_bytes = (uint64_t) max_voxels *max_points * channels * sizeof (float);
-  if (tensor_bytes > P3D_VOXELIZE_MAX_TENSOR_BYTES
+  if (tensor_bytes > P3DC_VOXELIZE_MAX_TENSOR_BYTES
       || tensor_bytes > (uint64_t) SIZE_MAX)
-    return P3D_ERROR_TOO_LARGE;
-  return P3D_OK;
+    return P3DC_ERROR_TOO_LARGE;
+  return P3DC_OK;
 }
 
-P3dResult
-p3d_voxelize_params_init (P3dVoxelizeParams * params,
+P3dcResult
+p3dc_voxelize_params_init (P3dcVoxelizeParams * params,
     const double voxel_size[3], const double range[6], uint32_t channels,
     uint32_t max_points, uint32_t max_voxels)
 {
-  P3dVoxelizeParams parsed;
-  P3dResult result;
+  P3dcVoxelizeParams parsed;
+  P3dcResult result;
   int i;
 
   if (params == NULL || voxel_size == NULL || range == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   memset (&parsed, 0, sizeof (parsed));
   for (i = 0; i < 3; i++) {
     result = check_axis (voxel_size[i], range[i], range[3 + i],
         &parsed.grid[i]);
-    if (result != P3D_OK)
+    if (result != P3DC_OK)
       return result;
     parsed.voxel_size[i] = (float) voxel_size[i];
     parsed.range_min[i] = (float) range[i];
   }
   result = check_sizes (parsed.grid, channels, max_points, max_voxels);
-  if (result != P3D_OK)
+  if (result != P3DC_OK)
     return result;
   parsed.channels = channels;
   parsed.max_points = max_points;
   parsed.max_voxels = max_voxels;
   *params = parsed;
-  return P3D_OK;
+  return P3DC_OK;
 }
 
-P3dResult
-p3d_voxelize_params_check (const P3dVoxelizeParams * params)
+P3dcResult
+p3dc_voxelize_params_check (const P3dcVoxelizeParams * params)
 {
   int i;
 
   if (params == NULL)
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   for (i = 0; i < 3; i++) {
-    if (!p3d_voxelize_is_finite (params->voxel_size[i])
+    if (!p3dc_voxelize_is_finite (params->voxel_size[i])
         || !(params->voxel_size[i] > 0.0f)
-        || !p3d_voxelize_is_finite (params->range_min[i]))
-      return P3D_ERROR_INVALID_ARGUMENT;
+        || !p3dc_voxelize_is_finite (params->range_min[i]))
+      return P3DC_ERROR_INVALID_ARGUMENT;
   }
   return check_sizes (params->grid, params->channels, params->max_points,
       params->max_voxels);
@@ -124,7 +124,7 @@ saturate_u32 (size_t value)
 }
 
 static void
-clear_output (const P3dVoxelizeParams * params, const P3dVoxelizeOutput * out)
+clear_output (const P3dcVoxelizeParams * params, const P3dcVoxelizeOutput * out)
 {
   memset (out->voxels, 0, (size_t) params->max_voxels * params->max_points
       * params->channels * sizeof (float));
@@ -191,9 +191,9 @@ cell_table_find (CellTable * table, uint32_t cell, int *is_new)
   }
 }
 
-P3dResult
-p3d_voxelize_cpu (const P3dVoxelizeParams * params, const float *points,
-    size_t n_points, const P3dVoxelizeOutput * out)
+P3dcResult
+p3dc_voxelize_cpu (const P3dcVoxelizeParams * params, const float *points,
+    size_t n_points, const P3dcVoxelizeOutput * out)
 {
   const size_t row_floats = (size_t) params->max_points * params->channels;
   size_t nonfinite = 0, out_of_range = 0, over_points = 0, over_voxels = 0;
@@ -202,30 +202,30 @@ p3d_voxelize_cpu (const P3dVoxelizeParams * params, const float *points,
   CellTable table;
   size_t i;
 
-  if (p3d_voxelize_params_check (params) != P3D_OK || out == NULL
+  if (p3dc_voxelize_params_check (params) != P3DC_OK || out == NULL
       || out->voxels == NULL || out->num_points == NULL
       || out->coords == NULL || out->count == NULL
       || (points == NULL && n_points > 0))
-    return P3D_ERROR_INVALID_ARGUMENT;
+    return P3DC_ERROR_INVALID_ARGUMENT;
   clear_output (params, out);
   if (out->stats)
     memset (out->stats, 0, sizeof (*out->stats));
   if (!cell_table_init (&table, n_points,
           (uint64_t) params->grid[0] * params->grid[1] * params->grid[2]))
-    return P3D_ERROR_OUT_OF_MEMORY;
+    return P3DC_ERROR_OUT_OF_MEMORY;
 
   for (i = 0; i < n_points; i++) {
     const float *point = points + i * params->channels;
     uint32_t cell, slot, voxel;
     int kind, is_new;
 
-    kind = p3d_voxelize_point_cell (params, point[0], point[1], point[2],
+    kind = p3dc_voxelize_point_cell (params, point[0], point[1], point[2],
         &cell);
-    if (kind == P3D_VOXELIZE_POINT_NONFINITE) {
+    if (kind == P3DC_VOXELIZE_POINT_NONFINITE) {
       nonfinite++;
       continue;
     }
-    if (kind == P3D_VOXELIZE_POINT_OUT_OF_RANGE) {
+    if (kind == P3DC_VOXELIZE_POINT_OUT_OF_RANGE) {
       out_of_range++;
       continue;
     }
@@ -233,7 +233,7 @@ p3d_voxelize_cpu (const P3dVoxelizeParams * params, const float *points,
     if (is_new) {
       if (voxel_count < params->max_voxels) {
         table.voxels[slot] = voxel_count;
-        p3d_voxelize_cell_coords (params, cell, out->coords + 4 *
+        p3dc_voxelize_cell_coords (params, cell, out->coords + 4 *
             (size_t) voxel_count);
         voxel_count++;
       } else {
@@ -267,5 +267,5 @@ p3d_voxelize_cpu (const P3dVoxelizeParams * params, const float *points,
     out->stats->voxels = voxel_count;
     out->stats->voxels_dropped = saturate_u32 (dropped_voxels);
   }
-  return P3D_OK;
+  return P3DC_OK;
 }

@@ -26,12 +26,12 @@
 // one warp, while the rest of the GPU idles); the selection reads the
 // segment twice (17 16-byte loads a lane per pass) and sorts 64 then 128
 // values, whatever the voxel's length.
-#ifndef P3D_VOXELIZE_GATHER_CUH
-#define P3D_VOXELIZE_GATHER_CUH
+#ifndef P3DC_VOXELIZE_GATHER_CUH
+#define P3DC_VOXELIZE_GATHER_CUH
 
 #include "voxelize_common.cuh"
 
-namespace p3d_voxelize {
+namespace p3dc_voxelize {
 
 // Chunks of 32 indices a lane loads at once in the merge selection.
 constexpr int kSegmentBatch = 8;
@@ -43,7 +43,7 @@ constexpr uint32_t kCandidates = 32 * kCandidateRounds;
 constexpr int kPassUnroll = 4;
 
 struct GatherArgs {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   const float *points;
   CellTable table;
   const uint32_t *sorted;  // 16-byte aligned, readable to a multiple of 4
@@ -53,7 +53,7 @@ struct GatherArgs {
   float *voxels;
   uint32_t *num_points;
   int32_t *coords;
-  P3dVoxelizeStats *stats;  // may be null
+  P3dcVoxelizeStats *stats;  // may be null
   int output_clean;
   uint32_t warp_words;  // shared words per warp (see gather_warp_words)
 };
@@ -423,7 +423,7 @@ static __device__ __forceinline__ void write_row_info(const GatherArgs &a,
                                                       uint32_t cell,
                                                       bool has_voxel) {
   int32_t coords[4] = {0, 0, 0, 0};
-  if (has_voxel) p3d_voxelize_cell_coords(&a.params, cell, coords);
+  if (has_voxel) p3dc_voxelize_cell_coords(&a.params, cell, coords);
   a.num_points[voxel] = kept;
   a.coords[4 * (size_t)voxel + 0] = coords[0];
   a.coords[4 * (size_t)voxel + 1] = coords[1];
@@ -561,7 +561,7 @@ static __global__ __launch_bounds__(kGatherMaxWarps * 32,
     block_over_points = 0;
     block_over_voxels = 0;
   }
-  p3d_wait_for_previous_kernel();
+  p3dc_wait_for_previous_kernel();
   __syncthreads();
 
   const uint32_t total = a.counters->total_voxels;
@@ -642,6 +642,6 @@ static __global__ __launch_bounds__(kGatherMaxWarps * 32,
   }
 }
 
-}  // namespace p3d_voxelize
+}  // namespace p3dc_voxelize
 
-#endif  // P3D_VOXELIZE_GATHER_CUH
+#endif  // P3DC_VOXELIZE_GATHER_CUH

@@ -13,14 +13,14 @@
 // scattered at all (its info carries the point's index), and voxels of more
 // than kSoloPoints points are appended to the long-voxel list that the
 // gather's warps take one at a time.
-#ifndef P3D_VOXELIZE_SCAN_CUH
-#define P3D_VOXELIZE_SCAN_CUH
+#ifndef P3DC_VOXELIZE_SCAN_CUH
+#define P3DC_VOXELIZE_SCAN_CUH
 
 #include <cuda/atomic>
 
 #include "voxelize_common.cuh"
 
-namespace p3d_voxelize {
+namespace p3dc_voxelize {
 
 constexpr int kScanThreads = 128;
 constexpr int kScanItems = 4;
@@ -37,13 +37,13 @@ struct ScanArgs {
   uint32_t *long_voxels;     // [n_points] voxels for the gather's warp path
   Counters *counters;
   TileState tile_state;
-  uint32_t *count;          // out->count
-  P3dVoxelizeStats *stats;  // out->stats, may be null
+  uint32_t *count;           // out->count
+  P3dcVoxelizeStats *stats;  // out->stats, may be null
 };
 
 using BlockScan =
     cub::BlockScan<ScanValue, kScanThreads, cub::BLOCK_SCAN_WARP_SCANS>;
-using TilePrefix = P3dTilePrefix<ScanValue, ScanSum>;
+using TilePrefix = P3dcTilePrefix<ScanValue, ScanSum>;
 
 // The frame's totals, written once by one thread after the counts are known
 // (the last point's thread, or the empty-frame kernel).  The gather kernel
@@ -51,7 +51,7 @@ using TilePrefix = P3dTilePrefix<ScanValue, ScanSum>;
 static __device__ void finish_frame(uint32_t n_points, uint32_t in_range,
                                     uint32_t total_voxels, uint32_t max_voxels,
                                     int output_clean, uint32_t *count,
-                                    P3dVoxelizeStats *stats,
+                                    P3dcVoxelizeStats *stats,
                                     Counters *counters) {
   const uint32_t kept = min(total_voxels, max_voxels);
   // A clean output's rows up to its previous count must be cleared where
@@ -76,7 +76,7 @@ static __device__ void finish_frame(uint32_t n_points, uint32_t in_range,
 
 static __global__ void empty_frame_kernel(uint32_t max_voxels, int output_clean,
                                           uint32_t *count,
-                                          P3dVoxelizeStats *stats,
+                                          P3dcVoxelizeStats *stats,
                                           Counters *counters) {
   // No cells kernel ran: the gather must not see the last frame's list.
   counters->long_count = 0;
@@ -100,8 +100,8 @@ static __global__ __launch_bounds__(kScanThreads) void scan_kernel(ScanArgs a) {
   } temp;
   __shared__ uint32_t tile_shared;
 
-  p3d_wait_for_previous_kernel();
-  p3d_allow_next_kernel();
+  p3dc_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
   if (threadIdx.x == 0) tile_shared = atomicAdd(&a.counters->tile_counter, 1u);
   __syncthreads();
   const uint32_t tile = tile_shared;
@@ -198,6 +198,6 @@ static __global__ __launch_bounds__(kScanThreads) void scan_kernel(ScanArgs a) {
   }
 }
 
-}  // namespace p3d_voxelize
+}  // namespace p3dc_voxelize
 
-#endif  // P3D_VOXELIZE_SCAN_CUH
+#endif  // P3DC_VOXELIZE_SCAN_CUH

@@ -89,7 +89,7 @@ calibration_new (guint n_cameras)
 
   calibration->n_cameras = n_cameras;
   calibration->names = g_new0 (gchar *, n_cameras + 1);
-  calibration->cameras = g_new0 (P3dCameraCalib, n_cameras);
+  calibration->cameras = g_new0 (P3dcCameraCalib, n_cameras);
   return calibration;
 }
 
@@ -108,7 +108,7 @@ parse_cameras_form (JsonArray * cameras, const gchar * origin, GError ** error)
   for (i = 0; i < n; i++) {
     JsonNode *node = json_array_get_element (cameras, i);
     JsonObject *camera;
-    P3dCameraCalib *calib = &calibration->cameras[i];
+    P3dcCameraCalib *calib = &calibration->cameras[i];
     gchar *where;
     gboolean ok;
 
@@ -201,13 +201,13 @@ parse_tensor_form (JsonObject * root, const gchar * origin, GError ** error)
   }
   calibration = calibration_new (n);
   if (!read_tensor_form_member (root, "camera_intrinsics", n,
-          G_STRUCT_OFFSET (P3dCameraCalib, intrinsics), TRUE, calibration,
+          G_STRUCT_OFFSET (P3dcCameraCalib, intrinsics), TRUE, calibration,
           origin, error)
       || !read_tensor_form_member (root, "camera2lidar", n,
-          G_STRUCT_OFFSET (P3dCameraCalib, camera_to_lidar), FALSE,
+          G_STRUCT_OFFSET (P3dcCameraCalib, camera_to_lidar), FALSE,
           calibration, origin, error)
       || !read_tensor_form_member (root, "img_aug_matrix", n,
-          G_STRUCT_OFFSET (P3dCameraCalib, img_aug), FALSE, calibration,
+          G_STRUCT_OFFSET (P3dcCameraCalib, img_aug), FALSE, calibration,
           origin, error)) {
     p3d_bev_calibration_free (calibration);
     return NULL;

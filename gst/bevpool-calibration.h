@@ -39,7 +39,7 @@ typedef struct
 {
   guint n_cameras;
   gchar **names;                /* n_cameras names (generated when absent) */
-  P3dCameraCalib *cameras;
+  P3dcCameraCalib *cameras;
 } P3dBevCalibration;
 
 /* NULL and @error naming the file, key, camera and row on failure. */

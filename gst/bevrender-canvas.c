@@ -665,7 +665,7 @@ p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
 
 void
 p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dBox3d * box, P3dBevColor color, guint line_width,
+    const P3dcBox3d * box, P3dBevColor color, guint line_width,
     gboolean show_score)
 {
   /* the corners in the box's own frame, front (+x) first, going round */
@@ -680,7 +680,7 @@ p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
   if (!isfinite (box->x) || !isfinite (box->y) || !isfinite (box->dx)
       || !isfinite (box->dy) || !isfinite (box->yaw))
     return;
-  p3d_sincos (box->yaw, &sin_yaw, &cos_yaw);
+  p3dc_sincos (box->yaw, &sin_yaw, &cos_yaw);
   for (k = 0; k < 4; k++) {
     gdouble l = corner_signs[k][0] * half_length;
     gdouble w = corner_signs[k][1] * half_width;
@@ -767,7 +767,7 @@ p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
         guint16 bits;
 
         memcpy (&bits, plane + cell * 2, sizeof (bits));
-        value = p3d_half_to_float (bits);
+        value = p3dc_half_to_float (bits);
       } else {
         memcpy (&value, plane + cell * 4, sizeof (value));
       }
@@ -830,7 +830,7 @@ compare_scores (gconstpointer a, gconstpointer b)
 
 /* The box's image bounding box, FALSE for a box that draw_box skips. */
 static gboolean
-box_image_bounds (const P3dBevView * view, const P3dBox3d * box,
+box_image_bounds (const P3dBevView * view, const P3dcBox3d * box,
     gdouble * left, gdouble * top, gdouble * right, gdouble * bottom)
 {
   gdouble half_length = box->dx / 2.0, half_width = box->dy / 2.0;
@@ -840,7 +840,7 @@ box_image_bounds (const P3dBevView * view, const P3dBox3d * box,
   if (!isfinite (box->x) || !isfinite (box->y) || !isfinite (box->dx)
       || !isfinite (box->dy) || !isfinite (box->yaw))
     return FALSE;
-  p3d_sincos (box->yaw, &sin_yaw, &cos_yaw);
+  p3dc_sincos (box->yaw, &sin_yaw, &cos_yaw);
   *left = *top = G_MAXDOUBLE;
   *right = *bottom = -G_MAXDOUBLE;
   for (k = 0; k < 4; k++) {
@@ -875,10 +875,10 @@ p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
   guint32 i;
 
   for (i = 0; i < count; i++) {
-    P3dBox3d box;
+    P3dcBox3d box;
 
     /* copied out: a tensor read from a file need not be aligned */
-    memcpy (&box, records + (gsize) i * P3D_BOX3D_SIZE, sizeof (box));
+    memcpy (&box, records + (gsize) i * P3DC_BOX3D_SIZE, sizeof (box));
     p3d_bev_canvas_draw_box (canvas, view, &box, box_color (style,
             box.label), style->line_width, FALSE);
   }
@@ -889,19 +889,19 @@ p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
   placed = g_new (LabelRect, count);
   for (i = 0; i < count; i++) {
     order[i].index = i;
-    memcpy (&order[i].score, records + (gsize) i * P3D_BOX3D_SIZE +
-        G_STRUCT_OFFSET (P3dBox3d, score), sizeof (gfloat));
+    memcpy (&order[i].score, records + (gsize) i * P3DC_BOX3D_SIZE +
+        G_STRUCT_OFFSET (P3dcBox3d, score), sizeof (gfloat));
   }
   qsort (order, count, sizeof (ScoreOrder), compare_scores);
   for (i = 0; i < count; i++) {
     gchar text[G_ASCII_DTOSTR_BUF_SIZE];
     gdouble left, top, right, bottom;
     LabelRect candidates[4];
-    P3dBox3d box;
+    P3dcBox3d box;
     gint width, c0, r0, c1, r1;
     guint k;
 
-    memcpy (&box, records + (gsize) order[i].index * P3D_BOX3D_SIZE,
+    memcpy (&box, records + (gsize) order[i].index * P3DC_BOX3D_SIZE,
         sizeof (box));
     if (!box_image_bounds (view, &box, &left, &top, &right, &bottom)
         || !isfinite (box.score) || fabs (box.score) >= MAX_SCORE_WRITTEN)

@@ -12,7 +12,7 @@
  *
  * Everything is drawn by overwriting pixels, in the order the caller draws
  * the layers, with integer colours and IEEE double arithmetic (sines and
- * cosines from p3d_sincos()), so the same input gives the same bytes on
+ * cosines from p3dc_sincos()), so the same input gives the same bytes on
  * every machine.
  */
 #ifndef __P3D_BEV_CANVAS_H__
@@ -193,7 +193,7 @@ void p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas,
  * two decimals to the right of the box's top right pixel. A box with a
  * non-finite field is skipped. */
 void p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dBox3d * box, P3dBevColor color, guint line_width,
+    const P3dcBox3d * box, P3dBevColor color, guint line_width,
     gboolean show_score);
 
 /**
@@ -255,7 +255,7 @@ guint p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas,
 void p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
     gsize n_cells, gboolean half, gfloat * magnitudes);
 
-/* @count box records (P3D_BOX3D_SIZE bytes each, not necessarily
+/* @count box records (P3DC_BOX3D_SIZE bytes each, not necessarily
  * aligned): every box outlined as @style says, in order; then, with its
  * show_scores, the scores, highest first, each beside its box where
  * it overlaps no score already written (right of the box, else left,

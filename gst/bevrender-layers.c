@@ -152,8 +152,8 @@ p3d_bev_picture_draw_boxes (P3dBevPicture * picture, const guint8 * records,
   for (i = 0; i < count; i++) {
     gint32 label;
 
-    memcpy (&label, records + (gsize) i * P3D_BOX3D_SIZE +
-        G_STRUCT_OFFSET (P3dBox3d, label), sizeof (label));
+    memcpy (&label, records + (gsize) i * P3DC_BOX3D_SIZE +
+        G_STRUCT_OFFSET (P3dcBox3d, label), sizeof (label));
     p3d_bev_legend_add_label (&picture->legend, label);
   }
 }

@@ -117,7 +117,7 @@ typedef struct
 void p3d_bev_picture_draw_features (P3dBevPicture * picture,
     const P3dBevFeaturesLayer * layer);
 
-/* @count box records (P3D_BOX3D_SIZE bytes each, not necessarily aligned)
+/* @count box records (P3DC_BOX3D_SIZE bytes each, not necessarily aligned)
  * drawn as @style says; the legend names them @caption when @style has one
  * colour (and there is a box), else lists the colour of each label drawn. */
 void p3d_bev_picture_draw_boxes (P3dBevPicture * picture,

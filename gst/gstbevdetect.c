@@ -44,8 +44,8 @@
 #include "half.h"
 #include "p3dmodelfile.h"
 
-GST_DEBUG_CATEGORY_STATIC (p3d_bevdetect_debug);
-#define GST_CAT_DEFAULT p3d_bevdetect_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_bev_detect_debug);
+#define GST_CAT_DEFAULT p3d_bev_detect_debug
 
 enum
 {
@@ -77,30 +77,30 @@ p3d_precision_get_type (void)
   return type;
 }
 
-#define p3d_bevdetect_parent_class parent_class
-G_DEFINE_TYPE (P3dBevdetect, p3d_bevdetect, P3D_TYPE_CUDA_FILTER);
+#define p3d_bev_detect_parent_class parent_class
+G_DEFINE_TYPE (P3dBevDetect, p3d_bev_detect, P3D_TYPE_CUDA_FILTER);
 
-static void p3d_bevdetect_finalize (GObject * object);
-static void p3d_bevdetect_set_property (GObject * object, guint prop_id,
+static void p3d_bev_detect_finalize (GObject * object);
+static void p3d_bev_detect_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void p3d_bevdetect_get_property (GObject * object, guint prop_id,
+static void p3d_bev_detect_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean p3d_bevdetect_start (GstBaseTransform * trans);
-static gboolean p3d_bevdetect_stop (GstBaseTransform * trans);
-static GstCaps *p3d_bevdetect_transform_media_caps (P3dCudaFilter * filter,
+static gboolean p3d_bev_detect_start (GstBaseTransform * trans);
+static gboolean p3d_bev_detect_stop (GstBaseTransform * trans);
+static GstCaps *p3d_bev_detect_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean p3d_bevdetect_set_info (P3dCudaFilter * filter,
+static gboolean p3d_bev_detect_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static void p3d_bevdetect_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn p3d_bevdetect_process_cpu (P3dCudaFilter * filter,
+static void p3d_bev_detect_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_bev_detect_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn p3d_bevdetect_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_bev_detect_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-p3d_bevdetect_class_init (P3dBevdetectClass * klass)
+p3d_bev_detect_class_init (P3dBevDetectClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -108,9 +108,9 @@ p3d_bevdetect_class_init (P3dBevdetectClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->finalize = p3d_bevdetect_finalize;
-  gobject_class->set_property = p3d_bevdetect_set_property;
-  gobject_class->get_property = p3d_bevdetect_get_property;
+  gobject_class->finalize = p3d_bev_detect_finalize;
+  gobject_class->set_property = p3d_bev_detect_set_property;
+  gobject_class->get_property = p3d_bev_detect_get_property;
 
   g_object_class_install_property (gobject_class, PROP_WEIGHTS,
       g_param_spec_string ("weights", "Weights",
@@ -147,40 +147,41 @@ p3d_bevdetect_class_init (P3dBevdetectClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
-  trans_class->start = GST_DEBUG_FUNCPTR (p3d_bevdetect_start);
-  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bevdetect_stop);
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_bev_detect_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bev_detect_stop);
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (p3d_bevdetect_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bevdetect_set_info);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bevdetect_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bevdetect_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_bevdetect_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_bev_detect_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bev_detect_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bev_detect_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bev_detect_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_bev_detect_process_cuda);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_PRECISION, 0);
-  GST_DEBUG_CATEGORY_INIT (p3d_bevdetect_debug, "bevdetect", 0, "BEV detector");
+  GST_DEBUG_CATEGORY_INIT (p3d_bev_detect_debug, "bevdetect", 0,
+      "BEV detector");
 }
 
 static void
-p3d_bevdetect_init (P3dBevdetect * self)
+p3d_bev_detect_init (P3dBevDetect * self)
 {
   self->model_nms = DEFAULT_MODEL_NMS;
   self->precision = DEFAULT_PRECISION;
 }
 
 static void
-p3d_bevdetect_finalize (GObject * object)
+p3d_bev_detect_finalize (GObject * object)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (object);
+  P3dBevDetect *self = P3D_BEV_DETECT (object);
 
   g_free (self->weights);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
-p3d_bevdetect_set_property (GObject * object, guint prop_id,
+p3d_bev_detect_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (object);
+  P3dBevDetect *self = P3D_BEV_DETECT (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -202,10 +203,10 @@ p3d_bevdetect_set_property (GObject * object, guint prop_id,
 }
 
 static void
-p3d_bevdetect_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_bev_detect_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (object);
+  P3dBevDetect *self = P3D_BEV_DETECT (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -228,9 +229,9 @@ p3d_bevdetect_get_property (GObject * object, guint prop_id, GValue * value,
 /* The model is loaded before the base class starts, so that the caps the
  * model implies are known when negotiation begins. */
 static gboolean
-p3d_bevdetect_start (GstBaseTransform * trans)
+p3d_bev_detect_start (GstBaseTransform * trans)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (trans);
+  P3dBevDetect *self = P3D_BEV_DETECT (trans);
   P3dCenterPointModel *model;
   gboolean model_nms;
 
@@ -245,25 +246,25 @@ p3d_bevdetect_start (GstBaseTransform * trans)
   self->model = model;
   GST_OBJECT_UNLOCK (self);
   if (!GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans)) {
-    p3d_bevdetect_stop (trans);
+    p3d_bev_detect_stop (trans);
     return FALSE;
   }
   return TRUE;
 }
 
 static void
-free_cpu_buffers (P3dBevdetect * self)
+free_cpu_buffers (P3dBevDetect * self)
 {
   if (self->cpu_buffers)
-    p3d_convnet_cpu_buffers_free (&self->model->net, self->cpu_buffers);
+    p3dc_convnet_cpu_buffers_free (&self->model->net, self->cpu_buffers);
   self->cpu_buffers = NULL;
   g_clear_pointer (&self->cpu_input, g_free);
 }
 
 static gboolean
-p3d_bevdetect_stop (GstBaseTransform * trans)
+p3d_bev_detect_stop (GstBaseTransform * trans)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (trans);
+  P3dBevDetect *self = P3D_BEV_DETECT (trans);
   gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 
   if (self->model)
@@ -273,13 +274,13 @@ p3d_bevdetect_stop (GstBaseTransform * trans)
 }
 
 static GstCaps *
-p3d_bevdetect_transform_media_caps (P3dCudaFilter * filter,
+p3d_bev_detect_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
   GstCaps *result = gst_caps_new_empty ();
   gboolean have_model;
-  P3dConvBufferDesc canvas = { 0, };
+  P3dcConvBufferDesc canvas = { 0, };
   guint capacity = 0;
   guint i;
 
@@ -287,7 +288,7 @@ p3d_bevdetect_transform_media_caps (P3dCudaFilter * filter,
   have_model = self->model != NULL;
   if (have_model) {
     canvas = self->model->net.buffers[0];
-    capacity = p3d_centerpoint_output_capacity (&self->params);
+    capacity = p3dc_centerpoint_output_capacity (&self->params);
   }
   GST_OBJECT_UNLOCK (self);
 
@@ -321,13 +322,14 @@ p3d_bevdetect_transform_media_caps (P3dCudaFilter * filter,
 static gint
 net_new (P3dCudaFilter * filter, gpointer * workspace)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
-  P3dResult result;
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
+  P3dcResult result;
 
   self->net_message[0] = '\0';
-  result = p3d_convnet_cuda_new (&self->model->net, self->half,
-      (P3dConvNet **) workspace, self->net_message, sizeof (self->net_message));
-  if (result != P3D_OK)
+  result = p3dc_convnet_cuda_new (&self->model->net, self->half,
+      (P3dcConvNet **) workspace, self->net_message,
+      sizeof (self->net_message));
+  if (result != P3DC_OK)
     GST_WARNING_OBJECT (self, "network on the GPU: %s", self->net_message);
   return result;
 }
@@ -335,21 +337,21 @@ net_new (P3dCudaFilter * filter, gpointer * workspace)
 static gint
 decoder_new (P3dCudaFilter * filter, gpointer * workspace)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
 
-  return p3d_centerpoint_decoder_new (&self->params,
-      (P3dCenterPointDecoder **) workspace);
+  return p3dc_centerpoint_decoder_new (&self->params,
+      (P3dcCenterPointDecoder **) workspace);
 }
 
 static gboolean
-p3d_bevdetect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_bev_detect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
   const P3dCenterPointModel *model = self->model;
-  const P3dConvBufferDesc *canvas = &model->net.buffers[0];
-  guint capacity = p3d_centerpoint_output_capacity (&self->params);
+  const P3dcConvBufferDesc *canvas = &model->net.buffers[0];
+  guint capacity = p3dc_centerpoint_output_capacity (&self->params);
   P3dBevFeaturesInfo in_info;
   P3dBoxes3dInfo out_info;
   P3dPrecision precision;
@@ -384,7 +386,7 @@ p3d_bevdetect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     if (self->net == NULL || half != self->half) {
       self->half = half;
       if (!p3d_cuda_filter_replace_workspace (filter,
-              (gpointer *) & self->net, (GDestroyNotify) p3d_convnet_cuda_free,
+              (gpointer *) & self->net, (GDestroyNotify) p3dc_convnet_cuda_free,
               net_new, "setting up the network on the GPU", error)) {
         if (self->net_message[0])
           g_prefix_error (error, "%s: ", self->net_message);
@@ -394,11 +396,11 @@ p3d_bevdetect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     if (self->decoder == NULL
         && !p3d_cuda_filter_replace_workspace (filter,
             (gpointer *) & self->decoder,
-            (GDestroyNotify) p3d_centerpoint_decoder_free, decoder_new,
+            (GDestroyNotify) p3dc_centerpoint_decoder_free, decoder_new,
             "allocating the decode workspace", error))
       return FALSE;
   } else if (self->cpu_buffers == NULL) {
-    self->cpu_buffers = p3d_convnet_cpu_buffers_new (&model->net);
+    self->cpu_buffers = p3dc_convnet_cpu_buffers_new (&model->net);
     self->cpu_input = g_try_new (float, (gsize) canvas->channels
         * canvas->height * canvas->width);
     if (self->cpu_buffers == NULL || self->cpu_input == NULL) {
@@ -416,39 +418,41 @@ p3d_bevdetect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
 }
 
 static void
-p3d_bevdetect_stop_device (P3dCudaFilter * filter)
+p3d_bev_detect_stop_device (P3dCudaFilter * filter)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
 
-  g_clear_pointer (&self->net, p3d_convnet_cuda_free);
-  g_clear_pointer (&self->decoder, p3d_centerpoint_decoder_free);
+  g_clear_pointer (&self->net, p3dc_convnet_cuda_free);
+  g_clear_pointer (&self->decoder, p3dc_centerpoint_decoder_free);
 }
 
 /* The views of every task's head maps, from buffer views of the path. */
-typedef void (*ViewFunc) (P3dBevdetect * self, guint buffer, P3dMapView * view);
+typedef void (*ViewFunc) (P3dBevDetect * self, guint buffer,
+    P3dcMapView * view);
 
 static void
-cpu_view (P3dBevdetect * self, guint buffer, P3dMapView * view)
+cpu_view (P3dBevDetect * self, guint buffer, P3dcMapView * view)
 {
-  p3d_convnet_cpu_view (&self->model->net, buffer, self->cpu_buffers[buffer],
+  p3dc_convnet_cpu_view (&self->model->net, buffer, self->cpu_buffers[buffer],
       view);
 }
 
 static void
-cuda_view (P3dBevdetect * self, guint buffer, P3dMapView * view)
+cuda_view (P3dBevDetect * self, guint buffer, P3dcMapView * view)
 {
   /* cannot fail for a buffer of the desc the net was made from */
-  p3d_convnet_cuda_view (self->net, buffer, view);
+  p3dc_convnet_cuda_view (self->net, buffer, view);
 }
 
 static void
-task_maps (P3dBevdetect * self, ViewFunc view,
-    P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS])
+task_maps (P3dBevDetect * self, ViewFunc view,
+    P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS])
 {
   const P3dCenterPointModel *model = self->model;
   guint t;
 
-  memset (maps, 0, sizeof (P3dCenterPointTaskMaps) * P3D_CENTERPOINT_MAX_TASKS);
+  memset (maps, 0,
+      sizeof (P3dcCenterPointTaskMaps) * P3DC_CENTERPOINT_MAX_TASKS);
   for (t = 0; t < model->config.n_tasks; t++) {
     const P3dCenterPointHeadOutput *heads = model->heads[t];
 
@@ -463,7 +467,7 @@ task_maps (P3dBevdetect * self, ViewFunc view,
 }
 
 static void
-output_from_map (P3dTensorMap * out, P3dCenterPointOutput * output)
+output_from_map (P3dTensorMap * out, P3dcCenterPointOutput * output)
 {
   output->boxes = out->data[P3D_BOXES_TENSOR_RECORDS];
   output->count = out->data[P3D_BOXES_TENSOR_COUNT];
@@ -471,54 +475,54 @@ output_from_map (P3dTensorMap * out, P3dCenterPointOutput * output)
 }
 
 static GstFlowReturn
-p3d_bevdetect_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_bev_detect_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
-  const P3dConvBufferDesc *canvas = &self->model->net.buffers[0];
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
+  const P3dcConvBufferDesc *canvas = &self->model->net.buffers[0];
   gsize i, n = (gsize) canvas->channels * canvas->height * canvas->width;
-  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
-  P3dCenterPointOutput output;
+  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointOutput output;
   const float *input = in->data[P3D_BEV_FEATURES_TENSOR_FEATURES];
-  P3dResult result;
+  P3dcResult result;
 
   if (self->in_info.format == P3D_DATA_FORMAT_F16) {
     const guint16 *half = in->data[P3D_BEV_FEATURES_TENSOR_FEATURES];
 
     for (i = 0; i < n; i++)
-      self->cpu_input[i] = p3d_half_to_float (half[i]);
+      self->cpu_input[i] = p3dc_half_to_float (half[i]);
     input = self->cpu_input;
   }
-  result = p3d_convnet_cpu (&self->model->net, input, self->cpu_buffers);
-  if (result == P3D_OK) {
+  result = p3dc_convnet_cpu (&self->model->net, input, self->cpu_buffers);
+  if (result == P3DC_OK) {
     task_maps (self, cpu_view, maps);
     output_from_map (out, &output);
-    result = p3d_centerpoint_decode_cpu (&self->params, maps, &output);
+    result = p3dc_centerpoint_decode_cpu (&self->params, maps, &output);
   }
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Detection failed"),
-        ("%s", p3d_result_string (result)));
+        ("%s", p3dc_result_string (result)));
     return GST_FLOW_ERROR;
   }
   return GST_FLOW_OK;
 }
 
 static GstFlowReturn
-p3d_bevdetect_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_bev_detect_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  P3dBevdetect *self = P3D_BEVDETECT (filter);
-  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
-  P3dCenterPointOutput output;
+  P3dBevDetect *self = P3D_BEV_DETECT (filter);
+  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointOutput output;
 
-  if (!p3d_cuda_filter_check (filter, p3d_convnet_cuda_run (self->net,
+  if (!p3d_cuda_filter_check (filter, p3dc_convnet_cuda_run (self->net,
               in->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
               self->in_info.format == P3D_DATA_FORMAT_F16, filter->stream),
           "running the network"))
     return GST_FLOW_ERROR;
   task_maps (self, cuda_view, maps);
   output_from_map (out, &output);
-  if (!p3d_cuda_filter_check (filter, p3d_centerpoint_decode_cuda
+  if (!p3d_cuda_filter_check (filter, p3dc_centerpoint_decode_cuda
           (self->decoder, maps, &output, filter->stream), "decoding boxes"))
     return GST_FLOW_ERROR;
   return GST_FLOW_OK;

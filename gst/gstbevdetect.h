@@ -2,8 +2,8 @@
  * scored, labelled 3D boxes (application/x-boxes3d), through the 2D
  * backbone, neck and detection head of a weights file and the decode of the
  * head's maps. */
-#ifndef __P3D_BEVDETECT_H__
-#define __P3D_BEVDETECT_H__
+#ifndef __P3D_BEV_DETECT_H__
+#define __P3D_BEV_DETECT_H__
 
 #include "p3dperception.h"
 #include "p3dcenterpoint.h"
@@ -28,11 +28,11 @@ typedef enum
 #define P3D_TYPE_PRECISION (p3d_precision_get_type ())
 GType p3d_precision_get_type (void);
 
-#define P3D_TYPE_BEVDETECT (p3d_bevdetect_get_type ())
-G_DECLARE_FINAL_TYPE (P3dBevdetect, p3d_bevdetect, P3D, BEVDETECT,
+#define P3D_TYPE_BEV_DETECT (p3d_bev_detect_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBevDetect, p3d_bev_detect, P3D, BEV_DETECT,
     P3dCudaFilter);
 
-struct _P3dBevdetect
+struct _P3dBevDetect
 {
   P3dCudaFilter parent;
 
@@ -47,19 +47,19 @@ struct _P3dBevdetect
   /* negotiated */
   P3dBevFeaturesInfo in_info;
   P3dBoxes3dInfo out_info;
-  P3dCenterPointParams params;
+  P3dcCenterPointParams params;
   gboolean half;                /* the device net's storage */
 
   /* the reference path's activations, and the input widened to F32 */
   float **cpu_buffers;
   float *cpu_input;
   /* the device path's workspaces */
-  P3dConvNet *net;
-  P3dCenterPointDecoder *decoder;
+  P3dcConvNet *net;
+  P3dcCenterPointDecoder *decoder;
   /* what cuDNN said when the network could not be set up */
   gchar net_message[256];
 };
 
 G_END_DECLS
 
-#endif /* __P3D_BEVDETECT_H__ */
+#endif /* __P3D_BEV_DETECT_H__ */

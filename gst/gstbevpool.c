@@ -35,8 +35,8 @@
 #include "gstbevpool.h"
 #include "p3dproperties.h"
 
-GST_DEBUG_CATEGORY_STATIC (p3d_bevpool_debug);
-#define GST_CAT_DEFAULT p3d_bevpool_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_bev_pool_debug);
+#define GST_CAT_DEFAULT p3d_bev_pool_debug
 
 enum
 {
@@ -61,75 +61,75 @@ static const gdouble default_ybound[3] = { -54.0, 54.0, 0.3 };
 static const gdouble default_zbound[3] = { -10.0, 10.0, 20.0 };
 static const gdouble default_dbound[3] = { 1.0, 60.0, 0.5 };
 
-#define DEFAULT_CELL_ROUNDING P3D_BEV_ROUND_TRUNCATE
-#define DEFAULT_LAYOUT P3D_BEV_LAYOUT_YX
+#define DEFAULT_CELL_ROUNDING P3DC_BEV_ROUND_TRUNCATE
+#define DEFAULT_LAYOUT P3DC_BEV_LAYOUT_YX
 
-#define P3D_TYPE_BEVPOOL_ROUNDING (p3d_bevpool_rounding_get_type ())
+#define P3D_TYPE_BEV_POOL_ROUNDING (p3d_bev_pool_rounding_get_type ())
 static GType
-p3d_bevpool_rounding_get_type (void)
+p3d_bev_pool_rounding_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {P3D_BEV_ROUND_TRUNCATE, "Truncate (p - lower) / step toward zero, as "
+    {P3DC_BEV_ROUND_TRUNCATE, "Truncate (p - lower) / step toward zero, as "
           "LSS, BEVFusion and BEVDet: points up to one step below a lower "
           "bound land in the first cell", "truncate"},
-    {P3D_BEV_ROUND_FLOOR, "Floor: points below a lower bound are dropped",
+    {P3DC_BEV_ROUND_FLOOR, "Floor: points below a lower bound are dropped",
         "floor"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dBevpoolRounding", values);
+    GType t = g_enum_register_static ("P3dBevPoolRounding", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define P3D_TYPE_BEVPOOL_LAYOUT (p3d_bevpool_layout_get_type ())
+#define P3D_TYPE_BEV_POOL_LAYOUT (p3d_bev_pool_layout_get_type ())
 static GType
-p3d_bevpool_layout_get_type (void)
+p3d_bev_pool_layout_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {P3D_BEV_LAYOUT_YX, "[C][ny][nx]: rows along y", "yx"},
-    {P3D_BEV_LAYOUT_XY, "[C][nx][ny]: rows along x, the order of "
+    {P3DC_BEV_LAYOUT_YX, "[C][ny][nx]: rows along y", "yx"},
+    {P3DC_BEV_LAYOUT_XY, "[C][nx][ny]: rows along x, the order of "
           "BEVFusion's bev_pool and CUDA-BEVFusion", "xy"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dBevpoolLayout", values);
+    GType t = g_enum_register_static ("P3dBevPoolLayout", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define p3d_bevpool_parent_class parent_class
-G_DEFINE_TYPE (P3dBevpool, p3d_bevpool, P3D_TYPE_CUDA_FILTER);
+#define p3d_bev_pool_parent_class parent_class
+G_DEFINE_TYPE (P3dBevPool, p3d_bev_pool, P3D_TYPE_CUDA_FILTER);
 
-static void p3d_bevpool_finalize (GObject * object);
-static void p3d_bevpool_set_property (GObject * object, guint prop_id,
+static void p3d_bev_pool_finalize (GObject * object);
+static void p3d_bev_pool_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void p3d_bevpool_get_property (GObject * object, guint prop_id,
+static void p3d_bev_pool_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean p3d_bevpool_start (GstBaseTransform * trans);
-static gboolean p3d_bevpool_stop (GstBaseTransform * trans);
-static GstCaps *p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
+static gboolean p3d_bev_pool_start (GstBaseTransform * trans);
+static gboolean p3d_bev_pool_stop (GstBaseTransform * trans);
+static GstCaps *p3d_bev_pool_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean p3d_bevpool_set_info (P3dCudaFilter * filter,
+static gboolean p3d_bev_pool_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static void p3d_bevpool_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn p3d_bevpool_process_cpu (P3dCudaFilter * filter,
+static void p3d_bev_pool_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_bev_pool_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn p3d_bevpool_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_bev_pool_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-p3d_bevpool_class_init (P3dBevpoolClass * klass)
+p3d_bev_pool_class_init (P3dBevPoolClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -137,9 +137,9 @@ p3d_bevpool_class_init (P3dBevpoolClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->finalize = p3d_bevpool_finalize;
-  gobject_class->set_property = p3d_bevpool_set_property;
-  gobject_class->get_property = p3d_bevpool_get_property;
+  gobject_class->finalize = p3d_bev_pool_finalize;
+  gobject_class->set_property = p3d_bev_pool_set_property;
+  gobject_class->get_property = p3d_bev_pool_get_property;
 
   g_object_class_install_property (gobject_class, PROP_CALIBRATION,
       g_param_spec_string ("calibration", "Calibration",
@@ -181,13 +181,13 @@ p3d_bevpool_class_init (P3dBevpoolClass * klass)
   g_object_class_install_property (gobject_class, PROP_CELL_ROUNDING,
       g_param_spec_enum ("cell-rounding", "Cell rounding",
           "How a point's coordinate becomes a cell index",
-          P3D_TYPE_BEVPOOL_ROUNDING, DEFAULT_CELL_ROUNDING,
+          P3D_TYPE_BEV_POOL_ROUNDING, DEFAULT_CELL_ROUNDING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout",
           "Order of the two grid axes in the output tensor",
-          P3D_TYPE_BEVPOOL_LAYOUT, DEFAULT_LAYOUT,
+          P3D_TYPE_BEV_POOL_LAYOUT, DEFAULT_LAYOUT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_GEOMETRY_UPDATES,
@@ -207,23 +207,23 @@ p3d_bevpool_class_init (P3dBevpoolClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
-  trans_class->start = GST_DEBUG_FUNCPTR (p3d_bevpool_start);
-  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bevpool_stop);
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_bev_pool_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bev_pool_stop);
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (p3d_bevpool_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bevpool_set_info);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bevpool_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bevpool_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_bevpool_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_bev_pool_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bev_pool_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bev_pool_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bev_pool_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_bev_pool_process_cuda);
 
-  gst_type_mark_as_plugin_api (P3D_TYPE_BEVPOOL_ROUNDING, 0);
-  gst_type_mark_as_plugin_api (P3D_TYPE_BEVPOOL_LAYOUT, 0);
-  GST_DEBUG_CATEGORY_INIT (p3d_bevpool_debug, "bevpool", 0,
+  gst_type_mark_as_plugin_api (P3D_TYPE_BEV_POOL_ROUNDING, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_BEV_POOL_LAYOUT, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_bev_pool_debug, "bevpool", 0,
       "Camera to BEV pooling");
 }
 
 static void
-p3d_bevpool_init (P3dBevpool * self)
+p3d_bev_pool_init (P3dBevPool * self)
 {
   self->image_width = DEFAULT_IMAGE_WIDTH;
   self->image_height = DEFAULT_IMAGE_HEIGHT;
@@ -236,21 +236,21 @@ p3d_bevpool_init (P3dBevpool * self)
 }
 
 static void
-p3d_bevpool_finalize (GObject * object)
+p3d_bev_pool_finalize (GObject * object)
 {
-  P3dBevpool *self = P3D_BEVPOOL (object);
+  P3dBevPool *self = P3D_BEV_POOL (object);
 
   g_free (self->calibration_path);
   p3d_bev_calibration_free (self->calibration);
-  p3d_bevpool_geometry_free (self->geometry);
+  p3dc_bevpool_geometry_free (self->geometry);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
-p3d_bevpool_set_property (GObject * object, guint prop_id,
+p3d_bev_pool_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  P3dBevpool *self = P3D_BEVPOOL (object);
+  P3dBevPool *self = P3D_BEV_POOL (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -291,10 +291,10 @@ p3d_bevpool_set_property (GObject * object, guint prop_id,
 }
 
 static void
-p3d_bevpool_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_bev_pool_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  P3dBevpool *self = P3D_BEVPOOL (object);
+  P3dBevPool *self = P3D_BEV_POOL (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -338,8 +338,8 @@ p3d_bevpool_get_property (GObject * object, guint prop_id, GValue * value,
 /* The grid the properties give, with placeholder sizes for the parts the
  * caps decide; FALSE and @result when the properties are invalid. */
 static gboolean
-grid_from_properties (P3dBevpool * self, P3dBevPoolParams * params,
-    P3dResult * result)
+grid_from_properties (P3dBevPool * self, P3dcBevPoolParams * params,
+    P3dcResult * result)
 {
   memset (params, 0, sizeof (*params));
   GST_OBJECT_LOCK (self);
@@ -356,14 +356,14 @@ grid_from_properties (P3dBevpool * self, P3dBevPoolParams * params,
   params->rounding = self->rounding;
   params->layout = self->layout;
   GST_OBJECT_UNLOCK (self);
-  *result = p3d_bevpool_params_init (params);
-  return *result == P3D_OK;
+  *result = p3dc_bevpool_params_init (params);
+  return *result == P3DC_OK;
 }
 
 /* Loads the calibration file of the property; an element error naming the
  * file and the problem on failure. */
 static P3dBevCalibration *
-load_calibration (P3dBevpool * self)
+load_calibration (P3dBevPool * self)
 {
   P3dBevCalibration *calibration;
   GError *error = NULL;
@@ -400,7 +400,7 @@ load_calibration (P3dBevpool * self)
 
 /* Takes ownership of @calibration as the one in use. */
 static void
-set_calibration (P3dBevpool * self, P3dBevCalibration * calibration)
+set_calibration (P3dBevPool * self, P3dBevCalibration * calibration)
 {
   p3d_bev_calibration_free (self->calibration);
   self->calibration = calibration;
@@ -410,11 +410,11 @@ set_calibration (P3dBevpool * self, P3dBevCalibration * calibration)
 }
 
 static gboolean
-p3d_bevpool_start (GstBaseTransform * trans)
+p3d_bev_pool_start (GstBaseTransform * trans)
 {
-  P3dBevpool *self = P3D_BEVPOOL (trans);
-  P3dBevPoolParams params;
-  P3dResult result;
+  P3dBevPool *self = P3D_BEV_POOL (trans);
+  P3dcBevPoolParams params;
+  P3dcResult result;
 
   set_calibration (self, load_calibration (self));
   if (self->calibration == NULL)
@@ -428,7 +428,7 @@ p3d_bevpool_start (GstBaseTransform * trans)
             params.zbound[0], params.zbound[1], params.zbound[2],
             params.dbound[0], params.dbound[1], params.dbound[2],
             params.image_width, params.image_height),
-        ("%s", p3d_result_string (result)));
+        ("%s", p3dc_result_string (result)));
     return FALSE;
   }
   self->geometry_updates = 0;
@@ -436,12 +436,12 @@ p3d_bevpool_start (GstBaseTransform * trans)
 }
 
 static gboolean
-p3d_bevpool_stop (GstBaseTransform * trans)
+p3d_bev_pool_stop (GstBaseTransform * trans)
 {
-  P3dBevpool *self = P3D_BEVPOOL (trans);
+  P3dBevPool *self = P3D_BEV_POOL (trans);
   gboolean ok = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 
-  p3d_bevpool_geometry_free (self->geometry);
+  p3dc_bevpool_geometry_free (self->geometry);
   self->geometry = NULL;
   self->geometry_valid = FALSE;
   set_calibration (self, NULL);
@@ -457,13 +457,13 @@ set_int_or_copy (GstStructure * s, const gchar * field, gint value,
 }
 
 static GstCaps *
-p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
+p3d_bev_pool_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  P3dBevpool *self = P3D_BEVPOOL (filter);
+  P3dBevPool *self = P3D_BEV_POOL (filter);
   GstCaps *result = gst_caps_new_empty ();
-  P3dBevPoolParams grid;
-  P3dResult why;
+  P3dcBevPoolParams grid;
+  P3dcResult why;
   guint i;
 
   if (!grid_from_properties (self, &grid, &why)) {
@@ -483,7 +483,7 @@ p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
     gboolean fixed_channels = gst_structure_get_int (s, "channels", &channels);
 
     if (direction == GST_PAD_SINK) {
-      gboolean xy = grid.layout == P3D_BEV_LAYOUT_XY;
+      gboolean xy = grid.layout == P3DC_BEV_LAYOUT_XY;
       gdouble range[6] = { grid.xbound[0], grid.ybound[0], grid.zbound[0],
         grid.xbound[1], grid.ybound[1], grid.zbound[1]
       };
@@ -540,23 +540,23 @@ p3d_bevpool_transform_media_caps (P3dCudaFilter * filter,
  * device (queued on the element's stream; the device is current in
  * set_info and process_cuda) or on the host. */
 static gboolean
-update_geometry (P3dBevpool * self, GError ** error)
+update_geometry (P3dBevPool * self, GError ** error)
 {
   P3dCudaFilter *filter = P3D_CUDA_FILTER (self);
-  P3dResult result = p3d_bevpool_calib_check (&self->params,
+  P3dcResult result = p3dc_bevpool_calib_check (&self->params,
       self->calibration->cameras);
 
   self->geometry_valid = FALSE;
-  if (result != P3D_OK) {
-    P3dBevPoolParams one = self->params;
+  if (result != P3DC_OK) {
+    P3dcBevPoolParams one = self->params;
     gchar *path;
     guint i;
 
     /* name the camera whose matrices cannot be used */
     one.cameras = 1;
     for (i = 0; i < self->calibration->n_cameras; i++)
-      if (p3d_bevpool_calib_check (&one,
-              &self->calibration->cameras[i]) != P3D_OK)
+      if (p3dc_bevpool_calib_check (&one,
+              &self->calibration->cameras[i]) != P3DC_OK)
         break;
     GST_OBJECT_LOCK (self);
     path = g_strdup (self->calibration_path);
@@ -565,19 +565,19 @@ update_geometry (P3dBevpool * self, GError ** error)
         "Calibration of camera %u (%s) cannot be used: its intrinsics or "
         "image augmentation cannot be inverted (calibration %s: %s)", i,
         i < self->calibration->n_cameras ? self->calibration->names[i] :
-        "?", GST_STR_NULL (path), p3d_result_string (result));
+        "?", GST_STR_NULL (path), p3dc_result_string (result));
     g_free (path);
     return FALSE;
   }
   if (filter->use_cuda)
-    result = p3d_bevpool_geometry_compute_cuda (self->geometry_cuda,
+    result = p3dc_bevpool_geometry_compute_cuda (self->geometry_cuda,
         self->calibration->cameras, filter->stream);
   else
-    result = p3d_bevpool_geometry_compute_cpu (self->geometry,
+    result = p3dc_bevpool_geometry_compute_cpu (self->geometry,
         self->calibration->cameras);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
-        "computing the geometry failed: %s", p3d_result_string (result));
+        "computing the geometry failed: %s", p3dc_result_string (result));
     return FALSE;
   }
   self->geometry_valid = TRUE;
@@ -590,20 +590,20 @@ update_geometry (P3dBevpool * self, GError ** error)
 static gint
 geometry_cuda_new (P3dCudaFilter * filter, gpointer * workspace)
 {
-  return p3d_bevpool_geometry_cuda_new (&P3D_BEVPOOL (filter)->params,
-      (P3dBevGeometryCuda **) workspace);
+  return p3dc_bevpool_geometry_cuda_new (&P3D_BEV_POOL (filter)->params,
+      (P3dcBevGeometryCuda **) workspace);
 }
 
 static gboolean
-p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_bev_pool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
-  P3dBevpool *self = P3D_BEVPOOL (filter);
+  P3dBevPool *self = P3D_BEV_POOL (filter);
   P3dCameraFeaturesInfo in_info;
   P3dBevFeaturesInfo out_info;
-  P3dBevPoolParams params;
-  P3dResult result;
+  P3dcBevPoolParams params;
+  P3dcResult result;
 
   if (!p3d_camera_features_info_from_caps (&in_info, incaps)
       || !p3d_bev_features_info_from_caps (&out_info, outcaps)
@@ -621,12 +621,12 @@ p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   params.channels = in_info.channels;
   params.feat_width = in_info.width;
   params.feat_height = in_info.height;
-  result = p3d_bevpool_params_init (&params);
-  if (result != P3D_OK) {
+  result = p3dc_bevpool_params_init (&params);
+  if (result != P3DC_OK) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
         "camera features too large for bevpool (%u cameras, %u channels, "
         "%ux%u): %s", in_info.cameras, in_info.channels, in_info.width,
-        in_info.height, p3d_result_string (result));
+        in_info.height, p3dc_result_string (result));
     return FALSE;
   }
   self->in_info = in_info;
@@ -641,16 +641,16 @@ p3d_bevpool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   if (filter->use_cuda) {
     if (!p3d_cuda_filter_replace_workspace (filter,
             (gpointer *) & self->geometry_cuda,
-            (GDestroyNotify) p3d_bevpool_geometry_cuda_free,
+            (GDestroyNotify) p3dc_bevpool_geometry_cuda_free,
             geometry_cuda_new, "allocating the geometry", error))
       return FALSE;
   } else {
-    p3d_bevpool_geometry_free (self->geometry);
+    p3dc_bevpool_geometry_free (self->geometry);
     self->geometry = NULL;
-    result = p3d_bevpool_geometry_new (&params, &self->geometry);
-    if (result != P3D_OK) {
+    result = p3dc_bevpool_geometry_new (&params, &self->geometry);
+    if (result != P3DC_OK) {
       g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
-          "cannot allocate the geometry: %s", p3d_result_string (result));
+          "cannot allocate the geometry: %s", p3dc_result_string (result));
       return FALSE;
     }
   }
@@ -664,11 +664,11 @@ layouts:
 }
 
 static void
-p3d_bevpool_stop_device (P3dCudaFilter * filter)
+p3d_bev_pool_stop_device (P3dCudaFilter * filter)
 {
-  P3dBevpool *self = P3D_BEVPOOL (filter);
+  P3dBevPool *self = P3D_BEV_POOL (filter);
 
-  p3d_bevpool_geometry_cuda_free (self->geometry_cuda);
+  p3dc_bevpool_geometry_cuda_free (self->geometry_cuda);
   self->geometry_cuda = NULL;
   self->geometry_valid = FALSE;
 }
@@ -676,7 +676,7 @@ p3d_bevpool_stop_device (P3dCudaFilter * filter)
 /* A calibration file set while playing: load it and recompute the
  * geometry before this frame is pooled. */
 static gboolean
-apply_calibration_change (P3dBevpool * self)
+apply_calibration_change (P3dBevPool * self)
 {
   P3dBevCalibration *calibration;
   GError *error = NULL;
@@ -711,37 +711,37 @@ apply_calibration_change (P3dBevpool * self)
 }
 
 static GstFlowReturn
-p3d_bevpool_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_bev_pool_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  P3dBevpool *self = P3D_BEVPOOL (filter);
-  P3dResult result;
+  P3dBevPool *self = P3D_BEV_POOL (filter);
+  P3dcResult result;
 
   if (!apply_calibration_change (self))
     return GST_FLOW_ERROR;
-  result = p3d_bevpool_cpu (self->geometry,
+  result = p3dc_bevpool_cpu (self->geometry,
       in->data[P3D_CAMERA_FEATURES_TENSOR_FEATURES],
       in->data[P3D_CAMERA_FEATURES_TENSOR_DEPTH],
       self->in_info.format == P3D_DATA_FORMAT_F16,
       out->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
       self->out_info.format == P3D_DATA_FORMAT_F16);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("BEV pooling failed"),
-        ("%s", p3d_result_string (result)));
+        ("%s", p3dc_result_string (result)));
     return GST_FLOW_ERROR;
   }
   return GST_FLOW_OK;
 }
 
 static GstFlowReturn
-p3d_bevpool_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_bev_pool_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  P3dBevpool *self = P3D_BEVPOOL (filter);
+  P3dBevPool *self = P3D_BEV_POOL (filter);
 
   if (!apply_calibration_change (self))
     return GST_FLOW_ERROR;
-  if (!p3d_cuda_filter_check (filter, p3d_bevpool_cuda (self->geometry_cuda,
+  if (!p3d_cuda_filter_check (filter, p3dc_bevpool_cuda (self->geometry_cuda,
               in->data[P3D_CAMERA_FEATURES_TENSOR_FEATURES],
               in->data[P3D_CAMERA_FEATURES_TENSOR_DEPTH],
               self->in_info.format == P3D_DATA_FORMAT_F16,

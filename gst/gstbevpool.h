@@ -1,7 +1,7 @@
 /* bevpool: camera features x depth (application/x-camera-features) ->
  * bird's-eye-view features (application/x-bev-features), as BEVFusion. */
-#ifndef __P3D_BEVPOOL_H__
-#define __P3D_BEVPOOL_H__
+#ifndef __P3D_BEV_POOL_H__
+#define __P3D_BEV_POOL_H__
 
 #include "bevpool-calibration.h"
 #include "bevpool.h"
@@ -9,10 +9,10 @@
 
 G_BEGIN_DECLS
 
-#define P3D_TYPE_BEVPOOL (p3d_bevpool_get_type ())
-G_DECLARE_FINAL_TYPE (P3dBevpool, p3d_bevpool, P3D, BEVPOOL, P3dCudaFilter);
+#define P3D_TYPE_BEV_POOL (p3d_bev_pool_get_type ())
+G_DECLARE_FINAL_TYPE (P3dBevPool, p3d_bev_pool, P3D, BEV_POOL, P3dCudaFilter);
 
-struct _P3dBevpool
+struct _P3dBevPool
 {
   P3dCudaFilter parent;
 
@@ -25,8 +25,8 @@ struct _P3dBevpool
   gdouble ybound[3];
   gdouble zbound[3];
   gdouble dbound[3];
-  P3dBevRounding rounding;
-  P3dBevLayout layout;
+  P3dcBevRounding rounding;
+  P3dcBevLayout layout;
 
   /* the loaded calibration's camera count, under the object lock: caps
    * queries read it from any thread */
@@ -36,13 +36,13 @@ struct _P3dBevpool
   P3dBevCalibration *calibration;
   P3dCameraFeaturesInfo in_info;
   P3dBevFeaturesInfo out_info;
-  P3dBevPoolParams params;
-  P3dBevGeometry *geometry;
-  P3dBevGeometryCuda *geometry_cuda;
+  P3dcBevPoolParams params;
+  P3dcBevGeometry *geometry;
+  P3dcBevGeometryCuda *geometry_cuda;
   gboolean geometry_valid;      /* computed for params and calibration */
   guint64 geometry_updates;
 };
 
 G_END_DECLS
 
-#endif /* __P3D_BEVPOOL_H__ */
+#endif /* __P3D_BEV_POOL_H__ */

@@ -355,7 +355,7 @@ encode_frame (P3dBoxEnc * self, const guint8 * records, guint32 count,
 
     /* A record copied out: a tensor read from a file need not be aligned. */
     if (self->kind == P3D_BOX_KIND_3D) {
-      P3dBox3d box;
+      P3dcBox3d box;
 
       memcpy (&box, record, sizeof (box));
       if (self->out_format == P3D_BOX_TEXT_JSON)
@@ -363,7 +363,7 @@ encode_frame (P3dBoxEnc * self, const guint8 * records, guint32 count,
       else
         p3d_box_text_append_kitti_box3d (text, &box, labels);
     } else {
-      P3dBox2d box;
+      P3dcBox2d box;
 
       memcpy (&box, record, sizeof (box));
       if (self->out_format == P3D_BOX_TEXT_JSON)

@@ -42,8 +42,8 @@
 
 #include "gstnms.h"
 
-GST_DEBUG_CATEGORY_STATIC (p3d_nms_filter_debug);
-#define GST_CAT_DEFAULT p3d_nms_filter_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_nms_debug);
+#define GST_CAT_DEFAULT p3d_nms_debug
 
 enum
 {
@@ -59,7 +59,7 @@ enum
   PROP_IOU_RULE,
 };
 
-#define DEFAULT_MODE P3D_NMS_BEV_ROTATED
+#define DEFAULT_MODE P3DC_NMS_BEV_ROTATED
 #define DEFAULT_IOU_THRESHOLD 0.5f
 #define DEFAULT_DISTANCE_THRESHOLD 2.0f
 #define DEFAULT_OFFSET 0
@@ -67,70 +67,70 @@ enum
 #define DEFAULT_PRE_MAX 0
 #define DEFAULT_POST_MAX 0
 #define DEFAULT_PER_CLASS FALSE
-#define DEFAULT_IOU_RULE P3D_NMS_IOU_RULE_EXACT
+#define DEFAULT_IOU_RULE P3DC_NMS_IOU_RULE_EXACT
 
-#define P3D_TYPE_NMS_FILTER_MODE (p3d_nms_filter_mode_get_type ())
+#define P3D_TYPE_NMS_MODE (p3d_nms_mode_get_type ())
 static GType
-p3d_nms_filter_mode_get_type (void)
+p3d_nms_mode_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {P3D_NMS_IOU, "Axis-aligned IoU of 2D boxes (application/x-boxes2d)",
+    {P3DC_NMS_IOU, "Axis-aligned IoU of 2D boxes (application/x-boxes2d)",
         "iou"},
-    {P3D_NMS_BEV_ROTATED, "Exact IoU of rotated boxes in the ground plane "
+    {P3DC_NMS_BEV_ROTATED, "Exact IoU of rotated boxes in the ground plane "
           "(application/x-boxes3d)", "bev-rotated"},
-    {P3D_NMS_BEV_ALIGNED, "IoU in the ground plane with yaw ignored "
+    {P3DC_NMS_BEV_ALIGNED, "IoU in the ground plane with yaw ignored "
           "(application/x-boxes3d)", "bev-aligned"},
-    {P3D_NMS_CIRCLE, "Centre distance in the ground plane, as CenterPoint "
+    {P3DC_NMS_CIRCLE, "Centre distance in the ground plane, as CenterPoint "
           "(application/x-boxes3d)", "circle"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dNmsFilterMode", values);
+    GType t = g_enum_register_static ("P3dNmsMode", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define P3D_TYPE_NMS_FILTER_IOU_RULE (p3d_nms_filter_iou_rule_get_type ())
+#define P3D_TYPE_NMS_IOU_RULE (p3d_nms_iou_rule_get_type ())
 static GType
-p3d_nms_filter_iou_rule_get_type (void)
+p3d_nms_iou_rule_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {P3D_NMS_IOU_RULE_EXACT, "The exact intersection of the two rectangles",
+    {P3DC_NMS_IOU_RULE_EXACT, "The exact intersection of the two rectangles",
         "exact"},
-    {P3D_NMS_IOU_RULE_MMCV, "mmcv's nms3d / boxes_iou3d rule: corners up to "
+    {P3DC_NMS_IOU_RULE_MMCV, "mmcv's nms3d / boxes_iou3d rule: corners up to "
           "1 cm outside the other box count as inside it", "mmcv"},
     {0, NULL, NULL},
   };
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("P3dNmsFilterIouRule", values);
+    GType t = g_enum_register_static ("P3dNmsIouRule", values);
 
     g_once_init_leave (&type, t);
   }
   return (GType) type;
 }
 
-#define p3d_nms_filter_parent_class parent_class
-G_DEFINE_TYPE (P3dNmsFilter, p3d_nms_filter, P3D_TYPE_CUDA_FILTER);
+#define p3d_nms_parent_class parent_class
+G_DEFINE_TYPE (P3dNms, p3d_nms, P3D_TYPE_CUDA_FILTER);
 
-static void p3d_nms_filter_set_property (GObject * object, guint prop_id,
+static void p3d_nms_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void p3d_nms_filter_get_property (GObject * object, guint prop_id,
+static void p3d_nms_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstCaps *p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
+static GstCaps *p3d_nms_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean p3d_nms_filter_set_info (P3dCudaFilter * filter,
+static gboolean p3d_nms_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static void p3d_nms_filter_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn p3d_nms_filter_process_cpu (P3dCudaFilter * filter,
+static void p3d_nms_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_nms_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn p3d_nms_filter_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_nms_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
@@ -138,22 +138,22 @@ static GstFlowReturn p3d_nms_filter_process_cuda (P3dCudaFilter * filter,
     GST_PARAM_MUTABLE_PLAYING)
 
 static void
-p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
+p3d_nms_class_init (P3dNmsClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *caps;
 
-  gobject_class->set_property = p3d_nms_filter_set_property;
-  gobject_class->get_property = p3d_nms_filter_get_property;
+  gobject_class->set_property = p3d_nms_set_property;
+  gobject_class->get_property = p3d_nms_get_property;
 
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "How two boxes overlap; iou takes 2D boxes, the others 3D boxes "
           "(decides the media type, so it cannot change while PAUSED or "
           "PLAYING)",
-          P3D_TYPE_NMS_FILTER_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
+          P3D_TYPE_NMS_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
       g_param_spec_float ("iou-threshold", "IoU threshold",
@@ -194,7 +194,7 @@ p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
           "rectangles; mmcv reproduces mmcv's nms3d (and OpenPCDet's), which "
           "keeps different boxes near the threshold: choose it for a model "
           "trained and evaluated with mmcv. The other modes ignore it",
-          P3D_TYPE_NMS_FILTER_IOU_RULE, DEFAULT_IOU_RULE, PLAYING_FLAGS));
+          P3D_TYPE_NMS_IOU_RULE, DEFAULT_IOU_RULE, PLAYING_FLAGS));
 
   gst_element_class_set_static_metadata (element_class,
       "Non-maximum suppression", "Filter/Analyzer/Boxes",
@@ -207,22 +207,21 @@ p3d_nms_filter_class_init (P3dNmsFilterClass * klass)
   gst_caps_unref (caps);
 
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (p3d_nms_filter_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_nms_filter_set_info);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_nms_filter_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_nms_filter_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_nms_filter_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_nms_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_nms_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_nms_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_nms_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_nms_process_cuda);
 
-  gst_type_mark_as_plugin_api (P3D_TYPE_NMS_FILTER_MODE, 0);
-  gst_type_mark_as_plugin_api (P3D_TYPE_NMS_FILTER_IOU_RULE, 0);
-  GST_DEBUG_CATEGORY_INIT (p3d_nms_filter_debug, "nms", 0,
-      "Non-maximum suppression");
+  gst_type_mark_as_plugin_api (P3D_TYPE_NMS_MODE, 0);
+  gst_type_mark_as_plugin_api (P3D_TYPE_NMS_IOU_RULE, 0);
+  GST_DEBUG_CATEGORY_INIT (p3d_nms_debug, "nms", 0, "Non-maximum suppression");
 }
 
 static void
-p3d_nms_filter_init (P3dNmsFilter * self)
+p3d_nms_init (P3dNms * self)
 {
-  p3d_nms_params_init (&self->params);
+  p3dc_nms_params_init (&self->params);
   self->params.mode = DEFAULT_MODE;
   self->params.iou_threshold = DEFAULT_IOU_THRESHOLD;
   self->params.distance_threshold = DEFAULT_DISTANCE_THRESHOLD;
@@ -235,10 +234,10 @@ p3d_nms_filter_init (P3dNmsFilter * self)
 }
 
 static void
-p3d_nms_filter_set_property (GObject * object, guint prop_id,
+p3d_nms_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (object);
+  P3dNms *self = P3D_NMS (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -284,10 +283,10 @@ p3d_nms_filter_set_property (GObject * object, guint prop_id,
 }
 
 static void
-p3d_nms_filter_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_nms_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (object);
+  P3dNms *self = P3D_NMS (object);
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -326,16 +325,16 @@ p3d_nms_filter_get_property (GObject * object, guint prop_id, GValue * value,
 }
 
 static const gchar *
-media_type_for_mode (P3dNmsMode mode)
+media_type_for_mode (P3dcNmsMode mode)
 {
-  return mode == P3D_NMS_IOU ? P3D_MEDIA_TYPE_BOXES2D : P3D_MEDIA_TYPE_BOXES3D;
+  return mode == P3DC_NMS_IOU ? P3D_MEDIA_TYPE_BOXES2D : P3D_MEDIA_TYPE_BOXES3D;
 }
 
 static GstCaps *
-p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
+p3d_nms_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
+  P3dNms *self = P3D_NMS (filter);
   GstCaps *result = gst_caps_new_empty ();
   const gchar *media_type;
   guint i;
@@ -356,23 +355,22 @@ p3d_nms_filter_transform_media_caps (P3dCudaFilter * filter,
 static gint
 nms_workspace_new (P3dCudaFilter * filter, gpointer * workspace)
 {
-  return p3d_nms_new (P3D_NMS_FILTER (filter)->max_boxes,
-      (P3dNms **) workspace);
+  return p3dc_nms_new (P3D_NMS (filter)->max_boxes, (P3dcNms **) workspace);
 }
 
 static gboolean
-p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
-  P3dNmsMode mode;
+  P3dNms *self = P3D_NMS (filter);
+  P3dcNmsMode mode;
   guint max_boxes;
 
   GST_OBJECT_LOCK (self);
   mode = self->params.mode;
   GST_OBJECT_UNLOCK (self);
-  if (mode == P3D_NMS_IOU) {
+  if (mode == P3DC_NMS_IOU) {
     P3dBoxes2dInfo info;
 
     if (!p3d_boxes2d_info_from_caps (&info, incaps))
@@ -387,10 +385,10 @@ p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     max_boxes = info.max_boxes;
     p3d_boxes3d_info_get_layout (&info, in_layout);
   }
-  if (max_boxes > P3D_NMS_MAX_CAPACITY) {
+  if (max_boxes > P3DC_NMS_MAX_CAPACITY) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
         "max-boxes %u is more than nms supports (at most %u boxes per frame)",
-        max_boxes, P3D_NMS_MAX_CAPACITY);
+        max_boxes, P3DC_NMS_MAX_CAPACITY);
     return FALSE;
   }
   *out_layout = *in_layout;
@@ -399,9 +397,9 @@ p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
    * so it must be max-boxes exactly, never more. */
   self->max_boxes = max_boxes;
   if (filter->use_cuda && (self->nms == NULL
-          || p3d_nms_get_capacity (self->nms) != max_boxes)
+          || p3dc_nms_get_capacity (self->nms) != max_boxes)
       && !p3d_cuda_filter_replace_workspace (filter, (gpointer *) & self->nms,
-          (GDestroyNotify) p3d_nms_free, nms_workspace_new,
+          (GDestroyNotify) p3dc_nms_free, nms_workspace_new,
           "allocating the NMS workspace", error))
     return FALSE;
   self->mode = mode;
@@ -410,18 +408,18 @@ p3d_nms_filter_set_info (P3dCudaFilter * filter, GstCaps * incaps,
 }
 
 static void
-p3d_nms_filter_stop_device (P3dCudaFilter * filter)
+p3d_nms_stop_device (P3dCudaFilter * filter)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
+  P3dNms *self = P3D_NMS (filter);
 
-  p3d_nms_free (self->nms);
+  p3dc_nms_free (self->nms);
   self->nms = NULL;
 }
 
 /* This frame's parameters: thresholds and the IoU rule may change while
  * playing, the mode only with the caps. */
 static void
-read_params (P3dNmsFilter * self, P3dNmsParams * params)
+read_params (P3dNms * self, P3dcNmsParams * params)
 {
   GST_OBJECT_LOCK (self);
   *params = self->params;
@@ -430,13 +428,13 @@ read_params (P3dNmsFilter * self, P3dNmsParams * params)
 }
 
 static GstFlowReturn
-p3d_nms_filter_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_nms_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
-  P3dNmsParams params;
+  P3dNms *self = P3D_NMS (filter);
+  P3dcNmsParams params;
   guint32 n_boxes, kept = 0;
-  P3dResult result;
+  P3dcResult result;
 
   read_params (self, &params);
   memcpy (&n_boxes, in->data[P3D_BOXES_TENSOR_COUNT], sizeof (n_boxes));
@@ -450,11 +448,11 @@ p3d_nms_filter_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     self->warned_count = TRUE;
     n_boxes = self->max_boxes;
   }
-  result = p3d_nms_cpu (&params, in->data[P3D_BOXES_TENSOR_RECORDS], n_boxes,
+  result = p3dc_nms_cpu (&params, in->data[P3D_BOXES_TENSOR_RECORDS], n_boxes,
       out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes, &kept, NULL);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("NMS failed"),
-        ("%s", p3d_result_string (result)));
+        ("%s", p3dc_result_string (result)));
     return GST_FLOW_ERROR;
   }
   memcpy (out->data[P3D_BOXES_TENSOR_COUNT], &kept, sizeof (kept));
@@ -462,14 +460,14 @@ p3d_nms_filter_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
 }
 
 static GstFlowReturn
-p3d_nms_filter_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_nms_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  P3dNmsFilter *self = P3D_NMS_FILTER (filter);
-  P3dNmsParams params;
+  P3dNms *self = P3D_NMS (filter);
+  P3dcNmsParams params;
 
   read_params (self, &params);
-  if (!p3d_cuda_filter_check (filter, p3d_nms_cuda (self->nms, &params,
+  if (!p3d_cuda_filter_check (filter, p3dc_nms_cuda (self->nms, &params,
               in->data[P3D_BOXES_TENSOR_RECORDS],
               in->data[P3D_BOXES_TENSOR_COUNT],
               out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes,

@@ -37,8 +37,8 @@
 #include "gstpillarencode.h"
 #include "p3dmodelfile.h"
 
-GST_DEBUG_CATEGORY_STATIC (p3d_pillarencode_debug);
-#define GST_CAT_DEFAULT p3d_pillarencode_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_pillar_encode_debug);
+#define GST_CAT_DEFAULT p3d_pillar_encode_debug
 
 enum
 {
@@ -49,33 +49,33 @@ enum
 /* frames whose dropped-pillar count may be in flight at once */
 #define READBACK_DEPTH 8
 
-#define p3d_pillarencode_parent_class parent_class
-G_DEFINE_TYPE (P3dPillarencode, p3d_pillarencode, P3D_TYPE_CUDA_FILTER);
+#define p3d_pillar_encode_parent_class parent_class
+G_DEFINE_TYPE (P3dPillarEncode, p3d_pillar_encode, P3D_TYPE_CUDA_FILTER);
 
-static void p3d_pillarencode_finalize (GObject * object);
-static void p3d_pillarencode_set_property (GObject * object, guint prop_id,
+static void p3d_pillar_encode_finalize (GObject * object);
+static void p3d_pillar_encode_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void p3d_pillarencode_get_property (GObject * object, guint prop_id,
+static void p3d_pillar_encode_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static gboolean p3d_pillarencode_start (GstBaseTransform * trans);
-static gboolean p3d_pillarencode_stop (GstBaseTransform * trans);
-static gboolean p3d_pillarencode_sink_event (GstBaseTransform * trans,
+static gboolean p3d_pillar_encode_start (GstBaseTransform * trans);
+static gboolean p3d_pillar_encode_stop (GstBaseTransform * trans);
+static gboolean p3d_pillar_encode_sink_event (GstBaseTransform * trans,
     GstEvent * event);
-static GstCaps *p3d_pillarencode_transform_media_caps (P3dCudaFilter *
+static GstCaps *p3d_pillar_encode_transform_media_caps (P3dCudaFilter *
     filter, GstPadDirection direction, GstCaps * caps);
-static gboolean p3d_pillarencode_set_info (P3dCudaFilter * filter,
+static gboolean p3d_pillar_encode_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static gboolean p3d_pillarencode_start_device (P3dCudaFilter * filter);
-static void p3d_pillarencode_stop_device (P3dCudaFilter * filter);
-static GstFlowReturn p3d_pillarencode_process_cpu (P3dCudaFilter * filter,
+static gboolean p3d_pillar_encode_start_device (P3dCudaFilter * filter);
+static void p3d_pillar_encode_stop_device (P3dCudaFilter * filter);
+static GstFlowReturn p3d_pillar_encode_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn p3d_pillarencode_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_pillar_encode_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-p3d_pillarencode_class_init (P3dPillarencodeClass * klass)
+p3d_pillar_encode_class_init (P3dPillarEncodeClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -83,9 +83,9 @@ p3d_pillarencode_class_init (P3dPillarencodeClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->finalize = p3d_pillarencode_finalize;
-  gobject_class->set_property = p3d_pillarencode_set_property;
-  gobject_class->get_property = p3d_pillarencode_get_property;
+  gobject_class->finalize = p3d_pillar_encode_finalize;
+  gobject_class->set_property = p3d_pillar_encode_set_property;
+  gobject_class->get_property = p3d_pillar_encode_get_property;
 
   g_object_class_install_property (gobject_class, PROP_WEIGHTS,
       g_param_spec_string ("weights", "Weights",
@@ -106,42 +106,42 @@ p3d_pillarencode_class_init (P3dPillarencodeClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
-  trans_class->start = GST_DEBUG_FUNCPTR (p3d_pillarencode_start);
-  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_pillarencode_stop);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillarencode_sink_event);
+  trans_class->start = GST_DEBUG_FUNCPTR (p3d_pillar_encode_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (p3d_pillar_encode_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillar_encode_sink_event);
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (p3d_pillarencode_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillarencode_set_info);
+      GST_DEBUG_FUNCPTR (p3d_pillar_encode_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillar_encode_set_info);
   filter_class->start_device =
-      GST_DEBUG_FUNCPTR (p3d_pillarencode_start_device);
-  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_pillarencode_stop_device);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillarencode_process_cpu);
+      GST_DEBUG_FUNCPTR (p3d_pillar_encode_start_device);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_pillar_encode_stop_device);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillar_encode_process_cpu);
   filter_class->process_cuda =
-      GST_DEBUG_FUNCPTR (p3d_pillarencode_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_pillar_encode_process_cuda);
 
-  GST_DEBUG_CATEGORY_INIT (p3d_pillarencode_debug, "pillarencode", 0,
+  GST_DEBUG_CATEGORY_INIT (p3d_pillar_encode_debug, "pillarencode", 0,
       "Pillar feature net");
 }
 
 static void
-p3d_pillarencode_init (P3dPillarencode * self)
+p3d_pillar_encode_init (P3dPillarEncode * self)
 {
 }
 
 static void
-p3d_pillarencode_finalize (GObject * object)
+p3d_pillar_encode_finalize (GObject * object)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (object);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (object);
 
   g_free (self->weights);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
-p3d_pillarencode_set_property (GObject * object, guint prop_id,
+p3d_pillar_encode_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (object);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (object);
 
   switch (prop_id) {
     case PROP_WEIGHTS:
@@ -157,10 +157,10 @@ p3d_pillarencode_set_property (GObject * object, guint prop_id,
 }
 
 static void
-p3d_pillarencode_get_property (GObject * object, guint prop_id,
+p3d_pillar_encode_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (object);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (object);
 
   switch (prop_id) {
     case PROP_WEIGHTS:
@@ -177,9 +177,9 @@ p3d_pillarencode_get_property (GObject * object, guint prop_id,
 /* The model is loaded before the base class starts, so that the caps the
  * model implies are known when negotiation begins. */
 static gboolean
-p3d_pillarencode_start (GstBaseTransform * trans)
+p3d_pillar_encode_start (GstBaseTransform * trans)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (trans);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (trans);
   P3dCenterPointModel *model;
 
   model = p3d_model_file_load_property (GST_ELEMENT (self), &self->weights);
@@ -191,16 +191,16 @@ p3d_pillarencode_start (GstBaseTransform * trans)
   self->dropped = 0;
   self->warned_dropped = FALSE;
   if (!GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans)) {
-    p3d_pillarencode_stop (trans);
+    p3d_pillar_encode_stop (trans);
     return FALSE;
   }
   return TRUE;
 }
 
 static gboolean
-p3d_pillarencode_stop (GstBaseTransform * trans)
+p3d_pillar_encode_stop (GstBaseTransform * trans)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (trans);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (trans);
   gboolean ret = GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 
   p3d_model_file_clear (GST_ELEMENT (self), &self->model);
@@ -211,7 +211,7 @@ p3d_pillarencode_stop (GstBaseTransform * trans)
  * weights are loaded; read under the object lock, as stop() frees the
  * model under it. */
 static void
-set_model_fields (P3dPillarencode * self, GstStructure * s,
+set_model_fields (P3dPillarEncode * self, GstStructure * s,
     gboolean canvas_side)
 {
   gboolean have_model;
@@ -238,10 +238,10 @@ set_model_fields (P3dPillarencode * self, GstStructure * s,
 }
 
 static GstCaps *
-p3d_pillarencode_transform_media_caps (P3dCudaFilter * filter,
+p3d_pillar_encode_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
   GstCaps *result = gst_caps_new_empty ();
   guint i;
 
@@ -325,23 +325,23 @@ grid_matches_model (const P3dCenterPointConfig * config,
 static gint
 encoder_new (P3dCudaFilter * filter, gpointer * workspace)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
 
-  return p3d_pillarencoder_new (&self->params, self->model->pfn_weight,
-      self->model->pfn_bias, (P3dPillarEncoder **) workspace);
+  return p3dc_pillarencoder_new (&self->params, self->model->pfn_weight,
+      self->model->pfn_bias, (P3dcPillarEncoder **) workspace);
 }
 
 static gboolean
-p3d_pillarencode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
   const P3dCenterPointModel *model = self->model;
   P3dPillarsInfo in_info;
   P3dBevFeaturesInfo out_info;
-  P3dPillarEncodeParams params = { 0, };
-  P3dResult result;
+  P3dcPillarEncodeParams params = { 0, };
+  P3dcResult result;
   gchar *why = NULL;
 
   if (!p3d_pillars_info_from_caps (&in_info, incaps)
@@ -384,12 +384,12 @@ p3d_pillarencode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   params.grid_y = in_info.grid.grid[1];
   params.half_in = in_info.format == P3D_DATA_FORMAT_F16;
   params.half_out = out_info.format == P3D_DATA_FORMAT_F16;
-  result = p3d_pillarencode_params_validate (&params);
-  if (result != P3D_OK) {
+  result = p3dc_pillarencode_params_validate (&params);
+  if (result != P3DC_OK) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
         "Cannot encode %u pillars of %u points of %u features into %u "
         "channels: %s", params.max_voxels, params.max_points,
-        params.in_channels, params.out_channels, p3d_result_string (result));
+        params.in_channels, params.out_channels, p3dc_result_string (result));
     return FALSE;
   }
 
@@ -398,7 +398,7 @@ p3d_pillarencode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     self->params = params;
     if (!p3d_cuda_filter_replace_workspace (filter,
             (gpointer *) & self->encoder,
-            (GDestroyNotify) p3d_pillarencoder_free, encoder_new,
+            (GDestroyNotify) p3dc_pillarencoder_free, encoder_new,
             "creating the pillar encoder", error))
       return FALSE;
   }
@@ -411,10 +411,10 @@ p3d_pillarencode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
 }
 
 static gboolean
-p3d_pillarencode_start_device (P3dCudaFilter * filter)
+p3d_pillar_encode_start_device (P3dCudaFilter * filter)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
-  P3dResult result;
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
+  P3dcResult result;
 
   self->readback = p3d_readback_new (filter->device_id, sizeof (guint32),
       READBACK_DEPTH, &result);
@@ -423,18 +423,18 @@ p3d_pillarencode_start_device (P3dCudaFilter * filter)
 }
 
 static void
-p3d_pillarencode_stop_device (P3dCudaFilter * filter)
+p3d_pillar_encode_stop_device (P3dCudaFilter * filter)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
 
-  g_clear_pointer (&self->encoder, p3d_pillarencoder_free);
+  g_clear_pointer (&self->encoder, p3dc_pillarencoder_free);
   g_clear_pointer (&self->readback, p3d_readback_free);
 }
 
 /* Counts the pillars of one frame that fell outside the grid; warns once
  * per stream. */
 static void
-count_dropped (P3dPillarencode * self, guint32 dropped)
+count_dropped (P3dPillarEncode * self, guint32 dropped)
 {
   if (dropped == 0)
     return;
@@ -450,7 +450,7 @@ count_dropped (P3dPillarencode * self, guint32 dropped)
 }
 
 static void
-drain_readback (P3dPillarencode * self, gboolean wait)
+drain_readback (P3dPillarEncode * self, gboolean wait)
 {
   guint32 dropped;
   GstClockTime pts;
@@ -462,9 +462,9 @@ drain_readback (P3dPillarencode * self, gboolean wait)
 }
 
 static gboolean
-p3d_pillarencode_sink_event (GstBaseTransform * trans, GstEvent * event)
+p3d_pillar_encode_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (trans);
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (trans);
 
   if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
     drain_readback (self, TRUE);
@@ -474,7 +474,7 @@ p3d_pillarencode_sink_event (GstBaseTransform * trans, GstEvent * event)
 }
 
 static void
-input_from_map (P3dTensorMap * in, P3dPillarEncodeInput * input)
+input_from_map (P3dTensorMap * in, P3dcPillarEncodeInput * input)
 {
   input->features = in->data[P3D_PILLARS_TENSOR_FEATURES];
   input->coords = in->data[P3D_PILLARS_TENSOR_COORDS];
@@ -482,21 +482,21 @@ input_from_map (P3dTensorMap * in, P3dPillarEncodeInput * input)
 }
 
 static GstFlowReturn
-p3d_pillarencode_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_pillar_encode_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
-  P3dPillarEncodeInput input;
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
+  P3dcPillarEncodeInput input;
   guint32 dropped = 0;
-  P3dResult result;
+  P3dcResult result;
 
   input_from_map (in, &input);
-  result = p3d_pillarencode_cpu (&self->params, self->model->pfn_weight,
+  result = p3dc_pillarencode_cpu (&self->params, self->model->pfn_weight,
       self->model->pfn_bias, &input,
       out->data[P3D_BEV_FEATURES_TENSOR_FEATURES], &dropped);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
-        ("Encoding the pillars failed"), ("%s", p3d_result_string (result)));
+        ("Encoding the pillars failed"), ("%s", p3dc_result_string (result)));
     return GST_FLOW_ERROR;
   }
   count_dropped (self, dropped);
@@ -504,11 +504,11 @@ p3d_pillarencode_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
 }
 
 static GstFlowReturn
-p3d_pillarencode_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_pillar_encode_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  P3dPillarencode *self = P3D_PILLARENCODE (filter);
-  P3dPillarEncodeInput input;
+  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
+  P3dcPillarEncodeInput input;
   gpointer slot = NULL;
 
   drain_readback (self, FALSE);
@@ -518,7 +518,7 @@ p3d_pillarencode_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
               &slot), "taking a dropped-pillar slot"))
     return GST_FLOW_ERROR;
   input_from_map (in, &input);
-  if (!p3d_cuda_filter_check (filter, p3d_pillarencode_cuda (self->encoder,
+  if (!p3d_cuda_filter_check (filter, p3dc_pillarencode_cuda (self->encoder,
               &input, out->data[P3D_BEV_FEATURES_TENSOR_FEATURES], slot,
               filter->stream), "encoding the pillars"))
     return GST_FLOW_ERROR;

@@ -2,8 +2,8 @@
  * bird's-eye-view canvas of a PointPillars / CenterPoint network
  * (application/x-bev-features), with the learned pillar feature net of a
  * weights file. */
-#ifndef __P3D_PILLARENCODE_ELEMENT_H__
-#define __P3D_PILLARENCODE_ELEMENT_H__
+#ifndef __P3D_PILLAR_ENCODE_ELEMENT_H__
+#define __P3D_PILLAR_ENCODE_ELEMENT_H__
 
 #include "p3dperception.h"
 #include "p3dcenterpoint.h"
@@ -12,11 +12,11 @@
 
 G_BEGIN_DECLS
 
-#define P3D_TYPE_PILLARENCODE (p3d_pillarencode_get_type ())
-G_DECLARE_FINAL_TYPE (P3dPillarencode, p3d_pillarencode, P3D, PILLARENCODE,
+#define P3D_TYPE_PILLAR_ENCODE (p3d_pillar_encode_get_type ())
+G_DECLARE_FINAL_TYPE (P3dPillarEncode, p3d_pillar_encode, P3D, PILLAR_ENCODE,
     P3dCudaFilter);
 
-struct _P3dPillarencode
+struct _P3dPillarEncode
 {
   P3dCudaFilter parent;
 
@@ -29,9 +29,9 @@ struct _P3dPillarencode
   /* negotiated */
   P3dPillarsInfo in_info;
   P3dBevFeaturesInfo out_info;
-  P3dPillarEncodeParams params;
+  P3dcPillarEncodeParams params;
   /* the device path's workspace, made for @params */
-  P3dPillarEncoder *encoder;
+  P3dcPillarEncoder *encoder;
   /* the device path's per-frame dropped-pillar counts, read back without
    * waiting */
   P3dReadback *readback;
@@ -42,4 +42,4 @@ struct _P3dPillarencode
 
 G_END_DECLS
 
-#endif /* __P3D_PILLARENCODE_ELEMENT_H__ */
+#endif /* __P3D_PILLAR_ENCODE_ELEMENT_H__ */

@@ -28,8 +28,8 @@
 
 #include "gstpillarfeat.h"
 
-GST_DEBUG_CATEGORY_STATIC (p3d_pillarfeat_debug);
-#define GST_CAT_DEFAULT p3d_pillarfeat_debug
+GST_DEBUG_CATEGORY_STATIC (p3d_pillar_feat_debug);
+#define GST_CAT_DEFAULT p3d_pillar_feat_debug
 
 enum
 {
@@ -40,36 +40,36 @@ enum
 #define DEFAULT_FEATURES P3D_FEATURE_SET_POINTPILLARS_10
 
 G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_POINTPILLARS_10 ==
-    (gint) P3D_PILLAR_FEATURES_POINTPILLARS_10);
+    (gint) P3DC_PILLAR_FEATURES_POINTPILLARS_10);
 G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_MMDET3D_9 ==
-    (gint) P3D_PILLAR_FEATURES_MMDET3D_9);
+    (gint) P3DC_PILLAR_FEATURES_MMDET3D_9);
 G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_POINTPILLARS_11 ==
-    (gint) P3D_PILLAR_FEATURES_POINTPILLARS_11);
+    (gint) P3DC_PILLAR_FEATURES_POINTPILLARS_11);
 G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_MMDET3D_11 ==
-    (gint) P3D_PILLAR_FEATURES_MMDET3D_11);
+    (gint) P3DC_PILLAR_FEATURES_MMDET3D_11);
 
-#define p3d_pillarfeat_parent_class parent_class
-G_DEFINE_TYPE (P3dPillarfeat, p3d_pillarfeat, P3D_TYPE_CUDA_FILTER);
+#define p3d_pillar_feat_parent_class parent_class
+G_DEFINE_TYPE (P3dPillarFeat, p3d_pillar_feat, P3D_TYPE_CUDA_FILTER);
 
-static void p3d_pillarfeat_set_property (GObject * object, guint prop_id,
+static void p3d_pillar_feat_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
-static void p3d_pillarfeat_get_property (GObject * object, guint prop_id,
+static void p3d_pillar_feat_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstCaps *p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
+static GstCaps *p3d_pillar_feat_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
-static gboolean p3d_pillarfeat_set_info (P3dCudaFilter * filter,
+static gboolean p3d_pillar_feat_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static gboolean p3d_pillarfeat_sink_event (GstBaseTransform * trans,
+static gboolean p3d_pillar_feat_sink_event (GstBaseTransform * trans,
     GstEvent * event);
-static GstFlowReturn p3d_pillarfeat_process_cpu (P3dCudaFilter * filter,
+static GstFlowReturn p3d_pillar_feat_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
-static GstFlowReturn p3d_pillarfeat_process_cuda (P3dCudaFilter * filter,
+static GstFlowReturn p3d_pillar_feat_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
 
 static void
-p3d_pillarfeat_class_init (P3dPillarfeatClass * klass)
+p3d_pillar_feat_class_init (P3dPillarFeatClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
@@ -77,8 +77,8 @@ p3d_pillarfeat_class_init (P3dPillarfeatClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *sink_caps, *src_caps;
 
-  gobject_class->set_property = p3d_pillarfeat_set_property;
-  gobject_class->get_property = p3d_pillarfeat_get_property;
+  gobject_class->set_property = p3d_pillar_feat_set_property;
+  gobject_class->get_property = p3d_pillar_feat_get_property;
 
   g_object_class_install_property (gobject_class, PROP_FEATURES,
       g_param_spec_enum ("features", "Features",
@@ -98,29 +98,29 @@ p3d_pillarfeat_class_init (P3dPillarfeatClass * klass)
   gst_caps_unref (sink_caps);
   gst_caps_unref (src_caps);
 
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillarfeat_sink_event);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillar_feat_sink_event);
   filter_class->transform_media_caps =
-      GST_DEBUG_FUNCPTR (p3d_pillarfeat_transform_media_caps);
-  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillarfeat_set_info);
-  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillarfeat_process_cpu);
-  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_pillarfeat_process_cuda);
+      GST_DEBUG_FUNCPTR (p3d_pillar_feat_transform_media_caps);
+  filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillar_feat_set_info);
+  filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillar_feat_process_cpu);
+  filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_pillar_feat_process_cuda);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_FEATURE_SET, 0);
-  GST_DEBUG_CATEGORY_INIT (p3d_pillarfeat_debug, "pillarfeat", 0,
+  GST_DEBUG_CATEGORY_INIT (p3d_pillar_feat_debug, "pillarfeat", 0,
       "PointPillars features");
 }
 
 static void
-p3d_pillarfeat_init (P3dPillarfeat * self)
+p3d_pillar_feat_init (P3dPillarFeat * self)
 {
   self->features = DEFAULT_FEATURES;
 }
 
 static void
-p3d_pillarfeat_set_property (GObject * object, guint prop_id,
+p3d_pillar_feat_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (object);
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (object);
 
   switch (prop_id) {
     case PROP_FEATURES:
@@ -136,10 +136,10 @@ p3d_pillarfeat_set_property (GObject * object, guint prop_id,
 }
 
 static void
-p3d_pillarfeat_get_property (GObject * object, guint prop_id, GValue * value,
+p3d_pillar_feat_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (object);
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (object);
 
   switch (prop_id) {
     case PROP_FEATURES:
@@ -160,10 +160,10 @@ static const gchar *const shared_fields[] = {
 };
 
 static GstCaps *
-p3d_pillarfeat_transform_media_caps (P3dCudaFilter * filter,
+p3d_pillar_feat_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (filter);
   GstCaps *result = gst_caps_new_empty ();
   P3dFeatureSet features;
   guint i, f;
@@ -246,15 +246,15 @@ set_output_error (const P3dVoxelsInfo * in_info, GstCaps * outcaps,
 }
 
 static gboolean
-p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
+p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (filter);
   P3dVoxelsInfo in_info;
   P3dPillarsInfo out_info;
-  P3dPillarFeatParams params;
-  P3dResult result;
+  P3dcPillarFeatParams params;
+  P3dcResult result;
 
   if (!p3d_voxels_info_from_caps (&in_info, incaps))
     return FALSE;
@@ -272,16 +272,16 @@ p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         in_info.max_points);
     return FALSE;
   }
-  result = p3d_pillarfeat_params_init (&params,
-      (P3dPillarFeatureSet) out_info.features,
+  result = p3dc_pillarfeat_params_init (&params,
+      (P3dcPillarFeatureSet) out_info.features,
       out_info.format == P3D_DATA_FORMAT_F16, in_info.finfo->channels,
       in_info.finfo->intensity, in_info.max_points, in_info.max_voxels,
       in_info.grid.voxel_size, in_info.grid.range);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
         "cannot compute %s features for these voxels: %s",
         p3d_feature_set_to_string (out_info.features),
-        p3d_result_string (result));
+        p3dc_result_string (result));
     return FALSE;
   }
   self->in_info = in_info;
@@ -294,7 +294,7 @@ p3d_pillarfeat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
 
 static void
 tensors_from_maps (P3dTensorMap * in, P3dTensorMap * out,
-    P3dPillarFeatInput * input, P3dPillarFeatOutput * output)
+    P3dcPillarFeatInput * input, P3dcPillarFeatOutput * output)
 {
   input->voxels = in->data[P3D_VOXELS_TENSOR_POINTS];
   input->num_points = in->data[P3D_VOXELS_TENSOR_NUM_POINTS];
@@ -306,9 +306,9 @@ tensors_from_maps (P3dTensorMap * in, P3dTensorMap * out,
 }
 
 static gboolean
-p3d_pillarfeat_sink_event (GstBaseTransform * trans, GstEvent * event)
+p3d_pillar_feat_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (trans);
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (trans);
 
   if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
     self->warned_count = FALSE;
@@ -316,12 +316,12 @@ p3d_pillarfeat_sink_event (GstBaseTransform * trans, GstEvent * event)
 }
 
 static GstFlowReturn
-p3d_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_pillar_feat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
-  P3dPillarFeatInput input;
-  P3dPillarFeatOutput output;
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (filter);
+  P3dcPillarFeatInput input;
+  P3dcPillarFeatOutput output;
   guint32 voxel_count;
 
   tensors_from_maps (in, out, &input, &output);
@@ -335,20 +335,20 @@ p3d_pillarfeat_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
         ("posted once per stream; later frames are clamped silently"));
     self->warned_count = TRUE;
   }
-  p3d_pillarfeat_cpu (&self->params, &input, &output);
+  p3dc_pillarfeat_cpu (&self->params, &input, &output);
   return GST_FLOW_OK;
 }
 
 static GstFlowReturn
-p3d_pillarfeat_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
+p3d_pillar_feat_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
-  P3dPillarfeat *self = P3D_PILLARFEAT (filter);
-  P3dPillarFeatInput input;
-  P3dPillarFeatOutput output;
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (filter);
+  P3dcPillarFeatInput input;
+  P3dcPillarFeatOutput output;
 
   tensors_from_maps (in, out, &input, &output);
-  if (!p3d_cuda_filter_check (filter, p3d_pillarfeat_cuda (&self->params,
+  if (!p3d_cuda_filter_check (filter, p3dc_pillarfeat_cuda (&self->params,
               &input, &output, out_clean, filter->stream),
           "computing pillar features"))
     return GST_FLOW_ERROR;

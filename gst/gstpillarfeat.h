@@ -1,18 +1,18 @@
 /* pillarfeat: voxels (application/x-voxels) -> PointPillars network input
  * (application/x-pillar-features). */
-#ifndef __P3D_PILLARFEAT_H__
-#define __P3D_PILLARFEAT_H__
+#ifndef __P3D_PILLAR_FEAT_H__
+#define __P3D_PILLAR_FEAT_H__
 
 #include "p3dperception.h"
 #include "pillarfeat.h"
 
 G_BEGIN_DECLS
 
-#define P3D_TYPE_PILLARFEAT (p3d_pillarfeat_get_type ())
-G_DECLARE_FINAL_TYPE (P3dPillarfeat, p3d_pillarfeat, P3D, PILLARFEAT,
+#define P3D_TYPE_PILLAR_FEAT (p3d_pillar_feat_get_type ())
+G_DECLARE_FINAL_TYPE (P3dPillarFeat, p3d_pillar_feat, P3D, PILLAR_FEAT,
     P3dCudaFilter);
 
-struct _P3dPillarfeat
+struct _P3dPillarFeat
 {
   P3dCudaFilter parent;
 
@@ -22,7 +22,7 @@ struct _P3dPillarfeat
   /* negotiated */
   P3dVoxelsInfo in_info;
   P3dPillarsInfo out_info;
-  P3dPillarFeatParams params;
+  P3dcPillarFeatParams params;
 
   /* the reference path warned of a voxel count over max-voxels in this
    * stream */
@@ -31,4 +31,4 @@ struct _P3dPillarfeat
 
 G_END_DECLS
 
-#endif /* __P3D_PILLARFEAT_H__ */
+#endif /* __P3D_PILLAR_FEAT_H__ */

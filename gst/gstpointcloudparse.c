@@ -490,7 +490,7 @@ convert (P3dPointCloudParse * self, const guint8 * in, gsize points)
         guint16 bits;
 
         memcpy (&bits, record + from[c] * 2, 2);
-        value = p3d_half_to_float (GUINT16_FROM_LE (bits));
+        value = p3dc_half_to_float (GUINT16_FROM_LE (bits));
       }
       out[p * out_channels + c] = value;
     }

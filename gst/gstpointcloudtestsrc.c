@@ -519,7 +519,7 @@ p3d_point_cloud_test_src_start (GstBaseSrc * src)
   self->frame = 0;
   self->warned_truncated = FALSE;
   if (self->active_emit != P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS)
-    self->boxes = g_new (P3dBox3d, self->active_max_boxes);
+    self->boxes = g_new (P3dcBox3d, self->active_max_boxes);
   GST_DEBUG_OBJECT (self, "scene of %u objects, %u rays per frame",
       p3d_lidar_scene_get_n_objects (self->scene),
       p3d_lidar_scene_get_n_rays (self->scene));

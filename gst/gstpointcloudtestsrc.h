@@ -52,7 +52,7 @@ struct _P3dPointCloudTestSrc
   /* a frame is written here, then copied into the buffer's tensor */
   gfloat *points;
   gsize points_size;
-  P3dBox3d *boxes;
+  P3dcBox3d *boxes;
 
   /* without motion, the one frame, whose memories every buffer shares */
   GstBuffer *frozen;

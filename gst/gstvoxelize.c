@@ -188,7 +188,7 @@ p3d_voxelize_init (P3dVoxelize * self)
 }
 
 static GstStructure *
-stats_to_structure (P3dVoxelize * self, const P3dVoxelizeStats * stats,
+stats_to_structure (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
     const gchar * name)
 {
   return gst_structure_new (name,
@@ -313,10 +313,10 @@ static gboolean
 p3d_voxelize_start (GstBaseTransform * trans)
 {
   P3dVoxelize *self = P3D_VOXELIZE (trans);
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gdouble voxel_size[3], range[6];
   guint max_points, max_voxels;
-  P3dResult result;
+  P3dcResult result;
 
   GST_OBJECT_LOCK (self);
   memcpy (voxel_size, self->voxel_size, sizeof (voxel_size));
@@ -331,15 +331,15 @@ p3d_voxelize_start (GstBaseTransform * trans)
 
   /* Refuse a bad grid here, with the values, rather than as a failed
    * negotiation later. */
-  result = p3d_voxelize_params_init (&params, voxel_size, range, 3,
+  result = p3dc_voxelize_params_init (&params, voxel_size, range, 3,
       max_points, max_voxels);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("Invalid voxel grid: voxel-size <%g, %g, %g> over range "
             "<%g, %g, %g, %g, %g, %g>", voxel_size[0], voxel_size[1],
             voxel_size[2], range[0], range[1], range[2], range[3], range[4],
             range[5]), ("%s (max-points %u, max-voxels %u)",
-            p3d_result_string (result), max_points, max_voxels));
+            p3dc_result_string (result), max_points, max_voxels));
     return FALSE;
   }
   warn_if_not_whole (self, voxel_size, range);
@@ -419,8 +419,8 @@ voxelizer_new (P3dCudaFilter * filter, gpointer * workspace)
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
 
-  return p3d_voxelizer_new (&self->params, WORKSPACE_POINTS_HINT,
-      (P3dVoxelizer **) workspace);
+  return p3dc_voxelizer_new (&self->params, WORKSPACE_POINTS_HINT,
+      (P3dcVoxelizer **) workspace);
 }
 
 /* Why the properties describe no voxels caps for points of @finfo's
@@ -459,8 +459,8 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dPointCloudInfo in_info;
   P3dVoxelsInfo out_info, expected;
-  P3dVoxelizeParams params;
-  P3dResult result;
+  P3dcVoxelizeParams params;
+  P3dcResult result;
 
   if (!p3d_point_cloud_info_from_caps (&in_info, incaps))
     return FALSE;
@@ -484,12 +484,12 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         expected.max_points);
     return FALSE;
   }
-  result = p3d_voxelize_params_init (&params, out_info.grid.voxel_size,
+  result = p3dc_voxelize_params_init (&params, out_info.grid.voxel_size,
       out_info.grid.range, in_info.finfo->channels, out_info.max_points,
       out_info.max_voxels);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
-        "invalid voxel grid: %s", p3d_result_string (result));
+        "invalid voxel grid: %s", p3dc_result_string (result));
     return FALSE;
   }
 
@@ -498,7 +498,7 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     self->params = params;
     if (!p3d_cuda_filter_replace_workspace (filter,
             (gpointer *) & self->voxelizer,
-            (GDestroyNotify) p3d_voxelizer_free, voxelizer_new,
+            (GDestroyNotify) p3dc_voxelizer_free, voxelizer_new,
             "creating the voxelization workspace", error))
       return FALSE;
   }
@@ -514,10 +514,10 @@ static gboolean
 p3d_voxelize_start_device (P3dCudaFilter * filter)
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
-  P3dResult result;
+  P3dcResult result;
 
   self->readback = p3d_readback_new (filter->device_id,
-      sizeof (P3dVoxelizeStats), READBACK_DEPTH, &result);
+      sizeof (P3dcVoxelizeStats), READBACK_DEPTH, &result);
   return p3d_cuda_filter_check (filter, result,
       "allocating the statistics readback");
 }
@@ -527,7 +527,7 @@ p3d_voxelize_stop_device (P3dCudaFilter * filter)
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
 
-  p3d_voxelizer_free (self->voxelizer);
+  p3dc_voxelizer_free (self->voxelizer);
   self->voxelizer = NULL;
   p3d_readback_free (self->readback);
   self->readback = NULL;
@@ -535,7 +535,7 @@ p3d_voxelize_stop_device (P3dCudaFilter * filter)
 
 /* Records the statistics of one frame; posts what the user asked for. */
 static void
-publish_stats (P3dVoxelize * self, const P3dVoxelizeStats * stats,
+publish_stats (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
     GstClockTime pts)
 {
   gboolean saturated = stats->points_over_max_points > 0
@@ -599,7 +599,7 @@ publish_stats (P3dVoxelize * self, const P3dVoxelizeStats * stats,
 static void
 drain_readback (P3dVoxelize * self, gboolean wait)
 {
-  P3dVoxelizeStats stats;
+  P3dcVoxelizeStats stats;
   GstClockTime pts;
 
   if (self->readback == NULL)
@@ -619,7 +619,7 @@ p3d_voxelize_sink_event (GstBaseTransform * trans, GstEvent * event)
 }
 
 static void
-output_from_map (P3dTensorMap * out, P3dVoxelizeOutput * output)
+output_from_map (P3dTensorMap * out, P3dcVoxelizeOutput * output)
 {
   output->voxels = out->data[P3D_VOXELS_TENSOR_POINTS];
   output->num_points = out->data[P3D_VOXELS_TENSOR_NUM_POINTS];
@@ -632,18 +632,18 @@ p3d_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
-  P3dVoxelizeOutput output;
-  P3dVoxelizeStats stats;
-  P3dResult result;
+  P3dcVoxelizeOutput output;
+  P3dcVoxelizeStats stats;
+  P3dcResult result;
   gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
 
   output_from_map (out, &output);
   output.stats = &stats;
-  result = p3d_voxelize_cpu (&self->params, in->data[0], n_points, &output);
-  if (result != P3D_OK) {
+  result = p3dc_voxelize_cpu (&self->params, in->data[0], n_points, &output);
+  if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Voxelization of %" G_GSIZE_FORMAT " points failed", n_points),
-        ("%s", p3d_result_string (result)));
+        ("%s", p3dc_result_string (result)));
     return GST_FLOW_ERROR;
   }
   publish_stats (self, &stats, GST_BUFFER_PTS (inbuf));
@@ -655,15 +655,16 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
-  P3dVoxelizeOutput output;
+  P3dcVoxelizeOutput output;
   gpointer slot = NULL;
   gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
   GstClockTime pts = GST_BUFFER_PTS (inbuf);
 
-  if (n_points > P3D_VOXELIZE_MAX_INPUT) {
+  if (n_points > P3DC_VOXELIZE_MAX_INPUT) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Sweep of %" G_GSIZE_FORMAT " points is larger than supported",
-            n_points), ("at most %u points per sweep", P3D_VOXELIZE_MAX_INPUT));
+            n_points), ("at most %u points per sweep",
+            P3DC_VOXELIZE_MAX_INPUT));
     return GST_FLOW_ERROR;
   }
   drain_readback (self, FALSE);
@@ -675,7 +676,7 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
 
   output_from_map (out, &output);
   output.stats = slot;
-  if (!p3d_cuda_filter_check (filter, p3d_voxelize_cuda (self->voxelizer,
+  if (!p3d_cuda_filter_check (filter, p3dc_voxelize_cuda (self->voxelizer,
               in->data[0], n_points, &output, out_clean, filter->stream),
           "voxelizing"))
     return GST_FLOW_ERROR;

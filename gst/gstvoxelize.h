@@ -27,14 +27,14 @@ struct _P3dVoxelize
   /* negotiated */
   P3dPointCloudInfo in_info;
   P3dVoxelsInfo out_info;
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
 
   /* device */
-  P3dVoxelizer *voxelizer;
+  P3dcVoxelizer *voxelizer;
   P3dReadback *readback;
 
   /* statistics, under the object lock */
-  P3dVoxelizeStats last_stats;
+  P3dcVoxelizeStats last_stats;
   guint64 frames;
   guint64 saturated_frames;
   gboolean saturated;

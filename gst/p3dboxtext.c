@@ -275,7 +275,7 @@ p3d_box_text_append_json_frame (GString * out, guint64 frame, guint64 pts,
 }
 
 void
-p3d_box_text_append_json_box3d (GString * out, const P3dBox3d * box)
+p3d_box_text_append_json_box3d (GString * out, const P3dcBox3d * box)
 {
   JsonBuilder *builder = json_builder_new ();
   const gfloat values[] = { box->x, box->y, box->z, box->dx, box->dy,
@@ -293,7 +293,7 @@ p3d_box_text_append_json_box3d (GString * out, const P3dBox3d * box)
 }
 
 void
-p3d_box_text_append_json_box2d (GString * out, const P3dBox2d * box)
+p3d_box_text_append_json_box2d (GString * out, const P3dcBox2d * box)
 {
   JsonBuilder *builder = json_builder_new ();
   const gfloat values[] = { box->x1, box->y1, box->x2, box->y2, box->score };
@@ -333,7 +333,7 @@ kitti_append_floats (GString * out, const gfloat * values, guint n)
 }
 
 void
-p3d_box_text_append_kitti_box3d (GString * out, const P3dBox3d * box,
+p3d_box_text_append_kitti_box3d (GString * out, const P3dcBox3d * box,
     gchar ** labels)
 {
   /* KITTI's dimensions are height, width, length: our dz, dy, dx. */
@@ -350,7 +350,7 @@ p3d_box_text_append_kitti_box3d (GString * out, const P3dBox3d * box,
 }
 
 void
-p3d_box_text_append_kitti_box2d (GString * out, const P3dBox2d * box,
+p3d_box_text_append_kitti_box2d (GString * out, const P3dcBox2d * box,
     gchar ** labels)
 {
   const gfloat corners[] = { box->x1, box->y1, box->x2, box->y2 };
@@ -607,12 +607,12 @@ json_parse_box (JsonObject * object, P3dBoxKind kind, P3dBoxLine * out,
 
   out->kind = kind;
   if (kind == P3D_BOX_KIND_3D) {
-    P3dBox3d box = { values[0], values[1], values[2], values[3], values[4],
+    P3dcBox3d box = { values[0], values[1], values[2], values[3], values[4],
       values[5], values[6], values[7], label
     };
     out->box3d = box;
   } else {
-    P3dBox2d box = { values[0], values[1], values[2], values[3], values[4],
+    P3dcBox2d box = { values[0], values[1], values[2], values[3], values[4],
       label
     };
     out->box2d = box;
@@ -793,7 +793,7 @@ p3d_box_text_parse_kitti (const gchar * line, P3dBoxKind kind,
   }
 
   if (kind == P3D_BOX_KIND_2D) {
-    P3dBox2d box = { values[4], values[5], values[6], values[7], values[15],
+    P3dcBox2d box = { values[4], values[5], values[6], values[7], values[15],
       label
     };
     out->kind = P3D_BOX_KIND_2D;
@@ -801,7 +801,7 @@ p3d_box_text_parse_kitti (const gchar * line, P3dBoxKind kind,
   } else {
     /* h w l are our dz dy dx; location and rotation_y are taken as they
      * are, in the LiDAR frame. */
-    P3dBox3d box = { values[11], values[12], values[13], values[10],
+    P3dcBox3d box = { values[11], values[12], values[13], values[10],
       values[9], values[8], values[14], values[15], label
     };
     out->kind = P3D_BOX_KIND_3D;

@@ -71,11 +71,11 @@ gboolean p3d_box_text_set_labels (const gchar * text, gchar ** labels_text,
  * P3D_BOX_TEXT_NO_PTS for a frame without a timestamp. */
 void p3d_box_text_append_json_frame (GString * out, guint64 frame,
     guint64 pts, guint count, P3dBoxKind kind);
-void p3d_box_text_append_json_box3d (GString * out, const P3dBox3d * box);
-void p3d_box_text_append_json_box2d (GString * out, const P3dBox2d * box);
-void p3d_box_text_append_kitti_box3d (GString * out, const P3dBox3d * box,
+void p3d_box_text_append_json_box3d (GString * out, const P3dcBox3d * box);
+void p3d_box_text_append_json_box2d (GString * out, const P3dcBox2d * box);
+void p3d_box_text_append_kitti_box3d (GString * out, const P3dcBox3d * box,
     gchar ** labels);
-void p3d_box_text_append_kitti_box2d (GString * out, const P3dBox2d * box,
+void p3d_box_text_append_kitti_box2d (GString * out, const P3dcBox2d * box,
     gchar ** labels);
 
 typedef enum
@@ -102,8 +102,8 @@ typedef struct
   guint64 frame;
   guint64 pts;
   gint64 count;
-  P3dBox3d box3d;
-  P3dBox2d box2d;
+  P3dcBox3d box3d;
+  P3dcBox2d box2d;
 } P3dBoxLine;
 
 /* Readers of one line (NUL-terminated, without its end of line). @kind is

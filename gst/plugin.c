@@ -30,11 +30,11 @@ plugin_init (GstPlugin * plugin)
       GType (*get_type) (void);
   } elements[] = {
     {"voxelize", p3d_voxelize_get_type},
-    {"pillarfeat", p3d_pillarfeat_get_type},
-    {"pillarencode", p3d_pillarencode_get_type},
-    {"bevdetect", p3d_bevdetect_get_type},
-    {"nms", p3d_nms_filter_get_type},
-    {"bevpool", p3d_bevpool_get_type},
+    {"pillarfeat", p3d_pillar_feat_get_type},
+    {"pillarencode", p3d_pillar_encode_get_type},
+    {"bevdetect", p3d_bev_detect_get_type},
+    {"nms", p3d_nms_get_type},
+    {"bevpool", p3d_bev_pool_get_type},
     {"pointcloudtestsrc", p3d_point_cloud_test_src_get_type},
     {"pcdparse", p3d_pcd_parse_get_type},
     {"pointcloudparse", p3d_point_cloud_parse_get_type},

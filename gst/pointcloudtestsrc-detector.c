@@ -21,11 +21,11 @@ clamped_gauss (P3dLidarRng * rng)
 
 /* TRUE when (x, y) lies within @box's footprint. */
 static gboolean
-box_contains_xy (const P3dBox3d * box, gfloat x, gfloat y)
+box_contains_xy (const P3dcBox3d * box, gfloat x, gfloat y)
 {
   gfloat s, c, local_x, local_y;
 
-  p3d_sincos (box->yaw, &s, &c);
+  p3dc_sincos (box->yaw, &s, &c);
   local_x = c * (x - box->x) + s * (y - box->y);
   local_y = c * (y - box->y) - s * (x - box->x);
   return fabsf (local_x) <= box->dx / 2 && fabsf (local_y) <= box->dy / 2;
@@ -33,8 +33,8 @@ box_contains_xy (const P3dBox3d * box, gfloat x, gfloat y)
 
 /* A box jittered about @truth, with a score that falls as it strays. */
 static void
-jitter_box (P3dLidarRng * rng, const P3dBox3d * truth, gfloat confidence,
-    P3dBox3d * out)
+jitter_box (P3dLidarRng * rng, const P3dcBox3d * truth, gfloat confidence,
+    P3dcBox3d * out)
 {
   gfloat strength = (gfloat) p3d_lidar_rng_uniform (rng, 0.1, 1.0);
   gfloat g[7], s, c, along, across, spread;
@@ -46,7 +46,7 @@ jitter_box (P3dLidarRng * rng, const P3dBox3d * truth, gfloat confidence,
    * stays inside the true box. */
   along = strength * 0.1f * truth->dx * g[0];
   across = strength * 0.1f * truth->dy * g[1];
-  p3d_sincos (truth->yaw, &s, &c);
+  p3dc_sincos (truth->yaw, &s, &c);
   *out = *truth;
   out->x = truth->x + (c * along - s * across);
   out->y = truth->y + (s * along + c * across);
@@ -63,7 +63,7 @@ jitter_box (P3dLidarRng * rng, const P3dBox3d * truth, gfloat confidence,
 /* A low-score box on the road or a sidewalk, away from every true box. */
 static void
 false_positive (P3dLidarRng * rng, const P3dLidarScene * scene,
-    const P3dBox3d * truths, guint n_truths, P3dBox3d * out)
+    const P3dcBox3d * truths, guint n_truths, P3dcBox3d * out)
 {
   gdouble reach = MIN (scene->params.max_range,
       P3D_LIDAR_SCENE_LENGTH / 2) * 0.8;
@@ -95,13 +95,13 @@ false_positive (P3dLidarRng * rng, const P3dLidarScene * scene,
 
 guint
 p3d_lidar_scene_get_candidates (const P3dLidarScene * scene,
-    guint per_object, P3dBox3d * boxes, guint capacity)
+    guint per_object, P3dcBox3d * boxes, guint capacity)
 {
   guint n_truths = p3d_lidar_scene_get_boxes (scene, NULL, 0);
   guint n_false = p3d_lidar_candidates_false_positives (n_truths);
   guint total = n_truths * per_object + n_false, i, k, n = 0;
-  P3dBox3d *truths = g_new (P3dBox3d, MAX (n_truths, 1));
-  P3dBox3d *all = g_new (P3dBox3d, total);
+  P3dcBox3d *truths = g_new (P3dcBox3d, MAX (n_truths, 1));
+  P3dcBox3d *all = g_new (P3dcBox3d, total);
   P3dLidarRng rng;
 
   p3d_lidar_scene_get_boxes (scene, truths, n_truths);
@@ -119,13 +119,13 @@ p3d_lidar_scene_get_candidates (const P3dLidarScene * scene,
   /* Fisher-Yates, so that no box's position gives its object away. */
   for (i = total; i > 1; i--) {
     guint j = p3d_lidar_rng_below (&rng, i);
-    P3dBox3d swap = all[i - 1];
+    P3dcBox3d swap = all[i - 1];
 
     all[i - 1] = all[j];
     all[j] = swap;
   }
   if (capacity > 0)
-    memcpy (boxes, all, MIN (total, capacity) * sizeof (P3dBox3d));
+    memcpy (boxes, all, MIN (total, capacity) * sizeof (P3dcBox3d));
   g_free (all);
   g_free (truths);
   return total;

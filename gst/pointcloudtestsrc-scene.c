@@ -237,7 +237,7 @@ scene_box_update (SceneBox * box)
 {
   gfloat radius, distance2, limit;
 
-  p3d_sincos (box->yaw, &box->sin_yaw, &box->cos_yaw);
+  p3dc_sincos (box->yaw, &box->sin_yaw, &box->cos_yaw);
   box->origin[0] = -(box->cos_yaw * box->x + box->sin_yaw * box->y);
   box->origin[1] = box->sin_yaw * box->x - box->cos_yaw * box->y;
   box->origin[2] = -box->z;
@@ -320,7 +320,7 @@ p3d_lidar_scene_new (const P3dLidarSceneParams * params)
     /* From behind (+pi), clockwise seen from above. */
     gfloat azimuth = (gfloat) (G_PI - 2.0 * G_PI * i / columns);
 
-    p3d_sincos (azimuth, &scene->column_sin[i], &scene->column_cos[i]);
+    p3dc_sincos (azimuth, &scene->column_sin[i], &scene->column_cos[i]);
     scene->column_time[i] = (gfloat) (period * i / columns);
   }
 
@@ -331,7 +331,7 @@ p3d_lidar_scene_new (const P3dLidarSceneParams * params)
         params->fov_down + (params->fov_up - params->fov_down) * i /
         (beams - 1);
 
-    p3d_sincos ((gfloat) (degrees * (G_PI / 180.0)), &scene->beam_sin[i],
+    p3dc_sincos ((gfloat) (degrees * (G_PI / 180.0)), &scene->beam_sin[i],
         &scene->beam_cos[i]);
   }
 
@@ -453,7 +453,7 @@ p3d_lidar_scene_set_frame (P3dLidarScene * scene, guint64 frame)
 
 void
 p3d_lidar_scene_get_object_box (const P3dLidarScene * scene, guint index,
-    P3dBox3d * box)
+    P3dcBox3d * box)
 {
   const P3dLidarObject *object;
   const SceneBox *view;
@@ -473,14 +473,14 @@ p3d_lidar_scene_get_object_box (const P3dLidarScene * scene, guint index,
 }
 
 guint
-p3d_lidar_scene_get_boxes (const P3dLidarScene * scene, P3dBox3d * boxes,
+p3d_lidar_scene_get_boxes (const P3dLidarScene * scene, P3dcBox3d * boxes,
     guint capacity)
 {
   gdouble limit = scene->params.max_range;
   guint i, count = 0;
 
   for (i = 0; i < scene->objects->len; i++) {
-    P3dBox3d box;
+    P3dcBox3d box;
 
     p3d_lidar_scene_get_object_box (scene, i, &box);
     if ((gdouble) box.x * box.x + (gdouble) box.y * box.y > limit * limit)

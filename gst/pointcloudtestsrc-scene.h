@@ -25,7 +25,7 @@
  * Determinism: the same parameters give the same bytes on every machine.
  * Random numbers are SplitMix64 integers; floats only meet +, -, *, /, sqrt,
  * floor and fmod (correctly rounded or exact everywhere, with
- * -ffp-contract=off), sines and cosines come from p3d_sincos(), and rays are
+ * -ffp-contract=off), sines and cosines come from p3dc_sincos(), and rays are
  * cast in a fixed order. The range noise of a ray depends only on the seed,
  * the frame and the ray's index.
  */
@@ -179,7 +179,7 @@ void p3d_lidar_scene_set_frame (P3dLidarScene * scene, guint64 frame);
 
 /* The box of object @index in the current frame: score 1, its label. */
 void p3d_lidar_scene_get_object_box (const P3dLidarScene * scene, guint index,
-    P3dBox3d * box);
+    P3dcBox3d * box);
 
 /* Casts every ray of the current frame. Writes at most
  * p3d_lidar_scene_get_n_rays() points of p3d_lidar_channels_get_count()
@@ -195,7 +195,7 @@ gsize p3d_lidar_scene_render (P3dLidarScene * scene,
  * max-range (horizontally), in object order, score 1. Writes at most
  * @capacity and returns how many there are. */
 guint p3d_lidar_scene_get_boxes (const P3dLidarScene * scene,
-    P3dBox3d * boxes, guint capacity);
+    P3dcBox3d * boxes, guint capacity);
 
 /* A detector's raw output for the current frame: @per_object jittered boxes
  * around each true box (centre, size and yaw jitter; the centre stays inside
@@ -205,7 +205,7 @@ guint p3d_lidar_scene_get_boxes (const P3dLidarScene * scene,
  * there is no object, all shuffled in a deterministic order. Writes at most
  * @capacity and returns how many there are. */
 guint p3d_lidar_scene_get_candidates (const P3dLidarScene * scene,
-    guint per_object, P3dBox3d * boxes, guint capacity);
+    guint per_object, P3dcBox3d * boxes, guint capacity);
 
 /* 1 + n_boxes / 8. */
 guint p3d_lidar_candidates_false_positives (guint n_boxes);

@@ -27,34 +27,34 @@
 
 typedef struct
 {
-  P3dBevGeometryCuda *geometry;
-  const P3dCameraCalib *calib;
+  P3dcBevGeometryCuda *geometry;
+  const P3dcCameraCalib *calib;
   const void *features, *depth;
   void *out;
   gboolean half_in, half_out;
 } Work;
 
-static P3dResult
-run_geometry (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_geometry (gpointer user_data, P3dcCudaStream stream)
 {
   Work *w = user_data;
 
-  return p3d_bevpool_geometry_compute_cuda (w->geometry, w->calib, stream);
+  return p3dc_bevpool_geometry_compute_cuda (w->geometry, w->calib, stream);
 }
 
-static P3dResult
-run_pool (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_pool (gpointer user_data, P3dcCudaStream stream)
 {
   Work *w = user_data;
 
-  return p3d_bevpool_cuda (w->geometry, w->features, w->depth, w->half_in,
+  return p3dc_bevpool_cuda (w->geometry, w->features, w->depth, w->half_in,
       w->out, w->half_out, stream);
 }
 
 typedef struct
 {
-  P3dBevGeometry *geometry;
-  const P3dCameraCalib *calib;
+  P3dcBevGeometry *geometry;
+  const P3dcCameraCalib *calib;
   const void *features, *depth;
   void *out;
 } HostWork;
@@ -64,7 +64,7 @@ run_host_geometry (gpointer user_data)
 {
   HostWork *w = user_data;
 
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cpu (w->geometry, w->calib));
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_compute_cpu (w->geometry, w->calib));
 }
 
 static void
@@ -72,7 +72,7 @@ run_host_pool (gpointer user_data)
 {
   HostWork *w = user_data;
 
-  P3D_BENCH_CHECK (p3d_bevpool_cpu (w->geometry, w->features, w->depth,
+  P3D_BENCH_CHECK (p3dc_bevpool_cpu (w->geometry, w->features, w->depth,
           FALSE, w->out, FALSE));
 }
 
@@ -104,7 +104,7 @@ number_at (JsonArray * array, guint index)
 /* camera -> 4 rows -> 4 numbers. */
 static void
 read_matrices (JsonObject * root, const gchar * name, guint cameras,
-    gsize offset, P3dCameraCalib * calib)
+    gsize offset, P3dcCameraCalib * calib)
 {
   JsonArray *all = member_array (root, name);
   guint camera, row, col;
@@ -137,13 +137,13 @@ read_bound (JsonObject * grid, const gchar * name, gdouble bound[3])
     bound[i] = number_at (values, i);
 }
 
-static P3dCameraCalib *
-load_calibration (const gchar * path, P3dBevPoolParams * params)
+static P3dcCameraCalib *
+load_calibration (const gchar * path, P3dcBevPoolParams * params)
 {
   JsonParser *parser = json_parser_new ();
   GError *error = NULL;
   JsonObject *root, *grid;
-  P3dCameraCalib *calib;
+  P3dcCameraCalib *calib;
   JsonArray *size;
   guint cameras;
 
@@ -173,17 +173,17 @@ load_calibration (const gchar * path, P3dBevPoolParams * params)
   read_bound (grid, "xbound", params->xbound);
   read_bound (grid, "ybound", params->ybound);
   read_bound (grid, "zbound", params->zbound);
-  params->rounding = P3D_BEV_ROUND_TRUNCATE;
-  params->layout = P3D_BEV_LAYOUT_YX;
-  P3D_BENCH_CHECK (p3d_bevpool_params_init (params));
+  params->rounding = P3DC_BEV_ROUND_TRUNCATE;
+  params->layout = P3DC_BEV_LAYOUT_YX;
+  P3D_BENCH_CHECK (p3dc_bevpool_params_init (params));
 
-  calib = g_new0 (P3dCameraCalib, cameras);
+  calib = g_new0 (P3dcCameraCalib, cameras);
   read_matrices (root, "camera_intrinsics", cameras,
-      G_STRUCT_OFFSET (P3dCameraCalib, intrinsics), calib);
+      G_STRUCT_OFFSET (P3dcCameraCalib, intrinsics), calib);
   read_matrices (root, "camera2lidar", cameras,
-      G_STRUCT_OFFSET (P3dCameraCalib, camera_to_lidar), calib);
+      G_STRUCT_OFFSET (P3dcCameraCalib, camera_to_lidar), calib);
   read_matrices (root, "img_aug_matrix", cameras,
-      G_STRUCT_OFFSET (P3dCameraCalib, img_aug), calib);
+      G_STRUCT_OFFSET (P3dcCameraCalib, img_aug), calib);
   g_object_unref (parser);
   return calib;
 }
@@ -191,17 +191,17 @@ load_calibration (const gchar * path, P3dBevPoolParams * params)
 /* Features uniform in [-1, 1); depth a softmax of random logits over the
  * bins of each pixel.  Deterministic (GLib's generator, fixed seed). */
 static void
-make_inputs (const P3dBevPoolParams * params, gfloat ** features,
+make_inputs (const P3dcBevPoolParams * params, gfloat ** features,
     gfloat ** depth)
 {
-  gsize n_features = p3d_bevpool_features_size (params);
+  gsize n_features = p3dc_bevpool_features_size (params);
   gsize pixels = (gsize) params->feat_width * params->feat_height;
   GRand *rand = g_rand_new_with_seed (5);
   gdouble *logits = g_new (gdouble, params->depth_bins);
   gsize i, d;
 
   *features = g_new (gfloat, n_features);
-  *depth = g_new (gfloat, p3d_bevpool_depth_size (params));
+  *depth = g_new (gfloat, p3dc_bevpool_depth_size (params));
   for (i = 0; i < n_features; i++)
     (*features)[i] = (gfloat) g_rand_double_range (rand, -1.0, 1.0);
   for (i = 0; i < params->cameras * pixels; i++) {
@@ -235,67 +235,67 @@ to_half (const gfloat * values, gsize count)
   gsize i;
 
   for (i = 0; i < count; i++)
-    out[i] = p3d_float_to_half (values[i]);
+    out[i] = p3dc_float_to_half (values[i]);
   return out;
 }
 
 static void *
-upload (const void *host, gsize bytes, P3dCudaStream stream)
+upload (const void *host, gsize bytes, P3dcCudaStream stream)
 {
   void *device = NULL;
 
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&device, bytes));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (device, host, bytes, stream));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&device, bytes));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (device, host, bytes, stream));
   return device;
 }
 
 /* Median time of each geometry stage over @runs updates. */
 static void
-time_geometry_stages (P3dBevGeometryCuda * geometry,
-    const P3dCameraCalib * calib, P3dCudaStream stream, guint runs,
-    gdouble medians[P3D_BEVPOOL_GEOMETRY_STAGES])
+time_geometry_stages (P3dcBevGeometryCuda * geometry,
+    const P3dcCameraCalib * calib, P3dcCudaStream stream, guint runs,
+    gdouble medians[P3DC_BEVPOOL_GEOMETRY_STAGES])
 {
-  P3dCudaEvent events[P3D_BEVPOOL_GEOMETRY_STAGES + 1];
+  P3dcCudaEvent events[P3DC_BEVPOOL_GEOMETRY_STAGES + 1];
   gdouble *times = g_new (gdouble, (gsize) runs);
   guint i, r, stage;
 
-  for (i = 0; i <= P3D_BEVPOOL_GEOMETRY_STAGES; i++)
-    P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&events[i]));
-  for (stage = 0; stage < P3D_BEVPOOL_GEOMETRY_STAGES; stage++) {
+  for (i = 0; i <= P3DC_BEVPOOL_GEOMETRY_STAGES; i++)
+    P3D_BENCH_CHECK (p3dc_cuda_event_create_timed (&events[i]));
+  for (stage = 0; stage < P3DC_BEVPOOL_GEOMETRY_STAGES; stage++) {
     for (r = 0; r < runs; r++) {
       gfloat ms = 0.0f;
 
-      P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cuda_timed (geometry,
+      P3D_BENCH_CHECK (p3dc_bevpool_geometry_compute_cuda_timed (geometry,
               calib, events, stream));
-      P3D_BENCH_CHECK (p3d_cuda_event_synchronize (events
-              [P3D_BEVPOOL_GEOMETRY_STAGES]));
-      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, events[stage],
+      P3D_BENCH_CHECK (p3dc_cuda_event_synchronize (events
+              [P3DC_BEVPOOL_GEOMETRY_STAGES]));
+      P3D_BENCH_CHECK (p3dc_cuda_event_elapsed_ms (&ms, events[stage],
               events[stage + 1]));
       times[r] = ms * 1000.0;
     }
     qsort (times, runs, sizeof (gdouble), compare_us);
     medians[stage] = times[runs / 2];
   }
-  for (i = 0; i <= P3D_BEVPOOL_GEOMETRY_STAGES; i++)
-    P3D_BENCH_CHECK (p3d_cuda_event_destroy (events[i]));
+  for (i = 0; i <= P3DC_BEVPOOL_GEOMETRY_STAGES; i++)
+    P3D_BENCH_CHECK (p3dc_cuda_event_destroy (events[i]));
   g_free (times);
 }
 
 /* Whether the device output of @w equals the reference's, bit for bit. */
 static gboolean
-matches_reference (Work * w, P3dBevGeometry * reference,
-    const P3dBevPoolParams * params, const void *features, const void *depth,
-    P3dCudaStream stream)
+matches_reference (Work * w, P3dcBevGeometry * reference,
+    const P3dcBevPoolParams * params, const void *features, const void *depth,
+    P3dcCudaStream stream)
 {
-  gsize bytes = p3d_bevpool_output_size (params) * (w->half_out ? 2 : 4);
+  gsize bytes = p3dc_bevpool_output_size (params) * (w->half_out ? 2 : 4);
   gpointer expected = g_malloc (bytes), actual = g_malloc (bytes);
   gboolean same;
 
-  P3D_BENCH_CHECK (p3d_bevpool_cpu (reference, features, depth, w->half_in,
+  P3D_BENCH_CHECK (p3dc_bevpool_cpu (reference, features, depth, w->half_in,
           expected, w->half_out));
   P3D_BENCH_CHECK (run_pool (w, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (actual, w->out, bytes, stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (actual, w->out, bytes, stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
   same = memcmp (expected, actual, bytes) == 0;
   g_free (expected);
   g_free (actual);
@@ -305,15 +305,15 @@ matches_reference (Work * w, P3dBevGeometry * reference,
 int
 main (int argc, char **argv)
 {
-  P3dBevPoolParams params;
-  P3dCameraCalib *calib;
-  P3dCudaStream stream = NULL;
-  P3dBevGeometryCuda *geometry = NULL;
-  P3dBevGeometry *reference = NULL, *downloaded = NULL;
-  P3dBevGeometryStats stats;
+  P3dcBevPoolParams params;
+  P3dcCameraCalib *calib;
+  P3dcCudaStream stream = NULL;
+  P3dcBevGeometryCuda *geometry = NULL;
+  P3dcBevGeometry *reference = NULL, *downloaded = NULL;
+  P3dcBevGeometryStats stats;
   P3dBenchStats t_geometry, t_f16, t_f32, t_mixed;
   P3dBenchStats t_host_geometry, t_host_pool;
-  gdouble stage_us[P3D_BEVPOOL_GEOMETRY_STAGES], stage_total = 0.0;
+  gdouble stage_us[P3DC_BEVPOOL_GEOMETRY_STAGES], stage_total = 0.0;
   guint i;
   gfloat *features, *depth;
   guint16 *features_h, *depth_h;
@@ -338,35 +338,36 @@ main (int argc, char **argv)
       params.channels, params.depth_bins, params.feat_height,
       params.feat_width, params.image_height, params.image_width, params.nx,
       params.ny, params.nz);
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device\n");
     return 1;
   }
-  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, name, sizeof (name), &major,
+  P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, name, sizeof (name), &major,
           &minor, &sms));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
 
   /* Geometry on both paths, compared. */
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_cuda_new (&params, &geometry));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_new (&params, &reference));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_new (&params, &downloaded));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cuda (geometry, calib, stream));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_cuda_download (geometry, downloaded,
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_cuda_new (&params, &geometry));
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_new (&params, &reference));
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_new (&params, &downloaded));
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_compute_cuda (geometry, calib,
           stream));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_compute_cpu (reference, calib));
-  P3D_BENCH_CHECK (p3d_bevpool_geometry_stats (downloaded, &stats));
-  same_geometry = p3d_bevpool_geometry_kept (reference) == stats.kept_points
-      && memcmp (p3d_bevpool_geometry_cell_start (reference),
-      p3d_bevpool_geometry_cell_start (downloaded),
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_cuda_download (geometry, downloaded,
+          stream));
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_compute_cpu (reference, calib));
+  P3D_BENCH_CHECK (p3dc_bevpool_geometry_stats (downloaded, &stats));
+  same_geometry = p3dc_bevpool_geometry_kept (reference) == stats.kept_points
+      && memcmp (p3dc_bevpool_geometry_cell_start (reference),
+      p3dc_bevpool_geometry_cell_start (downloaded),
       ((gsize) stats.cells + 1) * 4) == 0
-      && memcmp (p3d_bevpool_geometry_points (reference),
-      p3d_bevpool_geometry_points (downloaded),
+      && memcmp (p3dc_bevpool_geometry_points (reference),
+      p3dc_bevpool_geometry_points (downloaded),
       (gsize) stats.kept_points * 4) == 0;
 
   /* Inputs in both formats. */
-  n_features = p3d_bevpool_features_size (&params);
-  n_depth = p3d_bevpool_depth_size (&params);
-  n_out = p3d_bevpool_output_size (&params);
+  n_features = p3dc_bevpool_features_size (&params);
+  n_depth = p3dc_bevpool_depth_size (&params);
+  n_out = p3dc_bevpool_output_size (&params);
   make_inputs (&params, &features, &depth);
   features_h = to_half (features, n_features);
   depth_h = to_half (depth, n_depth);
@@ -374,7 +375,7 @@ main (int argc, char **argv)
   d_depth = upload (depth, n_depth * 4, stream);
   d_features_h = upload (features_h, n_features * 2, stream);
   d_depth_h = upload (depth_h, n_depth * 2, stream);
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&d_out, n_out * 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&d_out, n_out * 4));
 
   memset (&w, 0, sizeof (w));
   w.geometry = geometry;
@@ -431,23 +432,23 @@ main (int argc, char **argv)
   g_print ("\n| geometry stage (us, median of %u) | time |\n",
       MAX (100, runs / 5));
   g_print ("| --- | --- |\n");
-  for (i = 0; i < P3D_BEVPOOL_GEOMETRY_STAGES; i++) {
-    g_print ("| %s | %.1f |\n", p3d_bevpool_geometry_stage_names[i],
+  for (i = 0; i < P3DC_BEVPOOL_GEOMETRY_STAGES; i++) {
+    g_print ("| %s | %.1f |\n", p3dc_bevpool_geometry_stage_names[i],
         stage_us[i]);
     stage_total += stage_us[i];
   }
   g_print ("| sum of the stages | %.1f |\n", stage_total);
 
 
-  P3D_BENCH_CHECK (p3d_cuda_free (d_features));
-  P3D_BENCH_CHECK (p3d_cuda_free (d_depth));
-  P3D_BENCH_CHECK (p3d_cuda_free (d_features_h));
-  P3D_BENCH_CHECK (p3d_cuda_free (d_depth_h));
-  P3D_BENCH_CHECK (p3d_cuda_free (d_out));
-  p3d_bevpool_geometry_cuda_free (geometry);
-  p3d_bevpool_geometry_free (reference);
-  p3d_bevpool_geometry_free (downloaded);
-  P3D_BENCH_CHECK (p3d_cuda_stream_destroy (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_features));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_depth));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_features_h));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_depth_h));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_out));
+  p3dc_bevpool_geometry_cuda_free (geometry);
+  p3dc_bevpool_geometry_free (reference);
+  p3dc_bevpool_geometry_free (downloaded);
+  P3D_BENCH_CHECK (p3dc_cuda_stream_destroy (stream));
   g_free (features);
   g_free (depth);
   g_free (features_h);

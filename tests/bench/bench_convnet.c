@@ -13,10 +13,10 @@
  *
  * Each case (F16 and F32 storage, the input in the storage's type) prints
  * how runs launch (the CUDA graph, or why not), then one line: the GPU time
- * of one whole run (p3d_convnet_cuda_run: the input's conversion and the
+ * of one whole run (p3dc_convnet_cuda_run: the input's conversion and the
  * graph) by CUDA events, median (p10, p90) of --runs after a warm-up, and
  * the creation time; then the same for plain per-layer launches
- * (p3d_convnet_cuda_run_profiled without events), whose gaps between
+ * (p3dc_convnet_cuda_run_profiled without events), whose gaps between
  * layers show the host's cost per launch.  --layers adds the per-layer
  * split (plain launches with events between layers; their median per
  * layer, host gaps included) and how each layer runs.  The heatmaps of F16 and F32 are compared first
@@ -49,27 +49,27 @@ model_new (P3dTestRng * rng)
 
 typedef struct
 {
-  P3dConvNet *net;
+  P3dcConvNet *net;
   const void *input;
   gboolean half;
   gboolean plain;               /* plain launches, else the graph */
 } Run;
 
-static P3dResult
-run_gpu (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_gpu (gpointer user_data, P3dcCudaStream stream)
 {
   Run *run = user_data;
 
   if (run->plain)
-    return p3d_convnet_cuda_run_profiled (run->net, run->input, run->half,
+    return p3dc_convnet_cuda_run_profiled (run->net, run->input, run->half,
         NULL, stream);
-  return p3d_convnet_cuda_run (run->net, run->input, run->half, stream);
+  return p3dc_convnet_cuda_run (run->net, run->input, run->half, stream);
 }
 
 /* Every heatmap of @net as float32, in buffer order, NCHW. */
 static gfloat *
-read_heatmaps (const ConvnetTestNet * m, P3dConvNet * net,
-    P3dCudaStream stream, gsize * count)
+read_heatmaps (const ConvnetTestNet * m, P3dcConvNet * net,
+    P3dcCudaStream stream, gsize * count)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gfloat));
   guint i;
@@ -77,26 +77,26 @@ read_heatmaps (const ConvnetTestNet * m, P3dConvNet * net,
   for (i = 0; i < m->heatmap_layers->len; i++) {
     guint32 l = g_array_index (m->heatmap_layers, guint32, i);
     guint32 b = m->desc.layers[l].output;
-    const P3dConvBufferDesc *buf = &m->desc.buffers[b];
-    P3dMapView view;
+    const P3dcConvBufferDesc *buf = &m->desc.buffers[b];
+    P3dcMapView view;
     guint8 *host;
     guint32 c, y, x;
     gsize n;
 
-    P3D_BENCH_CHECK (p3d_convnet_cuda_view (net, b, &view));
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (net, b, &view));
     /* up to the last element: the storage may hold padding channels */
     n = (buf->channels - 1) * view.channel_stride + (buf->height - 1) *
         view.row_stride + (buf->width - 1) * view.column_stride + 1;
     host = g_malloc (n * (view.half ? 2 : 4));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host, view.data,
+    P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (host, view.data,
             n * (view.half ? 2 : 4), stream));
-    P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+    P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
     for (c = 0; c < buf->channels; c++)
       for (y = 0; y < buf->height; y++)
         for (x = 0; x < buf->width; x++) {
           gsize at = c * view.channel_stride + y * view.row_stride +
               x * view.column_stride;
-          gfloat v = view.half ? p3d_half_to_float (((guint16 *) host)[at])
+          gfloat v = view.half ? p3dc_half_to_float (((guint16 *) host)[at])
               : ((gfloat *) host)[at];
 
           g_array_append_val (out, v);
@@ -117,26 +117,26 @@ compare_doubles (gconstpointer a, gconstpointer b)
 
 /* The per-layer split: events around every layer, median per layer. */
 static void
-print_layers (const ConvnetTestNet * m, P3dConvNet * net, const void *input,
-    gboolean half, guint runs, P3dCudaStream stream)
+print_layers (const ConvnetTestNet * m, P3dcConvNet * net, const void *input,
+    gboolean half, guint runs, P3dcCudaStream stream)
 {
   guint n_layers = m->desc.n_layers, r, l;
-  P3dCudaEvent *events = g_new (P3dCudaEvent, n_layers + 1);
+  P3dcCudaEvent *events = g_new (P3dcCudaEvent, n_layers + 1);
   gdouble *times = g_new (gdouble, (gsize) runs * n_layers);
   gdouble *column = g_new (gdouble, runs);
   gdouble total = 0.0;
   char text[256];
 
   for (l = 0; l <= n_layers; l++)
-    P3D_BENCH_CHECK (p3d_cuda_event_create_timed (&events[l]));
+    P3D_BENCH_CHECK (p3dc_cuda_event_create_timed (&events[l]));
   for (r = 0; r < runs; r++) {
-    P3D_BENCH_CHECK (p3d_convnet_cuda_run_profiled (net, input, half,
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_run_profiled (net, input, half,
             events, stream));
-    P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+    P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
     for (l = 0; l < n_layers; l++) {
       float ms;
 
-      P3D_BENCH_CHECK (p3d_cuda_event_elapsed_ms (&ms, events[l],
+      P3D_BENCH_CHECK (p3dc_cuda_event_elapsed_ms (&ms, events[l],
               events[l + 1]));
       times[(gsize) l * runs + r] = ms * 1000.0;
     }
@@ -145,13 +145,13 @@ print_layers (const ConvnetTestNet * m, P3dConvNet * net, const void *input,
     memcpy (column, times + (gsize) l * runs, runs * sizeof (gdouble));
     qsort (column, runs, sizeof (gdouble), compare_doubles);
     total += column[runs / 2];
-    p3d_convnet_cuda_describe_layer (net, l, text, sizeof text);
+    p3dc_convnet_cuda_describe_layer (net, l, text, sizeof text);
     /* layer 0's time includes the input's conversion */
     g_print ("  layer %2u %8.1f us  %s\n", l, column[runs / 2], text);
   }
   g_print ("  sum of the layers' medians %.1f us\n", total);
   for (l = 0; l <= n_layers; l++)
-    P3D_BENCH_CHECK (p3d_cuda_event_destroy (events[l]));
+    P3D_BENCH_CHECK (p3dc_cuda_event_destroy (events[l]));
   g_free (events);
   g_free (times);
   g_free (column);
@@ -172,7 +172,7 @@ main (int argc, char **argv)
       g_option_context_new ("- time the CenterPoint-pillar network");
   GError *error = NULL;
   P3dTestRng rng;
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   ConvnetTestNet *model;
   char device_name[256] = "", message[512];
   int major = 0, minor = 0, sms = 0;
@@ -194,37 +194,37 @@ main (int argc, char **argv)
     g_printerr ("--runs must be at least 1\n");
     return 2;
   }
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device: %s\n",
-        p3d_result_string (p3d_cuda_device_probe ()));
+        p3dc_result_string (p3dc_cuda_device_probe ()));
     return 1;
   }
-  if (p3d_convnet_cuda_available (message, sizeof message) != P3D_OK) {
+  if (p3dc_convnet_cuda_available (message, sizeof message) != P3DC_OK) {
     g_printerr ("%s\n", message);
     return 1;
   }
-  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+  P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, device_name,
           sizeof device_name, &major, &minor, &sms));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
 
   p3d_test_rng_init (&rng, 2024);
   model = model_new (&rng);
-  n_input = p3d_convnet_buffer_elements (&model->desc, 0);
+  n_input = p3dc_convnet_buffer_elements (&model->desc, 0);
   input = model->input;
   input_half = g_new (guint16, n_input);
   /* a pillar canvas: most cells empty, the others ReLU outputs */
   for (i = 0; i < n_input; i++) {
     input[i] = p3d_test_rng_below (&rng, 8) == 0 ?
         p3d_test_rng_uniform (&rng, 0.0f, 2.0f) : 0.0f;
-    input_half[i] = p3d_float_to_half (input[i]);
+    input_half[i] = p3dc_float_to_half (input[i]);
   }
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&device_input[0], n_input * 4));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&device_input[1], n_input * 2));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (device_input[0], input, n_input * 4,
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&device_input[0], n_input * 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&device_input[1], n_input * 2));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (device_input[0], input, n_input * 4,
           stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (device_input[1], input_half,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (device_input[1], input_half,
           n_input * 2, stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
 
   g_print ("CenterPoint-pillar network (nuScenes shapes, %u layers, random "
       "weights) on %s (sm_%d%d, %d SMs); GPU time of one run in us, median "
@@ -235,18 +235,18 @@ main (int argc, char **argv)
     const gboolean f16 = pass == 0;
     const gchar *type = f16 ? "F16" : "F32";
     P3dBenchStats stats;
-    P3dConvNet *net = NULL;
+    P3dcConvNet *net = NULL;
     gint64 start = g_get_monotonic_time ();
-    P3dResult result;
+    P3dcResult result;
     gdouble created_ms;
     Run run;
 
-    result = p3d_convnet_cuda_new (&model->desc, f16, &net, message,
+    result = p3dc_convnet_cuda_new (&model->desc, f16, &net, message,
         sizeof message);
     created_ms = (g_get_monotonic_time () - start) / 1000.0;
-    if (result != P3D_OK) {
+    if (result != P3DC_OK) {
       g_printerr ("creation failed: %s (%s)\n", message,
-          p3d_result_string (result));
+          p3dc_result_string (result));
       return 1;
     }
     run.net = net;
@@ -254,7 +254,7 @@ main (int argc, char **argv)
     run.half = f16;
     run.plain = FALSE;
     g_print ("convnet %s storage runs on: %s\n", type,
-        p3d_convnet_cuda_launch_mode (net, NULL));
+        p3dc_convnet_cuda_launch_mode (net, NULL));
     P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &stats));
     g_print ("convnet %s storage, %s input: median %.1f us (p10 %.1f, p90 "
         "%.1f), created in %.0f ms\n", type, type, stats.median_us,
@@ -266,9 +266,9 @@ main (int argc, char **argv)
         stats.p10_us, stats.p90_us);
     if (layers)
       print_layers (model, net, run.input, run.half, MIN (runs, 50), stream);
-    P3D_BENCH_CHECK (p3d_convnet_cuda_run (net, run.input, run.half, stream));
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_run (net, run.input, run.half, stream));
     maps[pass] = read_heatmaps (model, net, stream, &n_maps[pass]);
-    p3d_convnet_cuda_free (net);
+    p3dc_convnet_cuda_free (net);
   }
   /* maps[0] is F16, maps[1] F32 */
   for (i = 0; i < n_maps[1]; i++) {
@@ -281,9 +281,9 @@ main (int argc, char **argv)
 
   g_free (maps[0]);
   g_free (maps[1]);
-  p3d_cuda_free (device_input[0]);
-  p3d_cuda_free (device_input[1]);
-  p3d_cuda_stream_destroy (stream);
+  p3dc_cuda_free (device_input[0]);
+  p3dc_cuda_free (device_input[1]);
+  p3dc_cuda_stream_destroy (stream);
   g_free (input_half);
   convnet_test_net_free (model);
   return 0;

@@ -10,7 +10,7 @@
  *  - one device: the points, voxelize and pillarfeat on device 0;
  *  - split: the points on device 0, voxelize and pillarfeat on device 1, so
  *    that every frame crosses: voxelize's stream waits for the points'
- *    event and copies them with p3d_cuda_memcpy_peer, as the base class
+ *    event and copies them with p3dc_cuda_memcpy_peer, as the base class
  *    does for any input on another device;
  *  - two pipelines at once, each with its points and elements on its own
  *    device, in two threads: frames per second of each.
@@ -187,12 +187,12 @@ typedef struct
   gsize size;
 } PeerCopy;
 
-static P3dResult
-peer_copy (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+peer_copy (gpointer user_data, P3dcCudaStream stream)
 {
   PeerCopy *copy = user_data;
 
-  return p3d_cuda_memcpy_peer (copy->dst, 1, copy->src, 0, copy->size, stream);
+  return p3dc_cuda_memcpy_peer (copy->dst, 1, copy->src, 0, copy->size, stream);
 }
 
 /* The copy of @size bytes from device 0 to device 1, queued on a stream of
@@ -200,30 +200,30 @@ peer_copy (gpointer user_data, P3dCudaStream stream)
 static void
 time_peer_copy (gsize size, P3dBenchStats * stats, gint * peer_access)
 {
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   gpointer src = NULL;
   PeerCopy copy;
   gint previous, outer;
 
-  P3D_BENCH_CHECK (p3d_cuda_device_push (0, &outer));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&src, size));
-  P3D_BENCH_CHECK (p3d_cuda_memset (src, 0x3f, size, NULL));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (NULL));
-  P3D_BENCH_CHECK (p3d_cuda_device_push (1, &previous));
+  P3D_BENCH_CHECK (p3dc_cuda_device_push (0, &outer));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&src, size));
+  P3D_BENCH_CHECK (p3dc_cuda_memset (src, 0x3f, size, NULL));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (NULL));
+  P3D_BENCH_CHECK (p3dc_cuda_device_push (1, &previous));
   /* as the consumer asks before its first copy (on already by then) */
-  P3D_BENCH_CHECK (p3d_cuda_enable_peer_access (0, peer_access));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&copy.dst, size));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_enable_peer_access (0, peer_access));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&copy.dst, size));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
   copy.src = src;
   copy.size = size;
   /* the events of the timing are created here, on device 1 */
   P3D_BENCH_CHECK (p3d_bench_gpu (peer_copy, &copy, stream, COPY_WARMUP,
           COPY_RUNS, stats));
-  P3D_BENCH_CHECK (p3d_cuda_stream_destroy (stream));
-  P3D_BENCH_CHECK (p3d_cuda_free (copy.dst));
-  P3D_BENCH_CHECK (p3d_cuda_device_pop (previous));
-  P3D_BENCH_CHECK (p3d_cuda_free (src));
-  P3D_BENCH_CHECK (p3d_cuda_device_pop (outer));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_destroy (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_free (copy.dst));
+  P3D_BENCH_CHECK (p3dc_cuda_device_pop (previous));
+  P3D_BENCH_CHECK (p3dc_cuda_free (src));
+  P3D_BENCH_CHECK (p3dc_cuda_device_pop (outer));
 }
 
 static void
@@ -245,7 +245,7 @@ main (int argc, char **argv)
   gint d, peer_access = 0;
 
   gst_init (&argc, &argv);
-  count = p3d_cuda_device_count ();
+  count = p3dc_cuda_device_count ();
   if (count < 2) {
     g_print ("bench_multigpu: needs two CUDA devices, %d found; nothing "
         "measured\n", count);
@@ -296,7 +296,7 @@ main (int argc, char **argv)
       "median us | p10 us | p90 us | GB/s at the median |\n"
       "|---|---|---|---|---|\n", peer_access ? "on" : "not possible: "
       "staged through the host");
-  g_print ("| p3d_cuda_memcpy_peer alone (CUDA events, %u runs) | %.1f | "
+  g_print ("| p3dc_cuda_memcpy_peer alone (CUDA events, %u runs) | %.1f | "
       "%.1f | %.1f | %.1f |\n", copy.runs, copy.median_us, copy.p10_us,
       copy.p90_us, g_bytes_get_size (sweep) / (copy.median_us * 1e3));
   g_print ("| in the pipeline: split us/frame less one-device us/frame | "

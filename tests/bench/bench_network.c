@@ -46,10 +46,10 @@
 /* What every storage shares: the points on the device and their voxels. */
 typedef struct
 {
-  P3dVoxelizer *voxelizer;
+  P3dcVoxelizer *voxelizer;
   float *points;
   gsize n_points;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeOutput out;
 } Voxels;
 
 /* One storage's stages, their device buffers and their arguments. */
@@ -57,81 +57,81 @@ typedef struct
 {
   gboolean half;
   Voxels *voxels;
-  P3dPillarFeatParams feat_params;
-  P3dPillarFeatInput feat_in;
-  P3dPillarFeatOutput feat_out;
-  P3dPillarEncoder *encoder;
-  P3dPillarEncodeInput encode_in;
+  P3dcPillarFeatParams feat_params;
+  P3dcPillarFeatInput feat_in;
+  P3dcPillarFeatOutput feat_out;
+  P3dcPillarEncoder *encoder;
+  P3dcPillarEncodeInput encode_in;
   void *canvas;
-  P3dConvNet *net;
-  P3dCenterPointDecoder *decoder;
-  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
-  P3dCenterPointOutput boxes;
+  P3dcConvNet *net;
+  P3dcCenterPointDecoder *decoder;
+  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointOutput boxes;
 } Chain;
 
-static P3dResult
-step_voxelize (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_voxelize (gpointer user_data, P3dcCudaStream stream)
 {
   Voxels *v = ((Chain *) user_data)->voxels;
 
-  return p3d_voxelize_cuda (v->voxelizer, v->points, v->n_points, &v->out,
+  return p3dc_voxelize_cuda (v->voxelizer, v->points, v->n_points, &v->out,
       1, stream);
 }
 
-static P3dResult
-step_pillarfeat (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_pillarfeat (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3d_pillarfeat_cuda (&c->feat_params, &c->feat_in, &c->feat_out, 1,
+  return p3dc_pillarfeat_cuda (&c->feat_params, &c->feat_in, &c->feat_out, 1,
       stream);
 }
 
-static P3dResult
-step_pillarencode (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_pillarencode (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3d_pillarencode_cuda (c->encoder, &c->encode_in, c->canvas, NULL,
+  return p3dc_pillarencode_cuda (c->encoder, &c->encode_in, c->canvas, NULL,
       stream);
 }
 
-static P3dResult
-step_network (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_network (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3d_convnet_cuda_run (c->net, c->canvas, c->half, stream);
+  return p3dc_convnet_cuda_run (c->net, c->canvas, c->half, stream);
 }
 
-static P3dResult
-step_decode (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_decode (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3d_centerpoint_decode_cuda (c->decoder, c->maps, &c->boxes, stream);
+  return p3dc_centerpoint_decode_cuda (c->decoder, c->maps, &c->boxes, stream);
 }
 
 /* bevdetect's work: the network, then the decode of its maps. */
-static P3dResult
-step_detect (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_detect (gpointer user_data, P3dcCudaStream stream)
 {
-  P3dResult result = step_network (user_data, stream);
+  P3dcResult result = step_network (user_data, stream);
 
-  return result != P3D_OK ? result : step_decode (user_data, stream);
+  return result != P3DC_OK ? result : step_decode (user_data, stream);
 }
 
 /* Points on the device to kept boxes. */
-static P3dResult
-step_chain (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+step_chain (gpointer user_data, P3dcCudaStream stream)
 {
   static const P3dBenchFunc steps[] = { step_voxelize, step_pillarfeat,
     step_pillarencode, step_network, step_decode
   };
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
   guint i;
 
-  for (i = 0; i < G_N_ELEMENTS (steps) && result == P3D_OK; i++)
+  for (i = 0; i < G_N_ELEMENTS (steps) && result == P3DC_OK; i++)
     result = steps[i] (user_data, stream);
   return result;
 }
@@ -141,24 +141,25 @@ device_alloc (gsize size)
 {
   void *ptr = NULL;
 
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&ptr, size));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&ptr, size));
   return ptr;
 }
 
 static void
 voxels_init (Voxels * v, const P3dCenterPointConfig * config,
-    const gfloat * points, gsize n_points, guint channels, P3dCudaStream stream)
+    const gfloat * points, gsize n_points, guint channels,
+    P3dcCudaStream stream)
 {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gsize slots = (gsize) config->max_voxels * config->max_points;
 
-  P3D_BENCH_CHECK (p3d_voxelize_params_init (&params, config->voxel_size,
+  P3D_BENCH_CHECK (p3dc_voxelize_params_init (&params, config->voxel_size,
           config->point_cloud_range, channels, config->max_points,
           config->max_voxels));
-  P3D_BENCH_CHECK (p3d_voxelizer_new (&params, n_points, &v->voxelizer));
+  P3D_BENCH_CHECK (p3dc_voxelizer_new (&params, n_points, &v->voxelizer));
   v->n_points = n_points;
   v->points = device_alloc (n_points * channels * sizeof (gfloat));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (v->points, points,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (v->points, points,
           n_points * channels * sizeof (gfloat), stream));
   memset (&v->out, 0, sizeof v->out);
   v->out.voxels = device_alloc (slots * channels * sizeof (gfloat));
@@ -167,30 +168,30 @@ voxels_init (Voxels * v, const P3dCenterPointConfig * config,
   v->out.count = device_alloc (sizeof (guint32));
   v->out.stats = NULL;
   /* every byte once, so that later runs are the steady state */
-  P3D_BENCH_CHECK (p3d_voxelize_cuda (v->voxelizer, v->points, n_points,
+  P3D_BENCH_CHECK (p3dc_voxelize_cuda (v->voxelizer, v->points, n_points,
           &v->out, 0, stream));
 }
 
 static void
 voxels_clear (Voxels * v)
 {
-  p3d_voxelizer_free (v->voxelizer);
-  p3d_cuda_free (v->points);
-  p3d_cuda_free (v->out.voxels);
-  p3d_cuda_free (v->out.num_points);
-  p3d_cuda_free (v->out.coords);
-  p3d_cuda_free (v->out.count);
+  p3dc_voxelizer_free (v->voxelizer);
+  p3dc_cuda_free (v->points);
+  p3dc_cuda_free (v->out.voxels);
+  p3dc_cuda_free (v->out.num_points);
+  p3dc_cuda_free (v->out.coords);
+  p3dc_cuda_free (v->out.count);
 }
 
 static void
 chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
-    guint channels, gboolean half, P3dCudaStream stream)
+    guint channels, gboolean half, P3dcCudaStream stream)
 {
   const P3dCenterPointConfig *config = &model->config;
-  P3dPillarEncodeParams encode = { 0, };
-  P3dCenterPointParams decode;
+  P3dcPillarEncodeParams encode = { 0, };
+  P3dcCenterPointParams decode;
   char message[512] = "";
-  P3dResult result;
+  P3dcResult result;
   guint t;
 
   memset (c, 0, sizeof *c);
@@ -198,15 +199,15 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
   c->voxels = voxels;
 
   /* pillarfeat: the model's feature set (P3dFeatureSet and
-   * P3dPillarFeatureSet share their values); intensity is channel 3 */
-  P3D_BENCH_CHECK (p3d_pillarfeat_params_init (&c->feat_params,
-          (P3dPillarFeatureSet) config->features, half, channels, 3,
+   * P3dcPillarFeatureSet share their values); intensity is channel 3 */
+  P3D_BENCH_CHECK (p3dc_pillarfeat_params_init (&c->feat_params,
+          (P3dcPillarFeatureSet) config->features, half, channels, 3,
           config->max_points, config->max_voxels, config->voxel_size,
           config->point_cloud_range));
-  if (p3d_pillar_feature_count (c->feat_params.features) !=
+  if (p3dc_pillar_feature_count (c->feat_params.features) !=
       model->pfn_in_channels) {
     g_printerr ("the feature set gives %u features, the PFN takes %u\n",
-        p3d_pillar_feature_count (c->feat_params.features),
+        p3dc_pillar_feature_count (c->feat_params.features),
         model->pfn_in_channels);
     exit (1);
   }
@@ -215,10 +216,10 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
   c->feat_in.coords = voxels->out.coords;
   c->feat_in.count = voxels->out.count;
   c->feat_out.features =
-      device_alloc (p3d_pillarfeat_features_size (&c->feat_params));
+      device_alloc (p3dc_pillarfeat_features_size (&c->feat_params));
   c->feat_out.coords = device_alloc (config->max_voxels * 4 * sizeof (gint32));
   c->feat_out.count = device_alloc (sizeof (guint32));
-  P3D_BENCH_CHECK (p3d_pillarfeat_cuda (&c->feat_params, &c->feat_in,
+  P3D_BENCH_CHECK (p3dc_pillarfeat_cuda (&c->feat_params, &c->feat_in,
           &c->feat_out, 0, stream));
 
   /* pillarencode: the folded PFN layer onto the model's canvas */
@@ -229,46 +230,46 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
   encode.grid_x = config->grid[0];
   encode.grid_y = config->grid[1];
   encode.half_in = encode.half_out = half;
-  P3D_BENCH_CHECK (p3d_pillarencoder_new (&encode, model->pfn_weight,
+  P3D_BENCH_CHECK (p3dc_pillarencoder_new (&encode, model->pfn_weight,
           model->pfn_bias, &c->encoder));
   c->encode_in.features = c->feat_out.features;
   c->encode_in.coords = c->feat_out.coords;
   c->encode_in.count = c->feat_out.count;
-  c->canvas = device_alloc (p3d_pillarencode_canvas_size (&encode));
+  c->canvas = device_alloc (p3dc_pillarencode_canvas_size (&encode));
 
   /* the network, its input the canvas (buffer 0) */
-  result = p3d_convnet_cuda_new (&model->net, half, &c->net, message,
+  result = p3dc_convnet_cuda_new (&model->net, half, &c->net, message,
       sizeof message);
-  if (result != P3D_OK) {
+  if (result != P3DC_OK) {
     g_printerr ("creating the %s network failed: %s (%s)\n",
-        half ? "F16" : "F32", message, p3d_result_string (result));
+        half ? "F16" : "F32", message, p3dc_result_string (result));
     exit (1);
   }
 
   /* the decode with the model's test-time NMS, reading the head's buffers
    * where they are */
   p3d_centerpoint_model_decode_params (model, TRUE, &decode);
-  P3D_BENCH_CHECK (p3d_centerpoint_decoder_new (&decode, &c->decoder));
+  P3D_BENCH_CHECK (p3dc_centerpoint_decoder_new (&decode, &c->decoder));
   for (t = 0; t < config->n_tasks; t++) {
     const P3dCenterPointHeadOutput *heads = model->heads[t];
-    P3dCenterPointTaskMaps *maps = &c->maps[t];
+    P3dcCenterPointTaskMaps *maps = &c->maps[t];
 
-    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
             heads[P3D_CENTERPOINT_HEAD_HEATMAP].buffer, &maps->heatmap));
-    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
             heads[P3D_CENTERPOINT_HEAD_REG].buffer, &maps->reg));
-    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
             heads[P3D_CENTERPOINT_HEAD_HEIGHT].buffer, &maps->height));
-    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
             heads[P3D_CENTERPOINT_HEAD_DIM].buffer, &maps->dim));
-    P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
             heads[P3D_CENTERPOINT_HEAD_ROT].buffer, &maps->rot));
     if (heads[P3D_CENTERPOINT_HEAD_VEL].channels > 0)
-      P3D_BENCH_CHECK (p3d_convnet_cuda_view (c->net,
+      P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
               heads[P3D_CENTERPOINT_HEAD_VEL].buffer, &maps->vel));
   }
-  c->boxes.boxes = device_alloc (p3d_centerpoint_output_capacity (&decode) *
-      sizeof (P3dBox3d));
+  c->boxes.boxes = device_alloc (p3dc_centerpoint_output_capacity (&decode) *
+      sizeof (P3dcBox3d));
   c->boxes.count = device_alloc (sizeof (guint32));
   c->boxes.velocity = NULL;
 }
@@ -276,46 +277,46 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
 static void
 chain_clear (Chain * c)
 {
-  p3d_cuda_free (c->feat_out.features);
-  p3d_cuda_free (c->feat_out.coords);
-  p3d_cuda_free (c->feat_out.count);
-  p3d_pillarencoder_free (c->encoder);
-  p3d_cuda_free (c->canvas);
-  p3d_convnet_cuda_free (c->net);
-  p3d_centerpoint_decoder_free (c->decoder);
-  p3d_cuda_free (c->boxes.boxes);
-  p3d_cuda_free (c->boxes.count);
+  p3dc_cuda_free (c->feat_out.features);
+  p3dc_cuda_free (c->feat_out.coords);
+  p3dc_cuda_free (c->feat_out.count);
+  p3dc_pillarencoder_free (c->encoder);
+  p3dc_cuda_free (c->canvas);
+  p3dc_convnet_cuda_free (c->net);
+  p3dc_centerpoint_decoder_free (c->decoder);
+  p3dc_cuda_free (c->boxes.boxes);
+  p3dc_cuda_free (c->boxes.count);
 }
 
 static guint32
-read_count (const guint32 * device_count, P3dCudaStream stream)
+read_count (const guint32 * device_count, P3dcCudaStream stream)
 {
   guint32 count = 0;
 
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, device_count, sizeof count,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (&count, device_count, sizeof count,
           stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
   return count;
 }
 
 /* The F32 pillar features as filesink writes an x-pillar-features buffer:
  * features [max_voxels][max_points][F], coords [max_voxels][4], count. */
 static gboolean
-write_pillars (const gchar * path, const Chain * c, P3dCudaStream stream)
+write_pillars (const gchar * path, const Chain * c, P3dcCudaStream stream)
 {
-  gsize features = p3d_pillarfeat_features_size (&c->feat_params);
+  gsize features = p3dc_pillarfeat_features_size (&c->feat_params);
   gsize coords = (gsize) c->feat_params.max_voxels * 4 * sizeof (gint32);
   guint8 *host = g_malloc (features + coords + sizeof (guint32));
   GError *error = NULL;
   gboolean ok;
 
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host, c->feat_out.features,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (host, c->feat_out.features,
           features, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host + features, c->feat_out.coords,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (host + features, c->feat_out.coords,
           coords, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (host + features + coords,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (host + features + coords,
           c->feat_out.count, sizeof (guint32), stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
   ok = g_file_set_contents (path, (const gchar *) host,
       features + coords + sizeof (guint32), &error);
   if (!ok) {
@@ -369,7 +370,7 @@ main (int argc, char **argv)
   P3dWeights *weights;
   P3dCenterPointModel *model;
   const P3dCenterPointConfig *config;
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   P3dBenchStats stats[2][N_STAGES];
   guint32 voxel_count = 0, kept[2] = { 0, 0 };
   char device_name[256] = "", message[512] = "";
@@ -423,18 +424,18 @@ main (int argc, char **argv)
   if (points == NULL)
     return 1;
 
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device: %s\n",
-        p3d_result_string (p3d_cuda_device_probe ()));
+        p3dc_result_string (p3dc_cuda_device_probe ()));
     return 1;
   }
-  if (p3d_convnet_cuda_available (message, sizeof message) != P3D_OK) {
+  if (p3dc_convnet_cuda_available (message, sizeof message) != P3DC_OK) {
     g_printerr ("%s\n", message);
     return 1;
   }
-  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+  P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, device_name,
           sizeof device_name, &major, &minor, &sms));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
 
   voxels_init (&voxels, config, points, n_points, channels, stream);
   voxel_count = read_count (voxels.out.count, stream);
@@ -464,7 +465,7 @@ main (int argc, char **argv)
       config->voxel_size[1], config->max_points, config->max_voxels,
       p3d_feature_set_to_string (config->features), config->n_tasks,
       model->net.n_layers,
-      config->nms_type == P3D_CENTERPOINT_NMS_ROTATE ? "rotate" : "circle");
+      config->nms_type == P3DC_CENTERPOINT_NMS_ROTATE ? "rotate" : "circle");
   g_print ("points %s: %" G_GSIZE_FORMAT " (%s), pillars %u%s\n",
       points_path, n_points, half_file ? "float16 x 5" : "float32 x 4",
       voxel_count, voxel_count == config->max_voxels ?
@@ -482,7 +483,7 @@ main (int argc, char **argv)
         stats[1][s].median_us, stats[1][s].p10_us, stats[1][s].p90_us);
 
   voxels_clear (&voxels);
-  p3d_cuda_stream_destroy (stream);
+  p3dc_cuda_stream_destroy (stream);
   p3d_centerpoint_model_free (model);
   g_free (points);
   g_free (weights_path);

@@ -12,7 +12,7 @@
  * distinct (their rank order kept) so that other implementations, which
  * may not sort stably, keep the same boxes.
  *
- * --write-boxes DIR writes the 2D boxes (P3dBox2d records,
+ * --write-boxes DIR writes the 2D boxes (P3dcBox2d records,
  * boxes2d_<N>.bin), the kept indices of the iou runs (kept_iou_<N>.bin and
  * kept_iou_classes_<N>.bin, int32) and the iou timings (p3d_iou.tsv) for
  * bench_nms_torchvision.py, which times torchvision on the same boxes.
@@ -46,8 +46,8 @@ static const ObjectSize default_sizes[] = {
 
 typedef struct
 {
-  P3dNms *nms;
-  P3dNmsParams params;
+  P3dcNms *nms;
+  P3dcNmsParams params;
   gpointer boxes, count, out, out_count, kept_index;
   guint capacity;
   /* for the reference */
@@ -55,32 +55,32 @@ typedef struct
   gpointer host_out;
 } Run;
 
-static P3dResult
-run_once (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_once (gpointer user_data, P3dcCudaStream stream)
 {
   Run *run = user_data;
 
-  return p3d_nms_cuda (run->nms, &run->params, run->boxes, run->count,
+  return p3dc_nms_cuda (run->nms, &run->params, run->boxes, run->count,
       run->out, run->capacity, run->out_count, run->kept_index, stream);
 }
 
 /* The last run's output on the device against the reference's. */
 static gboolean
 same_as_reference (Run * run, gsize record_size, guint32 want_count,
-    const guint8 * want_out, const gint32 * want_index, P3dCudaStream stream,
+    const guint8 * want_out, const gint32 * want_index, P3dcCudaStream stream,
     guint32 * got_count, gint32 * got_index)
 {
   guint n = run->capacity;
   guint8 *got_out = g_malloc (n * record_size);
   gboolean same;
 
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (got_count, run->out_count,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (got_count, run->out_count,
           sizeof (guint32), stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (got_out, run->out, n * record_size,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (got_out, run->out, n * record_size,
           stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (got_index, run->kept_index, n * 4,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (got_index, run->kept_index, n * 4,
           stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
   same = *got_count == want_count
       && memcmp (got_index, want_index, n * 4) == 0
       && memcmp (got_out, want_out, n * record_size) == 0;
@@ -171,10 +171,10 @@ make_scores_distinct (gpointer boxes, gsize record_size, guint n)
   g_free (ranked);
 }
 
-static P3dBox3d *
+static P3dcBox3d *
 make_boxes3d (GRand * rand, guint n, const ObjectSize * sizes, guint n_sizes)
 {
-  P3dBox3d *boxes = g_new (P3dBox3d, n);
+  P3dcBox3d *boxes = g_new (P3dcBox3d, n);
   guint i = 0;
 
   while (i < n) {
@@ -190,7 +190,7 @@ make_boxes3d (GRand * rand, guint n, const ObjectSize * sizes, guint n_sizes)
 
     confidence *= confidence;
     for (c = 0; c < candidates && i < n; c++, i++) {
-      P3dBox3d *b = &boxes[i];
+      P3dcBox3d *b = &boxes[i];
 
       b->x = x + g_rand_double_range (rand, -jitter, jitter);
       b->y = y + g_rand_double_range (rand, -jitter, jitter);
@@ -203,14 +203,14 @@ make_boxes3d (GRand * rand, guint n, const ObjectSize * sizes, guint n_sizes)
       b->label = size->label;
     }
   }
-  make_scores_distinct (boxes, sizeof (P3dBox3d), n);
+  make_scores_distinct (boxes, sizeof (P3dcBox3d), n);
   return boxes;
 }
 
-static P3dBox2d *
+static P3dcBox2d *
 make_boxes2d (GRand * rand, guint n)
 {
-  P3dBox2d *boxes = g_new (P3dBox2d, n);
+  P3dcBox2d *boxes = g_new (P3dcBox2d, n);
   guint i = 0;
 
   while (i < n) {
@@ -225,7 +225,7 @@ make_boxes2d (GRand * rand, guint n)
 
     confidence *= confidence;
     for (c = 0; c < candidates && i < n; c++, i++) {
-      P3dBox2d *b = &boxes[i];
+      P3dcBox2d *b = &boxes[i];
       gfloat bx = cx + g_rand_double_range (rand, -0.1, 0.1) * w;
       gfloat by = cy + g_rand_double_range (rand, -0.1, 0.1) * h;
       gfloat bw = w * g_rand_double_range (rand, 0.9, 1.1);
@@ -239,7 +239,7 @@ make_boxes2d (GRand * rand, guint n)
       b->label = label;
     }
   }
-  make_scores_distinct (boxes, sizeof (P3dBox2d), n);
+  make_scores_distinct (boxes, sizeof (P3dcBox2d), n);
   return boxes;
 }
 
@@ -263,7 +263,7 @@ host_reference (gpointer user_data)
   const Run *run = user_data;
   guint32 count;
 
-  p3d_nms_cpu (&run->params, run->host_boxes, run->capacity, run->host_out,
+  p3dc_nms_cpu (&run->params, run->host_boxes, run->capacity, run->host_out,
       run->capacity, &count, NULL);
 }
 
@@ -277,16 +277,16 @@ main (int argc, char **argv)
   struct
   {
     const gchar *name;
-    P3dNmsMode mode;
+    P3dcNmsMode mode;
     gboolean per_class;
     gfloat threshold;
   } cases[] = {
-    {"iou", P3D_NMS_IOU, FALSE, 0.5f},
-    {"iou, per class (10)", P3D_NMS_IOU, TRUE, 0.5f},
-    {"bev-aligned", P3D_NMS_BEV_ALIGNED, FALSE, 0.1f},
-    {"bev-rotated", P3D_NMS_BEV_ROTATED, FALSE, 0.1f},
-    {"bev-rotated, per class", P3D_NMS_BEV_ROTATED, TRUE, 0.1f},
-    {"circle", P3D_NMS_CIRCLE, FALSE, 2.0f},
+    {"iou", P3DC_NMS_IOU, FALSE, 0.5f},
+    {"iou, per class (10)", P3DC_NMS_IOU, TRUE, 0.5f},
+    {"bev-aligned", P3DC_NMS_BEV_ALIGNED, FALSE, 0.1f},
+    {"bev-rotated", P3DC_NMS_BEV_ROTATED, FALSE, 0.1f},
+    {"bev-rotated, per class", P3DC_NMS_BEV_ROTATED, TRUE, 0.1f},
+    {"circle", P3DC_NMS_CIRCLE, FALSE, 2.0f},
   };
   gint runs = 200;
   gboolean reference = FALSE;
@@ -309,7 +309,7 @@ main (int argc, char **argv)
   const ObjectSize *object_sizes = default_sizes;
   guint n_object_sizes = G_N_ELEMENTS (default_sizes);
   GArray *loaded = NULL;
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   gchar device_name[256] = "";
   gint major = 0, minor = 0, multiprocessors = 0;
   guint s, c;
@@ -327,14 +327,14 @@ main (int argc, char **argv)
     object_sizes = (const ObjectSize *) loaded->data;
     n_object_sizes = loaded->len;
   }
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device: %s\n",
-        p3d_result_string (p3d_cuda_device_probe ()));
+        p3dc_result_string (p3dc_cuda_device_probe ()));
     return 1;
   }
-  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+  P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, device_name,
           sizeof device_name, &major, &minor, &multiprocessors));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
   g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case; 3D "
       "objects: %s\n\n", device_name, major, minor, multiprocessors, runs,
       objects ? objects : "car / pedestrian / cyclist");
@@ -351,7 +351,7 @@ main (int argc, char **argv)
     for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
       guint n = sizes[s];
       GRand *rand = g_rand_new_with_seed (1000 + n);
-      gsize record_size = p3d_nms_record_size (cases[c].mode);
+      gsize record_size = p3dc_nms_record_size (cases[c].mode);
       gpointer host_boxes;
       Run bench, *run = &bench;
       P3dBenchStats stats, host_stats;
@@ -361,36 +361,36 @@ main (int argc, char **argv)
       gboolean same;
       gdouble target;
 
-      if (cases[c].mode == P3D_NMS_IOU)
+      if (cases[c].mode == P3DC_NMS_IOU)
         host_boxes = make_boxes2d (rand, n);
       else
         host_boxes = make_boxes3d (rand, n, object_sizes, n_object_sizes);
       g_rand_free (rand);
 
       memset (&bench, 0, sizeof bench);
-      p3d_nms_params_init (&run->params);
+      p3dc_nms_params_init (&run->params);
       run->params.mode = cases[c].mode;
       run->params.per_class = cases[c].per_class;
-      if (cases[c].mode == P3D_NMS_CIRCLE)
+      if (cases[c].mode == P3DC_NMS_CIRCLE)
         run->params.distance_threshold = cases[c].threshold;
       else
         run->params.iou_threshold = cases[c].threshold;
       run->capacity = n;
-      P3D_BENCH_CHECK (p3d_nms_new (n, &run->nms));
-      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->boxes, n * record_size));
-      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->count, sizeof (guint32)));
-      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->out, n * record_size));
-      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->out_count, sizeof (guint32)));
-      P3D_BENCH_CHECK (p3d_cuda_malloc (&run->kept_index, n * 4));
-      P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->boxes, host_boxes,
+      P3D_BENCH_CHECK (p3dc_nms_new (n, &run->nms));
+      P3D_BENCH_CHECK (p3dc_cuda_malloc (&run->boxes, n * record_size));
+      P3D_BENCH_CHECK (p3dc_cuda_malloc (&run->count, sizeof (guint32)));
+      P3D_BENCH_CHECK (p3dc_cuda_malloc (&run->out, n * record_size));
+      P3D_BENCH_CHECK (p3dc_cuda_malloc (&run->out_count, sizeof (guint32)));
+      P3D_BENCH_CHECK (p3dc_cuda_malloc (&run->kept_index, n * 4));
+      P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (run->boxes, host_boxes,
               n * record_size, stream));
-      P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->count, &n, sizeof (guint32),
+      P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (run->count, &n, sizeof (guint32),
               stream));
 
       want_out = g_malloc (n * record_size);
       want_index = g_new (gint32, n);
       got_index = g_new (gint32, n);
-      P3D_BENCH_CHECK (p3d_nms_cpu (&run->params, host_boxes, n, want_out, n,
+      P3D_BENCH_CHECK (p3dc_nms_cpu (&run->params, host_boxes, n, want_out, n,
               &want_count, want_index));
 
       /* the library's design, through the public entry point */
@@ -404,7 +404,7 @@ main (int argc, char **argv)
         p3d_bench_host (host_reference, run, 1, n > 5000 ? 3 : 20, &host_stats);
       }
 
-      target = cases[c].mode == P3D_NMS_BEV_ROTATED ? rotated_targets[s] :
+      target = cases[c].mode == P3DC_NMS_BEV_ROTATED ? rotated_targets[s] :
           aligned_targets[s];
       g_string_append_printf (table, "| %s | %u | %g | %u | %.1f | %.1f | "
           "%.1f | %.0f | %s |", cases[c].name, n, cases[c].threshold,
@@ -414,7 +414,7 @@ main (int argc, char **argv)
         g_string_append_printf (table, " %.2f |", host_stats.median_us / 1000);
       g_string_append (table, "\n");
 
-      if (write_dir != NULL && cases[c].mode == P3D_NMS_IOU) {
+      if (write_dir != NULL && cases[c].mode == P3DC_NMS_IOU) {
         gchar *name;
 
         g_mkdir_with_parents (write_dir, 0755);
@@ -437,12 +437,12 @@ main (int argc, char **argv)
       g_free (want_out);
       g_free (want_index);
       g_free (got_index);
-      P3D_BENCH_CHECK (p3d_cuda_free (run->boxes));
-      P3D_BENCH_CHECK (p3d_cuda_free (run->count));
-      P3D_BENCH_CHECK (p3d_cuda_free (run->out));
-      P3D_BENCH_CHECK (p3d_cuda_free (run->out_count));
-      P3D_BENCH_CHECK (p3d_cuda_free (run->kept_index));
-      p3d_nms_free (run->nms);
+      P3D_BENCH_CHECK (p3dc_cuda_free (run->boxes));
+      P3D_BENCH_CHECK (p3dc_cuda_free (run->count));
+      P3D_BENCH_CHECK (p3dc_cuda_free (run->out));
+      P3D_BENCH_CHECK (p3dc_cuda_free (run->out_count));
+      P3D_BENCH_CHECK (p3dc_cuda_free (run->kept_index));
+      p3dc_nms_free (run->nms);
       g_free (host_boxes);
     }
   }
@@ -453,6 +453,6 @@ main (int argc, char **argv)
   g_string_free (tsv, TRUE);
   if (loaded != NULL)
     g_array_free (loaded, TRUE);
-  P3D_BENCH_CHECK (p3d_cuda_stream_destroy (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_destroy (stream));
   return 0;
 }

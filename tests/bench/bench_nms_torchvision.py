@@ -2,7 +2,7 @@
 """torchvision's NMS on the boxes bench_nms timed, for the comparison in
 docs/performance.md.
 
-bench_nms --write-boxes DIR writes the 2D boxes it timed (P3dBox2d records:
+bench_nms --write-boxes DIR writes the 2D boxes it timed (P3dcBox2d records:
 x1, y1, x2, y2, score as float32, label as int32, little-endian), the indices
 our CUDA nms kept, and our timings (p3d_iou.tsv). This script times
 torchvision.ops.nms and torchvision.ops.batched_nms (10 classes) on the same

@@ -123,21 +123,21 @@ host_voxels_clear (HostVoxels * v)
 /* One timed configuration: device tensors and the call's arguments. */
 typedef struct
 {
-  P3dPillarFeatParams params;
-  P3dPillarFeatInput in;
-  P3dPillarFeatOutput out;
+  P3dcPillarFeatParams params;
+  P3dcPillarFeatInput in;
+  P3dcPillarFeatOutput out;
   int output_clean;
   /* for the reference */
-  P3dPillarFeatInput host_in;
-  P3dPillarFeatOutput host_out;
+  P3dcPillarFeatInput host_in;
+  P3dcPillarFeatOutput host_out;
 } Run;
 
-static P3dResult
-run_gpu (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_gpu (gpointer user_data, P3dcCudaStream stream)
 {
   Run *run = user_data;
 
-  return p3d_pillarfeat_cuda (&run->params, &run->in, &run->out,
+  return p3dc_pillarfeat_cuda (&run->params, &run->in, &run->out,
       run->output_clean, stream);
 }
 
@@ -146,16 +146,16 @@ run_cpu (gpointer user_data)
 {
   Run *run = user_data;
 
-  p3d_pillarfeat_cpu (&run->params, &run->host_in, &run->host_out);
+  p3dc_pillarfeat_cpu (&run->params, &run->host_in, &run->host_out);
 }
 
 static const gchar *
-set_name (P3dPillarFeatureSet set)
+set_name (P3dcPillarFeatureSet set)
 {
   switch (set) {
-    case P3D_PILLAR_FEATURES_POINTPILLARS_10:
+    case P3DC_PILLAR_FEATURES_POINTPILLARS_10:
       return "pointpillars-10";
-    case P3D_PILLAR_FEATURES_MMDET3D_9:
+    case P3DC_PILLAR_FEATURES_MMDET3D_9:
       return "mmdet3d-9";
     default:
       return "pointpillars-11";
@@ -175,7 +175,7 @@ typedef struct
 
 static gboolean
 bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
-    guint runs, P3dCudaStream stream, Buffers * b, GString * table)
+    guint runs, P3dcCudaStream stream, Buffers * b, GString * table)
 {
   const guint32 max_points[] = { 32, 20 };
   gboolean all_match = TRUE;
@@ -187,13 +187,13 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
     bin_points (grid, points, n_points, max_points[m], &hv);
     g_print ("%s: %" G_GSIZE_FORMAT " points, %u voxels, max-points %u\n",
         grid->name, n_points, hv.count, max_points[m]);
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (b->voxels, hv.voxels,
+    P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (b->voxels, hv.voxels,
             (gsize) MAX_VOXELS * max_points[m] * CHANNELS * 4, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (b->num_points, hv.num_points,
+    P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (b->num_points, hv.num_points,
             MAX_VOXELS * 4, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (b->coords, hv.coords,
+    P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (b->coords, hv.coords,
             MAX_VOXELS * 16, stream));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (b->count, &hv.count, 4, stream));
+    P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (b->count, &hv.count, 4, stream));
 
     for (half = 0; half < 2; half++) {
       for (set = 0; set < 3; set++) {
@@ -201,8 +201,8 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
         P3dBenchStats clean, full;
         gsize size;
 
-        P3D_BENCH_CHECK (p3d_pillarfeat_params_init (&run.params,
-                (P3dPillarFeatureSet) set, half, CHANNELS, 3, max_points[m],
+        P3D_BENCH_CHECK (p3dc_pillarfeat_params_init (&run.params,
+                (P3dcPillarFeatureSet) set, half, CHANNELS, 3, max_points[m],
                 MAX_VOXELS, grid->voxel_size, grid->range));
         run.in.voxels = b->voxels;
         run.in.num_points = b->num_points;
@@ -218,16 +218,16 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
         run.host_out.features = b->host_features;
         run.host_out.coords = b->host_coords;
         run.host_out.count = &b->host_count;
-        size = p3d_pillarfeat_features_size (&run.params);
+        size = p3dc_pillarfeat_features_size (&run.params);
 
         /* a poisoned output written in full, checked against the
          * reference: the steady state below starts from it */
-        P3D_BENCH_CHECK (p3d_cuda_memset (b->features, 0xff, size, stream));
+        P3D_BENCH_CHECK (p3dc_cuda_memset (b->features, 0xff, size, stream));
         run.output_clean = 0;
         P3D_BENCH_CHECK (run_gpu (&run, stream));
-        P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (b->readback, b->features, size,
+        P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (b->readback, b->features, size,
                 stream));
-        P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+        P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
         run_cpu (&run);
         if (memcmp (b->readback, b->host_features, size) != 0) {
           g_printerr ("%s max-points %u %s %s: GPU output differs from the "
@@ -247,7 +247,7 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
             max_points[m], half ? "F16" : "F32", set_name (set),
             clean.median_us, clean.p10_us, clean.p90_us, full.median_us,
             full.p10_us, full.p90_us);
-        if (set == P3D_PILLAR_FEATURES_POINTPILLARS_10) {
+        if (set == P3DC_PILLAR_FEATURES_POINTPILLARS_10) {
           P3dBenchStats cpu;
 
           p3d_bench_host (run_cpu, &run, 2, MAX (runs / 10, 5), &cpu);
@@ -277,11 +277,11 @@ main (int argc, char **argv)
   };
   GOptionContext *context = g_option_context_new ("- time pillarfeat");
   GError *error = NULL;
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   GString *table = g_string_new (NULL);
   gboolean all_match = TRUE;
   Buffers b;
-  gsize max_features = (gsize) MAX_VOXELS * 32 * P3D_PILLAR_FEATURES_MAX * 4;
+  gsize max_features = (gsize) MAX_VOXELS * 32 * P3DC_PILLAR_FEATURES_MAX * 4;
   char device_name[256] = "";
   int major = 0, minor = 0, sms = 0;
 
@@ -300,22 +300,22 @@ main (int argc, char **argv)
     return 2;
   }
 
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device: %s\n",
-        p3d_result_string (p3d_cuda_device_probe ()));
+        p3dc_result_string (p3dc_cuda_device_probe ()));
     return 1;
   }
-  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+  P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, device_name,
           sizeof device_name, &major, &minor, &sms));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.voxels,
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.voxels,
           (gsize) MAX_VOXELS * 32 * CHANNELS * 4));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.num_points, MAX_VOXELS * 4));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.coords, MAX_VOXELS * 16));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.count, 4));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.features, max_features));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.out_coords, MAX_VOXELS * 16));
-  P3D_BENCH_CHECK (p3d_cuda_malloc (&b.out_count, 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.num_points, MAX_VOXELS * 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.coords, MAX_VOXELS * 16));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.count, 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.features, max_features));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.out_coords, MAX_VOXELS * 16));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.out_count, 4));
   b.host_features = g_malloc (max_features);
   b.host_coords = g_new (gint32, MAX_VOXELS * 4);
   b.readback = g_malloc (max_features);
@@ -351,14 +351,14 @@ main (int argc, char **argv)
   g_print ("%s", table->str);
   g_string_free (table, TRUE);
 
-  p3d_cuda_free (b.voxels);
-  p3d_cuda_free (b.num_points);
-  p3d_cuda_free (b.coords);
-  p3d_cuda_free (b.count);
-  p3d_cuda_free (b.features);
-  p3d_cuda_free (b.out_coords);
-  p3d_cuda_free (b.out_count);
-  p3d_cuda_stream_destroy (stream);
+  p3dc_cuda_free (b.voxels);
+  p3dc_cuda_free (b.num_points);
+  p3dc_cuda_free (b.coords);
+  p3dc_cuda_free (b.count);
+  p3dc_cuda_free (b.features);
+  p3dc_cuda_free (b.out_coords);
+  p3dc_cuda_free (b.out_count);
+  p3dc_cuda_stream_destroy (stream);
   g_free (b.host_features);
   g_free (b.host_coords);
   g_free (b.readback);

@@ -11,7 +11,7 @@
  * 0.2 m over [-54, -54, -5, 54, 54, 3], max-points 10, max-voxels 160000).
  *
  * Every case first checks the GPU output against the reference, bit for
- * bit, then times p3d_voxelize_cuda() exactly as
+ * bit, then times p3dc_voxelize_cuda() exactly as
  * the element calls it, with CUDA events (median of --runs after a
  * warm-up, each run alone on the stream): in the steady state
  * (output_clean = 1, the same output buffers every run) and, for the first
@@ -57,39 +57,39 @@ static const Config nuscenes_configs[] = {
 /* One configuration on one or more sweeps: device and host tensors. */
 typedef struct
 {
-  P3dVoxelizeParams params;
-  P3dVoxelizer *voxelizer;
+  P3dcVoxelizeParams params;
+  P3dcVoxelizer *voxelizer;
   guint n_sweeps;
   const gfloat **host_points;
   void **points;
   gsize *n_points;
   guint current;                /* sweep of the next frame */
-  P3dVoxelizeOutput out;
-  P3dVoxelizeOutput host_out;
-  P3dVoxelizeStats host_stats;
+  P3dcVoxelizeOutput out;
+  P3dcVoxelizeOutput host_out;
+  P3dcVoxelizeStats host_stats;
   guint32 host_count;
   int output_clean;
 } Run;
 
 /* One frame of the current sweep; the next frame takes the next sweep. */
-static P3dResult
-run_gpu (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_gpu (gpointer user_data, P3dcCudaStream stream)
 {
   Run *run = user_data;
   guint s = run->current;
 
   run->current = (s + 1) % run->n_sweeps;
-  return p3d_voxelize_cuda (run->voxelizer, run->points[s], run->n_points[s],
+  return p3dc_voxelize_cuda (run->voxelizer, run->points[s], run->n_points[s],
       &run->out, run->output_clean, stream);
 }
 
-static P3dResult
-run_gpu_back_to_back (gpointer user_data, P3dCudaStream stream)
+static P3dcResult
+run_gpu_back_to_back (gpointer user_data, P3dcCudaStream stream)
 {
-  P3dResult result = P3D_OK;
+  P3dcResult result = P3DC_OK;
   guint i;
 
-  for (i = 0; i < BACK_TO_BACK_FRAMES && result == P3D_OK; i++)
+  for (i = 0; i < BACK_TO_BACK_FRAMES && result == P3DC_OK; i++)
     result = run_gpu (user_data, stream);
   return result;
 }
@@ -98,7 +98,7 @@ run_gpu_back_to_back (gpointer user_data, P3dCudaStream stream)
 static void
 run_cpu_sweep (Run * run, guint s)
 {
-  P3D_BENCH_CHECK (p3d_voxelize_cpu (&run->params, run->host_points[s],
+  P3D_BENCH_CHECK (p3dc_voxelize_cpu (&run->params, run->host_points[s],
           run->n_points[s], &run->host_out));
 }
 
@@ -109,21 +109,21 @@ run_cpu (gpointer user_data)
 }
 
 static gsize
-voxels_bytes (const P3dVoxelizeParams * p)
+voxels_bytes (const P3dcVoxelizeParams * p)
 {
   return (gsize) p->max_voxels * p->max_points * p->channels * 4;
 }
 
 static void
 run_init (Run * run, const Config * config, const gfloat ** points,
-    const gsize * n, guint n_sweeps, P3dCudaStream stream)
+    const gsize * n, guint n_sweeps, P3dcCudaStream stream)
 {
-  P3dVoxelizeParams *p = &run->params;
+  P3dcVoxelizeParams *p = &run->params;
   gsize most = 0;
   guint s;
 
   memset (run, 0, sizeof (*run));
-  P3D_BENCH_CHECK (p3d_voxelize_params_init (p, config->voxel_size,
+  P3D_BENCH_CHECK (p3dc_voxelize_params_init (p, config->voxel_size,
           config->range, config->channels, config->max_points,
           config->max_voxels));
   run->n_sweeps = n_sweeps;
@@ -134,21 +134,21 @@ run_init (Run * run, const Config * config, const gfloat ** points,
     run->host_points[s] = points[s];
     run->n_points[s] = n[s];
     most = MAX (most, n[s]);
-    P3D_BENCH_CHECK (p3d_cuda_malloc (&run->points[s],
+    P3D_BENCH_CHECK (p3dc_cuda_malloc (&run->points[s],
             n[s] * p->channels * 4 + 4));
-    P3D_BENCH_CHECK (p3d_cuda_memcpy_htod (run->points[s], points[s],
+    P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (run->points[s], points[s],
             n[s] * p->channels * 4, stream));
   }
-  P3D_BENCH_CHECK (p3d_voxelizer_new (p, most, &run->voxelizer));
-  P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.voxels,
+  P3D_BENCH_CHECK (p3dc_voxelizer_new (p, most, &run->voxelizer));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc ((void **) &run->out.voxels,
           voxels_bytes (p)));
-  P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.num_points,
+  P3D_BENCH_CHECK (p3dc_cuda_malloc ((void **) &run->out.num_points,
           (gsize) p->max_voxels * 4));
-  P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.coords,
+  P3D_BENCH_CHECK (p3dc_cuda_malloc ((void **) &run->out.coords,
           (gsize) p->max_voxels * 16));
-  P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.count, 4));
-  P3D_BENCH_CHECK (p3d_cuda_malloc ((void **) &run->out.stats,
-          sizeof (P3dVoxelizeStats)));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc ((void **) &run->out.count, 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc ((void **) &run->out.stats,
+          sizeof (P3dcVoxelizeStats)));
   run->host_out.voxels = g_malloc (voxels_bytes (p));
   run->host_out.num_points = g_new (guint32, p->max_voxels);
   run->host_out.coords = g_new (gint32, (gsize) p->max_voxels * 4);
@@ -157,22 +157,22 @@ run_init (Run * run, const Config * config, const gfloat ** points,
 }
 
 static void
-run_clear (Run * run, P3dCudaStream stream)
+run_clear (Run * run, P3dcCudaStream stream)
 {
   guint s;
 
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
-  p3d_voxelizer_free (run->voxelizer);
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
+  p3dc_voxelizer_free (run->voxelizer);
   for (s = 0; s < run->n_sweeps; s++)
-    p3d_cuda_free (run->points[s]);
+    p3dc_cuda_free (run->points[s]);
   g_free (run->points);
   g_free (run->host_points);
   g_free (run->n_points);
-  p3d_cuda_free (run->out.voxels);
-  p3d_cuda_free (run->out.num_points);
-  p3d_cuda_free (run->out.coords);
-  p3d_cuda_free (run->out.count);
-  p3d_cuda_free (run->out.stats);
+  p3dc_cuda_free (run->out.voxels);
+  p3dc_cuda_free (run->out.num_points);
+  p3dc_cuda_free (run->out.coords);
+  p3dc_cuda_free (run->out.count);
+  p3dc_cuda_free (run->out.stats);
   g_free (run->host_out.voxels);
   g_free (run->host_out.num_points);
   g_free (run->host_out.coords);
@@ -180,27 +180,27 @@ run_clear (Run * run, P3dCudaStream stream)
 
 /* The device output against the reference's (host_out) bit for bit. */
 static gboolean
-same_as_reference (Run * run, P3dCudaStream stream)
+same_as_reference (Run * run, P3dcCudaStream stream)
 {
-  const P3dVoxelizeParams *p = &run->params;
+  const P3dcVoxelizeParams *p = &run->params;
   gsize bytes = voxels_bytes (p);
   guint8 *voxels = g_malloc (bytes);
   guint32 *num_points = g_new (guint32, p->max_voxels);
   gint32 *coords = g_new (gint32, (gsize) p->max_voxels * 4);
   guint32 count;
-  P3dVoxelizeStats stats;
+  P3dcVoxelizeStats stats;
   gboolean same;
 
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (voxels, run->out.voxels, bytes,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (voxels, run->out.voxels, bytes,
           stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (num_points, run->out.num_points,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (num_points, run->out.num_points,
           (gsize) p->max_voxels * 4, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (coords, run->out.coords,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (coords, run->out.coords,
           (gsize) p->max_voxels * 16, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&count, run->out.count, 4, stream));
-  P3D_BENCH_CHECK (p3d_cuda_memcpy_dtoh (&stats, run->out.stats,
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (&count, run->out.count, 4, stream));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (&stats, run->out.stats,
           sizeof (stats), stream));
-  P3D_BENCH_CHECK (p3d_cuda_stream_synchronize (stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
   same = count == run->host_count
       && memcmp (&stats, &run->host_stats, sizeof (stats)) == 0
       && memcmp (voxels, run->host_out.voxels, bytes) == 0
@@ -217,9 +217,9 @@ same_as_reference (Run * run, P3dCudaStream stream)
  * compares both with the reference; leaves the output clean and the next
  * frame on sweep 0. */
 static gboolean
-check_run (Run * run, P3dCudaStream stream)
+check_run (Run * run, P3dcCudaStream stream)
 {
-  const P3dVoxelizeParams *p = &run->params;
+  const P3dcVoxelizeParams *p = &run->params;
   gboolean same = TRUE;
   guint pass;
 
@@ -228,11 +228,11 @@ check_run (Run * run, P3dCudaStream stream)
     run->output_clean = pass;
     run->current = 0;
     if (!pass) {
-      P3D_BENCH_CHECK (p3d_cuda_memset (run->out.voxels, 0xff,
+      P3D_BENCH_CHECK (p3dc_cuda_memset (run->out.voxels, 0xff,
               voxels_bytes (p), stream));
-      P3D_BENCH_CHECK (p3d_cuda_memset (run->out.num_points, 0xff,
+      P3D_BENCH_CHECK (p3dc_cuda_memset (run->out.num_points, 0xff,
               (gsize) p->max_voxels * 4, stream));
-      P3D_BENCH_CHECK (p3d_cuda_memset (run->out.coords, 0xff,
+      P3D_BENCH_CHECK (p3dc_cuda_memset (run->out.coords, 0xff,
               (gsize) p->max_voxels * 16, stream));
     }
     P3D_BENCH_CHECK (run_gpu (run, stream));
@@ -243,7 +243,7 @@ check_run (Run * run, P3dCudaStream stream)
 }
 
 static void
-add_row (GString * table, const gchar * name, const P3dVoxelizeStats * s,
+add_row (GString * table, const gchar * name, const P3dcVoxelizeStats * s,
     const P3dBenchStats * t, gdouble divide)
 {
   g_string_append_printf (table, "| %s | %u | %u | %u | %u | %.1f | %.1f | "
@@ -259,7 +259,7 @@ add_row (GString * table, const gchar * name, const P3dVoxelizeStats * s,
 static gboolean
 bench_case (const Config * config, const gchar * sweep,
     const gfloat ** points, const gsize * n, guint n_sweeps, guint runs,
-    gboolean full, P3dCudaStream stream, GString * table)
+    gboolean full, P3dcCudaStream stream, GString * table)
 {
   P3dBenchStats t;
   gboolean same;
@@ -344,7 +344,7 @@ main (int argc, char **argv)
   };
   GOptionContext *context = g_option_context_new ("- time voxelize");
   GError *error = NULL;
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   GString *table = g_string_new (NULL);
   gboolean all_same = TRUE;
   char device_name[256] = "";
@@ -367,14 +367,14 @@ main (int argc, char **argv)
     g_printerr ("--runs must be at least 1\n");
     return 2;
   }
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device: %s\n",
-        p3d_result_string (p3d_cuda_device_probe ()));
+        p3dc_result_string (p3dc_cuda_device_probe ()));
     return 1;
   }
-  P3D_BENCH_CHECK (p3d_cuda_device_describe (0, device_name,
+  P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, device_name,
           sizeof device_name, &major, &minor, &sms));
-  P3D_BENCH_CHECK (p3d_cuda_stream_create (&stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
 
   g_string_append_printf (table, "\nvoxelize on %s (sm_%d%d, %d SMs), GPU "
       "time in us\n\n", device_name, major, minor, sms);
@@ -421,7 +421,7 @@ main (int argc, char **argv)
   }
   g_print ("%s", table->str);
   g_string_free (table, TRUE);
-  p3d_cuda_stream_destroy (stream);
+  p3dc_cuda_stream_destroy (stream);
   g_strfreev (kitti);
   g_free (nuscenes);
   if (!all_same) {

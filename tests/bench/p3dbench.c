@@ -6,13 +6,13 @@
 #include "p3dbench.h"
 
 void
-p3d_bench_check (P3dResult result, const gchar * what, const gchar * file,
+p3d_bench_check (P3dcResult result, const gchar * what, const gchar * file,
     gint line)
 {
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     return;
   g_printerr ("%s:%d: %s failed: %s (%d)\n", file, line, what,
-      p3d_result_string (result), result);
+      p3dc_result_string (result), result);
   exit (1);
 }
 
@@ -36,46 +36,46 @@ summarize (gdouble * times, guint runs, P3dBenchStats * stats)
   stats->p90_us = times[(runs * 9) / 10 < runs ? (runs * 9) / 10 : runs - 1];
 }
 
-P3dResult
-p3d_bench_gpu (P3dBenchFunc func, gpointer user_data, P3dCudaStream stream,
+P3dcResult
+p3d_bench_gpu (P3dBenchFunc func, gpointer user_data, P3dcCudaStream stream,
     guint warmup, guint runs, P3dBenchStats * stats)
 {
-  P3dCudaEvent start = NULL, stop = NULL;
+  P3dcCudaEvent start = NULL, stop = NULL;
   gdouble *times;
-  P3dResult result;
+  P3dcResult result;
   guint i;
 
-  g_return_val_if_fail (runs > 0, P3D_ERROR_INVALID_ARGUMENT);
-  if ((result = p3d_cuda_event_create_timed (&start)) != P3D_OK)
+  g_return_val_if_fail (runs > 0, P3DC_ERROR_INVALID_ARGUMENT);
+  if ((result = p3dc_cuda_event_create_timed (&start)) != P3DC_OK)
     return result;
-  if ((result = p3d_cuda_event_create_timed (&stop)) != P3D_OK) {
-    p3d_cuda_event_destroy (start);
+  if ((result = p3dc_cuda_event_create_timed (&stop)) != P3DC_OK) {
+    p3dc_cuda_event_destroy (start);
     return result;
   }
   times = g_new (gdouble, runs);
-  for (i = 0; i < warmup && result == P3D_OK; i++)
+  for (i = 0; i < warmup && result == P3DC_OK; i++)
     result = func (user_data, stream);
-  if (result == P3D_OK)
-    result = p3d_cuda_stream_synchronize (stream);
-  for (i = 0; i < runs && result == P3D_OK; i++) {
+  if (result == P3DC_OK)
+    result = p3dc_cuda_stream_synchronize (stream);
+  for (i = 0; i < runs && result == P3DC_OK; i++) {
     gfloat ms = 0.0f;
 
-    if ((result = p3d_cuda_event_record (start, stream)) != P3D_OK)
+    if ((result = p3dc_cuda_event_record (start, stream)) != P3DC_OK)
       break;
-    if ((result = func (user_data, stream)) != P3D_OK)
+    if ((result = func (user_data, stream)) != P3DC_OK)
       break;
-    if ((result = p3d_cuda_event_record (stop, stream)) != P3D_OK)
+    if ((result = p3dc_cuda_event_record (stop, stream)) != P3DC_OK)
       break;
-    if ((result = p3d_cuda_event_synchronize (stop)) != P3D_OK)
+    if ((result = p3dc_cuda_event_synchronize (stop)) != P3DC_OK)
       break;
-    result = p3d_cuda_event_elapsed_ms (&ms, start, stop);
+    result = p3dc_cuda_event_elapsed_ms (&ms, start, stop);
     times[i] = ms * 1000.0;
   }
-  if (result == P3D_OK)
+  if (result == P3DC_OK)
     summarize (times, runs, stats);
   g_free (times);
-  p3d_cuda_event_destroy (start);
-  p3d_cuda_event_destroy (stop);
+  p3dc_cuda_event_destroy (start);
+  p3dc_cuda_event_destroy (stop);
   return result;
 }
 
@@ -139,7 +139,7 @@ p3d_bench_load_points (const gchar * path, guint file_channels, gboolean half,
         guint16 h;
 
         memcpy (&h, raw + at, 2);
-        points[i * out_channels + c] = p3d_half_to_float (h);
+        points[i * out_channels + c] = p3dc_half_to_float (h);
       } else {
         memcpy (&points[i * out_channels + c], raw + at, 4);
       }

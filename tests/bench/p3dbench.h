@@ -11,7 +11,7 @@
 G_BEGIN_DECLS
 
 /* One run of the work to time: queue it on @stream and return. */
-typedef P3dResult (*P3dBenchFunc) (gpointer user_data, P3dCudaStream stream);
+typedef P3dcResult (*P3dBenchFunc) (gpointer user_data, P3dcCudaStream stream);
 /* One run of host work to time. */
 typedef void (*P3dBenchHostFunc) (gpointer user_data);
 
@@ -27,8 +27,8 @@ typedef struct
 /* Times @func with an event pair around each run, after @warmup untimed
  * runs; every run is synchronized before the next, so each time is one
  * run's GPU time alone. */
-P3dResult p3d_bench_gpu (P3dBenchFunc func, gpointer user_data,
-    P3dCudaStream stream, guint warmup, guint runs, P3dBenchStats * stats);
+P3dcResult p3d_bench_gpu (P3dBenchFunc func, gpointer user_data,
+    P3dcCudaStream stream, guint warmup, guint runs, P3dBenchStats * stats);
 
 /* Times @func on the host clock (for the C reference path). */
 void p3d_bench_host (P3dBenchHostFunc func, gpointer user_data, guint warmup,
@@ -46,9 +46,9 @@ gfloat *p3d_bench_load_points (const gchar * path, guint file_channels,
 /* Prints "| name | median | p10 | p90 |" for a markdown table. */
 void p3d_bench_print_row (const gchar * name, const P3dBenchStats * stats);
 
-/* Exits with a message when @result is not P3D_OK. */
+/* Exits with a message when @result is not P3DC_OK. */
 #define P3D_BENCH_CHECK(call) p3d_bench_check ((call), #call, __FILE__, __LINE__)
-void p3d_bench_check (P3dResult result, const gchar * what,
+void p3d_bench_check (P3dcResult result, const gchar * what,
     const gchar * file, gint line);
 
 G_END_DECLS

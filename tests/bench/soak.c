@@ -55,7 +55,7 @@ device_used_mb (void)
 {
   size_t free_bytes = 0, total_bytes = 0;
 
-  if (p3d_cuda_memory_info (&free_bytes, &total_bytes) != P3D_OK)
+  if (p3dc_cuda_memory_info (&free_bytes, &total_bytes) != P3DC_OK)
     return 0;
   return (total_bytes - free_bytes) >> 20;
 }

@@ -63,14 +63,14 @@ p3d_test_gpu_required (void)
 gboolean
 p3d_test_require_gpus (guint n)
 {
-  gint count = p3d_cuda_device_count ();
+  gint count = p3dc_cuda_device_count ();
 
   if (count >= (gint) n)
     return TRUE;
   if (p3d_test_gpus_required () >= n) {
     g_printerr ("PERCEPTION_REQUIRE_GPUS=%u but %d CUDA device(s): %s\n",
         p3d_test_gpus_required (), count, count > 0 ? "too few" :
-        p3d_result_string (p3d_cuda_device_probe ()));
+        p3dc_result_string (p3dc_cuda_device_probe ()));
     exit (1);
   }
   g_print ("SKIP: the cases that need %u CUDA devices (%d found)\n", n, count);
@@ -80,18 +80,18 @@ p3d_test_require_gpus (guint n)
 void
 p3d_test_require_gpu (void)
 {
-  P3dResult why;
+  P3dcResult why;
 
-  if (p3d_cuda_device_count () > 0)
+  if (p3dc_cuda_device_count () > 0)
     return;
-  why = p3d_cuda_device_probe ();
+  why = p3dc_cuda_device_probe ();
   if (p3d_test_gpu_required ()) {
     g_printerr ("a GPU is required (PERCEPTION_REQUIRE_GPU=1 or "
         "PERCEPTION_REQUIRE_GPUS) but there is no CUDA device: %s\n",
-        p3d_result_string (why));
+        p3dc_result_string (why));
     exit (1);
   }
-  g_print ("SKIP: no CUDA device (%s)\n", p3d_result_string (why));
+  g_print ("SKIP: no CUDA device (%s)\n", p3dc_result_string (why));
   exit (77);
 }
 

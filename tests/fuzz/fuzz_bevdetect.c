@@ -95,7 +95,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   run.float_tensors = info.format == P3D_DATA_FORMAT_F32 ? 1 : 0;
   run.buffers = 1 + fuzz_below (&reader, 3);
 
-  bevdetect = g_object_new (P3D_TYPE_BEVDETECT, NULL);
+  bevdetect = g_object_new (P3D_TYPE_BEV_DETECT, NULL);
   gst_util_set_object_arg (G_OBJECT (bevdetect), "backend", "cpu");
   g_object_set (bevdetect, "weights", get_model (model), "model-nms",
       fuzz_below (&reader, 2) == 0, NULL);

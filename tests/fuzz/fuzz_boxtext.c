@@ -31,7 +31,7 @@ same_float (gfloat a, gfloat b)
 }
 
 static void
-check_box3d (const P3dBox3d * a, const P3dBox3d * b)
+check_box3d (const P3dcBox3d * a, const P3dcBox3d * b)
 {
   CHECK (same_float (a->x, b->x) && same_float (a->y, b->y)
       && same_float (a->z, b->z) && same_float (a->dx, b->dx)
@@ -41,7 +41,7 @@ check_box3d (const P3dBox3d * a, const P3dBox3d * b)
 }
 
 static void
-check_box2d (const P3dBox2d * a, const P3dBox2d * b)
+check_box2d (const P3dcBox2d * a, const P3dcBox2d * b)
 {
   CHECK (same_float (a->x1, b->x1) && same_float (a->y1, b->y1)
       && same_float (a->x2, b->x2) && same_float (a->y2, b->y2)

@@ -47,7 +47,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   fuzz_reader_init (&reader, data, size);
   boxes2d = fuzz_below (&reader, 2);
   max_boxes = 1 + fuzz_below (&reader, 48);
-  nms = g_object_new (P3D_TYPE_NMS_FILTER, NULL);
+  nms = g_object_new (P3D_TYPE_NMS, NULL);
   gst_util_set_object_arg (G_OBJECT (nms), "backend", "cpu");
   if (boxes2d) {
     P3dBoxes2dInfo info;

@@ -94,7 +94,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
       1 << P3D_PILLARS_TENSOR_FEATURES : 0;
   run.buffers = 1 + fuzz_below (&reader, 3);
 
-  pillarencode = g_object_new (P3D_TYPE_PILLARENCODE, NULL);
+  pillarencode = g_object_new (P3D_TYPE_PILLAR_ENCODE, NULL);
   gst_util_set_object_arg (G_OBJECT (pillarencode), "backend", "cpu");
   g_object_set (pillarencode, "weights", get_model (), NULL);
   fuzz_run_element (pillarencode, "sink", caps, &reader, make_pillars, &run);

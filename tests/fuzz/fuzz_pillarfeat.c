@@ -82,7 +82,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   run.buffers = 1 + fuzz_below (&reader, 3);
 
   /* pillarfeat then a capsfilter that picks F32 or F16, in one bin */
-  pillarfeat = g_object_new (P3D_TYPE_PILLARFEAT, NULL);
+  pillarfeat = g_object_new (P3D_TYPE_PILLAR_FEAT, NULL);
   gst_util_set_object_arg (G_OBJECT (pillarfeat), "backend", "cpu");
   gst_util_set_object_arg (G_OBJECT (pillarfeat), "features",
       feature_sets[fuzz_below (&reader, G_N_ELEMENTS (feature_sets))]);

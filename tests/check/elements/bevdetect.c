@@ -39,7 +39,7 @@ detect_harness (const gchar * weights, const gchar * backend,
 /* Pushes @canvas (F16 when @half: @canvas is rounded in place) and returns
  * the output's boxes. */
 static guint
-detect (GstHarness * h, gfloat * canvas, gboolean half, P3dBox3d ** boxes)
+detect (GstHarness * h, gfloat * canvas, gboolean half, P3dcBox3d ** boxes)
 {
   GstBuffer *out;
   guint count;
@@ -70,7 +70,7 @@ GST_START_TEST (test_caps_from_model)
       GstElement *e = gst_harness_find_element (h, "bevdetect");
       GstPad *sinkpad = gst_element_get_static_pad (e, "sink");
       gfloat *canvas = modeltest_random_canvas (1);
-      P3dBox3d *boxes;
+      P3dcBox3d *boxes;
       GstCaps *caps;
       GstStructure *s;
       gint value;
@@ -108,8 +108,8 @@ GST_END_TEST;
 /* ---- against the reference ------------------------------------------ */
 
 static void
-assert_same_boxes (const P3dBox3d * actual, guint actual_count,
-    const P3dBox3d * expected, guint expected_count, const gchar * what)
+assert_same_boxes (const P3dcBox3d * actual, guint actual_count,
+    const P3dcBox3d * expected, guint expected_count, const gchar * what)
 {
   guint i;
 
@@ -117,7 +117,7 @@ assert_same_boxes (const P3dBox3d * actual, guint actual_count,
   for (i = 0; i < expected_count; i++) {
     gchar *name = g_strdup_printf ("%s, box %u", what, i);
 
-    elemtest_assert_bytes (&actual[i], &expected[i], sizeof (P3dBox3d), name);
+    elemtest_assert_bytes (&actual[i], &expected[i], sizeof (P3dcBox3d), name);
     g_free (name);
   }
 }
@@ -150,7 +150,7 @@ GST_START_TEST (test_reference_boxes)
   /* frames through one pool: the count goes up and down */
   for (frame = 0; frame < 3; frame++) {
     gfloat *canvas = modeltest_random_canvas (1000 + 10 * __i__ + frame);
-    P3dBox3d *actual, *expected;
+    P3dcBox3d *actual, *expected;
     guint actual_count, expected_count;
     gchar *what = g_strdup_printf ("case %d frame %u", __i__, frame);
 
@@ -222,14 +222,14 @@ GST_START_TEST (test_hand_worked_head)
       GstHarness *h = detect_harness (path, "cpu", nms ? "model-nms=true" :
           "model-nms=false", "F32");
       gfloat *canvas = modeltest_random_canvas (9);
-      P3dBox3d *boxes;
+      P3dcBox3d *boxes;
       guint count = detect (h, canvas, FALSE, &boxes), i;
       guint expected_count = pass == 1 ? 0 : nms ? MODELTEST_POST_MAX :
           MODELTEST_MAX_NUM;
 
       fail_unless_equals_int (count, expected_count);
       for (i = 0; i < count; i++) {
-        const P3dBox3d *b = &boxes[i];
+        const P3dcBox3d *b = &boxes[i];
         guint ix = i % MODELTEST_HEAD_GRID, iy = i / MODELTEST_HEAD_GRID;
         const gdouble expected[8] = {
           ((ix + 0.25) * 2) * 0.5 - 4, ((iy + 0.75) * 2) * 0.5 - 4, 0.5,
@@ -261,12 +261,12 @@ GST_END_TEST;
 /* ---- model-nms ------------------------------------------------------- */
 
 static gboolean
-box_in (const P3dBox3d * box, const P3dBox3d * boxes, guint count)
+box_in (const P3dcBox3d * box, const P3dcBox3d * boxes, guint count)
 {
   guint i;
 
   for (i = 0; i < count; i++)
-    if (memcmp (box, &boxes[i], sizeof (P3dBox3d)) == 0)
+    if (memcmp (box, &boxes[i], sizeof (P3dcBox3d)) == 0)
       return TRUE;
   return FALSE;
 }
@@ -285,7 +285,7 @@ GST_START_TEST (test_model_nms_keeps_a_subset)
 
     for (frame = 0; frame < 4; frame++) {
       gfloat *canvas = modeltest_random_canvas (300 + frame);
-      P3dBox3d *kept, *all;
+      P3dcBox3d *kept, *all;
       guint n_kept = detect (with, canvas, FALSE, &kept), k;
       guint n_all = detect (without, canvas, FALSE, &all);
 
@@ -417,14 +417,14 @@ GST_START_TEST (test_backend_auto)
       "F32");
   GstElement *e = gst_harness_find_element (automatic, "bevdetect");
   gfloat *canvas = modeltest_random_canvas (42);
-  P3dBox3d *expected, *actual;
+  P3dcBox3d *expected, *actual;
   guint n_expected, n_actual;
   gint active = -1;
 
   g_object_get (e, "active-backend", &active, NULL);
   n_expected = detect (cpu, canvas, FALSE, &expected);
   n_actual = detect (automatic, canvas, FALSE, &actual);
-  if (p3d_cuda_device_count () == 0) {
+  if (p3dc_cuda_device_count () == 0) {
     fail_unless_equals_int (active, P3D_BACKEND_CPU);
     assert_same_boxes (actual, n_actual, expected, n_expected, "auto");
   } else {

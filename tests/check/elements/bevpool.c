@@ -1,7 +1,7 @@
 /* bevpool as an element, on its reference path, with a small rig (two or
  * three cameras, three channels, a 6 x 4 feature map, a non-square grid)
  * whose calibration the test writes in both documented forms: output equal
- * to p3d_bevpool_geometry_compute_cpu + p3d_bevpool_cpu, F16/F32 in and
+ * to p3dc_bevpool_geometry_compute_cpu + p3dc_bevpool_cpu, F16/F32 in and
  * out, layouts yx and xy, both cell roundings, a calibration changed while
  * playing, and the errors of a bad configuration. */
 #include <stdarg.h>
@@ -19,7 +19,7 @@
 #include "runtime.h"
 
 static void
-params_from_config (P3dBevPoolParams * params, const BevpoolrigConfig * c)
+params_from_config (P3dcBevPoolParams * params, const BevpoolrigConfig * c)
 {
   memset (params, 0, sizeof (*params));
   params->cameras = c->cameras;
@@ -34,34 +34,34 @@ params_from_config (P3dBevPoolParams * params, const BevpoolrigConfig * c)
   memcpy (params->dbound, c->dbound, sizeof (params->dbound));
   params->rounding = c->rounding;
   params->layout = c->layout;
-  fail_unless_equals_int (p3d_bevpool_params_init (params), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (params), P3DC_OK);
 }
 
 /* The library's BEV features for @f, and their size in bytes. */
 static gpointer
-expected_bev (const BevpoolrigConfig * c, const P3dCameraCalib * calib,
+expected_bev (const BevpoolrigConfig * c, const P3dcCameraCalib * calib,
     const BevpoolrigFrame * f, gboolean half_out, gsize * size)
 {
-  P3dBevPoolParams params;
-  P3dBevGeometry *geometry = NULL;
+  P3dcBevPoolParams params;
+  P3dcBevGeometry *geometry = NULL;
   gpointer out;
 
   params_from_config (&params, c);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&params, &geometry),
-      P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry, calib),
-      P3D_OK);
-  *size = p3d_bevpool_output_size (&params) * (half_out ? 2 : 4);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&params, &geometry),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry, calib),
+      P3DC_OK);
+  *size = p3dc_bevpool_output_size (&params) * (half_out ? 2 : 4);
   out = g_malloc (*size);
-  fail_unless_equals_int (p3d_bevpool_cpu (geometry, f->tensors[0],
-          f->tensors[1], f->half, out, half_out), P3D_OK);
-  p3d_bevpool_geometry_free (geometry);
+  fail_unless_equals_int (p3dc_bevpool_cpu (geometry, f->tensors[0],
+          f->tensors[1], f->half, out, half_out), P3DC_OK);
+  p3dc_bevpool_geometry_free (geometry);
   return out;
 }
 
 static void
 assert_bev (GstBuffer * out, const BevpoolrigConfig * c,
-    const P3dCameraCalib * calib, const BevpoolrigFrame * f, gboolean half_out,
+    const P3dcCameraCalib * calib, const BevpoolrigFrame * f, gboolean half_out,
     const gchar * what)
 {
   gsize size;
@@ -115,9 +115,9 @@ assert_bev_caps (GstHarness * h, const BevpoolrigConfig * c, gboolean half_out)
 {
   GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
   gchar *text = gst_caps_to_string (caps);
-  P3dBevPoolParams params;
+  P3dcBevPoolParams params;
   P3dBevFeaturesInfo info;
-  gboolean xy = c->layout == P3D_BEV_LAYOUT_XY;
+  gboolean xy = c->layout == P3DC_BEV_LAYOUT_XY;
 
   params_from_config (&params, c);
   fail_unless (p3d_bev_features_info_from_caps (&info, caps), "caps %s", text);
@@ -144,27 +144,27 @@ assert_bev_caps (GstHarness * h, const BevpoolrigConfig * c, gboolean half_out)
 /* The rig puts points in the grid and off it, in several cells. */
 GST_START_TEST (test_rig_is_meaningful)
 {
-  P3dCameraCalib cameras[3];
-  P3dBevPoolParams params;
-  P3dBevGeometry *geometry = NULL;
-  P3dBevGeometryStats stats;
+  P3dcCameraCalib cameras[3];
+  P3dcBevPoolParams params;
+  P3dcBevGeometry *geometry = NULL;
+  P3dcBevGeometryStats stats;
   BevpoolrigConfig c = bevpoolrig_small_config;
 
   c.cameras = 3;
   bevpoolrig_cameras (3, 0, cameras);
   params_from_config (&params, &c);
   fail_unless_equals_int (params.depth_bins, BEVPOOLRIG_DEPTH_BINS);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&params, &geometry),
-      P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
-          cameras), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_stats (geometry, &stats),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&params, &geometry),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry,
+          cameras), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_stats (geometry, &stats),
+      P3DC_OK);
   fail_unless (stats.kept_points > stats.frustum_points / 4
       && stats.kept_points < stats.frustum_points, "%u of %u points kept",
       stats.kept_points, stats.frustum_points);
   fail_unless (stats.nonempty_cells > 20, "%u cells", stats.nonempty_cells);
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
 }
 
 GST_END_TEST;
@@ -177,7 +177,7 @@ GST_START_TEST (test_output_matches_library)
 
   for (cameras_count = 2; cameras_count <= 3; cameras_count++) {
     for (form = 0; form < 2; form++) {
-      P3dCameraCalib cameras[3];
+      P3dcCameraCalib cameras[3];
       BevpoolrigConfig c = bevpoolrig_small_config;
       gchar *path, *what;
       GstHarness *h;
@@ -228,7 +228,7 @@ GST_START_TEST (test_formats)
     "application/x-bev-features, format=F16",
   };
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   guint half_in, s;
@@ -268,7 +268,7 @@ GST_END_TEST;
 GST_START_TEST (test_layouts)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   gpointer outputs[2];
@@ -281,7 +281,7 @@ GST_START_TEST (test_layouts)
     GstBuffer *out;
     GstMapInfo info;
 
-    c.layout = layout ? P3D_BEV_LAYOUT_XY : P3D_BEV_LAYOUT_YX;
+    c.layout = layout ? P3DC_BEV_LAYOUT_XY : P3DC_BEV_LAYOUT_YX;
     h = bevpool_harness (&c, path, BEVPOOLRIG_DEPTH_BINS, FALSE,
         "application/x-bev-features");
     bevpoolrig_frame_make (&f, &c, BEVPOOLRIG_DEPTH_BINS, FALSE, 300);
@@ -322,7 +322,7 @@ GST_END_TEST;
 GST_START_TEST (test_z_cells_stacked)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, TRUE, cameras);
   BevpoolrigConfig c = bevpoolrig_small_config;
@@ -354,7 +354,7 @@ GST_END_TEST;
 GST_START_TEST (test_cell_rounding)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   gpointer outputs[2];
@@ -368,7 +368,7 @@ GST_START_TEST (test_cell_rounding)
     GstBuffer *out;
     GstMapInfo info;
 
-    c.rounding = rounding ? P3D_BEV_ROUND_FLOOR : P3D_BEV_ROUND_TRUNCATE;
+    c.rounding = rounding ? P3DC_BEV_ROUND_FLOOR : P3DC_BEV_ROUND_TRUNCATE;
     h = bevpool_harness (&c, path, BEVPOOLRIG_DEPTH_BINS, FALSE,
         "application/x-bev-features");
     if (rounding == 0) {
@@ -376,7 +376,7 @@ GST_START_TEST (test_cell_rounding)
       gint value = -1;
 
       g_object_get (bevpool, "cell-rounding", &value, NULL);
-      fail_unless_equals_int (value, P3D_BEV_ROUND_TRUNCATE);
+      fail_unless_equals_int (value, P3DC_BEV_ROUND_TRUNCATE);
       gst_object_unref (bevpool);
     }
     bevpoolrig_frame_make (&f, &c, BEVPOOLRIG_DEPTH_BINS, FALSE, 500);
@@ -409,7 +409,7 @@ GST_END_TEST;
 GST_START_TEST (test_calibration_change_while_playing)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib first[2], second[2], third[2];
+  P3dcCameraCalib first[2], second[2], third[2];
   gchar *path_a =
       bevpoolrig_write_calibration (dir, "a.json", 2, 0, FALSE, first);
   gchar *path_b =
@@ -490,7 +490,7 @@ GST_END_TEST;
 GST_START_TEST (test_geometry_kept_when_sizes_unchanged)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   GstHarness *h =
@@ -550,7 +550,7 @@ GST_END_TEST;
 GST_START_TEST (test_packed_record_accepted)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   GstHarness *h =
@@ -675,7 +675,7 @@ static gchar *
 write_without (const gchar * dir, const gchar * name, gboolean tensor_form,
     guint camera, const gchar * key)
 {
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   JsonParser *parser = json_parser_new ();
   JsonObject *root;
   gchar *json, *path;
@@ -771,7 +771,7 @@ negotiation_error (const gchar * calibration, const gchar * caps,
 GST_START_TEST (test_cameras_mismatch_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   BevpoolrigConfig c = bevpoolrig_small_config;
@@ -795,7 +795,7 @@ GST_END_TEST;
 GST_START_TEST (test_depth_bins_mismatch_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   gchar *caps =
@@ -820,7 +820,7 @@ GST_END_TEST;
 GST_START_TEST (test_singular_intrinsics_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *json, *path, *caps, *text;
 
   bevpoolrig_cameras (2, 0, cameras);
@@ -850,7 +850,7 @@ GST_END_TEST;
 GST_START_TEST (test_wrong_buffer_size_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path =
       bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE, cameras);
   GstHarness *h =
@@ -893,7 +893,7 @@ GST_END_TEST;
 GST_START_TEST (test_bad_calibration_change_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[3];
+  P3dcCameraCalib cameras[3];
   gchar *path =
       bevpoolrig_write_calibration (dir, "two.json", 2, 0, FALSE, cameras);
   gchar *three =
@@ -947,12 +947,12 @@ GST_END_TEST;
 GST_START_TEST (test_backend_cuda_without_device)
 {
   gchar *dir, *path;
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   GstElement *bevpool;
   GstBus *bus;
   gchar *text;
 
-  if (p3d_cuda_device_count () > 0) {
+  if (p3dc_cuda_device_count () > 0) {
     g_print ("test_backend_cuda_without_device: skipped, this machine has a "
         "CUDA device\n");
     return;

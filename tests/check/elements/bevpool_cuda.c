@@ -21,7 +21,7 @@ GST_START_TEST (test_bevpool)
   };
   const BevpoolrigConfig *c = &bevpoolrig_small_config;
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path = bevpoolrig_write_calibration (dir, "calib.json", c->cameras,
       0, FALSE, cameras);
   guint half_in, half_out, e, i;
@@ -65,7 +65,7 @@ GST_START_TEST (test_bevpool_calibration_change)
 {
   const BevpoolrigConfig *c = &bevpoolrig_small_config;
   gchar *dir = bevpoolrig_make_dir ();
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   gchar *path_a = bevpoolrig_write_calibration (dir, "a.json", c->cameras, 0,
       FALSE, cameras);
   gchar *path_b = bevpoolrig_write_calibration (dir, "b.json", c->cameras, 1,

@@ -41,7 +41,7 @@ set_matrix (gdouble * m, const gdouble rotation[9],
 }
 
 void
-bevpoolrig_cameras (guint n_cameras, guint variant, P3dCameraCalib * cameras)
+bevpoolrig_cameras (guint n_cameras, guint variant, P3dcCameraCalib * cameras)
 {
   /* camera axes (x right, y down, z ahead) in the lidar frame (x ahead,
    * y left, z up): looking ahead, to the left, behind */
@@ -61,7 +61,7 @@ bevpoolrig_cameras (guint n_cameras, guint variant, P3dCameraCalib * cameras)
 
   g_assert (n_cameras <= 3);
   for (i = 0; i < n_cameras; i++) {
-    P3dCameraCalib *camera = &cameras[i];
+    P3dcCameraCalib *camera = &cameras[i];
     gdouble focal = intrinsics[i][0] + (variant ? 2.0 : 0.0);
     gdouble zero[3] = { 0.0, 0.0, 0.0 };
     gdouble k[9] = { focal, 0, intrinsics[i][1], 0, focal, intrinsics[i][2],
@@ -121,7 +121,7 @@ append_matrix (GString * json, const gdouble * m, guint n)
 }
 
 gchar *
-bevpoolrig_calibration_json (const P3dCameraCalib * cameras, guint n_cameras,
+bevpoolrig_calibration_json (const P3dcCameraCalib * cameras, guint n_cameras,
     gboolean tensor_form)
 {
   GString *json = g_string_new ("{\n");
@@ -182,7 +182,7 @@ bevpoolrig_make_dir (void)
 gchar *
 bevpoolrig_write_calibration (const gchar * dir, const gchar * name,
     guint n_cameras, guint variant, gboolean tensor_form,
-    P3dCameraCalib * cameras)
+    P3dcCameraCalib * cameras)
 {
   gchar *json, *path;
 
@@ -196,7 +196,7 @@ bevpoolrig_write_calibration (const gchar * dir, const gchar * name,
 const BevpoolrigConfig bevpoolrig_small_config = {
   2, 3, 6, 4,
   {-8.0, 8.0, 1.0}, {-4.0, 4.0, 1.0}, {-1.0, 5.0, 6.0}, {1.0, 9.0, 1.0},
-  P3D_BEV_ROUND_TRUNCATE, P3D_BEV_LAYOUT_YX
+  P3DC_BEV_ROUND_TRUNCATE, P3DC_BEV_LAYOUT_YX
 };
 
 gchar *
@@ -219,8 +219,8 @@ bevpoolrig_properties (const BevpoolrigConfig * c, const gchar * calibration,
       BEVPOOLRIG_IMAGE_HEIGHT, c->xbound[0], c->xbound[1], c->xbound[2],
       c->ybound[0], c->ybound[1], c->ybound[2], c->zbound[0], c->zbound[1],
       c->zbound[2], c->dbound[0], c->dbound[1], c->dbound[2],
-      c->rounding == P3D_BEV_ROUND_FLOOR ? "floor" : "truncate",
-      c->layout == P3D_BEV_LAYOUT_XY ? "xy" : "yx", extra ? extra : "");
+      c->rounding == P3DC_BEV_ROUND_FLOOR ? "floor" : "truncate",
+      c->layout == P3DC_BEV_LAYOUT_XY ? "xy" : "yx", extra ? extra : "");
 }
 
 static void
@@ -233,7 +233,7 @@ fill_random (gpointer data, gsize n, gboolean half, gfloat lo, gfloat hi,
     gfloat value = p3d_test_rng_uniform (rng, lo, hi);
 
     if (half)
-      ((guint16 *) data)[i] = p3d_float_to_half (value);
+      ((guint16 *) data)[i] = p3dc_float_to_half (value);
     else
       ((gfloat *) data)[i] = value;
   }

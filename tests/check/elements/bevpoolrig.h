@@ -19,12 +19,12 @@ G_BEGIN_DECLS
 /* Fills @cameras[0..n_cameras) (n_cameras <= 3) with mounting @variant (0
  * or 1). */
 void bevpoolrig_cameras (guint n_cameras, guint variant,
-    P3dCameraCalib * cameras);
+    P3dcCameraCalib * cameras);
 
 /* The calibration as a JSON document in the "cameras" form (with names
  * cam0, cam1..., 3x3 intrinsics and img_aug) or in the per-tensor form of
  * CUDA-BEVFusion (4x4 everywhere). Every double is written exactly. */
-gchar *bevpoolrig_calibration_json (const P3dCameraCalib * cameras,
+gchar *bevpoolrig_calibration_json (const P3dcCameraCalib * cameras,
     guint n_cameras, gboolean tensor_form);
 
 /* A new temporary directory for the calibration files of one test (remove
@@ -35,7 +35,7 @@ gchar *bevpoolrig_make_dir (void);
  * form to @name in @dir and returns the path. */
 gchar *bevpoolrig_write_calibration (const gchar * dir, const gchar * name,
     guint n_cameras, guint variant, gboolean tensor_form,
-    P3dCameraCalib * cameras);
+    P3dcCameraCalib * cameras);
 
 /* What bevpool runs with besides the calibration. */
 typedef struct
@@ -48,8 +48,8 @@ typedef struct
   gdouble ybound[3];
   gdouble zbound[3];
   gdouble dbound[3];
-  P3dBevRounding rounding;
-  P3dBevLayout layout;
+  P3dcBevRounding rounding;
+  P3dcBevLayout layout;
 } BevpoolrigConfig;
 
 /* Two cameras, three channels, 6 x 4 features; 16 x 8 cells of 1 m in one

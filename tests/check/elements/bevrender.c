@@ -270,19 +270,19 @@ point_at (gfloat x, gfloat y, GstClockTime pts)
 }
 
 static GstBuffer *
-boxes_buffer (const P3dBox3d * boxes, guint count, guint max_boxes,
+boxes_buffer (const P3dcBox3d * boxes, guint count, guint max_boxes,
     GstClockTime pts)
 {
   GstBuffer *buffer = gst_buffer_new ();
-  guint8 *records = g_malloc0 ((gsize) max_boxes * sizeof (P3dBox3d));
+  guint8 *records = g_malloc0 ((gsize) max_boxes * sizeof (P3dcBox3d));
   guint32 *count_data = g_new (guint32, 1);
 
   *count_data = count;
   if (count > 0)
-    memcpy (records, boxes, (gsize) count * sizeof (P3dBox3d));
+    memcpy (records, boxes, (gsize) count * sizeof (P3dcBox3d));
   gst_buffer_append_memory (buffer, gst_memory_new_wrapped (0, records,
-          (gsize) max_boxes * sizeof (P3dBox3d), 0,
-          (gsize) max_boxes * sizeof (P3dBox3d), records, g_free));
+          (gsize) max_boxes * sizeof (P3dcBox3d), 0,
+          (gsize) max_boxes * sizeof (P3dcBox3d), records, g_free));
   gst_buffer_append_memory (buffer, gst_memory_new_wrapped (0, count_data,
           4, 0, 4, count_data, g_free));
   GST_BUFFER_PTS (buffer) = pts;
@@ -296,11 +296,11 @@ boxes_caps (guint max_boxes)
       G_TYPE_INT, (gint) max_boxes, NULL);
 }
 
-static P3dBox3d
+static P3dcBox3d
 make_box (gfloat x, gfloat y, gfloat dx, gfloat dy, gfloat yaw, gfloat score,
     gint32 label)
 {
-  P3dBox3d box = { x, y, -1.0f, dx, dy, 1.5f, yaw, score, label };
+  P3dcBox3d box = { x, y, -1.0f, dx, dy, 1.5f, yaw, score, label };
 
   return box;
 }
@@ -431,7 +431,7 @@ GST_END_TEST;
  * y = -0.95 (column 109), centre pixel (99, 99). */
 GST_START_TEST (test_box_yaw_zero)
 {
-  P3dBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.87f, 0);
+  P3dcBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.87f, 0);
   P3dBevColor color = p3d_bev_color_for_label (0);
   GPtrArray *samples = render_one (VIEW, "boxes_0", boxes_caps (4),
       boxes_buffer (&box, 1, 4, 0));
@@ -483,7 +483,7 @@ GST_END_TEST;
  * A second box, label 1, is drawn in another colour. */
 GST_START_TEST (test_box_yaw_quarter)
 {
-  P3dBox3d boxes[2] = {
+  P3dcBox3d boxes[2] = {
     make_box (10.05f, 0.05f, 4.0f, 2.0f, (gfloat) G_PI_2, 0.5f, 0),
     make_box (15.05f, -5.05f, 1.0f, 1.0f, 0.0f, 0.5f, 1),
   };
@@ -789,7 +789,7 @@ features_buffer (const P3dBevFeaturesInfo * info)
       gsize index = c * (gsize) info->width * info->height + cell;
 
       if (info->format == P3D_DATA_FORMAT_F16) {
-        guint16 half = p3d_float_to_half (cells[i][2 + c]);
+        guint16 half = p3dc_float_to_half (cells[i][2 + c]);
 
         memcpy (tensors[0] + index * 2, &half, 2);
       } else {
@@ -865,7 +865,7 @@ GST_START_TEST (test_layer_order)
   P3dBevFeaturesInfo features;
   P3dVoxelsInfo voxels;
   P3dTensorLayout layout;
-  P3dBox3d box = make_box (8.65f, -3.85f, 1.0f, 4.0f, 0.0f, 0.5f, 2);
+  P3dcBox3d box = make_box (8.65f, -3.85f, 1.0f, 4.0f, 0.0f, 0.5f, 2);
   Render *render = render_new (VIEW " show-scores=false");
   GstElement *sources[4];
   GstBuffer *voxel_buffer;
@@ -932,7 +932,7 @@ GST_END_TEST;
  * their sweep and the box, kept after its frame. */
 GST_START_TEST (test_timestamps_matched)
 {
-  P3dBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.5f, 0);
+  P3dcBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.5f, 0);
   Render *render = render_new (VIEW " show-scores=false");
   GstElement *points = render_add_input_str (render, "points_0",
       "application/x-point-cloud, format=xyzi");
@@ -1288,7 +1288,7 @@ GST_END_TEST;
 GST_START_TEST (test_scores_do_not_overlap)
 {
   const gdouble range[4] = { 0.0, -10.0, 20.0, 10.0 };
-  P3dBox3d boxes[2] = {
+  P3dcBox3d boxes[2] = {
     make_box (10.0f, 0.0f, 4.0f, 2.0f, 0.0f, 0.5f, 1),
     make_box (10.0f, 0.0f, 4.0f, 2.0f, 0.0f, 0.9f, 0),
   };
@@ -1337,7 +1337,7 @@ GST_END_TEST;
 #define TRUTH_COLOR P3D_BEV_RGB (32, 192, 32)
 GST_START_TEST (test_box_style)
 {
-  P3dBox3d boxes[2] = {
+  P3dcBox3d boxes[2] = {
     make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 1.0f, 0),
     make_box (3.05f, 5.05f, 1.0f, 1.0f, 0.0f, 1.0f, 2),
   };
@@ -1423,8 +1423,8 @@ GST_END_TEST;
  * pixels showing around its own. */
 GST_START_TEST (test_truth_under_detections)
 {
-  P3dBox3d truth = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 1.0f, 0);
-  P3dBox3d detection = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.87f, 0);
+  P3dcBox3d truth = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 1.0f, 0);
+  P3dcBox3d detection = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.87f, 0);
   Render *render = render_new (VIEW " boxes_0::color=0xff20c020 "
       "boxes_0::line-width=3 boxes_0::show-scores=false");
   GstElement *truth_source = render_add_input (render, "boxes_0",
@@ -1571,7 +1571,7 @@ GST_END_TEST;
  * caps does not flow. */
 GST_START_TEST (test_bad_caps_event)
 {
-  P3dBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.5f, 0);
+  P3dcBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.5f, 0);
   GstHarness *h = gst_harness_new_with_padnames ("bevrender", "boxes_0",
       "src");
   GstPad *pad = gst_element_get_static_pad (h->element, "boxes_0");
@@ -1599,7 +1599,7 @@ GST_END_TEST;
 /* Buffers that do not fit their caps: an error naming the pad. */
 GST_START_TEST (test_bad_buffers)
 {
-  P3dBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.5f, 0);
+  P3dcBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.5f, 0);
   struct
   {
     const gchar *pad;
@@ -1619,8 +1619,8 @@ GST_START_TEST (test_bad_buffers)
   cases[1].pad = "boxes_0";
   cases[1].caps = boxes_caps (4);
   cases[1].buffer = boxes_buffer (&box, 1, 4, 0);
-  gst_buffer_memset (cases[1].buffer, 4 * sizeof (P3dBox3d), 0, 4);
-  gst_buffer_fill (cases[1].buffer, 4 * sizeof (P3dBox3d), &too_many, 4);
+  gst_buffer_memset (cases[1].buffer, 4 * sizeof (P3dcBox3d), 0, 4);
+  gst_buffer_fill (cases[1].buffer, 4 * sizeof (P3dcBox3d), &too_many, 4);
   cases[1].expected = "more than max-boxes";
   /* half a point */
   cases[2].pad = "points_0";

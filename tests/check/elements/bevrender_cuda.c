@@ -155,7 +155,7 @@ GST_START_TEST (test_features)
 {
   gchar *why = NULL;
   GstAllocator *allocator = p3d_cuda_allocator_get (0, &why);
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   P3dBevFeaturesInfo info;
   GstBuffer *host[3], *device[3];
   gpointer staging[3] = { NULL, NULL, NULL };
@@ -165,7 +165,7 @@ GST_START_TEST (test_features)
   guint i;
 
   fail_unless (allocator != NULL, "no CUDA allocator: %s", why);
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
   p3d_bev_features_info_init (&info);
   info.format = P3D_DATA_FORMAT_F32;
   info.channels = 3;
@@ -185,10 +185,10 @@ GST_START_TEST (test_features)
   system = render_features (caps, host, 3);
   assert_frames_equal (cuda, system, "features");
 
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
   for (i = 0; i < 3; i++)
-    fail_unless_equals_int (p3d_cuda_host_free (staging[i]), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_host_free (staging[i]), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
   g_ptr_array_unref (cuda);
   g_ptr_array_unref (system);
   gst_caps_unref (caps);

@@ -14,19 +14,19 @@
 #include "p3dperception.h"
 #include "p3dtest.h"
 
-static const P3dBox3d car = { 10.5f, 2.25f, -0.8f, 3.9f, 1.6f, 1.56f, 1.57f,
+static const P3dcBox3d car = { 10.5f, 2.25f, -0.8f, 3.9f, 1.6f, 1.56f, 1.57f,
   0.93f, 0
 };
 
-static const P3dBox3d pedestrian = { -3.0f, 0.0f, -0.0f, 0.8f, 0.6f, 1.73f,
+static const P3dcBox3d pedestrian = { -3.0f, 0.0f, -0.0f, 0.8f, 0.6f, 1.73f,
   -3.14159274f, 0.5f, 1
 };
 
-static const P3dBox3d unnamed = { 1.5f, -2.25f, 0.125f, 4.0f, 1.75f, 1.5f,
+static const P3dcBox3d unnamed = { 1.5f, -2.25f, 0.125f, 4.0f, 1.75f, 1.5f,
   0.1f, 0.5f, 5
 };
-static const P3dBox2d cyclist = { 100.0f, 50.5f, 200.25f, 180.0f, 0.75f, 2 };
-static const P3dBox2d negative = { 0.0f, 1e-3f, 1e6f, 1234567.0f, 0.0f, -1 };
+static const P3dcBox2d cyclist = { 100.0f, 50.5f, 200.25f, 180.0f, 0.75f, 2 };
+static const P3dcBox2d negative = { 0.0f, 1e-3f, 1e6f, 1234567.0f, 0.0f, -1 };
 
 static GstHarness *
 enc_harness (const gchar * properties, const gchar * caps)
@@ -61,11 +61,11 @@ encode (GstHarness * h, const void *records, guint count, guint max_boxes,
 GST_START_TEST (test_json_3d_known)
 {
   GstHarness *h = enc_harness ("", "application/x-boxes3d, max-boxes=4");
-  const P3dBox3d boxes[] = { unnamed, pedestrian };
+  const P3dcBox3d boxes[] = { unnamed, pedestrian };
   gchar *text;
   GstCaps *caps;
 
-  text = encode (h, boxes, 2, 4, sizeof (P3dBox3d), GST_SECOND);
+  text = encode (h, boxes, 2, 4, sizeof (P3dcBox3d), GST_SECOND);
   /* json-glib writes a double to 17 digits: 0.1f is 0.10000000149011612 */
   fail_unless_equals_string (text,
       "{\"frame\":0,\"pts\":1000000000,\"count\":2,\"type\":\"3d\"}\n"
@@ -82,7 +82,7 @@ GST_START_TEST (test_json_3d_known)
   gst_caps_unref (caps);
 
   /* frames are numbered; a buffer without a timestamp has a null pts */
-  text = encode (h, boxes, 0, 4, sizeof (P3dBox3d), GST_CLOCK_TIME_NONE);
+  text = encode (h, boxes, 0, 4, sizeof (P3dcBox3d), GST_CLOCK_TIME_NONE);
   fail_unless_equals_string (text,
       "{\"frame\":1,\"pts\":null,\"count\":0,\"type\":\"3d\"}\n");
   g_free (text);
@@ -95,10 +95,10 @@ GST_START_TEST (test_json_2d_known)
 {
   GstHarness *h = enc_harness ("format=json",
       "application/x-boxes2d, max-boxes=2");
-  const P3dBox2d boxes[] = { cyclist, negative };
+  const P3dcBox2d boxes[] = { cyclist, negative };
   gchar *text;
 
-  text = encode (h, boxes, 2, 2, sizeof (P3dBox2d), 40 * GST_MSECOND);
+  text = encode (h, boxes, 2, 2, sizeof (P3dcBox2d), 40 * GST_MSECOND);
   fail_unless_equals_string (text,
       "{\"frame\":0,\"pts\":40000000,\"count\":2,\"type\":\"2d\"}\n"
       "{\"x1\":100.0,\"y1\":50.5,\"x2\":200.25,\"y2\":180.0,\"score\":0.75,"
@@ -116,7 +116,7 @@ GST_END_TEST;
 GST_START_TEST (test_json_non_finite_is_valid_json)
 {
   GstHarness *h = enc_harness ("", "application/x-boxes3d, max-boxes=1");
-  P3dBox3d box = { NAN, INFINITY, -INFINITY, -NAN, 1.0f, 1.0f, 0.0f, NAN, 0 };
+  P3dcBox3d box = { NAN, INFINITY, -INFINITY, -NAN, 1.0f, 1.0f, 0.0f, NAN, 0 };
   gchar *text, **lines;
   JsonParser *parser = json_parser_new ();
   JsonObject *object;
@@ -159,12 +159,12 @@ GST_START_TEST (test_kitti_3d_known)
 {
   GstHarness *h = enc_harness ("format=kitti",
       "application/x-boxes3d, max-boxes=8");
-  P3dBox3d boxes[] = { car, pedestrian, unnamed, car };
+  P3dcBox3d boxes[] = { car, pedestrian, unnamed, car };
   gchar *text;
   GstCaps *caps;
 
   boxes[3].label = -1;
-  text = encode (h, boxes, 4, 8, sizeof (P3dBox3d), 0);
+  text = encode (h, boxes, 4, 8, sizeof (P3dcBox3d), 0);
   fail_unless_equals_string (text,
       "Car -1 -1 -10 -1 -1 -1 -1 1.56 1.6 3.9 10.5 2.25 -0.8 1.57 0.93\n"
       "Pedestrian -1 -1 -10 -1 -1 -1 -1 1.73 0.6 0.8 -3 0 -0 -3.1415927 0.5\n"
@@ -183,7 +183,7 @@ GST_START_TEST (test_kitti_3d_known)
   boxes[0].x = NAN;
   boxes[0].y = INFINITY;
   boxes[0].z = -INFINITY;
-  text = encode (h, boxes, 3, 8, sizeof (P3dBox3d), 0);
+  text = encode (h, boxes, 3, 8, sizeof (P3dcBox3d), 0);
   fail_unless_equals_string (text,
       "Van -1 -1 -10 -1 -1 -1 -1 1.56 1.6 3.9 nan inf -inf 1.57 0.93\n"
       "Truck -1 -1 -10 -1 -1 -1 -1 1.73 0.6 0.8 -3 0 -0 -3.1415927 0.5\n"
@@ -221,10 +221,10 @@ GST_START_TEST (test_kitti_2d_known)
 {
   GstHarness *h = enc_harness ("format=kitti",
       "application/x-boxes2d, max-boxes=2");
-  const P3dBox2d boxes[] = { cyclist, negative };
+  const P3dcBox2d boxes[] = { cyclist, negative };
   gchar *text;
 
-  text = encode (h, boxes, 2, 2, sizeof (P3dBox2d), 0);
+  text = encode (h, boxes, 2, 2, sizeof (P3dcBox2d), 0);
   fail_unless_equals_string (text,
       "Cyclist -1 -1 -10 100 50.5 200.25 180 -1 -1 -1 -1000 -1000 -1000 -10 "
       "0.75\n"
@@ -242,7 +242,7 @@ GST_START_TEST (test_empty_frames)
 
   /* json: the frame line alone */
   h = enc_harness ("", "application/x-boxes3d, max-boxes=3");
-  text = encode (h, NULL, 0, 3, sizeof (P3dBox3d), 5);
+  text = encode (h, NULL, 0, 3, sizeof (P3dcBox3d), 5);
   fail_unless_equals_string (text,
       "{\"frame\":0,\"pts\":5,\"count\":0,\"type\":\"3d\"}\n");
   g_free (text);
@@ -250,7 +250,7 @@ GST_START_TEST (test_empty_frames)
 
   /* kitti: an empty buffer, as an empty label file */
   h = enc_harness ("format=kitti", "application/x-boxes3d, max-boxes=3");
-  text = encode (h, NULL, 0, 3, sizeof (P3dBox3d), 5);
+  text = encode (h, NULL, 0, 3, sizeof (P3dcBox3d), 5);
   fail_unless_equals_string (text, "");
   g_free (text);
   gst_harness_teardown (h);
@@ -258,10 +258,10 @@ GST_START_TEST (test_empty_frames)
   /* kitti with separate-frames: the empty line alone */
   h = enc_harness ("format=kitti separate-frames=true",
       "application/x-boxes3d, max-boxes=3");
-  text = encode (h, NULL, 0, 3, sizeof (P3dBox3d), 5);
+  text = encode (h, NULL, 0, 3, sizeof (P3dcBox3d), 5);
   fail_unless_equals_string (text, "\n");
   g_free (text);
-  text = encode (h, &car, 1, 3, sizeof (P3dBox3d), 6);
+  text = encode (h, &car, 1, 3, sizeof (P3dcBox3d), 6);
   fail_unless_equals_string (text,
       "Car -1 -1 -10 -1 -1 -1 -1 1.56 1.6 3.9 10.5 2.25 -0.8 1.57 0.93\n\n");
   g_free (text);
@@ -362,8 +362,8 @@ GST_START_TEST (test_bad_input)
   gst_element_set_bus (h->element, bus);
 
   /* a count beyond the capacity of the caps */
-  in = boxtest_buffer (&car, 1, 2, sizeof (P3dBox3d));
-  gst_buffer_fill (in, 2 * sizeof (P3dBox3d), &too_many, 4);
+  in = boxtest_buffer (&car, 1, 2, sizeof (P3dcBox3d));
+  gst_buffer_fill (in, 2 * sizeof (P3dcBox3d), &too_many, 4);
   fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
   message = elemtest_pop (bus, GST_MESSAGE_ERROR);
   fail_unless (message != NULL);

@@ -47,14 +47,14 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
   const guint max_boxes = 300;
   gchar *why = NULL;
   GstAllocator *allocator = p3d_cuda_allocator_get (0, &why);
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   guint f, two_d;
 
   fail_unless (allocator != NULL, "no CUDA allocator: %s", why);
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
   for (f = 0; f < G_N_ELEMENTS (formats); f++) {
     for (two_d = 0; two_d < 2; two_d++) {
-      gsize record_size = two_d ? sizeof (P3dBox2d) : sizeof (P3dBox3d);
+      gsize record_size = two_d ? sizeof (P3dcBox2d) : sizeof (P3dcBox3d);
       guint8 *records = g_malloc (max_boxes * record_size);
       gchar *caps = g_strdup_printf ("application/x-boxes%s, max-boxes=%u",
           two_d ? "2d" : "3d", max_boxes);
@@ -70,9 +70,9 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
       p3d_test_rng_init (&rng, 42 + f * 2 + two_d);
       for (i = 0; i < count; i++) {
         if (two_d)
-          boxtest_random_2d (&rng, (P3dBox2d *) records + i, TRUE);
+          boxtest_random_2d (&rng, (P3dcBox2d *) records + i, TRUE);
         else
-          boxtest_random_3d (&rng, (P3dBox3d *) records + i, TRUE);
+          boxtest_random_3d (&rng, (P3dcBox3d *) records + i, TRUE);
       }
       host = boxtest_buffer (records, count, max_boxes, record_size);
       device = elemtest_device_copy (allocator, host, stream, staging);
@@ -86,9 +86,9 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
           actual + first_difference (expected, actual),
           expected + first_difference (expected, actual));
       fail_unless (strlen (expected) > count * 20);
-      fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
-      fail_unless_equals_int (p3d_cuda_host_free (staging[0]), P3D_OK);
-      fail_unless_equals_int (p3d_cuda_host_free (staging[1]), P3D_OK);
+      fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_host_free (staging[0]), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_host_free (staging[1]), P3DC_OK);
       g_free (expected);
       g_free (actual);
       g_free (caps);
@@ -96,8 +96,8 @@ GST_START_TEST (test_cuda_memory_matches_system_memory)
       g_free (records);
     }
   }
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
   gst_object_unref (allocator);
 }
 

@@ -111,13 +111,13 @@ expect_warning_code (Parser * p, GQuark domain, gint code,
 }
 
 static guint
-pull_3d (Parser * p, P3dBox3d * boxes, guint max_boxes)
+pull_3d (Parser * p, P3dcBox3d * boxes, guint max_boxes)
 {
   GstBuffer *out = gst_harness_pull (p->h);
   guint count;
 
   fail_unless (out != NULL);
-  count = boxtest_read (out, sizeof (P3dBox3d), max_boxes, boxes);
+  count = boxtest_read (out, sizeof (P3dcBox3d), max_boxes, boxes);
   gst_buffer_unref (out);
   return count;
 }
@@ -138,11 +138,11 @@ assert_caps (Parser * p, const gchar * expected)
 GST_START_TEST (test_json_known)
 {
   Parser p = parser_new ("max-boxes=4");
-  P3dBox3d boxes[4];
-  const P3dBox3d first = { 1.5f, -2.25f, 0.125f, 4.0f, 1.75f, 1.5f, 0.1f,
+  P3dcBox3d boxes[4];
+  const P3dcBox3d first = { 1.5f, -2.25f, 0.125f, 4.0f, 1.75f, 1.5f, 0.1f,
     0.5f, 5
   };
-  const P3dBox3d second = { NAN, INFINITY, -INFINITY, NAN, 1e-3f, 2.0f, -0.0f,
+  const P3dcBox3d second = { NAN, INFINITY, -INFINITY, NAN, 1e-3f, 2.0f, -0.0f,
     -1.0f, -7
   };
   GstBuffer *out;
@@ -160,7 +160,7 @@ GST_START_TEST (test_json_known)
   /* the second frame line ended the first frame */
   out = gst_harness_pull (p.h);
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), GST_SECOND);
-  fail_unless_equals_int (boxtest_read (out, sizeof (P3dBox3d), 4, boxes), 2);
+  fail_unless_equals_int (boxtest_read (out, sizeof (P3dcBox3d), 4, boxes), 2);
   gst_buffer_unref (out);
   boxtest_assert_3d_equal (&first, &boxes[0], 0, 0);
   boxtest_assert_3d_equal (&second, &boxes[1], 0, 1);
@@ -171,7 +171,7 @@ GST_START_TEST (test_json_known)
   push_eos (&p);
   out = gst_harness_pull (p.h);
   fail_unless_equals_uint64 (GST_BUFFER_PTS (out), GST_CLOCK_TIME_NONE);
-  fail_unless_equals_int (boxtest_read (out, sizeof (P3dBox3d), 4, boxes), 0);
+  fail_unless_equals_int (boxtest_read (out, sizeof (P3dcBox3d), 4, boxes), 0);
   gst_buffer_unref (out);
   parser_free (&p);
 }
@@ -181,8 +181,8 @@ GST_END_TEST;
 GST_START_TEST (test_json_2d_from_the_text)
 {
   Parser p = parser_new ("max-boxes=2");
-  P3dBox2d boxes[2];
-  const P3dBox2d expected = { 100.0f, 50.5f, 200.25f, 180.0f, 0.75f, 2 };
+  P3dcBox2d boxes[2];
+  const P3dcBox2d expected = { 100.0f, 50.5f, 200.25f, 180.0f, 0.75f, 2 };
   GstBuffer *out;
 
   /* no frame line: the first box says 2D; the end of stream ends it */
@@ -190,7 +190,7 @@ GST_START_TEST (test_json_2d_from_the_text)
       "\"score\":0.75,\"label\":2}");
   push_eos (&p);
   out = gst_harness_pull (p.h);
-  fail_unless_equals_int (boxtest_read (out, sizeof (P3dBox2d), 2, boxes), 1);
+  fail_unless_equals_int (boxtest_read (out, sizeof (P3dcBox2d), 2, boxes), 1);
   gst_buffer_unref (out);
   boxtest_assert_2d_equal (&expected, &boxes[0], 0, 0);
   assert_caps (&p, "application/x-boxes2d, max-boxes=(int)2");
@@ -204,14 +204,14 @@ GST_END_TEST;
 GST_START_TEST (test_kitti_known)
 {
   Parser p = parser_new ("format=kitti max-boxes=4");
-  P3dBox3d boxes[4];
-  const P3dBox3d car = { 10.5f, 2.25f, -0.8f, 3.9f, 1.6f, 1.56f, 1.57f,
+  P3dcBox3d boxes[4];
+  const P3dcBox3d car = { 10.5f, 2.25f, -0.8f, 3.9f, 1.6f, 1.56f, 1.57f,
     0.93f, 0
   };
-  const P3dBox3d cyclist = { -3.0f, 0.0f, -0.0f, 0.8f, 0.6f, 1.73f,
+  const P3dcBox3d cyclist = { -3.0f, 0.0f, -0.0f, 0.8f, 0.6f, 1.73f,
     -3.1415927f, 1.0f, 2
   };
-  const P3dBox3d numbered = { 1.0f, 2.0f, 3.0f, 6.0f, 5.0f, 4.0f, 0.0f,
+  const P3dcBox3d numbered = { 1.0f, 2.0f, 3.0f, 6.0f, 5.0f, 4.0f, 0.0f,
     0.25f, 7
   };
 
@@ -230,15 +230,15 @@ GST_START_TEST (test_kitti_known)
   /* 2D: the image box and the score; the 3D fields are read and ignored */
   p = parser_new ("format=kitti box-type=2d labels=Person,Rider max-boxes=1");
   {
-    P3dBox2d box2d;
-    const P3dBox2d rider = { 100.0f, 50.5f, 200.25f, 180.0f, 0.75f, 1 };
+    P3dcBox2d box2d;
+    const P3dcBox2d rider = { 100.0f, 50.5f, 200.25f, 180.0f, 0.75f, 1 };
     GstBuffer *out;
 
     push_text (&p, "Rider -1 -1 -10 100 50.5 200.25 180 -1 -1 -1 -1000 -1000 "
         "-1000 -10 0.75\n");
     push_eos (&p);
     out = gst_harness_pull (p.h);
-    fail_unless_equals_int (boxtest_read (out, sizeof (P3dBox2d), 1, &box2d),
+    fail_unless_equals_int (boxtest_read (out, sizeof (P3dcBox2d), 1, &box2d),
         1);
     gst_buffer_unref (out);
     boxtest_assert_2d_equal (&rider, &box2d, 0, 0);
@@ -254,7 +254,7 @@ GST_END_TEST;
 GST_START_TEST (test_kitti_frames)
 {
   Parser p = parser_new ("format=kitti max-boxes=2");
-  P3dBox3d boxes[2];
+  P3dcBox3d boxes[2];
   const gchar *line = "Car -1 -1 -10 -1 -1 -1 -1 1 1 1 0 0 0 0 1\n";
   gchar *text = g_strconcat ("\n", line, line, "\n", "\n", line, "\n  ",
       NULL);
@@ -278,7 +278,7 @@ GST_END_TEST;
 GST_START_TEST (test_frame_per_buffer)
 {
   Parser p = parser_new ("format=kitti frame-per-buffer=true max-boxes=3");
-  P3dBox3d boxes[3];
+  P3dcBox3d boxes[3];
   GstBuffer *in, *out;
   const gchar *text;
 
@@ -326,7 +326,7 @@ static void
 round_trip (const gchar * format, gboolean two_d, guint chunks, guint64 seed)
 {
   const guint max_boxes = 40, n_frames = 12;
-  gsize record_size = two_d ? sizeof (P3dBox2d) : sizeof (P3dBox3d);
+  gsize record_size = two_d ? sizeof (P3dcBox2d) : sizeof (P3dcBox3d);
   gboolean kitti = strcmp (format, "kitti") == 0;
   /* KITTI frames in one stream need the empty line; JSON takes it too */
   gboolean separate = (kitti && chunks > 0) || chunks == 7;
@@ -355,9 +355,9 @@ round_trip (const gchar * format, gboolean two_d, guint chunks, guint64 seed)
     records[frame] = g_malloc (max_boxes * record_size);
     for (i = 0; i < counts[frame]; i++) {
       if (two_d)
-        boxtest_random_2d (&rng, (P3dBox2d *) records[frame] + i, TRUE);
+        boxtest_random_2d (&rng, (P3dcBox2d *) records[frame] + i, TRUE);
       else
-        boxtest_random_3d (&rng, (P3dBox3d *) records[frame] + i, TRUE);
+        boxtest_random_3d (&rng, (P3dcBox3d *) records[frame] + i, TRUE);
     }
     in = boxtest_buffer (records[frame], counts[frame], max_boxes, record_size);
     GST_BUFFER_PTS (in) = frame * 100 * GST_MSECOND;
@@ -403,11 +403,11 @@ round_trip (const gchar * format, gboolean two_d, guint chunks, guint64 seed)
           frame * 100 * GST_MSECOND);
     for (i = 0; i < count; i++) {
       if (two_d)
-        boxtest_assert_2d_equal ((P3dBox2d *) records[frame] + i,
-            (P3dBox2d *) read_back + i, frame, i);
+        boxtest_assert_2d_equal ((P3dcBox2d *) records[frame] + i,
+            (P3dcBox2d *) read_back + i, frame, i);
       else
-        boxtest_assert_3d_equal ((P3dBox3d *) records[frame] + i,
-            (P3dBox3d *) read_back + i, frame, i);
+        boxtest_assert_3d_equal ((P3dcBox3d *) records[frame] + i,
+            (P3dcBox3d *) read_back + i, frame, i);
     }
     gst_buffer_unref (out);
     g_free (records[frame]);
@@ -591,7 +591,7 @@ GST_END_TEST;
 GST_START_TEST (test_unknown_label)
 {
   Parser p = parser_new ("format=kitti max-boxes=4");
-  P3dBox3d boxes[4];
+  P3dcBox3d boxes[4];
   GstMessage *message;
 
   push_text (&p, "DontCare -1 -1 -10 1 2 3 4 -1 -1 -1 -1000 -1000 -1000 -10\n"
@@ -619,7 +619,7 @@ GST_END_TEST;
 GST_START_TEST (test_too_many_boxes)
 {
   Parser p = parser_new ("format=kitti max-boxes=2");
-  P3dBox3d boxes[2];
+  P3dcBox3d boxes[2];
   const gchar *line = "Car -1 -1 -10 -1 -1 -1 -1 1 1 1 %u 0 0 0 1\n";
   GString *text = g_string_new (NULL);
   guint i;
@@ -660,7 +660,7 @@ GST_START_TEST (test_empty_input)
 {
   Parser p = parser_new ("");
   GstEvent *event;
-  P3dBox3d boxes[1];
+  P3dcBox3d boxes[1];
 
   push_eos (&p);
   fail_unless_equals_int (gst_harness_buffers_received (p.h), 0);

@@ -106,7 +106,7 @@ random_label (P3dTestRng * rng)
 }
 
 void
-boxtest_random_3d (P3dTestRng * rng, P3dBox3d * box, gboolean non_finite)
+boxtest_random_3d (P3dTestRng * rng, P3dcBox3d * box, gboolean non_finite)
 {
   box->x = boxtest_random_float (rng, non_finite);
   box->y = boxtest_random_float (rng, non_finite);
@@ -120,7 +120,7 @@ boxtest_random_3d (P3dTestRng * rng, P3dBox3d * box, gboolean non_finite)
 }
 
 void
-boxtest_random_2d (P3dTestRng * rng, P3dBox2d * box, gboolean non_finite)
+boxtest_random_2d (P3dTestRng * rng, P3dcBox2d * box, gboolean non_finite)
 {
   box->x1 = boxtest_random_float (rng, non_finite);
   box->y1 = boxtest_random_float (rng, non_finite);
@@ -161,7 +161,7 @@ assert_fields_equal (const gfloat * expected, const gfloat * actual,
 }
 
 void
-boxtest_assert_3d_equal (const P3dBox3d * expected, const P3dBox3d * actual,
+boxtest_assert_3d_equal (const P3dcBox3d * expected, const P3dcBox3d * actual,
     guint frame, guint index)
 {
   static const gchar *const names[] = { "x", "y", "z", "dx", "dy", "dz",
@@ -179,7 +179,7 @@ boxtest_assert_3d_equal (const P3dBox3d * expected, const P3dBox3d * actual,
 }
 
 void
-boxtest_assert_2d_equal (const P3dBox2d * expected, const P3dBox2d * actual,
+boxtest_assert_2d_equal (const P3dcBox2d * expected, const P3dcBox2d * actual,
     guint frame, guint index)
 {
   static const gchar *const names[] = { "x1", "y1", "x2", "y2", "score" };

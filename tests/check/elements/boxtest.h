@@ -29,18 +29,18 @@ gchar *boxtest_text (GstBuffer * buffer);
  * patterns (tiny, huge, subnormal), ordinary values, zeros of both signs,
  * the extremes and, when @non_finite, NaN and infinities. */
 gfloat boxtest_random_float (P3dTestRng * rng, gboolean non_finite);
-void boxtest_random_3d (P3dTestRng * rng, P3dBox3d * box,
+void boxtest_random_3d (P3dTestRng * rng, P3dcBox3d * box,
     gboolean non_finite);
-void boxtest_random_2d (P3dTestRng * rng, P3dBox2d * box,
+void boxtest_random_2d (P3dTestRng * rng, P3dcBox2d * box,
     gboolean non_finite);
 
 /* Bit for bit, except that any NaN equals any NaN (text keeps no payload). */
 gboolean boxtest_float_equal (gfloat a, gfloat b);
 /* Fails naming the frame, the box, the field and both values. */
-void boxtest_assert_3d_equal (const P3dBox3d * expected,
-    const P3dBox3d * actual, guint frame, guint index);
-void boxtest_assert_2d_equal (const P3dBox2d * expected,
-    const P3dBox2d * actual, guint frame, guint index);
+void boxtest_assert_3d_equal (const P3dcBox3d * expected,
+    const P3dcBox3d * actual, guint frame, guint index);
+void boxtest_assert_2d_equal (const P3dcBox2d * expected,
+    const P3dcBox2d * actual, guint frame, guint index);
 
 /* The names boxparse.c still calls (elemtest's functions). */
 #define boxtest_pop elemtest_pop

@@ -98,29 +98,29 @@ GBytes *
 elemtest_device_bytes (GstBuffer * buffer, guint index)
 {
   GstMemory *mem = gst_buffer_peek_memory (buffer, index);
-  P3dCudaStream stream = NULL;
+  P3dcCudaStream stream = NULL;
   GstMapInfo info;
   guint8 *host;
 
   fail_unless (p3d_is_cuda_memory (mem), "tensor %u is not in CUDA memory",
       index);
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
   fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
   fail_unless (p3d_cuda_memory_wait (mem, stream));
   host = g_malloc (MAX (info.size, 1));
   if (info.size > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, info.data, info.size,
-            stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (host, info.data, info.size,
+            stream), P3DC_OK);
   fail_unless (p3d_cuda_memory_record (mem, stream));
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
   gst_memory_unmap (mem, &info);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
   return g_bytes_new_take (host, info.size);
 }
 
 GstBuffer *
 elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
-    P3dCudaStream stream, gpointer * staging)
+    P3dcCudaStream stream, gpointer * staging)
 {
   GstBuffer *buffer = gst_buffer_new ();
   guint i;
@@ -133,14 +133,14 @@ elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
 
     fail_unless (mem != NULL && p3d_is_cuda_memory (mem));
     fail_unless (gst_memory_map (src, &in, GST_MAP_READ));
-    fail_unless_equals_int (p3d_cuda_host_alloc (&staging[i], size), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_host_alloc (&staging[i], size), P3DC_OK);
     memcpy (staging[i], in.data, size);
     gst_memory_unmap (src, &in);
     /* a device write: the host copy of the memory is stale from here */
     fail_unless (gst_memory_map (mem, &out, GST_MAP_WRITE | P3D_MAP_CUDA));
     fail_unless (p3d_cuda_memory_wait (mem, stream));
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (out.data, staging[i], size,
-            stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (out.data, staging[i], size,
+            stream), P3DC_OK);
     fail_unless (p3d_cuda_memory_record (mem, stream));
     gst_memory_unmap (mem, &out);
     gst_buffer_append_memory (buffer, mem);

@@ -43,9 +43,9 @@ GBytes *elemtest_device_bytes (GstBuffer * buffer, guint index);
 /* A copy of @host's tensors in CUDA memory from @allocator, written on the
  * device by copies queued on @stream and not waited for, with @host's
  * timestamps; @staging (one pointer per tensor) holds the pinned sources,
- * to be freed with p3d_cuda_host_free() once the stream has run them. */
+ * to be freed with p3dc_cuda_host_free() once the stream has run them. */
 GstBuffer *elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
-    P3dCudaStream stream, gpointer * staging);
+    P3dcCudaStream stream, gpointer * staging);
 
 /* Runs @description (a gst-launch line with "appsink name=sink") to EOS and
  * returns its samples; fails on an error. */

@@ -168,7 +168,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_bevpool_fails)
 {
-  P3dCameraCalib cameras[2];
+  P3dcCameraCalib cameras[2];
   GError *error = NULL;
   gchar *dir = g_dir_make_tmp ("failures-XXXXXX", &error);
   gchar *json, *path, *description;

@@ -294,8 +294,8 @@ modeltest_canvas_buffer (gfloat * canvas, gboolean half)
     guint16 *halves = g_new (guint16, MODELTEST_CANVAS_VALUES);
 
     for (i = 0; i < MODELTEST_CANVAS_VALUES; i++) {
-      halves[i] = p3d_float_to_half (canvas[i]);
-      canvas[i] = p3d_half_to_float (halves[i]);
+      halves[i] = p3dc_float_to_half (canvas[i]);
+      canvas[i] = p3dc_half_to_float (halves[i]);
     }
     return gst_buffer_new_wrapped (halves, MODELTEST_CANVAS_VALUES * 2);
   }
@@ -311,7 +311,7 @@ modeltest_bev_caps (const gchar * format)
 }
 
 guint
-modeltest_read_boxes (GstBuffer * buffer, P3dBox3d ** boxes)
+modeltest_read_boxes (GstBuffer * buffer, P3dcBox3d ** boxes)
 {
   GstMemory *records = gst_buffer_peek_memory (buffer, 0);
   GstMemory *count_mem = gst_buffer_peek_memory (buffer, 1);
@@ -324,9 +324,9 @@ modeltest_read_boxes (GstBuffer * buffer, P3dBox3d ** boxes)
   memcpy (&count, info.data, 4);
   gst_memory_unmap (count_mem, &info);
   fail_unless (gst_memory_map (records, &info, GST_MAP_READ));
-  fail_unless (count <= info.size / sizeof (P3dBox3d), "count %u of %"
-      G_GSIZE_FORMAT " records", count, info.size / sizeof (P3dBox3d));
-  *boxes = g_memdup2 (info.data, MAX (count, 1) * sizeof (P3dBox3d));
+  fail_unless (count <= info.size / sizeof (P3dcBox3d), "count %u of %"
+      G_GSIZE_FORMAT " records", count, info.size / sizeof (P3dcBox3d));
+  *boxes = g_memdup2 (info.data, MAX (count, 1) * sizeof (P3dcBox3d));
   gst_memory_unmap (records, &info);
   return count;
 }
@@ -341,7 +341,7 @@ modeltest_capacity (const ModeltestOptions * options, gboolean nms)
 /* The decode's parameters as the config in config_json() gives them. */
 static void
 decode_params (const ModeltestOptions * options, gboolean nms,
-    P3dCenterPointParams * params)
+    P3dcCenterPointParams * params)
 {
   guint t;
 
@@ -362,8 +362,8 @@ decode_params (const ModeltestOptions * options, gboolean nms,
     params->post_center_range[3 + t] = 10.0f;
   }
   params->norm_bbox = 1;
-  params->nms = !nms ? P3D_CENTERPOINT_NMS_NONE : options->rotate ?
-      P3D_CENTERPOINT_NMS_ROTATE : P3D_CENTERPOINT_NMS_CIRCLE;
+  params->nms = !nms ? P3DC_CENTERPOINT_NMS_NONE : options->rotate ?
+      P3DC_CENTERPOINT_NMS_ROTATE : P3DC_CENTERPOINT_NMS_CIRCLE;
   params->nms_threshold = 0.2f;
   params->pre_max_size = nms ? 100 : 0;
   params->post_max_size = nms ? MODELTEST_POST_MAX : 0;
@@ -372,14 +372,14 @@ decode_params (const ModeltestOptions * options, gboolean nms,
 guint
 modeltest_reference_boxes (const gchar * path,
     const ModeltestOptions * options, gboolean nms, const gfloat * canvas,
-    P3dBox3d ** boxes)
+    P3dcBox3d ** boxes)
 {
   GError *error = NULL;
   P3dWeights *weights = p3d_weights_open (path, &error);
   P3dCenterPointModel *model;
-  P3dCenterPointParams params;
-  P3dCenterPointTaskMaps maps[P3D_CENTERPOINT_MAX_TASKS];
-  P3dCenterPointOutput output;
+  P3dcCenterPointParams params;
+  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointOutput output;
   guint capacity = modeltest_capacity (options, nms), t;
   guint32 count = 0;
   float **buffers;
@@ -389,31 +389,31 @@ modeltest_reference_boxes (const gchar * path,
   fail_unless (model != NULL, "%s", error ? error->message : "");
   p3d_weights_free (weights);
   decode_params (options, nms, &params);
-  fail_unless_equals_int (p3d_centerpoint_output_capacity (&params), capacity);
-  buffers = p3d_convnet_cpu_buffers_new (&model->net);
+  fail_unless_equals_int (p3dc_centerpoint_output_capacity (&params), capacity);
+  buffers = p3dc_convnet_cpu_buffers_new (&model->net);
   fail_unless (buffers != NULL);
-  fail_unless_equals_int (p3d_convnet_cpu (&model->net, canvas, buffers),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_convnet_cpu (&model->net, canvas, buffers),
+      P3DC_OK);
   memset (maps, 0, sizeof (maps));
   for (t = 0; t < options->n_tasks; t++) {
     const P3dCenterPointHeadOutput *heads = model->heads[t];
-    P3dMapView *views[P3D_CENTERPOINT_N_HEADS] = {
+    P3dcMapView *views[P3D_CENTERPOINT_N_HEADS] = {
       &maps[t].reg, &maps[t].height, &maps[t].dim, &maps[t].rot,
       &maps[t].vel, &maps[t].heatmap
     };
     guint h;
 
     for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++)
-      p3d_convnet_cpu_view (&model->net, heads[h].buffer,
+      p3dc_convnet_cpu_view (&model->net, heads[h].buffer,
           buffers[heads[h].buffer], views[h]);
   }
-  *boxes = g_new0 (P3dBox3d, capacity);
+  *boxes = g_new0 (P3dcBox3d, capacity);
   output.boxes = *boxes;
   output.count = &count;
   output.velocity = NULL;
-  fail_unless_equals_int (p3d_centerpoint_decode_cpu (&params, maps,
-          &output), P3D_OK);
-  p3d_convnet_cpu_buffers_free (&model->net, buffers);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cpu (&params, maps,
+          &output), P3DC_OK);
+  p3dc_convnet_cpu_buffers_free (&model->net, buffers);
   p3d_centerpoint_model_free (model);
   return count;
 }

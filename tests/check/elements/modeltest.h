@@ -105,15 +105,15 @@ gchar *modeltest_bev_caps (const gchar * format);
 
 /* The boxes of an x-boxes3d buffer (mapped on the host, a copy for CUDA
  * memory): the count, and a copy of the records in @boxes (g_free). */
-guint modeltest_read_boxes (GstBuffer * buffer, P3dBox3d ** boxes);
+guint modeltest_read_boxes (GstBuffer * buffer, P3dcBox3d ** boxes);
 
-/* The boxes the compute library's reference (p3d_convnet_cpu, then
- * p3d_centerpoint_decode_cpu) makes of @canvas with the model in @path,
+/* The boxes the compute library's reference (p3dc_convnet_cpu, then
+ * p3dc_centerpoint_decode_cpu) makes of @canvas with the model in @path,
  * written from @options, with the decode parameters written out here from
  * the model's config; with @nms the model's test-time NMS. */
 guint modeltest_reference_boxes (const gchar * path,
     const ModeltestOptions * options, gboolean nms, const gfloat * canvas,
-    P3dBox3d ** boxes);
+    P3dcBox3d ** boxes);
 /* Boxes the element's output holds: n_tasks * min (max_num, post_max)
  * with the model's NMS, n_tasks * max_num without. */
 guint modeltest_capacity (const ModeltestOptions * options, gboolean nms);

@@ -712,7 +712,7 @@ expect_missing (GstBus * bus, GstMessage * message, gint device, gint count,
 GST_START_TEST (test_missing_device)
 {
   static const gchar *const filters[] = { "voxelize", "pillarfeat", "nms" };
-  gint count = p3d_cuda_device_count ();
+  gint count = p3dc_cuda_device_count ();
   gint missing[2] = { count, MAX (count, 7) };
   guint k, i;
 

@@ -119,7 +119,7 @@ pillars_buffer (guint64 seed, guint count, gboolean half)
       features[v * slot + s] = p3d_test_rng_uniform (&rng, -4.0f, 4.0f);
   }
   for (i = 0; i < n_features; i++)
-    halves[i] = p3d_float_to_half (features[i]);
+    halves[i] = p3dc_float_to_half (features[i]);
   data[0] = half ? (gconstpointer) halves : (gconstpointer) features;
   sizes[0] = n_features * (half ? 2 : 4);
   data[1] = coords;
@@ -210,7 +210,7 @@ yaw_difference (gdouble a, gdouble b)
 /* The largest difference of @a from @e over the fields, each relative to
  * 1 + |expected| (yaw: modulo 2 pi). */
 static gdouble
-box_difference (const P3dBox3d * a, const P3dBox3d * e)
+box_difference (const P3dcBox3d * a, const P3dcBox3d * e)
 {
   const gfloat av[7] = { a->x, a->y, a->z, a->dx, a->dy, a->dz, a->score };
   const gfloat ev[7] = { e->x, e->y, e->z, e->dx, e->dy, e->dz, e->score };
@@ -225,7 +225,7 @@ box_difference (const P3dBox3d * a, const P3dBox3d * e)
 /* F32: every box of @expected matched by one of @actual (same label,
  * closest first) within 1e-4; returns the largest difference. */
 static gdouble
-match_f32 (const P3dBox3d * actual, guint n_actual, const P3dBox3d * expected,
+match_f32 (const P3dcBox3d * actual, guint n_actual, const P3dcBox3d * expected,
     guint n_expected, const gchar * what)
 {
   gboolean *taken = g_new0 (gboolean, MAX (n_actual, 1));
@@ -261,7 +261,7 @@ match_f32 (const P3dBox3d * actual, guint n_actual, const P3dBox3d * expected,
 
 /* Whether @box is within the F16 tolerances of @e. */
 static gboolean
-f16_match (const P3dBox3d * box, const P3dBox3d * e)
+f16_match (const P3dcBox3d * box, const P3dcBox3d * e)
 {
   return box->label == e->label && fabs (box->x - e->x) <= 0.05
       && fabs (box->y - e->y) <= 0.05 && fabs (box->z - e->z) <= 0.05
@@ -280,10 +280,10 @@ typedef struct
 
 /* The box of @to with @b's label nearest to it in x and y, or NULL: what a
  * failed match prints, to tell a moved box from a missing one. */
-static const P3dBox3d *
-nearest_same_label (const P3dBox3d * b, const P3dBox3d * to, guint n_to)
+static const P3dcBox3d *
+nearest_same_label (const P3dcBox3d * b, const P3dcBox3d * to, guint n_to)
 {
-  const P3dBox3d *best = NULL;
+  const P3dcBox3d *best = NULL;
   gdouble best_d = G_MAXDOUBLE;
   guint j;
 
@@ -301,13 +301,13 @@ nearest_same_label (const P3dBox3d * b, const P3dBox3d * to, guint n_to)
 /* Every box of @from scoring above threshold + margin has an F16 match in
  * @to; its differences go to @stats. */
 static void
-match_f16_one_way (const P3dBox3d * from, guint n_from, const P3dBox3d * to,
+match_f16_one_way (const P3dcBox3d * from, guint n_from, const P3dcBox3d * to,
     guint n_to, F16Stats * stats, const gchar * what, const gchar * side)
 {
   guint i, j;
 
   for (i = 0; i < n_from; i++) {
-    const P3dBox3d *b = &from[i];
+    const P3dcBox3d *b = &from[i];
     gboolean found = FALSE;
 
     if (b->score <= MODELTEST_SCORE_THRESHOLD + F16_MARGIN) {
@@ -315,7 +315,7 @@ match_f16_one_way (const P3dBox3d * from, guint n_from, const P3dBox3d * to,
       continue;
     }
     for (j = 0; j < n_to && !found; j++) {
-      const P3dBox3d *c = &to[j];
+      const P3dcBox3d *c = &to[j];
 
       if (!f16_match (c, b))
         continue;
@@ -330,7 +330,7 @@ match_f16_one_way (const P3dBox3d * from, guint n_from, const P3dBox3d * to,
       stats->score = MAX (stats->score, fabs (c->score - b->score));
     }
     if (!found) {
-      const P3dBox3d *c = nearest_same_label (b, to, n_to);
+      const P3dcBox3d *c = nearest_same_label (b, to, n_to);
 
       fail_unless (c != NULL, "%s: %s box %u (x %g y %g z %g score %g label "
           "%d) has no box of its label on the other side", what, side, i,
@@ -345,7 +345,7 @@ match_f16_one_way (const P3dBox3d * from, guint n_from, const P3dBox3d * to,
 }
 
 static void
-match_f16 (const P3dBox3d * actual, guint n_actual, const P3dBox3d * expected,
+match_f16 (const P3dcBox3d * actual, guint n_actual, const P3dcBox3d * expected,
     guint n_expected, const gchar * what)
 {
   F16Stats stats = { 0, };
@@ -391,7 +391,7 @@ static void
 compare_boxes (GstBuffer * cuda_out, GstBuffer * cpu_out, gboolean f16,
     gboolean nms, const gchar * what, gdouble * worst)
 {
-  P3dBox3d *actual, *expected;
+  P3dcBox3d *actual, *expected;
   guint n_actual = modeltest_read_boxes (cuda_out, &actual);
   guint n_expected = modeltest_read_boxes (cpu_out, &expected);
 

@@ -1,6 +1,6 @@
 /* nms as an element, on its reference path: boxes3d in the bev-rotated,
  * bev-aligned and circle modes and boxes2d in the iou mode (the mode decides
- * the caps), output equal to p3d_nms_cpu with the zeroed tail and the count,
+ * the caps), output equal to p3dc_nms_cpu with the zeroed tail and the count,
  * thresholds changed while playing taking effect at the next buffer, a
  * count above max-boxes, NaN records, an empty frame, and bad caps. */
 #include <math.h>
@@ -21,13 +21,13 @@
  * object, scores in steps of 1/32 (so that ties happen), labels 0 to 2
  * drawn per box (so that per-class matters). */
 static void
-random_boxes3d (P3dTestRng * rng, P3dBox3d * boxes, guint n)
+random_boxes3d (P3dTestRng * rng, P3dcBox3d * boxes, guint n)
 {
   gfloat cx = 0, cy = 0, yaw = 0;
   guint i;
 
   for (i = 0; i < n; i++) {
-    P3dBox3d *b = &boxes[i];
+    P3dcBox3d *b = &boxes[i];
 
     if (i % 5 == 0) {
       cx = p3d_test_rng_uniform (rng, 0.0f, 40.0f);
@@ -48,13 +48,13 @@ random_boxes3d (P3dTestRng * rng, P3dBox3d * boxes, guint n)
 
 /* Small 2D boxes (3 to 12 pixels), where the +1 of offset matters. */
 static void
-random_boxes2d (P3dTestRng * rng, P3dBox2d * boxes, guint n)
+random_boxes2d (P3dTestRng * rng, P3dcBox2d * boxes, guint n)
 {
   gfloat cx = 0, cy = 0, w = 0, h = 0;
   guint i;
 
   for (i = 0; i < n; i++) {
-    P3dBox2d *b = &boxes[i];
+    P3dcBox2d *b = &boxes[i];
     gfloat x, y, bw, bh;
 
     if (i % 5 == 0) {
@@ -80,7 +80,7 @@ random_boxes2d (P3dTestRng * rng, P3dBox2d * boxes, guint n)
  * unless a test fills them) and the count. */
 typedef struct
 {
-  P3dNmsMode mode;
+  P3dcNmsMode mode;
   gsize record_size;
   guint max_boxes;
   guint8 *records;
@@ -88,21 +88,21 @@ typedef struct
 } Frame;
 
 static void
-frame_init (Frame * frame, P3dNmsMode mode, guint max_boxes, guint count,
+frame_init (Frame * frame, P3dcNmsMode mode, guint max_boxes, guint count,
     guint64 seed)
 {
   P3dTestRng rng;
 
   p3d_test_rng_init (&rng, seed);
   frame->mode = mode;
-  frame->record_size = p3d_nms_record_size (mode);
+  frame->record_size = p3dc_nms_record_size (mode);
   frame->max_boxes = max_boxes;
   frame->records = g_malloc0 (max_boxes * frame->record_size);
   frame->count = count;
-  if (mode == P3D_NMS_IOU)
-    random_boxes2d (&rng, (P3dBox2d *) frame->records, count);
+  if (mode == P3DC_NMS_IOU)
+    random_boxes2d (&rng, (P3dcBox2d *) frame->records, count);
   else
-    random_boxes3d (&rng, (P3dBox3d *) frame->records, count);
+    random_boxes3d (&rng, (P3dcBox3d *) frame->records, count);
 }
 
 static void
@@ -122,9 +122,9 @@ frame_buffer (const Frame * frame)
 
 /* The element's defaults, as documented by its properties. */
 static void
-element_default_params (P3dNmsParams * params, P3dNmsMode mode)
+element_default_params (P3dcNmsParams * params, P3dcNmsMode mode)
 {
-  p3d_nms_params_init (params);
+  p3dc_nms_params_init (params);
   params->mode = mode;
   params->iou_threshold = 0.5f;
   params->distance_threshold = 2.0f;
@@ -137,20 +137,20 @@ element_default_params (P3dNmsParams * params, P3dNmsMode mode)
 
 /* The library's output for the first @count records of @frame. */
 static guint8 *
-expected_records (const P3dNmsParams * params, const Frame * frame,
+expected_records (const P3dcNmsParams * params, const Frame * frame,
     guint32 count, guint32 * kept)
 {
   guint8 *out = g_malloc0 (frame->max_boxes * frame->record_size);
 
-  fail_unless_equals_int (p3d_nms_cpu (params, frame->records, count, out,
-          frame->max_boxes, kept, NULL), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_cpu (params, frame->records, count, out,
+          frame->max_boxes, kept, NULL), P3DC_OK);
   return out;
 }
 
 /* The output equals the library's: records to the last byte of the
  * capacity (zeroed tail) and the count. */
 static void
-assert_output (GstBuffer * out, const P3dNmsParams * params,
+assert_output (GstBuffer * out, const P3dcNmsParams * params,
     const Frame * frame, guint32 count, const gchar * what)
 {
   guint32 kept = 0;
@@ -174,9 +174,9 @@ assert_output (GstBuffer * out, const P3dNmsParams * params,
 }
 
 static GstHarness *
-nms_harness (const gchar * properties, P3dNmsMode mode, guint max_boxes)
+nms_harness (const gchar * properties, P3dcNmsMode mode, guint max_boxes)
 {
-  const gchar *media_type = mode == P3D_NMS_IOU ? "application/x-boxes2d" :
+  const gchar *media_type = mode == P3DC_NMS_IOU ? "application/x-boxes2d" :
       "application/x-boxes3d";
   gchar *launch = g_strdup_printf ("nms backend=cpu %s", properties);
   gchar *caps = g_strdup_printf ("%s, max-boxes=(int)%u, framerate=30/1",
@@ -192,13 +192,13 @@ nms_harness (const gchar * properties, P3dNmsMode mode, guint max_boxes)
 
 static const struct
 {
-  P3dNmsMode mode;
+  P3dcNmsMode mode;
   const gchar *nick;
 } modes[] = {
-  {P3D_NMS_BEV_ROTATED, "bev-rotated"},
-  {P3D_NMS_BEV_ALIGNED, "bev-aligned"},
-  {P3D_NMS_CIRCLE, "circle"},
-  {P3D_NMS_IOU, "iou"},
+  {P3DC_NMS_BEV_ROTATED, "bev-rotated"},
+  {P3DC_NMS_BEV_ALIGNED, "bev-aligned"},
+  {P3DC_NMS_CIRCLE, "circle"},
+  {P3DC_NMS_IOU, "iou"},
 };
 
 GST_START_TEST (test_output_matches_library)
@@ -208,7 +208,7 @@ GST_START_TEST (test_output_matches_library)
   for (m = 0; m < G_N_ELEMENTS (modes); m++) {
     gchar *properties = g_strdup_printf ("mode=%s", modes[m].nick);
     GstHarness *h = nms_harness (properties, modes[m].mode, MAX_BOXES);
-    P3dNmsParams params;
+    P3dcNmsParams params;
     GstBuffer *out;
     GstCaps *in_caps, *out_caps;
     guint32 kept = 0;
@@ -252,7 +252,7 @@ GST_START_TEST (test_records_beyond_count_ignored)
   for (m = 0; m < G_N_ELEMENTS (modes); m++) {
     gchar *properties = g_strdup_printf ("mode=%s", modes[m].nick);
     GstHarness *h = nms_harness (properties, modes[m].mode, MAX_BOXES);
-    P3dNmsParams params;
+    P3dcNmsParams params;
     GstBuffer *out;
     Frame frame, junk;
 
@@ -308,7 +308,7 @@ GST_START_TEST (test_mode_decides_caps)
   gst_caps_unref (caps);
   gst_caps_unref (boxes2d);
   g_object_get (nms, "mode", &mode, NULL);
-  fail_unless_equals_int (mode, P3D_NMS_BEV_ROTATED);
+  fail_unless_equals_int (mode, P3DC_NMS_BEV_ROTATED);
   gst_object_unref (nms);
 
   assert_refused ("nms backend=cpu mode=iou",
@@ -326,13 +326,13 @@ GST_END_TEST;
 /* One property changed while playing: the next buffer uses it. */
 typedef struct
 {
-  P3dNmsMode mode;
+  P3dcNmsMode mode;
   const gchar *property;
   const gchar *value;
 } Change;
 
 static void
-apply_change (P3dNmsParams * params, const Change * change)
+apply_change (P3dcNmsParams * params, const Change * change)
 {
   const gchar *p = change->property;
   gdouble value = g_ascii_strtod (change->value, NULL);
@@ -358,31 +358,31 @@ apply_change (P3dNmsParams * params, const Change * change)
 GST_START_TEST (test_thresholds_change_while_playing)
 {
   static const Change changes[] = {
-    {P3D_NMS_BEV_ROTATED, "iou-threshold", "0.05"},
-    {P3D_NMS_BEV_ALIGNED, "iou-threshold", "0.05"},
-    {P3D_NMS_IOU, "iou-threshold", "0.1"},
-    {P3D_NMS_BEV_ROTATED, "score-threshold", "0.6"},
-    {P3D_NMS_IOU, "score-threshold", "0.6"},
-    {P3D_NMS_BEV_ROTATED, "pre-max", "5"},
-    {P3D_NMS_CIRCLE, "post-max", "3"},
-    {P3D_NMS_BEV_ROTATED, "per-class", "true"},
-    {P3D_NMS_IOU, "per-class", "true"},
-    {P3D_NMS_IOU, "offset", "1"},
-    {P3D_NMS_CIRCLE, "distance-threshold", "0.5"},
+    {P3DC_NMS_BEV_ROTATED, "iou-threshold", "0.05"},
+    {P3DC_NMS_BEV_ALIGNED, "iou-threshold", "0.05"},
+    {P3DC_NMS_IOU, "iou-threshold", "0.1"},
+    {P3DC_NMS_BEV_ROTATED, "score-threshold", "0.6"},
+    {P3DC_NMS_IOU, "score-threshold", "0.6"},
+    {P3DC_NMS_BEV_ROTATED, "pre-max", "5"},
+    {P3DC_NMS_CIRCLE, "post-max", "3"},
+    {P3DC_NMS_BEV_ROTATED, "per-class", "true"},
+    {P3DC_NMS_IOU, "per-class", "true"},
+    {P3DC_NMS_IOU, "offset", "1"},
+    {P3DC_NMS_CIRCLE, "distance-threshold", "0.5"},
   };
   guint c;
 
   for (c = 0; c < G_N_ELEMENTS (changes); c++) {
     const Change *change = &changes[c];
     gchar *properties = g_strdup_printf ("mode=%s",
-        change->mode == P3D_NMS_IOU ? "iou" : change->mode ==
-        P3D_NMS_CIRCLE ? "circle" : change->mode == P3D_NMS_BEV_ALIGNED ?
+        change->mode == P3DC_NMS_IOU ? "iou" : change->mode ==
+        P3DC_NMS_CIRCLE ? "circle" : change->mode == P3DC_NMS_BEV_ALIGNED ?
         "bev-aligned" : "bev-rotated");
     gchar *what = g_strdup_printf ("%s %s=%s", properties, change->property,
         change->value);
     GstHarness *h = nms_harness (properties, change->mode, MAX_BOXES);
     GstElement *nms = gst_harness_find_element (h, "nms");
-    P3dNmsParams before, after;
+    P3dcNmsParams before, after;
     guint32 kept_before = 0, kept_after = 0;
     guint8 *records_before, *records_after;
     GstBuffer *out;
@@ -431,9 +431,9 @@ GST_END_TEST;
  * are used, and a warning says the frame was malformed. */
 GST_START_TEST (test_count_above_max_boxes_clamped)
 {
-  GstHarness *h = nms_harness ("", P3D_NMS_BEV_ROTATED, 16);
+  GstHarness *h = nms_harness ("", P3DC_NMS_BEV_ROTATED, 16);
   GstBus *bus = gst_bus_new ();
-  P3dNmsParams params;
+  P3dcNmsParams params;
   GstMessage *warning;
   GError *error = NULL;
   GstBuffer *out;
@@ -441,9 +441,9 @@ GST_START_TEST (test_count_above_max_boxes_clamped)
   gchar *text;
 
   gst_element_set_bus (h->element, bus);
-  frame_init (&frame, P3D_NMS_BEV_ROTATED, 16, 16, 500);
+  frame_init (&frame, P3DC_NMS_BEV_ROTATED, 16, 16, 500);
   frame.count = 20;
-  element_default_params (&params, P3D_NMS_BEV_ROTATED);
+  element_default_params (&params, P3DC_NMS_BEV_ROTATED);
   fail_unless_equals_int (gst_harness_push (h, frame_buffer (&frame)),
       GST_FLOW_OK);
   out = gst_harness_pull (h);
@@ -496,7 +496,7 @@ GST_START_TEST (test_nan_records_dropped)
   for (m = 0; m < G_N_ELEMENTS (modes); m++) {
     gchar *properties = g_strdup_printf ("mode=%s", modes[m].nick);
     GstHarness *h = nms_harness (properties, modes[m].mode, MAX_BOXES);
-    P3dNmsParams params;
+    P3dcNmsParams params;
     GstBuffer *out;
     GstMapInfo info;
     guint32 count;
@@ -504,8 +504,8 @@ GST_START_TEST (test_nan_records_dropped)
     guint i;
 
     frame_init (&frame, modes[m].mode, MAX_BOXES, 30, 600 + m);
-    if (modes[m].mode == P3D_NMS_IOU) {
-      P3dBox2d *b = (P3dBox2d *) frame.records;
+    if (modes[m].mode == P3DC_NMS_IOU) {
+      P3dcBox2d *b = (P3dcBox2d *) frame.records;
 
       b[3].score = NAN;
       b[7].x1 = NAN;
@@ -513,7 +513,7 @@ GST_START_TEST (test_nan_records_dropped)
       b[15].x2 = b[15].x1 - 1.0f;
       b[19].score = -INFINITY;
     } else {
-      P3dBox3d *b = (P3dBox3d *) frame.records;
+      P3dcBox3d *b = (P3dcBox3d *) frame.records;
 
       b[3].score = NAN;
       b[7].x = NAN;
@@ -555,7 +555,7 @@ GST_START_TEST (test_empty_frame)
   for (m = 0; m < G_N_ELEMENTS (modes); m++) {
     gchar *properties = g_strdup_printf ("mode=%s", modes[m].nick);
     GstHarness *h = nms_harness (properties, modes[m].mode, MAX_BOXES);
-    P3dNmsParams params;
+    P3dcNmsParams params;
     GstBuffer *out;
     guint8 *zeros = g_malloc0 (MAX_BOXES * 36);
     guint32 zero = 0;
@@ -591,11 +591,11 @@ GST_END_TEST;
 
 GST_START_TEST (test_timestamps_kept)
 {
-  GstHarness *h = nms_harness ("", P3D_NMS_BEV_ROTATED, 8);
+  GstHarness *h = nms_harness ("", P3DC_NMS_BEV_ROTATED, 8);
   GstBuffer *in, *out;
   Frame frame;
 
-  frame_init (&frame, P3D_NMS_BEV_ROTATED, 8, 4, 900);
+  frame_init (&frame, P3DC_NMS_BEV_ROTATED, 8, 4, 900);
   in = frame_buffer (&frame);
   GST_BUFFER_PTS (in) = 3 * GST_SECOND;
   GST_BUFFER_DURATION (in) = GST_SECOND / 30;
@@ -615,9 +615,9 @@ GST_END_TEST;
 /* A packed record (filesrc) and a wrong size. */
 GST_START_TEST (test_buffer_sizes)
 {
-  GstHarness *h = nms_harness ("mode=iou", P3D_NMS_IOU, 10);
+  GstHarness *h = nms_harness ("mode=iou", P3DC_NMS_IOU, 10);
   GstBus *bus = gst_bus_new ();
-  P3dNmsParams params;
+  P3dcNmsParams params;
   GstBuffer *out, *in;
   gconstpointer data[2];
   gsize sizes[2];
@@ -625,12 +625,12 @@ GST_START_TEST (test_buffer_sizes)
   gchar *text;
 
   gst_element_set_bus (h->element, bus);
-  frame_init (&frame, P3D_NMS_IOU, 10, 9, 1000);
+  frame_init (&frame, P3DC_NMS_IOU, 10, 9, 1000);
   data[0] = frame.records;
   data[1] = &frame.count;
   sizes[0] = 10 * 24;
   sizes[1] = 4;
-  element_default_params (&params, P3D_NMS_IOU);
+  element_default_params (&params, P3DC_NMS_IOU);
   fail_unless_equals_int (gst_harness_push (h, elemtest_packed_buffer (2, data,
               sizes)), GST_FLOW_OK);
   out = gst_harness_pull (h);
@@ -683,16 +683,16 @@ GST_END_TEST;
  * negotiated mode stays in force, or the frame is refused with an error. */
 GST_START_TEST (test_mode_set_while_playing_is_safe)
 {
-  GstHarness *h = nms_harness ("mode=iou", P3D_NMS_IOU, 16);
+  GstHarness *h = nms_harness ("mode=iou", P3DC_NMS_IOU, 16);
   GstElement *nms = gst_harness_find_element (h, "nms");
   GstBus *bus = gst_bus_new ();
-  P3dNmsParams params;
+  P3dcNmsParams params;
   GstFlowReturn ret;
   Frame frame;
 
   gst_element_set_bus (h->element, bus);
-  frame_init (&frame, P3D_NMS_IOU, 16, 16, 1100);
-  element_default_params (&params, P3D_NMS_IOU);
+  frame_init (&frame, P3DC_NMS_IOU, 16, 16, 1100);
+  element_default_params (&params, P3DC_NMS_IOU);
   fail_unless_equals_int (gst_harness_push (h, frame_buffer (&frame)),
       GST_FLOW_OK);
   gst_buffer_unref (gst_harness_pull (h));
@@ -703,7 +703,7 @@ GST_START_TEST (test_mode_set_while_playing_is_safe)
     gint mode = -1;
 
     g_object_get (nms, "mode", &mode, NULL);
-    fail_unless_equals_int (mode, P3D_NMS_IOU);
+    fail_unless_equals_int (mode, P3DC_NMS_IOU);
   }
   ret = gst_harness_push (h, frame_buffer (&frame));
   if (ret == GST_FLOW_OK) {
@@ -738,7 +738,7 @@ GST_END_TEST;
 GST_START_TEST (test_iou_rule)
 {
   GstHarness *h = nms_harness ("mode=bev-rotated iou-threshold=0.1427",
-      P3D_NMS_BEV_ROTATED, 4);
+      P3DC_NMS_BEV_ROTATED, 4);
   GstElement *nms = gst_harness_find_element (h, "nms");
   guint32 count[2] = { 2, 1 };
   guint rule;
@@ -746,8 +746,8 @@ GST_START_TEST (test_iou_rule)
   Frame frame;
 
   g_object_get (nms, "iou-rule", &value, NULL);
-  fail_unless_equals_int (value, P3D_NMS_IOU_RULE_EXACT);
-  frame_init (&frame, P3D_NMS_BEV_ROTATED, 4, 2, 1200);
+  fail_unless_equals_int (value, P3DC_NMS_IOU_RULE_EXACT);
+  frame_init (&frame, P3DC_NMS_BEV_ROTATED, 4, 2, 1200);
   memcpy (frame.records, nms_cases_mmcv_poke, sizeof nms_cases_mmcv_poke);
   for (rule = 0; rule < 2; rule++) {
     GstBuffer *out;
@@ -761,7 +761,7 @@ GST_START_TEST (test_iou_rule)
     gst_buffer_unref (out);
   }
   g_object_get (nms, "iou-rule", &value, NULL);
-  fail_unless_equals_int (value, P3D_NMS_IOU_RULE_MMCV);
+  fail_unless_equals_int (value, P3DC_NMS_IOU_RULE_MMCV);
   frame_clear (&frame);
   gst_object_unref (nms);
   gst_harness_teardown (h);

@@ -17,10 +17,10 @@
 
 /* Clusters of overlapping boxes, scores with ties, three labels. */
 static GstBuffer *
-boxes_buffer (P3dNmsMode mode, guint max_boxes, guint count, guint32
+boxes_buffer (P3dcNmsMode mode, guint max_boxes, guint count, guint32
     count_written, guint64 seed)
 {
-  gsize record_size = p3d_nms_record_size (mode);
+  gsize record_size = p3dc_nms_record_size (mode);
   guint8 *records = g_malloc0 (max_boxes * record_size);
   gconstpointer data[2] = { records, &count_written };
   gsize sizes[2] = { max_boxes * record_size, 4 };
@@ -40,8 +40,8 @@ boxes_buffer (P3dNmsMode mode, guint max_boxes, guint count, guint32
       cy = p3d_test_rng_uniform (&rng, -35.0f, 35.0f);
       yaw = p3d_test_rng_uniform (&rng, -3.14f, 3.14f);
     }
-    if (mode == P3D_NMS_IOU) {
-      P3dBox2d *b = (P3dBox2d *) records + i;
+    if (mode == P3DC_NMS_IOU) {
+      P3dcBox2d *b = (P3dcBox2d *) records + i;
       gfloat x = cx * 10 + p3d_test_rng_uniform (&rng, -4.0f, 4.0f);
       gfloat y = cy * 10 + p3d_test_rng_uniform (&rng, -4.0f, 4.0f);
       gfloat w = p3d_test_rng_uniform (&rng, 10.0f, 40.0f);
@@ -53,7 +53,7 @@ boxes_buffer (P3dNmsMode mode, guint max_boxes, guint count, guint32
       b->score = score;
       b->label = label;
     } else {
-      P3dBox3d *b = (P3dBox3d *) records + i;
+      P3dcBox3d *b = (P3dcBox3d *) records + i;
 
       b->x = cx + p3d_test_rng_uniform (&rng, -0.8f, 0.8f);
       b->y = cy + p3d_test_rng_uniform (&rng, -0.8f, 0.8f);
@@ -78,13 +78,13 @@ GST_START_TEST (test_nms)
 {
   static const struct
   {
-    P3dNmsMode mode;
+    P3dcNmsMode mode;
     const gchar *properties;
   } modes[] = {
-    {P3D_NMS_BEV_ROTATED, "mode=bev-rotated iou-threshold=0.1"},
-    {P3D_NMS_BEV_ALIGNED, "mode=bev-aligned iou-threshold=0.2 per-class=true"},
-    {P3D_NMS_CIRCLE, "mode=circle distance-threshold=1.5 post-max=50"},
-    {P3D_NMS_IOU, "mode=iou iou-threshold=0.5 offset=1 pre-max=300"},
+    {P3DC_NMS_BEV_ROTATED, "mode=bev-rotated iou-threshold=0.1"},
+    {P3DC_NMS_BEV_ALIGNED, "mode=bev-aligned iou-threshold=0.2 per-class=true"},
+    {P3DC_NMS_CIRCLE, "mode=circle distance-threshold=1.5 post-max=50"},
+    {P3DC_NMS_IOU, "mode=iou iou-threshold=0.5 offset=1 pre-max=300"},
   };
   /* the three sorts of the device path: one small block, one large block,
    * the device radix sort */
@@ -105,10 +105,10 @@ GST_START_TEST (test_nms)
     for (m = 0; m < G_N_ELEMENTS (modes); m++) {
       GstBuffer *inputs[G_N_ELEMENTS (counts)];
       gchar *caps = g_strdup_printf ("%s, max-boxes=(int)%u",
-          modes[m].mode == P3D_NMS_IOU ? "application/x-boxes2d" :
+          modes[m].mode == P3DC_NMS_IOU ? "application/x-boxes2d" :
           "application/x-boxes3d", max_boxes);
       BackendtestSetup setup = { "nms", modes[m].properties, caps,
-        modes[m].mode == P3D_NMS_IOU ? "application/x-boxes2d" :
+        modes[m].mode == P3DC_NMS_IOU ? "application/x-boxes2d" :
             "application/x-boxes3d", ""
       };
 
@@ -141,8 +141,8 @@ GST_START_TEST (test_nms_renegotiated_smaller)
     GstBuffer *frames[2];
     guint f;
 
-    frames[0] = boxes_buffer (P3D_NMS_BEV_ROTATED, 128, 100, 100, 77);
-    frames[1] = boxes_buffer (P3D_NMS_BEV_ROTATED, 32, 32, 100, 78);
+    frames[0] = boxes_buffer (P3DC_NMS_BEV_ROTATED, 128, 100, 100, 77);
+    frames[1] = boxes_buffer (P3DC_NMS_BEV_ROTATED, 32, 32, 100, 78);
     for (f = 0; f < 2; f++) {
       gchar *what = g_strdup_printf ("renegotiated nms, frame %u, output in "
           "%s memory", f, cuda_out ? "CUDA" : "system");

@@ -71,8 +71,8 @@ frame_buffer (Frame * frame, gboolean half)
 
   if (half) {
     for (i = 0; i < G_N_ELEMENTS (frame->features); i++) {
-      halves[i] = p3d_float_to_half (frame->features[i]);
-      frame->features[i] = p3d_half_to_float (halves[i]);
+      halves[i] = p3dc_float_to_half (frame->features[i]);
+      frame->features[i] = p3dc_half_to_float (halves[i]);
     }
   }
   data[0] = half ? (gconstpointer) halves : (gconstpointer) frame->features;
@@ -97,7 +97,7 @@ read_canvas (GstBuffer * buffer, gboolean half)
   fail_unless (gst_memory_map (mem, &info, GST_MAP_READ));
   fail_unless_equals_int (info.size, CANVAS_VALUES * (half ? 2 : 4));
   for (i = 0; i < CANVAS_VALUES; i++)
-    canvas[i] = half ? p3d_half_to_float (((const guint16 *) info.data)[i]) :
+    canvas[i] = half ? p3dc_half_to_float (((const guint16 *) info.data)[i]) :
         ((const gfloat *) info.data)[i];
   gst_memory_unmap (mem, &info);
   return canvas;
@@ -510,7 +510,7 @@ GST_START_TEST (test_backend_auto)
   gint active = -1;
 
   g_object_get (e, "active-backend", &active, NULL);
-  fail_unless_equals_int (active, p3d_cuda_device_count () > 0 ?
+  fail_unless_equals_int (active, p3dc_cuda_device_count () > 0 ?
       P3D_BACKEND_CUDA : P3D_BACKEND_CPU);
   random_frame (frame, 77, 30);
   fail_unless_equals_int (gst_harness_push (cpu, frame_buffer (frame,

@@ -1,6 +1,6 @@
 /* pillarfeat as an element, on its reference path: every feature set in F32
  * (the default) and F16 (asked for downstream), for every point format,
- * equal to p3d_pillarfeat_cpu on voxels from p3d_voxelize_cpu; caps fields
+ * equal to p3dc_pillarfeat_cpu on voxels from p3dc_voxelize_cpu; caps fields
  * passed through; coords and count copied; timestamps kept; a packed record
  * accepted; a count over max-voxels clamped with one warning per stream;
  * wrong sizes and caps refused with a clear error. */
@@ -54,8 +54,8 @@ voxels_make (Voxels * v, P3dPointFormat format, guint max_voxels,
     guint64 seed, gsize n_points)
 {
   guint channels = p3d_point_format_get_info (format)->channels, c;
-  P3dVoxelizeParams params;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeParams params;
+  P3dcVoxelizeOutput out;
   P3dTestRng rng;
   gfloat *points = g_new (gfloat, n_points * channels);
   gsize i;
@@ -76,8 +76,8 @@ voxels_make (Voxels * v, P3dPointFormat format, guint max_voxels,
           voxel_size, range));
   v->info.fps_n = 10;
   v->info.fps_d = 1;
-  fail_unless_equals_int (p3d_voxelize_params_init (&params, voxel_size, range,
-          channels, max_points, max_voxels), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&params, voxel_size, range,
+          channels, max_points, max_voxels), P3DC_OK);
   v->sizes[0] = sizeof (gfloat) * max_voxels * max_points * channels;
   v->sizes[1] = sizeof (guint32) * max_voxels;
   v->sizes[2] = sizeof (gint32) * 4 * max_voxels;
@@ -89,8 +89,8 @@ voxels_make (Voxels * v, P3dPointFormat format, guint max_voxels,
   out.coords = v->tensors[2];
   out.count = v->tensors[3];
   out.stats = NULL;
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, points, n_points, &out),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, points, n_points, &out),
+      P3DC_OK);
   g_free (points);
 }
 
@@ -121,19 +121,19 @@ pillars_expected (Pillars * p, const Voxels * v, P3dFeatureSet set,
     gboolean half)
 {
   const P3dVoxelsInfo *info = &v->info;
-  P3dPillarFeatParams params;
-  P3dPillarFeatInput in;
-  P3dPillarFeatOutput out;
+  P3dcPillarFeatParams params;
+  P3dcPillarFeatInput in;
+  P3dcPillarFeatOutput out;
   guint i;
 
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          (P3dPillarFeatureSet) set, half, info->finfo->channels,
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          (P3dcPillarFeatureSet) set, half, info->finfo->channels,
           info->finfo->intensity, info->max_points, info->max_voxels,
-          info->grid.voxel_size, info->grid.range), P3D_OK);
+          info->grid.voxel_size, info->grid.range), P3DC_OK);
   /* the size the media type gives, computed here on its own */
   p->sizes[0] = (gsize) info->max_voxels * info->max_points *
       p3d_feature_set_get_channels (set) * (half ? 2 : 4);
-  fail_unless_equals_uint64 (p3d_pillarfeat_features_size (&params),
+  fail_unless_equals_uint64 (p3dc_pillarfeat_features_size (&params),
       p->sizes[0]);
   p->sizes[1] = (gsize) info->max_voxels * 16;
   p->sizes[2] = 4;
@@ -146,7 +146,7 @@ pillars_expected (Pillars * p, const Voxels * v, P3dFeatureSet set,
   out.features = p->tensors[0];
   out.coords = p->tensors[1];
   out.count = p->tensors[2];
-  p3d_pillarfeat_cpu (&params, &in, &out);
+  p3dc_pillarfeat_cpu (&params, &in, &out);
 }
 
 static void

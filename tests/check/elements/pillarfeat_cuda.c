@@ -26,15 +26,15 @@ voxels_buffer (guint64 seed, gsize n_points)
   gconstpointer data[4];
   gsize sizes[4] = { (gsize) v * p * 16, (gsize) v * 4, (gsize) v * 16, 4 };
   gpointer tensors[4];
-  P3dVoxelizeParams params;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeParams params;
+  P3dcVoxelizeOutput out;
   GstBuffer *buffer;
   gfloat *points;
   guint i;
 
   gst_buffer_unref (backendtest_points_buffer (seed, n_points, &points));
-  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_voxel_size,
-          kitti_range, 4, p, v), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&params, kitti_voxel_size,
+          kitti_range, 4, p, v), P3DC_OK);
   for (i = 0; i < 4; i++)
     data[i] = tensors[i] = g_malloc0 (sizes[i]);
   out.voxels = tensors[0];
@@ -42,8 +42,8 @@ voxels_buffer (guint64 seed, gsize n_points)
   out.coords = tensors[2];
   out.count = tensors[3];
   out.stats = NULL;
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, points, n_points, &out),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, points, n_points, &out),
+      P3DC_OK);
   buffer = elemtest_tensors_buffer (4, data, sizes);
   for (i = 0; i < 4; i++)
     g_free (tensors[i]);

@@ -117,11 +117,11 @@ lidar_expected (const LidarChain * chain, guint64 seed, guint64 frame,
     gpointer tensors[3], gsize sizes[3])
 {
   P3dLidarScene *scene = scene_at (seed, frame);
-  P3dVoxelizeParams voxelize;
-  P3dVoxelizeOutput voxels;
-  P3dPillarFeatParams pillarfeat;
-  P3dPillarFeatInput in;
-  P3dPillarFeatOutput out;
+  P3dcVoxelizeParams voxelize;
+  P3dcVoxelizeOutput voxels;
+  P3dcPillarFeatParams pillarfeat;
+  P3dcPillarFeatInput in;
+  P3dcPillarFeatOutput out;
   gfloat *points = g_new (gfloat, (gsize) p3d_lidar_scene_get_n_rays (scene)
       * chain->n_channels);
   gsize n_points = p3d_lidar_scene_render (scene, chain->channels, points,
@@ -130,24 +130,24 @@ lidar_expected (const LidarChain * chain, guint64 seed, guint64 frame,
 
   p3d_lidar_scene_free (scene);
   fail_unless (n_points > 1000);
-  fail_unless_equals_int (p3d_voxelize_params_init (&voxelize,
-          chain->voxel_size, chain->range, chain->n_channels, p, v), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&voxelize,
+          chain->voxel_size, chain->range, chain->n_channels, p, v), P3DC_OK);
   voxels.voxels = g_malloc0 ((gsize) v * p * chain->n_channels * 4);
   voxels.num_points = g_malloc0 ((gsize) v * 4);
   voxels.coords = g_malloc0 ((gsize) v * 16);
   voxels.count = g_malloc0 (4);
   voxels.stats = NULL;
-  fail_unless_equals_int (p3d_voxelize_cpu (&voxelize, points, n_points,
-          &voxels), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&voxelize, points, n_points,
+          &voxels), P3DC_OK);
   fail_unless (*voxels.count > 100, "frame %" G_GUINT64_FORMAT ": %u voxels",
       frame, *voxels.count);
   g_free (points);
 
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&pillarfeat,
-          (P3dPillarFeatureSet) chain->features, chain->half,
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&pillarfeat,
+          (P3dcPillarFeatureSet) chain->features, chain->half,
           chain->n_channels, chain->intensity, p, v, chain->voxel_size,
-          chain->range), P3D_OK);
-  sizes[0] = p3d_pillarfeat_features_size (&pillarfeat);
+          chain->range), P3DC_OK);
+  sizes[0] = p3dc_pillarfeat_features_size (&pillarfeat);
   sizes[1] = 16 * (gsize) v;
   sizes[2] = 4;
   tensors[0] = g_malloc0 (sizes[0]);
@@ -160,7 +160,7 @@ lidar_expected (const LidarChain * chain, guint64 seed, guint64 frame,
   out.features = tensors[0];
   out.coords = tensors[1];
   out.count = tensors[2];
-  p3d_pillarfeat_cpu (&pillarfeat, &in, &out);
+  p3dc_pillarfeat_cpu (&pillarfeat, &in, &out);
   g_free (voxels.voxels);
   g_free (voxels.num_points);
   g_free (voxels.coords);
@@ -251,12 +251,12 @@ member_float (JsonObject * box, const gchar * name)
 }
 
 static void
-assert_box_line (const gchar * line, const P3dBox3d * expected,
+assert_box_line (const gchar * line, const P3dcBox3d * expected,
     const gchar * what)
 {
   JsonParser *parser = json_parser_new ();
   JsonObject *box;
-  P3dBox3d actual;
+  P3dcBox3d actual;
   GError *error = NULL;
 
   fail_unless (json_parser_load_from_data (parser, line, -1, &error),
@@ -277,15 +277,15 @@ assert_box_line (const gchar * line, const P3dBox3d * expected,
 
 static void
 run_candidates_chain (const gchar * nms_properties,
-    const P3dNmsParams * params, guint64 seed)
+    const P3dcNmsParams * params, guint64 seed)
 {
   gchar *description = g_strdup_printf ("pointcloudtestsrc emit=candidates "
       "num-buffers=%u seed=%" G_GUINT64_FORMAT " max-boxes=1024 "
       "! application/x-boxes3d ! nms backend=cpu %s ! boxenc format=json "
       "! appsink name=sink sync=false", N_FRAMES, seed, nms_properties);
   GstElement *sink, *pipeline = start_pipeline (description, &sink);
-  P3dBox3d *candidates = g_new (P3dBox3d, 1024);
-  P3dBox3d *kept_boxes = g_new (P3dBox3d, 1024);
+  P3dcBox3d *candidates = g_new (P3dcBox3d, 1024);
+  P3dcBox3d *kept_boxes = g_new (P3dcBox3d, 1024);
   guint frame;
 
   for (frame = 0; frame < N_FRAMES; frame++) {
@@ -298,8 +298,8 @@ run_candidates_chain (const gchar * nms_properties,
 
     p3d_lidar_scene_free (scene);
     fail_unless (n > 50 && n <= 1024, "%u candidates", n);
-    fail_unless_equals_int (p3d_nms_cpu (params, candidates, n, kept_boxes,
-            1024, &kept, NULL), P3D_OK);
+    fail_unless_equals_int (p3dc_nms_cpu (params, candidates, n, kept_boxes,
+            1024, &kept, NULL), P3DC_OK);
     fail_unless (kept > 5 && kept < n / 2, "%u of %u kept", kept, n);
 
     fail_unless (sample != NULL, "frame %u missing", frame);
@@ -339,10 +339,10 @@ run_candidates_chain (const gchar * nms_properties,
 
 /* The element's defaults, as documented by its properties. */
 static void
-nms_defaults (P3dNmsParams * params)
+nms_defaults (P3dcNmsParams * params)
 {
-  p3d_nms_params_init (params);
-  params->mode = P3D_NMS_BEV_ROTATED;
+  p3dc_nms_params_init (params);
+  params->mode = P3DC_NMS_BEV_ROTATED;
   params->iou_threshold = 0.5f;
   params->distance_threshold = 2.0f;
   params->score_threshold = 0.0f;
@@ -350,7 +350,7 @@ nms_defaults (P3dNmsParams * params)
 
 GST_START_TEST (test_candidates_nms_rotated)
 {
-  P3dNmsParams params;
+  P3dcNmsParams params;
 
   nms_defaults (&params);
   params.iou_threshold = 0.1f;
@@ -361,10 +361,10 @@ GST_END_TEST;
 
 GST_START_TEST (test_candidates_nms_circle_per_class)
 {
-  P3dNmsParams params;
+  P3dcNmsParams params;
 
   nms_defaults (&params);
-  params.mode = P3D_NMS_CIRCLE;
+  params.mode = P3DC_NMS_CIRCLE;
   params.distance_threshold = 1.5f;
   params.per_class = 1;
   params.post_max = 40;
@@ -381,7 +381,7 @@ GST_END_TEST;
 GST_START_TEST (test_backend_cuda_without_device)
 {
   static const gchar *const elements[] = { "voxelize", "pillarfeat", "nms" };
-  gint missing = p3d_cuda_device_count ();
+  gint missing = p3dc_cuda_device_count ();
   gchar *device = g_strdup_printf ("device %d", missing);
   guint i;
 
@@ -429,7 +429,7 @@ GST_START_TEST (test_backend_auto_reads_active_backend)
     fail_unless_equals_int (gst_element_set_state (element, GST_STATE_PAUSED),
         GST_STATE_CHANGE_SUCCESS);
     g_object_get (element, "active-backend", &active, NULL);
-    fail_unless_equals_int (active, p3d_cuda_device_count () > 0 ?
+    fail_unless_equals_int (active, p3dc_cuda_device_count () > 0 ?
         P3D_BACKEND_CUDA : P3D_BACKEND_CPU);
     gst_element_set_state (element, GST_STATE_NULL);
     g_object_get (element, "active-backend", &active, NULL);

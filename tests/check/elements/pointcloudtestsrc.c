@@ -236,7 +236,7 @@ GST_START_TEST (test_memory_order)
   GstPad *pad = gst_element_get_static_pad (src, "src");
   GstCaps *caps = gst_pad_query_caps (pad, NULL);
   GstCaps *templ = gst_pad_get_pad_template_caps (pad);
-  gboolean have_device = p3d_cuda_device_count () > 0, templ_cuda = FALSE;
+  gboolean have_device = p3dc_cuda_device_count () > 0, templ_cuda = FALSE;
   guint i;
 
   for (i = 0; i < gst_caps_get_size (templ); i++)
@@ -468,7 +468,7 @@ GST_END_TEST;
 
 /* The boxes of a buffer: records and count, checked against the layout. */
 static guint
-read_boxes (GstBuffer * buffer, guint max_boxes, P3dBox3d * boxes)
+read_boxes (GstBuffer * buffer, guint max_boxes, P3dcBox3d * boxes)
 {
   P3dBoxes3dInfo info;
   P3dTensorLayout layout;
@@ -483,7 +483,8 @@ read_boxes (GstBuffer * buffer, guint max_boxes, P3dBox3d * boxes)
   fail_unless (p3d_tensor_map (&map, buffer, &layout, GST_MAP_READ, NULL));
   memcpy (&count, map.data[P3D_BOXES_TENSOR_COUNT], sizeof (count));
   fail_unless (count <= max_boxes);
-  memcpy (boxes, map.data[P3D_BOXES_TENSOR_RECORDS], count * sizeof (P3dBox3d));
+  memcpy (boxes, map.data[P3D_BOXES_TENSOR_RECORDS],
+      count * sizeof (P3dcBox3d));
   /* zeros after the valid records */
   for (i = count * P3D_BOX3D_RECORD_SIZE;
       i < max_boxes * P3D_BOX3D_RECORD_SIZE; i++)
@@ -511,7 +512,7 @@ small_scene (guint64 seed, guint64 frame)
 
 GST_START_TEST (test_emit_boxes)
 {
-  P3dBox3d boxes[1024], expected[64];
+  P3dcBox3d boxes[1024], expected[64];
   P3dBoxes3dInfo info;
   guint i, frame, labels[3] = { 0, 0, 0 };
   Run run;
@@ -531,7 +532,7 @@ GST_START_TEST (test_emit_boxes)
     fail_unless_equals_int (n, 10);
     fail_unless_equals_int (p3d_lidar_scene_get_boxes (scene, expected, 64),
         10);
-    fail_unless (memcmp (boxes, expected, n * sizeof (P3dBox3d)) == 0,
+    fail_unless (memcmp (boxes, expected, n * sizeof (P3dcBox3d)) == 0,
         "frame %u: boxes differ from the scene library's", frame);
     for (i = 0; i < n; i++) {
       fail_unless_equals_float (boxes[i].score, 1.0f);
@@ -547,7 +548,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_emit_candidates)
 {
-  P3dBox3d boxes[1024], *expected;
+  P3dcBox3d boxes[1024], *expected;
   P3dLidarScene *scene = small_scene (4, 1);
   guint n_expected = 4 * 10 + p3d_lidar_candidates_false_positives (10), n;
   Run run;
@@ -556,12 +557,12 @@ GST_START_TEST (test_emit_candidates)
       "seed=4 cars=5 pedestrians=3 cyclists=2 num-buffers=2 ! "
       "application/x-boxes3d ! appsink name=sink sync=false", &run);
   fail_unless (run.warning == NULL);
-  expected = g_new (P3dBox3d, n_expected);
+  expected = g_new (P3dcBox3d, n_expected);
   fail_unless_equals_int (p3d_lidar_scene_get_candidates (scene, 4, expected,
           n_expected), n_expected);
   n = read_boxes (run_buffer (&run, 1), 1024, boxes);
   fail_unless_equals_int (n, n_expected);
-  fail_unless (memcmp (boxes, expected, n * sizeof (P3dBox3d)) == 0);
+  fail_unless (memcmp (boxes, expected, n * sizeof (P3dcBox3d)) == 0);
   run_clear (&run);
 
   /* More candidates than max-boxes: the first max-boxes, and a warning. */
@@ -571,7 +572,7 @@ GST_START_TEST (test_emit_candidates)
   fail_unless (run.warning != NULL, "no warning for dropped boxes");
   n = read_boxes (run_buffer (&run, 1), 16, boxes);
   fail_unless_equals_int (n, 16);
-  fail_unless (memcmp (boxes, expected, n * sizeof (P3dBox3d)) == 0);
+  fail_unless (memcmp (boxes, expected, n * sizeof (P3dcBox3d)) == 0);
   run_clear (&run);
   g_free (expected);
   p3d_lidar_scene_free (scene);
@@ -593,7 +594,7 @@ GST_START_TEST (test_points_match_boxes)
       "num-buffers=3 emit=boxes ! application/x-boxes3d ! "
       "appsink name=sink sync=false", &boxes);
   for (frame = 0; frame < 3; frame++) {
-    P3dBox3d records[1024];
+    P3dcBox3d records[1024];
     guint n_boxes = read_boxes (run_buffer (&boxes, frame), 1024, records);
     GstMapInfo info;
     const gfloat *p;

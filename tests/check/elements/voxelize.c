@@ -57,20 +57,20 @@ voxelize_harness (const gchar * format, const gchar * extra)
   return h;
 }
 
-/* Compares the element's output with p3d_voxelize_cpu on the same points. */
+/* Compares the element's output with p3dc_voxelize_cpu on the same points. */
 static void
 assert_output_matches_library (GstBuffer * out, const gfloat * points,
     gsize n_points, guint channels, guint max_points, guint max_voxels)
 {
-  P3dVoxelizeParams params;
-  P3dVoxelizeStats stats;
-  P3dVoxelizeOutput expected;
+  P3dcVoxelizeParams params;
+  P3dcVoxelizeStats stats;
+  P3dcVoxelizeOutput expected;
   gsize sizes[4];
   gpointer tensors[4];
   guint i;
 
-  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_voxel_size,
-          kitti_range, channels, max_points, max_voxels), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&params, kitti_voxel_size,
+          kitti_range, channels, max_points, max_voxels), P3DC_OK);
   sizes[0] = (gsize) max_voxels *max_points * channels * 4;
   sizes[1] = (gsize) max_voxels *4;
   sizes[2] = (gsize) max_voxels *16;
@@ -82,8 +82,8 @@ assert_output_matches_library (GstBuffer * out, const gfloat * points,
   expected.coords = tensors[2];
   expected.count = tensors[3];
   expected.stats = &stats;
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, points, n_points,
-          &expected), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, points, n_points,
+          &expected), P3DC_OK);
 
   fail_unless_equals_int (gst_buffer_n_memory (out), 4);
   for (i = 0; i < 4; i++) {

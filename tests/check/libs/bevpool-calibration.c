@@ -162,7 +162,7 @@ GST_START_TEST (test_worked_example)
   GError *error = NULL;
   P3dBevCalibration *calibration = p3d_bev_calibration_parse (cameras_form,
       -1, "test", &error);
-  const P3dCameraCalib *front = &calibration->cameras[0];
+  const P3dcCameraCalib *front = &calibration->cameras[0];
   gdouble frustum[3], q[3], r[3], s[3], p_camera[3], p_lidar[3];
   guint i;
 

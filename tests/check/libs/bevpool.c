@@ -23,11 +23,11 @@
 /* Pools @tc's geometry in all four format pairs and compares each with the
  * oracle. */
 static void
-check_pooling (const BevpoolTestCase * tc, const P3dBevGeometry * geometry,
+check_pooling (const BevpoolTestCase * tc, const P3dcBevGeometry * geometry,
     const guint32 * oracle_cells, P3dTestRng * rng, const gchar * what)
 {
-  const P3dBevPoolParams *params = &tc->params;
-  gsize out_size = p3d_bevpool_output_size (params);
+  const P3dcBevPoolParams *params = &tc->params;
+  gsize out_size = p3dc_bevpool_output_size (params);
   gdouble *sum = g_new (gdouble, out_size);
   gdouble *magnitude = g_new (gdouble, out_size);
   gpointer out = g_malloc (out_size * sizeof (gfloat));
@@ -47,8 +47,8 @@ check_pooling (const BevpoolTestCase * tc, const P3dBevGeometry * geometry,
 
       /* Garbage first: the pooling must write every element. */
       memset (out, 0x7f, out_size * sizeof (gfloat));
-      fail_unless_equals_int (p3d_bevpool_cpu (geometry, raw_features,
-              raw_depth, half_in, out, half_out), P3D_OK);
+      fail_unless_equals_int (p3dc_bevpool_cpu (geometry, raw_features,
+              raw_depth, half_in, out, half_out), P3DC_OK);
       bevpool_test_check_pooled (params, out, half_out, sum, magnitude,
           half_out ? F16_RELATIVE : F32_RELATIVE,
           half_out ? F16_FLOOR : F32_FLOOR, label);
@@ -66,18 +66,18 @@ check_pooling (const BevpoolTestCase * tc, const P3dBevGeometry * geometry,
 
 /* The reference geometry of @tc, checked against the oracle; the oracle's
  * cells are returned for further checks. */
-static P3dBevGeometry *
+static P3dcBevGeometry *
 checked_geometry (const BevpoolTestCase * tc, guint32 ** oracle_cells,
     const gchar * what)
 {
-  P3dBevGeometry *geometry = NULL;
+  P3dcBevGeometry *geometry = NULL;
 
-  *oracle_cells = g_new (guint32, p3d_bevpool_depth_size (&tc->params));
+  *oracle_cells = g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
   bevpool_test_oracle_cells (&tc->params, tc->calib, *oracle_cells);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc->params, &geometry),
-      P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
-          tc->calib), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params, &geometry),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry,
+          tc->calib), P3DC_OK);
   bevpool_test_check_geometry (geometry, &tc->params, *oracle_cells, what);
   return geometry;
 }
@@ -86,17 +86,17 @@ static void
 check_case (const BevpoolTestCase * tc, P3dTestRng * rng, const gchar * what)
 {
   guint32 *oracle_cells;
-  P3dBevGeometry *geometry = checked_geometry (tc, &oracle_cells, what);
+  P3dcBevGeometry *geometry = checked_geometry (tc, &oracle_cells, what);
 
   check_pooling (tc, geometry, oracle_cells, rng, what);
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
   g_free (oracle_cells);
 }
 
 GST_START_TEST (test_params)
 {
   BevpoolTestCase tc = { {0}, NULL };
-  P3dBevPoolParams p;
+  P3dcBevPoolParams p;
 
   bevpool_test_nuscenes_case (80, &tc);
   fail_unless_equals_int (tc.params.depth_bins, 118);
@@ -104,11 +104,11 @@ GST_START_TEST (test_params)
   fail_unless_equals_int (tc.params.ny, 360);
   fail_unless_equals_int (tc.params.nz, 1);
   fail_unless_equals_int (tc.params.out_channels, 80);
-  fail_unless_equals_uint64 (p3d_bevpool_features_size (&tc.params),
+  fail_unless_equals_uint64 (p3dc_bevpool_features_size (&tc.params),
       6 * 32 * 88 * 80);
-  fail_unless_equals_uint64 (p3d_bevpool_depth_size (&tc.params),
+  fail_unless_equals_uint64 (p3dc_bevpool_depth_size (&tc.params),
       6 * 118 * 32 * 88);
-  fail_unless_equals_uint64 (p3d_bevpool_output_size (&tc.params),
+  fail_unless_equals_uint64 (p3dc_bevpool_output_size (&tc.params),
       80 * 360 * 360);
 
   /* As torch.arange and numpy.arange, ceil ((end - start) / step) values
@@ -118,39 +118,39 @@ GST_START_TEST (test_params)
   p.dbound[0] = 1.0;
   p.dbound[1] = 1.3;
   p.dbound[2] = 0.1;
-  fail_unless_equals_int (p3d_bevpool_params_init (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&p), P3DC_OK);
   fail_unless_equals_int (p.depth_bins, 4);
   /* Grid sizes round: 108 / 0.3 is 360.00000000000006. */
   p.zbound[0] = -10.0;
   p.zbound[1] = 10.0;
   p.zbound[2] = 2.5;
-  fail_unless_equals_int (p3d_bevpool_params_init (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&p), P3DC_OK);
   fail_unless_equals_int (p.nz, 8);
   fail_unless_equals_int (p.out_channels, 8 * 80);
 
 #define EXPECT_INVALID(field, value, expected) G_STMT_START { \
-    P3dBevPoolParams bad = tc.params; \
+    P3dcBevPoolParams bad = tc.params; \
     bad.field = value; \
-    fail_unless_equals_int (p3d_bevpool_params_init (&bad), expected); \
+    fail_unless_equals_int (p3dc_bevpool_params_init (&bad), expected); \
   } G_STMT_END
-  EXPECT_INVALID (cameras, 0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (channels, 0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (feat_width, 0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (image_height, 0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (dbound[2], 0.0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (dbound[2], -0.5, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (dbound[1], 1.0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (xbound[0], NAN, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (ybound[1], INFINITY, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (zbound[2], 1000.0, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (rounding, (P3dBevRounding) 7, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (layout, (P3dBevLayout) 2, P3D_ERROR_INVALID_ARGUMENT);
-  EXPECT_INVALID (xbound[2], 1e-9, P3D_ERROR_TOO_LARGE);
-  EXPECT_INVALID (channels, 1u << 30, P3D_ERROR_TOO_LARGE);
-  EXPECT_INVALID (dbound[2], 1e-5, P3D_ERROR_TOO_LARGE);
+  EXPECT_INVALID (cameras, 0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (channels, 0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (feat_width, 0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (image_height, 0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (dbound[2], 0.0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (dbound[2], -0.5, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (dbound[1], 1.0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (xbound[0], NAN, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (ybound[1], INFINITY, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (zbound[2], 1000.0, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (rounding, (P3dcBevRounding) 7, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (layout, (P3dcBevLayout) 2, P3DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_INVALID (xbound[2], 1e-9, P3DC_ERROR_TOO_LARGE);
+  EXPECT_INVALID (channels, 1u << 30, P3DC_ERROR_TOO_LARGE);
+  EXPECT_INVALID (dbound[2], 1e-5, P3DC_ERROR_TOO_LARGE);
 #undef EXPECT_INVALID
-  fail_unless_equals_int (p3d_bevpool_params_init (NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_params_init (NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
   bevpool_test_case_clear (&tc);
 }
 
@@ -159,41 +159,41 @@ GST_END_TEST;
 GST_START_TEST (test_calib_check)
 {
   BevpoolTestCase tc = { {0}, NULL };
-  P3dCameraCalib saved;
-  P3dBevGeometry *geometry = NULL;
+  P3dcCameraCalib saved;
+  P3dcBevGeometry *geometry = NULL;
 
   bevpool_test_nuscenes_case (4, &tc);
-  fail_unless_equals_int (p3d_bevpool_calib_check (&tc.params, tc.calib),
-      P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &geometry),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_calib_check (&tc.params, tc.calib),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &geometry),
+      P3DC_OK);
   saved = tc.calib[4];
 
   tc.calib[4].intrinsics[0] = 0.0;      /* fx = 0: singular */
-  fail_unless_equals_int (p3d_bevpool_calib_check (&tc.params, tc.calib),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
-          tc.calib), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless (p3d_bevpool_geometry_points (geometry) == NULL);
+  fail_unless_equals_int (p3dc_bevpool_calib_check (&tc.params, tc.calib),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry,
+          tc.calib), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless (p3dc_bevpool_geometry_points (geometry) == NULL);
   tc.calib[4] = saved;
   tc.calib[4].img_aug[5] = 0.0;
-  fail_unless_equals_int (p3d_bevpool_calib_check (&tc.params, tc.calib),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_calib_check (&tc.params, tc.calib),
+      P3DC_ERROR_INVALID_ARGUMENT);
   tc.calib[4] = saved;
   tc.calib[4].camera_to_lidar[7] = NAN;
-  fail_unless_equals_int (p3d_bevpool_calib_check (&tc.params, tc.calib),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_calib_check (&tc.params, tc.calib),
+      P3DC_ERROR_INVALID_ARGUMENT);
   tc.calib[4] = saved;
   tc.calib[4].img_aug[3] = INFINITY;
-  fail_unless_equals_int (p3d_bevpool_calib_check (&tc.params, tc.calib),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_calib_check (&tc.params, tc.calib),
+      P3DC_ERROR_INVALID_ARGUMENT);
   tc.calib[4] = saved;
   /* The bottom rows are not used: anything there is accepted. */
   tc.calib[4].camera_to_lidar[12] = NAN;
-  fail_unless_equals_int (p3d_bevpool_calib_check (&tc.params, tc.calib),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_calib_check (&tc.params, tc.calib),
+      P3DC_OK);
 
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
   bevpool_test_case_clear (&tc);
 }
 
@@ -214,8 +214,8 @@ GST_START_TEST (test_random_against_oracle)
         "frustum, %u x %u grid, %s, %s)", 1000 + seed, tc.params.cameras,
         tc.params.channels, tc.params.depth_bins, tc.params.feat_height,
         tc.params.feat_width, tc.params.nx, tc.params.ny,
-        tc.params.rounding == P3D_BEV_ROUND_FLOOR ? "floor" : "truncate",
-        tc.params.layout == P3D_BEV_LAYOUT_XY ? "xy" : "yx");
+        tc.params.rounding == P3DC_BEV_ROUND_FLOOR ? "floor" : "truncate",
+        tc.params.layout == P3DC_BEV_LAYOUT_XY ? "xy" : "yx");
     check_case (&tc, &rng, what);
     g_free (what);
     bevpool_test_case_clear (&tc);
@@ -237,17 +237,17 @@ GST_START_TEST (test_truncate_versus_floor)
     BevpoolTestCase tc = { {0}, NULL };
     const gint *expected = rule ? floor_cells : truncate_cells;
     guint32 *oracle_cells;
-    P3dBevGeometry *geometry;
+    P3dcBevGeometry *geometry;
     const guint32 *start, *points;
     guint u;
 
-    bevpool_test_truncate_floor_case (rule ? P3D_BEV_ROUND_FLOOR :
-        P3D_BEV_ROUND_TRUNCATE, &tc);
+    bevpool_test_truncate_floor_case (rule ? P3DC_BEV_ROUND_FLOOR :
+        P3DC_BEV_ROUND_TRUNCATE, &tc);
     geometry = checked_geometry (&tc, &oracle_cells,
         rule ? "floor" : "truncate");
 
-    start = p3d_bevpool_geometry_cell_start (geometry);
-    points = p3d_bevpool_geometry_points (geometry);
+    start = p3dc_bevpool_geometry_cell_start (geometry);
+    points = p3dc_bevpool_geometry_points (geometry);
     for (u = 0; u < 4; u++) {
       gint cell = -1, k;
       guint32 i;
@@ -261,7 +261,7 @@ GST_START_TEST (test_truncate_versus_floor)
     }
     check_pooling (&tc, geometry, oracle_cells, &rng,
         rule ? "floor" : "truncate");
-    p3d_bevpool_geometry_free (geometry);
+    p3dc_bevpool_geometry_free (geometry);
     g_free (oracle_cells);
     bevpool_test_case_clear (&tc);
   }
@@ -278,21 +278,21 @@ GST_START_TEST (test_truncate_slab_below_z)
 
   for (rule = 0; rule < 2; rule++) {
     BevpoolTestCase tc = { {0}, NULL };
-    P3dBevGeometry *geometry = NULL;
+    P3dcBevGeometry *geometry = NULL;
 
     /* Axis camera: z = depth, 1 to 6 m, against a z cell [3.5, 5.5). */
     bevpool_test_one_cell_case (2, 2, 6, &tc);
     tc.params.zbound[0] = 3.5;
     tc.params.zbound[1] = 5.5;
     tc.params.zbound[2] = 2.0;
-    tc.params.rounding = rule ? P3D_BEV_ROUND_FLOOR : P3D_BEV_ROUND_TRUNCATE;
-    fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
-    fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &geometry),
-        P3D_OK);
-    fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
-            tc.calib), P3D_OK);
-    kept[rule] = p3d_bevpool_geometry_kept (geometry);
-    p3d_bevpool_geometry_free (geometry);
+    tc.params.rounding = rule ? P3DC_BEV_ROUND_FLOOR : P3DC_BEV_ROUND_TRUNCATE;
+    fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
+    fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &geometry),
+        P3DC_OK);
+    fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry,
+            tc.calib), P3DC_OK);
+    kept[rule] = p3dc_bevpool_geometry_kept (geometry);
+    p3dc_bevpool_geometry_free (geometry);
     bevpool_test_case_clear (&tc);
   }
   /* Depths 4 and 5 are inside; 2 and 3 are within one cell below (t = -0.75
@@ -312,8 +312,8 @@ GST_START_TEST (test_fault_per_camera_augmentation)
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
   guint32 *oracle_cells, *first_aug_cells;
-  P3dBevGeometry *geometry;
-  P3dCameraCalib *shared_aug;
+  P3dcBevGeometry *geometry;
+  P3dcCameraCalib *shared_aug;
   gsize per_camera, p, moved = 0;
   guint i;
 
@@ -327,16 +327,16 @@ GST_START_TEST (test_fault_per_camera_augmentation)
   for (i = 1; i < tc.params.cameras; i++)
     memcpy (shared_aug[i].img_aug, tc.calib[0].img_aug,
         sizeof (tc.calib[0].img_aug));
-  first_aug_cells = g_new (guint32, p3d_bevpool_depth_size (&tc.params));
+  first_aug_cells = g_new (guint32, p3dc_bevpool_depth_size (&tc.params));
   bevpool_test_oracle_cells (&tc.params, shared_aug, first_aug_cells);
-  per_camera = p3d_bevpool_depth_size (&tc.params) / tc.params.cameras;
-  for (p = per_camera; p < p3d_bevpool_depth_size (&tc.params); p++)
+  per_camera = p3dc_bevpool_depth_size (&tc.params) / tc.params.cameras;
+  for (p = per_camera; p < p3dc_bevpool_depth_size (&tc.params); p++)
     moved += first_aug_cells[p] != oracle_cells[p];
   fail_unless (moved > per_camera / 4, "only %" G_GSIZE_FORMAT " points move "
       "with the first camera's augmentation", moved);
 
   check_pooling (&tc, geometry, oracle_cells, &rng, "own augmentation");
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
   g_free (oracle_cells);
   g_free (first_aug_cells);
   g_free (shared_aug);
@@ -353,23 +353,23 @@ GST_START_TEST (test_fault_cell_zero)
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
   guint32 *oracle_cells, expected = 0;
-  P3dBevGeometry *geometry;
+  P3dcBevGeometry *geometry;
   const guint32 *start;
   gsize p;
 
   p3d_test_rng_init (&rng, 12);
   bevpool_test_cell_zero_case (&tc);
   geometry = checked_geometry (&tc, &oracle_cells, "cell zero");
-  for (p = 0; p < p3d_bevpool_depth_size (&tc.params); p++)
+  for (p = 0; p < p3dc_bevpool_depth_size (&tc.params); p++)
     expected += oracle_cells[p] == 0;
-  start = p3d_bevpool_geometry_cell_start (geometry);
+  start = p3dc_bevpool_geometry_cell_start (geometry);
   fail_unless (expected >= 4, "the configuration puts only %u points in "
       "cell 0", expected);
-  fail_unless (p3d_bevpool_geometry_kept (geometry) + 20 <=
-      p3d_bevpool_depth_size (&tc.params), "too few dropped points");
+  fail_unless (p3dc_bevpool_geometry_kept (geometry) + 20 <=
+      p3dc_bevpool_depth_size (&tc.params), "too few dropped points");
   fail_unless_equals_int (start[1] - start[0], expected);
   check_pooling (&tc, geometry, oracle_cells, &rng, "cell zero");
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
   g_free (oracle_cells);
   bevpool_test_case_clear (&tc);
 }
@@ -388,25 +388,26 @@ GST_START_TEST (test_fault_last_interval)
   for (variant = 0; variant < 2; variant++) {
     BevpoolTestCase tc = { {0}, NULL };
     guint32 *oracle_cells, cells, last, expected = 0;
-    P3dBevGeometry *geometry;
+    P3dcBevGeometry *geometry;
     const guint32 *start;
     gsize p;
 
     bevpool_test_last_interval_case (variant, &tc);
     geometry = checked_geometry (&tc, &oracle_cells, "last interval");
     cells = tc.params.nx * tc.params.ny;
-    start = p3d_bevpool_geometry_cell_start (geometry);
+    start = p3dc_bevpool_geometry_cell_start (geometry);
     last = cells - 1;
     while (last > 0 && start[last] == start[last + 1])
       last--;
-    for (p = 0; p < p3d_bevpool_depth_size (&tc.params); p++)
+    for (p = 0; p < p3dc_bevpool_depth_size (&tc.params); p++)
       expected += oracle_cells[p] == last;
     fail_unless (expected >= 2, "the last non-empty cell holds %u points",
         expected);
     fail_unless_equals_int (start[last + 1] - start[last], expected);
-    fail_unless_equals_int (start[cells], p3d_bevpool_geometry_kept (geometry));
+    fail_unless_equals_int (start[cells],
+        p3dc_bevpool_geometry_kept (geometry));
     check_pooling (&tc, geometry, oracle_cells, &rng, "last interval");
-    p3d_bevpool_geometry_free (geometry);
+    p3dc_bevpool_geometry_free (geometry);
     g_free (oracle_cells);
     bevpool_test_case_clear (&tc);
   }
@@ -426,7 +427,7 @@ GST_START_TEST (test_fault_non_square)
   for (variant = 0; variant < 4; variant++) {
     BevpoolTestCase tc = { {0}, NULL };
     guint32 *oracle_cells, u, v;
-    P3dBevGeometry *geometry;
+    P3dcBevGeometry *geometry;
     const guint32 *start, *points;
     gchar *what;
 
@@ -437,8 +438,8 @@ GST_START_TEST (test_fault_non_square)
 
     /* Depth 1 puts pixel (u, v) at (x, y) = (u, v): its cell is known
      * (which may also hold pixel (u / 2, v / 2) at depth 2). */
-    start = p3d_bevpool_geometry_cell_start (geometry);
-    points = p3d_bevpool_geometry_points (geometry);
+    start = p3dc_bevpool_geometry_cell_start (geometry);
+    points = p3dc_bevpool_geometry_points (geometry);
     for (v = 0; v < 5; v++) {
       for (u = 0; u < 7; u++) {
         guint32 cell = variant & 2 ? u * tc.params.ny + v :
@@ -454,7 +455,7 @@ GST_START_TEST (test_fault_non_square)
       }
     }
     check_pooling (&tc, geometry, oracle_cells, &rng, what);
-    p3d_bevpool_geometry_free (geometry);
+    p3dc_bevpool_geometry_free (geometry);
     g_free (oracle_cells);
     g_free (what);
     bevpool_test_case_clear (&tc);
@@ -479,7 +480,7 @@ GST_START_TEST (test_stacked_z)
     tc.params.zbound[0] = -4.0;
     tc.params.zbound[2] = 1.0 + seed % 3;
     tc.params.zbound[1] = -4.0 + (2 + seed % 3) * tc.params.zbound[2];
-    fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+    fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
     fail_unless_equals_int (tc.params.nz, 2 + seed % 3);
     fail_unless_equals_int (tc.params.out_channels,
         tc.params.nz * tc.params.channels);
@@ -494,11 +495,11 @@ GST_END_TEST;
 
 /* The documented order of bevpool.h, written out here from its words: the
  * column key ((camera << ubits | u) << vbits) | v, its window (key >> 8),
- * and the chunk cuts (every P3D_BEVPOOL_CHUNK points from the cell's first,
+ * and the chunk cuts (every P3DC_BEVPOOL_CHUNK points from the cell's first,
  * and where the window changes).  Returns the cell's F32 value for channel
  * @c from the geometry's sorted points. */
 static gfloat
-documented_sum (const P3dBevPoolParams * params, const guint32 * points,
+documented_sum (const P3dcBevPoolParams * params, const guint32 * points,
     guint32 begin, guint32 end, const gfloat * features,
     const gfloat * depth, guint32 c, guint32 * chunks)
 {
@@ -518,7 +519,7 @@ documented_sum (const P3dBevPoolParams * params, const guint32 * points,
     guint32 key = (((camera << ubits) | u) << vbits) | v;
     guint32 row = camera * pixels + v * params->feat_width + u;
 
-    if ((i - begin) % P3D_BEVPOOL_CHUNK == 0 || key >> 8 != previous_window) {
+    if ((i - begin) % P3DC_BEVPOOL_CHUNK == 0 || key >> 8 != previous_window) {
       if (i > begin)
         total = total + part;
       part = 0.0f;
@@ -540,27 +541,27 @@ check_documented_order (guint width, guint height, guint bins,
 {
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
-  P3dBevGeometry *geometry = NULL;
+  P3dcBevGeometry *geometry = NULL;
   gpointer raw_features, raw_depth;
   gfloat *features, *depth, out[3], expected;
   guint32 kept, c, chunks;
 
   p3d_test_rng_init (&rng, seed);
   bevpool_test_one_cell_case (width, height, bins, &tc);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &geometry),
-      P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
-          tc.calib), P3D_OK);
-  kept = p3d_bevpool_geometry_kept (geometry);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &geometry),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry,
+          tc.calib), P3DC_OK);
+  kept = p3dc_bevpool_geometry_kept (geometry);
   fail_unless_equals_int (kept, width * height * bins);
 
   bevpool_test_random_inputs (&rng, &tc.params, FALSE, &raw_features,
       &raw_depth, &features, &depth);
-  fail_unless_equals_int (p3d_bevpool_cpu (geometry, raw_features, raw_depth,
-          FALSE, out, FALSE), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_cpu (geometry, raw_features, raw_depth,
+          FALSE, out, FALSE), P3DC_OK);
   for (c = 0; c < 3; c++) {
     expected = documented_sum (&tc.params,
-        p3d_bevpool_geometry_points (geometry), 0, kept, features, depth, c,
+        p3dc_bevpool_geometry_points (geometry), 0, kept, features, depth, c,
         &chunks);
     fail_unless_equals_int (chunks, expected_chunks);
     fail_unless (memcmp (&out[c], &expected, sizeof (gfloat)) == 0,
@@ -571,7 +572,7 @@ check_documented_order (guint width, guint height, guint bins,
   g_free (raw_depth);
   g_free (features);
   g_free (depth);
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
   bevpool_test_case_clear (&tc);
 }
 
@@ -594,21 +595,21 @@ GST_START_TEST (test_nuscenes)
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
   guint32 *oracle_cells;
-  P3dBevGeometry *geometry;
-  P3dBevGeometryStats stats;
+  P3dcBevGeometry *geometry;
+  P3dcBevGeometryStats stats;
 
   p3d_test_rng_init (&rng, 16);
   bevpool_test_nuscenes_case (2, &tc);
   geometry = checked_geometry (&tc, &oracle_cells, "nuScenes");
-  fail_unless_equals_int (p3d_bevpool_geometry_stats (geometry, &stats),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_stats (geometry, &stats),
+      P3DC_OK);
   fail_unless_equals_int (stats.frustum_points, 1993728);
   fail_unless_equals_int (stats.cells, 129600);
   /* CUDA-BEVFusion's figures for this calibration. */
   fail_unless_equals_int (stats.nonempty_cells, 97326);
   fail_unless_equals_int (stats.largest_cell, 886);
   check_pooling (&tc, geometry, oracle_cells, &rng, "nuScenes");
-  p3d_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (geometry);
   g_free (oracle_cells);
   bevpool_test_case_clear (&tc);
 }
@@ -618,40 +619,40 @@ GST_END_TEST;
 GST_START_TEST (test_errors)
 {
   BevpoolTestCase tc = { {0}, NULL };
-  P3dBevGeometry *geometry = NULL;
-  P3dBevGeometryStats stats;
-  P3dBevPoolParams bad;
+  P3dcBevGeometry *geometry = NULL;
+  P3dcBevGeometryStats stats;
+  P3dcBevPoolParams bad;
   gfloat in[16] = { 0 }, out[32];
 
   bevpool_test_one_cell_case (2, 2, 1, &tc);
   bad = tc.params;
   bad.cameras = 0;
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&bad, &geometry),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&bad, &geometry),
+      P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (geometry == NULL);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (NULL, &geometry),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &geometry),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (NULL, &geometry),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &geometry),
+      P3DC_OK);
   /* Not computed yet: nothing to read or pool. */
-  fail_unless_equals_int (p3d_bevpool_geometry_kept (geometry), 0);
-  fail_unless (p3d_bevpool_geometry_cell_start (geometry) == NULL);
-  fail_unless_equals_int (p3d_bevpool_geometry_stats (geometry, &stats),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_cpu (geometry, in, in, FALSE, out,
-          FALSE), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (geometry,
-          tc.calib), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_cpu (geometry, NULL, in, FALSE, out,
-          FALSE), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_cpu (geometry, in, in, FALSE, NULL,
-          FALSE), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_cpu (geometry, in, in, FALSE, out,
-          FALSE), P3D_OK);
-  p3d_bevpool_geometry_free (geometry);
-  p3d_bevpool_geometry_free (NULL);
+  fail_unless_equals_int (p3dc_bevpool_geometry_kept (geometry), 0);
+  fail_unless (p3dc_bevpool_geometry_cell_start (geometry) == NULL);
+  fail_unless_equals_int (p3dc_bevpool_geometry_stats (geometry, &stats),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cpu (geometry, in, in, FALSE, out,
+          FALSE), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (geometry,
+          tc.calib), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_cpu (geometry, NULL, in, FALSE, out,
+          FALSE), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cpu (geometry, in, in, FALSE, NULL,
+          FALSE), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cpu (geometry, in, in, FALSE, out,
+          FALSE), P3DC_OK);
+  p3dc_bevpool_geometry_free (geometry);
+  p3dc_bevpool_geometry_free (NULL);
   bevpool_test_case_clear (&tc);
 }
 

@@ -69,7 +69,7 @@ random_bound (P3dTestRng * rng, gdouble bound[3], gdouble step_min,
 void
 bevpool_test_random_case (P3dTestRng * rng, BevpoolTestCase * tc)
 {
-  P3dBevPoolParams *p = &tc->params;
+  P3dcBevPoolParams *p = &tc->params;
   guint bins, i;
 
   memset (p, 0, sizeof (*p));
@@ -87,16 +87,16 @@ bevpool_test_random_case (P3dTestRng * rng, BevpoolTestCase * tc)
   random_bound (rng, p->xbound, 0.5, 3.0, 3 + p3d_test_rng_below (rng, 30));
   random_bound (rng, p->ybound, 0.5, 3.0, 3 + p3d_test_rng_below (rng, 30));
   random_bound (rng, p->zbound, 2.0, 8.0, 1);
-  p->rounding = p3d_test_rng_below (rng, 2) ? P3D_BEV_ROUND_FLOOR :
-      P3D_BEV_ROUND_TRUNCATE;
-  p->layout = p3d_test_rng_below (rng, 2) ? P3D_BEV_LAYOUT_XY :
-      P3D_BEV_LAYOUT_YX;
-  fail_unless_equals_int (p3d_bevpool_params_init (p), P3D_OK);
+  p->rounding = p3d_test_rng_below (rng, 2) ? P3DC_BEV_ROUND_FLOOR :
+      P3DC_BEV_ROUND_TRUNCATE;
+  p->layout = p3d_test_rng_below (rng, 2) ? P3DC_BEV_LAYOUT_XY :
+      P3DC_BEV_LAYOUT_YX;
+  fail_unless_equals_int (p3dc_bevpool_params_init (p), P3DC_OK);
   fail_unless_equals_int (p->depth_bins, bins);
 
-  tc->calib = g_new0 (P3dCameraCalib, p->cameras);
+  tc->calib = g_new0 (P3dcCameraCalib, p->cameras);
   for (i = 0; i < p->cameras; i++) {
-    P3dCameraCalib *c = &tc->calib[i];
+    P3dcCameraCalib *c = &tc->calib[i];
     /* The raw image the intrinsics describe, before the augmentation. */
     gdouble scale = uniform (rng, 0.3, 1.2);
     gdouble raw_w = p->image_width / scale, raw_h = p->image_height / scale;
@@ -191,7 +191,7 @@ static const gdouble nuscenes_camera_to_lidar[6][12] = {
 void
 bevpool_test_nuscenes_case (guint32 channels, BevpoolTestCase * tc)
 {
-  P3dBevPoolParams *p = &tc->params;
+  P3dcBevPoolParams *p = &tc->params;
   guint i, row;
 
   memset (p, 0, sizeof (*p));
@@ -210,13 +210,13 @@ bevpool_test_nuscenes_case (guint32 channels, BevpoolTestCase * tc)
   p->zbound[0] = -10.0;
   p->zbound[1] = 10.0;
   p->zbound[2] = 20.0;
-  p->rounding = P3D_BEV_ROUND_TRUNCATE;
-  p->layout = P3D_BEV_LAYOUT_YX;
-  fail_unless_equals_int (p3d_bevpool_params_init (p), P3D_OK);
+  p->rounding = P3DC_BEV_ROUND_TRUNCATE;
+  p->layout = P3DC_BEV_LAYOUT_YX;
+  fail_unless_equals_int (p3dc_bevpool_params_init (p), P3DC_OK);
 
-  tc->calib = g_new0 (P3dCameraCalib, 6);
+  tc->calib = g_new0 (P3dcCameraCalib, 6);
   for (i = 0; i < 6; i++) {
-    P3dCameraCalib *c = &tc->calib[i];
+    P3dcCameraCalib *c = &tc->calib[i];
 
     set_identity (c->intrinsics);
     set_identity (c->camera_to_lidar);
@@ -235,7 +235,7 @@ bevpool_test_nuscenes_case (guint32 channels, BevpoolTestCase * tc)
 }
 
 void
-bevpool_test_axis_camera (P3dCameraCalib * calib, gdouble offset_x,
+bevpool_test_axis_camera (P3dcCameraCalib * calib, gdouble offset_x,
     gdouble offset_y)
 {
   set_identity (calib->intrinsics);
@@ -302,10 +302,10 @@ transform (const gdouble m[16], const gdouble in[4], gdouble out[4])
 /* The cell along one axis, or -1. */
 static gint64
 oracle_axis (gdouble coordinate, const gdouble bound[3], guint32 cells,
-    P3dBevRounding rounding)
+    P3dcBevRounding rounding)
 {
   gdouble t = (coordinate - bound[0]) / bound[2];
-  gdouble index = rounding == P3D_BEV_ROUND_FLOOR ? floor (t) : trunc (t);
+  gdouble index = rounding == P3DC_BEV_ROUND_FLOOR ? floor (t) : trunc (t);
 
   if (!(index >= 0.0 && index < cells))
     return -1;
@@ -313,8 +313,8 @@ oracle_axis (gdouble coordinate, const gdouble bound[3], guint32 cells,
 }
 
 void
-bevpool_test_oracle_cells (const P3dBevPoolParams * params,
-    const P3dCameraCalib * calib, guint32 * cells)
+bevpool_test_oracle_cells (const P3dcBevPoolParams * params,
+    const P3dcCameraCalib * calib, guint32 * cells)
 {
   guint32 camera, d, v, u;
   gsize p = 0;
@@ -351,7 +351,7 @@ bevpool_test_oracle_cells (const P3dBevPoolParams * params,
               params->rounding);
           if (x < 0 || y < 0 || z < 0)
             cells[p] = BEVPOOL_TEST_DROPPED;
-          else if (params->layout == P3D_BEV_LAYOUT_XY)
+          else if (params->layout == P3DC_BEV_LAYOUT_XY)
             cells[p] = (guint32) ((z * params->nx + x) * params->ny + y);
           else
             cells[p] = (guint32) ((z * params->ny + y) * params->nx + x);
@@ -362,14 +362,14 @@ bevpool_test_oracle_cells (const P3dBevPoolParams * params,
 }
 
 void
-bevpool_test_oracle_pool (const P3dBevPoolParams * params,
+bevpool_test_oracle_pool (const P3dcBevPoolParams * params,
     const guint32 * cells, const gfloat * features, const gfloat * depth,
     gdouble * sum, gdouble * magnitude)
 {
   gsize plane = (gsize) params->nx * params->ny;
   gsize pixels = (gsize) params->feat_width * params->feat_height;
-  gsize out_size = p3d_bevpool_output_size (params);
-  gsize points = p3d_bevpool_depth_size (params), p;
+  gsize out_size = p3dc_bevpool_output_size (params);
+  gsize points = p3dc_bevpool_depth_size (params), p;
   guint32 c;
 
   memset (sum, 0, out_size * sizeof (gdouble));
@@ -394,7 +394,7 @@ bevpool_test_oracle_pool (const P3dBevPoolParams * params,
 }
 
 static gchar *
-describe_point (const P3dBevPoolParams * params, guint32 p)
+describe_point (const P3dcBevPoolParams * params, guint32 p)
 {
   guint32 pixels = params->feat_width * params->feat_height;
   guint32 camera = p / (params->depth_bins * pixels);
@@ -407,7 +407,7 @@ describe_point (const P3dBevPoolParams * params, guint32 p)
 /* Where frustum point @p comes in the (camera, u, v, d) order that
  * bevpool.h defines within a cell, computed here on its own. */
 static guint64
-column_order (const P3dBevPoolParams * params, guint32 p)
+column_order (const P3dcBevPoolParams * params, guint32 p)
 {
   guint64 pixels = (guint64) params->feat_width * params->feat_height;
   guint64 camera = p / (params->depth_bins * pixels);
@@ -420,15 +420,15 @@ column_order (const P3dBevPoolParams * params, guint32 p)
 }
 
 void
-bevpool_test_check_geometry (const P3dBevGeometry * geometry,
-    const P3dBevPoolParams * params, const guint32 * oracle_cells,
+bevpool_test_check_geometry (const P3dcBevGeometry * geometry,
+    const P3dcBevPoolParams * params, const guint32 * oracle_cells,
     const gchar * what)
 {
-  gsize points = p3d_bevpool_depth_size (params);
+  gsize points = p3dc_bevpool_depth_size (params);
   guint32 cells = params->nx * params->ny * params->nz;
-  const guint32 *start = p3d_bevpool_geometry_cell_start (geometry);
-  const guint32 *sorted = p3d_bevpool_geometry_points (geometry);
-  guint32 kept = p3d_bevpool_geometry_kept (geometry);
+  const guint32 *start = p3dc_bevpool_geometry_cell_start (geometry);
+  const guint32 *sorted = p3dc_bevpool_geometry_points (geometry);
+  guint32 kept = p3dc_bevpool_geometry_kept (geometry);
   guint32 *cell_of = g_new (guint32, points);
   guint32 k, i, expected_kept = 0;
   gsize p;
@@ -476,15 +476,15 @@ bevpool_test_check_geometry (const P3dBevGeometry * geometry,
 }
 
 void
-bevpool_test_check_pooled (const P3dBevPoolParams * params, const void *out,
+bevpool_test_check_pooled (const P3dcBevPoolParams * params, const void *out,
     gboolean half_out, const gdouble * sum, const gdouble * magnitude,
     gdouble relative, gdouble floor, const gchar * what)
 {
-  gsize size = p3d_bevpool_output_size (params), i;
+  gsize size = p3dc_bevpool_output_size (params), i;
   gsize plane = (gsize) params->nx * params->ny;
 
   for (i = 0; i < size; i++) {
-    gdouble got = half_out ? p3d_half_to_float (((const guint16 *) out)[i])
+    gdouble got = half_out ? p3dc_half_to_float (((const guint16 *) out)[i])
         : ((const gfloat *) out)[i];
     gdouble tolerance = relative * magnitude[i] + floor;
 
@@ -498,11 +498,11 @@ bevpool_test_check_pooled (const P3dBevPoolParams * params, const void *out,
 
 void
 bevpool_test_random_inputs (P3dTestRng * rng,
-    const P3dBevPoolParams * params, gboolean half, gpointer * raw_features,
+    const P3dcBevPoolParams * params, gboolean half, gpointer * raw_features,
     gpointer * raw_depth, gfloat ** features, gfloat ** depth)
 {
-  gsize n_features = p3d_bevpool_features_size (params);
-  gsize n_depth = p3d_bevpool_depth_size (params);
+  gsize n_features = p3dc_bevpool_features_size (params);
+  gsize n_depth = p3dc_bevpool_depth_size (params);
   gsize pixels = (gsize) params->feat_width * params->feat_height;
   gsize value_size = half ? 2 : 4, i, d;
   gfloat *weights = g_new (gfloat, params->depth_bins);
@@ -528,20 +528,20 @@ bevpool_test_random_inputs (P3dTestRng * rng,
   }
   for (i = 0; i < n_features; i++) {
     if (half) {
-      guint16 h = p3d_float_to_half ((*features)[i]);
+      guint16 h = p3dc_float_to_half ((*features)[i]);
 
       ((guint16 *) * raw_features)[i] = h;
-      (*features)[i] = p3d_half_to_float (h);
+      (*features)[i] = p3dc_half_to_float (h);
     } else {
       ((gfloat *) * raw_features)[i] = (*features)[i];
     }
   }
   for (i = 0; i < n_depth; i++) {
     if (half) {
-      guint16 h = p3d_float_to_half ((*depth)[i]);
+      guint16 h = p3dc_float_to_half ((*depth)[i]);
 
       ((guint16 *) * raw_depth)[i] = h;
-      (*depth)[i] = p3d_half_to_float (h);
+      (*depth)[i] = p3dc_half_to_float (h);
     } else {
       ((gfloat *) * raw_depth)[i] = (*depth)[i];
     }
@@ -555,7 +555,7 @@ static void
 axis_case (BevpoolTestCase * tc, guint cameras, guint width, guint height,
     guint bins)
 {
-  P3dBevPoolParams *p = &tc->params;
+  P3dcBevPoolParams *p = &tc->params;
   guint i;
 
   memset (p, 0, sizeof (*p));
@@ -566,7 +566,7 @@ axis_case (BevpoolTestCase * tc, guint cameras, guint width, guint height,
   p->dbound[0] = 1.0;
   p->dbound[1] = bins + 0.5;
   p->dbound[2] = 1.0;
-  tc->calib = g_new0 (P3dCameraCalib, cameras);
+  tc->calib = g_new0 (P3dcCameraCalib, cameras);
   for (i = 0; i < cameras; i++)
     bevpool_test_axis_camera (&tc->calib[i], 0.0, 0.0);
 }
@@ -582,7 +582,8 @@ set_bound (gdouble bound[3], gdouble lower, gdouble upper, gdouble step)
 /* x = u - 1 at image (u, 0), depth 1, over 1 m cells from x = 0.5: t is
  * -1.5, -0.5, 0.5, 1.5 for u = 0 .. 3. */
 void
-bevpool_test_truncate_floor_case (P3dBevRounding rounding, BevpoolTestCase * tc)
+bevpool_test_truncate_floor_case (P3dcBevRounding rounding,
+    BevpoolTestCase * tc)
 {
   axis_case (tc, 1, 4, 1, 1);
   bevpool_test_axis_camera (&tc->calib[0], -1.0, 0.0);
@@ -590,7 +591,7 @@ bevpool_test_truncate_floor_case (P3dBevRounding rounding, BevpoolTestCase * tc)
   set_bound (tc->params.ybound, -0.5, 0.5, 1.0);
   set_bound (tc->params.zbound, 0.5, 1.5, 1.0);
   tc->params.rounding = rounding;
-  fail_unless_equals_int (p3d_bevpool_params_init (&tc->params), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
 
 void
@@ -626,7 +627,7 @@ bevpool_test_cell_zero_case (BevpoolTestCase * tc)
   set_bound (tc->params.xbound, -0.5, 5.5, 2.0);
   set_bound (tc->params.ybound, -0.5, 5.5, 2.0);
   set_bound (tc->params.zbound, 0.5, 4.5, 4.0);
-  fail_unless_equals_int (p3d_bevpool_params_init (&tc->params), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
 
 /* x = u * ds in 0 .. 12 over 3 m cells from -0.5, one cell in y: the last
@@ -640,7 +641,7 @@ bevpool_test_last_interval_case (gint variant, BevpoolTestCase * tc)
   set_bound (tc->params.xbound, -0.5, variant ? 17.5 : 11.5, 3.0);
   set_bound (tc->params.ybound, -0.5, 99.5, 100.0);
   set_bound (tc->params.zbound, 0.5, 4.5, 4.0);
-  fail_unless_equals_int (p3d_bevpool_params_init (&tc->params), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
 
 /* x = u * ds, y = v * ds (u < 7, v < 5, ds 1 or 2) over 1 m cells from
@@ -653,8 +654,8 @@ bevpool_test_non_square_case (gint variant, BevpoolTestCase * tc)
   set_bound (tc->params.xbound, -0.5, variant & 1 ? 6.5 : 12.5, 1.0);
   set_bound (tc->params.ybound, -0.5, variant & 1 ? 8.5 : 4.5, 1.0);
   set_bound (tc->params.zbound, 0.5, 2.5, 2.0);
-  tc->params.layout = variant & 2 ? P3D_BEV_LAYOUT_XY : P3D_BEV_LAYOUT_YX;
-  fail_unless_equals_int (p3d_bevpool_params_init (&tc->params), P3D_OK);
+  tc->params.layout = variant & 2 ? P3DC_BEV_LAYOUT_XY : P3DC_BEV_LAYOUT_YX;
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
 
 /* Every point within one 1000 m cell. */
@@ -666,5 +667,5 @@ bevpool_test_one_cell_case (guint width, guint height, guint bins,
   set_bound (tc->params.xbound, -0.5, 999.5, 1000.0);
   set_bound (tc->params.ybound, -0.5, 999.5, 1000.0);
   set_bound (tc->params.zbound, 0.5, 1000.5, 1000.0);
-  fail_unless_equals_int (p3d_bevpool_params_init (&tc->params), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }

@@ -17,8 +17,8 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  P3dBevPoolParams params;      /* initialized */
-  P3dCameraCalib *calib;        /* params.cameras of them */
+  P3dcBevPoolParams params;      /* initialized */
+  P3dcCameraCalib *calib;        /* params.cameras of them */
 } BevpoolTestCase;
 
 void bevpool_test_case_clear (BevpoolTestCase * tc);
@@ -38,7 +38,7 @@ void bevpool_test_nuscenes_case (guint32 channels, BevpoolTestCase * tc);
 /* A camera whose frustum point (u, v, d) lands at lidar (u * ds + offset_x,
  * v * ds + offset_y, ds), ds the depth: identity intrinsics, augmentation
  * and rotation, so a test can place points exactly. */
-void bevpool_test_axis_camera (P3dCameraCalib * calib, gdouble offset_x,
+void bevpool_test_axis_camera (P3dcCameraCalib * calib, gdouble offset_x,
     gdouble offset_y);
 
 /* Hand-built cases, each with an axis camera (see above) unless said
@@ -51,7 +51,7 @@ void bevpool_test_axis_camera (P3dCameraCalib * calib, gdouble offset_x,
  *   last non-empty cell before an empty one (variant 1).
  * - non_square: nx != ny, both layouts (variants 0 to 3).
  * - one_cell: width x height x bins points, all in a single cell. */
-void bevpool_test_truncate_floor_case (P3dBevRounding rounding,
+void bevpool_test_truncate_floor_case (P3dcBevRounding rounding,
     BevpoolTestCase * tc);
 void bevpool_test_per_camera_aug_case (P3dTestRng * rng,
     BevpoolTestCase * tc);
@@ -63,24 +63,24 @@ void bevpool_test_one_cell_case (guint width, guint height, guint bins,
 
 /* The oracle: the cell of every frustum point (BEVPOOL_TEST_DROPPED when
  * outside), numbered as the output plane (see bevpool.h). */
-void bevpool_test_oracle_cells (const P3dBevPoolParams * params,
-    const P3dCameraCalib * calib, guint32 * cells);
+void bevpool_test_oracle_cells (const P3dcBevPoolParams * params,
+    const P3dcCameraCalib * calib, guint32 * cells);
 
 /* The oracle's pooled output, in double: the sum and the sum of absolute
  * values of feature x depth per output element. */
-void bevpool_test_oracle_pool (const P3dBevPoolParams * params,
+void bevpool_test_oracle_pool (const P3dcBevPoolParams * params,
     const guint32 * cells, const gfloat * features, const gfloat * depth,
     gdouble * sum, gdouble * magnitude);
 
 /* Fails (naming the first wrong point) unless @geometry holds exactly the
  * oracle's cells, each cell's points in (camera, u, v, d) order. */
-void bevpool_test_check_geometry (const P3dBevGeometry * geometry,
-    const P3dBevPoolParams * params, const guint32 * oracle_cells,
+void bevpool_test_check_geometry (const P3dcBevGeometry * geometry,
+    const P3dcBevPoolParams * params, const guint32 * oracle_cells,
     const gchar * what);
 
 /* Fails (naming the first element out of tolerance) unless every output
  * element is within @relative x magnitude + @floor of the oracle's sum. */
-void bevpool_test_check_pooled (const P3dBevPoolParams * params,
+void bevpool_test_check_pooled (const P3dcBevPoolParams * params,
     const void *out, gboolean half_out, const gdouble * sum,
     const gdouble * magnitude, gdouble relative, gdouble floor,
     const gchar * what);
@@ -89,7 +89,7 @@ void bevpool_test_check_pooled (const P3dBevPoolParams * params,
  * distribution over the bins of each pixel.  Written as F32 or F16 into
  * @raw, and as the float value of what was written into @values. */
 void bevpool_test_random_inputs (P3dTestRng * rng,
-    const P3dBevPoolParams * params, gboolean half, gpointer * raw_features,
+    const P3dcBevPoolParams * params, gboolean half, gpointer * raw_features,
     gpointer * raw_depth, gfloat ** features, gfloat ** depth);
 
 G_END_DECLS

@@ -21,53 +21,53 @@
 
 typedef struct
 {
-  P3dCudaStream stream;
-  P3dBevGeometry *reference;    /* computed on the host */
-  P3dBevGeometry *downloaded;   /* the device's, copied back */
-  P3dBevGeometryCuda *device;
+  P3dcCudaStream stream;
+  P3dcBevGeometry *reference;   /* computed on the host */
+  P3dcBevGeometry *downloaded;  /* the device's, copied back */
+  P3dcBevGeometryCuda *device;
 } Geometries;
 
 /* The geometries of @tc on both paths, the device's made with @schedule
  * (NULL: the default) and compared with the reference's. */
 static void
 geometries_compute_scheduled (Geometries * g, const BevpoolTestCase * tc,
-    const P3dBevPoolSchedule * schedule, const gchar * what)
+    const P3dcBevPoolSchedule * schedule, const gchar * what)
 {
   const guint32 *a, *b;
   guint32 cells = tc->params.nx * tc->params.ny * tc->params.nz, kept, i;
 
   memset (g, 0, sizeof (*g));
-  fail_unless_equals_int (p3d_cuda_stream_create (&g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc->params,
-          &g->reference), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc->params,
-          &g->downloaded), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
+          &g->reference), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
+          &g->downloaded), P3DC_OK);
   if (schedule != NULL) {
-    fail_unless_equals_int (p3d_bevpool_geometry_cuda_new_scheduled
-        (&tc->params, schedule, &g->device), P3D_OK);
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_scheduled
+        (&tc->params, schedule, &g->device), P3DC_OK);
   } else {
-    fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&tc->params,
-            &g->device), P3D_OK);
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc->params,
+            &g->device), P3DC_OK);
   }
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (g->reference,
-          tc->calib), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (g->device,
-          tc->calib, g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (g->device,
-          g->downloaded, g->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (g->reference,
+          tc->calib), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g->device,
+          tc->calib, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_cuda_download (g->device,
+          g->downloaded, g->stream), P3DC_OK);
 
-  kept = p3d_bevpool_geometry_kept (g->reference);
-  fail_unless (p3d_bevpool_geometry_kept (g->downloaded) == kept,
+  kept = p3dc_bevpool_geometry_kept (g->reference);
+  fail_unless (p3dc_bevpool_geometry_kept (g->downloaded) == kept,
       "%s: the device keeps %u points, the reference %u", what,
-      p3d_bevpool_geometry_kept (g->downloaded), kept);
-  a = p3d_bevpool_geometry_cell_start (g->reference);
-  b = p3d_bevpool_geometry_cell_start (g->downloaded);
+      p3dc_bevpool_geometry_kept (g->downloaded), kept);
+  a = p3dc_bevpool_geometry_cell_start (g->reference);
+  b = p3dc_bevpool_geometry_cell_start (g->downloaded);
   for (i = 0; i <= cells; i++)
     if (a[i] != b[i])
       fail ("%s: cell %u starts at sorted point %u on the device, %u in the "
           "reference", what, i, b[i], a[i]);
-  a = p3d_bevpool_geometry_points (g->reference);
-  b = p3d_bevpool_geometry_points (g->downloaded);
+  a = p3dc_bevpool_geometry_points (g->reference);
+  b = p3dc_bevpool_geometry_points (g->downloaded);
   for (i = 0; i < kept; i++)
     if (a[i] != b[i])
       fail ("%s: sorted point %u is frustum point %u on the device, %u in "
@@ -84,17 +84,17 @@ geometries_compute (Geometries * g, const BevpoolTestCase * tc,
 static void
 geometries_clear (Geometries * g)
 {
-  p3d_bevpool_geometry_free (g->reference);
-  p3d_bevpool_geometry_free (g->downloaded);
-  p3d_bevpool_geometry_cuda_free (g->device);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (g->stream), P3D_OK);
+  p3dc_bevpool_geometry_free (g->reference);
+  p3dc_bevpool_geometry_free (g->downloaded);
+  p3dc_bevpool_geometry_cuda_free (g->device);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (g->stream), P3DC_OK);
 }
 
 static void
-compare_outputs (const P3dBevPoolParams * params, const void *expected,
+compare_outputs (const P3dcBevPoolParams * params, const void *expected,
     const void *actual, gboolean half_out, const gchar * what)
 {
-  gsize size = p3d_bevpool_output_size (params), i;
+  gsize size = p3dc_bevpool_output_size (params), i;
   gsize plane = (gsize) params->nx * params->ny;
   gsize value_size = half_out ? 2 : 4;
 
@@ -103,9 +103,9 @@ compare_outputs (const P3dBevPoolParams * params, const void *expected,
   for (i = 0; i < size; i++) {
     if (memcmp ((const guint8 *) expected + i * value_size,
             (const guint8 *) actual + i * value_size, value_size) != 0) {
-      gdouble e = half_out ? p3d_half_to_float (((const guint16 *)
+      gdouble e = half_out ? p3dc_half_to_float (((const guint16 *)
               expected)[i]) : ((const gfloat *) expected)[i];
-      gdouble a = half_out ? p3d_half_to_float (((const guint16 *)
+      gdouble a = half_out ? p3dc_half_to_float (((const guint16 *)
               actual)[i]) : ((const gfloat *) actual)[i];
       gdouble relative = half_out ? F16_RELATIVE : F32_RELATIVE;
 
@@ -125,19 +125,19 @@ static void
 check_pooling (const BevpoolTestCase * tc, const Geometries * g,
     P3dTestRng * rng, gsize feature_offset, const gchar * what)
 {
-  const P3dBevPoolParams *params = &tc->params;
-  gsize out_size = p3d_bevpool_output_size (params);
-  gsize n_features = p3d_bevpool_features_size (params);
-  gsize n_depth = p3d_bevpool_depth_size (params);
+  const P3dcBevPoolParams *params = &tc->params;
+  gsize out_size = p3dc_bevpool_output_size (params);
+  gsize n_features = p3dc_bevpool_features_size (params);
+  gsize n_depth = p3dc_bevpool_depth_size (params);
   gpointer expected = g_malloc (out_size * 4), actual = g_malloc (out_size * 4);
   gpointer again = g_malloc (out_size * 4);
   void *d_features = NULL, *d_depth = NULL, *d_out = NULL;
   gint half_in, half_out;
 
-  fail_unless_equals_int (p3d_cuda_malloc (&d_features,
-          n_features * 4 + feature_offset), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc (&d_depth, n_depth * 4), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc (&d_out, out_size * 4), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_features,
+          n_features * 4 + feature_offset), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_depth, n_depth * 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_out, out_size * 4), P3DC_OK);
   for (half_in = 0; half_in < 2; half_in++) {
     gsize value_size = half_in ? 2 : 4;
     guint8 *features_at = (guint8 *) d_features + feature_offset;
@@ -146,30 +146,31 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 
     bevpool_test_random_inputs (rng, params, half_in, &raw_features,
         &raw_depth, &features, &depth);
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (features_at, raw_features,
-            n_features * value_size, g->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (d_depth, raw_depth,
-            n_depth * value_size, g->stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (features_at, raw_features,
+            n_features * value_size, g->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (d_depth, raw_depth,
+            n_depth * value_size, g->stream), P3DC_OK);
     for (half_out = 0; half_out < 2; half_out++) {
       gsize out_bytes = out_size * (half_out ? 2 : 4);
       gchar *label = g_strdup_printf ("%s, %s in, %s out", what,
           half_in ? "F16" : "F32", half_out ? "F16" : "F32");
 
-      fail_unless_equals_int (p3d_bevpool_cpu (g->reference, raw_features,
-              raw_depth, half_in, expected, half_out), P3D_OK);
+      fail_unless_equals_int (p3dc_bevpool_cpu (g->reference, raw_features,
+              raw_depth, half_in, expected, half_out), P3DC_OK);
       /* Garbage first: the kernel must write every element. */
-      fail_unless_equals_int (p3d_cuda_memset (d_out, 0xff, out_size * 4,
-              g->stream), P3D_OK);
-      fail_unless_equals_int (p3d_bevpool_cuda (g->device, features_at,
-              d_depth, half_in, d_out, half_out, g->stream), P3D_OK);
-      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (actual, d_out, out_bytes,
-              g->stream), P3D_OK);
+      fail_unless_equals_int (p3dc_cuda_memset (d_out, 0xff, out_size * 4,
+              g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
+              d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (actual, d_out, out_bytes,
+              g->stream), P3DC_OK);
       /* Once more over the first result: deterministic. */
-      fail_unless_equals_int (p3d_bevpool_cuda (g->device, features_at,
-              d_depth, half_in, d_out, half_out, g->stream), P3D_OK);
-      fail_unless_equals_int (p3d_cuda_memcpy_dtoh (again, d_out, out_bytes,
-              g->stream), P3D_OK);
-      fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
+              d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_out, out_bytes,
+              g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
+          P3DC_OK);
       compare_outputs (params, expected, actual, half_out, label);
       fail_unless (memcmp (actual, again, out_bytes) == 0,
           "%s: a second run differs", label);
@@ -180,9 +181,9 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
     g_free (features);
     g_free (depth);
   }
-  fail_unless_equals_int (p3d_cuda_free (d_features), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_free (d_depth), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_features), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_depth), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_out), P3DC_OK);
   g_free (expected);
   g_free (actual);
   g_free (again);
@@ -191,11 +192,12 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 /* The device geometry against the oracle too, and the pooling. */
 static void
 check_case_scheduled (const BevpoolTestCase * tc,
-    const P3dBevPoolSchedule * schedule, P3dTestRng * rng,
+    const P3dcBevPoolSchedule * schedule, P3dTestRng * rng,
     gsize feature_offset, const gchar * what)
 {
   Geometries g;
-  guint32 *oracle_cells = g_new (guint32, p3d_bevpool_depth_size (&tc->params));
+  guint32 *oracle_cells =
+      g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
 
   geometries_compute_scheduled (&g, tc, schedule, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
@@ -228,15 +230,15 @@ GST_START_TEST (test_random_cases)
       tc.params.zbound[0] = -4.0;
       tc.params.zbound[1] = 4.0;
       tc.params.zbound[2] = 2.0;
-      fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+      fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
     }
     what = g_strdup_printf ("seed %u (%u cameras, %u channels, %u x %u x %u "
         "frustum, %u x %u x %u grid, %s, %s)", 3000 + seed,
         tc.params.cameras, tc.params.channels, tc.params.depth_bins,
         tc.params.feat_height, tc.params.feat_width, tc.params.nx,
         tc.params.ny, tc.params.nz,
-        tc.params.rounding == P3D_BEV_ROUND_FLOOR ? "floor" : "truncate",
-        tc.params.layout == P3D_BEV_LAYOUT_XY ? "xy" : "yx");
+        tc.params.rounding == P3DC_BEV_ROUND_FLOOR ? "floor" : "truncate",
+        tc.params.layout == P3DC_BEV_LAYOUT_XY ? "xy" : "yx");
     check_case (&tc, &rng, 0, what);
     g_free (what);
     bevpool_test_case_clear (&tc);
@@ -254,8 +256,8 @@ GST_START_TEST (test_fault_cases)
   for (variant = 0; variant < 2; variant++) {
     BevpoolTestCase tc = { {0}, NULL };
 
-    bevpool_test_truncate_floor_case (variant ? P3D_BEV_ROUND_FLOOR :
-        P3D_BEV_ROUND_TRUNCATE, &tc);
+    bevpool_test_truncate_floor_case (variant ? P3DC_BEV_ROUND_FLOOR :
+        P3DC_BEV_ROUND_TRUNCATE, &tc);
     check_case (&tc, &rng, 0, variant ? "floor" : "truncate");
     bevpool_test_case_clear (&tc);
   }
@@ -304,7 +306,7 @@ GST_START_TEST (test_channels_and_alignment)
     p3d_test_rng_init (&rng, 4000 + i);
     bevpool_test_random_case (&rng, &tc);
     tc.params.channels = channels[i % G_N_ELEMENTS (channels)];
-    fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+    fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
     what = g_strdup_printf ("%u channels, features at +%" G_GSIZE_FORMAT,
         tc.params.channels, offset);
     check_case (&tc, &rng, offset, what);
@@ -334,7 +336,7 @@ GST_START_TEST (test_heavy_cells)
   tc.params.xbound[2] = 16.0;
   tc.params.ybound[1] = 47.5;
   tc.params.ybound[2] = 16.0;
-  fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
   check_case (&tc, &rng, 0, "12 heavy cells");
   bevpool_test_case_clear (&tc);
 }
@@ -347,14 +349,14 @@ GST_END_TEST;
  * cells. */
 GST_START_TEST (test_schedules)
 {
-  static const P3dBevPoolSchedule schedules[] = {
+  static const P3dcBevPoolSchedule schedules[] = {
     {256, 4096, 1024}, {4, 64, 64}, {8, 128, 96}
   };
-  static const P3dBevPoolSchedule invalid[] = {
+  static const P3dcBevPoolSchedule invalid[] = {
     {0, 2048, 512}, {129, 2048, 512}, {128, 16, 512}, {128, 2048, 500},
     {16, 2048, 32}, {16, 9000, 512}
   };
-  P3dBevGeometryCuda *device = NULL;
+  P3dcBevGeometryCuda *device = NULL;
   guint i, seed;
 
   for (i = 0; i < G_N_ELEMENTS (schedules); i++) {
@@ -382,7 +384,7 @@ GST_START_TEST (test_schedules)
       tc.params.xbound[2] = 16.0;
       tc.params.ybound[1] = 47.5;
       tc.params.ybound[2] = 16.0;
-      fail_unless_equals_int (p3d_bevpool_params_init (&tc.params), P3D_OK);
+      fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
       check_case_scheduled (&tc, &schedules[i], &rng, 0,
           "12 heavy cells, another schedule");
       bevpool_test_case_clear (&tc);
@@ -393,8 +395,8 @@ GST_START_TEST (test_schedules)
     BevpoolTestCase tc = { {0}, NULL };
 
     bevpool_test_one_cell_case (4, 4, 2, &tc);
-    fail_unless_equals_int (p3d_bevpool_geometry_cuda_new_scheduled
-        (&tc.params, &invalid[i], &device), P3D_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_scheduled
+        (&tc.params, &invalid[i], &device), P3DC_ERROR_INVALID_ARGUMENT);
     fail_unless (device == NULL);
     bevpool_test_case_clear (&tc);
   }
@@ -407,14 +409,14 @@ GST_START_TEST (test_nuscenes)
 {
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
-  P3dBevGeometryStats stats;
+  P3dcBevGeometryStats stats;
   Geometries g;
 
   p3d_test_rng_init (&rng, 19);
   bevpool_test_nuscenes_case (80, &tc);
   geometries_compute (&g, &tc, "nuScenes");
-  fail_unless_equals_int (p3d_bevpool_geometry_stats (g.downloaded, &stats),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_stats (g.downloaded, &stats),
+      P3DC_OK);
   fail_unless_equals_int (stats.nonempty_cells, 97326);
   fail_unless_equals_int (stats.largest_cell, 886);
   check_pooling (&tc, &g, &rng, 0, "nuScenes");
@@ -444,21 +446,21 @@ GST_START_TEST (test_recompute)
     second.calib[i].camera_to_lidar[3] += 30.0;
 
   geometries_compute (&g, &first, "first calibration");
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (g.device,
-          second.calib, g.stream), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cpu (g.reference,
-          second.calib), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (g.device,
-          g.downloaded, g.stream), P3D_OK);
-  kept = p3d_bevpool_geometry_kept (g.reference);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
+          second.calib, g.stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (g.reference,
+          second.calib), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_cuda_download (g.device,
+          g.downloaded, g.stream), P3DC_OK);
+  kept = p3dc_bevpool_geometry_kept (g.reference);
   fail_unless (kept != 0, "the second calibration keeps nothing");
-  fail_unless_equals_int (p3d_bevpool_geometry_kept (g.downloaded), kept);
-  fail_unless (memcmp (p3d_bevpool_geometry_cell_start (g.downloaded),
-          p3d_bevpool_geometry_cell_start (g.reference),
+  fail_unless_equals_int (p3dc_bevpool_geometry_kept (g.downloaded), kept);
+  fail_unless (memcmp (p3dc_bevpool_geometry_cell_start (g.downloaded),
+          p3dc_bevpool_geometry_cell_start (g.reference),
           (129600 + 1) * sizeof (guint32)) == 0,
       "the recomputed cell starts differ");
-  fail_unless (memcmp (p3d_bevpool_geometry_points (g.downloaded),
-          p3d_bevpool_geometry_points (g.reference),
+  fail_unless (memcmp (p3dc_bevpool_geometry_points (g.downloaded),
+          p3dc_bevpool_geometry_points (g.reference),
           kept * sizeof (guint32)) == 0, "the recomputed geometry differs");
   check_pooling (&second, &g, &rng, 0, "recomputed");
   geometries_clear (&g);
@@ -471,67 +473,68 @@ GST_END_TEST;
 GST_START_TEST (test_errors)
 {
   BevpoolTestCase tc = { {0}, NULL }, other = { {0}, NULL };
-  P3dBevGeometryCuda *device = NULL;
-  P3dBevGeometry *host = NULL, *wrong = NULL;
-  P3dCudaStream stream = NULL;
-  P3dBevPoolParams bad;
+  P3dcBevGeometryCuda *device = NULL;
+  P3dcBevGeometry *host = NULL, *wrong = NULL;
+  P3dcCudaStream stream = NULL;
+  P3dcBevPoolParams bad;
   void *buffer = NULL;
   guint8 *features, *depth, *out;
 
   bevpool_test_one_cell_case (4, 4, 2, &tc);
   bevpool_test_one_cell_case (4, 4, 3, &other);
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc (&buffer, 4096), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (buffer, 0, 4096, stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&buffer, 4096), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (buffer, 0, 4096, stream), P3DC_OK);
   features = buffer;
   depth = features + 1024;
   out = features + 2048;
 
   bad = tc.params;
   bad.feat_width = 0;
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&bad, &device),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&bad, &device),
+      P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (device == NULL);
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_new (&tc.params,
-          &device), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&tc.params, &host), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_new (&other.params, &wrong),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc.params,
+          &device), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &host),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&other.params, &wrong),
+      P3DC_OK);
 
   /* Nothing computed yet. */
-  fail_unless_equals_int (p3d_bevpool_cuda (device, features, depth, FALSE,
-          out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (device, host,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (device, NULL,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cuda (device, features, depth, FALSE,
+          out, FALSE, stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_cuda_download (device, host,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (device, NULL,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
 
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (device,
-          tc.calib, stream), P3D_OK);
-  fail_unless_equals_int (p3d_bevpool_geometry_cuda_download (device, wrong,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_cuda (device, NULL, depth, FALSE,
-          out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (device,
+          tc.calib, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_cuda_download (device, wrong,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cuda (device, NULL, depth, FALSE,
+          out, FALSE, stream), P3DC_ERROR_INVALID_ARGUMENT);
   /* F32 tensors must at least be 4-byte aligned. */
-  fail_unless_equals_int (p3d_bevpool_cuda (device, features,
-          depth + 2, FALSE, out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_cuda (device, features, depth, TRUE,
-          out + 2, TRUE, stream), P3D_OK);
+  fail_unless_equals_int (p3dc_bevpool_cuda (device, features,
+          depth + 2, FALSE, out, FALSE, stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cuda (device, features, depth, TRUE,
+          out + 2, TRUE, stream), P3DC_OK);
 
   /* A failed recompute leaves the geometry unusable, not stale. */
   tc.calib[0].intrinsics[0] = 0.0;
-  fail_unless_equals_int (p3d_bevpool_geometry_compute_cuda (device,
-          tc.calib, stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_bevpool_cuda (device, features, depth, FALSE,
-          out, FALSE, stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (device,
+          tc.calib, stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_bevpool_cuda (device, features, depth, FALSE,
+          out, FALSE, stream), P3DC_ERROR_INVALID_ARGUMENT);
 
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
-  p3d_bevpool_geometry_cuda_free (device);
-  p3d_bevpool_geometry_cuda_free (NULL);
-  p3d_bevpool_geometry_free (host);
-  p3d_bevpool_geometry_free (wrong);
-  fail_unless_equals_int (p3d_cuda_free (buffer), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
+  p3dc_bevpool_geometry_cuda_free (device);
+  p3dc_bevpool_geometry_cuda_free (NULL);
+  p3dc_bevpool_geometry_free (host);
+  p3dc_bevpool_geometry_free (wrong);
+  fail_unless_equals_int (p3dc_cuda_free (buffer), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
   bevpool_test_case_clear (&tc);
   bevpool_test_case_clear (&other);
 }

@@ -177,9 +177,9 @@ static void
 put_box (guint8 * records, guint index, gfloat x, gfloat y, gfloat dx,
     gfloat dy, gfloat score, gint32 label)
 {
-  P3dBox3d box = { x, y, -1.0f, dx, dy, 1.5f, 0.0f, score, label };
+  P3dcBox3d box = { x, y, -1.0f, dx, dy, 1.5f, 0.0f, score, label };
 
-  memcpy (records + (gsize) index * P3D_BOX3D_SIZE, &box, sizeof (box));
+  memcpy (records + (gsize) index * P3DC_BOX3D_SIZE, &box, sizeof (box));
 }
 
 /* A box at (5, 0), 4 m along x and 2 m along y, yaw 0, in a view shifted
@@ -192,7 +192,7 @@ GST_START_TEST (test_box_outline)
 {
   static const P3dBevView shifted = { SIDE, SIDE, 0.5, 5.25, 10.25 };
   P3dBevBoxStyle style = { RED, 1, FALSE };
-  guint8 records[P3D_BOX3D_SIZE];
+  guint8 records[P3DC_BOX3D_SIZE];
   P3dBevPicture picture;
   gint column, row;
 
@@ -242,7 +242,7 @@ GST_START_TEST (test_box_labels)
 {
   static const P3dBevView shifted = { SIDE, SIDE, 0.5, 5.25, 10.25 };
   P3dBevBoxStyle style = { 0, 1, FALSE };
-  guint8 records[3 * P3D_BOX3D_SIZE];
+  guint8 records[3 * P3DC_BOX3D_SIZE];
   P3dBevPicture picture;
 
   put_box (records, 0, 5.0f, 0.0f, 4.0f, 2.0f, 0.9f, 2);
@@ -345,7 +345,7 @@ GST_START_TEST (test_features)
   guint variant, i;
 
   for (i = 0; i < 4; i++)
-    halves[i] = p3d_float_to_half (values[i]);
+    halves[i] = p3dc_float_to_half (values[i]);
   picture_init (&picture, &view);
   for (variant = 0; variant < 4; variant++) {
     p3d_bev_picture_begin (&picture, BACKGROUND, 0.0);

@@ -23,7 +23,7 @@ float_same (gfloat a, gfloat b)
 }
 
 static void
-assert_box3d_same (const P3dBox3d * a, const P3dBox3d * b)
+assert_box3d_same (const P3dcBox3d * a, const P3dcBox3d * b)
 {
   fail_unless (float_same (a->x, b->x) && float_same (a->y, b->y)
       && float_same (a->z, b->z) && float_same (a->dx, b->dx)
@@ -36,7 +36,7 @@ assert_box3d_same (const P3dBox3d * a, const P3dBox3d * b)
 }
 
 static void
-assert_box2d_same (const P3dBox2d * a, const P3dBox2d * b)
+assert_box2d_same (const P3dcBox2d * a, const P3dcBox2d * b)
 {
   fail_unless (float_same (a->x1, b->x1) && float_same (a->y1, b->y1)
       && float_same (a->x2, b->x2) && float_same (a->y2, b->y2)
@@ -69,14 +69,14 @@ parse_only_line (JsonParser * parser, GString * out, gchar ** line)
 /* Boxes with values that test the text: exact decimals, ones that are not
  * (0.1), the extremes of the float range, denormals, signed zeros and the
  * non-finite values. */
-static const P3dBox3d boxes3d[] = {
+static const P3dcBox3d boxes3d[] = {
   {1.5f, -2.0f, 0.25f, 4.0f, 1.75f, 1.5f, 0.1f, 0.5f, 0},
   {0.1f, 1e-7f, -123456.789f, FLT_MAX, -FLT_MAX, FLT_MIN, 1e-45f, 1.0f, 2},
   {-0.0f, 0.0f, 16777216.0f, 3.14159274f, -1e20f, 1e30f, -3.0f, 0.0f, 7},
   {NAN, INFINITY, -INFINITY, 1.0f, 1.0f, 1.0f, 0.0f, 0.25f, -1},
 };
 
-static const P3dBox2d boxes2d[] = {
+static const P3dcBox2d boxes2d[] = {
   {10.0f, 20.5f, 110.25f, 220.0f, 0.9f, 1},
   {0.1f, -0.0f, FLT_MAX, 1e-45f, 1.0f, 0},
   {NAN, INFINITY, -INFINITY, 0.0f, 0.3f, 5},
@@ -511,7 +511,7 @@ GST_START_TEST (test_kitti_written)
    * h w l are dz dy dx. */
   gchar **labels = g_strsplit (P3D_BOX_TEXT_DEFAULT_LABELS, ",", -1);
   GString *out = g_string_new (NULL);
-  const P3dBox3d unnamed = { 0.5f, 0.5f, 0.5f, 1, 2, 3, 0, 1, 3 };
+  const P3dcBox3d unnamed = { 0.5f, 0.5f, 0.5f, 1, 2, 3, 0, 1, 3 };
 
   p3d_box_text_append_kitti_box3d (out, &boxes3d[0], labels);
   fail_unless_equals_string (out->str,

@@ -40,10 +40,10 @@ at (TaskTensor * t, guint32 channel, guint32 y, guint32 x)
 
 /* NCHW float32 views of @t. */
 static void
-task_tensor_maps (const TaskTensor * t, P3dCenterPointTaskMaps * maps)
+task_tensor_maps (const TaskTensor * t, P3dcCenterPointTaskMaps * maps)
 {
   gsize plane = (gsize) t->height * t->width;
-  P3dMapView view = { t->data, 0, plane, t->width, 1 };
+  P3dcMapView view = { t->data, 0, plane, t->width, 1 };
 
   memset (maps, 0, sizeof (*maps));
   maps->heatmap = view;
@@ -60,7 +60,7 @@ task_tensor_maps (const TaskTensor * t, P3dCenterPointTaskMaps * maps)
 }
 
 static void
-params_init (P3dCenterPointParams * p, guint32 n_tasks,
+params_init (P3dcCenterPointParams * p, guint32 n_tasks,
     const guint32 * classes, guint32 height, guint32 width)
 {
   guint32 t;
@@ -83,7 +83,7 @@ params_init (P3dCenterPointParams * p, guint32 n_tasks,
   p->post_center_range[3] = p->post_center_range[4] = 100.0f;
   p->post_center_range[5] = 10.0f;
   p->norm_bbox = 1;
-  p->nms = P3D_CENTERPOINT_NMS_NONE;
+  p->nms = P3DC_CENTERPOINT_NMS_NONE;
   p->nms_threshold = 0.2f;
   p->pre_max_size = 1000;
   p->post_max_size = 0;
@@ -91,27 +91,27 @@ params_init (P3dCenterPointParams * p, guint32 n_tasks,
 
 typedef struct
 {
-  P3dBox3d *boxes;
+  P3dcBox3d *boxes;
   gfloat *velocity;
   guint32 count, capacity;
 } Output;
 
 static void
-run_decode (const P3dCenterPointParams * p, const P3dCenterPointTaskMaps * maps,
-    Output * o)
+run_decode (const P3dcCenterPointParams * p,
+    const P3dcCenterPointTaskMaps * maps, Output * o)
 {
-  P3dCenterPointOutput out;
+  P3dcCenterPointOutput out;
 
-  o->capacity = p3d_centerpoint_output_capacity (p);
+  o->capacity = p3dc_centerpoint_output_capacity (p);
   fail_unless (o->capacity > 0);
-  o->boxes = g_new (P3dBox3d, o->capacity);
+  o->boxes = g_new (P3dcBox3d, o->capacity);
   o->velocity = g_new (gfloat, 2 * o->capacity);
-  memset (o->boxes, 0xa5, sizeof (P3dBox3d) * o->capacity);
+  memset (o->boxes, 0xa5, sizeof (P3dcBox3d) * o->capacity);
   o->count = 12345;
   out.boxes = o->boxes;
   out.count = &o->count;
   out.velocity = o->velocity;
-  fail_unless_equals_int (p3d_centerpoint_decode_cpu (p, maps, &out), P3D_OK);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cpu (p, maps, &out), P3DC_OK);
   fail_unless (o->count <= o->capacity);
 }
 
@@ -147,35 +147,35 @@ GST_START_TEST (test_math_against_libm)
 
     if (i % 4 == 0)
       x = p3d_test_rng_uniform (&rng, -3.0f, 3.0f);
-    worst_exp = MAX (worst_exp, ulps (p3d_cp_expf (x), exp ((gdouble) x)));
-    worst_sigmoid = MAX (worst_sigmoid, ulps (p3d_cp_sigmoid (s),
+    worst_exp = MAX (worst_exp, ulps (p3dc_cp_expf (x), exp ((gdouble) x)));
+    worst_sigmoid = MAX (worst_sigmoid, ulps (p3dc_cp_sigmoid (s),
             1.0 / (1.0 + exp (-(gdouble) s))));
-    worst_atan2 = MAX (worst_atan2, fabs (p3d_cp_atan2f (ay, ax) - want_atan));
+    worst_atan2 = MAX (worst_atan2, fabs (p3dc_cp_atan2f (ay, ax) - want_atan));
   }
-  g_print ("p3d_cp_expf: %.2f ulp, sigmoid %.2f ulp, atan2 %.3g rad at most "
+  g_print ("p3dc_cp_expf: %.2f ulp, sigmoid %.2f ulp, atan2 %.3g rad at most "
       "(200000 random arguments)\n", worst_exp, worst_sigmoid, worst_atan2);
   fail_unless (worst_exp <= 4.0, "exp off by %g ulp", worst_exp);
   fail_unless (worst_sigmoid <= 4.0, "sigmoid off by %g ulp", worst_sigmoid);
   fail_unless (worst_atan2 <= 1e-6, "atan2 off by %g", worst_atan2);
 
   /* exact points and the C library's special cases */
-  fail_unless (p3d_cp_expf (0.0f) == 1.0f);
-  fail_unless (p3d_cp_expf (-100.0f) == 0.0f);
-  fail_unless (isinf (p3d_cp_expf (100.0f)));
-  fail_unless (isnan (p3d_cp_expf (NAN)));
-  fail_unless (p3d_cp_sigmoid (0.0f) == 0.5f);
-  fail_unless (p3d_cp_sigmoid (-INFINITY) == 0.0f);
-  fail_unless (p3d_cp_sigmoid (INFINITY) == 1.0f);
-  fail_unless (p3d_cp_atan2f (0.0f, 1.0f) == 0.0f);
-  fail_unless (p3d_cp_atan2f (1.0f, 0.0f) == (gfloat) G_PI_2);
-  fail_unless (p3d_cp_atan2f (-1.0f, 0.0f) == -(gfloat) G_PI_2);
-  fail_unless (p3d_cp_atan2f (0.0f, -1.0f) == (gfloat) G_PI);
-  fail_unless (p3d_cp_atan2f (-0.0f, -1.0f) == -(gfloat) G_PI);
-  fail_unless (p3d_cp_atan2f (0.0f, -0.0f) == (gfloat) G_PI);
-  fail_unless (signbit (p3d_cp_atan2f (-0.0f, 0.0f)));
-  fail_unless (fabs (p3d_cp_atan2f (INFINITY, INFINITY) - G_PI / 4) < 1e-7);
-  fail_unless (fabs (p3d_cp_atan2f (-1.0f, -INFINITY) + G_PI) < 1e-7);
-  fail_unless (isnan (p3d_cp_atan2f (NAN, 1.0f)));
+  fail_unless (p3dc_cp_expf (0.0f) == 1.0f);
+  fail_unless (p3dc_cp_expf (-100.0f) == 0.0f);
+  fail_unless (isinf (p3dc_cp_expf (100.0f)));
+  fail_unless (isnan (p3dc_cp_expf (NAN)));
+  fail_unless (p3dc_cp_sigmoid (0.0f) == 0.5f);
+  fail_unless (p3dc_cp_sigmoid (-INFINITY) == 0.0f);
+  fail_unless (p3dc_cp_sigmoid (INFINITY) == 1.0f);
+  fail_unless (p3dc_cp_atan2f (0.0f, 1.0f) == 0.0f);
+  fail_unless (p3dc_cp_atan2f (1.0f, 0.0f) == (gfloat) G_PI_2);
+  fail_unless (p3dc_cp_atan2f (-1.0f, 0.0f) == -(gfloat) G_PI_2);
+  fail_unless (p3dc_cp_atan2f (0.0f, -1.0f) == (gfloat) G_PI);
+  fail_unless (p3dc_cp_atan2f (-0.0f, -1.0f) == -(gfloat) G_PI);
+  fail_unless (p3dc_cp_atan2f (0.0f, -0.0f) == (gfloat) G_PI);
+  fail_unless (signbit (p3dc_cp_atan2f (-0.0f, 0.0f)));
+  fail_unless (fabs (p3dc_cp_atan2f (INFINITY, INFINITY) - G_PI / 4) < 1e-7);
+  fail_unless (fabs (p3dc_cp_atan2f (-1.0f, -INFINITY) + G_PI) < 1e-7);
+  fail_unless (isnan (p3dc_cp_atan2f (NAN, 1.0f)));
 }
 
 GST_END_TEST;
@@ -183,48 +183,48 @@ GST_END_TEST;
 GST_START_TEST (test_params)
 {
   const guint32 classes[6] = { 1, 2, 2, 1, 2, 2 };
-  P3dCenterPointParams p;
+  P3dcCenterPointParams p;
 
   params_init (&p, 6, classes, 128, 128);
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p), P3D_OK);
-  fail_unless_equals_int (p3d_centerpoint_output_capacity (&p), 3000);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p), P3DC_OK);
+  fail_unless_equals_int (p3dc_centerpoint_output_capacity (&p), 3000);
   p.post_max_size = 83;
-  fail_unless_equals_int (p3d_centerpoint_output_capacity (&p), 498);
+  fail_unless_equals_int (p3dc_centerpoint_output_capacity (&p), 498);
   p.score_threshold = -0.1f;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
   p.score_threshold = NAN;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
   p.score_threshold = 0.1f;
   p.tasks[2].num_classes = 0;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
   p.tasks[2].num_classes = 64;  /* 64 x 128 x 128 = 2^20 pairs: the most */
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p), P3DC_OK);
   p.tasks[2].num_classes = 65;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   p.tasks[2].num_classes = 2;
   p.max_num = 4097;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   p.max_num = 0;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_centerpoint_output_capacity (&p), 0);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_output_capacity (&p), 0);
   p.max_num = 500;
   p.n_tasks = 17;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   p.n_tasks = 6;
-  p.nms = (P3dCenterPointNms) 3;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  p.nms = P3D_CENTERPOINT_NMS_CIRCLE;
+  p.nms = (P3dcCenterPointNms) 3;
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  p.nms = P3DC_CENTERPOINT_NMS_CIRCLE;
   p.tasks[0].min_radius = -1.0;
-  fail_unless_equals_int (p3d_centerpoint_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
 }
 
 GST_END_TEST;
@@ -242,8 +242,8 @@ GST_END_TEST;
 GST_START_TEST (test_hand_worked_boxes)
 {
   const guint32 classes[2] = { 1, 2 };
-  P3dCenterPointParams p;
-  P3dCenterPointTaskMaps maps[2];
+  P3dcCenterPointParams p;
+  P3dcCenterPointTaskMaps maps[2];
   TaskTensor t0, t1;
   Output o;
   guint32 y, x, c;
@@ -339,7 +339,7 @@ oracle_topk (const TaskTensor * t, gfloat threshold, guint32 k, Pick * picks)
     gfloat best_score = 0;
 
     for (i = 0; i < pairs; i++) {
-      gfloat s = p3d_cp_sigmoid (t->data[i]);
+      gfloat s = p3dc_cp_sigmoid (t->data[i]);
 
       if (!taken[i] && (best < 0 || s > best_score)) {
         best = i;
@@ -387,8 +387,8 @@ GST_START_TEST (test_topk_against_oracle)
 
   for (m = 0; m < G_N_ELEMENTS (max_nums); m++) {
     for (ties = 0; ties < 2; ties++) {
-      P3dCenterPointParams p;
-      P3dCenterPointTaskMaps maps[3];
+      P3dcCenterPointParams p;
+      P3dcCenterPointTaskMaps maps[3];
       TaskTensor tensors[3];
       P3dTestRng rng;
       Output o;
@@ -412,7 +412,7 @@ GST_START_TEST (test_topk_against_oracle)
         for (k = 0; k < n; k++) {
           guint32 cell = picks[k].index % (13 * 11);
           guint32 x = cell % 11, y = cell / 11;
-          const P3dBox3d *b = &o.boxes[written + k];
+          const P3dcBox3d *b = &o.boxes[written + k];
           gfloat want_x = (((gfloat) x + *at (&tensors[t], classes[t], y, x))
               * 4.0f) * 0.25f + -2.0f;
 
@@ -442,7 +442,7 @@ GST_END_TEST;
  * at x 4 - 1.875 = 2.125: B is at squared distance 4 from A, C at 4.515625
  * from A and 0.015625 from B. */
 static void
-circle_case (TaskTensor * t, P3dCenterPointParams * p)
+circle_case (TaskTensor * t, P3dcCenterPointParams * p)
 {
   const guint32 classes[1] = { 1 };
   guint32 x;
@@ -451,7 +451,7 @@ circle_case (TaskTensor * t, P3dCenterPointParams * p)
   p->out_size_factor = 1.0f;
   p->voxel_size[0] = p->voxel_size[1] = 1.0f;
   p->pc_range[0] = p->pc_range[1] = 0.0f;
-  p->nms = P3D_CENTERPOINT_NMS_CIRCLE;
+  p->nms = P3DC_CENTERPOINT_NMS_CIRCLE;
   task_tensor_init (t, 1, 1, 8);
   for (x = 0; x < 8; x++)
     *at (t, 0, 0, x) = -10.0f;
@@ -463,8 +463,8 @@ circle_case (TaskTensor * t, P3dCenterPointParams * p)
 
 GST_START_TEST (test_circle_nms)
 {
-  P3dCenterPointParams p;
-  P3dCenterPointTaskMaps maps;
+  P3dcCenterPointParams p;
+  P3dcCenterPointTaskMaps maps;
   TaskTensor t;
   Output o;
 
@@ -500,15 +500,15 @@ GST_END_TEST;
 
 GST_START_TEST (test_rotate_nms)
 {
-  P3dCenterPointParams p;
-  P3dCenterPointTaskMaps maps;
+  P3dcCenterPointParams p;
+  P3dcCenterPointTaskMaps maps;
   TaskTensor t;
   Output o;
 
   /* unit boxes (dim 0), yaw 0, at x 0, 2 and 2.125: IoU of B and C is
    * 0.875 / 1.125 = 0.78, A overlaps neither */
   circle_case (&t, &p);
-  p.nms = P3D_CENTERPOINT_NMS_ROTATE;
+  p.nms = P3DC_CENTERPOINT_NMS_ROTATE;
   *at (&t, 8, 0, 0) = *at (&t, 8, 0, 2) = *at (&t, 8, 0, 4) = 1.0f;
   task_tensor_maps (&t, &maps);
   run_decode (&p, &maps, &o);
@@ -539,8 +539,8 @@ GST_START_TEST (test_nms_against_greedy)
 
   for (mode = 0; mode < 2; mode++) {
     for (seed = 0; seed < 3; seed++) {
-      P3dCenterPointParams p;
-      P3dCenterPointTaskMaps maps[2];
+      P3dcCenterPointParams p;
+      P3dcCenterPointTaskMaps maps[2];
       TaskTensor tensors[2];
       P3dTestRng rng;
       Output all, kept;
@@ -557,7 +557,7 @@ GST_START_TEST (test_nms_against_greedy)
         task_tensor_maps (&tensors[t], &maps[t]);
       }
       run_decode (&p, maps, &all);
-      p.nms = mode ? P3D_CENTERPOINT_NMS_ROTATE : P3D_CENTERPOINT_NMS_CIRCLE;
+      p.nms = mode ? P3DC_CENTERPOINT_NMS_ROTATE : P3DC_CENTERPOINT_NMS_CIRCLE;
       p.pre_max_size = 250;
       p.post_max_size = 40;
       run_decode (&p, maps, &kept);
@@ -575,18 +575,18 @@ GST_START_TEST (test_nms_against_greedy)
           if (removed[i])
             continue;
           fail_unless (memcmp (&kept.boxes[written + count],
-                  &all.boxes[from + i], sizeof (P3dBox3d)) == 0,
+                  &all.boxes[from + i], sizeof (P3dcBox3d)) == 0,
               "mode %u seed %u task %u: kept box %u differs", mode, seed, t,
               count);
           count++;
           for (j = i + 1; j < n; j++) {
-            P3dBox3d a = all.boxes[from + i], b = all.boxes[from + j];
+            P3dcBox3d a = all.boxes[from + i], b = all.boxes[from + j];
             gboolean hit;
 
             if (mode) {
-              p3d_cp_nms_round_trip (&all.boxes[from + i], &a);
-              p3d_cp_nms_round_trip (&all.boxes[from + j], &b);
-              hit = p3d_box3d_bev_rotated_iou (&a, &b) > 0.2f;
+              p3dc_cp_nms_round_trip (&all.boxes[from + i], &a);
+              p3dc_cp_nms_round_trip (&all.boxes[from + j], &b);
+              hit = p3dc_box3d_bev_rotated_iou (&a, &b) > 0.2f;
             } else {
               gfloat dx = a.x - b.x, dy = a.y - b.y;
 
@@ -618,8 +618,8 @@ GST_END_TEST;
 GST_START_TEST (test_half_nhwc_views)
 {
   const guint32 classes[2] = { 2, 1 };
-  P3dCenterPointParams p;
-  P3dCenterPointTaskMaps maps[2], half_maps[2];
+  P3dcCenterPointParams p;
+  P3dcCenterPointTaskMaps maps[2], half_maps[2];
   TaskTensor tensors[2];
   guint16 *nhwc[2];
   P3dTestRng rng;
@@ -627,11 +627,11 @@ GST_START_TEST (test_half_nhwc_views)
   guint32 t, c, i;
 
   params_init (&p, 2, classes, 9, 14);
-  p.nms = P3D_CENTERPOINT_NMS_ROTATE;
+  p.nms = P3DC_CENTERPOINT_NMS_ROTATE;
   p3d_test_rng_init (&rng, 5);
   for (t = 0; t < 2; t++) {
     guint32 channels = HEAD_CHANNELS (classes[t]), plane = 9 * 14;
-    P3dMapView view = { NULL, 1, 1, 14 * channels, channels };
+    P3dcMapView view = { NULL, 1, 1, 14 * channels, channels };
 
     task_tensor_init (&tensors[t], classes[t], 9, 14);
     fill_random_task (&tensors[t], &rng, FALSE);
@@ -641,8 +641,8 @@ GST_START_TEST (test_half_nhwc_views)
         gfloat *v = &tensors[t].data[(gsize) c * plane + i];
 
         /* values an F16 holds exactly */
-        *v = p3d_half_to_float (p3d_float_to_half (*v));
-        nhwc[t][(gsize) i * channels + c] = p3d_float_to_half (*v);
+        *v = p3dc_half_to_float (p3dc_float_to_half (*v));
+        nhwc[t][(gsize) i * channels + c] = p3dc_float_to_half (*v);
       }
     }
     task_tensor_maps (&tensors[t], &maps[t]);
@@ -663,7 +663,7 @@ GST_START_TEST (test_half_nhwc_views)
   run_decode (&p, half_maps, &b);
   fail_unless (a.count > 10);
   fail_unless_equals_int (a.count, b.count);
-  fail_unless (memcmp (a.boxes, b.boxes, sizeof (P3dBox3d) * a.capacity) == 0);
+  fail_unless (memcmp (a.boxes, b.boxes, sizeof (P3dcBox3d) * a.capacity) == 0);
   fail_unless (memcmp (a.velocity, b.velocity,
           sizeof (gfloat) * 2 * a.capacity) == 0);
   output_clear (&a);

@@ -20,20 +20,20 @@ static const guint32 nus_classes[MAX_TASKS] = { 1, 2, 2, 1, 2, 2 };
 
 typedef struct
 {
-  P3dCenterPointParams params;
+  P3dcCenterPointParams params;
   guint32 capacity;
   gsize channels[MAX_TASKS];
   gfloat *host[MAX_TASKS];      /* [channels][H][W] F32, F16-exact values */
   void *device[MAX_TASKS];      /* the same, NCHW F32 or NHWC F16 */
   gboolean half;
-  P3dCudaStream stream;
-  P3dCenterPointDecoder *decoder;
+  P3dcCudaStream stream;
+  P3dcCenterPointDecoder *decoder;
   void *d_boxes, *d_count, *d_velocity;
 } GpuCase;
 
 static void
-params_nuscenes (P3dCenterPointParams * p, guint32 n_tasks,
-    P3dCenterPointNms nms)
+params_nuscenes (P3dcCenterPointParams * p, guint32 n_tasks,
+    P3dcCenterPointNms nms)
 {
   const gdouble radius[MAX_TASKS] = { 4, 12, 10, 1, 0.85, 0.175 };
   guint32 t;
@@ -61,11 +61,11 @@ params_nuscenes (P3dCenterPointParams * p, guint32 n_tasks,
   p->post_max_size = 83;
 }
 
-static P3dMapView
+static P3dcMapView
 view_of (const GpuCase * c, const void *base, guint32 t, guint32 channel)
 {
   gsize plane = (gsize) c->params.height * c->params.width;
-  P3dMapView v;
+  P3dcMapView v;
 
   if (c->half) {
     v.data = (const guint16 *) base + channel;
@@ -84,7 +84,7 @@ view_of (const GpuCase * c, const void *base, guint32 t, guint32 channel)
 }
 
 static void
-maps_of (const GpuCase * c, gboolean device, P3dCenterPointTaskMaps * maps)
+maps_of (const GpuCase * c, gboolean device, P3dcCenterPointTaskMaps * maps)
 {
   guint32 t;
 
@@ -106,7 +106,7 @@ maps_of (const GpuCase * c, gboolean device, P3dCenterPointTaskMaps * maps)
 }
 
 static GpuCase *
-gpu_case_new (const P3dCenterPointParams * params, gboolean half)
+gpu_case_new (const P3dcCenterPointParams * params, gboolean half)
 {
   GpuCase *c = g_new0 (GpuCase, 1);
   gsize plane = (gsize) params->height * params->width;
@@ -114,23 +114,23 @@ gpu_case_new (const P3dCenterPointParams * params, gboolean half)
 
   c->params = *params;
   c->half = half;
-  c->capacity = p3d_centerpoint_output_capacity (params);
+  c->capacity = p3dc_centerpoint_output_capacity (params);
   fail_unless (c->capacity > 0);
-  fail_unless_equals_int (p3d_cuda_stream_create (&c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_centerpoint_decoder_new (params, &c->decoder),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_centerpoint_decoder_new (params, &c->decoder),
+      P3DC_OK);
   for (t = 0; t < params->n_tasks; t++) {
     c->channels[t] = params->tasks[t].num_classes + 10;
     c->host[t] = g_new0 (gfloat, c->channels[t] * plane);
-    fail_unless_equals_int (p3d_cuda_malloc (&c->device[t],
-            c->channels[t] * plane * (half ? 2 : 4)), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_malloc (&c->device[t],
+            c->channels[t] * plane * (half ? 2 : 4)), P3DC_OK);
   }
-  fail_unless_equals_int (p3d_cuda_malloc (&c->d_boxes,
-          c->capacity * sizeof (P3dBox3d) + GUARD_BYTES), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc (&c->d_count, 4 + GUARD_BYTES),
-      P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc (&c->d_velocity,
-          c->capacity * 8 + GUARD_BYTES), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&c->d_boxes,
+          c->capacity * sizeof (P3dcBox3d) + GUARD_BYTES), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&c->d_count, 4 + GUARD_BYTES),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&c->d_velocity,
+          c->capacity * 8 + GUARD_BYTES), P3DC_OK);
   return c;
 }
 
@@ -139,16 +139,16 @@ gpu_case_free (GpuCase * c)
 {
   guint32 t;
 
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
-  p3d_centerpoint_decoder_free (c->decoder);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
+  p3dc_centerpoint_decoder_free (c->decoder);
   for (t = 0; t < c->params.n_tasks; t++) {
-    p3d_cuda_free (c->device[t]);
+    p3dc_cuda_free (c->device[t]);
     g_free (c->host[t]);
   }
-  p3d_cuda_free (c->d_boxes);
-  p3d_cuda_free (c->d_count);
-  p3d_cuda_free (c->d_velocity);
-  p3d_cuda_stream_destroy (c->stream);
+  p3dc_cuda_free (c->d_boxes);
+  p3dc_cuda_free (c->d_count);
+  p3dc_cuda_free (c->d_velocity);
+  p3dc_cuda_stream_destroy (c->stream);
   g_free (c);
 }
 
@@ -176,17 +176,17 @@ gpu_case_fill (GpuCase * c, P3dTestRng * rng, gboolean ties)
           v = p3d_test_rng_uniform (rng, 0.0f, 1.0f);
         else
           v = p3d_test_rng_uniform (rng, -1.5f, 1.5f);
-        v = p3d_half_to_float (p3d_float_to_half (v));
+        v = p3dc_half_to_float (p3dc_float_to_half (v));
         c->host[t][ch * plane + i] = v;
         if (c->half)
-          staged[i * c->channels[t] + ch] = p3d_float_to_half (v);
+          staged[i * c->channels[t] + ch] = p3dc_float_to_half (v);
       }
     }
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (c->device[t],
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (c->device[t],
             c->half ? (gpointer) staged : (gpointer) c->host[t],
-            c->channels[t] * plane * (c->half ? 2 : 4), c->stream), P3D_OK);
+            c->channels[t] * plane * (c->half ? 2 : 4), c->stream), P3DC_OK);
     /* the copy reads @staged before the synchronization below frees it */
-    fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
     g_free (staged);
   }
 }
@@ -194,49 +194,49 @@ gpu_case_fill (GpuCase * c, P3dTestRng * rng, gboolean ties)
 static void
 gpu_case_run_check (GpuCase * c, const gchar * what)
 {
-  P3dCenterPointTaskMaps d_maps[MAX_TASKS], h_maps[MAX_TASKS];
-  P3dCenterPointOutput d_out = { c->d_boxes, c->d_count, c->d_velocity };
-  P3dCenterPointOutput h_out;
-  gsize box_bytes = c->capacity * sizeof (P3dBox3d);
+  P3dcCenterPointTaskMaps d_maps[MAX_TASKS], h_maps[MAX_TASKS];
+  P3dcCenterPointOutput d_out = { c->d_boxes, c->d_count, c->d_velocity };
+  P3dcCenterPointOutput h_out;
+  gsize box_bytes = c->capacity * sizeof (P3dcBox3d);
   guint8 *boxes = g_malloc (box_bytes + GUARD_BYTES);
   guint8 *velocity = g_malloc (c->capacity * 8 + GUARD_BYTES);
   guint8 count[4 + GUARD_BYTES];
-  P3dBox3d *ref_boxes = g_new (P3dBox3d, c->capacity);
+  P3dcBox3d *ref_boxes = g_new (P3dcBox3d, c->capacity);
   gfloat *ref_velocity = g_new (gfloat, 2 * c->capacity);
   guint32 ref_count = 0, device_count, i;
 
   maps_of (c, TRUE, d_maps);
   maps_of (c, FALSE, h_maps);
-  fail_unless_equals_int (p3d_cuda_memset (c->d_boxes, GUARD_VALUE,
-          box_bytes + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (c->d_count, GUARD_VALUE,
-          4 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (c->d_velocity, GUARD_VALUE,
-          c->capacity * 8 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_centerpoint_decode_cuda (c->decoder, d_maps,
-          &d_out, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (boxes, c->d_boxes,
-          box_bytes + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (count, c->d_count,
-          4 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (velocity, c->d_velocity,
-          c->capacity * 8 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (c->d_boxes, GUARD_VALUE,
+          box_bytes + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (c->d_count, GUARD_VALUE,
+          4 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (c->d_velocity, GUARD_VALUE,
+          c->capacity * 8 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cuda (c->decoder, d_maps,
+          &d_out, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (boxes, c->d_boxes,
+          box_bytes + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (count, c->d_count,
+          4 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (velocity, c->d_velocity,
+          c->capacity * 8 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
 
   h_out.boxes = ref_boxes;
   h_out.count = &ref_count;
   h_out.velocity = ref_velocity;
-  fail_unless_equals_int (p3d_centerpoint_decode_cpu (&c->params, h_maps,
-          &h_out), P3D_OK);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cpu (&c->params, h_maps,
+          &h_out), P3DC_OK);
   memcpy (&device_count, count, 4);
   fail_unless_equals_int (device_count, ref_count);
   /* enough boxes that a mistake would show */
   fail_unless (ref_count >= MIN (20, c->params.max_num), "%s: only %u boxes",
       what, ref_count);
   for (i = 0; i < c->capacity; i++) {
-    const P3dBox3d *d = (const P3dBox3d *) boxes + i, *r = ref_boxes + i;
+    const P3dcBox3d *d = (const P3dcBox3d *) boxes + i, *r = ref_boxes + i;
 
-    if (memcmp (d, r, sizeof (P3dBox3d)) != 0)
+    if (memcmp (d, r, sizeof (P3dcBox3d)) != 0)
       fail ("%s: box %u of %u: (%g %g %g %g %g %g %g %g %d), reference (%g %g "
           "%g %g %g %g %g %g %d)", what, i, ref_count, d->x, d->y, d->z,
           d->dx, d->dy, d->dz, d->yaw, d->score, d->label, r->x, r->y, r->z,
@@ -258,14 +258,14 @@ gpu_case_run_check (GpuCase * c, const gchar * what)
 
 GST_START_TEST (test_nuscenes_every_mode)
 {
-  const P3dCenterPointNms modes[] = { P3D_CENTERPOINT_NMS_CIRCLE,
-    P3D_CENTERPOINT_NMS_ROTATE, P3D_CENTERPOINT_NMS_NONE
+  const P3dcCenterPointNms modes[] = { P3DC_CENTERPOINT_NMS_CIRCLE,
+    P3DC_CENTERPOINT_NMS_ROTATE, P3DC_CENTERPOINT_NMS_NONE
   };
   guint m, half;
 
   for (m = 0; m < G_N_ELEMENTS (modes); m++) {
     for (half = 0; half < 2; half++) {
-      P3dCenterPointParams p;
+      P3dcCenterPointParams p;
       GpuCase *c;
       P3dTestRng rng;
       gchar *what = g_strdup_printf ("mode %d %s", modes[m],
@@ -292,13 +292,13 @@ GST_START_TEST (test_ties_and_limits)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (max_nums); i++) {
-    P3dCenterPointParams p;
+    P3dcCenterPointParams p;
     GpuCase *c;
     P3dTestRng rng;
     gchar *what = g_strdup_printf ("ties, max-num %u", max_nums[i]);
 
-    params_nuscenes (&p, 3, i % 2 ? P3D_CENTERPOINT_NMS_ROTATE :
-        P3D_CENTERPOINT_NMS_CIRCLE);
+    params_nuscenes (&p, 3, i % 2 ? P3DC_CENTERPOINT_NMS_ROTATE :
+        P3DC_CENTERPOINT_NMS_CIRCLE);
     p.max_num = max_nums[i];
     p.pre_max_size = max_nums[i] / 2;
     p.post_max_size = i == 4 ? 0 : 83;
@@ -316,12 +316,12 @@ GST_END_TEST;
 /* One workspace, several frames: nothing of a frame leaks into the next. */
 GST_START_TEST (test_frame_sequence)
 {
-  P3dCenterPointParams p;
+  P3dcCenterPointParams p;
   GpuCase *c;
   P3dTestRng rng;
   guint frame;
 
-  params_nuscenes (&p, MAX_TASKS, P3D_CENTERPOINT_NMS_CIRCLE);
+  params_nuscenes (&p, MAX_TASKS, P3DC_CENTERPOINT_NMS_CIRCLE);
   c = gpu_case_new (&p, TRUE);
   p3d_test_rng_init (&rng, 99);
   for (frame = 0; frame < 4; frame++) {
@@ -338,30 +338,30 @@ GST_END_TEST;
 
 GST_START_TEST (test_invalid_arguments)
 {
-  P3dCenterPointParams p;
-  P3dCenterPointDecoder *d = (P3dCenterPointDecoder *) 1;
+  P3dcCenterPointParams p;
+  P3dcCenterPointDecoder *d = (P3dcCenterPointDecoder *) 1;
   GpuCase *c;
-  P3dCenterPointTaskMaps maps[MAX_TASKS];
-  P3dCenterPointOutput out;
+  P3dcCenterPointTaskMaps maps[MAX_TASKS];
+  P3dcCenterPointOutput out;
 
-  params_nuscenes (&p, 2, P3D_CENTERPOINT_NMS_CIRCLE);
+  params_nuscenes (&p, 2, P3DC_CENTERPOINT_NMS_CIRCLE);
   p.max_num = 0;
-  fail_unless_equals_int (p3d_centerpoint_decoder_new (&p, &d),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_decoder_new (&p, &d),
+      P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (d == NULL);
-  params_nuscenes (&p, 2, P3D_CENTERPOINT_NMS_CIRCLE);
+  params_nuscenes (&p, 2, P3DC_CENTERPOINT_NMS_CIRCLE);
   c = gpu_case_new (&p, FALSE);
   maps_of (c, TRUE, maps);
   out.boxes = c->d_boxes;
   out.count = c->d_count;
   out.velocity = NULL;
-  fail_unless_equals_int (p3d_centerpoint_decode_cuda (NULL, maps, &out,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_centerpoint_decode_cuda (c->decoder, NULL, &out,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cuda (NULL, maps, &out,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cuda (c->decoder, NULL, &out,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   maps[1].rot.data = NULL;
-  fail_unless_equals_int (p3d_centerpoint_decode_cuda (c->decoder, maps, &out,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_centerpoint_decode_cuda (c->decoder, maps, &out,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   gpu_case_free (c);
 }
 

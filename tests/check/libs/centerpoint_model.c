@@ -274,7 +274,7 @@ direct_forward (TinyModel * m, const gfloat * input,
 static gfloat **
 table_forward (const P3dCenterPointModel * model, const gfloat * input)
 {
-  const P3dConvNetDesc *net = &model->net;
+  const P3dcConvNetDesc *net = &model->net;
   gfloat **buffers = g_new0 (gfloat *, net->n_buffers);
   guint b, l;
 
@@ -283,9 +283,9 @@ table_forward (const P3dCenterPointModel * model, const gfloat * input)
         net->buffers[b].height * net->buffers[b].width);
   memcpy (buffers[0], input, sizeof (gfloat) * arch.pfn_out * GRID * GRID);
   for (l = 0; l < net->n_layers; l++) {
-    const P3dConvLayer *layer = &net->layers[l];
-    const P3dConvBufferDesc *in = &net->buffers[layer->input];
-    const P3dConvBufferDesc *out = &net->buffers[layer->output];
+    const P3dcConvLayer *layer = &net->layers[l];
+    const P3dcConvBufferDesc *in = &net->buffers[layer->input];
+    const P3dcConvBufferDesc *out = &net->buffers[layer->output];
     gsize plane = (gsize) out->height * out->width;
     gfloat *dest = buffers[layer->output] + layer->output_channel_offset *
         plane;
@@ -294,7 +294,7 @@ table_forward (const P3dCenterPointModel * model, const gfloat * input)
     fail_unless_equals_int (in->channels, layer->in_channels);
     fail_unless (layer->output_channel_offset + layer->out_channels <=
         out->channels);
-    if (layer->kind == P3D_CONV_2D) {
+    if (layer->kind == P3DC_CONV_2D) {
       fail_unless_equals_int (out->height, (in->height + 2 * layer->padding -
               layer->kernel) / layer->stride + 1);
       conv2d (buffers[layer->input], in->channels, in->height, in->width,
@@ -385,7 +385,7 @@ GST_START_TEST (test_config)
   fail_unless_equals_float (config.score_threshold, 0.1);
   fail_unless_equals_int (config.out_size_factor, 2);
   fail_unless_equals_float (config.coder_pc_range[1], -4.0);
-  fail_unless_equals_int (config.nms_type, P3D_CENTERPOINT_NMS_CIRCLE);
+  fail_unless_equals_int (config.nms_type, P3DC_CENTERPOINT_NMS_CIRCLE);
   fail_unless_equals_int (config.post_max_size, 20);
   p3d_centerpoint_config_clear (&config);
 }
@@ -395,28 +395,28 @@ GST_END_TEST;
 /* The layer table of the tiny model, written out by hand. */
 typedef struct
 {
-  P3dConvKind kind;
+  P3dcConvKind kind;
   guint in, out, kernel, stride, padding, relu, input, output, offset;
 } ExpectedLayer;
 
 static const ExpectedLayer expected_layers[] = {
   /* backbone stage 0 (8 x 8): every layer writes a buffer of its own */
-  {P3D_CONV_2D, 4, 4, 3, 1, 1, 1, 0, 1, 0},
-  {P3D_CONV_2D, 4, 4, 3, 1, 1, 1, 1, 2, 0},
+  {P3DC_CONV_2D, 4, 4, 3, 1, 1, 1, 0, 1, 0},
+  {P3DC_CONV_2D, 4, 4, 3, 1, 1, 1, 1, 2, 0},
   /* stage 1 (4 x 4): 3, 4, 5 */
-  {P3D_CONV_2D, 4, 6, 3, 2, 1, 1, 2, 3, 0},
-  {P3D_CONV_2D, 6, 6, 3, 1, 1, 1, 3, 4, 0},
-  {P3D_CONV_2D, 6, 6, 3, 1, 1, 1, 4, 5, 0},
+  {P3DC_CONV_2D, 4, 6, 3, 2, 1, 1, 2, 3, 0},
+  {P3DC_CONV_2D, 6, 6, 3, 1, 1, 1, 3, 4, 0},
+  {P3DC_CONV_2D, 6, 6, 3, 1, 1, 1, 4, 5, 0},
   /* stage 2 (2 x 2): one conv into 6 */
-  {P3D_CONV_2D, 6, 8, 3, 2, 1, 1, 5, 6, 0},
+  {P3DC_CONV_2D, 6, 8, 3, 2, 1, 1, 5, 6, 0},
   /* neck into buffer 7 (8 x 4 x 4) */
-  {P3D_CONV_2D, 4, 3, 2, 2, 0, 1, 2, 7, 0},
-  {P3D_CONV_2D, 6, 2, 1, 1, 0, 1, 5, 7, 3},
-  {P3D_CONV_TRANSPOSED_2D, 8, 3, 2, 2, 0, 1, 6, 7, 5},
+  {P3DC_CONV_2D, 4, 3, 2, 2, 0, 1, 2, 7, 0},
+  {P3DC_CONV_2D, 6, 2, 1, 1, 0, 1, 5, 7, 3},
+  {P3DC_CONV_TRANSPOSED_2D, 8, 3, 2, 2, 0, 1, 6, 7, 5},
   /* shared conv into 8, task 0's reg through its own hidden 9 into 10 */
-  {P3D_CONV_2D, 8, 5, 3, 1, 1, 1, 7, 8, 0},
-  {P3D_CONV_2D, 5, 4, 3, 1, 1, 1, 8, 9, 0},
-  {P3D_CONV_2D, 4, 2, 3, 1, 1, 0, 9, 10, 0},
+  {P3DC_CONV_2D, 8, 5, 3, 1, 1, 1, 7, 8, 0},
+  {P3DC_CONV_2D, 5, 4, 3, 1, 1, 1, 8, 9, 0},
+  {P3DC_CONV_2D, 4, 2, 3, 1, 1, 0, 9, 10, 0},
 };
 
 GST_START_TEST (test_layer_table)
@@ -425,7 +425,7 @@ GST_START_TEST (test_layer_table)
   gchar *path = tiny_model_write (m, tiny_config, NULL);
   GError *error = NULL;
   P3dCenterPointModel *model = load (path, &error);
-  const P3dConvNetDesc *net;
+  const P3dcConvNetDesc *net;
   const guint buffer_shapes[10][3] = {
     {4, 8, 8}, {4, 8, 8}, {4, 8, 8}, {6, 4, 4}, {6, 4, 4}, {6, 4, 4},
     {8, 2, 2}, {8, 4, 4}, {5, 4, 4}, {4, 4, 4}
@@ -444,7 +444,7 @@ GST_START_TEST (test_layer_table)
   }
   for (i = 0; i < G_N_ELEMENTS (expected_layers); i++) {
     const ExpectedLayer *e = &expected_layers[i];
-    const P3dConvLayer *l = &net->layers[i];
+    const P3dcConvLayer *l = &net->layers[i];
 
     fail_unless_equals_int (l->kind, e->kind);
     fail_unless_equals_int (l->in_channels, e->in);
@@ -816,7 +816,7 @@ GST_START_TEST (test_rotate_without_radius)
 
   fail_unless (p3d_centerpoint_config_parse (&parsed, config, &error), "%s",
       error ? error->message : "");
-  fail_unless_equals_int (parsed.nms_type, P3D_CENTERPOINT_NMS_ROTATE);
+  fail_unless_equals_int (parsed.nms_type, P3DC_CENTERPOINT_NMS_ROTATE);
   fail_unless_equals_float (parsed.tasks[1].min_radius, 0.0);
   fail_unless_equals_float (parsed.nms_thr, 0.2);
   p3d_centerpoint_config_clear (&parsed);

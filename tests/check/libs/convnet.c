@@ -12,19 +12,19 @@
 #include "p3dtest.h"
 
 static void
-run_reference (const P3dConvNetDesc * desc, const float *input,
+run_reference (const P3dcConvNetDesc * desc, const float *input,
     guint32 buffer, const float *expect, gsize n)
 {
-  float **buffers = p3d_convnet_cpu_buffers_new (desc);
+  float **buffers = p3dc_convnet_cpu_buffers_new (desc);
   gsize i;
 
   fail_unless (buffers != NULL);
-  fail_unless_equals_int (p3d_convnet_cpu (desc, input, buffers), P3D_OK);
+  fail_unless_equals_int (p3dc_convnet_cpu (desc, input, buffers), P3DC_OK);
   for (i = 0; i < n; i++)
     fail_unless (buffers[buffer][i] == expect[i],
         "element %" G_GSIZE_FORMAT ": %.9g, expected %.9g", i,
         buffers[buffer][i], expect[i]);
-  p3d_convnet_cpu_buffers_free (desc, buffers);
+  p3dc_convnet_cpu_buffers_free (desc, buffers);
 }
 
 GST_START_TEST (test_padded_3x3_relu)
@@ -36,11 +36,11 @@ GST_START_TEST (test_padded_3x3_relu)
   static const float bias[1] = { -10 };
   /* before the bias: 7 11 11 / 17 27 27 / 19 37 33 */
   static const float expect[9] = { 0, 1, 1, 7, 17, 17, 9, 27, 23 };
-  const P3dConvBufferDesc buffers[2] = { {1, 3, 3}, {1, 3, 3} };
-  P3dConvLayer layer = { P3D_CONV_2D, 1, 1, 3, 1, 1, 1, weight, bias, 0, 1,
+  const P3dcConvBufferDesc buffers[2] = { {1, 3, 3}, {1, 3, 3} };
+  P3dcConvLayer layer = { P3DC_CONV_2D, 1, 1, 3, 1, 1, 1, weight, bias, 0, 1,
     0
   };
-  P3dConvNetDesc desc = { 2, buffers, 1, &layer };
+  P3dcConvNetDesc desc = { 2, buffers, 1, &layer };
   static const float expect_linear[9] = { -3, 1, 1, 7, 17, 17, 9, 27, 23 };
 
   run_reference (&desc, input, 1, expect, 9);
@@ -58,11 +58,11 @@ GST_START_TEST (test_strided_two_channels)
   /* channel 0: 0..15 under a ones kernel; channel 1: ones under 0.5 per
    * tap (in-bounds taps 4, 6, 6, 9) */
   static const float expect[4] = { 12, 27, 54, 94.5f };
-  const P3dConvBufferDesc buffers[2] = { {2, 4, 4}, {1, 2, 2} };
-  const P3dConvLayer layer = { P3D_CONV_2D, 2, 1, 3, 2, 1, 0, weight, bias,
+  const P3dcConvBufferDesc buffers[2] = { {2, 4, 4}, {1, 2, 2} };
+  const P3dcConvLayer layer = { P3DC_CONV_2D, 2, 1, 3, 2, 1, 0, weight, bias,
     0, 1, 0
   };
-  const P3dConvNetDesc desc = { 2, buffers, 1, &layer };
+  const P3dcConvNetDesc desc = { 2, buffers, 1, &layer };
   guint i;
 
   for (i = 0; i < 16; i++) {
@@ -87,11 +87,11 @@ GST_START_TEST (test_transposed)
   static const float expect[8] = { 1.25f, 5.25f, 2.25f, 8.25f,
     0.25f, 4.25f, 2.25f, 8.25f
   };
-  const P3dConvBufferDesc buffers[2] = { {2, 1, 2}, {1, 2, 4} };
-  const P3dConvLayer layer = { P3D_CONV_TRANSPOSED_2D, 2, 1, 2, 2, 0, 0,
+  const P3dcConvBufferDesc buffers[2] = { {2, 1, 2}, {1, 2, 4} };
+  const P3dcConvLayer layer = { P3DC_CONV_TRANSPOSED_2D, 2, 1, 2, 2, 0, 0,
     weight, bias, 0, 1, 0
   };
-  const P3dConvNetDesc desc = { 2, buffers, 1, &layer };
+  const P3dcConvNetDesc desc = { 2, buffers, 1, &layer };
 
   run_reference (&desc, input, 1, expect, 8);
 }
@@ -106,13 +106,13 @@ GST_START_TEST (test_concat_slices)
   /* buffer 1: channel 0 = ReLU (-x) (written second), channel 1 = 2 x */
   static const float expect_concat[8] = { 0, 2, 0, 4, 2, -4, 6, -8 };
   static const float expect_mix[4] = { 20, -38, 60, -76 };
-  const P3dConvBufferDesc buffers[3] = { {1, 2, 2}, {2, 2, 2}, {1, 2, 2} };
-  const P3dConvLayer layers[3] = {
-    {P3D_CONV_2D, 1, 1, 1, 1, 0, 0, two, zero, 0, 1, 1},
-    {P3D_CONV_2D, 1, 1, 1, 1, 0, 1, minus_one, zero, 0, 1, 0},
-    {P3D_CONV_2D, 2, 1, 1, 1, 0, 0, mix, zero, 1, 2, 0},
+  const P3dcConvBufferDesc buffers[3] = { {1, 2, 2}, {2, 2, 2}, {1, 2, 2} };
+  const P3dcConvLayer layers[3] = {
+    {P3DC_CONV_2D, 1, 1, 1, 1, 0, 0, two, zero, 0, 1, 1},
+    {P3DC_CONV_2D, 1, 1, 1, 1, 0, 1, minus_one, zero, 0, 1, 0},
+    {P3DC_CONV_2D, 2, 1, 1, 1, 0, 0, mix, zero, 1, 2, 0},
   };
-  const P3dConvNetDesc desc = { 3, buffers, 3, layers };
+  const P3dcConvNetDesc desc = { 3, buffers, 3, layers };
 
   run_reference (&desc, input, 1, expect_concat, 8);
   run_reference (&desc, input, 2, expect_mix, 4);
@@ -129,31 +129,31 @@ GST_END_TEST;
 static void
 check_against_oracle (const ConvnetTestNet * net, const gchar * what)
 {
-  float **buffers = p3d_convnet_cpu_buffers_new (&net->desc);
+  float **buffers = p3dc_convnet_cpu_buffers_new (&net->desc);
   gdouble **magnitude;
   gdouble **expect = convnet_test_oracle (net, &magnitude);
   guint *depth = convnet_test_depths (net);
   guint32 b, l, taps = 0;
 
   for (l = 0; l < net->desc.n_layers; l++) {
-    const P3dConvLayer *layer = &net->desc.layers[l];
+    const P3dcConvLayer *layer = &net->desc.layers[l];
 
     taps = MAX (taps, layer->in_channels * layer->kernel * layer->kernel);
   }
   fail_unless (buffers != NULL);
-  fail_unless_equals_int (p3d_convnet_cpu (&net->desc, net->input, buffers),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_convnet_cpu (&net->desc, net->input, buffers),
+      P3DC_OK);
   for (b = 1; b < net->desc.n_buffers; b++) {
-    P3dMapView view;
+    P3dcMapView view;
 
-    p3d_convnet_cpu_view (&net->desc, b, buffers[b], &view);
+    p3dc_convnet_cpu_view (&net->desc, b, buffers[b], &view);
     convnet_test_compare (net, b, &view, expect[b], magnitude[b],
         depth[b] * (taps + 2) * ldexp (1.0, -24), 0.0, what);
   }
   g_free (depth);
   convnet_test_buffers_free (net, expect);
   convnet_test_buffers_free (net, magnitude);
-  p3d_convnet_cpu_buffers_free (&net->desc, buffers);
+  p3dc_convnet_cpu_buffers_free (&net->desc, buffers);
 }
 
 GST_START_TEST (test_random_nets)
@@ -166,7 +166,8 @@ GST_START_TEST (test_random_nets)
     ConvnetTestNet *net = convnet_test_net_random (&rng);
     gchar *what = g_strdup_printf ("random net %u", n);
 
-    fail_unless_equals_int (p3d_convnet_validate (&net->desc, NULL, 0), P3D_OK);
+    fail_unless_equals_int (p3dc_convnet_validate (&net->desc, NULL, 0),
+        P3DC_OK);
     check_against_oracle (net, what);
     g_free (what);
     convnet_test_net_free (net);
@@ -197,14 +198,14 @@ GST_END_TEST;
 /* A valid two-layer net to break one field at a time. */
 typedef struct
 {
-  P3dConvBufferDesc buffers[3];
-  P3dConvLayer layers[2];
-  P3dConvNetDesc desc;
+  P3dcConvBufferDesc buffers[3];
+  P3dcConvLayer layers[2];
+  P3dcConvNetDesc desc;
   float weight[128], bias[4];
 } SmallNet;
 
 static void
-layer_init (P3dConvLayer * layer, P3dConvKind kind, guint32 in_channels,
+layer_init (P3dcConvLayer * layer, P3dcConvKind kind, guint32 in_channels,
     guint32 out_channels, guint32 kernel, guint32 stride, guint32 padding,
     gboolean relu, SmallNet * n, guint32 input, guint32 output)
 {
@@ -225,15 +226,16 @@ layer_init (P3dConvLayer * layer, P3dConvKind kind, guint32 in_channels,
 static void
 small_net_init (SmallNet * n)
 {
-  const P3dConvBufferDesc buffers[3] = { {2, 8, 8}, {4, 4, 4}, {3, 8, 8} };
+  const P3dcConvBufferDesc buffers[3] = { {2, 8, 8}, {4, 4, 4}, {3, 8, 8} };
   guint i;
 
   memset (n, 0, sizeof *n);
   memcpy (n->buffers, buffers, sizeof buffers);
   for (i = 0; i < G_N_ELEMENTS (n->weight); i++)
     n->weight[i] = 0.01f * i;
-  layer_init (&n->layers[0], P3D_CONV_2D, 2, 4, 3, 2, 1, 1, n, 0, 1);
-  layer_init (&n->layers[1], P3D_CONV_TRANSPOSED_2D, 4, 3, 2, 2, 0, 0, n, 1, 2);
+  layer_init (&n->layers[0], P3DC_CONV_2D, 2, 4, 3, 2, 1, 1, n, 0, 1);
+  layer_init (&n->layers[1], P3DC_CONV_TRANSPOSED_2D, 4, 3, 2, 2, 0, 0, n, 1,
+      2);
   n->desc.n_buffers = 3;
   n->desc.buffers = n->buffers;
   n->desc.n_layers = 2;
@@ -245,8 +247,8 @@ expect_invalid (SmallNet * n, const gchar * fragment)
 {
   char message[256];
 
-  fail_unless_equals_int (p3d_convnet_validate (&n->desc, message,
-          sizeof message), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_convnet_validate (&n->desc, message,
+          sizeof message), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (strstr (message, fragment) != NULL,
       "message \"%s\" lacks \"%s\"", message, fragment);
   small_net_init (n);
@@ -261,12 +263,12 @@ GST_START_TEST (test_validate)
   float *buffers[3] = { NULL, out1, out2 };
 
   small_net_init (&n);
-  fail_unless_equals_int (p3d_convnet_validate (&n.desc, message,
-          sizeof message), P3D_OK);
-  fail_unless_equals_int (p3d_convnet_cpu (&n.desc, input, buffers), P3D_OK);
+  fail_unless_equals_int (p3dc_convnet_validate (&n.desc, message,
+          sizeof message), P3DC_OK);
+  fail_unless_equals_int (p3dc_convnet_cpu (&n.desc, input, buffers), P3DC_OK);
 
-  fail_unless_equals_int (p3d_convnet_validate (NULL, NULL, 0),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_convnet_validate (NULL, NULL, 0),
+      P3DC_ERROR_INVALID_ARGUMENT);
   n.layers[1].kernel = 3;
   expect_invalid (&n, "kernel == stride");
   n.layers[1].padding = 1;
@@ -293,7 +295,7 @@ GST_START_TEST (test_validate)
   expect_invalid (&n, "layer 0: no weight");
   n.layers[1].bias = NULL;
   expect_invalid (&n, "layer 1: no bias");
-  n.layers[0].kind = (P3dConvKind) 5;
+  n.layers[0].kind = (P3dcConvKind) 5;
   expect_invalid (&n, "unknown kind");
   n.layers[0].kernel = 0;
   expect_invalid (&n, "must be 1 to");
@@ -308,8 +310,8 @@ GST_START_TEST (test_validate)
   n.buffers[0].channels = 4;
   n.buffers[0].height = n.buffers[0].width = 4;
   n.buffers[2].height = n.buffers[2].width = 4;
-  layer_init (&n.layers[0], P3D_CONV_2D, 4, 3, 1, 1, 0, 0, &n, 1, 2);
-  layer_init (&n.layers[1], P3D_CONV_2D, 4, 4, 1, 1, 0, 0, &n, 0, 1);
+  layer_init (&n.layers[0], P3DC_CONV_2D, 4, 3, 1, 1, 0, 0, &n, 1, 2);
+  layer_init (&n.layers[1], P3DC_CONV_2D, 4, 4, 1, 1, 0, 0, &n, 0, 1);
   expect_invalid (&n, "layer 0: reads buffer 1 before layer 1 writes it");
 
   /* two layers on one channel */
@@ -319,15 +321,15 @@ GST_START_TEST (test_validate)
 
   /* the reference refuses what validation refuses, and missing buffers */
   n.layers[0].weight = NULL;
-  fail_unless_equals_int (p3d_convnet_cpu (&n.desc, input, buffers),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_convnet_cpu (&n.desc, input, buffers),
+      P3DC_ERROR_INVALID_ARGUMENT);
   small_net_init (&n);
   buffers[2] = NULL;
-  fail_unless_equals_int (p3d_convnet_cpu (&n.desc, input, buffers),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_convnet_cpu (&n.desc, NULL, buffers),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless (p3d_convnet_cpu_buffers_new (NULL) == NULL);
+  fail_unless_equals_int (p3dc_convnet_cpu (&n.desc, input, buffers),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_convnet_cpu (&n.desc, NULL, buffers),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless (p3dc_convnet_cpu_buffers_new (NULL) == NULL);
 }
 
 GST_END_TEST;
@@ -338,33 +340,33 @@ GST_END_TEST;
 GST_START_TEST (test_cuda_without_cudnn)
 {
   SmallNet n;
-  P3dConvNet *net = (P3dConvNet *) & n;
+  P3dcConvNet *net = (P3dcConvNet *) & n;
   char message[512];
-  P3dResult result;
+  P3dcResult result;
 
   small_net_init (&n);
   g_setenv ("PERCEPTION_CUDNN_LIBRARY", "libcudnn-absent-for-a-test.so.9",
       TRUE);
-  result = p3d_convnet_cuda_available (message, sizeof message);
-  fail_if (result == P3D_OK);
-  if (result == P3D_ERROR_UNSUPPORTED && strstr (message, "cudnn.h") == NULL)
+  result = p3dc_convnet_cuda_available (message, sizeof message);
+  fail_if (result == P3DC_OK);
+  if (result == P3DC_ERROR_UNSUPPORTED && strstr (message, "cudnn.h") == NULL)
     fail_unless (g_str_has_prefix (message,
             "cuDNN not found (libcudnn-absent-for-a-test.so.9)"),
         "message: %s", message);
   else
     fail_unless (strstr (message, "this build has no") != NULL, "message: %s",
         message);
-  fail_unless_equals_int (p3d_convnet_cuda_new (&n.desc, 1, &net, message,
+  fail_unless_equals_int (p3dc_convnet_cuda_new (&n.desc, 1, &net, message,
           sizeof message), result);
   fail_unless (net == NULL);
   fail_unless (strlen (message) > 0);
   /* an invalid description is refused before any library is looked for,
    * in builds with cuDNN; the stub refuses everything the same way */
   n.layers[0].weight = NULL;
-  fail_unless (p3d_convnet_cuda_new (&n.desc, 0, &net, message,
-          sizeof message) != P3D_OK);
+  fail_unless (p3dc_convnet_cuda_new (&n.desc, 0, &net, message,
+          sizeof message) != P3DC_OK);
   fail_unless (net == NULL);
-  p3d_convnet_cuda_free (NULL);
+  p3dc_convnet_cuda_free (NULL);
   g_unsetenv ("PERCEPTION_CUDNN_LIBRARY");
 }
 

@@ -11,8 +11,8 @@ convnet_test_net_new (guint32 channels, guint32 height, guint32 width)
 {
   ConvnetTestNet *net = g_new0 (ConvnetTestNet, 1);
 
-  net->buffers = g_array_new (FALSE, TRUE, sizeof (P3dConvBufferDesc));
-  net->layers = g_array_new (FALSE, TRUE, sizeof (P3dConvLayer));
+  net->buffers = g_array_new (FALSE, TRUE, sizeof (P3dcConvBufferDesc));
+  net->layers = g_array_new (FALSE, TRUE, sizeof (P3dcConvLayer));
   net->params = g_ptr_array_new_with_free_func (g_free);
   net->heatmap_layers = g_array_new (FALSE, FALSE, sizeof (guint32));
   convnet_test_net_add_buffer (net, channels, height, width);
@@ -34,7 +34,7 @@ guint32
 convnet_test_net_add_buffer (ConvnetTestNet * net, guint32 channels,
     guint32 height, guint32 width)
 {
-  P3dConvBufferDesc buf = { channels, height, width };
+  P3dcConvBufferDesc buf = { channels, height, width };
 
   g_array_append_val (net->buffers, buf);
   return net->buffers->len - 1;
@@ -42,15 +42,15 @@ convnet_test_net_add_buffer (ConvnetTestNet * net, guint32 channels,
 
 void
 convnet_test_net_add_layer (ConvnetTestNet * net, P3dTestRng * rng,
-    P3dConvKind kind, guint32 input, guint32 output, guint32 offset,
+    P3dcConvKind kind, guint32 input, guint32 output, guint32 offset,
     guint32 out_channels, guint32 kernel, guint32 stride, guint32 padding,
     gboolean relu, gfloat bias_range)
 {
-  P3dConvLayer layer;
-  guint32 in_channels = g_array_index (net->buffers, P3dConvBufferDesc,
+  P3dcConvLayer layer;
+  guint32 in_channels = g_array_index (net->buffers, P3dcConvBufferDesc,
       input).channels;
   gsize n = (gsize) in_channels * out_channels * kernel * kernel, i;
-  guint32 fan_in = kind == P3D_CONV_2D ? in_channels * kernel * kernel :
+  guint32 fan_in = kind == P3DC_CONV_2D ? in_channels * kernel * kernel :
       in_channels;
   gfloat range = sqrtf (6.0f / fan_in);
   gfloat *weight = g_new (gfloat, n);
@@ -81,13 +81,13 @@ convnet_test_net_add_layer (ConvnetTestNet * net, P3dTestRng * rng,
 void
 convnet_test_net_finish (ConvnetTestNet * net, P3dTestRng * rng)
 {
-  const P3dConvBufferDesc *in;
+  const P3dcConvBufferDesc *in;
   gsize n, i;
 
   net->desc.n_buffers = net->buffers->len;
-  net->desc.buffers = (const P3dConvBufferDesc *) net->buffers->data;
+  net->desc.buffers = (const P3dcConvBufferDesc *) net->buffers->data;
   net->desc.n_layers = net->layers->len;
-  net->desc.layers = (const P3dConvLayer *) net->layers->data;
+  net->desc.layers = (const P3dcConvLayer *) net->layers->data;
   in = &net->desc.buffers[0];
   n = (gsize) in->channels * in->height * in->width;
   g_free (net->input);
@@ -112,7 +112,7 @@ convnet_test_net_random (P3dTestRng * rng)
 
   for (step = 0; step < steps; step++) {
     guint32 input = p3d_test_rng_below (rng, net->buffers->len);
-    P3dConvBufferDesc in = g_array_index (net->buffers, P3dConvBufferDesc,
+    P3dcConvBufferDesc in = g_array_index (net->buffers, P3dcConvBufferDesc,
         input);
     guint kind = p3d_test_rng_below (rng, 3);
     gboolean relu = p3d_test_rng_below (rng, 2);
@@ -123,7 +123,7 @@ convnet_test_net_random (P3dTestRng * rng)
       guint32 out = convnet_test_net_add_buffer (net, out_channels,
           in.height * s, in.width * s);
 
-      convnet_test_net_add_layer (net, rng, P3D_CONV_TRANSPOSED_2D, input,
+      convnet_test_net_add_layer (net, rng, P3DC_CONV_TRANSPOSED_2D, input,
           out, 0, out_channels, s, s, 0, relu, 0.5f);
     } else if (kind == 2) {
       /* 2 or 3 slices of one buffer, written in a random order, from 1x1
@@ -146,7 +146,7 @@ convnet_test_net_random (P3dTestRng * rng)
         guint32 which = (first + part) % parts;
         gboolean three = p3d_test_rng_below (rng, 2);
 
-        convnet_test_net_add_layer (net, rng, P3D_CONV_2D, input, out,
+        convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, input, out,
             offsets[which], widths[which], three ? 3 : 1, s, three ? 1 : 0,
             p3d_test_rng_below (rng, 2), 0.5f);
       }
@@ -160,7 +160,7 @@ convnet_test_net_random (P3dTestRng * rng)
         p = k - 1;
       out = convnet_test_net_add_buffer (net, out_channels,
           conv_size (in.height, k, s, p), conv_size (in.width, k, s, p));
-      convnet_test_net_add_layer (net, rng, P3D_CONV_2D, input, out, 0,
+      convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, input, out, 0,
           out_channels, k, s, p, relu, 0.5f);
     }
   }
@@ -186,7 +186,7 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
     for (n = 0; n <= layer_nums[i]; n++) {
       guint32 out = convnet_test_net_add_buffer (net, widths[i], h, w);
 
-      convnet_test_net_add_layer (net, rng, P3D_CONV_2D, previous, out, 0,
+      convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, previous, out, 0,
           widths[i], 3, n == 0 ? 2 : 1, 1, TRUE, 0.2f);
       previous = out;
     }
@@ -194,21 +194,21 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
   }
   /* the neck at stage 1's size: strides 0.5, 1, 2 */
   {
-    const P3dConvBufferDesc *mid = &g_array_index (net->buffers,
-        P3dConvBufferDesc, stage_out[1]);
+    const P3dcConvBufferDesc *mid = &g_array_index (net->buffers,
+        P3dcConvBufferDesc, stage_out[1]);
 
     h = mid->height;
     w = mid->width;
   }
   concat = convnet_test_net_add_buffer (net, 3 * neck, h, w);
-  convnet_test_net_add_layer (net, rng, P3D_CONV_2D, stage_out[0], concat,
+  convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, stage_out[0], concat,
       0, neck, 2, 2, 0, TRUE, 0.2f);
-  convnet_test_net_add_layer (net, rng, P3D_CONV_2D, stage_out[1], concat,
+  convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, stage_out[1], concat,
       neck, neck, 1, 1, 0, TRUE, 0.2f);
-  convnet_test_net_add_layer (net, rng, P3D_CONV_TRANSPOSED_2D, stage_out[2],
+  convnet_test_net_add_layer (net, rng, P3DC_CONV_TRANSPOSED_2D, stage_out[2],
       concat, 2 * neck, neck, 2, 2, 0, TRUE, 0.2f);
   shared = convnet_test_net_add_buffer (net, head, h, w);
-  convnet_test_net_add_layer (net, rng, P3D_CONV_2D, concat, shared, 0, head,
+  convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, concat, shared, 0, head,
       3, 1, 1, TRUE, 0.2f);
   for (t = 0; t < tasks; t++) {
     guint32 classes = nuscenes_classes[t % 6], channels[6], total = 0;
@@ -225,15 +225,15 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
       guint32 out = concat_heads ? task_out :
           convnet_test_net_add_buffer (net, channels[i], h, w);
 
-      convnet_test_net_add_layer (net, rng, P3D_CONV_2D, shared, hidden, 0,
+      convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, shared, hidden, 0,
           head, 3, 1, 1, TRUE, 0.2f);
       /* the heatmap's bias as CenterPoint initializes it (-2.19) */
-      convnet_test_net_add_layer (net, rng, P3D_CONV_2D, hidden, out,
+      convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, hidden, out,
           concat_heads ? n : 0, channels[i], 3, 1, 1, FALSE,
           i == 5 ? 0.0f : 0.2f);
       if (i == 5) {
         guint32 last = net->layers->len - 1, c;
-        gfloat *bias = (gfloat *) g_array_index (net->layers, P3dConvLayer,
+        gfloat *bias = (gfloat *) g_array_index (net->layers, P3dcConvLayer,
             last).bias;
 
         for (c = 0; c < classes; c++)
@@ -253,7 +253,7 @@ buffers_new (const ConvnetTestNet * net)
   guint32 b;
 
   for (b = 0; b < net->desc.n_buffers; b++)
-    out[b] = g_new0 (gdouble, p3d_convnet_buffer_elements (&net->desc, b));
+    out[b] = g_new0 (gdouble, p3dc_convnet_buffer_elements (&net->desc, b));
   return out;
 }
 
@@ -275,9 +275,9 @@ convnet_test_buffers_free (const ConvnetTestNet * net, gdouble ** buffers)
  * k u times its magnitude, the carried error is at most k u times the
  * output's magnitude, even where the output's own terms cancel. */
 static void
-oracle_layer (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
+oracle_layer (const P3dcConvLayer * layer, const P3dcConvBufferDesc * in_desc,
     const gdouble * in, const gdouble * in_magnitude,
-    const P3dConvBufferDesc * out_desc, gdouble * out, gdouble * magnitude)
+    const P3dcConvBufferDesc * out_desc, gdouble * out, gdouble * magnitude)
 {
   const guint32 k = layer->kernel, s = layer->stride;
   const gsize out_plane = (gsize) out_desc->height * out_desc->width;
@@ -300,7 +300,7 @@ oracle_layer (const P3dConvLayer * layer, const P3dConvBufferDesc * in_desc,
               gdouble w;
               gsize at;
 
-              if (layer->kind == P3D_CONV_TRANSPOSED_2D) {
+              if (layer->kind == P3DC_CONV_TRANSPOSED_2D) {
                 w = layer->weight[(((gsize) i * layer->out_channels + o) *
                         k + ky) * k + kx];
                 oy = (gint64) iy *s + ky;
@@ -346,7 +346,7 @@ convnet_test_oracle (const ConvnetTestNet * net, gdouble *** magnitude)
 {
   gdouble **out = buffers_new (net);
   gdouble **mag = buffers_new (net);
-  gsize n = p3d_convnet_buffer_elements (&net->desc, 0), e;
+  gsize n = p3dc_convnet_buffer_elements (&net->desc, 0), e;
   guint32 l;
 
   for (e = 0; e < n; e++) {
@@ -354,7 +354,7 @@ convnet_test_oracle (const ConvnetTestNet * net, gdouble *** magnitude)
     mag[0][e] = fabs (net->input[e]);
   }
   for (l = 0; l < net->desc.n_layers; l++) {
-    const P3dConvLayer *layer = &net->desc.layers[l];
+    const P3dcConvLayer *layer = &net->desc.layers[l];
 
     oracle_layer (layer, &net->desc.buffers[layer->input], out[layer->input],
         mag[layer->input], &net->desc.buffers[layer->output],
@@ -374,7 +374,7 @@ convnet_test_depths (const ConvnetTestNet * net)
   guint32 l;
 
   for (l = 0; l < net->desc.n_layers; l++) {
-    const P3dConvLayer *layer = &net->desc.layers[l];
+    const P3dcConvLayer *layer = &net->desc.layers[l];
 
     depth[layer->output] = MAX (depth[layer->output], depth[layer->input] + 1);
   }
@@ -382,23 +382,23 @@ convnet_test_depths (const ConvnetTestNet * net)
 }
 
 gdouble
-convnet_test_view_read (const P3dMapView * view, guint32 c, guint32 y,
+convnet_test_view_read (const P3dcMapView * view, guint32 c, guint32 y,
     guint32 x)
 {
   gsize at = c * view->channel_stride + y * view->row_stride +
       x * view->column_stride;
 
   if (view->half)
-    return p3d_half_to_float (((const guint16 *) view->data)[at]);
+    return p3dc_half_to_float (((const guint16 *) view->data)[at]);
   return ((const gfloat *) view->data)[at];
 }
 
 gdouble
 convnet_test_compare (const ConvnetTestNet * net, guint32 b,
-    const P3dMapView * view, const gdouble * expect,
+    const P3dcMapView * view, const gdouble * expect,
     const gdouble * magnitude, gdouble rel, gdouble abs_tol, const gchar * what)
 {
-  const P3dConvBufferDesc *buf = &net->desc.buffers[b];
+  const P3dcConvBufferDesc *buf = &net->desc.buffers[b];
   gdouble worst = 0.0;
   guint32 c, y, x;
 

@@ -17,9 +17,9 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  P3dConvNetDesc desc;
-  GArray *buffers;              /* P3dConvBufferDesc */
-  GArray *layers;               /* P3dConvLayer */
+  P3dcConvNetDesc desc;
+  GArray *buffers;              /* P3dcConvBufferDesc */
+  GArray *layers;               /* P3dcConvLayer */
   GPtrArray *params;            /* the weights and biases, owned */
   GArray *heatmap_layers;       /* guint32: the CenterPoint pattern's
                                  * layers that write a task's heatmap */
@@ -35,7 +35,7 @@ guint32 convnet_test_net_add_buffer (ConvnetTestNet * net, guint32 channels,
 /* Appends a layer with random weights (uniform, variance 2 / fan-in) and
  * biases (uniform in [-bias_range, bias_range]). */
 void convnet_test_net_add_layer (ConvnetTestNet * net, P3dTestRng * rng,
-    P3dConvKind kind, guint32 input, guint32 output, guint32 offset,
+    P3dcConvKind kind, guint32 input, guint32 output, guint32 offset,
     guint32 out_channels, guint32 kernel, guint32 stride, guint32 padding,
     gboolean relu, gfloat bias_range);
 /* Updates desc after buffers or layers were added. */
@@ -76,7 +76,7 @@ void convnet_test_buffers_free (const ConvnetTestNet * net,
 guint *convnet_test_depths (const ConvnetTestNet * net);
 
 /* Reads element (c, y, x) of a view (F32 or F16) of host memory. */
-gdouble convnet_test_view_read (const P3dMapView * view, guint32 c,
+gdouble convnet_test_view_read (const P3dcMapView * view, guint32 c,
     guint32 y, guint32 x);
 
 /* Compares @view of buffer @b with @expect: every element within
@@ -84,7 +84,7 @@ gdouble convnet_test_view_read (const P3dMapView * view, guint32 c,
  * seen (magnitude 0 counted as 1), and fails with the first element out of
  * bounds. */
 gdouble convnet_test_compare (const ConvnetTestNet * net, guint32 b,
-    const P3dMapView * view, const gdouble * expect,
+    const P3dcMapView * view, const gdouble * expect,
     const gdouble * magnitude, gdouble rel, gdouble abs_tol,
     const gchar * what);
 

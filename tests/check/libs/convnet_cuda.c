@@ -9,8 +9,8 @@
  * runs on those rounded values (exact in float), so that its rounding is
  * not charged to the net, and the F32 bound below holds for F32 storage
  * whatever the input type.  Every net runs three times: the CUDA graph
- * (p3d_convnet_cuda_run, which must have captured), plain launches
- * (p3d_convnet_cuda_run_profiled) and, with an F16 input, the graph again
+ * (p3dc_convnet_cuda_run, which must have captured), plain launches
+ * (p3dc_convnet_cuda_run_profiled) and, with an F16 input, the graph again
  * on the same rounded values given as F32; the three must agree bit for
  * bit (same algorithms, deterministic), so that an extra rounding of the
  * F16 input's path, or a graph that differs from the launches it
@@ -51,7 +51,7 @@ static gdouble worst_half, worst_float;
 
 typedef struct
 {
-  P3dCudaStream stream;
+  P3dcCudaStream stream;
   void *input;                  /* device */
   gboolean input_half;
   /* with an F16 input: its values as F32, on the device and on the host */
@@ -62,65 +62,65 @@ typedef struct
 static void
 device_input_init (DeviceInput * in, const ConvnetTestNet * net, gboolean half)
 {
-  gsize n = p3d_convnet_buffer_elements (&net->desc, 0), i;
+  gsize n = p3dc_convnet_buffer_elements (&net->desc, 0), i;
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&in->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&in->stream), P3DC_OK);
   in->input_half = half;
   in->rounded = NULL;
   in->rounded_host = NULL;
-  fail_unless_equals_int (p3d_cuda_malloc (&in->input, n * (half ? 2 : 4)),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&in->input, n * (half ? 2 : 4)),
+      P3DC_OK);
   if (half) {
     guint16 *h = g_new (guint16, n);
 
     in->rounded_host = g_new (gfloat, n);
     for (i = 0; i < n; i++) {
-      h[i] = p3d_float_to_half (net->input[i]);
-      in->rounded_host[i] = p3d_half_to_float (h[i]);
+      h[i] = p3dc_float_to_half (net->input[i]);
+      in->rounded_host[i] = p3dc_half_to_float (h[i]);
     }
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (in->input, h, n * 2,
-            in->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_malloc (&in->rounded, n * 4), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (in->rounded,
-            in->rounded_host, n * 4, in->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (in->input, h, n * 2,
+            in->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_malloc (&in->rounded, n * 4), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (in->rounded,
+            in->rounded_host, n * 4, in->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_synchronize (in->stream), P3DC_OK);
     g_free (h);
   } else {
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (in->input, net->input,
-            n * 4, in->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (in->input, net->input,
+            n * 4, in->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_synchronize (in->stream), P3DC_OK);
   }
 }
 
 static void
 device_input_clear (DeviceInput * in)
 {
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (in->stream), P3D_OK);
-  p3d_cuda_free (in->input);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (in->stream), P3DC_OK);
+  p3dc_cuda_free (in->input);
   if (in->rounded != NULL)
-    p3d_cuda_free (in->rounded);
+    p3dc_cuda_free (in->rounded);
   g_free (in->rounded_host);
-  p3d_cuda_stream_destroy (in->stream);
+  p3dc_cuda_stream_destroy (in->stream);
 }
 
 /* Buffer @b of @cnet, copied to the host; @view then points there. */
 static guint8 *
-download (const ConvnetTestNet * net, P3dConvNet * cnet, guint32 b,
-    P3dCudaStream stream, P3dMapView * view, gsize * bytes)
+download (const ConvnetTestNet * net, P3dcConvNet * cnet, guint32 b,
+    P3dcCudaStream stream, P3dcMapView * view, gsize * bytes)
 {
   guint8 *host;
 
-  const P3dConvBufferDesc *buf = &net->desc.buffers[b];
+  const P3dcConvBufferDesc *buf = &net->desc.buffers[b];
 
-  fail_unless_equals_int (p3d_convnet_cuda_view (cnet, b, view), P3D_OK);
+  fail_unless_equals_int (p3dc_convnet_cuda_view (cnet, b, view), P3DC_OK);
   /* up to the last element: the storage may hold padding channels */
   *bytes = ((buf->channels - 1) * view->channel_stride + (buf->height - 1) *
       view->row_stride + (buf->width - 1) * view->column_stride + 1) *
       (view->half ? 2 : 4);
   host = g_malloc (*bytes);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, view->data, *bytes,
-          stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (host, view->data, *bytes,
+          stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
   view->data = host;
   return host;
 }
@@ -134,11 +134,11 @@ check_net (const ConvnetTestNet * given, gboolean half, gboolean input_half,
 {
   ConvnetTestNet rounded_net = *given;
   const ConvnetTestNet *net = &rounded_net;
-  float **reference = p3d_convnet_cpu_buffers_new (&net->desc);
+  float **reference = p3dc_convnet_cpu_buffers_new (&net->desc);
   gdouble **magnitude, **oracle;
   guint *depth = convnet_test_depths (net);
   const gdouble u = ldexp (1.0, -11);
-  P3dConvNet *cnet = NULL;
+  P3dcConvNet *cnet = NULL;
   DeviceInput in;
   char message[512];
   const char *mode;
@@ -154,15 +154,15 @@ check_net (const ConvnetTestNet * given, gboolean half, gboolean input_half,
   if (input_half)
     rounded_net.input = in.rounded_host;
   oracle = convnet_test_oracle (net, &magnitude);
-  fail_unless_equals_int (p3d_convnet_cpu (&net->desc, net->input,
-          reference), P3D_OK);
-  fail_unless (p3d_convnet_cuda_new (&net->desc, half, &cnet, message,
-          sizeof message) == P3D_OK, "%s: %s", what, message);
-  mode = p3d_convnet_cuda_launch_mode (cnet, &graph);
+  fail_unless_equals_int (p3dc_convnet_cpu (&net->desc, net->input,
+          reference), P3DC_OK);
+  fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
+          sizeof message) == P3DC_OK, "%s: %s", what, message);
+  mode = p3dc_convnet_cuda_launch_mode (cnet, &graph);
   GST_INFO ("%s: %s", what, mode);
   fail_unless (graph, "%s: no CUDA graph: %s", what, mode);
   for (l = 0; l < net->desc.n_layers; l++) {
-    p3d_convnet_cuda_describe_layer (cnet, l, message, sizeof message);
+    p3dc_convnet_cuda_describe_layer (cnet, l, message, sizeof message);
     GST_DEBUG ("%s layer %u: %s", what, l, message);
   }
   label = g_strdup_printf ("%s (%s storage, %s input)", what,
@@ -173,20 +173,20 @@ check_net (const ConvnetTestNet * given, gboolean half, gboolean input_half,
       "the graph on the F16 input's values as F32"
     };
 
-    P3dResult ran;
+    P3dcResult ran;
 
     if (run == 0)
-      ran = p3d_convnet_cuda_run (cnet, in.input, input_half, in.stream);
+      ran = p3dc_convnet_cuda_run (cnet, in.input, input_half, in.stream);
     else if (run == 1)
-      ran = p3d_convnet_cuda_run_profiled (cnet, in.input, input_half, NULL,
+      ran = p3dc_convnet_cuda_run_profiled (cnet, in.input, input_half, NULL,
           in.stream);
     else
-      ran = p3d_convnet_cuda_run (cnet, in.rounded, FALSE, in.stream);
-    fail_unless_equals_int (ran, P3D_OK);
+      ran = p3dc_convnet_cuda_run (cnet, in.rounded, FALSE, in.stream);
+    fail_unless_equals_int (ran, P3DC_OK);
     for (b = 1; b < net->desc.n_buffers; b++) {
-      P3dMapView view;
+      P3dcMapView view;
       gdouble *expect;
-      gsize bytes, n = p3d_convnet_buffer_elements (&net->desc, b), e;
+      gsize bytes, n = p3dc_convnet_buffer_elements (&net->desc, b), e;
       guint8 *host = download (net, cnet, b, in.stream, &view, &bytes);
 
       if (run > 0) {
@@ -219,12 +219,12 @@ check_net (const ConvnetTestNet * given, gboolean half, gboolean input_half,
     g_free (first[b]);
   g_free (first);
   g_free (label);
-  p3d_convnet_cuda_free (cnet);
+  p3dc_convnet_cuda_free (cnet);
   device_input_clear (&in);
   g_free (depth);
   convnet_test_buffers_free (net, magnitude);
   convnet_test_buffers_free (net, oracle);
-  p3d_convnet_cpu_buffers_free (&net->desc, reference);
+  p3dc_convnet_cpu_buffers_free (&net->desc, reference);
 }
 
 GST_START_TEST (test_random_nets)
@@ -280,9 +280,9 @@ GST_START_TEST (test_views_and_arguments)
   static const guint32 widths[3] = { 8, 8, 8 }, layer_nums[3] = { 0, 0, 0 };
   P3dTestRng rng;
   ConvnetTestNet *net;
-  P3dConvNet *cnet = NULL;
+  P3dcConvNet *cnet = NULL;
   DeviceInput in;
-  P3dMapView view;
+  P3dcMapView view;
   char message[512];
   guint half;
 
@@ -290,21 +290,21 @@ GST_START_TEST (test_views_and_arguments)
   net = convnet_test_net_centerpoint (&rng, 8, 16, 16, widths, layer_nums,
       8, 8, 1, FALSE);
   for (half = 0; half < 2; half++) {
-    const P3dConvBufferDesc *buf = &net->desc.buffers[3];
-    const P3dConvBufferDesc *buf0 = &net->desc.buffers[0];
+    const P3dcConvBufferDesc *buf = &net->desc.buffers[3];
+    const P3dcConvBufferDesc *buf0 = &net->desc.buffers[0];
     int graph = -1;
-    gsize bytes, n = p3d_convnet_buffer_elements (&net->desc, 0), i;
+    gsize bytes, n = p3dc_convnet_buffer_elements (&net->desc, 0), i;
     guint8 *host;
 
     device_input_init (&in, net, FALSE);
-    fail_unless (p3d_convnet_cuda_new (&net->desc, half, &cnet, message,
-            sizeof message) == P3D_OK, "%s", message);
+    fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
+            sizeof message) == P3DC_OK, "%s", message);
     g_print ("%s storage runs on: %s\n", half ? "F16" : "F32",
-        p3d_convnet_cuda_launch_mode (cnet, &graph));
+        p3dc_convnet_cuda_launch_mode (cnet, &graph));
     fail_unless_equals_int (graph, 1);
-    fail_unless_equals_int (p3d_convnet_cuda_run (cnet, in.input, FALSE,
-            in.stream), P3D_OK);
-    fail_unless_equals_int (p3d_convnet_cuda_view (cnet, 3, &view), P3D_OK);
+    fail_unless_equals_int (p3dc_convnet_cuda_run (cnet, in.input, FALSE,
+            in.stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_convnet_cuda_view (cnet, 3, &view), P3DC_OK);
     fail_unless_equals_int (view.half, half);
     if (half) {
       /* NHWC, channels padded for the tensor cores */
@@ -322,7 +322,7 @@ GST_START_TEST (test_views_and_arguments)
     for (i = 0; i < n; i++) {
       guint32 x = i % buf0->width, y = i / buf0->width % buf0->height;
       guint32 c = i / ((gsize) buf0->width * buf0->height);
-      gdouble want = half ? p3d_half_to_float (p3d_float_to_half
+      gdouble want = half ? p3dc_half_to_float (p3dc_float_to_half
           (net->input[i])) : net->input[i];
 
       fail_unless (convnet_test_view_read (&view, c, y, x) == want,
@@ -330,27 +330,27 @@ GST_START_TEST (test_views_and_arguments)
           i);
     }
     g_free (host);
-    fail_unless_equals_int (p3d_convnet_cuda_view (cnet, 0, &view), P3D_OK);
+    fail_unless_equals_int (p3dc_convnet_cuda_view (cnet, 0, &view), P3DC_OK);
     fail_unless (view.data != in.input);
-    fail_unless_equals_int (p3d_convnet_cuda_view (cnet,
-            net->desc.n_buffers, &view), P3D_ERROR_INVALID_ARGUMENT);
-    fail_unless_equals_int (p3d_convnet_cuda_view (NULL, 0, &view),
-        P3D_ERROR_INVALID_ARGUMENT);
-    fail_unless_equals_int (p3d_convnet_cuda_run (cnet, NULL, FALSE,
-            in.stream), P3D_ERROR_INVALID_ARGUMENT);
-    fail_unless_equals_int (p3d_convnet_cuda_run (NULL, in.input, FALSE,
-            in.stream), P3D_ERROR_INVALID_ARGUMENT);
-    p3d_convnet_cuda_free (cnet);
+    fail_unless_equals_int (p3dc_convnet_cuda_view (cnet,
+            net->desc.n_buffers, &view), P3DC_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3dc_convnet_cuda_view (NULL, 0, &view),
+        P3DC_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3dc_convnet_cuda_run (cnet, NULL, FALSE,
+            in.stream), P3DC_ERROR_INVALID_ARGUMENT);
+    fail_unless_equals_int (p3dc_convnet_cuda_run (NULL, in.input, FALSE,
+            in.stream), P3DC_ERROR_INVALID_ARGUMENT);
+    p3dc_convnet_cuda_free (cnet);
     device_input_clear (&in);
   }
   /* an invalid description names the layer */
-  ((P3dConvLayer *) net->desc.layers)[2].padding = 0;
-  fail_unless_equals_int (p3d_convnet_cuda_new (&net->desc, 1, &cnet,
-          message, sizeof message), P3D_ERROR_INVALID_ARGUMENT);
+  ((P3dcConvLayer *) net->desc.layers)[2].padding = 0;
+  fail_unless_equals_int (p3dc_convnet_cuda_new (&net->desc, 1, &cnet,
+          message, sizeof message), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (cnet == NULL);
   fail_unless (strstr (message, "layer 2") != NULL, "%s", message);
-  fail_unless_equals_int (p3d_convnet_cuda_new (&net->desc, 1, NULL,
-          message, sizeof message), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_convnet_cuda_new (&net->desc, 1, NULL,
+          message, sizeof message), P3DC_ERROR_INVALID_ARGUMENT);
   convnet_test_net_free (net);
 }
 
@@ -362,7 +362,7 @@ require_cudnn (void)
 {
   char message[512];
 
-  if (p3d_convnet_cuda_available (message, sizeof message) == P3D_OK)
+  if (p3dc_convnet_cuda_available (message, sizeof message) == P3DC_OK)
     return;
   if (p3d_test_gpu_required ()) {
     g_printerr ("PERCEPTION_REQUIRE_GPU=1 but cuDNN is unusable: %s\n",

@@ -49,14 +49,14 @@ assert_pattern (GstMemory * mem, guint32 seed, gsize words)
 
 /* Fills @mem on @stream by kernel, ordered by the memory's event. */
 static void
-fill_on_device (GstMemory * mem, guint32 seed, P3dCudaStream stream)
+fill_on_device (GstMemory * mem, guint32 seed, P3dcCudaStream stream)
 {
   GstMapInfo info;
 
   fail_unless (gst_memory_map (mem, &info, GST_MAP_WRITE | P3D_MAP_CUDA));
   fail_unless (p3d_cuda_memory_wait (mem, stream));
   fail_unless_equals_int (p3d_fill_pattern_cuda ((guint32 *) info.data,
-          info.size / 4, seed, stream), P3D_OK);
+          info.size / 4, seed, stream), P3DC_OK);
   fail_unless (p3d_cuda_memory_record (mem, stream));
   gst_memory_unmap (mem, &info);
 }
@@ -88,9 +88,9 @@ GST_END_TEST;
 GST_START_TEST (test_kernel_write_maps_back)
 {
   GstMemory *mem = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
-  P3dCudaStream stream;
+  P3dcCudaStream stream;
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
   fill_on_device (mem, 11, stream);
   fail_if (p3d_cuda_memory_is_clean (mem));
   /* no stream synchronize here: the host map must wait on the event */
@@ -99,7 +99,7 @@ GST_START_TEST (test_kernel_write_maps_back)
   fill_on_device (mem, 12, stream);
   assert_pattern (mem, 12, WORDS);
   gst_memory_unref (mem);
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
 }
 
 GST_END_TEST;
@@ -140,10 +140,10 @@ GST_END_TEST;
 GST_START_TEST (test_read_write_map_keeps_content)
 {
   GstMemory *mem = p3d_cuda_allocator_alloc (allocator, 256 * 4);
-  P3dCudaStream stream;
+  P3dcCudaStream stream;
   GstMapInfo info;
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
   fill_on_device (mem, 3, stream);
   /* a read-write host map downloads first, so untouched words survive */
   fail_unless (gst_memory_map (mem, &info, GST_MAP_READWRITE));
@@ -151,7 +151,7 @@ GST_START_TEST (test_read_write_map_keeps_content)
   gst_memory_unmap (mem, &info);
   assert_pattern (mem, 3, 256);
   gst_memory_unref (mem);
-  p3d_cuda_stream_destroy (stream);
+  p3dc_cuda_stream_destroy (stream);
 }
 
 GST_END_TEST;
@@ -160,12 +160,12 @@ GST_START_TEST (test_event_orders_two_streams)
 {
   GstMemory *src = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
   GstMemory *dst = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
-  P3dCudaStream producer, consumer;
+  P3dcCudaStream producer, consumer;
   GstMapInfo src_info, dst_info;
   guint round;
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&producer), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_create (&consumer), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&producer), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&consumer), P3DC_OK);
   for (round = 0; round < 4; round++) {
     /* producer writes, consumer copies on its own stream after waiting on
      * the memory's event: without the wait the copy would read the
@@ -175,8 +175,8 @@ GST_START_TEST (test_event_orders_two_streams)
     fail_unless (gst_memory_map (dst, &dst_info, GST_MAP_WRITE | P3D_MAP_CUDA));
     fail_unless (p3d_cuda_memory_wait (src, consumer));
     fail_unless (p3d_cuda_memory_wait (dst, consumer));
-    fail_unless_equals_int (p3d_cuda_memcpy_dtod (dst_info.data,
-            src_info.data, WORDS * 4, consumer), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtod (dst_info.data,
+            src_info.data, WORDS * 4, consumer), P3DC_OK);
     fail_unless (p3d_cuda_memory_record (src, consumer));
     fail_unless (p3d_cuda_memory_record (dst, consumer));
     gst_memory_unmap (dst, &dst_info);
@@ -185,8 +185,8 @@ GST_START_TEST (test_event_orders_two_streams)
   }
   gst_memory_unref (src);
   gst_memory_unref (dst);
-  p3d_cuda_stream_destroy (producer);
-  p3d_cuda_stream_destroy (consumer);
+  p3dc_cuda_stream_destroy (producer);
+  p3dc_cuda_stream_destroy (consumer);
 }
 
 GST_END_TEST;
@@ -199,69 +199,70 @@ GST_END_TEST;
 GST_START_TEST (test_host_read_waits_only_for_the_writer)
 {
   GstMemory *mem = p3d_cuda_allocator_alloc (allocator, 64 * 4);
-  P3dCudaStream producer, consumer;
-  P3dCudaEvent consumer_done;
+  P3dcCudaStream producer, consumer;
+  P3dcCudaEvent consumer_done;
   P3dFillHold *hold = NULL;
   GstMapInfo info;
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&producer), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_create (&consumer), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_event_create (&consumer_done), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&producer), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&consumer), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_event_create (&consumer_done), P3DC_OK);
   fill_on_device (mem, 7, producer);
 
   /* the consumer reads mem, then stays busy until released */
   fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
   fail_unless (p3d_cuda_memory_wait (mem, consumer));
-  fail_unless_equals_int (p3d_fill_hold_cuda (consumer, &hold), P3D_OK);
+  fail_unless_equals_int (p3d_fill_hold_cuda (consumer, &hold), P3DC_OK);
   fail_unless (p3d_cuda_memory_record (mem, consumer));
-  fail_unless_equals_int (p3d_cuda_event_record (consumer_done, consumer),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_event_record (consumer_done, consumer),
+      P3DC_OK);
   gst_memory_unmap (mem, &info);
 
   assert_pattern (mem, 7, 64);
-  fail_unless_equals_int (p3d_cuda_event_query (consumer_done),
-      P3D_ERROR_NOT_READY);
+  fail_unless_equals_int (p3dc_cuda_event_query (consumer_done),
+      P3DC_ERROR_NOT_READY);
 
   /* a host write waits for every reader */
   p3d_fill_hold_release (hold);
   fail_unless (gst_memory_map (mem, &info, GST_MAP_WRITE));
-  fail_unless_equals_int (p3d_cuda_event_query (consumer_done), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_event_query (consumer_done), P3DC_OK);
   gst_memory_unmap (mem, &info);
-  fail_unless_equals_int (p3d_fill_hold_free (hold), P3D_OK);
+  fail_unless_equals_int (p3d_fill_hold_free (hold), P3DC_OK);
 
   gst_memory_unref (mem);
-  p3d_cuda_event_destroy (consumer_done);
-  p3d_cuda_stream_destroy (producer);
-  p3d_cuda_stream_destroy (consumer);
+  p3dc_cuda_event_destroy (consumer_done);
+  p3dc_cuda_stream_destroy (producer);
+  p3dc_cuda_stream_destroy (consumer);
 }
 
 GST_END_TEST;
 
 /* The device-to-device path a filter takes for input on another GPU, run
  * on one device: the reader waits for the memory, copies with
- * p3d_cuda_memcpy_peer on its own stream and records its read with
+ * p3dc_cuda_memcpy_peer on its own stream and records its read with
  * p3d_cuda_memory_record_from(); a host write of the memory afterwards
  * waits for the copy, which holds the first pattern. */
 GST_START_TEST (test_peer_copy_and_foreign_record)
 {
   GstMemory *mem = p3d_cuda_allocator_alloc (allocator, WORDS * 4);
-  P3dCudaStream producer, reader;
-  P3dCudaEvent read_done;
+  P3dcCudaStream producer, reader;
+  P3dcCudaEvent read_done;
   GstMapInfo info;
   guint32 *copy, *host;
   gsize i;
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&producer), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_create (&reader), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_event_create (&read_done), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &copy, WORDS * 4), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&producer), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&reader), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_event_create (&read_done), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &copy, WORDS * 4),
+      P3DC_OK);
   fill_on_device (mem, 11, producer);
 
   fail_unless (gst_memory_map (mem, &info, GST_MAP_READ | P3D_MAP_CUDA));
   fail_unless (p3d_cuda_memory_wait (mem, reader));
-  fail_unless_equals_int (p3d_cuda_memcpy_peer (copy, 0, info.data, 0,
-          WORDS * 4, reader), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_event_record (read_done, reader), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_peer (copy, 0, info.data, 0,
+          WORDS * 4, reader), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_event_record (read_done, reader), P3DC_OK);
   fail_unless (p3d_cuda_memory_record_from (mem, read_done));
   gst_memory_unmap (mem, &info);
 
@@ -271,9 +272,9 @@ GST_START_TEST (test_peer_copy_and_foreign_record)
   gst_memory_unmap (mem, &info);
 
   host = g_new (guint32, WORDS);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (host, copy, WORDS * 4,
-          reader), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (reader), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (host, copy, WORDS * 4,
+          reader), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (reader), P3DC_OK);
   for (i = 0; i < WORDS; i++)
     if (host[i] != p3d_fill_pattern_value (11, i))
       fail ("word %" G_GSIZE_FORMAT ": %08x, expected %08x", i, host[i],
@@ -283,11 +284,11 @@ GST_START_TEST (test_peer_copy_and_foreign_record)
   fail_unless_equals_int (info.data[0], 0xab);
   gst_memory_unmap (mem, &info);
 
-  p3d_cuda_free (copy);
+  p3dc_cuda_free (copy);
   gst_memory_unref (mem);
-  p3d_cuda_event_destroy (read_done);
-  p3d_cuda_stream_destroy (producer);
-  p3d_cuda_stream_destroy (reader);
+  p3dc_cuda_event_destroy (read_done);
+  p3dc_cuda_stream_destroy (producer);
+  p3dc_cuda_stream_destroy (reader);
 }
 
 GST_END_TEST;

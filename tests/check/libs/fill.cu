@@ -29,14 +29,14 @@ __global__ void hold_kernel(const volatile uint32_t *flag,
 
 struct P3dFillHold {
   volatile uint32_t *flag;  // mapped pinned host memory
-  P3dCudaStream stream;
+  P3dcCudaStream stream;
 };
 
-extern "C" P3dResult p3d_fill_pattern_cuda(uint32_t *dst, size_t count,
-                                           uint32_t seed,
-                                           P3dCudaStream stream) {
-  if (count == 0) return P3D_OK;
-  if (dst == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+extern "C" P3dcResult p3d_fill_pattern_cuda(uint32_t *dst, size_t count,
+                                            uint32_t seed,
+                                            P3dcCudaStream stream) {
+  if (count == 0) return P3DC_OK;
+  if (dst == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   const unsigned threads = 256;
   size_t blocks = (count + threads - 1) / threads;
   if (blocks > 65535) blocks = 65535;
@@ -45,9 +45,9 @@ extern "C" P3dResult p3d_fill_pattern_cuda(uint32_t *dst, size_t count,
   return cudaGetLastError();
 }
 
-extern "C" P3dResult p3d_fill_hold_cuda(P3dCudaStream stream,
-                                        P3dFillHold **hold) {
-  if (hold == nullptr) return P3D_ERROR_INVALID_ARGUMENT;
+extern "C" P3dcResult p3d_fill_hold_cuda(P3dcCudaStream stream,
+                                         P3dFillHold **hold) {
+  if (hold == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   *hold = nullptr;
   void *host = nullptr;
   cudaError_t err = cudaHostAlloc(&host, sizeof(uint32_t), cudaHostAllocMapped);
@@ -67,15 +67,15 @@ extern "C" P3dResult p3d_fill_hold_cuda(P3dCudaStream stream,
     return err;
   }
   *hold = new P3dFillHold{(volatile uint32_t *)host, stream};
-  return P3D_OK;
+  return P3DC_OK;
 }
 
 extern "C" void p3d_fill_hold_release(P3dFillHold *hold) {
   if (hold != nullptr) *hold->flag = 1;
 }
 
-extern "C" P3dResult p3d_fill_hold_free(P3dFillHold *hold) {
-  if (hold == nullptr) return P3D_OK;
+extern "C" P3dcResult p3d_fill_hold_free(P3dFillHold *hold) {
+  if (hold == nullptr) return P3DC_OK;
   p3d_fill_hold_release(hold);
   cudaError_t err = cudaStreamSynchronize(hold->stream);
   cudaError_t freed = cudaFreeHost((void *)hold->flag);

@@ -20,7 +20,7 @@ extern "C" {
 
 /* The pattern's value at @index for @seed: a multiplicative hash, so that a
  * wrong offset, a stale buffer or a partial copy shows in every word. */
-static P3D_HOST_DEVICE uint32_t
+static P3DC_HOST_DEVICE uint32_t
 p3d_fill_pattern_value (uint32_t seed, size_t index)
 {
   uint32_t x = (uint32_t) index * 2654435761u ^ seed * 40503u;
@@ -30,8 +30,8 @@ p3d_fill_pattern_value (uint32_t seed, size_t index)
 
 /* dst[i] = p3d_fill_pattern_value (seed, i) for i < count. */
 void p3d_fill_pattern_cpu (uint32_t * dst, size_t count, uint32_t seed);
-P3dResult p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
-    P3dCudaStream stream);
+P3dcResult p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
+    P3dcCudaStream stream);
 
 /* A kernel that keeps @stream busy until the host releases it, so that a
  * test can show that something did not wait for that stream whatever the
@@ -41,11 +41,11 @@ P3dResult p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
  * of hanging. */
 typedef struct P3dFillHold P3dFillHold;
 
-P3dResult p3d_fill_hold_cuda (P3dCudaStream stream, P3dFillHold ** hold);
+P3dcResult p3d_fill_hold_cuda (P3dcCudaStream stream, P3dFillHold ** hold);
 /* Lets the kernel finish; returns at once. */
 void p3d_fill_hold_release (P3dFillHold * hold);
 /* Releases the kernel if not done yet, waits for it and frees @hold. */
-P3dResult p3d_fill_hold_free (P3dFillHold * hold);
+P3dcResult p3d_fill_hold_free (P3dFillHold * hold);
 
 #ifdef __cplusplus
 }

@@ -15,20 +15,20 @@ GST_START_TEST (test_fill_matches_reference)
     guint32 *expected = g_new (guint32, count);
     guint32 *actual = g_new0 (guint32, count);
     void *device = NULL;
-    P3dCudaStream stream = NULL;
+    P3dcCudaStream stream = NULL;
 
-    fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_malloc (&device, count * 4), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_malloc (&device, count * 4), P3DC_OK);
     p3d_fill_pattern_cpu (expected, count, 7 + i);
     fail_unless_equals_int (p3d_fill_pattern_cuda (device, count, 7 + i,
-            stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (actual, device, count * 4,
-            stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+            stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (actual, device, count * 4,
+            stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
     fail_unless (memcmp (expected, actual, count * 4) == 0,
         "fill of %" G_GSIZE_FORMAT " words differs from the reference", count);
-    fail_unless_equals_int (p3d_cuda_free (device), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_free (device), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
     g_free (expected);
     g_free (actual);
   }

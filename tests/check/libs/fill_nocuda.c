@@ -2,24 +2,24 @@
  * link it and skip before calling it. */
 #include "fill.h"
 
-P3dResult
+P3dcResult
 p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,
-    P3dCudaStream stream)
+    P3dcCudaStream stream)
 {
   (void) dst;
   (void) count;
   (void) seed;
   (void) stream;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
-P3dResult
-p3d_fill_hold_cuda (P3dCudaStream stream, P3dFillHold ** hold)
+P3dcResult
+p3d_fill_hold_cuda (P3dcCudaStream stream, P3dFillHold ** hold)
 {
   (void) stream;
   if (hold)
     *hold = NULL;
-  return P3D_ERROR_NO_CUDA;
+  return P3DC_ERROR_NO_CUDA;
 }
 
 void
@@ -28,9 +28,9 @@ p3d_fill_hold_release (P3dFillHold * hold)
   (void) hold;
 }
 
-P3dResult
+P3dcResult
 p3d_fill_hold_free (P3dFillHold * hold)
 {
   (void) hold;
-  return P3D_OK;
+  return P3DC_OK;
 }

@@ -1,4 +1,4 @@
-/* p3d_float_to_half() against a conversion written from the definition:
+/* p3dc_float_to_half() against a conversion written from the definition:
  * the nearest half by exhaustive search over all 65536 halves, ties to even,
  * which is what CUDA's __float2half_rn() computes. */
 #include <math.h>
@@ -21,7 +21,7 @@ nearest_half_by_search (float value)
   if (target >= 65520.0)
     return sign | 0x7c00;
   for (h = 0; h < 0x7c00; h++) {
-    double err = fabs ((double) p3d_half_to_float (h) - target);
+    double err = fabs ((double) p3dc_half_to_float (h) - target);
 
     if (err < best_err || (err == best_err && (h & 1) == 0 && (best & 1))) {
       best = h;
@@ -38,11 +38,11 @@ GST_START_TEST (test_half_round_trip)
   /* every finite half converts to float and back unchanged */
   for (h = 0; h < 0x10000; h++) {
     guint16 half = (guint16) h;
-    float f = p3d_half_to_float (half);
+    float f = p3dc_half_to_float (half);
 
     if ((half & 0x7c00) == 0x7c00 && (half & 0x3ff))
       continue;
-    fail_unless_equals_int (p3d_float_to_half (f), half);
+    fail_unless_equals_int (p3dc_float_to_half (f), half);
   }
 }
 
@@ -59,7 +59,7 @@ GST_START_TEST (test_float_to_half_nearest)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (special); i++)
-    fail_unless_equals_int (p3d_float_to_half (special[i]),
+    fail_unless_equals_int (p3dc_float_to_half (special[i]),
         nearest_half_by_search (special[i]));
   p3d_test_rng_init (&rng, 1);
   for (i = 0; i < 3000; i++) {
@@ -70,7 +70,7 @@ GST_START_TEST (test_float_to_half_nearest)
     bits =
         (bits & 0x807fffffu) | ((100u + p3d_test_rng_below (&rng, 45)) << 23);
     memcpy (&f, &bits, 4);
-    fail_unless_equals_int (p3d_float_to_half (f), nearest_half_by_search (f));
+    fail_unless_equals_int (p3dc_float_to_half (f), nearest_half_by_search (f));
   }
 }
 

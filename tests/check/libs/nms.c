@@ -1,4 +1,4 @@
-/* The nms reference (p3d_nms_cpu) against an oracle written here from the
+/* The nms reference (p3dc_nms_cpu) against an oracle written here from the
  * definition, independently of box_overlap.h: a brute-force greedy NMS in
  * double precision, whose rotated intersection collects the corners inside
  * the other box and the edge crossings and sorts them by angle (the
@@ -35,7 +35,7 @@ cross (Point o, Point a, Point b)
 }
 
 static void
-oracle_corners (const P3dBox3d * b, Point corners[4])
+oracle_corners (const P3dcBox3d * b, Point corners[4])
 {
   static const double sx[4] = { 1, -1, -1, 1 }, sy[4] = { 1, 1, -1, -1 };
   double c = cos ((double) b->yaw), s = sin ((double) b->yaw);
@@ -62,7 +62,7 @@ oracle_inside (Point p, const Point q[4])
 }
 
 static double
-oracle_rotated_intersection (const P3dBox3d * a, const P3dBox3d * b)
+oracle_rotated_intersection (const P3dcBox3d * a, const P3dcBox3d * b)
 {
   Point pa[4], pb[4], pts[24], centre = { 0, 0 };
   double angles[24], area = 0;
@@ -135,7 +135,7 @@ oracle_ratio (double inter, double area_a, double area_b)
 }
 
 static double
-oracle_rotated_iou (const P3dBox3d * a, const P3dBox3d * b)
+oracle_rotated_iou (const P3dcBox3d * a, const P3dcBox3d * b)
 {
   return oracle_ratio (oracle_rotated_intersection (a, b),
       (double) a->dx * a->dy, (double) b->dx * b->dy);
@@ -155,16 +155,16 @@ oracle_aligned_iou (double ax1, double ay1, double ax2, double ay2,
 }
 
 static gboolean
-oracle_valid (P3dNmsMode mode, gconstpointer record)
+oracle_valid (P3dcNmsMode mode, gconstpointer record)
 {
-  if (mode == P3D_NMS_IOU) {
-    const P3dBox2d *b = record;
+  if (mode == P3DC_NMS_IOU) {
+    const P3dcBox2d *b = record;
 
     return isfinite (b->x1) && isfinite (b->y1) && isfinite (b->x2)
         && isfinite (b->y2) && isfinite (b->score) && b->x2 >= b->x1
         && b->y2 >= b->y1;
   } else {
-    const P3dBox3d *b = record;
+    const P3dcBox3d *b = record;
 
     return isfinite (b->x) && isfinite (b->y) && isfinite (b->z)
         && isfinite (b->dx) && isfinite (b->dy) && isfinite (b->dz)
@@ -194,10 +194,10 @@ oracle_compare (gconstpointer pa, gconstpointer pb)
  * counts in *near_ties the candidates whose fate hung on a pair within @eps
  * of the threshold (relative for circle); a negative @eps counts none. */
 static GArray *
-oracle_nms (const P3dNmsParams * p, gconstpointer boxes, guint n,
+oracle_nms (const P3dcNmsParams * p, gconstpointer boxes, guint n,
     guint out_capacity, double eps, guint * near_ties)
 {
-  gsize record_size = p3d_nms_record_size (p->mode);
+  gsize record_size = p3dc_nms_record_size (p->mode);
   GArray *kept = g_array_new (FALSE, FALSE, sizeof (guint));
   OracleEntry *entries = g_new (OracleEntry, MAX (n, 1));
   guint n_entries = 0, i, j, limit = out_capacity;
@@ -229,23 +229,23 @@ oracle_nms (const P3dNmsParams * p, gconstpointer boxes, guint n,
       double value, margin;
       gboolean over;
 
-      if (p->mode == P3D_NMS_IOU) {
-        const P3dBox2d *a = (const P3dBox2d *) boxes + ka;
-        const P3dBox2d *b = (const P3dBox2d *) boxes + kb;
+      if (p->mode == P3DC_NMS_IOU) {
+        const P3dcBox2d *a = (const P3dcBox2d *) boxes + ka;
+        const P3dcBox2d *b = (const P3dcBox2d *) boxes + kb;
 
         if (p->per_class && a->label != b->label)
           continue;
         value = oracle_aligned_iou (a->x1, a->y1, a->x2, a->y2, b->x1, b->y1,
             b->x2, b->y2, p->offset);
       } else {
-        const P3dBox3d *a = (const P3dBox3d *) boxes + ka;
-        const P3dBox3d *b = (const P3dBox3d *) boxes + kb;
+        const P3dcBox3d *a = (const P3dcBox3d *) boxes + ka;
+        const P3dcBox3d *b = (const P3dcBox3d *) boxes + kb;
 
         if (p->per_class && a->label != b->label)
           continue;
-        if (p->mode == P3D_NMS_BEV_ROTATED) {
+        if (p->mode == P3DC_NMS_BEV_ROTATED) {
           value = oracle_rotated_iou (a, b);
-        } else if (p->mode == P3D_NMS_BEV_ALIGNED) {
+        } else if (p->mode == P3DC_NMS_BEV_ALIGNED) {
           value = oracle_aligned_iou (a->x - 0.5 * a->dx, a->y - 0.5 * a->dy,
               a->x + 0.5 * a->dx, a->y + 0.5 * a->dy, b->x - 0.5 * b->dx,
               b->y - 0.5 * b->dy, b->x + 0.5 * b->dx, b->y + 0.5 * b->dy, 0);
@@ -255,7 +255,7 @@ oracle_nms (const P3dNmsParams * p, gconstpointer boxes, guint n,
           value = dx * dx + dy * dy;
         }
       }
-      if (p->mode == P3D_NMS_CIRCLE) {
+      if (p->mode == P3DC_NMS_CIRCLE) {
         over = value < radius2;
         margin = fabs (value - radius2) / MAX (radius2, 1e-30);
       } else {
@@ -286,10 +286,10 @@ typedef struct
 } NmsRun;
 
 static void
-run_reference (const P3dNmsParams * params, gconstpointer boxes, guint n,
+run_reference (const P3dcNmsParams * params, gconstpointer boxes, guint n,
     guint out_capacity, NmsRun * run)
 {
-  gsize record_size = p3d_nms_record_size (params->mode);
+  gsize record_size = p3dc_nms_record_size (params->mode);
   guint32 count = 0xdeadbeef;
 
   /* garbage in the outputs, to see that all of them are written */
@@ -297,8 +297,8 @@ run_reference (const P3dNmsParams * params, gconstpointer boxes, guint n,
   memset (run->out, 0xab, MAX (out_capacity, 1) * record_size);
   run->kept_index = g_new (gint32, MAX (out_capacity, 1));
   memset (run->kept_index, 0xab, MAX (out_capacity, 1) * sizeof (gint32));
-  fail_unless_equals_int (p3d_nms_cpu (params, boxes, n, run->out,
-          out_capacity, &count, run->kept_index), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_cpu (params, boxes, n, run->out,
+          out_capacity, &count, run->kept_index), P3DC_OK);
   run->count = count;
 }
 
@@ -311,10 +311,10 @@ run_clear (NmsRun * run)
 
 /* The outputs are the kept input records, zeros after them, -1 indices. */
 static void
-check_outputs (const gchar * what, const P3dNmsParams * params,
+check_outputs (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint out_capacity, const NmsRun * run)
 {
-  gsize record_size = p3d_nms_record_size (params->mode);
+  gsize record_size = p3dc_nms_record_size (params->mode);
   guint i;
 
   fail_unless (run->count <= out_capacity, "%s: count %u > capacity %u",
@@ -339,17 +339,17 @@ check_outputs (const gchar * what, const P3dNmsParams * params,
 }
 
 static gchar *
-describe_box (const P3dNmsParams * params, gconstpointer boxes, gint index)
+describe_box (const P3dcNmsParams * params, gconstpointer boxes, gint index)
 {
   if (index < 0)
     return g_strdup ("(none)");
-  if (params->mode == P3D_NMS_IOU) {
-    const P3dBox2d *b = (const P3dBox2d *) boxes + index;
+  if (params->mode == P3DC_NMS_IOU) {
+    const P3dcBox2d *b = (const P3dcBox2d *) boxes + index;
 
     return g_strdup_printf ("#%d (%.9g %.9g %.9g %.9g score %.9g label %d)",
         index, b->x1, b->y1, b->x2, b->y2, b->score, b->label);
   } else {
-    const P3dBox3d *b = (const P3dBox3d *) boxes + index;
+    const P3dcBox3d *b = (const P3dcBox3d *) boxes + index;
 
     return g_strdup_printf ("#%d (%.9g %.9g %.9g size %.9g %.9g %.9g yaw "
         "%.9g score %.9g label %d)", index, b->x, b->y, b->z, b->dx, b->dy,
@@ -360,7 +360,7 @@ describe_box (const P3dNmsParams * params, gconstpointer boxes, gint index)
 /* Reference against oracle; returns FALSE (and checks nothing) when the
  * oracle met a near-tie. */
 static gboolean
-check_against_oracle (const gchar * what, const P3dNmsParams * params,
+check_against_oracle (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint n, guint out_capacity, double eps)
 {
   guint near_ties, i;
@@ -395,11 +395,11 @@ check_against_oracle (const gchar * what, const P3dNmsParams * params,
 }
 
 static void
-params_for (P3dNmsParams * p, P3dNmsMode mode, float threshold)
+params_for (P3dcNmsParams * p, P3dcNmsMode mode, float threshold)
 {
-  p3d_nms_params_init (p);
+  p3dc_nms_params_init (p);
   p->mode = mode;
-  if (mode == P3D_NMS_CIRCLE)
+  if (mode == P3DC_NMS_CIRCLE)
     p->distance_threshold = threshold;
   else
     p->iou_threshold = threshold;
@@ -407,10 +407,10 @@ params_for (P3dNmsParams * p, P3dNmsMode mode, float threshold)
 
 /* ---- the overlap functions ---- */
 
-static P3dBox3d
+static P3dcBox3d
 box3d (float x, float y, float dx, float dy, float yaw)
 {
-  P3dBox3d b = { x, y, 0.0f, dx, dy, 1.0f, yaw, 1.0f, 0 };
+  P3dcBox3d b = { x, y, 0.0f, dx, dy, 1.0f, yaw, 1.0f, 0 };
 
   return b;
 }
@@ -423,7 +423,7 @@ GST_START_TEST (test_sincos_accuracy)
   for (i = -160000; i <= 160000; i++) {
     float angle = i * 4e-4f, s, c;
 
-    p3d_sincos (angle, &s, &c);
+    p3dc_sincos (angle, &s, &c);
     worst = MAX (worst, fabs (s - sin ((double) angle)));
     worst = MAX (worst, fabs (c - cos ((double) angle)));
   }
@@ -432,9 +432,9 @@ GST_START_TEST (test_sincos_accuracy)
   {
     float s, c;
 
-    p3d_sincos (0.0f, &s, &c);
+    p3dc_sincos (0.0f, &s, &c);
     fail_unless (s == 0.0f && c == 1.0f);
-    p3d_sincos (1000.0f, &s, &c);
+    p3dc_sincos (1000.0f, &s, &c);
     fail_unless (fabs (s - sin (1000.0)) < 1e-4 && fabs (c - cos (1000.0))
         < 1e-4, "sincos(1000) = %g %g", s, c);
   }
@@ -446,8 +446,8 @@ GST_START_TEST (test_rotated_iou_by_hand)
 {
   const double root2 = sqrt (2.0);
   const float yaws[] = { 0.0f, 0.7f, -2.5f, 3.1415927f };
-  P3dBox3d a, b;
-  P3dBevRect ra, rb;
+  P3dcBox3d a, b;
+  P3dcBevRect ra, rb;
   guint i;
 
   /* unit squares, one turned by 45 degrees: a regular octagon of area
@@ -455,41 +455,42 @@ GST_START_TEST (test_rotated_iou_by_hand)
    * IoU (2 sqrt 2 - 2) / (4 - 2 sqrt 2) = 1 / sqrt 2 */
   a = box3d (0, 0, 1, 1, 0);
   b = box3d (0, 0, 1, 1, (float) G_PI_4);
-  p3d_bev_rect_set (&ra, a.x, a.y, a.dx, a.dy, a.yaw);
-  p3d_bev_rect_set (&rb, b.x, b.y, b.dx, b.dy, b.yaw);
-  fail_unless (fabs (p3d_bev_rect_intersection (&ra, &rb) - (2 * root2 - 2))
-      < 1e-6, "45 degrees: intersection %g", p3d_bev_rect_intersection (&ra,
+  p3dc_bev_rect_set (&ra, a.x, a.y, a.dx, a.dy, a.yaw);
+  p3dc_bev_rect_set (&rb, b.x, b.y, b.dx, b.dy, b.yaw);
+  fail_unless (fabs (p3dc_bev_rect_intersection (&ra, &rb) - (2 * root2 - 2))
+      < 1e-6, "45 degrees: intersection %g", p3dc_bev_rect_intersection (&ra,
           &rb));
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&a, &b) - 1 / root2) < 1e-6);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&b, &a) - 1 / root2) < 1e-6);
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&a, &b) - 1 / root2) < 1e-6);
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&b, &a) - 1 / root2) < 1e-6);
 
   /* touching edges: nothing in common, exactly */
   a = box3d (0, 0, 1, 1, 0);
   b = box3d (1, 0, 1, 1, 0);
-  fail_unless (p3d_box3d_bev_rotated_iou (&a, &b) == 0.0f);
-  fail_unless (p3d_box3d_bev_rotated_iou (&b, &a) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&a, &b) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&b, &a) == 0.0f);
   /* touching edges in a turned frame, and a corner touching an edge */
   a = box3d (5, -3, 1, 1, 0.3f);
   b = box3d (5 + (float) cos (0.3), -3 + (float) sin (0.3), 1, 1, 0.3f);
-  fail_unless (p3d_box3d_bev_rotated_iou (&a, &b) < 1e-6);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&a, &b) < 1e-6);
   a = box3d (0, 0, 1, 1, 0);
   b = box3d ((float) (0.5 + root2 / 2), 0, 1, 1, (float) G_PI_4);
-  fail_unless (p3d_box3d_bev_rotated_iou (&a, &b) < 1e-6);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&a, &b) < 1e-6);
 
   /* containment: a unit square inside a 4 x 2 box, turned differently */
   a = box3d (10, -5, 4, 2, 0.4f);
   b = box3d (10.1f, -4.9f, 1, 1, 1.1f);
-  p3d_bev_rect_set (&ra, a.x, a.y, a.dx, a.dy, a.yaw);
-  p3d_bev_rect_set (&rb, b.x, b.y, b.dx, b.dy, b.yaw);
-  fail_unless (fabs (p3d_bev_rect_intersection (&ra, &rb) - 1) < 1e-5);
-  fail_unless (fabs (p3d_bev_rect_intersection (&rb, &ra) - 1) < 1e-5);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&a, &b) - 0.125) < 1e-6);
+  p3dc_bev_rect_set (&ra, a.x, a.y, a.dx, a.dy, a.yaw);
+  p3dc_bev_rect_set (&rb, b.x, b.y, b.dx, b.dy, b.yaw);
+  fail_unless (fabs (p3dc_bev_rect_intersection (&ra, &rb) - 1) < 1e-5);
+  fail_unless (fabs (p3dc_bev_rect_intersection (&rb, &ra) - 1) < 1e-5);
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&a, &b) - 0.125) < 1e-6);
 
   /* identical boxes: 1 */
   for (i = 0; i < G_N_ELEMENTS (yaws); i++) {
     a = box3d (30.5f, -12.25f, 4.2f, 1.8f, yaws[i]);
-    fail_unless (fabs (p3d_box3d_bev_rotated_iou (&a, &a) - 1) < 1e-6,
-        "identical, yaw %g: %.9g", yaws[i], p3d_box3d_bev_rotated_iou (&a, &a));
+    fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&a, &a) - 1) < 1e-6,
+        "identical, yaw %g: %.9g", yaws[i], p3dc_box3d_bev_rotated_iou (&a,
+            &a));
   }
 
   /* a 4 x 2 box and the same turned by 90 degrees: a 2 x 2 square in
@@ -497,18 +498,18 @@ GST_START_TEST (test_rotated_iou_by_hand)
   for (i = 0; i < G_N_ELEMENTS (yaws); i++) {
     a = box3d (-7, 2, 4, 2, yaws[i]);
     b = box3d (-7, 2, 4, 2, yaws[i] + (float) G_PI_2);
-    fail_unless (fabs (p3d_box3d_bev_rotated_iou (&a, &b) - 1.0 / 3) < 1e-6,
-        "90 degrees, yaw %g: %.9g", yaws[i], p3d_box3d_bev_rotated_iou (&a,
+    fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&a, &b) - 1.0 / 3) < 1e-6,
+        "90 degrees, yaw %g: %.9g", yaws[i], p3dc_box3d_bev_rotated_iou (&a,
             &b));
   }
 
   /* far apart, and without area */
   a = box3d (0, 0, 4, 2, 0.2f);
   b = box3d (10, 0, 4, 2, 0.2f);
-  fail_unless (p3d_box3d_bev_rotated_iou (&a, &b) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&a, &b) == 0.0f);
   b = box3d (0, 0, 0, 2, 0.2f);
-  fail_unless (p3d_box3d_bev_rotated_iou (&a, &b) == 0.0f);
-  fail_unless (p3d_box3d_bev_rotated_iou (&b, &b) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&a, &b) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou (&b, &b) == 0.0f);
 }
 
 GST_END_TEST;
@@ -521,23 +522,23 @@ GST_START_TEST (test_rotated_iou_random_pairs)
 
   p3d_test_rng_init (&rng, 11);
   for (i = 0; i < 50000; i++) {
-    P3dBox3d a = box3d (p3d_test_rng_uniform (&rng, 0, 70),
+    P3dcBox3d a = box3d (p3d_test_rng_uniform (&rng, 0, 70),
         p3d_test_rng_uniform (&rng, -35, 35),
         p3d_test_rng_uniform (&rng, 0.3f, 5),
         p3d_test_rng_uniform (&rng, 0.3f, 3),
         p3d_test_rng_uniform (&rng, -7, 7));
-    P3dBox3d b = box3d (a.x + p3d_test_rng_uniform (&rng, -3, 3),
+    P3dcBox3d b = box3d (a.x + p3d_test_rng_uniform (&rng, -3, 3),
         a.y + p3d_test_rng_uniform (&rng, -3, 3),
         p3d_test_rng_uniform (&rng, 0.3f, 5),
         p3d_test_rng_uniform (&rng, 0.3f, 3),
         p3d_test_rng_uniform (&rng, -7, 7));
     double expected = oracle_rotated_iou (&a, &b);
-    double err = fabs (p3d_box3d_bev_rotated_iou (&a, &b) - expected);
+    double err = fabs (p3dc_box3d_bev_rotated_iou (&a, &b) - expected);
 
     if (err > worst)
       worst = err;
     fail_unless (err < 1e-5, "pair %u: IoU %.9g, oracle %.9g", i,
-        p3d_box3d_bev_rotated_iou (&a, &b), expected);
+        p3dc_box3d_bev_rotated_iou (&a, &b), expected);
   }
   GST_INFO ("worst rotated IoU error %g", worst);
 }
@@ -546,22 +547,22 @@ GST_END_TEST;
 
 GST_START_TEST (test_aligned_iou_by_hand)
 {
-  P3dBox2d a = { 0, 0, 10, 10, 1, 0 }, b = { 5, 0, 15, 10, 1, 0 };
-  P3dBox2d c = { 0, 0, 9, 9, 1, 0 }, d = { 5, 0, 14, 9, 1, 0 };
-  P3dBox2d flat = { 3, 3, 3, 8, 1, 0 };
-  P3dBox3d e = box3d (0, 0, 4, 2, 0.0f), f = box3d (1, 0, 4, 2, 1.3f);
+  P3dcBox2d a = { 0, 0, 10, 10, 1, 0 }, b = { 5, 0, 15, 10, 1, 0 };
+  P3dcBox2d c = { 0, 0, 9, 9, 1, 0 }, d = { 5, 0, 14, 9, 1, 0 };
+  P3dcBox2d flat = { 3, 3, 3, 8, 1, 0 };
+  P3dcBox3d e = box3d (0, 0, 4, 2, 0.0f), f = box3d (1, 0, 4, 2, 1.3f);
 
-  fail_unless (fabs (p3d_box2d_iou (&a, &b, 0) - 1.0 / 3) < 1e-7);
+  fail_unless (fabs (p3dc_box2d_iou (&a, &b, 0) - 1.0 / 3) < 1e-7);
   /* +1 convention: pixels 0..9 and 5..14 share 5 columns of 10 rows */
-  fail_unless (fabs (p3d_box2d_iou (&c, &d, 1) - 1.0 / 3) < 1e-7);
-  fail_unless (p3d_box2d_iou (&a, &a, 0) == 1.0f);
+  fail_unless (fabs (p3dc_box2d_iou (&c, &d, 1) - 1.0 / 3) < 1e-7);
+  fail_unless (p3dc_box2d_iou (&a, &a, 0) == 1.0f);
   /* without area: 0, even against itself, 0/0 included */
-  fail_unless (p3d_box2d_iou (&flat, &a, 0) == 0.0f);
-  fail_unless (p3d_box2d_iou (&flat, &flat, 0) == 0.0f);
+  fail_unless (p3dc_box2d_iou (&flat, &a, 0) == 0.0f);
+  fail_unless (p3dc_box2d_iou (&flat, &flat, 0) == 0.0f);
   /* with the +1, a one-pixel-wide box has an area */
-  fail_unless (p3d_box2d_iou (&flat, &flat, 1) == 1.0f);
+  fail_unless (p3dc_box2d_iou (&flat, &flat, 1) == 1.0f);
   /* bev-aligned ignores the yaw: 3 x 2 in common of 4 x 2 each */
-  fail_unless (fabs (p3d_box3d_bev_aligned_iou (&e, &f) - 6.0 / 10) < 1e-7);
+  fail_unless (fabs (p3dc_box3d_bev_aligned_iou (&e, &f) - 6.0 / 10) < 1e-7);
 }
 
 GST_END_TEST;
@@ -571,14 +572,14 @@ GST_END_TEST;
 /* A pair with an overlap of exactly @value (float and double alike), the
  * better box first, under thresholds at, just below and just above it. */
 static void
-check_threshold_pair (const gchar * what, P3dNmsMode mode, float offset,
+check_threshold_pair (const gchar * what, P3dcNmsMode mode, float offset,
     gconstpointer pair, float value, gboolean exact)
 {
   const float deltas[] = { 0.0f, -1e-6f, 1e-6f };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (deltas); i++) {
-    P3dNmsParams p;
+    P3dcNmsParams p;
     NmsRun run;
     guint expected;
 
@@ -587,7 +588,7 @@ check_threshold_pair (const gchar * what, P3dNmsMode mode, float offset,
     params_for (&p, mode, value + deltas[i]);
     p.offset = offset;
     /* IoU > threshold suppresses; distance < threshold suppresses */
-    if (mode == P3D_NMS_CIRCLE)
+    if (mode == P3DC_NMS_CIRCLE)
       expected = deltas[i] > 0 ? 1 : 2;
     else
       expected = deltas[i] < 0 ? 1 : 2;
@@ -601,35 +602,37 @@ check_threshold_pair (const gchar * what, P3dNmsMode mode, float offset,
 
 GST_START_TEST (test_threshold_is_strict)
 {
-  P3dBox2d iou[2] = { {0, 0, 10, 10, 0.9f, 0}, {0, 0, 10, 20, 0.8f, 0}
+  P3dcBox2d iou[2] = { {0, 0, 10, 10, 0.9f, 0}, {0, 0, 10, 20, 0.8f, 0}
   };
-  P3dBox2d iou1[2] = { {0, 0, 9, 9, 0.9f, 0}, {0, 0, 9, 19, 0.8f, 0}
+  P3dcBox2d iou1[2] = { {0, 0, 9, 9, 0.9f, 0}, {0, 0, 9, 19, 0.8f, 0}
   };
-  P3dBox3d bev[2] = { {0, 0, 0, 4, 2, 1, 1.0f, 0.9f, 0},
+  P3dcBox3d bev[2] = { {0, 0, 0, 4, 2, 1, 1.0f, 0.9f, 0},
   {0, 1, 0, 4, 4, 1, 1.0f, 0.8f, 0}
   };
-  P3dBox3d rot[2] = { {0, 0, 0, 4, 2, 1, 0, 0.9f, 0},
+  P3dcBox3d rot[2] = { {0, 0, 0, 4, 2, 1, 0, 0.9f, 0},
   {0, 1, 0, 4, 4, 1, 0, 0.8f, 0}
   };
-  P3dBox3d circle[2] = { {0, 0, 0, 1, 1, 1, 0, 0.9f, 0},
+  P3dcBox3d circle[2] = { {0, 0, 0, 1, 1, 1, 0, 0.9f, 0},
   {3, 4, 0, 1, 1, 1, 0, 0.8f, 0}
   };
-  P3dBox3d turned[2];
+  P3dcBox3d turned[2];
 
-  check_threshold_pair ("iou", P3D_NMS_IOU, 0, iou, 0.5f, TRUE);
-  check_threshold_pair ("iou +1", P3D_NMS_IOU, 1, iou1, 0.5f, TRUE);
-  check_threshold_pair ("bev-aligned", P3D_NMS_BEV_ALIGNED, 0, bev, 0.5f, TRUE);
-  check_threshold_pair ("bev-rotated", P3D_NMS_BEV_ROTATED, 0, rot, 0.5f, TRUE);
-  check_threshold_pair ("circle", P3D_NMS_CIRCLE, 0, circle, 5.0f, TRUE);
+  check_threshold_pair ("iou", P3DC_NMS_IOU, 0, iou, 0.5f, TRUE);
+  check_threshold_pair ("iou +1", P3DC_NMS_IOU, 1, iou1, 0.5f, TRUE);
+  check_threshold_pair ("bev-aligned", P3DC_NMS_BEV_ALIGNED, 0, bev, 0.5f,
+      TRUE);
+  check_threshold_pair ("bev-rotated", P3DC_NMS_BEV_ROTATED, 0, rot, 0.5f,
+      TRUE);
+  check_threshold_pair ("circle", P3DC_NMS_CIRCLE, 0, circle, 5.0f, TRUE);
   /* the rotated pair turned by 0.7 rad about the first centre: the float
    * IoU is 0.5 within 1e-7, so only +-1e-6 is decidable */
   memcpy (turned, rot, sizeof rot);
   turned[0].yaw = turned[1].yaw = 0.7f;
   turned[1].x = (float) -sin (0.7);
   turned[1].y = (float) cos (0.7);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&turned[0], &turned[1])
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&turned[0], &turned[1])
           - 0.5) < 1e-7);
-  check_threshold_pair ("bev-rotated, turned", P3D_NMS_BEV_ROTATED, 0,
+  check_threshold_pair ("bev-rotated, turned", P3DC_NMS_BEV_ROTATED, 0,
       turned, 0.5f, FALSE);
 }
 
@@ -637,17 +640,18 @@ GST_END_TEST;
 
 GST_START_TEST (test_identical_boxes)
 {
-  const P3dBox3d car = { 12.5f, -3.0f, -1.0f, 4.0f, 1.8f, 1.5f, 0.6f, 0.7f, 2 };
-  P3dBox3d boxes[6];
-  P3dNmsParams p;
+  const P3dcBox3d car =
+      { 12.5f, -3.0f, -1.0f, 4.0f, 1.8f, 1.5f, 0.6f, 0.7f, 2 };
+  P3dcBox3d boxes[6];
+  P3dcNmsParams p;
   NmsRun run;
   guint i, m;
 
-  for (m = P3D_NMS_BEV_ROTATED; m <= P3D_NMS_CIRCLE; m++) {
+  for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_CIRCLE; m++) {
     /* equal scores: the first in input order survives */
     for (i = 0; i < 6; i++)
       boxes[i] = car;
-    params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.5f);
+    params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
     run_reference (&p, boxes, 6, 6, &run);
     fail_unless_equals_int (run.count, 1);
     fail_unless_equals_int (run.kept_index[0], 0);
@@ -680,9 +684,9 @@ GST_START_TEST (test_equal_scores_keep_input_order)
     0.5f
   };
   const gint32 expected[] = { 2, 0, 4, 7, 1, 3, 5, 6 };
-  P3dBox2d boxes[8];
-  P3dBox2d pair[2] = { {0, 0, 10, 10, -0.0f, 0}, {1, 0, 11, 10, 0.0f, 0} };
-  P3dNmsParams p;
+  P3dcBox2d boxes[8];
+  P3dcBox2d pair[2] = { {0, 0, 10, 10, -0.0f, 0}, {1, 0, 11, 10, 0.0f, 0} };
+  P3dcNmsParams p;
   NmsRun run;
   guint i;
 
@@ -694,7 +698,7 @@ GST_START_TEST (test_equal_scores_keep_input_order)
     boxes[i].score = scores[i];
     boxes[i].label = 0;
   }
-  params_for (&p, P3D_NMS_IOU, 0.5f);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
   run_reference (&p, boxes, 8, 8, &run);
   fail_unless_equals_int (run.count, 8);
   for (i = 0; i < 8; i++)
@@ -720,20 +724,20 @@ GST_START_TEST (test_zero_area_boxes)
 {
   /* a flat box inside a normal one, another flat one on top of it, and a
    * normal box overlapping the first: only the last is suppressed */
-  P3dBox3d boxes[4] = {
+  P3dcBox3d boxes[4] = {
     {0, 0, 0, 0, 2, 1, 0, 0.9f, 0},
     {0, 0, 0, 4, 2, 1, 0, 0.8f, 0},
     {0, 0, 0, 0, 0, 1, 0, 0.7f, 0},
     {0.1f, 0, 0, 4, 2, 1, 0, 0.6f, 0},
   };
-  P3dBox2d flat[3] = { {5, 5, 5, 9, 0.9f, 0}, {5, 5, 5, 9, 0.8f, 0},
+  P3dcBox2d flat[3] = { {5, 5, 5, 9, 0.9f, 0}, {5, 5, 5, 9, 0.8f, 0},
   {0, 0, 10, 10, 0.7f, 0}
   };
-  P3dNmsParams p;
+  P3dcNmsParams p;
   NmsRun run;
   guint m;
 
-  for (m = P3D_NMS_BEV_ROTATED; m <= P3D_NMS_BEV_ALIGNED; m++) {
+  for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_BEV_ALIGNED; m++) {
     params_for (&p, m, 0.1f);
     run_reference (&p, boxes, 4, 4, &run);
     fail_unless_equals_int (run.count, 3);
@@ -744,7 +748,7 @@ GST_START_TEST (test_zero_area_boxes)
     fail_unless (check_against_oracle ("zero area", &p, boxes, 4, 4, -1.0));
   }
   /* even a threshold of 0 does not let flat boxes suppress */
-  params_for (&p, P3D_NMS_IOU, 0.0f);
+  params_for (&p, P3DC_NMS_IOU, 0.0f);
   run_reference (&p, flat, 3, 3, &run);
   fail_unless_equals_int (run.count, 3);
   run_clear (&run);
@@ -761,7 +765,7 @@ GST_START_TEST (test_bad_records_dropped)
 {
   /* every bad record overlaps the good ones with a better score: it would
    * suppress them if it were not dropped */
-  P3dBox3d boxes[] = {
+  P3dcBox3d boxes[] = {
     {NAN, 0, 0, 4, 2, 1, 0, 0.99f, 0},
     {0, 0, 0, 4, 2, 1, 0, NAN, 0},
     {0, INFINITY, 0, 4, 2, 1, 0, 0.98f, 0},
@@ -775,7 +779,7 @@ GST_START_TEST (test_bad_records_dropped)
     {0, 0, 0, 4, 2, 1, 0, 0.4f, 0},
     {30, 0, 0, 4, 2, 1, 0, 0.3f, 0},
   };
-  P3dBox2d boxes2d[] = {
+  P3dcBox2d boxes2d[] = {
     {NAN, 0, 10, 10, 0.99f, 0},
     {0, 0, 10, 10, NAN, 0},
     {0, 0, INFINITY, 10, 0.98f, 0},
@@ -784,12 +788,12 @@ GST_START_TEST (test_bad_records_dropped)
     {0, 0, 10, 10, 0.5f, 0},
     {100, 0, 110, 10, 0.3f, 0},
   };
-  P3dNmsParams p;
+  P3dcNmsParams p;
   NmsRun run;
   guint m;
 
-  for (m = P3D_NMS_BEV_ROTATED; m <= P3D_NMS_CIRCLE; m++) {
-    params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.5f);
+  for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_CIRCLE; m++) {
+    params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
     run_reference (&p, boxes, G_N_ELEMENTS (boxes), 4, &run);
     fail_unless_equals_int (run.count, 2);
     fail_unless_equals_int (run.kept_index[0], 9);
@@ -797,7 +801,7 @@ GST_START_TEST (test_bad_records_dropped)
     check_outputs ("bad records", &p, boxes, 4, &run);
     run_clear (&run);
   }
-  params_for (&p, P3D_NMS_IOU, 0.5f);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
   run_reference (&p, boxes2d, G_N_ELEMENTS (boxes2d), 4, &run);
   fail_unless_equals_int (run.count, 2);
   fail_unless_equals_int (run.kept_index[0], 5);
@@ -809,13 +813,13 @@ GST_END_TEST;
 
 GST_START_TEST (test_empty_and_single)
 {
-  P3dBox3d one = { 1, 2, 3, 4, 5, 6, 7, 0.5f, 9 };
-  P3dNmsParams p;
+  P3dcBox3d one = { 1, 2, 3, 4, 5, 6, 7, 0.5f, 9 };
+  P3dcNmsParams p;
   NmsRun run;
   guint32 count = 7;
   guint m;
 
-  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
     params_for (&p, m, 0.5f);
     /* N = 0, boxes may be NULL */
     run_reference (&p, NULL, 0, 3, &run);
@@ -823,7 +827,7 @@ GST_START_TEST (test_empty_and_single)
     check_outputs ("empty", &p, NULL, 3, &run);
     run_clear (&run);
     /* N = 1 */
-    if (m != P3D_NMS_IOU) {
+    if (m != P3DC_NMS_IOU) {
       run_reference (&p, &one, 1, 3, &run);
       fail_unless_equals_int (run.count, 1);
       fail_unless_equals_int (run.kept_index[0], 0);
@@ -832,9 +836,9 @@ GST_START_TEST (test_empty_and_single)
     }
   }
   /* no output room: nothing kept, NULL out allowed */
-  params_for (&p, P3D_NMS_CIRCLE, 1.0f);
-  fail_unless_equals_int (p3d_nms_cpu (&p, &one, 1, NULL, 0, &count, NULL),
-      P3D_OK);
+  params_for (&p, P3DC_NMS_CIRCLE, 1.0f);
+  fail_unless_equals_int (p3dc_nms_cpu (&p, &one, 1, NULL, 0, &count, NULL),
+      P3DC_OK);
   fail_unless_equals_int (count, 0);
 }
 
@@ -843,8 +847,8 @@ GST_END_TEST;
 GST_START_TEST (test_limits)
 {
   /* ten far-apart boxes, scores descending with the index */
-  P3dBox3d boxes[10];
-  P3dNmsParams p;
+  P3dcBox3d boxes[10];
+  P3dcNmsParams p;
   NmsRun run;
   guint i;
 
@@ -856,7 +860,7 @@ GST_START_TEST (test_limits)
   boxes[9] = box3d (0.1f, 0, 2, 2, 0);
   boxes[9].score = 0.01f;
 
-  params_for (&p, P3D_NMS_BEV_ROTATED, 0.3f);
+  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.3f);
   p.pre_max = 4;
   run_reference (&p, boxes, 10, 10, &run);
   fail_unless_equals_int (run.count, 4);
@@ -890,50 +894,50 @@ GST_END_TEST;
 
 GST_START_TEST (test_bad_params)
 {
-  P3dBox2d box = { 0, 0, 1, 1, 1, 0 };
-  P3dNmsParams p;
+  P3dcBox2d box = { 0, 0, 1, 1, 1, 0 };
+  P3dcNmsParams p;
   guint32 count;
 
-  params_for (&p, P3D_NMS_IOU, NAN);
-  fail_unless_equals_int (p3d_nms_cpu (&p, &box, 1, NULL, 0, &count, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_IOU, -0.1f);
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_IOU, 0.5f);
+  params_for (&p, P3DC_NMS_IOU, NAN);
+  fail_unless_equals_int (p3dc_nms_cpu (&p, &box, 1, NULL, 0, &count, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_IOU, -0.1f);
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
   p.offset = 0.5f;
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_CIRCLE, -1.0f);
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_CIRCLE, INFINITY);
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_CIRCLE, 1.0f);
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_CIRCLE, -1.0f);
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_CIRCLE, INFINITY);
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_CIRCLE, 1.0f);
   p.score_threshold = NAN;
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_IOU, 0.5f);
-  p.mode = (P3dNmsMode) 7;
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_BEV_ROTATED, 0.5f);
-  p.iou_rule = (P3dNmsIouRule) 2;
-  fail_unless_equals_int (p3d_nms_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
-  fail_unless_equals_int (p3d_nms_params_check (&p), P3D_OK);
-  params_for (&p, P3D_NMS_IOU, 0.5f);
-  fail_unless_equals_int (p3d_nms_params_check (&p), P3D_OK);
-  fail_unless_equals_int (p3d_nms_cpu (&p, &box, 1, NULL, 0, NULL, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cpu (&p, NULL, 1, NULL, 0, &count, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cpu (&p, &box, 1, NULL, 1, &count, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cpu (NULL, &box, 1, NULL, 0, &count, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  p.mode = (P3dcNmsMode) 7;
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.5f);
+  p.iou_rule = (P3dcNmsIouRule) 2;
+  fail_unless_equals_int (p3dc_nms_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
+  fail_unless_equals_int (p3dc_nms_params_check (&p), P3DC_OK);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  fail_unless_equals_int (p3dc_nms_params_check (&p), P3DC_OK);
+  fail_unless_equals_int (p3dc_nms_cpu (&p, &box, 1, NULL, 0, NULL, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cpu (&p, NULL, 1, NULL, 0, &count, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cpu (&p, &box, 1, NULL, 1, &count, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cpu (NULL, &box, 1, NULL, 0, &count, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
 }
 
 GST_END_TEST;
@@ -943,58 +947,58 @@ GST_END_TEST;
  * the cases where it agrees with the exact rule. */
 GST_START_TEST (test_mmcv_iou_by_hand)
 {
-  P3dBox3d turned[2], touching[2], flat[2], far[2];
+  P3dcBox3d turned[2], touching[2], flat[2], far[2];
   const float angles[] = { 0.5f, -2.0f, 3.0f };
   guint i;
 
-  fail_unless (p3d_box3d_bev_rotated_iou (&nms_cases_mmcv_gap[0],
+  fail_unless (p3dc_box3d_bev_rotated_iou (&nms_cases_mmcv_gap[0],
           &nms_cases_mmcv_gap[1]) == 0.0f);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_gap[0],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_gap[0],
               &nms_cases_mmcv_gap[1]) - NMS_CASES_MMCV_GAP_IOU)
       < 1e-3 * NMS_CASES_MMCV_GAP_IOU, "gap: %.9g",
-      p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_gap[0],
+      p3dc_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_gap[0],
           &nms_cases_mmcv_gap[1]));
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&nms_cases_mmcv_poke[0],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&nms_cases_mmcv_poke[0],
               &nms_cases_mmcv_poke[1]) - NMS_CASES_EXACT_POKE_IOU) < 2e-6);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
               &nms_cases_mmcv_poke[1]) - NMS_CASES_MMCV_POKE_IOU) < 2e-6,
-      "poke: %.9g", p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
+      "poke: %.9g", p3dc_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
           &nms_cases_mmcv_poke[1]));
   /* the same scenes turned: the rule is measured in the boxes' frames */
   for (i = 0; i < G_N_ELEMENTS (angles); i++) {
     nms_cases_turn_pair (nms_cases_mmcv_gap, angles[i], turned);
-    fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&turned[0],
+    fail_unless (fabs (p3dc_box3d_bev_rotated_iou_mmcv (&turned[0],
                 &turned[1]) - NMS_CASES_MMCV_GAP_IOU)
         < 2e-2 * NMS_CASES_MMCV_GAP_IOU, "gap turned by %g: %.9g", angles[i],
-        p3d_box3d_bev_rotated_iou_mmcv (&turned[0], &turned[1]));
+        p3dc_box3d_bev_rotated_iou_mmcv (&turned[0], &turned[1]));
     nms_cases_turn_pair (nms_cases_mmcv_poke, angles[i], turned);
-    fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&turned[0],
+    fail_unless (fabs (p3dc_box3d_bev_rotated_iou_mmcv (&turned[0],
                 &turned[1]) - NMS_CASES_MMCV_POKE_IOU) < 1e-5,
         "poke turned by %g: %.9g", angles[i],
-        p3d_box3d_bev_rotated_iou_mmcv (&turned[0], &turned[1]));
+        p3dc_box3d_bev_rotated_iou_mmcv (&turned[0], &turned[1]));
   }
   /* identical boxes: the whole box, every corner counted twice */
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou_mmcv (&nms_cases_mmcv_poke[0],
               &nms_cases_mmcv_poke[0]) - 1.0) < 1e-6);
   /* edge to edge, no gap: the corners meet on one line, no area */
   memcpy (touching, nms_cases_mmcv_gap, sizeof touching);
   touching[1].x = 3.0f;
-  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&touching[0],
+  fail_unless (p3dc_box3d_bev_rotated_iou_mmcv (&touching[0],
           &touching[1]) == 0.0f);
   /* 2 cm apart: beyond the margin */
   memcpy (far, nms_cases_mmcv_gap, sizeof far);
   far[1].x = 3.02f;
-  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&far[0], &far[1]) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou_mmcv (&far[0], &far[1]) == 0.0f);
   /* a box without area has IoU 0 under both rules */
   memcpy (flat, nms_cases_mmcv_poke, sizeof flat);
   flat[1].dx = 0.0f;
-  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&flat[0], &flat[1]) == 0.0f);
-  fail_unless (p3d_box3d_bev_rotated_iou_mmcv (&flat[1], &flat[0]) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou_mmcv (&flat[0], &flat[1]) == 0.0f);
+  fail_unless (p3dc_box3d_bev_rotated_iou_mmcv (&flat[1], &flat[0]) == 0.0f);
 }
 
 GST_END_TEST;
 
-/* The pairs of test_mmcv_iou_by_hand through p3d_nms_cpu: at a threshold
+/* The pairs of test_mmcv_iou_by_hand through p3dc_nms_cpu: at a threshold
  * between the two rules' IoUs the rules keep different boxes; above both
  * they agree; and the rule only changes bev-rotated. */
 GST_START_TEST (test_mmcv_rule_keeps)
@@ -1002,7 +1006,7 @@ GST_START_TEST (test_mmcv_rule_keeps)
   const struct
   {
     const gchar *what;
-    const P3dBox3d *pair;
+    const P3dcBox3d *pair;
     float threshold;
     guint exact_kept, mmcv_kept;
   } cases[] = {
@@ -1013,17 +1017,17 @@ GST_START_TEST (test_mmcv_rule_keeps)
     {"poke, 0.1423", nms_cases_mmcv_poke, 0.1423f, 1, 1},
     {"poke, 0.143", nms_cases_mmcv_poke, 0.143f, 2, 2},
   };
-  P3dNmsParams p;
+  P3dcNmsParams p;
   NmsRun run;
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (cases); i++) {
-    params_for (&p, P3D_NMS_BEV_ROTATED, cases[i].threshold);
+    params_for (&p, P3DC_NMS_BEV_ROTATED, cases[i].threshold);
     run_reference (&p, cases[i].pair, 2, 2, &run);
     fail_unless (run.count == cases[i].exact_kept, "%s, exact: %u kept",
         cases[i].what, run.count);
     run_clear (&run);
-    p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+    p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
     run_reference (&p, cases[i].pair, 2, 2, &run);
     fail_unless (run.count == cases[i].mmcv_kept, "%s, mmcv: %u kept",
         cases[i].what, run.count);
@@ -1031,8 +1035,8 @@ GST_START_TEST (test_mmcv_rule_keeps)
     run_clear (&run);
   }
   /* bev-aligned and circle ignore the rule */
-  params_for (&p, P3D_NMS_BEV_ALIGNED, 0.001f);
-  p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+  params_for (&p, P3DC_NMS_BEV_ALIGNED, 0.001f);
+  p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
   run_reference (&p, nms_cases_mmcv_gap, 2, 2, &run);
   fail_unless_equals_int (run.count, 2);
   run_clear (&run);
@@ -1044,13 +1048,13 @@ GST_END_TEST;
  * under every mode and both rules keep what their comments say. */
 GST_START_TEST (test_huge_boxes)
 {
-  P3dNmsParams p;
+  P3dcNmsParams p;
   NmsRun run;
   guint m, rule, i;
 
-  for (m = P3D_NMS_BEV_ROTATED; m <= P3D_NMS_CIRCLE; m++) {
+  for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_CIRCLE; m++) {
     for (rule = 0; rule < 2; rule++) {
-      params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.5f);
+      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
       p.iou_rule = rule;
       run_reference (&p, nms_cases_huge3d, 8, 8, &run);
       fail_unless (run.count == G_N_ELEMENTS (nms_cases_huge3d_kept),
@@ -1062,7 +1066,7 @@ GST_START_TEST (test_huge_boxes)
       run_clear (&run);
     }
   }
-  params_for (&p, P3D_NMS_IOU, 0.5f);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
   run_reference (&p, nms_cases_huge2d, 5, 5, &run);
   fail_unless_equals_int (run.count, G_N_ELEMENTS (nms_cases_huge2d_kept));
   for (i = 0; i < run.count; i++)
@@ -1070,18 +1074,18 @@ GST_START_TEST (test_huge_boxes)
   run_clear (&run);
 
   /* the overlap functions themselves: identical huge boxes have IoU 1 */
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&nms_cases_huge3d[0],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&nms_cases_huge3d[0],
               &nms_cases_huge3d[1]) - 1.0) < 1e-6);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou_mmcv (&nms_cases_huge3d[0],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou_mmcv (&nms_cases_huge3d[0],
               &nms_cases_huge3d[1]) - 1.0) < 1e-6);
-  fail_unless (p3d_box3d_bev_aligned_iou (&nms_cases_huge3d[0],
+  fail_unless (p3dc_box3d_bev_aligned_iou (&nms_cases_huge3d[0],
           &nms_cases_huge3d[1]) == 1.0f);
-  fail_unless (p3d_box2d_iou (&nms_cases_huge2d[0], &nms_cases_huge2d[1],
+  fail_unless (p3dc_box2d_iou (&nms_cases_huge2d[0], &nms_cases_huge2d[1],
           0) == 1.0f);
   /* far from the origin as at it: bev-aligned and rotated agree */
-  fail_unless (p3d_box3d_bev_aligned_iou (&nms_cases_huge3d[2],
+  fail_unless (p3dc_box3d_bev_aligned_iou (&nms_cases_huge3d[2],
           &nms_cases_huge3d[3]) == 1.0f);
-  fail_unless (fabs (p3d_box3d_bev_rotated_iou (&nms_cases_huge3d[2],
+  fail_unless (fabs (p3dc_box3d_bev_rotated_iou (&nms_cases_huge3d[2],
               &nms_cases_huge3d[3]) - 1.0) < 1e-6);
 }
 
@@ -1091,13 +1095,13 @@ GST_END_TEST;
  * sort (qsort is not called with a NULL array). */
 GST_START_TEST (test_nothing_to_sort)
 {
-  const P3dBox3d dropped[2] = {
+  const P3dcBox3d dropped[2] = {
     {NAN, 0, 0, 4, 2, 1, 0, 0.9f, 0}, {0, 0, 0, 4, 2, 1, 0, 0.1f, 0}
   };
-  P3dNmsParams p;
+  P3dcNmsParams p;
   NmsRun run;
 
-  params_for (&p, P3D_NMS_BEV_ROTATED, 0.5f);
+  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.5f);
   run_reference (&p, NULL, 0, 2, &run);
   fail_unless_equals_int (run.count, 0);
   check_outputs ("empty", &p, NULL, 2, &run);
@@ -1115,12 +1119,12 @@ GST_END_TEST;
  * per class or not, with and without limits, bad records, flat boxes,
  * duplicates and tied scores mixed in. */
 static void
-check_random_sets (P3dNmsMode mode, guint64 seed, guint n_sets)
+check_random_sets (P3dcNmsMode mode, guint64 seed, guint n_sets)
 {
   const guint sizes[] = { 1, 2, 5, 37, 64, 65, 200, 500 };
   const float iou_thresholds[] = { 0.01f, 0.1f, 0.3f, 0.5f, 0.7f };
   const float distances[] = { 0.5f, 1.0f, 2.0f, 4.0f };
-  gsize record_size = p3d_nms_record_size (mode);
+  gsize record_size = p3dc_nms_record_size (mode);
   P3dTestRng rng;
   guint set, checked = 0;
 
@@ -1129,11 +1133,11 @@ check_random_sets (P3dNmsMode mode, guint64 seed, guint n_sets)
     guint n = sizes[set % G_N_ELEMENTS (sizes)];
     gpointer boxes = g_malloc (n * record_size);
     guint out_capacity = n;
-    P3dNmsParams p;
+    P3dcNmsParams p;
     gchar *what;
     double eps;
 
-    if (mode == P3D_NMS_IOU) {
+    if (mode == P3DC_NMS_IOU) {
       nms_cases_objects2d (&rng, boxes, n, 640, 480,
           1 + p3d_test_rng_below (&rng, 8), 1 + p3d_test_rng_below (&rng, 5));
       params_for (&p, mode, iou_thresholds[p3d_test_rng_below (&rng, 5)]);
@@ -1143,7 +1147,7 @@ check_random_sets (P3dNmsMode mode, guint64 seed, guint n_sets)
       nms_cases_objects3d (&rng, boxes, n,
           p3d_test_rng_uniform (&rng, 5, 70), 1 + p3d_test_rng_below (&rng,
               8), 1 + p3d_test_rng_below (&rng, 5));
-      if (mode == P3D_NMS_CIRCLE) {
+      if (mode == P3DC_NMS_CIRCLE) {
         params_for (&p, mode, distances[p3d_test_rng_below (&rng, 4)]);
         eps = 1e-5;
       } else {
@@ -1165,7 +1169,7 @@ check_random_sets (P3dNmsMode mode, guint64 seed, guint n_sets)
         p.per_class = p3d_test_rng_below (&rng, 2);
         break;
       case 4:
-        if (mode == P3D_NMS_IOU) {
+        if (mode == P3DC_NMS_IOU) {
           nms_cases_spoil2d (&rng, boxes, n, 5);
           nms_cases_flatten2d (&rng, boxes, n, 5);
         } else {
@@ -1199,28 +1203,28 @@ check_random_sets (P3dNmsMode mode, guint64 seed, guint n_sets)
 
 GST_START_TEST (test_random_iou)
 {
-  check_random_sets (P3D_NMS_IOU, 1, 160);
+  check_random_sets (P3DC_NMS_IOU, 1, 160);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_random_bev_rotated)
 {
-  check_random_sets (P3D_NMS_BEV_ROTATED, 2, 160);
+  check_random_sets (P3DC_NMS_BEV_ROTATED, 2, 160);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_random_bev_aligned)
 {
-  check_random_sets (P3D_NMS_BEV_ALIGNED, 3, 160);
+  check_random_sets (P3DC_NMS_BEV_ALIGNED, 3, 160);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_random_circle)
 {
-  check_random_sets (P3D_NMS_CIRCLE, 4, 160);
+  check_random_sets (P3DC_NMS_CIRCLE, 4, 160);
 }
 
 GST_END_TEST;
@@ -1229,20 +1233,20 @@ GST_START_TEST (test_many_classes)
 {
   P3dTestRng rng;
   guint m, round, n = 1000;
-  P3dBox3d *boxes = g_new (P3dBox3d, n);
+  P3dcBox3d *boxes = g_new (P3dcBox3d, n);
   guint checked = 0;
 
   p3d_test_rng_init (&rng, 5);
   for (round = 0; round < 2; round++) {
-    for (m = P3D_NMS_BEV_ROTATED; m <= P3D_NMS_CIRCLE; m++) {
-      P3dNmsParams p;
+    for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_CIRCLE; m++) {
+      P3dcNmsParams p;
 
       /* a dense scene, so that most overlaps are between classes */
       nms_cases_objects3d (&rng, boxes, n, 30, 4, 200);
-      params_for (&p, m, m == P3D_NMS_CIRCLE ? 2.0f : 0.2f);
+      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.2f);
       p.per_class = 1;
       if (check_against_oracle ("many classes", &p, boxes, n, n,
-              m == P3D_NMS_CIRCLE ? 1e-5 : 1e-4))
+              m == P3DC_NMS_CIRCLE ? 1e-5 : 1e-4))
         checked++;
     }
   }

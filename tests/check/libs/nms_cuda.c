@@ -11,18 +11,18 @@
 #include "nmscases.h"
 #include "p3dtest.h"
 
-static P3dCudaStream stream;
+static P3dcCudaStream stream;
 
 static void
 setup (void)
 {
-  fail_unless_equals_int (p3d_cuda_stream_create (&stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&stream), P3DC_OK);
 }
 
 static void
 teardown (void)
 {
-  fail_unless_equals_int (p3d_cuda_stream_destroy (stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (stream), P3DC_OK);
 }
 
 static gpointer
@@ -30,10 +30,10 @@ device_copy (gconstpointer host, gsize size)
 {
   gpointer device = NULL;
 
-  fail_unless_equals_int (p3d_cuda_malloc (&device, MAX (size, 4)), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&device, MAX (size, 4)), P3DC_OK);
   if (size > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (device, host, size,
-            stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (device, host, size,
+            stream), P3DC_OK);
   return device;
 }
 
@@ -42,9 +42,9 @@ device_garbage (gsize size)
 {
   gpointer device = NULL;
 
-  fail_unless_equals_int (p3d_cuda_malloc (&device, MAX (size, 4)), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (device, 0xab, MAX (size, 4),
-          stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&device, MAX (size, 4)), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (device, 0xab, MAX (size, 4),
+          stream), P3DC_OK);
   return device;
 }
 
@@ -52,12 +52,12 @@ device_garbage (gsize size)
  * @device_count, which the CUDA path clamps to its capacity, so the
  * reference gets min (device_count, capacity) of them) and compares. */
 static void
-compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
+compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
     gconstpointer boxes, guint n, guint device_count, guint out_capacity,
     gboolean with_index)
 {
-  gsize record_size = p3d_nms_record_size (params->mode);
-  guint used = MIN (device_count, p3d_nms_get_capacity (nms));
+  gsize record_size = p3dc_nms_record_size (params->mode);
+  guint used = MIN (device_count, p3dc_nms_get_capacity (nms));
   gsize out_size = (gsize) out_capacity * record_size;
   guint8 *want_out = g_malloc0 (MAX (out_size, 1));
   guint8 *got_out = g_malloc0 (MAX (out_size, 1));
@@ -67,8 +67,8 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
   gpointer d_boxes, d_count, d_out, d_out_count, d_index;
 
   fail_unless (used <= n, "%s: the test gives too few boxes", what);
-  fail_unless_equals_int (p3d_nms_cpu (params, boxes, used, want_out,
-          out_capacity, &want_count, want_index), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_cpu (params, boxes, used, want_out,
+          out_capacity, &want_count, want_index), P3DC_OK);
 
   d_boxes = device_copy (boxes, (gsize) n * record_size);
   d_count = device_copy (&device_count, sizeof (guint32));
@@ -76,17 +76,17 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
   d_out_count = device_garbage (sizeof (guint32));
   d_index = with_index ? device_garbage (out_capacity * sizeof (gint32)) : NULL;
 
-  fail_unless_equals_int (p3d_nms_cuda (nms, params, d_boxes, d_count,
-          d_out, out_capacity, d_out_count, d_index, stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&got_count, d_out_count,
-          sizeof (guint32), stream), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_cuda (nms, params, d_boxes, d_count,
+          d_out, out_capacity, d_out_count, d_index, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&got_count, d_out_count,
+          sizeof (guint32), stream), P3DC_OK);
   if (out_size > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_out, d_out,
-            out_size, stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got_out, d_out,
+            out_size, stream), P3DC_OK);
   if (with_index && out_capacity > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got_index, d_index,
-            out_capacity * sizeof (gint32), stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got_index, d_index,
+            out_capacity * sizeof (gint32), stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
 
   fail_unless (got_count == want_count, "%s: CUDA keeps %u boxes, "
       "the reference %u", what, got_count, want_count);
@@ -98,12 +98,12 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
             record_size, record_size) == 0, "%s: output record %u "
         "differs", what, i);
 
-  fail_unless_equals_int (p3d_cuda_free (d_out), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_free (d_out_count), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_out), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_out_count), P3DC_OK);
   if (d_index != NULL)
-    fail_unless_equals_int (p3d_cuda_free (d_index), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_free (d_boxes), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_free (d_count), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_free (d_index), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_boxes), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_count), P3DC_OK);
   g_free (want_out);
   g_free (got_out);
   g_free (want_index);
@@ -114,27 +114,27 @@ compare (const gchar * what, P3dNms * nms, const P3dNmsParams * params,
  * rank_kernel up to 4096 boxes) and on one above 4096 (sorted by CUB's
  * device sort). */
 static void
-compare_simple (const gchar * what, const P3dNmsParams * params,
+compare_simple (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint n)
 {
-  P3dNms *nms = NULL;
+  P3dcNms *nms = NULL;
 
-  fail_unless_equals_int (p3d_nms_new (MAX (n, 1), &nms), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_new (MAX (n, 1), &nms), P3DC_OK);
   compare (what, nms, params, boxes, n, n, n, TRUE);
-  p3d_nms_free (nms);
+  p3dc_nms_free (nms);
   if (n <= 4096) {
-    fail_unless_equals_int (p3d_nms_new (4097, &nms), P3D_OK);
+    fail_unless_equals_int (p3dc_nms_new (4097, &nms), P3DC_OK);
     compare (what, nms, params, boxes, n, n, n, TRUE);
-    p3d_nms_free (nms);
+    p3dc_nms_free (nms);
   }
 }
 
 static void
-params_for (P3dNmsParams * p, P3dNmsMode mode, float threshold)
+params_for (P3dcNmsParams * p, P3dcNmsMode mode, float threshold)
 {
-  p3d_nms_params_init (p);
+  p3dc_nms_params_init (p);
   p->mode = mode;
-  if (mode == P3D_NMS_CIRCLE)
+  if (mode == P3DC_NMS_CIRCLE)
     p->distance_threshold = threshold;
   else
     p->iou_threshold = threshold;
@@ -142,13 +142,13 @@ params_for (P3dNmsParams * p, P3dNmsMode mode, float threshold)
 
 /* @n random boxes of @mode's record type, of the kind the variant asks. */
 static gpointer
-random_boxes (P3dTestRng * rng, P3dNmsMode mode, guint n, guint variant,
+random_boxes (P3dTestRng * rng, P3dcNmsMode mode, guint n, guint variant,
     gfloat extent)
 {
-  gsize record_size = p3d_nms_record_size (mode);
+  gsize record_size = p3dc_nms_record_size (mode);
   gpointer boxes = g_malloc (MAX (n, 1) * record_size);
 
-  if (mode == P3D_NMS_IOU)
+  if (mode == P3DC_NMS_IOU)
     nms_cases_objects2d (rng, boxes, n, 20 * extent, 15 * extent,
         1 + p3d_test_rng_below (rng, 8), 1 + p3d_test_rng_below (rng, 10));
   else
@@ -160,7 +160,7 @@ random_boxes (P3dTestRng * rng, P3dNmsMode mode, guint n, guint variant,
           record_size, n);
       break;
     case 2:
-      if (mode == P3D_NMS_IOU) {
+      if (mode == P3DC_NMS_IOU) {
         nms_cases_spoil2d (rng, boxes, n, 5);
         nms_cases_flatten2d (rng, boxes, n, 5);
       } else {
@@ -180,73 +180,73 @@ random_boxes (P3dTestRng * rng, P3dNmsMode mode, guint n, guint variant,
 
 GST_START_TEST (test_errors)
 {
-  P3dNms *nms = (P3dNms *) 0x1;
-  P3dNmsParams p;
+  P3dcNms *nms = (P3dcNms *) 0x1;
+  P3dcNmsParams p;
   gpointer d = device_garbage (64);
 
-  fail_unless_equals_int (p3d_nms_new (0, &nms), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_new (0, &nms), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (nms == NULL);
-  fail_unless_equals_int (p3d_nms_new (P3D_NMS_MAX_CAPACITY + 1, &nms),
-      P3D_ERROR_TOO_LARGE);
-  fail_unless_equals_int (p3d_nms_new (16, NULL), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_new (16, &nms), P3D_OK);
-  fail_unless_equals_int (p3d_nms_get_capacity (nms), 16);
-  params_for (&p, P3D_NMS_IOU, NAN);
-  fail_unless_equals_int (p3d_nms_cuda (nms, &p, d, d, d, 1, d, NULL,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3D_NMS_IOU, 0.5f);
-  fail_unless_equals_int (p3d_nms_cuda (nms, &p, NULL, d, d, 1, d, NULL,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cuda (nms, &p, d, NULL, d, 1, d, NULL,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cuda (nms, &p, d, d, d, 1, NULL, NULL,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cuda (nms, &p, (guint8 *) d + 2, d, d, 1,
-          d, NULL, stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_nms_cuda (NULL, &p, d, d, d, 1, d, NULL,
-          stream), P3D_ERROR_INVALID_ARGUMENT);
-  p3d_nms_free (nms);
-  p3d_nms_free (NULL);
-  fail_unless_equals_int (p3d_cuda_free (d), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_new (P3DC_NMS_MAX_CAPACITY + 1, &nms),
+      P3DC_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_nms_new (16, NULL), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_new (16, &nms), P3DC_OK);
+  fail_unless_equals_int (p3dc_nms_get_capacity (nms), 16);
+  params_for (&p, P3DC_NMS_IOU, NAN);
+  fail_unless_equals_int (p3dc_nms_cuda (nms, &p, d, d, d, 1, d, NULL,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  fail_unless_equals_int (p3dc_nms_cuda (nms, &p, NULL, d, d, 1, d, NULL,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cuda (nms, &p, d, NULL, d, 1, d, NULL,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cuda (nms, &p, d, d, d, 1, NULL, NULL,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cuda (nms, &p, (guint8 *) d + 2, d, d, 1,
+          d, NULL, stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_cuda (NULL, &p, d, d, d, 1, d, NULL,
+          stream), P3DC_ERROR_INVALID_ARGUMENT);
+  p3dc_nms_free (nms);
+  p3dc_nms_free (NULL);
+  fail_unless_equals_int (p3dc_cuda_free (d), P3DC_OK);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_threshold_pairs)
 {
-  P3dBox2d iou[2] = { {0, 0, 10, 10, 0.9f, 0}, {0, 0, 10, 20, 0.8f, 0}
+  P3dcBox2d iou[2] = { {0, 0, 10, 10, 0.9f, 0}, {0, 0, 10, 20, 0.8f, 0}
   };
-  P3dBox2d iou1[2] = { {0, 0, 9, 9, 0.9f, 0}, {0, 0, 9, 19, 0.8f, 0}
+  P3dcBox2d iou1[2] = { {0, 0, 9, 9, 0.9f, 0}, {0, 0, 9, 19, 0.8f, 0}
   };
-  P3dBox3d bev[2] = { {0, 0, 0, 4, 2, 1, 1.0f, 0.9f, 0},
+  P3dcBox3d bev[2] = { {0, 0, 0, 4, 2, 1, 1.0f, 0.9f, 0},
   {0, 1, 0, 4, 4, 1, 1.0f, 0.8f, 0}
   };
-  P3dBox3d rot[2] = { {0, 0, 0, 4, 2, 1, 0, 0.9f, 0},
+  P3dcBox3d rot[2] = { {0, 0, 0, 4, 2, 1, 0, 0.9f, 0},
   {0, 1, 0, 4, 4, 1, 0, 0.8f, 0}
   };
-  P3dBox3d turned[2] = { {0, 0, 0, 4, 2, 1, 0.7f, 0.9f, 0},
+  P3dcBox3d turned[2] = { {0, 0, 0, 4, 2, 1, 0.7f, 0.9f, 0},
   {0, 0, 0, 4, 4, 1, 0.7f, 0.8f, 0}
   };
-  P3dBox3d circle[2] = { {0, 0, 0, 1, 1, 1, 0, 0.9f, 0},
+  P3dcBox3d circle[2] = { {0, 0, 0, 1, 1, 1, 0, 0.9f, 0},
   {3, 4, 0, 1, 1, 1, 0, 0.8f, 0}
   };
   const float deltas[] = { 0.0f, -1e-6f, 1e-6f, -1e-7f, 1e-7f };
-  P3dNmsParams p;
+  P3dcNmsParams p;
   guint i;
 
   turned[1].x = (float) -sin (0.7);
   turned[1].y = (float) cos (0.7);
   for (i = 0; i < G_N_ELEMENTS (deltas); i++) {
-    params_for (&p, P3D_NMS_IOU, 0.5f + deltas[i]);
+    params_for (&p, P3DC_NMS_IOU, 0.5f + deltas[i]);
     compare_simple ("iou pair", &p, iou, 2);
     p.offset = 1.0f;
     compare_simple ("iou +1 pair", &p, iou1, 2);
-    params_for (&p, P3D_NMS_BEV_ALIGNED, 0.5f + deltas[i]);
+    params_for (&p, P3DC_NMS_BEV_ALIGNED, 0.5f + deltas[i]);
     compare_simple ("bev-aligned pair", &p, bev, 2);
-    params_for (&p, P3D_NMS_BEV_ROTATED, 0.5f + deltas[i]);
+    params_for (&p, P3DC_NMS_BEV_ROTATED, 0.5f + deltas[i]);
     compare_simple ("bev-rotated pair", &p, rot, 2);
     compare_simple ("bev-rotated turned pair", &p, turned, 2);
-    params_for (&p, P3D_NMS_CIRCLE, 5.0f + deltas[i]);
+    params_for (&p, P3DC_NMS_CIRCLE, 5.0f + deltas[i]);
     compare_simple ("circle pair", &p, circle, 2);
   }
   /* mmcv's rule on the pairs where it and the exact rule disagree, at
@@ -255,13 +255,13 @@ GST_START_TEST (test_threshold_pairs)
     const float thresholds[] = { 0.0f, 0.001f, 0.0013f, 0.1423f, 0.1427f,
       0.143f, (float) NMS_CASES_MMCV_POKE_IOU
     };
-    P3dBox3d pair[2];
+    P3dcBox3d pair[2];
 
     for (i = 0; i < G_N_ELEMENTS (thresholds); i++) {
       guint rule, k;
 
       for (rule = 0; rule < 2; rule++) {
-        params_for (&p, P3D_NMS_BEV_ROTATED, thresholds[i]);
+        params_for (&p, P3DC_NMS_BEV_ROTATED, thresholds[i]);
         p.iou_rule = rule;
         compare_simple ("gap pair", &p, nms_cases_mmcv_gap, 2);
         compare_simple ("poke pair", &p, nms_cases_mmcv_poke, 2);
@@ -282,7 +282,7 @@ static const guint workspace_sizes[] = { 16, 5000 };
 
 GST_START_TEST (test_special_cases)
 {
-  P3dBox3d boxes3d[12] = {
+  P3dcBox3d boxes3d[12] = {
     {NAN, 0, 0, 4, 2, 1, 0, 0.99f, 0},
     {0, 0, 0, 4, 2, 1, 0, NAN, 0},
     {0, INFINITY, 0, 4, 2, 1, 0, 0.98f, 0},
@@ -296,7 +296,7 @@ GST_START_TEST (test_special_cases)
     {0.2f, 0, 0, 4, 2, 1, 0, 0.5f, 0},
     {30, 0, 0, 4, 2, 1, 0, 0.3f, 0},
   };
-  P3dBox2d boxes2d[8] = {
+  P3dcBox2d boxes2d[8] = {
     {NAN, 0, 10, 10, 0.99f, 0},
     {0, 0, 10, 10, NAN, 0},
     {5, 0, 4, 10, 0.97f, 0},
@@ -306,26 +306,26 @@ GST_START_TEST (test_special_cases)
     {1, 0, 11, 10, -0.0f, 1},
     {100, 0, 110, 10, 0.0f, 1},
   };
-  P3dBox3d one = { 1, 2, 3, 4, 5, 6, 7, 0.5f, 9 };
-  P3dNmsParams p;
-  P3dNms *nms = NULL;
+  P3dcBox3d one = { 1, 2, 3, 4, 5, 6, 7, 0.5f, 9 };
+  P3dcNmsParams p;
+  P3dcNms *nms = NULL;
   guint m, per_class, cap;
 
   /* sorted in one block, and by the device-wide sort */
-  fail_unless_equals_int (p3d_nms_new (workspace_sizes[__i__], &nms), P3D_OK);
-  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
-    gconstpointer boxes = m == P3D_NMS_IOU ? (gconstpointer) boxes2d :
+  fail_unless_equals_int (p3dc_nms_new (workspace_sizes[__i__], &nms), P3DC_OK);
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+    gconstpointer boxes = m == P3DC_NMS_IOU ? (gconstpointer) boxes2d :
         (gconstpointer) boxes3d;
-    guint n = m == P3D_NMS_IOU ? G_N_ELEMENTS (boxes2d) :
+    guint n = m == P3DC_NMS_IOU ? G_N_ELEMENTS (boxes2d) :
         G_N_ELEMENTS (boxes3d);
 
     for (per_class = 0; per_class < 2; per_class++) {
-      params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.3f);
+      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.3f);
       p.per_class = per_class;
       compare ("special", nms, &p, boxes, n, n, n, TRUE);
       compare ("special, small output", nms, &p, boxes, n, n, 2, TRUE);
       compare ("special, no index", nms, &p, boxes, n, n, n, FALSE);
-      if (m == P3D_NMS_IOU) {
+      if (m == P3DC_NMS_IOU) {
         p.offset = 1.0f;
         compare ("special, +1", nms, &p, boxes, n, n, n, TRUE);
       } else {
@@ -334,7 +334,7 @@ GST_START_TEST (test_special_cases)
       /* no boxes at all, and no output room */
       compare ("empty", nms, &p, boxes, n, 0, 5, TRUE);
       /* huge but finite boxes (nms.h); bev-rotated under both rules */
-      if (m == P3D_NMS_IOU) {
+      if (m == P3DC_NMS_IOU) {
         compare ("huge", nms, &p, nms_cases_huge2d,
             G_N_ELEMENTS (nms_cases_huge2d), G_N_ELEMENTS (nms_cases_huge2d),
             5, TRUE);
@@ -342,12 +342,12 @@ GST_START_TEST (test_special_cases)
         compare ("huge", nms, &p, nms_cases_huge3d,
             G_N_ELEMENTS (nms_cases_huge3d), G_N_ELEMENTS (nms_cases_huge3d),
             8, TRUE);
-        p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+        p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
         compare ("huge, mmcv", nms, &p, nms_cases_huge3d,
             G_N_ELEMENTS (nms_cases_huge3d), G_N_ELEMENTS (nms_cases_huge3d),
             8, TRUE);
         compare ("special, mmcv", nms, &p, boxes, n, n, n, TRUE);
-        p.iou_rule = P3D_NMS_IOU_RULE_EXACT;
+        p.iou_rule = P3DC_NMS_IOU_RULE_EXACT;
       }
       compare ("no output", nms, &p, boxes, n, n, 0, TRUE);
       for (cap = 1; cap < 4; cap++) {
@@ -360,7 +360,7 @@ GST_START_TEST (test_special_cases)
       }
     }
   }
-  p3d_nms_free (nms);
+  p3dc_nms_free (nms);
 }
 
 GST_END_TEST;
@@ -378,23 +378,23 @@ GST_START_TEST (test_random_small)
   guint m, s, variant;
 
   p3d_test_rng_init (&rng, 21);
-  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
     for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
       for (variant = 0; variant < 6; variant++) {
         guint n = sizes[s];
         gpointer boxes = random_boxes (&rng, m, n, variant % 4,
             p3d_test_rng_uniform (&rng, 5, 70));
-        P3dNmsParams p;
+        P3dcNmsParams p;
         gchar *what;
 
-        params_for (&p, m, m == P3D_NMS_CIRCLE ?
+        params_for (&p, m, m == P3DC_NMS_CIRCLE ?
             p3d_test_rng_uniform (&rng, 0.2f, 4.0f) :
             thresholds[p3d_test_rng_below (&rng, 4)]);
         p.per_class = variant >= 4;
-        if (m == P3D_NMS_IOU)
+        if (m == P3DC_NMS_IOU)
           p.offset = (gfloat) (variant & 1);
         /* bev-rotated: every other set under mmcv's rule */
-        p.iou_rule = (P3dNmsIouRule) (variant & 1);
+        p.iou_rule = (P3dcNmsIouRule) (variant & 1);
         if (variant == 5) {
           p.pre_max = 1 + p3d_test_rng_below (&rng, n);
           p.post_max = 1 + p3d_test_rng_below (&rng, n);
@@ -415,27 +415,27 @@ GST_END_TEST;
 GST_START_TEST (test_large)
 {
   P3dTestRng rng;
-  P3dNms *nms = NULL;
+  P3dcNms *nms = NULL;
   guint n = 10000, m, per_class, round;
 
   p3d_test_rng_init (&rng, 22);
-  fail_unless_equals_int (p3d_nms_new (n, &nms), P3D_OK);
-  for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+  fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
     for (per_class = 0; per_class < 2; per_class++) {
       for (round = 0; round < 2; round++) {
         gpointer boxes = random_boxes (&rng, m, n, round * 2,
             round ? 70.0f : 20.0f);
-        P3dNmsParams p;
+        P3dcNmsParams p;
         gchar *what = g_strdup_printf ("large, mode %u, per class %u, "
             "round %u", m, per_class, round);
 
-        params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.5f : 0.2f);
+        params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
         p.per_class = per_class;
         compare (what, nms, &p, boxes, n, n, n, TRUE);
         /* few boxes counted in a large workspace */
         compare (what, nms, &p, boxes, n, 1 + 700 * round, 800, TRUE);
-        if (m == P3D_NMS_BEV_ROTATED) {
-          p.iou_rule = P3D_NMS_IOU_RULE_MMCV;
+        if (m == P3DC_NMS_BEV_ROTATED) {
+          p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
           compare (what, nms, &p, boxes, n, n, n, TRUE);
         }
         g_free (what);
@@ -443,7 +443,7 @@ GST_START_TEST (test_large)
       }
     }
   }
-  p3d_nms_free (nms);
+  p3dc_nms_free (nms);
 }
 
 GST_END_TEST;
@@ -454,26 +454,26 @@ GST_START_TEST (test_count_and_reuse)
 {
   const guint counts[] = { 0, 1, 64, 777, 4095, 4096, 5000, 100000 };
   P3dTestRng rng;
-  P3dNms *nms = NULL;
+  P3dcNms *nms = NULL;
   guint capacity = 4096, i, m;
 
   p3d_test_rng_init (&rng, 23);
-  fail_unless_equals_int (p3d_nms_new (capacity, &nms), P3D_OK);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
   for (i = 0; i < G_N_ELEMENTS (counts); i++) {
-    for (m = P3D_NMS_IOU; m <= P3D_NMS_CIRCLE; m++) {
+    for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
       gpointer boxes = random_boxes (&rng, m, capacity, i % 4, 40.0f);
-      P3dNmsParams p;
+      P3dcNmsParams p;
       gchar *what = g_strdup_printf ("count %u of capacity %u, mode %u",
           counts[i], capacity, m);
 
-      params_for (&p, m, m == P3D_NMS_CIRCLE ? 1.0f : 0.1f * (1 + i % 5));
+      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.1f * (1 + i % 5));
       p.per_class = i & 1;
       compare (what, nms, &p, boxes, capacity, counts[i], 300, TRUE);
       g_free (what);
       g_free (boxes);
     }
   }
-  p3d_nms_free (nms);
+  p3dc_nms_free (nms);
 }
 
 GST_END_TEST;
@@ -483,23 +483,23 @@ GST_END_TEST;
 GST_START_TEST (test_max_capacity)
 {
   P3dTestRng rng;
-  P3dNms *nms = NULL;
-  guint n = P3D_NMS_MAX_CAPACITY;
-  P3dBox3d *boxes = g_new (P3dBox3d, n);
-  P3dNmsParams p;
+  P3dcNms *nms = NULL;
+  guint n = P3DC_NMS_MAX_CAPACITY;
+  P3dcBox3d *boxes = g_new (P3dcBox3d, n);
+  P3dcNmsParams p;
 
   p3d_test_rng_init (&rng, 24);
   nms_cases_objects3d (&rng, boxes, n, 200.0f, 6, 3);
-  fail_unless_equals_int (p3d_nms_new (n, &nms), P3D_OK);
-  params_for (&p, P3D_NMS_CIRCLE, 1.0f);
+  fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+  params_for (&p, P3DC_NMS_CIRCLE, 1.0f);
   compare ("max capacity, 3000 boxes", nms, &p, boxes, n, 3000, 3000, TRUE);
   compare ("max capacity, full", nms, &p, boxes, n, n, n, TRUE);
   /* the walk stops once post_max boxes are kept */
-  params_for (&p, P3D_NMS_BEV_ROTATED, 0.1f);
+  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.1f);
   p.post_max = 500;
   compare ("max capacity, rotated, post_max", nms, &p, boxes, n, 20000, n,
       TRUE);
-  p3d_nms_free (nms);
+  p3dc_nms_free (nms);
   g_free (boxes);
 }
 

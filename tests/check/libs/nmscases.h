@@ -23,7 +23,7 @@ static const gfloat nms_cases_sizes[3][3] = {
  * sensor, each with 1 to 2 * @per_object - 1 candidates (centre, size and
  * yaw jittered, scores below the object's own), labels below @n_labels. */
 static inline void
-nms_cases_objects3d (P3dTestRng * rng, P3dBox3d * boxes, guint n,
+nms_cases_objects3d (P3dTestRng * rng, P3dcBox3d * boxes, guint n,
     gfloat extent, guint per_object, guint n_labels)
 {
   guint i = 0;
@@ -41,7 +41,7 @@ nms_cases_objects3d (P3dTestRng * rng, P3dBox3d * boxes, guint n,
     guint c;
 
     for (c = 0; c < candidates && i < n; c++, i++) {
-      P3dBox3d *b = &boxes[i];
+      P3dcBox3d *b = &boxes[i];
       gfloat jitter = 0.2f * size[0] * scale;
 
       b->x = x + p3d_test_rng_uniform (rng, -jitter, jitter);
@@ -60,7 +60,7 @@ nms_cases_objects3d (P3dTestRng * rng, P3dBox3d * boxes, guint n,
 /* @n 2D boxes in a @width x @height image, the same way: objects of 16 to
  * 400 pixels, candidates jittered by up to 15% of the size. */
 static inline void
-nms_cases_objects2d (P3dTestRng * rng, P3dBox2d * boxes, guint n,
+nms_cases_objects2d (P3dTestRng * rng, P3dcBox2d * boxes, guint n,
     gfloat width, gfloat height, guint per_object, guint n_labels)
 {
   guint i = 0;
@@ -76,7 +76,7 @@ nms_cases_objects2d (P3dTestRng * rng, P3dBox2d * boxes, guint n,
     guint c;
 
     for (c = 0; c < candidates && i < n; c++, i++) {
-      P3dBox2d *b = &boxes[i];
+      P3dcBox2d *b = &boxes[i];
       gfloat bx = cx + p3d_test_rng_uniform (rng, -0.15f, 0.15f) * w;
       gfloat by = cy + p3d_test_rng_uniform (rng, -0.15f, 0.15f) * h;
       gfloat bw = w * p3d_test_rng_uniform (rng, 0.85f, 1.15f);
@@ -109,7 +109,7 @@ nms_cases_tie_scores (P3dTestRng * rng, gpointer score, gsize stride,
 /* Replaces about one record in @every of @boxes (3D) by a bad one: a NaN or
  * infinite field, or a negative size. */
 static inline void
-nms_cases_spoil3d (P3dTestRng * rng, P3dBox3d * boxes, guint n, guint every)
+nms_cases_spoil3d (P3dTestRng * rng, P3dcBox3d * boxes, guint n, guint every)
 {
   guint i;
 
@@ -136,7 +136,7 @@ nms_cases_spoil3d (P3dTestRng * rng, P3dBox3d * boxes, guint n, guint every)
 }
 
 static inline void
-nms_cases_spoil2d (P3dTestRng * rng, P3dBox2d * boxes, guint n, guint every)
+nms_cases_spoil2d (P3dTestRng * rng, P3dcBox2d * boxes, guint n, guint every)
 {
   guint i;
 
@@ -162,7 +162,7 @@ nms_cases_spoil2d (P3dTestRng * rng, P3dBox2d * boxes, guint n, guint every)
 
 /* Sets the sizes of about one box in @every to zero (one or both). */
 static inline void
-nms_cases_flatten3d (P3dTestRng * rng, P3dBox3d * boxes, guint n,
+nms_cases_flatten3d (P3dTestRng * rng, P3dcBox3d * boxes, guint n,
     guint every)
 {
   guint i;
@@ -185,7 +185,7 @@ nms_cases_flatten3d (P3dTestRng * rng, P3dBox3d * boxes, guint n,
 }
 
 static inline void
-nms_cases_flatten2d (P3dTestRng * rng, P3dBox2d * boxes, guint n,
+nms_cases_flatten2d (P3dTestRng * rng, P3dcBox2d * boxes, guint n,
     guint every)
 {
   guint i;
@@ -231,7 +231,7 @@ nms_cases_duplicate (P3dTestRng * rng, gpointer boxes, gsize record_size,
  * and one of size FLT_MAX centred at FLT_MAX (apart from all).  Under every
  * 3D mode, at IoU threshold 0.5 or distance 1, the kept indices are
  * nms_cases_huge3d_kept. */
-static const P3dBox3d nms_cases_huge3d[8] = {
+static const P3dcBox3d nms_cases_huge3d[8] = {
   {0, 0, 0, 1e20f, 1e20f, 1e20f, 0, 0.95f, 0},
   {0, 0, 0, 1e20f, 1e20f, 1e20f, 0, 0.9f, 0},
   {1e30f, 1e30f, 0, 4, 2, 1.5f, 0.3f, 0.85f, 0},
@@ -249,7 +249,7 @@ static const gint32 nms_cases_huge3d_kept[6] = { 0, 2, 4, 5, 6, 7 };
  * suppressed), two at x1 = y1 = 1e30 whose 10-pixel width rounds to 0 (no
  * area: both kept), and the whole float plane, whose width overflows
  * (kept: its IoU with the first is about 1e-39). */
-static const P3dBox2d nms_cases_huge2d[5] = {
+static const P3dcBox2d nms_cases_huge2d[5] = {
   {0, 0, 1e20f, 1e20f, 0.9f, 0},
   {0, 0, 1e20f, 1e20f, 0.8f, 0},
   {1e30f, 1e30f, 1e30f + 10, 1e30f + 10, 0.7f, 0},
@@ -269,12 +269,12 @@ static const gint32 nms_cases_huge2d_kept[4] = { 0, 2, 3, 4 };
  *    IoU 0.998 / 7.002 = 0.1425307.  mmcv: the corners (0.5, 1.004) and
  *    (1, -1), 4 mm outside the other box, count as inside, adding two
  *    triangles of 0.5 x 0.004 / 2 = 0.001: 1.0, IoU 1 / 7 = 0.1428571. */
-static const P3dBox3d nms_cases_mmcv_gap[2] = {
+static const P3dcBox3d nms_cases_mmcv_gap[2] = {
   {1, 1, 0, 2, 2, 1, 0, 0.9f, 0},
   {3.005f, 1, 0, 2, 2, 1, 0, 0.8f, 0},
 };
 
-static const P3dBox3d nms_cases_mmcv_poke[2] = {
+static const P3dcBox3d nms_cases_mmcv_poke[2] = {
   {0, 0, 0, 2, 2, 1, 0, 0.9f, 0},
   {1.5f, 0.004f, 0, 2, 2, 1, 0, 0.8f, 0},
 };
@@ -286,7 +286,7 @@ static const P3dBox3d nms_cases_mmcv_poke[2] = {
 /* @pair (two boxes, the first at the origin of the turn) turned by @angle
  * about the first box's centre, yaws included. */
 static inline void
-nms_cases_turn_pair (const P3dBox3d pair[2], float angle, P3dBox3d out[2])
+nms_cases_turn_pair (const P3dcBox3d pair[2], float angle, P3dcBox3d out[2])
 {
   double c = cos (angle), s = sin (angle);
   double dx = pair[1].x - pair[0].x, dy = pair[1].y - pair[0].y;

@@ -11,7 +11,7 @@ GST_START_TEST (test_allocator_without_device)
 {
   gchar *why = NULL;
   GstAllocator *allocator;
-  gint count = p3d_cuda_device_count ();
+  gint count = p3dc_cuda_device_count ();
 
   allocator = p3d_cuda_allocator_get (count, &why);
   fail_unless (allocator == NULL);

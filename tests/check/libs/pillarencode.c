@@ -21,7 +21,7 @@
 
 typedef struct
 {
-  P3dPillarEncodeParams params;
+  P3dcPillarEncodeParams params;
   gfloat *weight, *bias;
   gpointer features;
   gint32 *coords;
@@ -50,13 +50,13 @@ case_new (guint32 in, guint32 out, guint32 max_points, guint32 max_voxels,
   c->params.grid_y = grid_y;
   c->params.half_in = half_in;
   c->params.half_out = half_out;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&c->params),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&c->params),
+      P3DC_OK);
   c->weight = g_new0 (gfloat, (gsize) in * out);
   c->bias = g_new0 (gfloat, out);
-  c->features = g_malloc0 (p3d_pillarencode_features_size (&c->params));
+  c->features = g_malloc0 (p3dc_pillarencode_features_size (&c->params));
   c->coords = g_new0 (gint32, (gsize) max_voxels * 4);
-  c->canvas = g_malloc0 (p3d_pillarencode_canvas_size (&c->params));
+  c->canvas = g_malloc0 (p3dc_pillarencode_canvas_size (&c->params));
   return c;
 }
 
@@ -75,7 +75,7 @@ static void
 set_feature (Case * c, gsize index, gfloat value)
 {
   if (c->params.half_in)
-    ((guint16 *) c->features)[index] = p3d_float_to_half (value);
+    ((guint16 *) c->features)[index] = p3dc_float_to_half (value);
   else
     ((gfloat *) c->features)[index] = value;
 }
@@ -84,7 +84,7 @@ static gfloat
 get_feature (const Case * c, gsize index)
 {
   if (c->params.half_in)
-    return p3d_half_to_float (((const guint16 *) c->features)[index]);
+    return p3dc_half_to_float (((const guint16 *) c->features)[index]);
   return ((const gfloat *) c->features)[index];
 }
 
@@ -94,16 +94,16 @@ canvas_value (const Case * c, guint32 channel, guint32 y, guint32 x)
   gsize at = (gsize) channel * cells_of (c) + (gsize) y * c->params.grid_x + x;
 
   if (c->params.half_out)
-    return p3d_half_to_float (((const guint16 *) c->canvas)[at]);
+    return p3dc_half_to_float (((const guint16 *) c->canvas)[at]);
   return ((const gfloat *) c->canvas)[at];
 }
 
-static P3dResult
+static P3dcResult
 case_run (Case * c)
 {
-  P3dPillarEncodeInput in = { c->features, c->coords, &c->count };
+  P3dcPillarEncodeInput in = { c->features, c->coords, &c->count };
 
-  return p3d_pillarencode_cpu (&c->params, c->weight, c->bias, &in,
+  return p3dc_pillarencode_cpu (&c->params, c->weight, c->bias, &in,
       c->canvas, &c->dropped);
 }
 
@@ -113,7 +113,7 @@ case_run (Case * c)
 static void
 case_fill_random (Case * c, P3dTestRng * rng, guint32 count)
 {
-  const P3dPillarEncodeParams *p = &c->params;
+  const P3dcPillarEncodeParams *p = &c->params;
   gsize cells = cells_of (c), i;
   guint32 *cell_order = g_new (guint32, cells);
   guint32 v, s, f;
@@ -130,7 +130,7 @@ case_fill_random (Case * c, P3dTestRng * rng, guint32 count)
     cell_order[i] = cell_order[j];
     cell_order[j] = t;
   }
-  memset (c->features, 0, p3d_pillarencode_features_size (p));
+  memset (c->features, 0, p3dc_pillarencode_features_size (p));
   memset (c->coords, 0, (gsize) p->max_voxels * 16);
   c->count = count;
   for (v = 0; v < MIN (count, p->max_voxels); v++) {
@@ -158,7 +158,7 @@ case_fill_random (Case * c, P3dTestRng * rng, guint32 count)
 static guint32
 oracle (const Case * c, gdouble * expected, gdouble * tolerance)
 {
-  const P3dPillarEncodeParams *p = &c->params;
+  const P3dcPillarEncodeParams *p = &c->params;
   gsize cells = cells_of (c);
   guint32 count = MIN (c->count, p->max_voxels), v, s, ch, i, dropped = 0;
 
@@ -201,15 +201,15 @@ oracle (const Case * c, gdouble * expected, gdouble * tolerance)
 static void
 check_against_oracle (Case * c, const gchar * what)
 {
-  const P3dPillarEncodeParams *p = &c->params;
+  const P3dcPillarEncodeParams *p = &c->params;
   gsize cells = cells_of (c), i;
   gdouble *expected = g_new (gdouble, cells * p->out_channels);
   gdouble *tolerance = g_new (gdouble, cells * p->out_channels);
   guint32 dropped = oracle (c, expected, tolerance);
 
-  memset (c->canvas, 0xa5, p3d_pillarencode_canvas_size (p));
+  memset (c->canvas, 0xa5, p3dc_pillarencode_canvas_size (p));
   c->dropped = 12345;
-  fail_unless_equals_int (case_run (c), P3D_OK);
+  fail_unless_equals_int (case_run (c), P3DC_OK);
   fail_unless_equals_int (c->dropped, dropped);
   for (i = 0; i < cells * p->out_channels; i++) {
     guint32 ch = i / cells, y = (i % cells) / p->grid_x, x = i % p->grid_x;
@@ -228,67 +228,67 @@ check_against_oracle (Case * c, const gchar * what)
 
 GST_START_TEST (test_params)
 {
-  P3dPillarEncodeParams p = { 11, 64, 20, 40000, 512, 512, 0, 0 };
+  P3dcPillarEncodeParams p = { 11, 64, 20, 40000, 512, 512, 0, 0 };
 
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
-  fail_unless_equals_uint64 (p3d_pillarencode_canvas_size (&p),
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p), P3DC_OK);
+  fail_unless_equals_uint64 (p3dc_pillarencode_canvas_size (&p),
       64ull * 512 * 512 * 4);
-  fail_unless_equals_uint64 (p3d_pillarencode_features_size (&p),
+  fail_unless_equals_uint64 (p3dc_pillarencode_features_size (&p),
       40000ull * 20 * 11 * 4);
   p.half_in = p.half_out = 1;
-  fail_unless_equals_uint64 (p3d_pillarencode_canvas_size (&p),
+  fail_unless_equals_uint64 (p3dc_pillarencode_canvas_size (&p),
       64ull * 512 * 512 * 2);
-  fail_unless_equals_uint64 (p3d_pillarencode_features_size (&p),
+  fail_unless_equals_uint64 (p3dc_pillarencode_features_size (&p),
       40000ull * 20 * 11 * 2);
-  fail_unless_equals_int (p3d_pillarencode_params_validate (NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
   p.in_channels = 0;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_uint64 (p3d_pillarencode_canvas_size (&p), 0);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_uint64 (p3dc_pillarencode_canvas_size (&p), 0);
   p.in_channels = 11;
   p.grid_y = 0;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
   p.grid_y = 512;
   /* 64 x 64 weights and 64 biases: 4160 > 4096 */
   p.in_channels = 64;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   p.out_channels = 63;
   p.max_points = 64;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p), P3DC_OK);
   p.max_points = 65;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   /* a pillar's rows count as the kernel pads them: 13 channels take 16 */
   p.in_channels = 13;
   p.out_channels = 64;
   p.max_points = 256;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p), P3DC_OK);
   p.max_points = 257;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   /* at most 64 channels in, whatever the other sizes */
   p.in_channels = 65;
   p.out_channels = 1;
   p.max_points = 1;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   p.in_channels = 64;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p), P3DC_OK);
   p.in_channels = 11;
   p.out_channels = 63;
   p.max_points = 20;
   p.grid_x = 65536;
   p.grid_y = 32768;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
   p.grid_y = 32767;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p), P3DC_OK);
   p.max_voxels = 0x80000000u;
-  fail_unless_equals_int (p3d_pillarencode_params_validate (&p),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarencode_params_validate (&p),
+      P3DC_ERROR_TOO_LARGE);
 }
 
 GST_END_TEST;
@@ -329,8 +329,8 @@ GST_START_TEST (test_hand_worked)
         c->coords[6] = 0;
         c->coords[7] = 0;
         c->count = 1;
-        memset (c->canvas, 0x7f, p3d_pillarencode_canvas_size (&c->params));
-        fail_unless_equals_int (case_run (c), P3D_OK);
+        memset (c->canvas, 0x7f, p3dc_pillarencode_canvas_size (&c->params));
+        fail_unless_equals_int (case_run (c), P3DC_OK);
         fail_unless_equals_int (c->dropped, 0);
         for (ch = 0; ch < 3; ch++)
           for (y = 0; y < 3; y++)
@@ -407,13 +407,13 @@ GST_START_TEST (test_bad_coordinates_and_counts)
   fail_unless_equals_int (c->dropped, 5);
 
   /* pillar 30 won: its vector alone, computed with the others moved away */
-  first = g_memdup2 (c->canvas, p3d_pillarencode_canvas_size (&c->params));
+  first = g_memdup2 (c->canvas, p3dc_pillarencode_canvas_size (&c->params));
   c->coords[10 * 4 + 3] = -5;
   c->coords[20 * 4 + 3] = -5;
-  fail_unless_equals_int (case_run (c), P3D_OK);
+  fail_unless_equals_int (case_run (c), P3DC_OK);
   fail_unless_equals_int (c->dropped, 7);
   fail_unless (memcmp (first, c->canvas,
-          p3d_pillarencode_canvas_size (&c->params)) == 0);
+          p3dc_pillarencode_canvas_size (&c->params)) == 0);
   /* and the pillars really differ, so the check could fail */
   for (ch = 0; ch < 16; ch++) {
     gsize a = (gsize) 10 * 5 * 11, b = (gsize) 30 *5 * 11;
@@ -449,10 +449,10 @@ GST_START_TEST (test_half_formats)
   f32->count = f16->count;
   for (i = 0; i < values; i++)
     set_feature (f32, i, get_feature (f16, i));
-  fail_unless_equals_int (case_run (f32), P3D_OK);
-  fail_unless_equals_int (case_run (f16), P3D_OK);
+  fail_unless_equals_int (case_run (f32), P3DC_OK);
+  fail_unless_equals_int (case_run (f16), P3DC_OK);
   for (i = 0; i < cells * 64; i++) {
-    guint16 want = p3d_float_to_half (((gfloat *) f32->canvas)[i]);
+    guint16 want = p3dc_float_to_half (((gfloat *) f32->canvas)[i]);
 
     if (((guint16 *) f16->canvas)[i] != want)
       fail ("value %" G_GSIZE_FORMAT ": 0x%04x, rounded F32 0x%04x", i,
@@ -467,30 +467,30 @@ GST_END_TEST;
 GST_START_TEST (test_invalid_input_writes_nothing)
 {
   Case *c = case_new (2, 2, 2, 2, 2, 2, FALSE, FALSE);
-  P3dPillarEncodeInput in = { c->features, c->coords, &c->count };
-  gsize size = p3d_pillarencode_canvas_size (&c->params), i;
+  P3dcPillarEncodeInput in = { c->features, c->coords, &c->count };
+  gsize size = p3dc_pillarencode_canvas_size (&c->params), i;
 
   memset (c->canvas, 0xa5, size);
   c->weight[3] = NAN;
-  fail_unless_equals_int (case_run (c), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (case_run (c), P3DC_ERROR_INVALID_ARGUMENT);
   c->weight[3] = 0.0f;
   c->bias[1] = INFINITY;
-  fail_unless_equals_int (case_run (c), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (case_run (c), P3DC_ERROR_INVALID_ARGUMENT);
   c->bias[1] = 0.0f;
   in.count = NULL;
-  fail_unless_equals_int (p3d_pillarencode_cpu (&c->params, c->weight,
-          c->bias, &in, c->canvas, NULL), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_cpu (&c->params, c->weight,
+          c->bias, &in, c->canvas, NULL), P3DC_ERROR_INVALID_ARGUMENT);
   in.count = &c->count;
-  fail_unless_equals_int (p3d_pillarencode_cpu (&c->params, NULL, c->bias,
-          &in, c->canvas, NULL), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_cpu (&c->params, NULL, c->bias,
+          &in, c->canvas, NULL), P3DC_ERROR_INVALID_ARGUMENT);
   c->params.max_points = 0;
-  fail_unless_equals_int (case_run (c), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (case_run (c), P3DC_ERROR_INVALID_ARGUMENT);
   for (i = 0; i < size; i++)
     fail_unless_equals_int (((guint8 *) c->canvas)[i], 0xa5);
   /* a NULL drop counter is allowed */
   c->params.max_points = 2;
-  fail_unless_equals_int (p3d_pillarencode_cpu (&c->params, c->weight,
-          c->bias, &in, c->canvas, NULL), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarencode_cpu (&c->params, c->weight,
+          c->bias, &in, c->canvas, NULL), P3DC_OK);
   case_free (c);
 }
 

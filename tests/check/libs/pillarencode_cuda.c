@@ -19,7 +19,7 @@
 
 typedef struct
 {
-  P3dPillarEncodeParams params;
+  P3dcPillarEncodeParams params;
   gsize features_size, canvas_size;
   gfloat *weight, *bias;
   guint8 *features;
@@ -28,24 +28,24 @@ typedef struct
   guint8 *canvas;               /* the reference's */
   guint32 dropped;
   guint8 *device_canvas;        /* read back, with guard */
-  P3dCudaStream stream;
-  P3dPillarEncoder *encoder;
+  P3dcCudaStream stream;
+  P3dcPillarEncoder *encoder;
   void *d_features, *d_coords, *d_count, *d_canvas, *d_dropped;
 } GpuCase;
 
 static void *
-device_alloc (gsize size, P3dCudaStream stream)
+device_alloc (gsize size, P3dcCudaStream stream)
 {
   void *ptr = NULL;
 
-  fail_unless_equals_int (p3d_cuda_malloc (&ptr, size + GUARD_BYTES), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (ptr, GUARD_VALUE,
-          size + GUARD_BYTES, stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&ptr, size + GUARD_BYTES), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (ptr, GUARD_VALUE,
+          size + GUARD_BYTES, stream), P3DC_OK);
   return ptr;
 }
 
 static guint32
-rng_cell (P3dTestRng * rng, const P3dPillarEncodeParams * p)
+rng_cell (P3dTestRng * rng, const P3dcPillarEncodeParams * p)
 {
   return p3d_test_rng_below (rng, p->grid_x * p->grid_y);
 }
@@ -55,7 +55,7 @@ rng_cell (P3dTestRng * rng, const P3dPillarEncodeParams * p)
 static void
 gpu_case_fill (GpuCase * c, P3dTestRng * rng, guint32 count, gboolean shared)
 {
-  const P3dPillarEncodeParams *p = &c->params;
+  const P3dcPillarEncodeParams *p = &c->params;
   gsize cells = (gsize) p->grid_x * p->grid_y, i;
   guint32 *order = g_new (guint32, cells), v, s, f;
 
@@ -84,7 +84,7 @@ gpu_case_fill (GpuCase * c, P3dTestRng * rng, guint32 count, gboolean shared)
             : p3d_test_rng_uniform (rng, -3.0f, 3.0f);
 
         if (p->half_in)
-          ((guint16 *) c->features)[at] = p3d_float_to_half (value);
+          ((guint16 *) c->features)[at] = p3dc_float_to_half (value);
         else
           ((gfloat *) c->features)[at] = value;
       }
@@ -110,8 +110,8 @@ gpu_case_new (guint32 in, guint32 out, guint32 max_points,
   c->params.grid_y = grid_y;
   c->params.half_in = half_in;
   c->params.half_out = half_out;
-  c->features_size = p3d_pillarencode_features_size (&c->params);
-  c->canvas_size = p3d_pillarencode_canvas_size (&c->params);
+  c->features_size = p3dc_pillarencode_features_size (&c->params);
+  c->canvas_size = p3dc_pillarencode_canvas_size (&c->params);
   fail_unless (c->features_size > 0 && c->canvas_size > 0);
   c->weight = g_new (gfloat, (gsize) in * out);
   c->bias = g_new (gfloat, out);
@@ -124,9 +124,9 @@ gpu_case_new (guint32 in, guint32 out, guint32 max_points,
   c->coords = g_new0 (gint32, (gsize) max_voxels * 4);
   c->canvas = g_malloc (c->canvas_size);
   c->device_canvas = g_malloc (c->canvas_size + GUARD_BYTES);
-  fail_unless_equals_int (p3d_cuda_stream_create (&c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_pillarencoder_new (&c->params, c->weight,
-          c->bias, &c->encoder), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_pillarencoder_new (&c->params, c->weight,
+          c->bias, &c->encoder), P3DC_OK);
   c->d_features = device_alloc (c->features_size, c->stream);
   c->d_coords = device_alloc ((gsize) max_voxels * 16, c->stream);
   c->d_count = device_alloc (4, c->stream);
@@ -138,14 +138,14 @@ gpu_case_new (guint32 in, guint32 out, guint32 max_points,
 static void
 gpu_case_free (GpuCase * c)
 {
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
-  p3d_pillarencoder_free (c->encoder);
-  p3d_cuda_free (c->d_features);
-  p3d_cuda_free (c->d_coords);
-  p3d_cuda_free (c->d_count);
-  p3d_cuda_free (c->d_canvas);
-  p3d_cuda_free (c->d_dropped);
-  p3d_cuda_stream_destroy (c->stream);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
+  p3dc_pillarencoder_free (c->encoder);
+  p3dc_cuda_free (c->d_features);
+  p3dc_cuda_free (c->d_coords);
+  p3dc_cuda_free (c->d_count);
+  p3dc_cuda_free (c->d_canvas);
+  p3dc_cuda_free (c->d_dropped);
+  p3dc_cuda_stream_destroy (c->stream);
   g_free (c->weight);
   g_free (c->bias);
   g_free (c->features);
@@ -159,29 +159,29 @@ gpu_case_free (GpuCase * c)
 static void
 gpu_case_run_check (GpuCase * c, gboolean poison, const gchar * what)
 {
-  P3dPillarEncodeInput d_in = { c->d_features, c->d_coords, c->d_count };
-  P3dPillarEncodeInput h_in = { c->features, c->coords, &c->count };
+  P3dcPillarEncodeInput d_in = { c->d_features, c->d_coords, c->d_count };
+  P3dcPillarEncodeInput h_in = { c->features, c->coords, &c->count };
   guint32 device_dropped[1 + GUARD_BYTES / 4];
   gsize i;
 
-  fail_unless_equals_int (p3d_cuda_memcpy_htod (c->d_features, c->features,
-          c->features_size, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_htod (c->d_coords, c->coords,
-          (gsize) c->params.max_voxels * 16, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_htod (c->d_count, &c->count, 4,
-          c->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod (c->d_features, c->features,
+          c->features_size, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod (c->d_coords, c->coords,
+          (gsize) c->params.max_voxels * 16, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod (c->d_count, &c->count, 4,
+          c->stream), P3DC_OK);
   if (poison)
-    fail_unless_equals_int (p3d_cuda_memset (c->d_canvas, 0xff,
-            c->canvas_size, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_pillarencode_cuda (c->encoder, &d_in,
-          c->d_canvas, c->d_dropped, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_canvas,
-          c->d_canvas, c->canvas_size + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (device_dropped,
-          c->d_dropped, 4 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_pillarencode_cpu (&c->params, c->weight,
-          c->bias, &h_in, c->canvas, &c->dropped), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (c->d_canvas, 0xff,
+            c->canvas_size, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_pillarencode_cuda (c->encoder, &d_in,
+          c->d_canvas, c->d_dropped, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_canvas,
+          c->d_canvas, c->canvas_size + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (device_dropped,
+          c->d_dropped, 4 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_pillarencode_cpu (&c->params, c->weight,
+          c->bias, &h_in, c->canvas, &c->dropped), P3DC_OK);
 
   fail_unless_equals_int (device_dropped[0], c->dropped);
   if (memcmp (c->device_canvas, c->canvas, c->canvas_size) != 0) {
@@ -194,8 +194,8 @@ gpu_case_run_check (GpuCase * c, gboolean poison, const gchar * what)
               value) != 0)
         break;
     if (c->params.half_out) {
-      got = p3d_half_to_float (((guint16 *) c->device_canvas)[i]);
-      want = p3d_half_to_float (((guint16 *) c->canvas)[i]);
+      got = p3dc_half_to_float (((guint16 *) c->device_canvas)[i]);
+      want = p3dc_half_to_float (((guint16 *) c->canvas)[i]);
     } else {
       got = ((gfloat *) c->device_canvas)[i];
       want = ((gfloat *) c->canvas)[i];
@@ -313,26 +313,26 @@ GST_END_TEST;
 GST_START_TEST (test_invalid_arguments)
 {
   GpuCase *c = gpu_case_new (2, 2, 2, 4, 4, 4, FALSE, FALSE, 1);
-  P3dPillarEncodeInput in = { c->d_features, c->d_coords, c->d_count };
-  P3dPillarEncoder *encoder = (P3dPillarEncoder *) 1;
-  P3dPillarEncodeParams params = c->params;
+  P3dcPillarEncodeInput in = { c->d_features, c->d_coords, c->d_count };
+  P3dcPillarEncoder *encoder = (P3dcPillarEncoder *) 1;
+  P3dcPillarEncodeParams params = c->params;
   gfloat bad_weight[4] = { 0, 0, NAN, 0 };
 
-  fail_unless_equals_int (p3d_pillarencode_cuda (NULL, &in, c->d_canvas,
-          NULL, c->stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarencode_cuda (c->encoder, NULL,
-          c->d_canvas, NULL, c->stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarencode_cuda (c->encoder, &in, NULL,
-          NULL, c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_cuda (NULL, &in, c->d_canvas,
+          NULL, c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_cuda (c->encoder, NULL,
+          c->d_canvas, NULL, c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_cuda (c->encoder, &in, NULL,
+          NULL, c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   in.coords = (const gint32 *) ((guint8 *) c->d_coords + 4);
-  fail_unless_equals_int (p3d_pillarencode_cuda (c->encoder, &in,
-          c->d_canvas, NULL, c->stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarencoder_new (&params, bad_weight, c->bias,
-          &encoder), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencode_cuda (c->encoder, &in,
+          c->d_canvas, NULL, c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencoder_new (&params, bad_weight, c->bias,
+          &encoder), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (encoder == NULL);
   params.max_points = 0;
-  fail_unless_equals_int (p3d_pillarencoder_new (&params, c->weight, c->bias,
-          &encoder), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarencoder_new (&params, c->weight, c->bias,
+          &encoder), P3DC_ERROR_INVALID_ARGUMENT);
   gpu_case_free (c);
 }
 

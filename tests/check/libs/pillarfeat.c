@@ -27,7 +27,7 @@
 /* One x-voxels input and room for the x-pillar-features output. */
 typedef struct
 {
-  P3dPillarFeatParams params;
+  P3dcPillarFeatParams params;
   double voxel_size[3];
   double range_min[3];
   guint32 grid[3];
@@ -43,7 +43,7 @@ typedef struct
 static guint32
 feature_count (const Case * c)
 {
-  return p3d_pillar_feature_count (c->params.features);
+  return p3dc_pillar_feature_count (c->params.features);
 }
 
 static gsize
@@ -61,7 +61,7 @@ feature_values (const Case * c)
 
 /* A case with zeroed tensors and the KITTI PointPillars grid. */
 static Case *
-case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
+case_new (P3dcPillarFeatureSet set, gboolean half, guint32 channels,
     gint intensity_channel, guint32 max_points, guint32 max_voxels)
 {
   Case *c = g_new0 (Case, 1);
@@ -73,13 +73,13 @@ case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
   c->grid[0] = 432;
   c->grid[1] = 496;
   c->grid[2] = 1;
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params, set, half,
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&c->params, set, half,
           channels, intensity_channel, max_points, max_voxels, voxel_size,
-          range_min), P3D_OK);
+          range_min), P3DC_OK);
   c->voxels = g_new0 (gfloat, max_voxels * row_floats (c));
   c->num_points = g_new0 (guint32, max_voxels);
   c->coords = g_new0 (gint32, (gsize) max_voxels * 4);
-  c->features = g_malloc0 (p3d_pillarfeat_features_size (&c->params));
+  c->features = g_malloc0 (p3dc_pillarfeat_features_size (&c->params));
   c->out_coords = g_new0 (gint32, (gsize) max_voxels * 4);
   return c;
 }
@@ -132,10 +132,10 @@ case_fill_random (Case * c, P3dTestRng * rng, guint32 count, gboolean wild)
   }
 }
 
-static P3dPillarFeatInput
+static P3dcPillarFeatInput
 case_input (const Case * c)
 {
-  P3dPillarFeatInput in = { c->voxels, c->num_points, c->coords, &c->count };
+  P3dcPillarFeatInput in = { c->voxels, c->num_points, c->coords, &c->count };
 
   return in;
 }
@@ -143,17 +143,17 @@ case_input (const Case * c)
 static void
 case_run (Case * c)
 {
-  P3dPillarFeatInput in = case_input (c);
-  P3dPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
+  P3dcPillarFeatInput in = case_input (c);
+  P3dcPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
 
-  p3d_pillarfeat_cpu (&c->params, &in, &out);
+  p3dc_pillarfeat_cpu (&c->params, &in, &out);
 }
 
 static gfloat
 output_value (const Case * c, gsize index)
 {
   if (c->params.half)
-    return p3d_half_to_float (((const guint16 *) c->features)[index]);
+    return p3dc_half_to_float (((const guint16 *) c->features)[index]);
   return ((const gfloat *) c->features)[index];
 }
 
@@ -169,7 +169,7 @@ oracle_point (const Case * c, guint32 v, guint32 p, double *out,
   double mean[3] = { 0.0, 0.0, 0.0 }, center[3], scale = 0.0;
   const gint32 *coord = c->coords + (gsize) v * 4;
 
-  memset (out, 0, P3D_PILLAR_FEATURES_MAX * sizeof (double));
+  memset (out, 0, P3DC_PILLAR_FEATURES_MAX * sizeof (double));
   *tolerance = 0.0;
   if (v >= count || p >= n)
     return;
@@ -191,7 +191,7 @@ oracle_point (const Case * c, guint32 v, guint32 p, double *out,
   out[0] = point[0];
   out[1] = point[1];
   out[2] = point[2];
-  if (c->params.features == P3D_PILLAR_FEATURES_MMDET3D_11) {
+  if (c->params.features == P3DC_PILLAR_FEATURES_MMDET3D_11) {
     /* the point's own channels 3 and 4, then the offsets one place on */
     out[3] = c->params.channels > 3 ? point[3] : 0.0;
     out[4] = c->params.channels > 4 ? point[4] : 0.0;
@@ -204,7 +204,7 @@ oracle_point (const Case * c, guint32 v, guint32 p, double *out,
     out[4 + axis] = point[axis] - mean[axis];
     out[7 + axis] = point[axis] - center[axis];
   }
-  if (c->params.features == P3D_PILLAR_FEATURES_POINTPILLARS_11)
+  if (c->params.features == P3DC_PILLAR_FEATURES_POINTPILLARS_11)
     out[10] = sqrt ((double) point[0] * point[0] +
         (double) point[1] * point[1] + (double) point[2] * point[2]);
   *tolerance = (n + 6) * UNIT_ROUNDOFF * scale;
@@ -216,12 +216,13 @@ check_against_oracle (const Case * c, const gchar * what)
 {
   guint32 v, p, f, features = feature_count (c);
   guint32 count = MIN (c->count, c->params.max_voxels);
-  guint32 copies = c->params.features == P3D_PILLAR_FEATURES_MMDET3D_11 ? 5 : 4;
+  guint32 copies =
+      c->params.features == P3DC_PILLAR_FEATURES_MMDET3D_11 ? 5 : 4;
 
   fail_unless_equals_int (c->out_count, count);
   for (v = 0; v < c->params.max_voxels; v++) {
     for (p = 0; p < c->params.max_points; p++) {
-      double expected[P3D_PILLAR_FEATURES_MAX], tolerance;
+      double expected[P3DC_PILLAR_FEATURES_MAX], tolerance;
       gsize at = ((gsize) v * c->params.max_points + p) * features;
 
       oracle_point (c, v, p, expected, &tolerance);
@@ -247,15 +248,15 @@ check_against_oracle (const Case * c, const gchar * what)
 
 GST_START_TEST (test_feature_count)
 {
-  fail_unless_equals_int (p3d_pillar_feature_count
-      (P3D_PILLAR_FEATURES_POINTPILLARS_10), 10);
-  fail_unless_equals_int (p3d_pillar_feature_count
-      (P3D_PILLAR_FEATURES_MMDET3D_9), 9);
-  fail_unless_equals_int (p3d_pillar_feature_count
-      (P3D_PILLAR_FEATURES_POINTPILLARS_11), 11);
-  fail_unless_equals_int (p3d_pillar_feature_count
-      (P3D_PILLAR_FEATURES_MMDET3D_11), 11);
-  fail_unless_equals_int (p3d_pillar_feature_count ((P3dPillarFeatureSet) 4),
+  fail_unless_equals_int (p3dc_pillar_feature_count
+      (P3DC_PILLAR_FEATURES_POINTPILLARS_10), 10);
+  fail_unless_equals_int (p3dc_pillar_feature_count
+      (P3DC_PILLAR_FEATURES_MMDET3D_9), 9);
+  fail_unless_equals_int (p3dc_pillar_feature_count
+      (P3DC_PILLAR_FEATURES_POINTPILLARS_11), 11);
+  fail_unless_equals_int (p3dc_pillar_feature_count
+      (P3DC_PILLAR_FEATURES_MMDET3D_11), 11);
+  fail_unless_equals_int (p3dc_pillar_feature_count ((P3dcPillarFeatureSet) 4),
       0);
 }
 
@@ -266,12 +267,12 @@ GST_START_TEST (test_params_init)
   const double size[3] = { 0.16, 0.16, 4.0 };
   const double range_min[3] = { 0.0, -39.68, -3.0 };
   double bad[3];
-  P3dPillarFeatParams params;
+  P3dcPillarFeatParams params;
   guint axis;
 
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_POINTPILLARS_10, 1, 4, 3, 32, 40000, size,
-          range_min), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_POINTPILLARS_10, 1, 4, 3, 32, 40000, size,
+          range_min), P3DC_OK);
   fail_unless_equals_int (params.half, 1);
   fail_unless_equals_int (params.channels, 4);
   fail_unless_equals_int (params.max_points, 32);
@@ -288,52 +289,52 @@ GST_START_TEST (test_params_init)
     const double nus_size[3] = { 0.2, 0.2, 8.0 };
     const double nus_min[3] = { -51.2, -51.2, -5.0 };
 
-    fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-            P3D_PILLAR_FEATURES_POINTPILLARS_10, 1, 5, 3, 20, 40000, nus_size,
-            nus_min), P3D_OK);
+    fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+            P3DC_PILLAR_FEATURES_POINTPILLARS_10, 1, 5, 3, 20, 40000, nus_size,
+            nus_min), P3DC_OK);
     fail_unless (params.center_offset[0] == (float) (0.1 + -51.2));
     fail_unless (params.center_offset[0] != (float) 0.1 + (float) -51.2);
   }
-  fail_unless_equals_uint64 (p3d_pillarfeat_features_size (&params),
+  fail_unless_equals_uint64 (p3dc_pillarfeat_features_size (&params),
       40000ull * 20 * 10 * 2);
 
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          (P3dPillarFeatureSet) 4, 0, 4, 3, 32, 40000, size, range_min),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 2, -1, 32, 40000, size,
-          range_min), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 4, 32, 40000, size,
-          range_min), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 2, 32, 40000, size,
-          range_min), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, -2, 32, 40000, size,
-          range_min), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 0, 40000, size, range_min),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 32, 0, size, range_min),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 65537, 40000, size,
-          range_min), P3D_ERROR_TOO_LARGE);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 1, 0x80000000u, size,
-          range_min), P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          (P3dcPillarFeatureSet) 4, 0, 4, 3, 32, 40000, size, range_min),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 2, -1, 32, 40000, size,
+          range_min), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 4, 32, 40000, size,
+          range_min), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 2, 32, 40000, size,
+          range_min), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, -2, 32, 40000, size,
+          range_min), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 0, 40000, size, range_min),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 32, 0, size, range_min),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 65537, 40000, size,
+          range_min), P3DC_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 1, 0x80000000u, size,
+          range_min), P3DC_ERROR_TOO_LARGE);
   /* point slots: 2^31 is the most */
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 65536, 32768, size,
-          range_min), P3D_OK);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 65536, 32769, size,
-          range_min), P3D_ERROR_TOO_LARGE);
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-          P3D_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 1, 0x7fffffffu, size,
-          range_min), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 65536, 32768, size,
+          range_min), P3DC_OK);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 65536, 32769, size,
+          range_min), P3DC_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+          P3DC_PILLAR_FEATURES_MMDET3D_9, 0, 4, 3, 1, 0x7fffffffu, size,
+          range_min), P3DC_OK);
   /* every axis refuses a size that is not finite and positive in float,
    * and a range start that gives no finite offset */
   for (axis = 0; axis < 3; axis++) {
@@ -344,21 +345,21 @@ GST_START_TEST (test_params_init)
     for (i = 0; i < G_N_ELEMENTS (bad_sizes); i++) {
       memcpy (bad, size, sizeof bad);
       bad[axis] = bad_sizes[i];
-      fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-              P3D_PILLAR_FEATURES_POINTPILLARS_10, 0, 4, 3, 32, 40000, bad,
-              range_min), P3D_ERROR_INVALID_ARGUMENT);
+      fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+              P3DC_PILLAR_FEATURES_POINTPILLARS_10, 0, 4, 3, 32, 40000, bad,
+              range_min), P3DC_ERROR_INVALID_ARGUMENT);
     }
     for (i = 0; i < G_N_ELEMENTS (bad_mins); i++) {
       memcpy (bad, range_min, sizeof bad);
       bad[axis] = bad_mins[i];
-      fail_unless_equals_int (p3d_pillarfeat_params_init (&params,
-              P3D_PILLAR_FEATURES_POINTPILLARS_10, 0, 4, 3, 32, 40000, size,
-              bad), P3D_ERROR_INVALID_ARGUMENT);
+      fail_unless_equals_int (p3dc_pillarfeat_params_init (&params,
+              P3DC_PILLAR_FEATURES_POINTPILLARS_10, 0, 4, 3, 32, 40000, size,
+              bad), P3DC_ERROR_INVALID_ARGUMENT);
     }
   }
-  fail_unless_equals_int (p3d_pillarfeat_params_validate (NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_uint64 (p3d_pillarfeat_features_size (NULL), 0);
+  fail_unless_equals_int (p3dc_pillarfeat_params_validate (NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_uint64 (p3dc_pillarfeat_features_size (NULL), 0);
 }
 
 GST_END_TEST;
@@ -380,15 +381,15 @@ static const gfloat hand_pointpillars_10[3][10] = {
 };
 
 static Case *
-hand_case (P3dPillarFeatureSet set, gboolean half)
+hand_case (P3dcPillarFeatureSet set, gboolean half)
 {
   const double size[3] = { 0.5, 0.5, 4.0 };
   const double range_min[3] = { 0.0, -40.0, -3.0 };
   Case *c = case_new (set, half, 4, 3, 4, 2);
   guint p;
 
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params, set, half,
-          4, 3, 4, 2, size, range_min), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&c->params, set, half,
+          4, 3, 4, 2, size, range_min), P3DC_OK);
   fail_unless (c->params.center_offset[0] == 0.25f);
   fail_unless (c->params.center_offset[1] == -39.75f);
   fail_unless (c->params.center_offset[2] == -1.0f);
@@ -404,7 +405,7 @@ hand_case (P3dPillarFeatureSet set, gboolean half)
   for (p = 0; p < 16; p++)
     c->voxels[16 + p] = 99.0f;
   c->count = 1;
-  memset (c->features, 0x7f, p3d_pillarfeat_features_size (&c->params));
+  memset (c->features, 0x7f, p3dc_pillarfeat_features_size (&c->params));
   memset (c->out_coords, 0x7f, 8 * sizeof (gint32));
   c->out_count = 12345;
   return c;
@@ -446,13 +447,13 @@ GST_START_TEST (test_hand_worked_pointpillars)
     memcpy (mmdet3d[p], hand_pointpillars_10[p], sizeof mmdet3d[p]);
   /* F16 holds every one of these values exactly, so both formats match */
   for (half = 0; half < 2; half++) {
-    Case *c = hand_case (P3D_PILLAR_FEATURES_POINTPILLARS_10, half);
+    Case *c = hand_case (P3DC_PILLAR_FEATURES_POINTPILLARS_10, half);
 
     case_run (c);
     check_hand_voxel (c, &hand_pointpillars_10[0][0], 10);
     case_free (c);
 
-    c = hand_case (P3D_PILLAR_FEATURES_MMDET3D_9, half);
+    c = hand_case (P3DC_PILLAR_FEATURES_MMDET3D_9, half);
     case_run (c);
     check_hand_voxel (c, &mmdet3d[0][0], 9);
     case_free (c);
@@ -477,20 +478,20 @@ GST_START_TEST (test_hand_worked_distance)
   };
   const double size[3] = { 1.0, 1.0, 1.0 };
   const double range_min[3] = { 0.0, 0.0, 0.0 };
-  Case *c = case_new (P3D_PILLAR_FEATURES_POINTPILLARS_11, FALSE, 3, -1, 5,
+  Case *c = case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_11, FALSE, 3, -1, 5,
       1);
   guint p, f;
 
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params,
-          P3D_PILLAR_FEATURES_POINTPILLARS_11, FALSE, 3, -1, 5, 1, size,
-          range_min), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&c->params,
+          P3DC_PILLAR_FEATURES_POINTPILLARS_11, FALSE, 3, -1, 5, 1, size,
+          range_min), P3DC_OK);
   memcpy (c->voxels, points, sizeof points);
   c->num_points[0] = 4;
   c->coords[1] = 5;
   c->coords[2] = 3;
   c->coords[3] = 2;
   c->count = 1;
-  memset (c->features, 0x7f, p3d_pillarfeat_features_size (&c->params));
+  memset (c->features, 0x7f, p3dc_pillarfeat_features_size (&c->params));
   case_run (c);
   for (p = 0; p < 5; p++) {
     for (f = 0; f < 11; f++) {
@@ -541,12 +542,12 @@ GST_START_TEST (test_hand_worked_mmdet3d_11)
 
   /* xyzit, xyzi (c4 = 0) and xyz (c3 = c4 = 0) */
   for (channels = 5; channels >= 3; channels--) {
-    Case *c = case_new (P3D_PILLAR_FEATURES_MMDET3D_11, FALSE, channels,
+    Case *c = case_new (P3DC_PILLAR_FEATURES_MMDET3D_11, FALSE, channels,
         channels > 3 ? 3 : -1, 4, 1);
 
-    fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params,
-            P3D_PILLAR_FEATURES_MMDET3D_11, FALSE, channels,
-            channels > 3 ? 3 : -1, 4, 1, size, range_min), P3D_OK);
+    fail_unless_equals_int (p3dc_pillarfeat_params_init (&c->params,
+            P3DC_PILLAR_FEATURES_MMDET3D_11, FALSE, channels,
+            channels > 3 ? 3 : -1, 4, 1, size, range_min), P3DC_OK);
     for (p = 0; p < 3; p++)
       memcpy (c->voxels + p * channels, points[p], channels * sizeof (gfloat));
     c->num_points[0] = 3;
@@ -554,7 +555,7 @@ GST_START_TEST (test_hand_worked_mmdet3d_11)
     c->coords[2] = cell[1];
     c->coords[3] = cell[0];
     c->count = 1;
-    memset (c->features, 0x7f, p3d_pillarfeat_features_size (&c->params));
+    memset (c->features, 0x7f, p3dc_pillarfeat_features_size (&c->params));
     case_run (c);
     for (p = 0; p < 4; p++) {
       gfloat want[11];
@@ -591,9 +592,9 @@ GST_END_TEST;
 
 GST_START_TEST (test_random_against_oracle)
 {
-  const P3dPillarFeatureSet sets[] = { P3D_PILLAR_FEATURES_POINTPILLARS_10,
-    P3D_PILLAR_FEATURES_MMDET3D_9, P3D_PILLAR_FEATURES_POINTPILLARS_11,
-    P3D_PILLAR_FEATURES_MMDET3D_11
+  const P3dcPillarFeatureSet sets[] = { P3DC_PILLAR_FEATURES_POINTPILLARS_10,
+    P3DC_PILLAR_FEATURES_MMDET3D_9, P3DC_PILLAR_FEATURES_POINTPILLARS_11,
+    P3DC_PILLAR_FEATURES_MMDET3D_11
   };
   const guint32 max_points[] = { 1, 3, 20, 32, 40 };
   guint s, channels, mp, seed;
@@ -613,7 +614,8 @@ GST_START_TEST (test_random_against_oracle)
           p3d_test_rng_init (&rng, 1000 * s + 100 * channels + 10 * mp + seed);
           case_fill_random (c, &rng, p3d_test_rng_below (&rng,
                   max_voxels + 1), seed == 3);
-          memset (c->features, 0xa5, p3d_pillarfeat_features_size (&c->params));
+          memset (c->features, 0xa5,
+              p3dc_pillarfeat_features_size (&c->params));
           memset (c->out_coords, 0xa5, (gsize) max_voxels * 16);
           case_run (c);
           what = g_strdup_printf ("set %d, %u channels, intensity %d, "
@@ -632,9 +634,9 @@ GST_END_TEST;
 
 GST_START_TEST (test_half_is_rounded_float)
 {
-  const P3dPillarFeatureSet sets[] = { P3D_PILLAR_FEATURES_POINTPILLARS_10,
-    P3D_PILLAR_FEATURES_MMDET3D_9, P3D_PILLAR_FEATURES_POINTPILLARS_11,
-    P3D_PILLAR_FEATURES_MMDET3D_11
+  const P3dcPillarFeatureSet sets[] = { P3DC_PILLAR_FEATURES_POINTPILLARS_10,
+    P3DC_PILLAR_FEATURES_MMDET3D_9, P3DC_PILLAR_FEATURES_POINTPILLARS_11,
+    P3DC_PILLAR_FEATURES_MMDET3D_11
   };
   guint s, wild;
 
@@ -652,7 +654,8 @@ GST_START_TEST (test_half_is_rounded_float)
       case_run (single);
       case_run (half);
       for (i = 0; i < feature_values (single); i++) {
-        guint16 expected = p3d_float_to_half (((gfloat *) single->features)[i]);
+        guint16 expected =
+            p3dc_float_to_half (((gfloat *) single->features)[i]);
         guint16 actual = ((guint16 *) half->features)[i];
 
         if (actual != expected)
@@ -679,7 +682,7 @@ check_same_output (Case * c, Case * well_formed)
   case_run (well_formed);
   fail_unless_equals_int (c->out_count, well_formed->out_count);
   fail_unless (memcmp (c->features, well_formed->features,
-          p3d_pillarfeat_features_size (&c->params)) == 0);
+          p3dc_pillarfeat_features_size (&c->params)) == 0);
   fail_unless (memcmp (c->out_coords, well_formed->out_coords,
           (gsize) c->params.max_voxels * 16) == 0);
 }
@@ -706,7 +709,7 @@ GST_START_TEST (test_count_above_max_voxels)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (counts); i++) {
-    Case *c = case_new (P3D_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 4, 3, 8,
+    Case *c = case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 4, 3, 8,
         50);
     Case *clamped;
     P3dTestRng rng;
@@ -731,7 +734,7 @@ GST_START_TEST (test_num_points_above_max_points)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (too_many); i++) {
-    Case *c = case_new (P3D_PILLAR_FEATURES_POINTPILLARS_11, TRUE, 5, 3, 8,
+    Case *c = case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_11, TRUE, 5, 3, 8,
         20);
     Case *clamped;
     P3dTestRng rng;
@@ -757,7 +760,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_empty_voxel_below_count)
 {
-  Case *c = case_new (P3D_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 4, 3, 32,
+  Case *c = case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 4, 3, 32,
       10);
   P3dTestRng rng;
   gsize row = 32 * 10, i;
@@ -770,7 +773,7 @@ GST_START_TEST (test_empty_voxel_below_count)
     c->num_points[v] = 0;
     memset (c->voxels + v * row_floats (c), 0, row_floats (c) * 4);
   }
-  memset (c->features, 0xff, p3d_pillarfeat_features_size (&c->params));
+  memset (c->features, 0xff, p3dc_pillarfeat_features_size (&c->params));
   case_run (c);
   for (v = 2; v < 10; v += 7) {
     for (i = 0; i < row; i++)
@@ -792,9 +795,9 @@ GST_START_TEST (test_writes_every_byte)
   guint half;
 
   for (half = 0; half < 2; half++) {
-    Case *c = case_new (P3D_PILLAR_FEATURES_MMDET3D_9, half, 4, 3, 7, 33);
+    Case *c = case_new (P3DC_PILLAR_FEATURES_MMDET3D_9, half, 4, 3, 7, 33);
     P3dTestRng rng;
-    gsize size = p3d_pillarfeat_features_size (&c->params), i;
+    gsize size = p3dc_pillarfeat_features_size (&c->params), i;
     guint8 *bytes = c->features;
 
     p3d_test_rng_init (&rng, 9);
@@ -823,23 +826,23 @@ GST_END_TEST;
 
 GST_START_TEST (test_invalid_params_write_nothing)
 {
-  Case *c = case_new (P3D_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 4, 3, 4, 4);
-  P3dPillarFeatInput in = case_input (c);
-  P3dPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
+  Case *c = case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 4, 3, 4, 4);
+  P3dcPillarFeatInput in = case_input (c);
+  P3dcPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
   guint8 *bytes = c->features;
   gsize i;
 
   c->count = 4;
   c->out_count = 77;
-  memset (c->features, 0xa5, p3d_pillarfeat_features_size (&c->params));
+  memset (c->features, 0xa5, p3dc_pillarfeat_features_size (&c->params));
   c->params.channels = 2;
-  p3d_pillarfeat_cpu (&c->params, &in, &out);
+  p3dc_pillarfeat_cpu (&c->params, &in, &out);
   c->params.channels = 4;
-  p3d_pillarfeat_cpu (&c->params, &in, NULL);
+  p3dc_pillarfeat_cpu (&c->params, &in, NULL);
   in.count = NULL;
-  p3d_pillarfeat_cpu (&c->params, &in, &out);
+  p3dc_pillarfeat_cpu (&c->params, &in, &out);
   fail_unless_equals_int (c->out_count, 77);
-  for (i = 0; i < p3d_pillarfeat_features_size (&c->params); i++)
+  for (i = 0; i < p3dc_pillarfeat_features_size (&c->params); i++)
     fail_unless_equals_int (bytes[i], 0xa5);
   case_free (c);
 }

@@ -17,7 +17,7 @@
 
 typedef struct
 {
-  P3dPillarFeatParams params;
+  P3dcPillarFeatParams params;
   guint32 grid[3];
   gsize voxels_size, features_size;
   /* host input and the reference's output */
@@ -33,25 +33,25 @@ typedef struct
   gint32 *device_coords;
   guint32 device_count[1 + GUARD_BYTES / 4];
   /* device buffers */
-  P3dCudaStream stream;
-  P3dPillarFeatInput d_in;
-  P3dPillarFeatOutput d_out;
+  P3dcCudaStream stream;
+  P3dcPillarFeatInput d_in;
+  P3dcPillarFeatOutput d_out;
 } GpuCase;
 
 static void *
-device_alloc (gsize size, gboolean guarded, P3dCudaStream stream)
+device_alloc (gsize size, gboolean guarded, P3dcCudaStream stream)
 {
   void *ptr = NULL;
   gsize total = size + (guarded ? GUARD_BYTES : 0);
 
-  fail_unless_equals_int (p3d_cuda_malloc (&ptr, total), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (ptr, GUARD_VALUE, total, stream),
-      P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&ptr, total), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (ptr, GUARD_VALUE, total, stream),
+      P3DC_OK);
   return ptr;
 }
 
 static GpuCase *
-gpu_case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
+gpu_case_new (P3dcPillarFeatureSet set, gboolean half, guint32 channels,
     gint intensity_channel, guint32 max_points, guint32 max_voxels)
 {
   const double voxel_size[3] = { 0.2, 0.2, 8.0 };
@@ -62,11 +62,11 @@ gpu_case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
   c->grid[0] = 512;
   c->grid[1] = 512;
   c->grid[2] = 1;
-  fail_unless_equals_int (p3d_pillarfeat_params_init (&c->params, set, half,
+  fail_unless_equals_int (p3dc_pillarfeat_params_init (&c->params, set, half,
           channels, intensity_channel, max_points, max_voxels, voxel_size,
-          range_min), P3D_OK);
+          range_min), P3DC_OK);
   c->voxels_size = mv * max_points * channels * sizeof (gfloat);
-  c->features_size = p3d_pillarfeat_features_size (&c->params);
+  c->features_size = p3dc_pillarfeat_features_size (&c->params);
   c->voxels = g_malloc0 (c->voxels_size);
   c->num_points = g_new0 (guint32, mv);
   c->coords = g_new0 (gint32, mv * 4);
@@ -75,7 +75,7 @@ gpu_case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
   c->device_features = g_malloc (c->features_size + GUARD_BYTES);
   c->device_coords = g_malloc (mv * 16 + GUARD_BYTES);
 
-  fail_unless_equals_int (p3d_cuda_stream_create (&c->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&c->stream), P3DC_OK);
   c->d_in.voxels = device_alloc (c->voxels_size, FALSE, c->stream);
   c->d_in.num_points = device_alloc (mv * 4, FALSE, c->stream);
   c->d_in.coords = device_alloc (mv * 16, FALSE, c->stream);
@@ -89,15 +89,15 @@ gpu_case_new (P3dPillarFeatureSet set, gboolean half, guint32 channels,
 static void
 gpu_case_free (GpuCase * c)
 {
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
-  p3d_cuda_free ((void *) c->d_in.voxels);
-  p3d_cuda_free ((void *) c->d_in.num_points);
-  p3d_cuda_free ((void *) c->d_in.coords);
-  p3d_cuda_free ((void *) c->d_in.count);
-  p3d_cuda_free (c->d_out.features);
-  p3d_cuda_free (c->d_out.coords);
-  p3d_cuda_free (c->d_out.count);
-  p3d_cuda_stream_destroy (c->stream);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
+  p3dc_cuda_free ((void *) c->d_in.voxels);
+  p3dc_cuda_free ((void *) c->d_in.num_points);
+  p3dc_cuda_free ((void *) c->d_in.coords);
+  p3dc_cuda_free ((void *) c->d_in.count);
+  p3dc_cuda_free (c->d_out.features);
+  p3dc_cuda_free (c->d_out.coords);
+  p3dc_cuda_free (c->d_out.count);
+  p3dc_cuda_stream_destroy (c->stream);
   g_free (c->voxels);
   g_free (c->num_points);
   g_free (c->coords);
@@ -148,40 +148,40 @@ gpu_case_fill_random (GpuCase * c, P3dTestRng * rng, guint32 count)
 static void
 gpu_case_upload (GpuCase * c)
 {
-  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.voxels,
-          c->voxels, c->voxels_size, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.num_points,
-          c->num_points, (gsize) c->params.max_voxels * 4, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.coords,
-          c->coords, (gsize) c->params.max_voxels * 16, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_htod ((void *) c->d_in.count,
-          &c->count, 4, c->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod ((void *) c->d_in.voxels,
+          c->voxels, c->voxels_size, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod ((void *) c->d_in.num_points,
+          c->num_points, (gsize) c->params.max_voxels * 4, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod ((void *) c->d_in.coords,
+          c->coords, (gsize) c->params.max_voxels * 16, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod ((void *) c->d_in.count,
+          &c->count, 4, c->stream), P3DC_OK);
 }
 
 /* Fills the device outputs with 0xff (NaN in either format), guards kept. */
 static void
 gpu_case_poison (GpuCase * c)
 {
-  fail_unless_equals_int (p3d_cuda_memset (c->d_out.features, 0xff,
-          c->features_size, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (c->d_out.coords, 0xff,
-          (gsize) c->params.max_voxels * 16, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (c->d_out.count, 0xff, 4,
-          c->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (c->d_out.features, 0xff,
+          c->features_size, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (c->d_out.coords, 0xff,
+          (gsize) c->params.max_voxels * 16, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (c->d_out.count, 0xff, 4,
+          c->stream), P3DC_OK);
 }
 
 static void
 gpu_case_run (GpuCase * c, gboolean output_clean)
 {
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&c->params, &c->d_in,
-          &c->d_out, output_clean, c->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&c->params, &c->d_in,
+          &c->d_out, output_clean, c->stream), P3DC_OK);
 }
 
 static gdouble
 feature_as_double (const GpuCase * c, const guint8 * features, gsize index)
 {
   if (c->params.half)
-    return p3d_half_to_float (((const guint16 *) features)[index]);
+    return p3dc_half_to_float (((const guint16 *) features)[index]);
   return ((const gfloat *) features)[index];
 }
 
@@ -201,21 +201,21 @@ static void
 gpu_case_check (GpuCase * c, const gchar * what)
 {
   const gsize value_size = c->params.half ? 2 : 4;
-  const guint32 features = p3d_pillar_feature_count (c->params.features);
+  const guint32 features = p3dc_pillar_feature_count (c->params.features);
   const gsize mv = c->params.max_voxels;
-  P3dPillarFeatInput in = { c->voxels, c->num_points, c->coords, &c->count };
-  P3dPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
+  P3dcPillarFeatInput in = { c->voxels, c->num_points, c->coords, &c->count };
+  P3dcPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
   gsize i;
 
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_features,
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_features,
           c->d_out.features, c->features_size + GUARD_BYTES, c->stream),
-      P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_coords,
-          c->d_out.coords, mv * 16 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (c->device_count,
-          c->d_out.count, 4 + GUARD_BYTES, c->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (c->stream), P3D_OK);
-  p3d_pillarfeat_cpu (&c->params, &in, &out);
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_coords,
+          c->d_out.coords, mv * 16 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_count,
+          c->d_out.count, 4 + GUARD_BYTES, c->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
+  p3dc_pillarfeat_cpu (&c->params, &in, &out);
 
   if (c->device_count[0] != c->out_count)
     fail ("%s: count %u, reference %u", what, c->device_count[0], c->out_count);
@@ -244,9 +244,9 @@ gpu_case_check (GpuCase * c, const gchar * what)
   check_guard ((const guint8 *) c->device_count + 4, "count", what);
 }
 
-static const P3dPillarFeatureSet all_sets[] = {
-  P3D_PILLAR_FEATURES_POINTPILLARS_10, P3D_PILLAR_FEATURES_MMDET3D_9,
-  P3D_PILLAR_FEATURES_POINTPILLARS_11, P3D_PILLAR_FEATURES_MMDET3D_11
+static const P3dcPillarFeatureSet all_sets[] = {
+  P3DC_PILLAR_FEATURES_POINTPILLARS_10, P3DC_PILLAR_FEATURES_MMDET3D_9,
+  P3DC_PILLAR_FEATURES_POINTPILLARS_11, P3DC_PILLAR_FEATURES_MMDET3D_11
 };
 
 GST_START_TEST (test_full_size_every_set)
@@ -327,7 +327,7 @@ GST_END_TEST;
 /* Counts going up and down on a clean output: each call may leave alone
  * only the rows that the previous call left zero. */
 static void
-check_clean_sequence (P3dPillarFeatureSet set, gboolean half,
+check_clean_sequence (P3dcPillarFeatureSet set, gboolean half,
     guint32 max_points, guint32 max_voxels, const guint32 * counts,
     guint n_counts)
 {
@@ -366,10 +366,10 @@ GST_START_TEST (test_clean_sequences)
     for (half = 0; half < 2; half++)
       check_clean_sequence (all_sets[s], half, 32, 40000, short_counts,
           G_N_ELEMENTS (short_counts));
-  check_clean_sequence (P3D_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 32, 40000,
+  check_clean_sequence (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 32, 40000,
       counts, G_N_ELEMENTS (counts));
   /* rows of 20 x 9 halves are not whole 16-byte chunks */
-  check_clean_sequence (P3D_PILLAR_FEATURES_MMDET3D_9, TRUE, 20, 40000, counts,
+  check_clean_sequence (P3DC_PILLAR_FEATURES_MMDET3D_9, TRUE, 20, 40000, counts,
       G_N_ELEMENTS (counts));
 }
 
@@ -381,7 +381,7 @@ GST_START_TEST (test_clean_sequence_many_voxels)
    * blocks' tickets: the grid is cut to that and loops over more tiles */
   const guint32 counts[] = { 3000000, 4194309, 100, 2500000 };
 
-  check_clean_sequence (P3D_PILLAR_FEATURES_MMDET3D_9, TRUE, 1, 4194309,
+  check_clean_sequence (P3DC_PILLAR_FEATURES_MMDET3D_9, TRUE, 1, 4194309,
       counts, G_N_ELEMENTS (counts));
 }
 
@@ -395,7 +395,7 @@ GST_START_TEST (test_mmdet3d_11_channels)
 
   for (channels = 3; channels <= 5; channels++) {
     for (half = 0; half < 2; half++) {
-      GpuCase *c = gpu_case_new (P3D_PILLAR_FEATURES_MMDET3D_11, half,
+      GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_MMDET3D_11, half,
           channels, channels > 3 ? 3 : -1, 20, 40000);
       P3dTestRng rng;
       gchar *what = g_strdup_printf ("mmdet3d-11, %u channels, %s", channels,
@@ -420,7 +420,7 @@ GST_START_TEST (test_malformed_input)
   guint half;
 
   for (half = 0; half < 2; half++) {
-    GpuCase *c = gpu_case_new (P3D_PILLAR_FEATURES_POINTPILLARS_11, half, 4,
+    GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_11, half, 4,
         3, 20, 3000);
     P3dTestRng rng;
     guint32 v;
@@ -449,33 +449,33 @@ GST_END_TEST;
 
 GST_START_TEST (test_invalid_arguments)
 {
-  GpuCase *c = gpu_case_new (P3D_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
+  GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
       32, 100);
-  P3dPillarFeatInput in = c->d_in;
-  P3dPillarFeatOutput out = c->d_out;
-  P3dPillarFeatParams params = c->params;
+  P3dcPillarFeatInput in = c->d_in;
+  P3dcPillarFeatOutput out = c->d_out;
+  P3dcPillarFeatParams params = c->params;
 
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, NULL, &out, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, NULL, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_pillarfeat_cuda (NULL, &in, &out, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, NULL, &out, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, NULL, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (NULL, &in, &out, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   in.num_points = NULL;
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   in = c->d_in;
   out.features = (guint8 *) out.features + 8;
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   out = c->d_out;
   out.count = (guint32 *) in.count;
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   out = c->d_out;
   params.intensity_channel = 4;
-  fail_unless_equals_int (p3d_pillarfeat_cuda (&params, &in, &out, 0,
-          c->stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   gpu_case_free (c);
 }
 

@@ -73,7 +73,7 @@ frames_differ (const Frame * a, const Frame * b)
 
 /* TRUE when @p lies in @box, grown by @margin. */
 static gboolean
-box_contains (const P3dBox3d * box, const gfloat * p, gdouble margin)
+box_contains (const P3dcBox3d * box, const gfloat * p, gdouble margin)
 {
   gdouble c = cos (box->yaw), s = sin (box->yaw);
   gdouble x = p[0] - box->x, y = p[1] - box->y;
@@ -112,7 +112,7 @@ GST_START_TEST (test_determinism)
 
   for (i = 0; i < G_N_ELEMENTS (frames); i++) {
     Frame a, b, c;
-    P3dBox3d boxes_a[128], boxes_b[128];
+    P3dcBox3d boxes_a[128], boxes_b[128];
     guint n_a, n_b;
 
     frame_render (&a, first, frames[i], ALL_CHANNELS);
@@ -128,7 +128,7 @@ GST_START_TEST (test_determinism)
     n_a = p3d_lidar_scene_get_boxes (first, boxes_a, G_N_ELEMENTS (boxes_a));
     n_b = p3d_lidar_scene_get_boxes (second, boxes_b, G_N_ELEMENTS (boxes_b));
     fail_unless_equals_int (n_a, n_b);
-    fail_unless (memcmp (boxes_a, boxes_b, n_a * sizeof (P3dBox3d)) == 0);
+    fail_unless (memcmp (boxes_a, boxes_b, n_a * sizeof (P3dcBox3d)) == 0);
     frame_clear (&a);
     frame_clear (&b);
     frame_clear (&c);
@@ -193,7 +193,7 @@ GST_START_TEST (test_object_motion)
   P3dLidarObject object = { P3D_LIDAR_LABEL_CAR, 10.0, 3.5, 0.0, 4.0, 2.0,
     1.5, 10.0, 0.0, 0.5, 0.5
   };
-  P3dBox3d box;
+  P3dcBox3d box;
   guint index;
 
   empty_params (&params);
@@ -359,7 +359,7 @@ GST_START_TEST (test_boxes_around)
   for (k = 0; k < G_N_ELEMENTS (objects); k++) {
     P3dLidarSceneParams params;
     P3dLidarScene *scene;
-    P3dBox3d box, shrunk;
+    P3dcBox3d box, shrunk;
     guint strict, loose;
     Frame frame;
     gsize i;
@@ -630,7 +630,7 @@ GST_START_TEST (test_boxes_contain_points)
     guint n_objects = p3d_lidar_scene_get_n_objects (scene), i;
     guint *hits_per_object = g_new0 (guint, n_objects);
     guint labels[3] = { 0, 0, 0 };
-    P3dBox3d boxes[64];
+    P3dcBox3d boxes[64];
     guint n_boxes;
     Frame frame;
     gsize p;
@@ -641,7 +641,7 @@ GST_START_TEST (test_boxes_contain_points)
       gint32 hit = frame.hits[p];
 
       if (hit >= 0) {
-        P3dBox3d box;
+        P3dcBox3d box;
 
         p3d_lidar_scene_get_object_box (scene, hit, &box);
         fail_unless (box_contains (&box, point, 1e-3), "frame %"
@@ -661,7 +661,7 @@ GST_START_TEST (test_boxes_contain_points)
     n_boxes = p3d_lidar_scene_get_boxes (scene, boxes, G_N_ELEMENTS (boxes));
     fail_unless_equals_int (n_boxes, n_objects);
     for (i = 0; i < n_boxes; i++) {
-      P3dBox3d box;
+      P3dcBox3d box;
 
       p3d_lidar_scene_get_object_box (scene, i, &box);
       fail_unless (memcmp (&box, &boxes[i], sizeof (box)) == 0);
@@ -689,7 +689,7 @@ GST_END_TEST;
 
 /* Half extents along x and y of @box's footprint's bounding rectangle. */
 static void
-aabb_half (const P3dBox3d * box, gdouble * half_x, gdouble * half_y)
+aabb_half (const P3dcBox3d * box, gdouble * half_x, gdouble * half_y)
 {
   gdouble c = fabs (cos (box->yaw)), s = fabs (sin (box->yaw));
 
@@ -716,7 +716,7 @@ GST_START_TEST (test_objects_apart)
       P3D_LIDAR_MAX_CYCLISTS);
 
   for (f = 0; f < G_N_ELEMENTS (frames); f++) {
-    P3dBox3d *boxes = g_new (P3dBox3d, n);
+    P3dcBox3d *boxes = g_new (P3dcBox3d, n);
 
     p3d_lidar_scene_set_frame (scene, frames[f]);
     for (i = 0; i < n; i++)
@@ -754,7 +754,7 @@ GST_START_TEST (test_candidates)
 {
   P3dLidarSceneParams params;
   P3dLidarScene *scene, *again;
-  P3dBox3d truths[64], *candidates, *second, *prefix;
+  P3dcBox3d truths[64], *candidates, *second, *prefix;
   guint n_truths, n_candidates, per_object = 6, n_false = 0, i, j;
   guint *around;
 
@@ -769,22 +769,22 @@ GST_START_TEST (test_candidates)
   n_candidates = p3d_lidar_scene_get_candidates (scene, per_object, NULL, 0);
   fail_unless_equals_int (n_candidates, n_truths * per_object +
       p3d_lidar_candidates_false_positives (n_truths));
-  candidates = g_new (P3dBox3d, n_candidates);
-  second = g_new (P3dBox3d, n_candidates);
-  prefix = g_new (P3dBox3d, 10);
+  candidates = g_new (P3dcBox3d, n_candidates);
+  second = g_new (P3dcBox3d, n_candidates);
+  prefix = g_new (P3dcBox3d, 10);
   fail_unless_equals_int (p3d_lidar_scene_get_candidates (scene, per_object,
           candidates, n_candidates), n_candidates);
   fail_unless_equals_int (p3d_lidar_scene_get_candidates (again, per_object,
           second, n_candidates), n_candidates);
   fail_unless (memcmp (candidates, second,
-          n_candidates * sizeof (P3dBox3d)) == 0);
+          n_candidates * sizeof (P3dcBox3d)) == 0);
   fail_unless_equals_int (p3d_lidar_scene_get_candidates (scene, per_object,
           prefix, 10), n_candidates);
-  fail_unless (memcmp (candidates, prefix, 10 * sizeof (P3dBox3d)) == 0);
+  fail_unless (memcmp (candidates, prefix, 10 * sizeof (P3dcBox3d)) == 0);
 
   around = g_new0 (guint, n_truths);
   for (i = 0; i < n_candidates; i++) {
-    const P3dBox3d *c = &candidates[i];
+    const P3dcBox3d *c = &candidates[i];
     gfloat centre[3] = { c->x, c->y, c->z };
     guint found = 0;
 

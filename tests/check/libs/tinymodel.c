@@ -49,7 +49,7 @@ add_tensor (TinyModel * m, P3dTestRng * rng, gchar * name, guint n_dims,
   if (g_str_has_suffix (name, "running_mean")) {
     t->half = TRUE;
     for (i = 0; i < t->count; i++)
-      t->values[i] = p3d_half_to_float (p3d_float_to_half (t->values[i]));
+      t->values[i] = p3dc_half_to_float (p3dc_float_to_half (t->values[i]));
   }
   g_ptr_array_add (m->tensors, t);
   g_hash_table_insert (m->by_name, t->name, t);
@@ -232,7 +232,7 @@ write_tensor (P3dTestSafetensors * st, const TinyModelTensor * t,
     guint16 *halves = g_new (guint16, MAX (count, 1));
 
     for (j = 0; j < count; j++)
-      halves[j] = GUINT16_TO_LE (p3d_float_to_half (values[j]));
+      halves[j] = GUINT16_TO_LE (p3dc_float_to_half (values[j]));
     p3d_test_safetensors_add (st, t->name, "F16", n_dims, shape, halves,
         2 * count);
     g_free (halves);

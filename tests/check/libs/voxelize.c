@@ -1,4 +1,4 @@
-/* The voxelize reference (p3d_voxelize_cpu) against a brute-force oracle
+/* The voxelize reference (p3dc_voxelize_cpu) against a brute-force oracle
  * written here from the definition: every point compared with every voxel
  * found so far, the cell computed with floor() in double of the float32
  * quotient.  Random clouds concentrated on small grids so that voxels fill
@@ -13,17 +13,17 @@
 
 typedef struct
 {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gfloat *voxels;
   guint32 *num_points;
   gint32 *coords;
   guint32 count;
-  P3dVoxelizeStats stats;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeStats stats;
+  P3dcVoxelizeOutput out;
 } Result;
 
 static void
-result_init (Result * r, const P3dVoxelizeParams * params)
+result_init (Result * r, const P3dcVoxelizeParams * params)
 {
   gsize rows = params->max_voxels;
 
@@ -74,7 +74,7 @@ oracle_axis (gfloat p, gfloat min, gfloat size, guint32 grid, gint64 * cell)
 }
 
 static void
-oracle_voxelize (const P3dVoxelizeParams * p, const gfloat * points,
+oracle_voxelize (const P3dcVoxelizeParams * p, const gfloat * points,
     gsize n_points, Result * r)
 {
   gsize row = (gsize) p->max_points * p->channels, n_cells = 0, i, j;
@@ -144,7 +144,7 @@ static void
 assert_same_result (const Result * expected, const Result * actual,
     const gchar * what)
 {
-  const P3dVoxelizeParams *p = &expected->params;
+  const P3dcVoxelizeParams *p = &expected->params;
   gsize row = (gsize) p->max_points * p->channels, i;
   const guint32 *e_words = (const guint32 *) expected->voxels;
   const guint32 *a_words = (const guint32 *) actual->voxels;
@@ -184,7 +184,7 @@ assert_same_result (const Result * expected, const Result * actual,
 
 /* Runs the reference and the oracle on one cloud and compares them. */
 static void
-check_cloud (const P3dVoxelizeParams * params, const gfloat * points,
+check_cloud (const P3dcVoxelizeParams * params, const gfloat * points,
     gsize n_points, const gchar * what, Result * kept)
 {
   Result expected, actual;
@@ -192,8 +192,8 @@ check_cloud (const P3dVoxelizeParams * params, const gfloat * points,
   result_init (&expected, params);
   result_init (&actual, params);
   oracle_voxelize (params, points, n_points, &expected);
-  fail_unless_equals_int (p3d_voxelize_cpu (params, points, n_points,
-          &actual.out), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (params, points, n_points,
+          &actual.out), P3DC_OK);
   assert_same_result (&expected, &actual, what);
   if (kept != NULL)
     *kept = actual;
@@ -203,7 +203,7 @@ check_cloud (const P3dVoxelizeParams * params, const gfloat * points,
 }
 
 static void
-make_params (P3dVoxelizeParams * params, const gdouble size[3],
+make_params (P3dcVoxelizeParams * params, const gdouble size[3],
     const gdouble min[3], const guint cells[3], guint channels,
     guint max_points, guint max_voxels)
 {
@@ -214,8 +214,8 @@ make_params (P3dVoxelizeParams * params, const gdouble size[3],
     range[a] = min[a];
     range[3 + a] = min[a] + size[a] * cells[a];
   }
-  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range,
-          channels, max_points, max_voxels), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (params, size, range,
+          channels, max_points, max_voxels), P3DC_OK);
   for (a = 0; a < 3; a++)
     fail_unless_equals_int (params->grid[a], cells[a]);
 }
@@ -245,26 +245,26 @@ GST_START_TEST (test_params_init)
   const gdouble cp_size[3] = { 0.075, 0.075, 0.2 };
   const gdouble cp_range[6] = { -54, -54, -5, 54, 54, 3 };
   gdouble size[3], range[6];
-  P3dVoxelizeParams p, untouched;
+  P3dcVoxelizeParams p, untouched;
 
-  fail_unless_equals_int (p3d_voxelize_params_init (&p, kitti_size,
-          kitti_range, 4, 32, 40000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&p, kitti_size,
+          kitti_range, 4, 32, 40000), P3DC_OK);
   fail_unless (p.grid[0] == 432 && p.grid[1] == 496 && p.grid[2] == 1);
   fail_unless (p.voxel_size[0] == 0.16f && p.range_min[1] == -39.68f);
   fail_unless (p.channels == 4 && p.max_points == 32 && p.max_voxels == 40000);
-  fail_unless_equals_int (p3d_voxelize_params_check (&p), P3D_OK);
-  fail_unless_equals_int (p3d_voxelize_params_init (&p, nus_size, nus_range,
-          5, 20, 40000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_check (&p), P3DC_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&p, nus_size, nus_range,
+          5, 20, 40000), P3DC_OK);
   fail_unless (p.grid[0] == 512 && p.grid[1] == 512 && p.grid[2] == 1);
-  fail_unless_equals_int (p3d_voxelize_params_init (&p, cp_size, cp_range,
-          5, 10, 160000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&p, cp_size, cp_range,
+          5, 10, 160000), P3DC_OK);
   fail_unless (p.grid[0] == 1440 && p.grid[1] == 1440 && p.grid[2] == 40);
 
   /* Refusals leave the struct alone. */
   memset (&untouched, 0x5a, sizeof (untouched));
 #define REFUSED(expect, ch, mp, mv) G_STMT_START { \
     p = untouched; \
-    fail_unless_equals_int (p3d_voxelize_params_init (&p, size, range, \
+    fail_unless_equals_int (p3dc_voxelize_params_init (&p, size, range, \
             ch, mp, mv), expect); \
     fail_unless (memcmp (&p, &untouched, sizeof (p)) == 0); \
   } G_STMT_END
@@ -274,74 +274,74 @@ GST_START_TEST (test_params_init)
   } G_STMT_END
   RESET ();
   size[0] = 0.0;
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   size[1] = -0.16;
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   size[2] = NAN;
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   size[0] = INFINITY;
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   size[0] = 1e-60;              /* 0 as a float */
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   range[0] = NAN;
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   range[4] = INFINITY;
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   range[1] = -1e39;             /* -inf as a float */
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   range[3] = range[0];          /* max == min */
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   range[5] = -4.0;              /* max < min */
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
   size[2] = 10.0;               /* round (4 / 10) = 0 cells */
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 40000);
   RESET ();
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 2, 32, 40000);
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 0, 40000);
-  REFUSED (P3D_ERROR_INVALID_ARGUMENT, 4, 32, 0);
-  REFUSED (P3D_ERROR_TOO_LARGE, P3D_VOXELIZE_MAX_CHANNELS + 1, 32, 40000);
-  REFUSED (P3D_ERROR_TOO_LARGE, 4, P3D_VOXELIZE_MAX_POINTS_PER_VOXEL + 1,
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 2, 32, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 0, 40000);
+  REFUSED (P3DC_ERROR_INVALID_ARGUMENT, 4, 32, 0);
+  REFUSED (P3DC_ERROR_TOO_LARGE, P3DC_VOXELIZE_MAX_CHANNELS + 1, 32, 40000);
+  REFUSED (P3DC_ERROR_TOO_LARGE, 4, P3DC_VOXELIZE_MAX_POINTS_PER_VOXEL + 1,
       40000);
-  REFUSED (P3D_ERROR_TOO_LARGE, 4, 32, P3D_VOXELIZE_MAX_VOXELS + 1);
+  REFUSED (P3DC_ERROR_TOO_LARGE, 4, 32, P3DC_VOXELIZE_MAX_VOXELS + 1);
   /* 2^24 voxels of 1024 points of 64 channels: 2^42 bytes. */
-  REFUSED (P3D_ERROR_TOO_LARGE, 64, 1024, P3D_VOXELIZE_MAX_VOXELS);
+  REFUSED (P3DC_ERROR_TOO_LARGE, 64, 1024, P3DC_VOXELIZE_MAX_VOXELS);
   RESET ();
   size[0] = 1e-6;               /* 69 million cells along x */
-  REFUSED (P3D_ERROR_TOO_LARGE, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_TOO_LARGE, 4, 32, 40000);
   RESET ();
   size[0] = size[1] = 0.01;     /* 6912 x 7936 x 1: under 2^31 cells */
-  fail_unless_equals_int (p3d_voxelize_params_init (&p, size, range, 4, 32,
-          40000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&p, size, range, 4, 32,
+          40000), P3DC_OK);
   fail_unless (p.grid[0] == 6912 && p.grid[1] == 7936);
   RESET ();
   size[0] = size[1] = 0.001;    /* 69120 x 79360: too many cells */
-  REFUSED (P3D_ERROR_TOO_LARGE, 4, 32, 40000);
+  REFUSED (P3DC_ERROR_TOO_LARGE, 4, 32, 40000);
 #undef REFUSED
 #undef RESET
 
-  fail_unless_equals_int (p3d_voxelize_params_init (NULL, kitti_size,
-          kitti_range, 4, 32, 40000), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelize_params_check (NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelize_params_init (&p, kitti_size,
-          kitti_range, 4, 32, 40000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (NULL, kitti_size,
+          kitti_range, 4, 32, 40000), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_params_check (NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&p, kitti_size,
+          kitti_range, 4, 32, 40000), P3DC_OK);
   p.voxel_size[0] = -1.0f;
-  fail_unless_equals_int (p3d_voxelize_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
   p.voxel_size[0] = 0.16f;
   p.grid[2] = 0;
-  fail_unless_equals_int (p3d_voxelize_params_check (&p),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_params_check (&p),
+      P3DC_ERROR_INVALID_ARGUMENT);
 }
 
 GST_END_TEST;
@@ -358,7 +358,7 @@ GST_START_TEST (test_random_clouds)
     guint cells[3], a, channels, max_points, max_voxels;
     gsize n, i;
     gfloat *points;
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     gchar *what;
 
     p3d_test_rng_init (&rng, seed);
@@ -418,7 +418,7 @@ GST_START_TEST (test_max_points_edges)
     for (extra = 0; extra <= 3; extra++) {
       guint n_first = max_points + extra - 1, n = 2 * n_first, i;
       gfloat *points = g_new (gfloat, n * 4 + 1);
-      P3dVoxelizeParams params;
+      P3dcVoxelizeParams params;
       Result r;
       gchar *what;
 
@@ -463,7 +463,7 @@ GST_START_TEST (test_max_voxels_edges)
     for (extra = 0; extra <= 3; extra++) {
       guint n_cells = max_voxels + extra - 1, n = 2 * n_cells, i;
       gfloat *points = g_new (gfloat, n * 3 + 1);
-      P3dVoxelizeParams params;
+      P3dcVoxelizeParams params;
       Result r;
       gchar *what;
 
@@ -511,7 +511,7 @@ find_rounding_up (gfloat min, gfloat size, guint32 grid, gfloat max,
 
 /* The cell of one point along @axis, or -1 when it is dropped. */
 static gint
-single_point_cell (const P3dVoxelizeParams * params, const gfloat p[3],
+single_point_cell (const P3dcVoxelizeParams * params, const gfloat p[3],
     guint axis)
 {
   gfloat point[4] = { p[0], p[1], p[2], 1.0f };
@@ -537,14 +537,14 @@ GST_START_TEST (test_range_faces)
 {
   const gdouble kitti_size[3] = { 0.16, 0.16, 4.0 };
   const gdouble kitti_range[6] = { 0, -39.68, -3, 69.12, 39.68, 1 };
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gfloat points[64 * 4];
   gfloat mid[3];
   guint n = 0, a, rounded = 0;
   Result r;
 
-  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_size,
-          kitti_range, 4, 32, 100), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&params, kitti_size,
+          kitti_range, 4, 32, 100), P3DC_OK);
   for (a = 0; a < 3; a++)
     mid[a] = params.range_min[a] + 0.5f * params.voxel_size[a]
         * params.grid[a];
@@ -611,7 +611,7 @@ GST_START_TEST (test_nonfinite)
   const gfloat bad[3] = { NAN, INFINITY, -INFINITY };
   gfloat points[40 * 4];
   guint32 payload_nan = 0x7fc01234u, signalling_nan = 0xff800001u;
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   guint n = 0, a, b;
   Result r;
 
@@ -650,7 +650,7 @@ GST_START_TEST (test_empty_and_one_point)
   const gdouble size[3] = { 0.2, 0.2, 8 }, min[3] = { -51.2, -51.2, -5 };
   const guint cells[3] = { 512, 512, 1 };
   gfloat point[5] = { 1.0f, -2.0f, 0.5f, 7.0f, 0.25f };
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   Result r;
 
   make_params (&params, size, min, cells, 5, 20, 1000);
@@ -679,14 +679,14 @@ GST_START_TEST (test_3d_grid_channels)
   guint channels;
 
   for (channels = 3; channels <= 5; channels++) {
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     P3dTestRng rng;
     gsize n = 4000, i;
     gfloat *points = g_new (gfloat, n * channels);
     gchar *what;
 
-    fail_unless_equals_int (p3d_voxelize_params_init (&params, size, range,
-            channels, 10, 300), P3D_OK);
+    fail_unless_equals_int (p3dc_voxelize_params_init (&params, size, range,
+            channels, 10, 300), P3DC_OK);
     p3d_test_rng_init (&rng, 77 + channels);
     for (i = 0; i < n; i++) {
       gfloat cx = 10.0f * (i % 3), cy = -5.0f * (i % 5);
@@ -708,29 +708,29 @@ GST_START_TEST (test_bad_arguments)
 {
   const gdouble size[3] = { 1, 1, 1 }, min[3] = { 0, 0, 0 };
   const guint cells[3] = { 2, 2, 2 };
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gfloat point[3] = { 0.5f, 0.5f, 0.5f };
   Result r;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeOutput out;
 
   make_params (&params, size, min, cells, 3, 2, 2);
   result_init (&r, &params);
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, NULL, 1, &r.out),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, point, 1, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, NULL, 1, &r.out),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, point, 1, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
   out = r.out;
   out.coords = NULL;
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, point, 1, &out),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, point, 1, &out),
+      P3DC_ERROR_INVALID_ARGUMENT);
   params.channels = 2;
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, point, 1, &r.out),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, point, 1, &r.out),
+      P3DC_ERROR_INVALID_ARGUMENT);
   params.channels = 3;
   /* Stats are optional. */
   out = r.out;
   out.stats = NULL;
-  fail_unless_equals_int (p3d_voxelize_cpu (&params, point, 1, &out), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (&params, point, 1, &out), P3DC_OK);
   fail_unless_equals_int (r.count, 1);
   result_clear (&r);
 }
@@ -797,7 +797,7 @@ GST_START_TEST (test_golden_hashes)
   guint c;
 
   for (c = 0; c < G_N_ELEMENTS (cases); c++) {
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     P3dTestRng rng;
     Result r;
     gfloat *points;
@@ -830,8 +830,8 @@ GST_START_TEST (test_golden_hashes)
     g_free (what);
 
     result_init (&r, &params);
-    fail_unless_equals_int (p3d_voxelize_cpu (&params, points,
-            cases[c].n_points, &r.out), P3D_OK);
+    fail_unless_equals_int (p3dc_voxelize_cpu (&params, points,
+            cases[c].n_points, &r.out), P3DC_OK);
     fail_unless_equals_int (r.count, cases[c].count);
     what = g_strdup_printf ("%s: voxel points", cases[c].name);
     assert_sha256 (r.voxels, (gsize) params.max_voxels * params.max_points *

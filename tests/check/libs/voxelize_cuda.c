@@ -1,4 +1,4 @@
-/* p3d_voxelize_cuda against the reference, bit for bit: every tensor and
+/* p3dc_voxelize_cuda against the reference, bit for bit: every tensor and
  * the stats are compared after each frame.  Outputs are poisoned (0xff
  * bytes) before every run with output_clean=0, to prove every byte is
  * written; runs with output_clean=1 go through the same buffers frame after
@@ -16,23 +16,23 @@
 
 typedef struct
 {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gfloat *voxels;
   guint32 *num_points;
   gint32 *coords;
   guint32 count;
-  P3dVoxelizeStats stats;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeStats stats;
+  P3dcVoxelizeOutput out;
 } Result;
 
 static gsize
-voxel_floats (const P3dVoxelizeParams * p)
+voxel_floats (const P3dcVoxelizeParams * p)
 {
   return (gsize) p->max_voxels * p->max_points * p->channels;
 }
 
 static void
-result_init (Result * r, const P3dVoxelizeParams * params)
+result_init (Result * r, const P3dcVoxelizeParams * params)
 {
   r->params = *params;
   r->voxels = g_new0 (gfloat, voxel_floats (params));
@@ -71,7 +71,7 @@ static void
 assert_same_result (const Result * expected, const Result * actual,
     const gchar * what)
 {
-  const P3dVoxelizeParams *p = &expected->params;
+  const P3dcVoxelizeParams *p = &expected->params;
   gsize row = (gsize) p->max_points * p->channels, i;
   gsize words = p->max_voxels * row;
   const guint32 *e_words = (const guint32 *) expected->voxels;
@@ -122,70 +122,71 @@ assert_same_result (const Result * expected, const Result * actual,
 #define GPU_WAIT_LIMIT_S 120
 
 static void
-gpu_wait (P3dCudaStream stream, const gchar * what)
+gpu_wait (P3dcCudaStream stream, const gchar * what)
 {
-  P3dCudaEvent done = NULL;
+  P3dcCudaEvent done = NULL;
   gint64 deadline = g_get_monotonic_time () + GPU_WAIT_LIMIT_S * G_USEC_PER_SEC;
-  P3dResult result;
+  P3dcResult result;
 
-  fail_unless_equals_int (p3d_cuda_event_create (&done), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_event_record (done, stream), P3D_OK);
-  while ((result = p3d_cuda_event_query (done)) == P3D_ERROR_NOT_READY) {
+  fail_unless_equals_int (p3dc_cuda_event_create (&done), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_event_record (done, stream), P3DC_OK);
+  while ((result = p3dc_cuda_event_query (done)) == P3DC_ERROR_NOT_READY) {
     fail_unless (g_get_monotonic_time () < deadline, "%s: the device did not "
         "finish within %d s (a kernel that never ends?)", what,
         GPU_WAIT_LIMIT_S);
     g_usleep (200);
   }
-  fail_unless_equals_int (result, P3D_OK);
-  p3d_cuda_event_destroy (done);
+  fail_unless_equals_int (result, P3DC_OK);
+  p3dc_cuda_event_destroy (done);
 }
 
 /* ---- one voxelizer with its device buffers ---- */
 
 typedef struct
 {
-  P3dVoxelizeParams params;
-  P3dVoxelizer *voxelizer;
-  P3dCudaStream stream;
+  P3dcVoxelizeParams params;
+  P3dcVoxelizer *voxelizer;
+  P3dcCudaStream stream;
   void *points;
   gsize points_capacity;
-  P3dVoxelizeOutput out;
+  P3dcVoxelizeOutput out;
   Result got;
   guint frames;
 } Gpu;
 
 static void
-gpu_init (Gpu * g, const P3dVoxelizeParams * params, gsize hint)
+gpu_init (Gpu * g, const P3dcVoxelizeParams * params, gsize hint)
 {
   memset (g, 0, sizeof (*g));
   g->params = *params;
-  fail_unless_equals_int (p3d_cuda_stream_create (&g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_voxelizer_new (params, hint, &g->voxelizer),
-      P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.voxels,
-          voxel_floats (params) * 4), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.num_points,
-          (gsize) params->max_voxels * 4), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.coords,
-          (gsize) params->max_voxels * 16), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.count, 4), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &g->out.stats,
-          sizeof (P3dVoxelizeStats)), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_voxelizer_new (params, hint, &g->voxelizer),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.voxels,
+          voxel_floats (params) * 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.num_points,
+          (gsize) params->max_voxels * 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.coords,
+          (gsize) params->max_voxels * 16), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.count, 4),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.stats,
+          sizeof (P3dcVoxelizeStats)), P3DC_OK);
   result_init (&g->got, params);
 }
 
 static void
 gpu_clear (Gpu * g)
 {
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
-  p3d_voxelizer_free (g->voxelizer);
-  p3d_cuda_free (g->points);
-  p3d_cuda_free (g->out.voxels);
-  p3d_cuda_free (g->out.num_points);
-  p3d_cuda_free (g->out.coords);
-  p3d_cuda_free (g->out.count);
-  p3d_cuda_free (g->out.stats);
-  p3d_cuda_stream_destroy (g->stream);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
+  p3dc_voxelizer_free (g->voxelizer);
+  p3dc_cuda_free (g->points);
+  p3dc_cuda_free (g->out.voxels);
+  p3dc_cuda_free (g->out.num_points);
+  p3dc_cuda_free (g->out.coords);
+  p3dc_cuda_free (g->out.count);
+  p3dc_cuda_free (g->out.stats);
+  p3dc_cuda_stream_destroy (g->stream);
   result_clear (&g->got);
 }
 
@@ -196,53 +197,53 @@ gpu_upload (Gpu * g, const gfloat * points, gsize n_points)
   gsize bytes = n_points * g->params.channels * 4;
 
   if (bytes > g->points_capacity) {
-    fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
-    p3d_cuda_free (g->points);
-    fail_unless_equals_int (p3d_cuda_malloc (&g->points, bytes), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
+    p3dc_cuda_free (g->points);
+    fail_unless_equals_int (p3dc_cuda_malloc (&g->points, bytes), P3DC_OK);
     g->points_capacity = bytes;
   }
   if (bytes > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (g->points, points, bytes,
-            g->stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (g->points, points, bytes,
+            g->stream), P3DC_OK);
 }
 
 /* Fills the device output of @g with 0xff bytes (the stats too). */
 static void
 gpu_poison (Gpu * g, gboolean stats_only)
 {
-  const P3dVoxelizeParams *p = &g->params;
+  const P3dcVoxelizeParams *p = &g->params;
 
   if (!stats_only) {
-    fail_unless_equals_int (p3d_cuda_memset (g->out.voxels, 0xff,
-            voxel_floats (p) * 4, g->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memset (g->out.num_points, 0xff,
-            (gsize) p->max_voxels * 4, g->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memset (g->out.coords, 0xff,
-            (gsize) p->max_voxels * 16, g->stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memset (g->out.count, 0xff, 4,
-            g->stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.voxels, 0xff,
+            voxel_floats (p) * 4, g->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.num_points, 0xff,
+            (gsize) p->max_voxels * 4, g->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.coords, 0xff,
+            (gsize) p->max_voxels * 16, g->stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.count, 0xff, 4,
+            g->stream), P3DC_OK);
   }
-  fail_unless_equals_int (p3d_cuda_memset (g->out.stats, 0xff,
-          sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (g->out.stats, 0xff,
+          sizeof (P3dcVoxelizeStats), g->stream), P3DC_OK);
 }
 
 /* Copies the device output of @g to g->got (the queue is finished). */
 static void
 gpu_fetch (Gpu * g)
 {
-  const P3dVoxelizeParams *p = &g->params;
+  const P3dcVoxelizeParams *p = &g->params;
 
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.voxels, g->out.voxels,
-          voxel_floats (p) * 4, g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.num_points,
-          g->out.num_points, (gsize) p->max_voxels * 4, g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (g->got.coords, g->out.coords,
-          (gsize) p->max_voxels * 16, g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.count, g->out.count,
-          4, g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.stats, g->out.stats,
-          sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (g->got.voxels, g->out.voxels,
+          voxel_floats (p) * 4, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (g->got.num_points,
+          g->out.num_points, (gsize) p->max_voxels * 4, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (g->got.coords, g->out.coords,
+          (gsize) p->max_voxels * 16, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&g->got.count, g->out.count,
+          4, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&g->got.stats, g->out.stats,
+          sizeof (P3dcVoxelizeStats), g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
 }
 
 /* Compares g->got with the reference's output for @points. */
@@ -250,13 +251,13 @@ static void
 gpu_compare (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
     const gchar * what)
 {
-  const P3dVoxelizeParams *p = &g->params;
+  const P3dcVoxelizeParams *p = &g->params;
   Result expected;
   gchar *frame_what;
 
   result_init (&expected, p);
-  fail_unless_equals_int (p3d_voxelize_cpu (p, points, n_points,
-          &expected.out), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cpu (p, points, n_points,
+          &expected.out), P3DC_OK);
   frame_what = g_strdup_printf ("%s (frame %u, %" G_GSIZE_FORMAT " points, "
       "%s, grid %ux%ux%u, %u channels, max_points %u, max_voxels %u)", what,
       g->frames, n_points, clean ? "clean" : "poisoned", p->grid[0],
@@ -276,9 +277,9 @@ gpu_check (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
 {
   gpu_upload (g, points, n_points);
   gpu_poison (g, clean);
-  fail_unless_equals_int (p3d_voxelize_cuda (g->voxelizer,
+  fail_unless_equals_int (p3dc_voxelize_cuda (g->voxelizer,
           n_points ? g->points : NULL, n_points, &g->out, clean, g->stream),
-      P3D_OK);
+      P3DC_OK);
   gpu_wait (g->stream, what);
   gpu_fetch (g);
   gpu_compare (g, points, n_points, clean, what);
@@ -296,7 +297,7 @@ gpu_check_twice (Gpu * g, const gfloat * points, gsize n_points,
 /* ---- clouds ---- */
 
 static void
-make_params (P3dVoxelizeParams * params, const gdouble size[3],
+make_params (P3dcVoxelizeParams * params, const gdouble size[3],
     const gdouble min[3], const guint cells[3], guint channels,
     guint max_points, guint max_voxels)
 {
@@ -307,8 +308,8 @@ make_params (P3dVoxelizeParams * params, const gdouble size[3],
     range[a] = min[a];
     range[3 + a] = min[a] + size[a] * cells[a];
   }
-  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range,
-          channels, max_points, max_voxels), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (params, size, range,
+          channels, max_points, max_voxels), P3DC_OK);
 }
 
 static void
@@ -327,7 +328,7 @@ set_point (gfloat * points, gsize i, guint channels, gfloat x, gfloat y,
 /* Uniform over the range and a margin of @margin extents around it, with a
  * few NaN, infinite, face and repeated points. */
 static gfloat *
-uniform_cloud (P3dTestRng * rng, const P3dVoxelizeParams * p, gsize n,
+uniform_cloud (P3dTestRng * rng, const P3dcVoxelizeParams * p, gsize n,
     gfloat margin)
 {
   gfloat *points = g_new (gfloat, n * p->channels + 1);
@@ -412,23 +413,23 @@ lidar_cloud (P3dTestRng * rng, guint channels, guint sweeps,
 }
 
 static void
-nuscenes_params (P3dVoxelizeParams * params, guint max_points)
+nuscenes_params (P3dcVoxelizeParams * params, guint max_points)
 {
   const gdouble size[3] = { 0.2, 0.2, 8.0 };
   const gdouble range[6] = { -51.2, -51.2, -5, 51.2, 51.2, 3 };
 
-  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range, 5,
-          max_points, 40000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (params, size, range, 5,
+          max_points, 40000), P3DC_OK);
 }
 
 static void
-centerpoint_params (P3dVoxelizeParams * params, guint max_voxels)
+centerpoint_params (P3dcVoxelizeParams * params, guint max_voxels)
 {
   const gdouble size[3] = { 0.075, 0.075, 0.2 };
   const gdouble range[6] = { -54, -54, -5, 54, 54, 3 };
 
-  fail_unless_equals_int (p3d_voxelize_params_init (params, size, range, 5,
-          10, max_voxels), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (params, size, range, 5,
+          10, max_voxels), P3DC_OK);
 }
 
 /* ---- tests ---- */
@@ -445,7 +446,7 @@ GST_START_TEST (test_random_clouds)
     P3dTestRng rng;
     gdouble size[3], min[3];
     guint cells[3], a;
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     gfloat *points;
     Gpu g;
 
@@ -476,7 +477,7 @@ GST_START_TEST (test_lidar_clouds)
 {
   const gdouble kitti_size[3] = { 0.16, 0.16, 4.0 };
   const gdouble kitti_range[6] = { 0, -39.68, -3, 69.12, 39.68, 1 };
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   P3dTestRng rng;
   gfloat *points;
   gsize n;
@@ -504,8 +505,8 @@ GST_START_TEST (test_lidar_clouds)
   g_free (points);
 
   points = lidar_cloud (&rng, 4, 1, 20000, &n);
-  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_size,
-          kitti_range, 4, 32, 40000), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&params, kitti_size,
+          kitti_range, 4, 32, 40000), P3DC_OK);
   gpu_init (&g, &params, n);
   gpu_check_twice (&g, points, n, "KITTI pillars");
   gpu_clear (&g);
@@ -524,7 +525,7 @@ GST_START_TEST (test_many_points_per_voxel)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (limits); i++) {
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     P3dTestRng rng;
     gsize n = 30000, k;
     gfloat *points = g_new (gfloat, n * 4);
@@ -566,7 +567,7 @@ GST_START_TEST (test_channels)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (channels); i++) {
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     P3dTestRng rng;
     gfloat *points;
     gchar *what;
@@ -596,7 +597,7 @@ GST_START_TEST (test_edge_cases)
   const guint cells[3] = { 4, 4, 4 };
   const gfloat bad[3] = { NAN, INFINITY, -INFINITY };
   guint32 payload_nan = 0x7fc01234u;
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   gfloat points[400 * 4];
   guint max, extra, n, i, a, b;
   Gpu g;
@@ -632,8 +633,8 @@ GST_START_TEST (test_edge_cases)
     gpu_clear (&g);
   }
   /* Faces of the KITTI range, and values just inside and outside them. */
-  fail_unless_equals_int (p3d_voxelize_params_init (&params, kitti_size,
-          kitti_range, 4, 32, 100), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_params_init (&params, kitti_size,
+          kitti_range, 4, 32, 100), P3DC_OK);
   n = 0;
   for (a = 0; a < 3; a++) {
     gfloat face[2] = { params.range_min[a], (gfloat) kitti_range[3 + a] };
@@ -693,7 +694,7 @@ GST_START_TEST (test_clean_sequence)
   guint config;
 
   for (config = 0; config < 3; config++) {
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     P3dTestRng rng;
     Gpu g;
     guint i;
@@ -741,7 +742,7 @@ GST_END_TEST;
 /* Two voxelizers of different params on one stream, alternating. */
 GST_START_TEST (test_two_voxelizers)
 {
-  P3dVoxelizeParams pillars, voxels;
+  P3dcVoxelizeParams pillars, voxels;
   P3dTestRng rng;
   gfloat *points;
   gsize n;
@@ -774,7 +775,7 @@ typedef struct
   gfloat *host[8];
   gsize n_points[8];
   void *device[8];
-  P3dVoxelizeStats *stats;      /* device, one per frame */
+  P3dcVoxelizeStats *stats;     /* device, one per frame */
   guint n_frames;
 } Queue;
 
@@ -786,13 +787,13 @@ queue_add_cloud (Queue * q, gfloat * points, gsize n, guint channels)
   fail_unless (q->n_clouds < G_N_ELEMENTS (q->host));
   q->host[q->n_clouds] = points;
   q->n_points[q->n_clouds] = n;
-  fail_unless_equals_int (p3d_cuda_malloc (&q->device[q->n_clouds],
-          bytes + 4), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&q->device[q->n_clouds],
+          bytes + 4), P3DC_OK);
   if (bytes > 0)
-    fail_unless_equals_int (p3d_cuda_memcpy_htod (q->device[q->n_clouds],
-            points, bytes, NULL), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (q->device[q->n_clouds],
+            points, bytes, NULL), P3DC_OK);
   /* The frames run on non-blocking streams: the copy must be done. */
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (NULL), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (NULL), P3DC_OK);
   q->n_clouds++;
 }
 
@@ -801,11 +802,11 @@ queue_init (Queue * q, guint n_frames)
 {
   memset (q, 0, sizeof (*q));
   q->n_frames = n_frames;
-  fail_unless_equals_int (p3d_cuda_malloc ((void **) &q->stats,
-          n_frames * sizeof (P3dVoxelizeStats)), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_memset (q->stats, 0xff,
-          n_frames * sizeof (P3dVoxelizeStats), NULL), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (NULL), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &q->stats,
+          n_frames * sizeof (P3dcVoxelizeStats)), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (q->stats, 0xff,
+          n_frames * sizeof (P3dcVoxelizeStats), NULL), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (NULL), P3DC_OK);
 }
 
 static void
@@ -814,32 +815,32 @@ queue_clear (Queue * q)
   guint i;
 
   for (i = 0; i < q->n_clouds; i++) {
-    p3d_cuda_free (q->device[i]);
+    p3dc_cuda_free (q->device[i]);
     g_free (q->host[i]);
   }
-  p3d_cuda_free (q->stats);
+  p3dc_cuda_free (q->stats);
 }
 
 /* Queues cloud @cloud as frame @frame of @g on @stream: no host wait. */
 static void
 queue_frame (Queue * q, Gpu * g, guint cloud, guint frame, gboolean clean,
-    P3dCudaStream stream)
+    P3dcCudaStream stream)
 {
-  P3dVoxelizeOutput out = g->out;
-  const P3dVoxelizeParams *p = &g->params;
+  P3dcVoxelizeOutput out = g->out;
+  const P3dcVoxelizeParams *p = &g->params;
 
   out.stats = &q->stats[frame];
   if (!clean) {
-    fail_unless_equals_int (p3d_cuda_memset (g->out.voxels, 0xff,
-            voxel_floats (p) * 4, stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memset (g->out.num_points, 0xff,
-            (gsize) p->max_voxels * 4, stream), P3D_OK);
-    fail_unless_equals_int (p3d_cuda_memset (g->out.coords, 0xff,
-            (gsize) p->max_voxels * 16, stream), P3D_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.voxels, 0xff,
+            voxel_floats (p) * 4, stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.num_points, 0xff,
+            (gsize) p->max_voxels * 4, stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_memset (g->out.coords, 0xff,
+            (gsize) p->max_voxels * 16, stream), P3DC_OK);
   }
-  fail_unless_equals_int (p3d_voxelize_cuda (g->voxelizer,
+  fail_unless_equals_int (p3dc_voxelize_cuda (g->voxelizer,
           q->n_points[cloud] ? q->device[cloud] : NULL, q->n_points[cloud],
-          &out, clean, stream), P3D_OK);
+          &out, clean, stream), P3DC_OK);
 }
 
 /* The output of @g after the queue: its tensors, and frame @frame's stats
@@ -848,9 +849,9 @@ static void
 queue_fetch (Queue * q, Gpu * g, guint frame)
 {
   gpu_fetch (g);
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (&g->got.stats,
-          &q->stats[frame], sizeof (P3dVoxelizeStats), g->stream), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (g->stream), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&g->got.stats,
+          &q->stats[frame], sizeof (P3dcVoxelizeStats), g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
 }
 
 /* Every frame's stats against the reference's for its cloud. */
@@ -858,21 +859,21 @@ static void
 queue_check_stats (Queue * q, const Gpu * g, const guint * frame_cloud,
     const gchar * what)
 {
-  P3dVoxelizeStats *got = g_new (P3dVoxelizeStats, q->n_frames);
+  P3dcVoxelizeStats *got = g_new (P3dcVoxelizeStats, q->n_frames);
   guint f;
 
-  fail_unless_equals_int (p3d_cuda_memcpy_dtoh (got, q->stats,
-          q->n_frames * sizeof (P3dVoxelizeStats), NULL), P3D_OK);
-  fail_unless_equals_int (p3d_cuda_stream_synchronize (NULL), P3D_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got, q->stats,
+          q->n_frames * sizeof (P3dcVoxelizeStats), NULL), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (NULL), P3DC_OK);
   for (f = 0; f < q->n_frames; f++) {
     Result expected;
 
     if (frame_cloud[f] == G_MAXUINT)
       continue;
     result_init (&expected, &g->params);
-    fail_unless_equals_int (p3d_voxelize_cpu (&g->params,
+    fail_unless_equals_int (p3dc_voxelize_cpu (&g->params,
             q->host[frame_cloud[f]], q->n_points[frame_cloud[f]],
-            &expected.out), P3D_OK);
+            &expected.out), P3DC_OK);
     fail_unless (memcmp (&expected.stats, &got[f], sizeof (got[f])) == 0,
         "%s: frame %u (cloud %u): stats (in %u, nonfinite %u, out of range "
         "%u, over max-points %u, over max-voxels %u, voxels %u, dropped %u), "
@@ -906,7 +907,7 @@ GST_START_TEST (test_back_to_back)
   for (config = 0; config < 2; config++) {
     const guint n_frames = G_N_ELEMENTS (schedule);
     guint *frame_cloud = g_new (guint, n_frames);
-    P3dVoxelizeParams params;
+    P3dcVoxelizeParams params;
     P3dTestRng rng;
     Queue q;
     gfloat *cloud;
@@ -958,7 +959,7 @@ GST_START_TEST (test_two_voxelizers_back_to_back)
 {
   const guint n_frames = 12;
   guint *frame_cloud[2] = { g_new (guint, n_frames), g_new (guint, n_frames) };
-  P3dVoxelizeParams pillars, voxels;
+  P3dcVoxelizeParams pillars, voxels;
   P3dTestRng rng;
   Queue q[2];
   Gpu g[2];
@@ -1009,7 +1010,7 @@ GST_END_TEST;
  * the middle: each frame's launches start from what the last one left. */
 GST_START_TEST (test_frame_sequence)
 {
-  P3dVoxelizeParams params;
+  P3dcVoxelizeParams params;
   P3dTestRng rng;
   gfloat *lidar, *uniform;
   gsize n_lidar;
@@ -1036,42 +1037,42 @@ GST_END_TEST;
 
 GST_START_TEST (test_bad_arguments)
 {
-  P3dVoxelizeParams params, bad;
-  P3dVoxelizeOutput out;
-  P3dVoxelizer *voxelizer = NULL;
+  P3dcVoxelizeParams params, bad;
+  P3dcVoxelizeOutput out;
+  P3dcVoxelizer *voxelizer = NULL;
   Gpu g;
 
   nuscenes_params (&params, 20);
   bad = params;
   bad.channels = 2;
-  fail_unless_equals_int (p3d_voxelizer_new (&bad, 0, &voxelizer),
-      P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelizer_new (&bad, 0, &voxelizer),
+      P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless (voxelizer == NULL);
-  fail_unless_equals_int (p3d_voxelizer_new (NULL, 0, &voxelizer),
-      P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelizer_new (&params, 0, NULL),
-      P3D_ERROR_INVALID_ARGUMENT);
-  p3d_voxelizer_free (NULL);
+  fail_unless_equals_int (p3dc_voxelizer_new (NULL, 0, &voxelizer),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelizer_new (&params, 0, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  p3dc_voxelizer_free (NULL);
 
   gpu_init (&g, &params, 0);
-  fail_unless_equals_int (p3d_voxelize_cuda (NULL, g.points, 0, &g.out, 0,
-          g.stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 10, &g.out,
-          0, g.stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 0, NULL, 0,
-          g.stream), P3D_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cuda (NULL, g.points, 0, &g.out, 0,
+          g.stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cuda (g.voxelizer, NULL, 10, &g.out,
+          0, g.stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cuda (g.voxelizer, NULL, 0, NULL, 0,
+          g.stream), P3DC_ERROR_INVALID_ARGUMENT);
   out = g.out;
   out.count = NULL;
-  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 0, &out, 0,
-          g.stream), P3D_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, (const float *) 16,
-          (gsize) P3D_VOXELIZE_MAX_INPUT + 1, &g.out, 0, g.stream),
-      P3D_ERROR_TOO_LARGE);
+  fail_unless_equals_int (p3dc_voxelize_cuda (g.voxelizer, NULL, 0, &out, 0,
+          g.stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_voxelize_cuda (g.voxelizer, (const float *) 16,
+          (gsize) P3DC_VOXELIZE_MAX_INPUT + 1, &g.out, 0, g.stream),
+      P3DC_ERROR_TOO_LARGE);
   /* Stats are optional; the voxelizer still works after the refusals. */
   out = g.out;
   out.stats = NULL;
-  fail_unless_equals_int (p3d_voxelize_cuda (g.voxelizer, NULL, 0, &out, 0,
-          g.stream), P3D_OK);
+  fail_unless_equals_int (p3dc_voxelize_cuda (g.voxelizer, NULL, 0, &out, 0,
+          g.stream), P3DC_OK);
   gpu_check (&g, NULL, 0, FALSE, "after refusals");
   gpu_clear (&g);
 }

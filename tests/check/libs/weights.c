@@ -84,8 +84,8 @@ good_file (void)
   guint i;
 
   /* F16 values with exact halves: 0.333251953125 is 0x3555. */
-  f16[0] = GUINT16_TO_LE (p3d_float_to_half (0.333251953125f));
-  f16[1] = GUINT16_TO_LE (p3d_float_to_half (-1000.5f));
+  f16[0] = GUINT16_TO_LE (p3dc_float_to_half (0.333251953125f));
+  f16[1] = GUINT16_TO_LE (p3dc_float_to_half (-1000.5f));
   f16[2] = GUINT16_TO_LE (0x0001);      /* smallest subnormal, 2^-24 */
   f16[3] = GUINT16_TO_LE (0x7bff);      /* 65504 */
   /* BF16: the upper halves of 1.0, -3.5 and 2^100 */

@@ -14,8 +14,9 @@
 //           indices of its segment, in order; writes the output rows (and
 //           the zeros the output needs) and resets the cell entries it used.
 //
-// The scan and the gather are launched as programmatic dependents of the
-// kernel before them (launch.cuh), so they may be scheduled before it ends.
+// The frame is one graph (voxelize.cu) whose scan and gather nodes are
+// programmatic dependents of the node before them (launch.cuh), so they may
+// be scheduled before it ends.
 // Why this cannot deadlock, beyond what launch.cuh says: inside the scan, a
 // block spins only on tiles of lower tickets (look-back, published
 // offsets), and a ticket is taken by a block that is running; see
@@ -70,6 +71,9 @@ struct Counters {
   uint32_t total_voxels;  // non-empty cells this frame (set by scan)
   uint32_t prev_count;    // voxel rows of the previous output still to clear
   uint32_t long_count;    // entries of the long-voxel list (reset by cells)
+  // The persistent kernel's grid barrier (voxelize_persistent.cuh): low 31
+  // bits 0 between barriers, the top bit flips at each one.
+  uint32_t barrier;
 };
 
 // The scan value of a point: (1 << 32 | points in its cell) for the first

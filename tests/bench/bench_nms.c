@@ -17,11 +17,16 @@
  * kept_iou_classes_<N>.bin, int32) and the iou timings (p3d_iou.tsv) for
  * bench_nms_torchvision.py, which times torchvision on the same boxes.
  *
+ * --staged sets P3DC_BENCH_NMS_STAGED, which makes the library run workspaces
+ * of up to 1024 boxes through the three staged kernels instead of its one
+ * block (nms.cu), so that a second run times the design the one block
+ * replaces; --sizes times other box counts than 500, 4096 and 20000.
+ *
  * The per-stage times and the designs the library no longer has are
  * recorded in docs/performance.md.
  *
  *   bench_nms [--runs R] [--reference] [--objects info.json]
- *             [--write-boxes DIR]
+ *             [--write-boxes DIR] [--staged] [--sizes N,N,...]
  */
 #include <math.h>
 #include <stdio.h>
@@ -267,13 +272,34 @@ host_reference (gpointer user_data)
       run->capacity, &count, NULL);
 }
 
+/* The targets of issue 14, microseconds, at the sizes it names; 0 at
+ * others. */
+static gdouble
+nms_target (P3dcNmsMode mode, guint n)
+{
+  const guint sizes[] = { 500, 4096, 20000 };
+  const gdouble iou[] = { 20, 60, 500 };
+  const gdouble circle[] = { 20, 60, 300 };
+  const gdouble rotated[] = { 25, 100, 700 };
+  guint s;
+
+  for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
+    if (sizes[s] != n)
+      continue;
+    if (mode == P3DC_NMS_BEV_ROTATED)
+      return rotated[s];
+    return mode == P3DC_NMS_CIRCLE ? circle[s] : iou[s];
+  }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
-  const guint sizes[] = { 500, 4096, 20000 };
-  /* targets of issue 4, microseconds, by size */
-  const gdouble aligned_targets[] = { 20, 60, 500 };
-  const gdouble rotated_targets[] = { 30, 150, 1000 };
+  guint sizes[16] = { 500, 4096, 20000 };
+  guint n_sizes = 3;
+  gboolean staged = FALSE;
+  gchar *size_list = NULL;
   struct
   {
     const gchar *name;
@@ -301,6 +327,12 @@ main (int argc, char **argv)
     {"write-boxes", 0, 0, G_OPTION_ARG_FILENAME, &write_dir,
         "Write the 2D boxes, kept indices and timings for "
           "bench_nms_torchvision.py", "DIR"},
+    {"staged", 0, 0, G_OPTION_ARG_NONE, &staged,
+        "Run workspaces of up to 1024 boxes through the staged kernels "
+          "(P3DC_BENCH_NMS_STAGED)", NULL},
+    {"sizes", 0, 0, G_OPTION_ARG_STRING, &size_list,
+          "Box counts to time, comma-separated (default 500,4096,20000)",
+        "LIST"},
     {NULL}
   };
   GOptionContext *context = g_option_context_new ("- time nms on the GPU");
@@ -322,6 +354,29 @@ main (int argc, char **argv)
   g_option_context_free (context);
   if (runs < 1)
     runs = 1;
+  if (size_list != NULL) {
+    gchar **parts = g_strsplit (size_list, ",", -1);
+
+    for (n_sizes = 0; parts[n_sizes] != NULL; n_sizes++) {
+      guint64 value = g_ascii_strtoull (parts[n_sizes], NULL, 10);
+
+      if (n_sizes == G_N_ELEMENTS (sizes) || value < 1
+          || value > P3DC_NMS_MAX_CAPACITY) {
+        g_printerr ("--sizes: at most %u counts of 1 to %u\n",
+            (guint) G_N_ELEMENTS (sizes), P3DC_NMS_MAX_CAPACITY);
+        return 2;
+      }
+      sizes[n_sizes] = (guint) value;
+    }
+    g_strfreev (parts);
+    if (n_sizes == 0) {
+      g_printerr ("--sizes: no count given\n");
+      return 2;
+    }
+  }
+  /* read by p3dc_nms_new */
+  if (staged)
+    g_setenv ("P3DC_BENCH_NMS_STAGED", "1", TRUE);
   if (objects != NULL) {
     loaded = load_object_sizes (objects);
     object_sizes = (const ObjectSize *) loaded->data;
@@ -336,8 +391,10 @@ main (int argc, char **argv)
           sizeof device_name, &major, &minor, &multiprocessors));
   P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
   g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case; 3D "
-      "objects: %s\n\n", device_name, major, minor, multiprocessors, runs,
-      objects ? objects : "car / pedestrian / cyclist");
+      "objects: %s; %s\n\n", device_name, major, minor, multiprocessors, runs,
+      objects ? objects : "car / pedestrian / cyclist",
+      staged ? "staged kernels at every capacity (--staged)" :
+      "the library's dispatch");
   g_string_append (table, "| mode | N | threshold | kept | median us | "
       "p10 us | p90 us | target us | same as reference |");
   if (reference)
@@ -348,7 +405,7 @@ main (int argc, char **argv)
   g_string_append (table, "\n");
 
   for (c = 0; c < G_N_ELEMENTS (cases); c++) {
-    for (s = 0; s < G_N_ELEMENTS (sizes); s++) {
+    for (s = 0; s < n_sizes; s++) {
       guint n = sizes[s];
       GRand *rand = g_rand_new_with_seed (1000 + n);
       gsize record_size = p3dc_nms_record_size (cases[c].mode);
@@ -404,12 +461,13 @@ main (int argc, char **argv)
         p3d_bench_host (host_reference, run, 1, n > 5000 ? 3 : 20, &host_stats);
       }
 
-      target = cases[c].mode == P3DC_NMS_BEV_ROTATED ? rotated_targets[s] :
-          aligned_targets[s];
+      target = nms_target (cases[c].mode, n);
       g_string_append_printf (table, "| %s | %u | %g | %u | %.1f | %.1f | "
-          "%.1f | %.0f | %s |", cases[c].name, n, cases[c].threshold,
-          got_count, stats.median_us, stats.p10_us, stats.p90_us, target,
-          same ? "yes" : "**NO**");
+          "%.1f | ", cases[c].name, n, cases[c].threshold, got_count,
+          stats.median_us, stats.p10_us, stats.p90_us);
+      if (target > 0)
+        g_string_append_printf (table, "%.0f", target);
+      g_string_append_printf (table, " | %s |", same ? "yes" : "**NO**");
       if (reference)
         g_string_append_printf (table, " %.2f |", host_stats.median_us / 1000);
       g_string_append (table, "\n");
@@ -453,6 +511,7 @@ main (int argc, char **argv)
   g_string_free (tsv, TRUE);
   if (loaded != NULL)
     g_array_free (loaded, TRUE);
+  g_free (size_list);
   P3D_BENCH_CHECK (p3dc_cuda_stream_destroy (stream));
   return 0;
 }

@@ -22,8 +22,8 @@
 typedef struct
 {
   P3dcCudaStream stream;
-  P3dcBevGeometry *reference;   /* computed on the host */
-  P3dcBevGeometry *downloaded;  /* the device's, copied back */
+  P3dcBevGeometry *reference;    /* computed on the host */
+  P3dcBevGeometry *downloaded;   /* the device's, copied back */
   P3dcBevGeometryCuda *device;
 } Geometries;
 
@@ -169,8 +169,7 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
               d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
       fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_out, out_bytes,
               g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
-          P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
       compare_outputs (params, expected, actual, half_out, label);
       fail_unless (memcmp (actual, again, out_bytes) == 0,
           "%s: a second run differs", label);
@@ -196,8 +195,7 @@ check_case_scheduled (const BevpoolTestCase * tc,
     gsize feature_offset, const gchar * what)
 {
   Geometries g;
-  guint32 *oracle_cells =
-      g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
+  guint32 *oracle_cells = g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
 
   geometries_compute_scheduled (&g, tc, schedule, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
@@ -404,6 +402,61 @@ GST_START_TEST (test_schedules)
 
 GST_END_TEST;
 
+/* The paths of the geometry's counting sort (bevpool_geometry.cu) that the
+ * other cases miss: more cameras than one projection launch takes (8), so
+ * that a span of 4096 points is counted by two launches; and a grid of
+ * more than 2^19 sort keys, whose buckets are wider than one 16 x 16 block
+ * (2^9 keys and more).  Buckets sorted in several pieces of 8192 points are
+ * reached by the heavy-cell cases (12,288 points in one bucket) and
+ * nuScenes. */
+GST_START_TEST (test_sort_paths)
+{
+  guint seed;
+
+  for (seed = 0; seed < 6; seed++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dcCameraCalib *calib;
+    P3dTestRng rng;
+    guint i, cameras = 9 + seed;
+    gchar *what;
+
+    p3d_test_rng_init (&rng, 7000 + seed);
+    bevpool_test_random_case (&rng, &tc);
+    /* The random case's cameras again, in turn. */
+    calib = g_new0 (P3dcCameraCalib, cameras);
+    for (i = 0; i < cameras; i++)
+      calib[i] = tc.calib[i % tc.params.cameras];
+    g_free (tc.calib);
+    tc.calib = calib;
+    tc.params.cameras = cameras;
+    fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
+    what = g_strdup_printf ("seed %u, %u cameras (%u frustum points each)",
+        7000 + seed, cameras, tc.params.depth_bins * tc.params.feat_width
+        * tc.params.feat_height);
+    check_case (&tc, &rng, 0, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
+
+  {
+    /* nuScenes over a 1000 x 1000 grid: 63 x 63 blocks, 1,016,064 keys. */
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
+
+    p3d_test_rng_init (&rng, 7100);
+    bevpool_test_nuscenes_case (8, &tc);
+    tc.params.xbound[2] = 0.108;
+    tc.params.ybound[2] = 0.108;
+    fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
+    fail_unless_equals_int (tc.params.nx, 1000);
+    fail_unless_equals_int (tc.params.ny, 1000);
+    check_case (&tc, &rng, 0, "nuScenes, 1000 x 1000 grid");
+    bevpool_test_case_clear (&tc);
+  }
+}
+
+GST_END_TEST;
+
 /* nuScenes at full size (80 channels) with its real calibration. */
 GST_START_TEST (test_nuscenes)
 {
@@ -496,8 +549,7 @@ GST_START_TEST (test_errors)
   fail_unless (device == NULL);
   fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc.params,
           &device), P3DC_OK);
-  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &host),
-      P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &host), P3DC_OK);
   fail_unless_equals_int (p3dc_bevpool_geometry_new (&other.params, &wrong),
       P3DC_OK);
 
@@ -554,6 +606,7 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_channels_and_alignment);
   tcase_add_test (tc, test_heavy_cells);
   tcase_add_test (tc, test_schedules);
+  tcase_add_test (tc, test_sort_paths);
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_recompute);
   tcase_add_test (tc, test_errors);

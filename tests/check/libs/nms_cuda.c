@@ -1,7 +1,8 @@
 /* The CUDA nms against the reference: the same count, the same kept indices
  * in the same order, the same output bytes (zeros and -1 after the kept
  * ones), on the special cases of nms.c, on random layouts of every mode up
- * to 10,000 boxes and at the largest capacity, with a count on the device
+ * to 10,000 boxes and at the largest capacity, on the extremes of the
+ * one-block path (nms_fused.cuh), with a count on the device
  * below the capacity and above it (clamped), and with one workspace reused
  * across modes and parameters. */
 #include <math.h>
@@ -110,9 +111,12 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
   g_free (got_index);
 }
 
-/* compare() with every box counted, on a workspace of exactly @n (ranked by
- * rank_kernel up to 4096 boxes) and on one above 4096 (sorted by CUB's
- * device sort). */
+/* The largest workspace that nms.cu runs in one block (nms_fused.cuh). */
+#define FUSED_CAPACITY 1024
+
+/* compare() with every box counted, on a workspace of exactly @n (the one
+ * block path up to FUSED_CAPACITY boxes, rank_kernel up to 4096), on one of
+ * 2048 (rank_kernel) and on one above 4096 (sorted by CUB's device sort). */
 static void
 compare_simple (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint n)
@@ -122,6 +126,11 @@ compare_simple (const gchar * what, const P3dcNmsParams * params,
   fail_unless_equals_int (p3dc_nms_new (MAX (n, 1), &nms), P3DC_OK);
   compare (what, nms, params, boxes, n, n, n, TRUE);
   p3dc_nms_free (nms);
+  if (n <= FUSED_CAPACITY) {
+    fail_unless_equals_int (p3dc_nms_new (2048, &nms), P3DC_OK);
+    compare (what, nms, params, boxes, n, n, n, TRUE);
+    p3dc_nms_free (nms);
+  }
   if (n <= 4096) {
     fail_unless_equals_int (p3dc_nms_new (4097, &nms), P3DC_OK);
     compare (what, nms, params, boxes, n, n, n, TRUE);
@@ -365,13 +374,14 @@ GST_START_TEST (test_special_cases)
 
 GST_END_TEST;
 
-/* Every mode and variant on sizes around the 64-box tiles and the 256-box
- * chunks of the reduction. */
+/* Every mode and variant on sizes around the 32-box halves and 64-box tiles
+ * of the one-block path, the 256-box chunks of the reduction and the
+ * largest one-block workspace. */
 GST_START_TEST (test_random_small)
 {
   /* around the tiles and the reduction's 256-box chunks */
-  const guint sizes[] = { 1, 2, 31, 63, 64, 65, 127, 128, 129, 255, 256, 257,
-    500, 513, 1000
+  const guint sizes[] = { 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255,
+    256, 257, 500, 513, 1000, 1023, FUSED_CAPACITY, FUSED_CAPACITY + 1
   };
   const float thresholds[] = { 0.01f, 0.1f, 0.5f, 0.8f };
   P3dTestRng rng;
@@ -448,16 +458,22 @@ GST_START_TEST (test_large)
 
 GST_END_TEST;
 
+/* The workspaces of test_count_and_reuse: the one-block path at its
+ * largest, and rank_kernel's. */
+static const guint reuse_capacities[] = { FUSED_CAPACITY, 4096 };
+
 /* A count tensor below the capacity, and above it (clamped); and one
  * workspace reused across modes and parameters, as an element would. */
 GST_START_TEST (test_count_and_reuse)
 {
-  const guint counts[] = { 0, 1, 64, 777, 4095, 4096, 5000, 100000 };
+  const guint counts[] = { 0, 1, 64, 777, 1023, 1024, 1025, 4095, 4096, 5000,
+    100000
+  };
   P3dTestRng rng;
   P3dcNms *nms = NULL;
-  guint capacity = 4096, i, m;
+  guint capacity = reuse_capacities[__i__], i, m;
 
-  p3d_test_rng_init (&rng, 23);
+  p3d_test_rng_init (&rng, 23 + __i__);
   fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
   for (i = 0; i < G_N_ELEMENTS (counts); i++) {
     for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
@@ -472,6 +488,73 @@ GST_START_TEST (test_count_and_reuse)
       g_free (what);
       g_free (boxes);
     }
+  }
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
+/* The one-block path's extremes on a full workspace of FUSED_CAPACITY
+ * boxes, every mode, per class or not, with and without post_max: every box
+ * the same (the first suppresses all, or per class the first of each
+ * label), every box apart (all kept: 64 kept boxes a tile, the most pair
+ * tests), and a dense cluster where most pairs pass the cheap test (the
+ * warps' pair lists fill again and again). */
+GST_START_TEST (test_fused_extremes)
+{
+  guint n = FUSED_CAPACITY, m, layout, per_class, i;
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+
+  p3d_test_rng_init (&rng, 25);
+  fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+    gsize record_size = p3dc_nms_record_size (m);
+    guint8 *boxes = g_malloc (n * record_size);
+
+    for (layout = 0; layout < 3; layout++) {
+      for (i = 0; i < n; i++) {
+        /* same: all at 0; apart: a grid of 10 m (pixel) steps; cluster:
+         * centres within 1 m (pixel), sizes 3 to 5 */
+        gfloat x = layout == 1 ? 10.0f * (i % 32) :
+            layout == 2 ? p3d_test_rng_uniform (&rng, 0, 1) : 0;
+        gfloat y = layout == 1 ? 10.0f * (i / 32) :
+            layout == 2 ? p3d_test_rng_uniform (&rng, 0, 1) : 0;
+        gfloat size = layout == 2 ? p3d_test_rng_uniform (&rng, 3, 5) : 4;
+        gfloat score = p3d_test_rng_uniform (&rng, 0, 1);
+        gint32 label = (gint32) (i % 3);
+
+        if (m == P3DC_NMS_IOU) {
+          P3dcBox2d b = { x, y, x + size, y + 0.75f * size, score, label };
+
+          memcpy (boxes + i * record_size, &b, record_size);
+        } else {
+          P3dcBox3d b = { x, y, 0, size, 0.5f * size, 1.5f,
+            layout == 2 ? p3d_test_rng_uniform (&rng, -3, 3) : 0.3f, score,
+            label
+          };
+
+          memcpy (boxes + i * record_size, &b, record_size);
+        }
+      }
+      for (per_class = 0; per_class < 2; per_class++) {
+        P3dcNmsParams p;
+        gchar *what = g_strdup_printf ("one block, mode %u, layout %u, per "
+            "class %u", m, layout, per_class);
+
+        params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
+        p.per_class = per_class;
+        compare (what, nms, &p, boxes, n, n, n, TRUE);
+        p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
+        p.post_max = 100;
+        compare (what, nms, &p, boxes, n, n, n, TRUE);
+        p.post_max = 0;
+        p.pre_max = 700;
+        compare (what, nms, &p, boxes, n, n, 50, FALSE);
+        g_free (what);
+      }
+    }
+    g_free (boxes);
   }
   p3dc_nms_free (nms);
 }
@@ -520,7 +603,9 @@ nms_cuda_suite (void)
       G_N_ELEMENTS (workspace_sizes));
   tcase_add_test (tc, test_random_small);
   tcase_add_test (tc, test_large);
-  tcase_add_test (tc, test_count_and_reuse);
+  tcase_add_loop_test (tc, test_count_and_reuse, 0,
+      G_N_ELEMENTS (reuse_capacities));
+  tcase_add_test (tc, test_fused_extremes);
   tcase_add_test (tc, test_max_capacity);
   return s;
 }

@@ -278,7 +278,7 @@ p3dc_bevpool_pass_chunks (const P3dcBevPoolSchedule * s, uint32_t chunks,
 
 /* The geometry stages recorded by p3dc_bevpool_geometry_compute_cuda_timed():
  * an event before the first and after each. */
-#define P3DC_BEVPOOL_GEOMETRY_STAGES 9
+#define P3DC_BEVPOOL_GEOMETRY_STAGES 8
 extern const char *const p3dc_bevpool_geometry_stage_names[];
 
 struct _P3dBevGeometryCuda
@@ -290,21 +290,12 @@ struct _P3dBevGeometryCuda
   uint32_t frustum_points;
   uint32_t cells;
   uint32_t keys;                /* sort keys: cells padded to whole blocks */
-  /* The sort by key is a counting sort in two levels (bevpool_geometry.cu):
-   * first by bucket, key >> bucket_shift, then by key within each bucket. */
-  uint32_t bucket_shift;        /* at least 8: a bucket is whole 16 x 16 blocks */
-  uint32_t buckets;             /* ceil (keys / 2^bucket_shift), at most 2048 */
-  uint32_t spans;               /* frustum points in spans of 4096 */
+  uint32_t key_bits;            /* radix-sort bits: enough for keys itself */
   int computed;
   /* device memory; per key arrays are in key order */
   uint32_t *keys_in;            /* frustum_points + 1: also chunk ids */
-  uint32_t *keys_mid;           /* frustum_points: keys by bucket */
   uint32_t *keys_out;           /* frustum_points: sorted keys */
-  uint32_t *entries_mid;        /* frustum_points: entries by bucket */
-  uint32_t *entries_out;        /* frustum_points: packed entries */
-  uint32_t *key_count;          /* keys + 1: points per key, then cursors */
-  uint32_t *bucket_count;       /* buckets x spans: points per bucket, span */
-  uint32_t *bucket_offset;      /* buckets x spans: their exclusive sum */
+  uint32_t *entries_in, *entries_out;   /* frustum_points: packed entries */
   uint32_t *cell_start;         /* keys + 1: first sorted point per key */
   uint32_t *chunk_start;        /* keys + 1: first chunk per key */
   uint32_t *chunk_begin;        /* frustum_points + 1: first point per chunk */

@@ -4,29 +4,17 @@
 // host):
 //   1. project every frustum point (the float64 arithmetic of
 //      bevpool-private.h, shared with the reference), in (camera, u, v, d)
-//      order, to its cell's sort key, counting the points of every key and,
-//      per span of 4096 points, of every bucket (a bucket is 2^bucket_shift
-//      consecutive keys: whole 16 x 16 blocks of the plane);
-//   2. exclusive sums of both counts: the first sorted point of every key,
-//      and where each span's points of each bucket go;
-//   3. and 4. a stable counting sort in two levels, so that within a cell
-//      the points stay in (camera, u, v, d) order, the order bevpool.h
-//      defines: each span sorts its points by bucket in shared memory (CUB's
-//      block radix sort, stable) and writes each bucket's run at the
-//      bucket's offset for the span; then each bucket sorts its points by
-//      key in the same way, 8192 at a time, each key's run going to the
-//      key's next free sorted position.  Atomics only count, so the order
-//      is deterministic.  (CUB's device radix sort took three 8-bit passes
-//      over the 18-bit keys, each reading and writing keys and entries:
-//      92 us of 208 on nuScenes.  Here the keys are written once by the
-//      projection and each level reads and writes them once.)
-//   5. chunk numbers: an exclusive sum over the sorted points of "a chunk
+//      order, to its cell's sort key and its packed entry;
+//   2. sort the entries by key with CUB (stable, so within a cell they stay
+//      in (camera, u, v, d) order, the order bevpool.h defines);
+//   3. the first sorted point of every key (binary search);
+//   4. chunk numbers: an exclusive sum over the sorted points of "a chunk
 //      starts here" (bevpool.h's rule, evaluated on the fly);
-//   6. the first point of every chunk and the first chunk of every key;
-//   7. units, the pooling's work items: each 16 x 16 block of keys cut
+//   5. the first point of every chunk and the first chunk of every key;
+//   6. units, the pooling's work items: each 16 x 16 block of keys cut
 //      greedily into runs within the schedule's chunk and point budgets;
-//   8. the list of units (an exclusive sum of the unit starts, a scatter);
-//   9. the chunk plan: per unit (and pass), the order in which the pooling
+//   7. the list of units (an exclusive sum of the unit starts, a scatter);
+//   8. the chunk plan: per unit (and pass), the order in which the pooling
 //      takes its chunks (by window, longer first) and its batches (one per
 //      window) with their column-key bounds, so that every frame the
 //      pooling reads them instead of sorting.
@@ -63,246 +51,64 @@ unsigned blocks_for(uint64_t items) {
   return blocks > 65535 * 16 ? 65535 * 16 : (unsigned)blocks;
 }
 
-// The counting sort (stages 1 to 4).  A span is the kSortItems points each
-// of kThreads threads holds in one block radix sort.
-constexpr uint32_t kSortItems = 16;
-constexpr uint32_t kSpan = kThreads * kSortItems;
-// The per-bucket sort takes twice as many points at once: the busiest
-// bucket of nuScenes (the blocks next to the cameras) holds ~20,000.
-constexpr unsigned kCellThreads = 512;
-constexpr uint32_t kCellSpan = kCellThreads * kSortItems;
-// At most 2^11 buckets: a span's bucket counts fit in 8 KB of shared
-// memory, and the bucket of an item and the "no bucket" value in 12 bits.
-constexpr uint32_t kMaxBucketBits = 11;
-constexpr uint32_t kMaxBuckets = 1u << kMaxBucketBits;
-
-// Stage 1.  Point i of the frustum is (camera, u, v, d) with
+// Stage 1.  Point i of the batch is (camera, u, v, d) with
 // i = ((camera * feat_width + u) * feat_height + v) * depth_bins + d, so the
-// array order is the column-key order the stable sort must keep.  Block b
-// projects the points of piece first_piece + b (kProjectItems points per
-// thread, a quarter of a span) that belong to this launch's cameras
-// ([lo, hi)): keys[i] is the cell's block key, or key_count when dropped;
-// counts[key] and the span's bucket counts are incremented for the kept
-// ones.  The bucket counts are laid out [bucket][span] so that their
-// exclusive sum is, for every bucket and span, where the span's run of the
-// bucket starts; they start at 0, and each block adds its own (a span is
-// projected by several blocks, and with more than kCamerasPerLaunch
-// cameras by two launches).  Blocks smaller than a span keep as many
-// points in flight as CUB's sort used to (the float64 projection is bound
-// by its latency).  The parameters the projection takes the address of
-// are __grid_constant__, so that no thread copies them to local memory.
-constexpr uint32_t kProjectItems = 4;
-constexpr uint32_t kProjectPiece = kThreads * kProjectItems;
-static_assert(kSpan % kProjectPiece == 0, "a span is whole pieces");
-
-__global__ void __launch_bounds__(kThreads)
-    project_kernel(const __grid_constant__ P3dcBevFrustumGrid grid,
-                   const __grid_constant__ P3dcBevBlocking blocking,
-                   const __grid_constant__ CameraBatch batch, uint32_t lo,
-                   uint32_t hi, uint32_t first_piece, uint32_t spans,
-                   uint32_t key_count, uint32_t shift, uint32_t buckets,
-                   uint32_t *keys, uint32_t *counts, uint32_t *bucket_count) {
-  __shared__ uint32_t s_count[kMaxBuckets];
-  const uint32_t tid = threadIdx.x;
-  for (uint32_t b = tid; b < buckets; b += kThreads) s_count[b] = 0;
-  __syncthreads();  // the counts are zero
-
+// array order is the column-key order the stable sort must keep.  keys[]:
+// the cell's block key, or key_count when dropped; entries[]: the packed
+// column key and depth bin.
+__global__ void project_kernel(const P3dcBevFrustumGrid grid,
+                               const P3dcBevBlocking blocking,
+                               const CameraBatch batch, uint32_t key_count,
+                               uint32_t *keys, uint32_t *entries) {
   const uint32_t bins = grid.depth_bins;
   const uint32_t column_points = grid.feat_height * bins;
   const uint32_t camera_points = grid.feat_width * column_points;
-  const uint32_t piece = first_piece + blockIdx.x;
-  const uint32_t span = piece * kProjectPiece / kSpan;
-#pragma unroll
-  for (uint32_t r = 0; r < kProjectItems; r++) {
-    // Consecutive threads, consecutive points: the key stores coalesce.
-    const uint32_t i = piece * kProjectPiece + r * kThreads + tid;
-    if (i < lo || i >= hi) continue;
-    const uint32_t camera = i / camera_points;
-    const uint32_t rest = i - camera * camera_points;
+  const uint32_t total = batch.count * camera_points;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    const uint32_t local = i / camera_points;
+    const uint32_t rest = i - local * camera_points;
     const uint32_t u = rest / column_points;
     const uint32_t in_column = rest - u * column_points;
     const uint32_t v = in_column / bins;
     const uint32_t d = in_column - v * bins;
-    const uint32_t cell = p3dc_bevpool_point_cell(
-        &grid, &batch.cameras[camera - batch.first], u, v, d);
-    const uint32_t key =
+    const uint32_t camera = batch.first + local;
+    const uint32_t p = camera * camera_points + rest;
+    const uint32_t cell =
+        p3dc_bevpool_point_cell(&grid, &batch.cameras[local], u, v, d);
+    keys[p] =
         cell < grid.cells ? p3dc_bevpool_block_key(&blocking, cell) : key_count;
-    keys[i] = key;
-    if (key < key_count) {
-      atomicAdd(&counts[key], 1u);
-      atomicAdd(&s_count[key >> shift], 1u);
-    }
-  }
-  __syncthreads();  // every point is counted
-  for (uint32_t b = tid; b < buckets; b += kThreads)
-    if (s_count[b] != 0)
-      atomicAdd(&bucket_count[(size_t)b * spans + span], s_count[b]);
-}
-
-// The packed entry of frustum point i (stage 1's order).
-__device__ uint32_t entry_of(const P3dcBevFrustumGrid &grid, uint32_t i) {
-  const uint32_t d = i % grid.depth_bins;
-  const uint32_t column = i / grid.depth_bins;
-  const uint32_t v = column % grid.feat_height;
-  const uint32_t camera_u = column / grid.feat_height;
-  const uint32_t u = camera_u % grid.feat_width;
-  const uint32_t camera = camera_u / grid.feat_width;
-  return p3dc_bevpool_entry_pack(p3dc_bevpool_column_key(&grid, camera, u, v), d,
-                                grid.col_bits);
-}
-
-struct MaxOp {
-  __device__ uint32_t operator()(uint32_t a, uint32_t b) const {
-    return a > b ? a : b;
-  }
-};
-
-// Runs of equal sort keys after a block radix sort, whose output is
-// blocked: thread t holds sorted positions t * kSortItems + r.  For each
-// item: the position of its run's first item (a max-scan of the positions
-// where a run starts) and whether it ends its run (the next item has
-// another key, or it is the last of the @count real items).
-template <unsigned Threads>
-struct Runs {
-  using Scan = cub::BlockScan<uint32_t, Threads>;
-  struct TempStorage {
-    typename Scan::TempStorage scan;
-    uint32_t first[Threads];  // each thread's first key
-    uint32_t last[Threads];   // each thread's last key
-  };
-
-  // The caller synchronizes before @s is written again.
-  static __device__ void find(TempStorage &s, const uint32_t (&key)[kSortItems],
-                              uint32_t count, uint32_t (&run_first)[kSortItems],
-                              bool (&run_last)[kSortItems]) {
-    const uint32_t t = threadIdx.x;
-    s.first[t] = key[0];
-    s.last[t] = key[kSortItems - 1];
-    __syncthreads();  // the neighbours' keys are visible
-    uint32_t head[kSortItems];
-#pragma unroll
-    for (uint32_t r = 0; r < kSortItems; r++) {
-      const uint32_t q = t * kSortItems + r;
-      const bool starts =
-          r > 0 ? key[r - 1] != key[r] : t == 0 || s.last[t - 1] != key[0];
-      const bool ends = r + 1 < kSortItems
-                            ? key[r + 1] != key[r]
-                            : t + 1 == Threads || s.first[t + 1] != key[r];
-      head[r] = starts ? q : 0u;
-      run_last[r] = ends || q + 1 == count;
-    }
-    Scan(s.scan).InclusiveScan(head, run_first, MaxOp());
-  }
-};
-
-// Stage 3.  Block s sorts span s by bucket (stable: ties keep the span's
-// order) and writes each item, with its key and its packed entry, at its
-// bucket's offset for the span plus its rank in the run.  Dropped points
-// and the places past the last point sort last (bucket `buckets`) and are
-// not written.
-__global__ void __launch_bounds__(kThreads)
-    partition_kernel(const __grid_constant__ P3dcBevFrustumGrid grid,
-                     const uint32_t *keys, const uint32_t *bucket_offset,
-                     uint32_t points, uint32_t spans, uint32_t key_count,
-                     uint32_t shift, uint32_t buckets, uint32_t sort_bits,
-                     uint32_t *mid_keys, uint32_t *mid_entries) {
-  using Sort = cub::BlockRadixSort<uint32_t, kThreads, kSortItems, uint32_t>;
-  __shared__ typename Sort::TempStorage sort_storage;
-  __shared__ typename Runs<kThreads>::TempStorage run_storage;
-  const uint32_t span = blockIdx.x, tid = threadIdx.x;
-  const uint32_t base = span * kSpan;
-  const uint32_t count = points - base < kSpan ? points - base : kSpan;
-  uint32_t bucket[kSortItems], at[kSortItems];
-#pragma unroll
-  for (uint32_t r = 0; r < kSortItems; r++) {
-    const uint32_t q = tid * kSortItems + r;
-    const uint32_t key = q < count ? keys[base + q] : key_count;
-    bucket[r] = key < key_count ? key >> shift : buckets;
-    at[r] = q;
-  }
-  Sort(sort_storage).Sort(bucket, at, 0, (int)sort_bits);
-  uint32_t run_first[kSortItems];
-  bool run_last[kSortItems];
-  Runs<kThreads>::find(run_storage, bucket, count, run_first, run_last);
-#pragma unroll
-  for (uint32_t r = 0; r < kSortItems; r++) {
-    if (bucket[r] >= buckets) continue;
-    const uint32_t q = tid * kSortItems + r;
-    const uint32_t to =
-        bucket_offset[(size_t)bucket[r] * spans + span] + (q - run_first[r]);
-    const uint32_t i = base + at[r];
-    mid_keys[to] = keys[i];
-    mid_entries[to] = entry_of(grid, i);
+    entries[p] = p3dc_bevpool_entry_pack(
+        p3dc_bevpool_column_key(&grid, camera, u, v), d, grid.col_bits);
   }
 }
 
-// Stage 4.  Block b sorts bucket b's points (contiguous after stage 3, in
-// frustum order within the bucket) by key, kCellSpan at a time, each sort
-// stable: key k's run of a piece goes to the key's next free sorted
-// position, cell_start[k] for the first piece.  A bucket of more than one
-// piece keeps those positions in @cursor (only this block touches its
-// keys' entries); a bucket of one piece reads cell_start.
-__global__ void __launch_bounds__(kCellThreads)
-    cell_sort_kernel(const uint32_t *mid_keys, const uint32_t *mid_entries,
-                     const uint32_t *cell_start, uint32_t key_count,
-                     uint32_t shift, uint32_t *cursor, uint32_t *keys_out,
-                     uint32_t *entries_out) {
-  using Sort =
-      cub::BlockRadixSort<uint32_t, kCellThreads, kSortItems, uint32_t>;
-  __shared__ typename Sort::TempStorage sort_storage;
-  __shared__ typename Runs<kCellThreads>::TempStorage run_storage;
-  const uint32_t tid = threadIdx.x;
-  const uint32_t width = 1u << shift;
-  const uint32_t k0 = blockIdx.x << shift;  // < key_count: see the launch
-  const uint32_t k1 = key_count - k0 < width ? key_count : k0 + width;
-  const uint32_t lo = cell_start[k0], hi = cell_start[k1];
-  const bool pieces = hi - lo > kCellSpan;  // the same for the whole block
-  if (pieces) {
-    for (uint32_t k = k0 + tid; k < k1; k += kCellThreads)
-      cursor[k] = cell_start[k];
-    __syncthreads();  // the cursors are set
+// The number of sorted keys below @key.
+__device__ uint32_t lower_bound(const uint32_t *keys, uint32_t count,
+                                uint32_t key) {
+  uint32_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  for (uint32_t c0 = lo; c0 < hi; c0 += kCellSpan) {
-    const uint32_t count = hi - c0 < kCellSpan ? hi - c0 : kCellSpan;
-    uint32_t local[kSortItems], entry[kSortItems];
-#pragma unroll
-    for (uint32_t r = 0; r < kSortItems; r++) {
-      const uint32_t q = tid * kSortItems + r;
-      // Places past the last point take the largest local key: the sort
-      // being stable, they stay after every point.
-      local[r] = q < count ? mid_keys[c0 + q] - k0 : width - 1;
-      entry[r] = q < count ? mid_entries[c0 + q] : 0u;
-    }
-    Sort(sort_storage).Sort(local, entry, 0, (int)shift);
-    uint32_t run_first[kSortItems], to[kSortItems];
-    bool run_last[kSortItems];
-    Runs<kCellThreads>::find(run_storage, local, count, run_first, run_last);
-#pragma unroll
-    for (uint32_t r = 0; r < kSortItems; r++) {
-      const uint32_t q = tid * kSortItems + r;
-      to[r] = 0;
-      if (q < count) {
-        const uint32_t k = k0 + local[r];
-        to[r] = (pieces ? cursor[k] : cell_start[k]) + (q - run_first[r]);
-        keys_out[to[r]] = k;
-        entries_out[to[r]] = entry[r];
-      }
-    }
-    if (pieces) {
-      __syncthreads();  // every cursor of this piece has been read
-#pragma unroll
-      for (uint32_t r = 0; r < kSortItems; r++) {
-        const uint32_t q = tid * kSortItems + r;
-        if (q < count && run_last[r]) cursor[k0 + local[r]] = to[r] + 1;
-      }
-    }
-    // The cursors are visible and the shared storage is free for the next
-    // piece.
-    __syncthreads();
-  }
+  return lo;
 }
 
-// Stage 5's input: 1 where sorted point i starts a chunk (bevpool.h's rule,
+// Stage 3.  cell_start[k] for k <= keys; the last is the kept count, since
+// dropped points carry key == keys.
+__global__ void cell_start_kernel(const uint32_t *sorted_keys, uint32_t points,
+                                  uint32_t keys, uint32_t *cell_start) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= keys;
+       k += stride)
+    cell_start[k] = lower_bound(sorted_keys, points, k);
+}
+
+// Stage 4's input: 1 where sorted point i starts a chunk (bevpool.h's rule,
 // the same helper as the reference), 0 past the kept points.
 struct ChunkFlag {
   const uint32_t *sorted_keys;
@@ -326,7 +132,7 @@ using ChunkFlagIterator =
     thrust::transform_iterator<ChunkFlag, thrust::counting_iterator<uint32_t>,
                                uint32_t>;
 
-// Stage 6.  ids[i] is the exclusive sum of the chunk flags (ids[kept] is
+// Stage 5.  ids[i] is the exclusive sum of the chunk flags (ids[kept] is
 // the chunk count): chunk_begin[c] for every chunk and the sentinel
 // chunk_begin[count] = kept; chunk_start[k] for k <= keys.
 __global__ void chunk_start_kernel(const uint32_t *ids,
@@ -347,7 +153,7 @@ __global__ void chunk_start_kernel(const uint32_t *ids,
   }
 }
 
-// Stage 7.  One block per 16 x 16 block of keys: a unit starts at the
+// Stage 6.  One block per 16 x 16 block of keys: a unit starts at the
 // block's first key, before and after a key whose chunks or points alone
 // exceed the budget (it is pooled in passes, alone), and before a key that
 // would take the running unit over either budget.  A greedy cut is
@@ -389,7 +195,7 @@ __global__ void unit_cut_kernel(const uint32_t *cell_start,
   if (k == 0) flags[keys] = 0;
 }
 
-// Stage 8.  units[u] = (first key, first chunk, first point, 0) of unit u,
+// Stage 7.  units[u] = (first key, first chunk, first point, 0) of unit u,
 // and after the last one the sentinel (keys, chunk count, kept, 0).
 __global__ void unit_list_kernel(const uint32_t *flags, const uint32_t *pos,
                                  const uint32_t *cell_start,
@@ -404,7 +210,7 @@ __global__ void unit_list_kernel(const uint32_t *flags, const uint32_t *pos,
   }
 }
 
-// Stage 9.  A persistent grid walks the units; per pass of a unit (see
+// Stage 8.  A persistent grid walks the units; per pass of a unit (see
 // p3dc_bevpool_pass_chunks()), thread s takes chunk s of the pass:
 //   - its window, length and column-key bounds;
 //   - its rank among the pass's chunks by (window, longer first, index), and
@@ -539,7 +345,7 @@ cudaError_t record(P3dcCudaEvent *events, int index, cudaStream_t stream) {
 }
 
 P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
-                  P3dcCudaEvent *events, P3dcCudaStream stream) {
+                   P3dcCudaEvent *events, P3dcCudaStream stream) {
   if (geometry == nullptr || calib == nullptr)
     return P3DC_ERROR_INVALID_ARGUMENT;
   geometry->computed = 0;
@@ -553,19 +359,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
       (uint64_t)params->depth_bins * params->feat_width * params->feat_height;
   cudaError_t err;
 
-  const uint32_t shift = geometry->bucket_shift;
-  const uint32_t buckets = geometry->buckets;
-  const uint32_t spans = geometry->spans;
-  const uint64_t bucket_cells = (uint64_t)buckets * spans;
   if ((err = record(events, 0, stream)) != cudaSuccess) return err;
-  if ((err = cudaMemsetAsync(geometry->key_count, 0,
-                             ((size_t)keys + 1) * sizeof(uint32_t), stream)) !=
-      cudaSuccess)
-    return err;
-  if ((err = cudaMemsetAsync(geometry->bucket_count, 0,
-                             bucket_cells * sizeof(uint32_t), stream)) !=
-      cudaSuccess)
-    return err;
   for (uint32_t first = 0; first < params->cameras;
        first += kCamerasPerLaunch) {
     CameraBatch batch;
@@ -575,48 +369,27 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
                       : kCamerasPerLaunch;
     for (uint32_t i = 0; i < batch.count; i++)
       p3dc_bevpool_camera_derive(&calib[first + i], &batch.cameras[i]);
-    // The points of these cameras, and the pieces they touch (no product
-    // overflows: points < 2^31).
-    const uint32_t lo = (uint32_t)(first * camera_points);
-    const uint32_t hi = (uint32_t)((first + batch.count) * camera_points);
-    const uint32_t first_piece = lo / kProjectPiece;
-    const uint32_t last_piece = (hi - 1) / kProjectPiece;
-    project_kernel<<<last_piece - first_piece + 1, kThreads, 0, stream>>>(
-        geometry->grid, geometry->blocking, batch, lo, hi, first_piece, spans,
-        keys, shift, buckets, geometry->keys_in, geometry->key_count,
-        geometry->bucket_count);
+    project_kernel<<<blocks_for(batch.count * camera_points), kThreads, 0,
+                     stream>>>(geometry->grid, geometry->blocking, batch, keys,
+                               geometry->keys_in, geometry->entries_in);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
   }
   if ((err = record(events, 1, stream)) != cudaSuccess) return err;
 
-  // Where each span's run of each bucket goes, and where each key starts
-  // (key_count[keys] is 0, so cell_start[keys] is the kept count).
+  // Radix sort is stable: within a cell, points stay in column-key order.
   size_t temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceScan::ExclusiveSum(
-      geometry->temp, temp_bytes, geometry->bucket_count,
-      geometry->bucket_offset, (int)bucket_cells, stream);
-  if (err != cudaSuccess) return err;
-  temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
-                                      geometry->key_count, geometry->cell_start,
-                                      (int)keys + 1, stream);
+  err = cub::DeviceRadixSort::SortPairs(
+      geometry->temp, temp_bytes, geometry->keys_in, geometry->keys_out,
+      geometry->entries_in, geometry->entries_out, (int)points, 0,
+      (int)geometry->key_bits, stream);
   if (err != cudaSuccess) return err;
   if ((err = record(events, 2, stream)) != cudaSuccess) return err;
 
-  partition_kernel<<<spans, kThreads, 0, stream>>>(
-      geometry->grid, geometry->keys_in, geometry->bucket_offset, points, spans,
-      keys, shift, buckets, bit_width(buckets), geometry->keys_mid,
-      geometry->entries_mid);
+  const unsigned key_blocks = blocks_for((uint64_t)keys + 1);
+  cell_start_kernel<<<key_blocks, kThreads, 0, stream>>>(
+      geometry->keys_out, points, keys, geometry->cell_start);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 3, stream)) != cudaSuccess) return err;
-
-  // key_count, no longer needed, holds the cursors of the buckets sorted in
-  // pieces.
-  cell_sort_kernel<<<buckets, kCellThreads, 0, stream>>>(
-      geometry->keys_mid, geometry->entries_mid, geometry->cell_start, keys,
-      shift, geometry->key_count, geometry->keys_out, geometry->entries_out);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 4, stream)) != cudaSuccess) return err;
 
   // Chunk numbers over every sorted position (the kept count is on the
   // device; flags past it are 0), into keys_in, free after the sort.
@@ -625,34 +398,33 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
                                       chunk_flags(geometry), geometry->keys_in,
                                       (int)points + 1, stream);
   if (err != cudaSuccess) return err;
-  if ((err = record(events, 5, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 4, stream)) != cudaSuccess) return err;
 
   const uint32_t last = points > keys ? points : keys;
   chunk_start_kernel<<<blocks_for((uint64_t)last + 1), kThreads, 0, stream>>>(
       geometry->keys_in, geometry->cell_start, points, keys,
       geometry->chunk_begin, geometry->chunk_start);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 6, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 5, stream)) != cudaSuccess) return err;
 
   unit_cut_kernel<<<keys / kTileCells, kTileCells, 0, stream>>>(
       geometry->cell_start, geometry->chunk_start, keys,
       geometry->schedule.unit_chunks, geometry->schedule.unit_points,
       geometry->unit_flags);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 7, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 6, stream)) != cudaSuccess) return err;
 
   temp_bytes = geometry->temp_bytes;
   err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
                                       geometry->unit_flags, geometry->unit_pos,
                                       (int)keys + 1, stream);
   if (err != cudaSuccess) return err;
-  const unsigned key_blocks = blocks_for((uint64_t)keys + 1);
   unit_list_kernel<<<key_blocks, kThreads, 0, stream>>>(
       geometry->unit_flags, geometry->unit_pos, geometry->cell_start,
       geometry->chunk_start, keys, reinterpret_cast<uint4 *>(geometry->units),
       geometry->unit_count);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 8, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 7, stream)) != cudaSuccess) return err;
 
   int device = 0, sms = 0;
   if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
@@ -667,7 +439,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
       reinterpret_cast<const uint4 *>(geometry->units), geometry->unit_count,
       geometry->schedule, (1u << geometry->grid.col_bits) - 1u, geometry->plan);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 9, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 8, stream)) != cudaSuccess) return err;
 
   geometry->computed = 1;
   return P3DC_OK;
@@ -679,13 +451,9 @@ extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
   // Errors are ignored: a failed free leaves nothing the caller can do.
   cudaFree(geometry->keys_in);
-  cudaFree(geometry->keys_mid);
   cudaFree(geometry->keys_out);
-  cudaFree(geometry->entries_mid);
+  cudaFree(geometry->entries_in);
   cudaFree(geometry->entries_out);
-  cudaFree(geometry->key_count);
-  cudaFree(geometry->bucket_count);
-  cudaFree(geometry->bucket_offset);
   cudaFree(geometry->cell_start);
   cudaFree(geometry->chunk_start);
   cudaFree(geometry->chunk_begin);
@@ -735,31 +503,16 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
   self->keys = (uint32_t)keys;
   self->frustum_points = (uint32_t)p3dc_bevpool_depth_size(&self->params);
   self->cells = self->grid.cells;
-  // Buckets of whole 16 x 16 blocks (2^8 keys) or more, at most
-  // kMaxBuckets of them; the keys below 2^31 need at most 31 - 11 = 20 bits
-  // within a bucket.
-  const uint32_t key_bits = bit_width(self->keys - 1);
-  self->bucket_shift =
-      key_bits > kMaxBucketBits + 8 ? key_bits - kMaxBucketBits : 8;
-  self->buckets =
-      (uint32_t)(((uint64_t)self->keys + (1u << self->bucket_shift) - 1) >>
-                 self->bucket_shift);
-  self->spans =
-      (uint32_t)(((uint64_t)self->frustum_points + kSpan - 1) / kSpan);
+  // The dropped key is the key count itself, so it needs its bits too.
+  self->key_bits = bit_width(self->keys);
 
   const uint64_t points = self->frustum_points;
   const uint64_t bounds = (uint64_t)self->keys + 1;
   cudaError_t err = cudaSuccess;
   if (err == cudaSuccess) err = alloc(&self->keys_in, points + 1);
-  if (err == cudaSuccess) err = alloc(&self->keys_mid, points);
   if (err == cudaSuccess) err = alloc(&self->keys_out, points);
-  if (err == cudaSuccess) err = alloc(&self->entries_mid, points);
+  if (err == cudaSuccess) err = alloc(&self->entries_in, points);
   if (err == cudaSuccess) err = alloc(&self->entries_out, points);
-  if (err == cudaSuccess) err = alloc(&self->key_count, bounds);
-  // At most 2^11 x 2^19: fewer than 2^31, as CUB counts.
-  const uint64_t bucket_cells = (uint64_t)self->buckets * self->spans;
-  if (err == cudaSuccess) err = alloc(&self->bucket_count, bucket_cells);
-  if (err == cudaSuccess) err = alloc(&self->bucket_offset, bucket_cells);
   if (err == cudaSuccess) err = alloc(&self->cell_start, bounds);
   if (err == cudaSuccess) err = alloc(&self->chunk_start, bounds);
   if (err == cudaSuccess) err = alloc(&self->chunk_begin, points + 1);
@@ -772,13 +525,11 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
   if (err == cudaSuccess) err = alloc(&self->plan, 4 * points);
 
   // CUB's temporary storage, sized once for the largest of its uses.
-  size_t sort_bytes = 0, start_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
+  size_t sort_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, sort_bytes, self->bucket_count,
-                                        self->bucket_offset, (int)bucket_cells);
-  if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, start_bytes, self->key_count,
-                                        self->cell_start, (int)bounds);
+    err = cub::DeviceRadixSort::SortPairs(
+        nullptr, sort_bytes, self->keys_in, self->keys_out, self->entries_in,
+        self->entries_out, (int)points, 0, (int)self->key_bits);
   if (err == cudaSuccess)
     err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes, chunk_flags(self),
                                         self->keys_in, (int)points + 1);
@@ -787,7 +538,6 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
                                         self->unit_pos, (int)bounds);
   if (err == cudaSuccess) {
     self->temp_bytes = sort_bytes;
-    if (start_bytes > self->temp_bytes) self->temp_bytes = start_bytes;
     if (chunk_bytes > self->temp_bytes) self->temp_bytes = chunk_bytes;
     if (unit_bytes > self->temp_bytes) self->temp_bytes = unit_bytes;
     err = cudaMalloc(&self->temp, self->temp_bytes > 0 ? self->temp_bytes : 1);

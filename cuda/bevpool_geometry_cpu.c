@@ -44,8 +44,8 @@ bit_width (uint64_t value)
 }
 
 const char *const p3dc_bevpool_geometry_stage_names[] = {
-  "project and count", "count scans", "bucket partition", "cell sort",
-  "chunk scan", "chunk starts", "unit cut", "unit list", "chunk plan"
+  "project", "sort", "cell starts", "chunk scan", "chunk starts",
+  "unit cut", "unit list", "chunk plan"
 };
 
 /* Bits of the column key (bevpool.h) and of the depth bin. */
@@ -174,7 +174,8 @@ invert_3x3 (const double *m4, double inv[9])
 }
 
 P3dcResult
-p3dc_bevpool_camera_derive (const P3dcCameraCalib * calib, P3dcBevCamera * camera)
+p3dc_bevpool_camera_derive (const P3dcCameraCalib * calib,
+    P3dcBevCamera * camera)
 {
   double k_inv[9];
   int row, col;

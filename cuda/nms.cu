@@ -1,9 +1,7 @@
 // Non-maximum suppression on the device; the reference is nms_cpu.c.
 //
-// Up to a capacity of kFusedCapacity (1024) boxes, the whole call is one
-// kernel of one block (nms_fused.cuh).  Above, three stages queued on the
-// caller's stream, none of them waiting for the host, the input count read
-// and the output count written on the device:
+// Three stages queued on the caller's stream, none of them waiting for the
+// host, the input count read and the output count written on the device:
 //  1. the boxes that take part, sorted by score, and their number m
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
 //     count; above, CUB's device sort over the whole capacity;
@@ -22,7 +20,6 @@
 #include "launch.cuh"
 #include "nms.h"
 #include "nms_common.cuh"
-#include "nms_fused.cuh"
 #include "nms_item.h"
 #include "nms_mask.cuh"
 #include "nms_reduce.cuh"
@@ -30,9 +27,6 @@
 
 struct _P3dNms {
   uint32_t capacity;
-  // the whole call in one block (nms_fused.cuh); the other members are then
-  // unused
-  bool fused;
   // the device has programmatic dependent launch (compute capability 9.0)
   bool can_chain;
   // blocks of the mask kernels, which loop over the tiles: as many as the
@@ -56,18 +50,6 @@ constexpr unsigned kThreads = 256;
 static unsigned grid_for(uint32_t count) {
   uint32_t blocks = (count + kThreads - 1) / kThreads;
   return blocks < 4096 ? blocks : 4096;
-}
-
-static_assert(sizeof(FusedShared) <= 227 * 1024,
-              "the one-block path's shared memory fits an sm_90 block");
-
-// Lets @kernel have the one-block path's dynamic shared memory (more than
-// the 48 KB a launch gets without asking).
-template <typename Kernel>
-static cudaError_t fused_allow(Kernel kernel) {
-  return cudaFuncSetAttribute(kernel,
-                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)sizeof(FusedShared));
 }
 
 // Blocks of @kernel (kMaskThreads threads) that fit on the device at once,
@@ -116,27 +98,6 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   P3dcNms *self = (P3dcNms *)calloc(1, sizeof(P3dcNms));
   if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   self->capacity = capacity;
-  // P3DC_BENCH_NMS_STAGED: the benchmark's switch to time the staged path at
-  // small capacities too (bench_nms --staged); nothing else sets it
-  self->fused =
-      capacity <= kFusedCapacity && getenv("P3DC_BENCH_NMS_STAGED") == nullptr;
-  if (self->fused) {
-    cudaError_t err = fused_allow(fused_kernel<P3DC_NMS_IOU>);
-    if (err == cudaSuccess)
-      err = fused_allow(fused_kernel<P3DC_NMS_BEV_ROTATED>);
-    if (err == cudaSuccess)
-      err =
-          fused_allow(fused_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>);
-    if (err == cudaSuccess)
-      err = fused_allow(fused_kernel<P3DC_NMS_BEV_ALIGNED>);
-    if (err == cudaSuccess) err = fused_allow(fused_kernel<P3DC_NMS_CIRCLE>);
-    if (err != cudaSuccess) {
-      p3dc_nms_free(self);
-      return err;
-    }
-    *nms = self;
-    return P3DC_OK;
-  }
   const size_t words = (capacity + kTile - 1) / kTile;
   const size_t tiles = words * (words + 1) / 2;
 
@@ -208,13 +169,13 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
   if (capacity <= kRankCapacity) {
     const unsigned blocks = (capacity + kRankBoxes - 1) / kRankBoxes;
     return p3dc_launch(rank_kernel, blocks, kRankThreads, 0, s, false, mode,
-                      boxes, n_boxes_device, capacity, threshold, pre_limit,
-                      offset, nms->items, nms->index_out, nms->item_count);
+                       boxes, n_boxes_device, capacity, threshold, pre_limit,
+                       offset, nms->items, nms->index_out, nms->item_count);
   }
 
   cudaError_t err = p3dc_launch(key_kernel, grid_for(capacity), kThreads, 0, s,
-                               false, mode, boxes, n_boxes_device, capacity,
-                               threshold, nms->keys_in, nms->index_in);
+                                false, mode, boxes, n_boxes_device, capacity,
+                                threshold, nms->keys_in, nms->index_in);
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
@@ -223,53 +184,9 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
   if (err != cudaSuccess) return err;
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   return p3dc_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
-                    mode, boxes, (const uint32_t *)nms->keys_out,
-                    (const uint32_t *)nms->index_out, capacity, pre_limit,
-                    offset, nms->items, nms->item_count);
-}
-
-// The whole call in one block (nms_fused.cuh).
-static cudaError_t fused_call(P3dcNms *nms, const P3dcNmsParams *params,
-                              const P3dcNmsPairTest &test, const void *boxes,
-                              const uint32_t *n_boxes_device,
-                              uint32_t record_words, uint32_t limit, void *out,
-                              uint32_t out_capacity, uint32_t *out_count,
-                              int32_t *kept_index, cudaStream_t s) {
-  const uint32_t capacity = nms->capacity;
-  uint32_t pre_limit = capacity;
-  if (params->pre_max > 0 && params->pre_max < pre_limit)
-    pre_limit = params->pre_max;
-  const float threshold = params->score_threshold;
-  const size_t bytes = sizeof(FusedShared);
-  uint32_t *words = (uint32_t *)out;
-  if (params->mode == P3DC_NMS_BEV_ROTATED &&
-      test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
-    return p3dc_launch(fused_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
-                      1, kFusedThreads, bytes, s, false, boxes, n_boxes_device,
-                      capacity, threshold, pre_limit, test, record_words, limit,
-                      words, out_capacity, out_count, kept_index);
-  switch (params->mode) {
-    case P3DC_NMS_IOU:
-      return p3dc_launch(fused_kernel<P3DC_NMS_IOU>, 1, kFusedThreads, bytes, s,
-                        false, boxes, n_boxes_device, capacity, threshold,
-                        pre_limit, test, record_words, limit, words,
-                        out_capacity, out_count, kept_index);
-    case P3DC_NMS_BEV_ALIGNED:
-      return p3dc_launch(fused_kernel<P3DC_NMS_BEV_ALIGNED>, 1, kFusedThreads,
-                        bytes, s, false, boxes, n_boxes_device, capacity,
-                        threshold, pre_limit, test, record_words, limit, words,
-                        out_capacity, out_count, kept_index);
-    case P3DC_NMS_CIRCLE:
-      return p3dc_launch(fused_kernel<P3DC_NMS_CIRCLE>, 1, kFusedThreads, bytes,
-                        s, false, boxes, n_boxes_device, capacity, threshold,
-                        pre_limit, test, record_words, limit, words,
-                        out_capacity, out_count, kept_index);
-    default:
-      return p3dc_launch(fused_kernel<P3DC_NMS_BEV_ROTATED>, 1, kFusedThreads,
-                        bytes, s, false, boxes, n_boxes_device, capacity,
-                        threshold, pre_limit, test, record_words, limit, words,
-                        out_capacity, out_count, kept_index);
-  }
+                     mode, boxes, (const uint32_t *)nms->keys_out,
+                     (const uint32_t *)nms->index_out, capacity, pre_limit,
+                     offset, nms->items, nms->item_count);
 }
 
 // Stage 2 (nms_mask.cuh), which also zeroes the output.
@@ -281,30 +198,34 @@ static cudaError_t mask_stage(P3dcNms *nms, P3dcNmsMode mode,
   const uint32_t *count = nms->item_count;
   const unsigned blocks = nms->mask_blocks[mode];
   if (mode == P3DC_NMS_BEV_ROTATED && test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
-    return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
-                      nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items,
-                      count, test, nms->mask, fill);
+    return p3dc_launch(
+        mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
+        nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items, count, test,
+        nms->mask, fill);
   switch (mode) {
     case P3DC_NMS_IOU:
       return p3dc_launch(mask_kernel<P3DC_NMS_IOU>, blocks, kMaskThreads, 0, s,
-                        chained, items, count, test, nms->mask, fill);
+                         chained, items, count, test, nms->mask, fill);
     case P3DC_NMS_BEV_ALIGNED:
-      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks, kMaskThreads,
-                        0, s, chained, items, count, test, nms->mask, fill);
+      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks,
+                         kMaskThreads, 0, s, chained, items, count, test,
+                         nms->mask, fill);
     case P3DC_NMS_CIRCLE:
-      return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0, s,
-                        chained, items, count, test, nms->mask, fill);
+      return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0,
+                         s, chained, items, count, test, nms->mask, fill);
     default:
-      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks, kMaskThreads,
-                        0, s, chained, items, count, test, nms->mask, fill);
+      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks,
+                         kMaskThreads, 0, s, chained, items, count, test,
+                         nms->mask, fill);
   }
 }
 
 extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
-                                  const void *boxes,
-                                  const uint32_t *n_boxes_device, void *out,
-                                  uint32_t out_capacity, uint32_t *out_count,
-                                  int32_t *kept_index, P3dcCudaStream stream) {
+                                    const void *boxes,
+                                    const uint32_t *n_boxes_device, void *out,
+                                    uint32_t out_capacity, uint32_t *out_count,
+                                    int32_t *kept_index,
+                                    P3dcCudaStream stream) {
   if (nms == nullptr || p3dc_nms_params_check(params) != P3DC_OK ||
       boxes == nullptr || n_boxes_device == nullptr || out_count == nullptr ||
       (out == nullptr && out_capacity > 0))
@@ -323,10 +244,6 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   const bool chained = nms->can_chain;
   cudaStream_t s = (cudaStream_t)stream;
   cudaError_t err;
-
-  if (nms->fused)
-    return fused_call(nms, params, test, boxes, n_boxes_device, record_words,
-                      limit, out, out_capacity, out_count, kept_index, s);
 
   err = sort_stage(nms, params, boxes, n_boxes_device, test.offset, chained, s);
   if (err != cudaSuccess) return err;

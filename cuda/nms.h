@@ -133,11 +133,9 @@ P3dcResult p3dc_nms_cpu (const P3dcNmsParams * params, const void *boxes,
     int32_t * kept_index);
 
 /* Device workspace for up to @capacity input boxes (1 to
- * P3DC_NMS_MAX_CAPACITY), allocated on the current device: above a capacity
- * of 1024, the suppression mask (capacity * ceil (capacity / 64) * 8 bytes:
- * 50 MB for 20000 boxes), sort buffers and scratch; up to 1024, nothing (the
- * one-block path works in shared memory).  P3DC_ERROR_TOO_LARGE above the
- * maximum. */
+ * P3DC_NMS_MAX_CAPACITY), allocated on the current device: the suppression
+ * mask (capacity * ceil (capacity / 64) * 8 bytes: 50 MB for 20000 boxes),
+ * sort buffers and scratch.  P3DC_ERROR_TOO_LARGE above the maximum. */
 typedef struct _P3dNms P3dcNms;
 P3dcResult p3dc_nms_new (uint32_t capacity, P3dcNms ** nms);
 void p3dc_nms_free (P3dcNms * nms);
@@ -150,8 +148,7 @@ uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
  * p3dc_nms_cpu on the first min (*n_boxes_device, capacity) records, so
  * @boxes must hold the workspace's capacity of records whatever the count
  * says.  Everything is queued on @stream; a workspace serves one stream at a
- * time.  Up to a capacity of 1024 the whole call is one kernel launch of
- * one block (nms_fused.cuh); up to 4096 the time grows with the count only;
+ * time.  Up to a capacity of 4096 the time grows with the count only;
  * above, the sort runs over the whole capacity (CUB's device sort takes its
  * count from the host), so a workspace much larger than the counts it sees
  * costs that sort's time. */

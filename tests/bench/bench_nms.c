@@ -17,16 +17,13 @@
  * kept_iou_classes_<N>.bin, int32) and the iou timings (p3d_iou.tsv) for
  * bench_nms_torchvision.py, which times torchvision on the same boxes.
  *
- * --staged sets P3DC_BENCH_NMS_STAGED, which makes the library run workspaces
- * of up to 1024 boxes through the three staged kernels instead of its one
- * block (nms.cu), so that a second run times the design the one block
- * replaces; --sizes times other box counts than 500, 4096 and 20000.
+ * --sizes times other box counts than 500, 4096 and 20000.
  *
  * The per-stage times and the designs the library no longer has are
  * recorded in docs/performance.md.
  *
  *   bench_nms [--runs R] [--reference] [--objects info.json]
- *             [--write-boxes DIR] [--staged] [--sizes N,N,...]
+ *             [--write-boxes DIR] [--sizes N,N,...]
  */
 #include <math.h>
 #include <stdio.h>
@@ -298,7 +295,6 @@ main (int argc, char **argv)
 {
   guint sizes[16] = { 500, 4096, 20000 };
   guint n_sizes = 3;
-  gboolean staged = FALSE;
   gchar *size_list = NULL;
   struct
   {
@@ -327,9 +323,6 @@ main (int argc, char **argv)
     {"write-boxes", 0, 0, G_OPTION_ARG_FILENAME, &write_dir,
         "Write the 2D boxes, kept indices and timings for "
           "bench_nms_torchvision.py", "DIR"},
-    {"staged", 0, 0, G_OPTION_ARG_NONE, &staged,
-        "Run workspaces of up to 1024 boxes through the staged kernels "
-          "(P3DC_BENCH_NMS_STAGED)", NULL},
     {"sizes", 0, 0, G_OPTION_ARG_STRING, &size_list,
           "Box counts to time, comma-separated (default 500,4096,20000)",
         "LIST"},
@@ -374,9 +367,6 @@ main (int argc, char **argv)
       return 2;
     }
   }
-  /* read by p3dc_nms_new */
-  if (staged)
-    g_setenv ("P3DC_BENCH_NMS_STAGED", "1", TRUE);
   if (objects != NULL) {
     loaded = load_object_sizes (objects);
     object_sizes = (const ObjectSize *) loaded->data;
@@ -391,10 +381,8 @@ main (int argc, char **argv)
           sizeof device_name, &major, &minor, &multiprocessors));
   P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
   g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case; 3D "
-      "objects: %s; %s\n\n", device_name, major, minor, multiprocessors, runs,
-      objects ? objects : "car / pedestrian / cyclist",
-      staged ? "staged kernels at every capacity (--staged)" :
-      "the library's dispatch");
+      "objects: %s\n\n", device_name, major, minor, multiprocessors, runs,
+      objects ? objects : "car / pedestrian / cyclist");
   g_string_append (table, "| mode | N | threshold | kept | median us | "
       "p10 us | p90 us | target us | same as reference |");
   if (reference)

@@ -22,8 +22,8 @@
 typedef struct
 {
   P3dcCudaStream stream;
-  P3dcBevGeometry *reference;    /* computed on the host */
-  P3dcBevGeometry *downloaded;   /* the device's, copied back */
+  P3dcBevGeometry *reference;   /* computed on the host */
+  P3dcBevGeometry *downloaded;  /* the device's, copied back */
   P3dcBevGeometryCuda *device;
 } Geometries;
 
@@ -169,7 +169,8 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
               d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
       fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_out, out_bytes,
               g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
+          P3DC_OK);
       compare_outputs (params, expected, actual, half_out, label);
       fail_unless (memcmp (actual, again, out_bytes) == 0,
           "%s: a second run differs", label);
@@ -195,7 +196,8 @@ check_case_scheduled (const BevpoolTestCase * tc,
     gsize feature_offset, const gchar * what)
 {
   Geometries g;
-  guint32 *oracle_cells = g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
+  guint32 *oracle_cells =
+      g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
 
   geometries_compute_scheduled (&g, tc, schedule, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
@@ -402,13 +404,9 @@ GST_START_TEST (test_schedules)
 
 GST_END_TEST;
 
-/* The paths of the geometry's counting sort (bevpool_geometry.cu) that the
- * other cases miss: more cameras than one projection launch takes (8), so
- * that a span of 4096 points is counted by two launches; and a grid of
- * more than 2^19 sort keys, whose buckets are wider than one 16 x 16 block
- * (2^9 keys and more).  Buckets sorted in several pieces of 8192 points are
- * reached by the heavy-cell cases (12,288 points in one bucket) and
- * nuScenes. */
+/* Geometry shapes the other cases miss: more cameras than one projection
+ * launch takes (8), so that two launches fill one sort; and a grid of more
+ * than 2^19 sort keys (1000 x 1000 cells), whose keys take 20 bits. */
 GST_START_TEST (test_sort_paths)
 {
   guint seed;
@@ -549,7 +547,8 @@ GST_START_TEST (test_errors)
   fail_unless (device == NULL);
   fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc.params,
           &device), P3DC_OK);
-  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &host), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc.params, &host),
+      P3DC_OK);
   fail_unless_equals_int (p3dc_bevpool_geometry_new (&other.params, &wrong),
       P3DC_OK);
 

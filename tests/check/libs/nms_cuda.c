@@ -1,8 +1,8 @@
 /* The CUDA nms against the reference: the same count, the same kept indices
  * in the same order, the same output bytes (zeros and -1 after the kept
  * ones), on the special cases of nms.c, on random layouts of every mode up
- * to 10,000 boxes and at the largest capacity, on the extremes of the
- * one-block path (nms_fused.cuh), with a count on the device
+ * to 10,000 boxes and at the largest capacity, on extreme layouts (every
+ * box the same, every box apart, a dense cluster), with a count on the device
  * below the capacity and above it (clamped), and with one workspace reused
  * across modes and parameters. */
 #include <math.h>
@@ -111,12 +111,13 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
   g_free (got_index);
 }
 
-/* The largest workspace that nms.cu runs in one block (nms_fused.cuh). */
-#define FUSED_CAPACITY 1024
+/* A full workspace of the extreme layouts and of the reused workspace
+ * tests: 16 tiles, 4 of the reduction's 256-box chunks. */
+#define FULL_CAPACITY 1024
 
-/* compare() with every box counted, on a workspace of exactly @n (the one
- * block path up to FUSED_CAPACITY boxes, rank_kernel up to 4096), on one of
- * 2048 (rank_kernel) and on one above 4096 (sorted by CUB's device sort). */
+/* compare() with every box counted, on a workspace of exactly @n (ranked by
+ * rank_kernel up to 4096 boxes) and on one above 4096 (sorted by CUB's
+ * device sort). */
 static void
 compare_simple (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint n)
@@ -126,11 +127,6 @@ compare_simple (const gchar * what, const P3dcNmsParams * params,
   fail_unless_equals_int (p3dc_nms_new (MAX (n, 1), &nms), P3DC_OK);
   compare (what, nms, params, boxes, n, n, n, TRUE);
   p3dc_nms_free (nms);
-  if (n <= FUSED_CAPACITY) {
-    fail_unless_equals_int (p3dc_nms_new (2048, &nms), P3DC_OK);
-    compare (what, nms, params, boxes, n, n, n, TRUE);
-    p3dc_nms_free (nms);
-  }
   if (n <= 4096) {
     fail_unless_equals_int (p3dc_nms_new (4097, &nms), P3DC_OK);
     compare (what, nms, params, boxes, n, n, n, TRUE);
@@ -320,7 +316,7 @@ GST_START_TEST (test_special_cases)
   P3dcNms *nms = NULL;
   guint m, per_class, cap;
 
-  /* sorted in one block, and by the device-wide sort */
+  /* sorted by rank_kernel, and by the device-wide sort */
   fail_unless_equals_int (p3dc_nms_new (workspace_sizes[__i__], &nms), P3DC_OK);
   for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
     gconstpointer boxes = m == P3DC_NMS_IOU ? (gconstpointer) boxes2d :
@@ -374,14 +370,13 @@ GST_START_TEST (test_special_cases)
 
 GST_END_TEST;
 
-/* Every mode and variant on sizes around the 32-box halves and 64-box tiles
- * of the one-block path, the 256-box chunks of the reduction and the
- * largest one-block workspace. */
+/* Every mode and variant on sizes around the 32-box halves and 64-box
+ * tiles, the reduction's 256-box chunks, and 1024 boxes. */
 GST_START_TEST (test_random_small)
 {
   /* around the tiles and the reduction's 256-box chunks */
   const guint sizes[] = { 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255,
-    256, 257, 500, 513, 1000, 1023, FUSED_CAPACITY, FUSED_CAPACITY + 1
+    256, 257, 500, 513, 1000, 1023, FULL_CAPACITY, FULL_CAPACITY + 1
   };
   const float thresholds[] = { 0.01f, 0.1f, 0.5f, 0.8f };
   P3dTestRng rng;
@@ -458,9 +453,8 @@ GST_START_TEST (test_large)
 
 GST_END_TEST;
 
-/* The workspaces of test_count_and_reuse: the one-block path at its
- * largest, and rank_kernel's. */
-static const guint reuse_capacities[] = { FUSED_CAPACITY, 4096 };
+/* The workspaces of test_count_and_reuse, both sorted by rank_kernel. */
+static const guint reuse_capacities[] = { FULL_CAPACITY, 4096 };
 
 /* A count tensor below the capacity, and above it (clamped); and one
  * workspace reused across modes and parameters, as an element would. */
@@ -494,15 +488,14 @@ GST_START_TEST (test_count_and_reuse)
 
 GST_END_TEST;
 
-/* The one-block path's extremes on a full workspace of FUSED_CAPACITY
- * boxes, every mode, per class or not, with and without post_max: every box
- * the same (the first suppresses all, or per class the first of each
- * label), every box apart (all kept: 64 kept boxes a tile, the most pair
- * tests), and a dense cluster where most pairs pass the cheap test (the
- * warps' pair lists fill again and again). */
-GST_START_TEST (test_fused_extremes)
+/* Extreme layouts on a full workspace of FULL_CAPACITY boxes, every mode,
+ * per class or not, with and without post_max: every box the same (the
+ * first suppresses all, or per class the first of each label), every box
+ * apart (all kept: 64 kept boxes a tile, the most removals to apply), and a
+ * dense cluster where most pairs overlap. */
+GST_START_TEST (test_extremes)
 {
-  guint n = FUSED_CAPACITY, m, layout, per_class, i;
+  guint n = FULL_CAPACITY, m, layout, per_class, i;
   P3dTestRng rng;
   P3dcNms *nms = NULL;
 
@@ -539,7 +532,7 @@ GST_START_TEST (test_fused_extremes)
       }
       for (per_class = 0; per_class < 2; per_class++) {
         P3dcNmsParams p;
-        gchar *what = g_strdup_printf ("one block, mode %u, layout %u, per "
+        gchar *what = g_strdup_printf ("extremes, mode %u, layout %u, per "
             "class %u", m, layout, per_class);
 
         params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
@@ -605,7 +598,7 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_large);
   tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
-  tcase_add_test (tc, test_fused_extremes);
+  tcase_add_test (tc, test_extremes);
   tcase_add_test (tc, test_max_capacity);
   return s;
 }

@@ -24,7 +24,6 @@
 #include "voxelize.h"
 #include "voxelize_cells.cuh"
 #include "voxelize_gather.cuh"
-#include "voxelize_persistent.cuh"
 #include "voxelize_scan.cuh"
 
 namespace p3dc_voxelize {
@@ -96,12 +95,6 @@ struct _P3dVoxelizer {
   cudaGraphNode_t graph_nodes[3];
   FrameLaunch graph_frame;
   bool graph_frame_set;
-
-  // The persistent kernel (voxelize_persistent.cuh), for the benchmark's
-  // comparison only: null unless P3DC_BENCH_VOXELIZE_DESIGN=persistent was
-  // set when the voxelizer was made and the device can run it.
-  void (*persistent)(PersistentArgs);
-  size_t persistent_max_blocks;  // resident on the device at once
 };
 
 static void free_point_arrays(P3dcVoxelizer *v) {
@@ -278,45 +271,6 @@ static cudaError_t setup_graph(P3dcVoxelizer *v) {
   return err;
 }
 
-// The persistent design, when the benchmark asks for it
-// (P3DC_BENCH_VOXELIZE_DESIGN=persistent) and the device takes cooperative
-// launches of blocks the gather's size; otherwise the graph.
-static cudaError_t configure_persistent(P3dcVoxelizer *v) {
-  const char *design = getenv("P3DC_BENCH_VOXELIZE_DESIGN");
-  int cooperative = 0, sms = 0, blocks_per_sm = 0;
-  cudaError_t err;
-
-  if (design == nullptr || strcmp(design, "persistent") != 0 ||
-      v->gather_threads != (unsigned)kPersistentThreads)
-    return cudaSuccess;
-  void (*kernel)(PersistentArgs);
-  switch (v->params.channels) {
-    case 3:
-      kernel = persistent_kernel<3>;
-      break;
-    case 4:
-      kernel = persistent_kernel<4>;
-      break;
-    case 5:
-      kernel = persistent_kernel<5>;
-      break;
-    default:
-      kernel = persistent_kernel<0>;
-      break;
-  }
-  if ((err = cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch,
-                                    v->device)) ||
-      (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                    v->device)) ||
-      (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-           &blocks_per_sm, kernel, kPersistentThreads, v->gather_shared)))
-    return err;
-  if (!cooperative || blocks_per_sm < 1) return cudaSuccess;
-  v->persistent = kernel;
-  v->persistent_max_blocks = (size_t)sms * blocks_per_sm;
-  return cudaSuccess;
-}
-
 extern "C" void p3dc_voxelizer_free(P3dcVoxelizer *voxelizer) {
   if (voxelizer == nullptr) return;
   destroy_graph(voxelizer);
@@ -327,8 +281,8 @@ extern "C" void p3dc_voxelizer_free(P3dcVoxelizer *voxelizer) {
 }
 
 extern "C" P3dcResult p3dc_voxelizer_new(const P3dcVoxelizeParams *params,
-                                       size_t max_points_hint,
-                                       P3dcVoxelizer **voxelizer) {
+                                         size_t max_points_hint,
+                                         P3dcVoxelizer **voxelizer) {
   P3dcResult result;
   cudaError_t err;
 
@@ -345,7 +299,6 @@ extern "C" P3dcResult p3dc_voxelizer_new(const P3dcVoxelizeParams *params,
   const uint64_t cells =
       (uint64_t)params->grid[0] * params->grid[1] * params->grid[2];
   if ((err = cudaGetDevice(&v->device)) || (err = configure_gather(v)) ||
-      (err = configure_persistent(v)) ||
       (err = cudaMalloc(&v->counters, sizeof(Counters))))
     goto failed;
   if (cells <= kDenseMaxCells) {
@@ -514,43 +467,6 @@ static cudaError_t launch_captured(const P3dcVoxelizer *v, const FrameLaunch &f,
   return cudaGetLastError();
 }
 
-// The frame as one cooperative launch of the persistent kernel, when its
-// grid can hold it: returns false (nothing queued) when it cannot, that is
-// when the resident blocks have fewer threads than the frame has tiles
-// (more than about 10^8 points on an H100).
-static bool launch_persistent(const P3dcVoxelizer *v, const FrameLaunch &f,
-                              cudaStream_t stream, cudaError_t *err) {
-  const size_t n = f.cells.n_points;
-  const size_t tiles = n > 0 ? div_up(n, kPersistentTile) : 1;
-  const size_t rows = n > v->params.max_voxels ? n : v->params.max_voxels;
-  size_t blocks = div_up(rows, kPersistentThreads / 32);
-  if (blocks < div_up(n, kPersistentThreads))
-    blocks = div_up(n, kPersistentThreads);
-  if (blocks < tiles) blocks = tiles;
-  if (blocks > v->persistent_max_blocks) blocks = v->persistent_max_blocks;
-  if (blocks * kPersistentThreads < tiles) return false;
-
-  PersistentArgs args;
-  memset(static_cast<void *>(&args), 0, sizeof args);
-  args.cells = f.cells;
-  args.cells.num_tiles = (int)tiles;
-  args.scan = f.scan;
-  args.gather = f.gather;
-  cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeCooperative;
-  attribute.val.cooperative = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3((unsigned)blocks);
-  config.blockDim = dim3(kPersistentThreads);
-  config.dynamicSmemBytes = v->gather_shared;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  *err = cudaLaunchKernelEx(&config, v->persistent, args);
-  if (*err == cudaSuccess) *err = cudaGetLastError();
-  return true;
-}
-
 static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
                                uint32_t n_points, const P3dcVoxelizeOutput *out,
                                int output_clean, cudaStream_t stream) {
@@ -565,16 +481,15 @@ static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
   }
   FrameLaunch f;
   frame_launch(v, points, n_points, out, output_clean, &f);
-  if (v->persistent != nullptr && launch_persistent(v, f, stream, &err))
-    return err;
   return capturing ? launch_captured(v, f, stream)
                    : launch_graph(v, &f, stream);
 }
 
 extern "C" P3dcResult p3dc_voxelize_cuda(P3dcVoxelizer *voxelizer,
-                                       const float *points, size_t n_points,
-                                       const P3dcVoxelizeOutput *out,
-                                       int output_clean, P3dcCudaStream stream) {
+                                         const float *points, size_t n_points,
+                                         const P3dcVoxelizeOutput *out,
+                                         int output_clean,
+                                         P3dcCudaStream stream) {
   P3dcResult result;
   int device = -1;
 

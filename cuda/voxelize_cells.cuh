@@ -29,16 +29,28 @@ struct CellsArgs {
   int num_tiles;
 };
 
-// Point @i (all 32 lanes of the warp call it, i past the end included):
-// its cell entry and slot.
-static __device__ __forceinline__ void cells_point(const CellsArgs &a,
-                                                   uint32_t i, int lane) {
+static __global__ __launch_bounds__(kCellsThreads) void cells_kernel(
+    CellsArgs a) {
+  // The scan's blocks may be scheduled now; they wait for this grid to end
+  // (p3dc_wait_for_previous_kernel) before reading anything written here.
+  p3dc_allow_next_kernel();
+  // One thread per tile at least: the grid has n_points threads (one block
+  // when there is no point) and a tile kScanTile >= 1 points.
+  a.tile_state.InitializeStatus(a.num_tiles);
+
+  const uint32_t i = blockIdx.x * kCellsThreads + threadIdx.x;
+  const int lane = threadIdx.x & 31;
+  if (i == 0) {
+    a.counters->tile_counter = 0;
+    a.counters->long_count = 0;
+  }
+
   uint32_t cell = kNone;
   int nonfinite = 0;
   if (i < a.n_points) {
     const float *point = a.points + (size_t)i * a.params.channels;
-    int kind =
-        p3dc_voxelize_point_cell(&a.params, point[0], point[1], point[2], &cell);
+    int kind = p3dc_voxelize_point_cell(&a.params, point[0], point[1], point[2],
+                                        &cell);
     if (kind != P3DC_VOXELIZE_POINT_KEPT) {
       cell = kNone;
       nonfinite = kind == P3DC_VOXELIZE_POINT_NONFINITE;
@@ -66,29 +78,6 @@ static __device__ __forceinline__ void cells_point(const CellsArgs &a,
   const uint32_t slot = base + (uint32_t)__popc(group & below);
   if (i < a.n_points)
     a.point_slots[i] = kept ? make_uint2(entry, slot) : make_uint2(kNone, 0u);
-}
-
-// What the frame's first kernel resets before the scan: the scan's tile
-// states (one thread per tile at least: the caller's grid has that many)
-// and the counters the scan and the gather append to.
-static __device__ __forceinline__ void cells_reset(const CellsArgs &a) {
-  TileState tile_state = a.tile_state;  // a handle to the device words
-  tile_state.InitializeStatus(a.num_tiles);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    a.counters->tile_counter = 0;
-    a.counters->long_count = 0;
-  }
-}
-
-static __global__ __launch_bounds__(kCellsThreads) void cells_kernel(
-    CellsArgs a) {
-  // The scan's blocks may be scheduled now; they wait for this grid to end
-  // (p3dc_wait_for_previous_kernel) before reading anything written here.
-  p3dc_allow_next_kernel();
-  // The grid has n_points threads (one block when there is no point), and
-  // a tile kScanTile >= 1 points.
-  cells_reset(a);
-  cells_point(a, blockIdx.x * kCellsThreads + threadIdx.x, threadIdx.x & 31);
 }
 
 }  // namespace p3dc_voxelize

@@ -71,9 +71,6 @@ struct Counters {
   uint32_t total_voxels;  // non-empty cells this frame (set by scan)
   uint32_t prev_count;    // voxel rows of the previous output still to clear
   uint32_t long_count;    // entries of the long-voxel list (reset by cells)
-  // The persistent kernel's grid barrier (voxelize_persistent.cuh): low 31
-  // bits 0 between barriers, the top bit flips at each one.
-  uint32_t barrier;
 };
 
 // The scan value of a point: (1 << 32 | points in its cell) for the first

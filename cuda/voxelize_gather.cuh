@@ -544,11 +544,9 @@ static __device__ uint32_t gather_long(const GatherArgs &a, uint32_t voxel,
   return info.count - kept;
 }
 
-// The whole gather, by every block of the grid (any grid: the work is
-// strided), once the scan's results are visible.  The block has
-// blockDim.x / 32 warps of warp_words dynamic shared words each.
 template <int kChannels>
-static __device__ __forceinline__ void gather_frame(const GatherArgs &a) {
+static __global__ __launch_bounds__(kGatherMaxWarps * 32,
+                                    4) void gather_kernel(GatherArgs a) {
   extern __shared__ uint32_t shared_words[];
   __shared__ uint32_t block_over_points, block_over_voxels;
 
@@ -563,6 +561,7 @@ static __device__ __forceinline__ void gather_frame(const GatherArgs &a) {
     block_over_points = 0;
     block_over_voxels = 0;
   }
+  p3dc_wait_for_previous_kernel();
   __syncthreads();
 
   const uint32_t total = a.counters->total_voxels;
@@ -641,13 +640,6 @@ static __device__ __forceinline__ void gather_frame(const GatherArgs &a) {
     if (block_over_voxels != 0)
       atomicAdd(&a.stats->points_over_max_voxels, block_over_voxels);
   }
-}
-
-template <int kChannels>
-static __global__ __launch_bounds__(kGatherMaxWarps * 32,
-                                    4) void gather_kernel(GatherArgs a) {
-  p3dc_wait_for_previous_kernel();
-  gather_frame<kChannels>(a);
 }
 
 }  // namespace p3dc_voxelize

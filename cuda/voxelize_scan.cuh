@@ -37,22 +37,13 @@ struct ScanArgs {
   uint32_t *long_voxels;     // [n_points] voxels for the gather's warp path
   Counters *counters;
   TileState tile_state;
-  uint32_t *count;          // out->count
+  uint32_t *count;           // out->count
   P3dcVoxelizeStats *stats;  // out->stats, may be null
 };
 
+using BlockScan =
+    cub::BlockScan<ScanValue, kScanThreads, cub::BLOCK_SCAN_WARP_SCANS>;
 using TilePrefix = P3dcTilePrefix<ScanValue, ScanSum>;
-
-// A tile of kThreads * kScanItems points scanned by a block of kThreads.
-template <int kThreads>
-struct ScanBlock {
-  using BlockScan =
-      cub::BlockScan<ScanValue, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;
-  struct TempStorage {
-    typename TilePrefix::TempStorage prefix;
-    typename BlockScan::TempStorage scan;
-  };
-};
 
 // The frame's totals, written once by one thread after the counts are known
 // (the last point's thread, or thread 0 of tile 0 in a frame of no point).  The
@@ -93,16 +84,19 @@ static __device__ __forceinline__ uint32_t wait_for_offset(uint32_t *offset) {
   return value;
 }
 
-// Tile @tile of the scan, by the whole block (kThreads threads).  @temp is
-// free again once the block has passed a __syncthreads() after the call.
-template <int kThreads>
-static __device__ __forceinline__ void scan_tile(
-    const ScanArgs &a, uint32_t tile,
-    typename ScanBlock<kThreads>::TempStorage &temp) {
-  using BlockScan = typename ScanBlock<kThreads>::BlockScan;
-  TileState tile_state = a.tile_state;  // a handle to the device words
-  const uint32_t base =
-      tile * (kThreads * kScanItems) + threadIdx.x * kScanItems;
+static __global__ __launch_bounds__(kScanThreads) void scan_kernel(ScanArgs a) {
+  __shared__ struct {
+    typename TilePrefix::TempStorage prefix;
+    typename BlockScan::TempStorage scan;
+  } temp;
+  __shared__ uint32_t tile_shared;
+
+  p3dc_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
+  if (threadIdx.x == 0) tile_shared = atomicAdd(&a.counters->tile_counter, 1u);
+  __syncthreads();
+  const uint32_t tile = tile_shared;
+  const uint32_t base = tile * kScanTile + threadIdx.x * kScanItems;
 
   uint2 slots[kScanItems];
   ScanValue own[kScanItems];
@@ -128,9 +122,9 @@ static __device__ __forceinline__ void scan_tile(
     ScanValue aggregate;
     BlockScan(temp.scan).ExclusiveScan(own, before, ScanValue(0), ScanSum(),
                                        aggregate);
-    if (threadIdx.x == 0) tile_state.SetInclusive(0, aggregate);
+    if (threadIdx.x == 0) a.tile_state.SetInclusive(0, aggregate);
   } else {
-    TilePrefix prefix(tile_state, temp.prefix, ScanSum(), (int)tile);
+    TilePrefix prefix(a.tile_state, temp.prefix, ScanSum(), (int)tile);
     BlockScan(temp.scan).ExclusiveScan(own, before, ScanSum(), prefix);
   }
 
@@ -198,17 +192,6 @@ static __device__ __forceinline__ void scan_tile(
                    a.max_voxels, a.output_clean, a.count, a.stats, a.counters);
     }
   }
-}
-
-static __global__ __launch_bounds__(kScanThreads) void scan_kernel(ScanArgs a) {
-  __shared__ typename ScanBlock<kScanThreads>::TempStorage temp;
-  __shared__ uint32_t tile_shared;
-
-  p3dc_wait_for_previous_kernel();
-  p3dc_allow_next_kernel();
-  if (threadIdx.x == 0) tile_shared = atomicAdd(&a.counters->tile_counter, 1u);
-  __syncthreads();
-  scan_tile<kScanThreads>(a, tile_shared, temp);
 }
 
 }  // namespace p3dc_voxelize

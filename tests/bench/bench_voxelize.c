@@ -1,6 +1,6 @@
 /* Benchmark of voxelize on real sweeps.
  *
- *   bench_voxelize [--runs N] [--design D] [--kitti FILE]... [--nuscenes FILE]
+ *   bench_voxelize [--runs N] [--kitti FILE]... [--nuscenes FILE]
  *
  * --kitti (repeatable): float32 x 4 KITTI sweeps, with the PointPillars
  * KITTI settings (0.16 x 0.16 x 4 m over [0, -39.68, -3, 69.12, 39.68, 1],
@@ -20,14 +20,9 @@
  * does, and gives the time per frame; with several KITTI sweeps, one more
  * such row cycles through all of them (another input and point count every
  * frame, as a live sensor gives).  The reference runs on one CPU core.
- * The table is markdown.  The per-kernel times of the three kernels are
- * recorded in docs/performance.md.
- *
- * --design: graph (the library's, default), persistent (the one-kernel
- * design of voxelize_persistent.cuh, which the library makes when
- * P3DC_BENCH_VOXELIZE_DESIGN=persistent is set), or both: then every case
- * runs with one design and then the other, and each row names its design
- * in brackets.  The loser of the comparison is to be deleted. */
+ * The table is markdown.  The per-kernel times, and the designs the
+ * library no longer has (stream launches, one persistent kernel), are
+ * recorded in docs/performance.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +31,6 @@
 #include "voxelize.h"
 
 #define BACK_TO_BACK_FRAMES 100
-
-/* The design of the voxelizers made now, and whether rows name it. */
-static const gchar *design = "graph";
-static gboolean name_design;
 
 typedef struct
 {
@@ -256,19 +247,18 @@ static void
 add_row (GString * table, const gchar * name, const P3dcVoxelizeStats * s,
     const P3dBenchStats * t, gdouble divide)
 {
-  g_string_append_printf (table, "| %s%s%s%s | %u | %u | %u | %u | %.1f | "
-      "%.1f | %.1f | %u |\n", name, name_design ? " [" : "",
-      name_design ? design : "", name_design ? "]" : "", s->points_in,
-      s->voxels,
-      s->points_in - s->points_nonfinite - s->points_out_of_range -
-      s->points_over_max_points - s->points_over_max_voxels, s->voxels_dropped,
-      t->median_us / divide, t->p10_us / divide, t->p90_us / divide, t->runs);
+  g_string_append_printf (table, "| %s | %u | %u | %u | %u | %.1f | %.1f | "
+      "%.1f | %u |\n", name, s->points_in, s->voxels,
+      s->points_in - s->points_nonfinite - s->points_out_of_range
+      - s->points_over_max_points - s->points_over_max_voxels,
+      s->voxels_dropped, t->median_us / divide, t->p10_us / divide,
+      t->p90_us / divide, t->runs);
 }
 
 /* Checks and times one configuration on its sweeps (@n_sweeps > 1: the
- * round-robin rows only), with the current design. */
+ * round-robin rows only). */
 static gboolean
-bench_design (const Config * config, const gchar * sweep,
+bench_case (const Config * config, const gchar * sweep,
     const gfloat ** points, const gsize * n, guint n_sweeps, guint runs,
     gboolean full, P3dcCudaStream stream, GString * table)
 {
@@ -294,16 +284,16 @@ bench_design (const Config * config, const gchar * sweep,
     same &= same_as_reference (&run, stream);
     add_row (table, name, &run.host_stats, &t, BACK_TO_BACK_FRAMES);
     g_free (name);
-    g_print ("%s, %u sweeps in turn [%s]: %s\n", config->name, n_sweeps,
-        design, same ? "same as the reference" : "DIFFERS FROM THE REFERENCE");
+    g_print ("%s, %u sweeps in turn: %s\n", config->name, n_sweeps,
+        same ? "same as the reference" : "DIFFERS FROM THE REFERENCE");
     run_clear (&run, stream);
     return same;
   }
 
-  g_print ("%s, %s [%s]: %u points, %u voxels, %u dropped voxels, %u points "
-      "over max-points: %s\n", config->name, sweep, design,
-      run.host_stats.points_in, run.host_stats.voxels,
-      run.host_stats.voxels_dropped, run.host_stats.points_over_max_points,
+  g_print ("%s, %s: %u points, %u voxels, %u dropped voxels, %u points over "
+      "max-points: %s\n", config->name, sweep, run.host_stats.points_in,
+      run.host_stats.voxels, run.host_stats.voxels_dropped,
+      run.host_stats.points_over_max_points,
       same ? "same as the reference" : "DIFFERS FROM THE REFERENCE");
 
   run.output_clean = 1;
@@ -340,35 +330,10 @@ bench_design (const Config * config, const gchar * sweep,
   return same;
 }
 
-/* bench_design with each design asked for, one after the other. */
-static gboolean
-bench_case (const Config * config, const gchar * sweep,
-    const gfloat ** points, const gsize * n, guint n_sweeps, guint runs,
-    gboolean full, P3dcCudaStream stream, GString * table, const gchar * designs)
-{
-  static const gchar *const all[] = { "graph", "persistent" };
-  gboolean same = TRUE;
-  guint d;
-
-  name_design = g_strcmp0 (designs, "both") == 0;
-  for (d = 0; d < G_N_ELEMENTS (all); d++) {
-    if (!name_design && g_strcmp0 (designs, all[d]) != 0)
-      continue;
-    design = all[d];
-    if (d == 0)
-      g_unsetenv ("P3DC_BENCH_VOXELIZE_DESIGN");
-    else
-      g_setenv ("P3DC_BENCH_VOXELIZE_DESIGN", design, TRUE);
-    same &= bench_design (config, sweep, points, n, n_sweeps, runs, full,
-        stream, table);
-  }
-  return same;
-}
-
 int
 main (int argc, char **argv)
 {
-  gchar **kitti = NULL, *nuscenes = NULL, *designs = NULL;
+  gchar **kitti = NULL, *nuscenes = NULL;
   gint runs = 200;
   GOptionEntry entries[] = {
     {"kitti", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &kitti,
@@ -376,8 +341,6 @@ main (int argc, char **argv)
     {"nuscenes", 0, 0, G_OPTION_ARG_FILENAME, &nuscenes,
         "float16 x 5 sweep (lidar_ai_solution's 271k-point frame)", "FILE"},
     {"runs", 0, 0, G_OPTION_ARG_INT, &runs, "timed runs per case (200)", "N"},
-    {"design", 0, 0, G_OPTION_ARG_STRING, &designs,
-        "graph (default), persistent or both", "D"},
     {NULL}
   };
   GOptionContext *context = g_option_context_new ("- time voxelize");
@@ -399,14 +362,6 @@ main (int argc, char **argv)
   g_option_context_free (context);
   if (kitti == NULL && nuscenes == NULL) {
     g_printerr ("give --kitti FILE... and/or --nuscenes FILE (see --help)\n");
-    return 2;
-  }
-  if (designs == NULL)
-    designs = g_strdup ("graph");
-  if (g_strcmp0 (designs, "graph") != 0
-      && g_strcmp0 (designs, "persistent") != 0
-      && g_strcmp0 (designs, "both") != 0) {
-    g_printerr ("--design must be graph, persistent or both\n");
     return 2;
   }
   if (runs < 1) {
@@ -443,13 +398,13 @@ main (int argc, char **argv)
     sweep = g_path_get_basename (kitti[i]);
     all_same &= bench_case (&kitti_config, sweep,
         (const gfloat **) &kitti_points[i], &kitti_n[i], 1, runs, i == 0,
-        stream, table, designs);
+        stream, table);
     g_free (sweep);
   }
   if (n_kitti > 1)
     all_same &= bench_case (&kitti_config, NULL,
         (const gfloat **) kitti_points, kitti_n, n_kitti, runs, FALSE, stream,
-        table, designs);
+        table);
   for (i = 0; i < n_kitti; i++)
     g_free (kitti_points[i]);
   g_free (kitti_points);
@@ -462,8 +417,7 @@ main (int argc, char **argv)
       return 1;
     for (i = 0; i < G_N_ELEMENTS (nuscenes_configs); i++)
       all_same &= bench_case (&nuscenes_configs[i], "271k",
-          (const gfloat **) &points, &n, 1, runs, i != 1, stream, table,
-          designs);
+          (const gfloat **) &points, &n, 1, runs, i != 1, stream, table);
     g_free (points);
   }
   g_print ("%s", table->str);
@@ -471,7 +425,6 @@ main (int argc, char **argv)
   p3dc_cuda_stream_destroy (stream);
   g_strfreev (kitti);
   g_free (nuscenes);
-  g_free (designs);
   if (!all_same) {
     g_printerr ("some GPU outputs differ from the reference (see above)\n");
     return 1;

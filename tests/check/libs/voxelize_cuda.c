@@ -168,7 +168,8 @@ gpu_init (Gpu * g, const P3dcVoxelizeParams * params, gsize hint)
           (gsize) params->max_voxels * 4), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.coords,
           (gsize) params->max_voxels * 16), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.count, 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.count, 4),
+      P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.stats,
           sizeof (P3dcVoxelizeStats)), P3DC_OK);
   result_init (&g->got, params);
@@ -436,8 +437,8 @@ centerpoint_params (P3dcVoxelizeParams * params, guint max_voxels)
 /* Random clouds of 0 to 300k points on random small and large grids. */
 GST_START_TEST (test_random_clouds)
 {
-  /* 512 points: a tile of the scan kernel; 1024: a tile of the persistent
-   * kernel. */
+  /* 512, 1024 and 2048 points: one, two and four tiles of the scan kernel,
+   * beside one point fewer and one more. */
   const gsize sizes[] = { 0, 1, 2, 31, 32, 33, 511, 512, 513, 1000, 4097,
     20000, 65536, 150001, 300000, 1023, 1024, 1025, 2048, 2049
   };
@@ -776,7 +777,7 @@ typedef struct
   gfloat *host[8];
   gsize n_points[8];
   void *device[8];
-  P3dcVoxelizeStats *stats;      /* device, one per frame */
+  P3dcVoxelizeStats *stats;     /* device, one per frame */
   guint n_frames;
 } Queue;
 
@@ -1080,29 +1081,11 @@ GST_START_TEST (test_bad_arguments)
 
 GST_END_TEST;
 
-/* The benchmark's second design (voxelize_persistent.cuh), chosen by the
- * library when P3DC_BENCH_VOXELIZE_DESIGN=persistent is set as a voxelizer
- * is made: the same tests, against the same reference.  (Configurations
- * it does not take, such as a max-points whose gather blocks are smaller,
- * run the graph.) */
-static void
-persistent_design_setup (void)
-{
-  g_setenv ("P3DC_BENCH_VOXELIZE_DESIGN", "persistent", TRUE);
-}
-
-static void
-persistent_design_teardown (void)
-{
-  g_unsetenv ("P3DC_BENCH_VOXELIZE_DESIGN");
-}
-
 static Suite *
 voxelize_cuda_suite (void)
 {
   Suite *s = suite_create ("voxelize_cuda");
   TCase *tc = tcase_create ("general");
-  TCase *persistent = tcase_create ("persistent");
 
   p3d_test_require_gpu ();
   suite_add_tcase (s, tc);
@@ -1119,20 +1102,6 @@ voxelize_cuda_suite (void)
   tcase_add_test (tc, test_two_voxelizers_back_to_back);
   tcase_add_test (tc, test_frame_sequence);
 
-  suite_add_tcase (s, persistent);
-  tcase_set_timeout (persistent, 600);
-  tcase_add_unchecked_fixture (persistent, persistent_design_setup,
-      persistent_design_teardown);
-  tcase_add_test (persistent, test_edge_cases);
-  tcase_add_test (persistent, test_random_clouds);
-  tcase_add_test (persistent, test_channels);
-  tcase_add_test (persistent, test_many_points_per_voxel);
-  tcase_add_test (persistent, test_lidar_clouds);
-  tcase_add_test (persistent, test_clean_sequence);
-  tcase_add_test (persistent, test_two_voxelizers);
-  tcase_add_test (persistent, test_back_to_back);
-  tcase_add_test (persistent, test_two_voxelizers_back_to_back);
-  tcase_add_test (persistent, test_frame_sequence);
   return s;
 }
 

@@ -68,6 +68,16 @@ __device__ __forceinline__ unsigned long long band_word(
   return mask[(size_t)row * words + col];
 }
 
+static_assert(kReduceThreads == kChunkRows * kChunkTiles,
+              "phase A gives each warp 32 rows of one tile");
+
+// The OR of @w over the 32 lanes of the warp.
+__device__ __forceinline__ unsigned long long warp_or(unsigned long long w) {
+  const uint32_t lo = __reduce_or_sync(kFullWarp, (uint32_t)w);
+  const uint32_t hi = __reduce_or_sync(kFullWarp, (uint32_t)(w >> 32));
+  return ((unsigned long long)hi << 32) | lo;
+}
+
 // @order maps sorted positions to input indices; @boxes and @out are records
 // of @record_words 32-bit words; @limit = min (post_max, out_capacity).  The
 // mask kernel has zeroed the output (nms_common.cuh: fill_output); this one
@@ -131,21 +141,23 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
     const unsigned long long *band = buffers.band[cur];
 
     // phase A: the kept boxes of chunk s - 1 into the tiles of chunk s, one
-    // thread per (row of chunk s - 1, tile of chunk s).  Chunk s - 1 is
-    // whole, as a chunk follows it.
+    // thread per (row of chunk s - 1, tile of chunk s); chunk s - 1 is
+    // whole, as a chunk follows it.  Warp w takes tile j = w % kChunkTiles
+    // and the 32 rows from (w / kChunkTiles) * 32: the warp ORs its rows'
+    // words together and one lane applies them, so a tile's word takes 8
+    // atomics, not one per kept row, and no two lanes contend for a word.
     if (s > 0) {
-      for (uint32_t p = tid; p < kChunkRows * kChunkTiles;
-           p += kReduceThreads) {
-        const uint32_t r = p / kChunkTiles, j = p % kChunkTiles;
-        const uint32_t c = s * kChunkTiles + j;
-        const unsigned long long kept_bits =
-            tile_bits[(s - 1) * kChunkTiles + r / kTile];
-        if (c < words && ((kept_bits >> (r % kTile)) & 1ull)) {
-          const unsigned long long w =
-              buffers.band[prev][r * kBandStride + kChunkTiles + j];
-          if (w != 0) atomicOr(&tile_bits[c], w);
-        }
-      }
+      const uint32_t j = warp % kChunkTiles;
+      const uint32_t r = (warp / kChunkTiles) * 32 + lane;
+      const uint32_t c = s * kChunkTiles + j;
+      const unsigned long long kept_bits =
+          tile_bits[(s - 1) * kChunkTiles + r / kTile];
+      const unsigned long long w =
+          c < words && ((kept_bits >> (r % kTile)) & 1ull)
+              ? buffers.band[prev][r * kBandStride + kChunkTiles + j]
+              : 0ull;
+      const unsigned long long removed = warp_or(w);
+      if (lane == 0 && removed != 0) atomicOr(&tile_bits[c], removed);
     }
     // (A) chunk s's tiles hold every removal but those from chunk s itself
     __syncthreads();
@@ -177,18 +189,17 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
         // every lane has read tile_bits[t] before lane 0 replaces it
         __syncwarp();
         if (lane == 0) tile_bits[t] = kept;
-        // the kept boxes into the chunk's later tiles
-        for (uint32_t jj = j + 1; jj < kChunkTiles; jj++) {
+        // the kept boxes into the chunk's later tiles: OR-ed across the
+        // warp, then written by one lane (in phase B no other warp writes
+        // the words of this chunk's tiles)
+        for (uint32_t jj = j + 1; jj < kChunkTiles && kept != 0; jj++) {
           const uint32_t c = s * kChunkTiles + jj;
           if (c >= words) break;
-          if (keep_lo) {
-            const unsigned long long w = band[row_lo * kBandStride + jj];
-            if (w != 0) atomicOr(&tile_bits[c], w);
-          }
-          if (keep_hi) {
-            const unsigned long long w = band[row_hi * kBandStride + jj];
-            if (w != 0) atomicOr(&tile_bits[c], w);
-          }
+          unsigned long long w = 0;
+          if (keep_lo) w |= band[row_lo * kBandStride + jj];
+          if (keep_hi) w |= band[row_hi * kBandStride + jj];
+          const unsigned long long removed = warp_or(w);
+          if (lane == 0) tile_bits[c] |= removed;
         }
         if (keep_lo)
           kept_rows[cur][listed + __popcll(kept & ((1ull << lane) - 1))] =

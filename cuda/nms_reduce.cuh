@@ -71,11 +71,18 @@ __device__ __forceinline__ unsigned long long band_word(
 static_assert(kReduceThreads == kChunkRows * kChunkTiles,
               "phase A gives each warp 32 rows of one tile");
 
-// The OR of @w over the 32 lanes of the warp.
+// The OR of @w over the 32 lanes of the warp: the warp reduction
+// instruction where the device has it (sm_80 and later), else shuffles.
 __device__ __forceinline__ unsigned long long warp_or(unsigned long long w) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const uint32_t lo = __reduce_or_sync(kFullWarp, (uint32_t)w);
   const uint32_t hi = __reduce_or_sync(kFullWarp, (uint32_t)(w >> 32));
   return ((unsigned long long)hi << 32) | lo;
+#else
+  for (int offset = 16; offset > 0; offset /= 2)
+    w |= __shfl_xor_sync(kFullWarp, w, offset);
+  return w;
+#endif
 }
 
 // @order maps sorted positions to input indices; @boxes and @out are records

@@ -437,10 +437,10 @@ centerpoint_params (P3dcVoxelizeParams * params, guint max_voxels)
 /* Random clouds of 0 to 300k points on random small and large grids. */
 GST_START_TEST (test_random_clouds)
 {
-  /* 512, 1024 and 2048 points: one, two and four tiles of the scan kernel,
-   * beside one point fewer and one more. */
-  const gsize sizes[] = { 0, 1, 2, 31, 32, 33, 511, 512, 513, 1000, 4097,
-    20000, 65536, 150001, 300000, 1023, 1024, 1025, 2048, 2049
+  /* 256, 512, 1024 and 2048 points: one, two, four and eight tiles of the
+   * scan kernel, beside one point fewer and one more. */
+  const gsize sizes[] = { 0, 1, 2, 31, 32, 33, 255, 256, 257, 511, 512, 513,
+    1000, 4097, 20000, 65536, 150001, 300000, 1023, 1024, 1025, 2048, 2049
   };
   guint i;
 

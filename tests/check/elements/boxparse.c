@@ -470,7 +470,7 @@ GST_START_TEST (test_malformed_lines)
           "{\"x1\":1}\n", "Malformed line 1: more than one JSON value"},
     {"", "{\"frame\":-1}\n", "field \"frame\" is not a non-negative integer"},
     /* integers beyond 64 bits, which json-glib wraps without a word
-     * (issue 11: a label of 2^63 became -1, this frame was accepted) */
+     * (a label of 2^63 once became -1 and this frame was accepted) */
     {"", "{\"x\":1,\"y\":2,\"z\":3,\"dx\":1,\"dy\":1,\"dz\":1,\"yaw\":0,"
           "\"score\":1,\"label\":9223372036854775808}\n",
         "Malformed line 1: field \"label\" is 9223372036854775808, beyond "
@@ -513,7 +513,7 @@ GST_START_TEST (test_malformed_lines)
     {"format=kitti", "Car 0 0 0 1 2 3 4 1 1,5 1 0 0 0 0 1\n",
         "field 10 (width) is not a number: \"1,5\""},
     /* a finite value beyond float32 says so, as the JSON path does
-     * (issue 11: it said "is not a number") */
+     * (it once said "is not a number") */
     {"format=kitti", "Car 0 0 0 1 2 3 4 1 1 1 0 0 0 0 1e39\n",
         "field 16 (score) is 1e39, beyond the float range"},
     {"format=kitti", "Car 0 0 0 1 2 3 4 1 1 1 -1e400 0 0 0 1\n",

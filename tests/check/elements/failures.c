@@ -22,7 +22,7 @@
 #include "p3dtest.h"
 
 /* Runs of each pipeline in each mode: 18 pipelines x 3 modes x 12 = 648
- * failing pipelines in all (issue 10 asks for at least 600), about 5 s on
+ * failing pipelines in all (at least 600 were asked for), about 5 s on
  * two cores. */
 #define RUNS 12
 /* Far above what one run takes on a loaded machine, far below a test

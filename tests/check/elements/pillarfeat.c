@@ -271,7 +271,7 @@ GST_START_TEST (test_output_matches_library)
 
 GST_END_TEST;
 
-/* Coordinates off the caps' 432 x 496 x 1 grid (issue 11: x -5, y 1e6,
+/* Coordinates off the caps' 432 x 496 x 1 grid (x -5, y 1e6,
  * z 9, and the int32 extremes): pillarfeat indexes nothing by them; it
  * passes them on and computes the centre features from them as from any
  * coordinate, center = coord x size + (size / 2 + min) in float32, here

@@ -492,7 +492,7 @@ assert_voxels (GstBuffer * out, guint count, gint first_x)
   gst_buffer_unref (out);
 }
 
-/* A range that is not a whole number of voxels (issue 11): the grid stays
+/* A range that is not a whole number of voxels: the grid stays
  * round((max - min) / voxel-size), so 0 .. 1.0 in cells of 0.4 is 3 cells
  * that keep x = 1.1, and in cells of 0.3 is 3 cells that drop x = 0.95;
  * the caps say which box that is, and one warning at start names the

@@ -954,7 +954,7 @@ effective_range_accepted (const GstCaps * caps, const gchar * value)
   return accepted;
 }
 
-/* A range that is not a whole number of voxels (issue 11): the grid is
+/* A range that is not a whole number of voxels: the grid is
  * still round((max - min) / size), and the caps carry the box its cells
  * cover, which from_caps() checks when present. */
 GST_START_TEST (test_voxels_effective_range)

@@ -201,19 +201,6 @@ static cudaError_t configure_gather(P3dcVoxelizer *v) {
   return cudaSuccess;
 }
 
-static cudaKernelNodeParams node_params(void *func, unsigned blocks,
-                                        unsigned threads, size_t shared,
-                                        void **args) {
-  cudaKernelNodeParams p = {};
-  p.func = func;
-  p.gridDim = dim3(blocks);
-  p.blockDim = dim3(threads);
-  p.sharedMemBytes = (unsigned)shared;
-  p.kernelParams = args;
-  p.extra = nullptr;
-  return p;
-}
-
 static void destroy_graph(P3dcVoxelizer *v) {
   if (v->graph_exec != nullptr) cudaGraphExecDestroy(v->graph_exec);
   if (v->graph != nullptr) cudaGraphDestroy(v->graph);
@@ -222,25 +209,62 @@ static void destroy_graph(P3dcVoxelizer *v) {
   v->graph_frame_set = false;
 }
 
+// Node @i of a frame (0 cells, 1 scan, 2 gather) as a kernel launch: the
+// one description of the three launches, which building the graph,
+// updating it for a frame and launching inside a capture all use.  The
+// parameters point into @n and @f, which must outlive their use.
+struct FrameNode {
+  cudaKernelNodeParams params;
+  void *args[1];  // the kernel's one argument, in @f
+  size_t arg_size;
+};
+
+static void frame_node(const P3dcVoxelizer *v, FrameLaunch *f, int i,
+                       FrameNode *n) {
+  cudaKernelNodeParams &p = n->params;
+  p = cudaKernelNodeParams{};
+  switch (i) {
+    case 0:
+      p.func = (void *)cells_kernel;
+      p.gridDim = dim3(f->cells_blocks);
+      p.blockDim = dim3(kCellsThreads);
+      n->args[0] = &f->cells;
+      n->arg_size = sizeof f->cells;
+      break;
+    case 1:
+      p.func = (void *)scan_kernel;
+      p.gridDim = dim3(f->scan_blocks);
+      p.blockDim = dim3(kScanThreads);
+      n->args[0] = &f->scan;
+      n->arg_size = sizeof f->scan;
+      break;
+    default:
+      p.func = (void *)v->gather;
+      p.gridDim = dim3(f->gather_blocks);
+      p.blockDim = dim3(v->gather_threads);
+      p.sharedMemBytes = (unsigned)v->gather_shared;
+      n->args[0] = &f->gather;
+      n->arg_size = sizeof f->gather;
+      break;
+  }
+  p.kernelParams = n->args;
+}
+
 // The graph cells -> scan -> gather with placeholder parameters (each frame
 // sets its own before the launch), with programmatic edges or plain ones.
 static cudaError_t build_graph(P3dcVoxelizer *v, bool programmatic) {
   FrameLaunch f;
   memset(static_cast<void *>(&f), 0, sizeof f);
-  void *cells_args[] = {&f.cells};
-  void *scan_args[] = {&f.scan};
-  void *gather_args[] = {&f.gather};
-  const cudaKernelNodeParams p[3] = {
-      node_params((void *)cells_kernel, 1, kCellsThreads, 0, cells_args),
-      node_params((void *)scan_kernel, 1, kScanThreads, 0, scan_args),
-      node_params((void *)v->gather, 1, v->gather_threads, v->gather_shared,
-                  gather_args)};
+  f.cells_blocks = f.scan_blocks = f.gather_blocks = 1;
   cudaError_t err = cudaGraphCreate(&v->graph, 0);
   if (err != cudaSuccess) return err;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
+    FrameNode n;
+    frame_node(v, &f, i, &n);
     if ((err = cudaGraphAddKernelNode(&v->graph_nodes[i], v->graph, nullptr, 0,
-                                      &p[i])))
+                                      &n.params)))
       return err;
+  }
   const cudaGraphNode_t from[2] = {v->graph_nodes[0], v->graph_nodes[1]};
   const cudaGraphNode_t to[2] = {v->graph_nodes[1], v->graph_nodes[2]};
   cudaGraphEdgeData edges[2];
@@ -405,39 +429,18 @@ static cudaError_t launch_graph(P3dcVoxelizer *v, FrameLaunch *f,
                                 cudaStream_t stream) {
   FrameLaunch &last = v->graph_frame;
   const bool set = v->graph_frame_set;
-  cudaError_t err;
   // Until every update succeeded the nodes' parameters are not known.
   v->graph_frame_set = false;
-  void *cells_args[] = {&f->cells};
-  void *scan_args[] = {&f->scan};
-  void *gather_args[] = {&f->gather};
-  if (!set || f->cells_blocks != last.cells_blocks ||
-      memcmp(static_cast<const void *>(&f->cells),
-             static_cast<const void *>(&last.cells), sizeof f->cells) != 0) {
-    const cudaKernelNodeParams p = node_params(
-        (void *)cells_kernel, f->cells_blocks, kCellsThreads, 0, cells_args);
-    if ((err = cudaGraphExecKernelNodeSetParams(v->graph_exec,
-                                                v->graph_nodes[0], &p)))
-      return err;
-  }
-  if (!set || f->scan_blocks != last.scan_blocks ||
-      memcmp(static_cast<const void *>(&f->scan),
-             static_cast<const void *>(&last.scan), sizeof f->scan) != 0) {
-    const cudaKernelNodeParams p = node_params(
-        (void *)scan_kernel, f->scan_blocks, kScanThreads, 0, scan_args);
-    if ((err = cudaGraphExecKernelNodeSetParams(v->graph_exec,
-                                                v->graph_nodes[1], &p)))
-      return err;
-  }
-  if (!set || f->gather_blocks != last.gather_blocks ||
-      memcmp(static_cast<const void *>(&f->gather),
-             static_cast<const void *>(&last.gather), sizeof f->gather) != 0) {
-    const cudaKernelNodeParams p =
-        node_params((void *)v->gather, f->gather_blocks, v->gather_threads,
-                    v->gather_shared, gather_args);
-    if ((err = cudaGraphExecKernelNodeSetParams(v->graph_exec,
-                                                v->graph_nodes[2], &p)))
-      return err;
+  for (int i = 0; i < 3; i++) {
+    FrameNode now, before;
+    frame_node(v, f, i, &now);
+    frame_node(v, &last, i, &before);
+    if (set && now.params.gridDim.x == before.params.gridDim.x &&
+        memcmp(now.args[0], before.args[0], now.arg_size) == 0)
+      continue;
+    const cudaError_t err = cudaGraphExecKernelNodeSetParams(
+        v->graph_exec, v->graph_nodes[i], &now.params);
+    if (err != cudaSuccess) return err;
   }
   memcpy(static_cast<void *>(&last), static_cast<const void *>(f), sizeof *f);
   v->graph_frame_set = true;
@@ -455,16 +458,18 @@ static cudaError_t stream_capturing(cudaStream_t stream, bool *capturing) {
 
 // Inside a stream capture the three kernels are captured as plain launches
 // (the device calls of launch.cuh then do nothing).
-static cudaError_t launch_captured(const P3dcVoxelizer *v, const FrameLaunch &f,
+static cudaError_t launch_captured(const P3dcVoxelizer *v, FrameLaunch *f,
                                    cudaStream_t stream) {
-  cells_kernel<<<f.cells_blocks, kCellsThreads, 0, stream>>>(f.cells);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
-  scan_kernel<<<f.scan_blocks, kScanThreads, 0, stream>>>(f.scan);
-  if ((err = cudaGetLastError())) return err;
-  v->gather<<<f.gather_blocks, v->gather_threads, v->gather_shared, stream>>>(
-      f.gather);
-  return cudaGetLastError();
+  for (int i = 0; i < 3; i++) {
+    FrameNode n;
+    frame_node(v, f, i, &n);
+    const cudaKernelNodeParams &p = n.params;
+    const cudaError_t err =
+        cudaLaunchKernel(p.func, p.gridDim, p.blockDim, p.kernelParams,
+                         p.sharedMemBytes, stream);
+    if (err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
 }
 
 static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
@@ -481,7 +486,7 @@ static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
   }
   FrameLaunch f;
   frame_launch(v, points, n_points, out, output_clean, &f);
-  return capturing ? launch_captured(v, f, stream)
+  return capturing ? launch_captured(v, &f, stream)
                    : launch_graph(v, &f, stream);
 }
 

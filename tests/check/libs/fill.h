@@ -1,4 +1,4 @@
-/* A pattern fill, a kernel of the tests' own (libp3dtestfill, not part of
+/* A pattern fill, a kernel of the tests' own (libp3dtestcuda, not part of
  * the compute library): the memory tests use it to prove that a device
  * buffer written by a kernel maps back to the host with the right bytes, and
  * in the right order between streams.  Its runtime is a copy of its own,

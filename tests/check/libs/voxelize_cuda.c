@@ -3,14 +3,16 @@
  * bytes) before every run with output_clean=0, to prove every byte is
  * written; runs with output_clean=1 go through the same buffers frame after
  * frame, as the element's pool does.  Frames are also queued back to back
- * without host waits (one voxelizer, and two sharing a stream).  The host
- * never blocks on
- * the device without a time limit (gpu_wait), so a kernel that does not
- * end fails the test instead of hanging it. */
+ * without host waits (one voxelizer, and two sharing a stream), and inside
+ * a stream capture of the caller's (where the voxelizer launches its
+ * kernels instead of its own graph).  The host never blocks on the device
+ * without a time limit (gpu_wait), so a kernel that does not end fails the
+ * test instead of hanging it. */
 #include <gst/check/gstcheck.h>
 #include <math.h>
 #include <string.h>
 
+#include "capture.h"
 #include "p3dtest.h"
 #include "voxelize.h"
 
@@ -768,6 +770,71 @@ GST_START_TEST (test_two_voxelizers)
 
 GST_END_TEST;
 
+/* A frame queued while the caller captures the stream. */
+typedef struct
+{
+  Gpu *gpu;
+  gsize n_points;
+} CapturedFrame;
+
+static P3dcResult
+queue_captured_frame (void *user_data, P3dcCudaStream stream)
+{
+  CapturedFrame *frame = user_data;
+  Gpu *g = frame->gpu;
+
+  return p3dc_voxelize_cuda (g->voxelizer, g->points, frame->n_points,
+      &g->out, FALSE, stream);
+}
+
+/* Frames captured into the caller's graph and launched from it, between
+ * frames run on the voxelizer's own graph: the captured launches must give
+ * the reference's output, and leave the voxelizer's graph, whose nodes a
+ * captured frame does not update, giving it too.  Pillars and 3D voxels
+ * (whose gather differs), clouds of several sizes. */
+GST_START_TEST (test_stream_capture)
+{
+  P3dcVoxelizeParams params[2];
+  P3dTestRng rng;
+  guint k, i;
+
+  nuscenes_params (&params[0], 20);
+  centerpoint_params (&params[1], 160000);
+  p3d_test_rng_init (&rng, 11);
+  for (k = 0; k < G_N_ELEMENTS (params); k++) {
+    Gpu g;
+
+    /* Room for the largest cloud first: a capture cannot allocate. */
+    gpu_init (&g, &params[k], 60000);
+    for (i = 0; i < 3; i++) {
+      CapturedFrame frame = { &g, 0 };
+      gfloat *points = lidar_cloud (&rng, 5, 1, 20000 + 15000 * i,
+          &frame.n_points);
+      gchar *what = g_strdup_printf ("%s, captured frame %u",
+          k == 0 ? "pillars" : "3D", i);
+      gsize nodes = 0;
+
+      gpu_check (&g, points, frame.n_points, i > 0, what);
+      gpu_upload (&g, points, frame.n_points);
+      gpu_poison (&g, FALSE);
+      fail_unless_equals_int (p3d_capture_and_launch (g.stream,
+              queue_captured_frame, &frame, &nodes), P3DC_OK);
+      /* cells, scan and gather: the frame needed no reset and no
+       * growth, which a capture could not hold. */
+      fail_unless_equals_int (nodes, 3);
+      gpu_wait (g.stream, what);
+      gpu_fetch (&g);
+      gpu_compare (&g, points, frame.n_points, FALSE, what);
+      gpu_check (&g, points, frame.n_points, TRUE, what);
+      g_free (what);
+      g_free (points);
+    }
+    gpu_clear (&g);
+  }
+}
+
+GST_END_TEST;
+
 /* ---- frames queued without the host waiting between them ---- */
 
 /* Device copies of a few clouds, each frame's stats in a slot of its own. */
@@ -1101,6 +1168,7 @@ voxelize_cuda_suite (void)
   tcase_add_test (tc, test_back_to_back);
   tcase_add_test (tc, test_two_voxelizers_back_to_back);
   tcase_add_test (tc, test_frame_sequence);
+  tcase_add_test (tc, test_stream_capture);
 
   return s;
 }

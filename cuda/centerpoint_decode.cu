@@ -309,17 +309,37 @@ __global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
             lane + 32 < m ? mask[(size_t)(base + 32 + lane) * words + chunk]
                           : 0;
         // what earlier chunks removed from this one
-        unsigned long long current = __shfl_sync(
+        const unsigned long long removed = __shfl_sync(
             0xffffffffu, chunk < 32 ? removed0 : removed1, chunk % 32);
+        const unsigned long long live =
+            (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed;
+        // The chunk's live boxes lowest first, the low half then the high
+        // half with 32-bit words, so that a step of this serial walk is one
+        // find-first-set and a shuffle or two: a kept box of the low half
+        // removes boxes of both halves (its row's two words), one of the
+        // high half only boxes of the high half (the low half is decided).
+        uint32_t low = (uint32_t)live, high = (uint32_t)(live >> 32);
         unsigned long long kept_bits = 0;
-        for (uint32_t k = 0; k < m && count < per_task; k++) {
-          const unsigned long long row_word =
-              __shfl_sync(0xffffffffu, k < 32 ? diag_lo : diag_hi, k % 32);
-          if ((current >> k) & 1ull) continue;
+        while (low != 0 && count < per_task) {
+          const uint32_t k = __ffs(low) - 1;
+          const uint32_t removes_low =
+              __shfl_sync(0xffffffffu, (uint32_t)diag_lo, k);
+          const uint32_t removes_high =
+              __shfl_sync(0xffffffffu, (uint32_t)(diag_lo >> 32), k);
           kept_bits |= 1ull << k;
           if (lane == 0) kept[count] = base + k;
           count++;
-          current |= row_word;
+          low &= ~(removes_low | (1u << k));
+          high &= ~removes_high;
+        }
+        while (high != 0 && count < per_task) {
+          const uint32_t k = __ffs(high) - 1;
+          const uint32_t removes =
+              __shfl_sync(0xffffffffu, (uint32_t)(diag_hi >> 32), k);
+          kept_bits |= 1ull << (k + 32);
+          if (lane == 0) kept[count] = base + 32 + k;
+          count++;
+          high &= ~(removes | (1u << k));
         }
         // the kept rows' later words, each lane its own, kGatherBatch rows'
         // loads in flight at once

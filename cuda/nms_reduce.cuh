@@ -32,8 +32,6 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include <cub/block/block_scan.cuh>
-
 #include "nms.h"
 #include "nms_common.cuh"
 
@@ -41,7 +39,6 @@ namespace p3dc_nms {
 
 constexpr uint32_t kReduceThreads = 1024;
 constexpr uint32_t kMaxWords = P3DC_NMS_MAX_CAPACITY / kTile;
-static_assert(kMaxWords <= kReduceThreads, "one thread per tile in the scan");
 // tiles a step decides
 constexpr uint32_t kChunkTiles = 4;
 constexpr uint32_t kChunkRows = kChunkTiles * kTile;
@@ -97,21 +94,17 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
                   uint32_t limit, uint32_t *__restrict__ out,
                   uint32_t *__restrict__ out_count,
                   int32_t *__restrict__ kept_index) {
-  using Scan =
-      cub::BlockScan<uint32_t, kReduceThreads, cub::BLOCK_SCAN_WARP_SCANS>;
   // tile_bits[t]: until tile t is decided, the bits of its boxes that kept
   // boxes remove; from then on, the bits of its kept boxes.  Nothing writes
   // a tile's word after it is decided but warp 0, which decides it.
   __shared__ unsigned long long tile_bits[kMaxWords];
-  // the band (in the loop), then the scan and the output positions of each
-  // tile (after it)
-  __shared__ union {
-    unsigned long long band[2][kChunkRows * kBandStride];
-    struct {
-      typename Scan::TempStorage scan_storage;
-      uint32_t tile_start[kMaxWords];
-    } output;
-  } buffers;
+  // tile_start[t]: the kept boxes before tile t, which warp 0 writes as it
+  // decides the tile: the output position of the tile's first kept box
+  // (below the capacity, 2^16, wherever it is read), so that the output
+  // needs no scan of the tiles' counts
+  __shared__ uint16_t tile_start[kMaxWords];
+  // the bands of two chunks, by step parity
+  __shared__ unsigned long long bands[2][kChunkRows * kBandStride];
   // the kept rows of a chunk (offsets in the chunk), for the next step's
   // appliers; by step parity
   __shared__ uint16_t kept_rows[2][kChunkRows];
@@ -135,7 +128,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   }
   if (limit > 0) {
     for (uint32_t p = tid; p < kChunkRows * kBandWords; p += kReduceThreads)
-      buffers.band[0][p / kBandWords * kBandStride + p % kBandWords] =
+      bands[0][p / kBandWords * kBandStride + p % kBandWords] =
           band_word(mask, m, words, p / kBandWords, p % kBandWords);
   }
   // tile_bits zeroed, the band of chunk 0 in place
@@ -145,7 +138,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   uint32_t kept_so_far = 0;
   for (uint32_t s = 0; s < chunks && limit > 0; s++) {
     const uint32_t cur = s & 1, prev = cur ^ 1;
-    const unsigned long long *band = buffers.band[cur];
+    const unsigned long long *band = bands[cur];
 
     // phase A: the kept boxes of chunk s - 1 into the tiles of chunk s, one
     // thread per (row of chunk s - 1, tile of chunk s); chunk s - 1 is
@@ -161,7 +154,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
           tile_bits[(s - 1) * kChunkTiles + r / kTile];
       const unsigned long long w =
           c < words && ((kept_bits >> (r % kTile)) & 1ull)
-              ? buffers.band[prev][r * kBandStride + kChunkTiles + j]
+              ? bands[prev][r * kBandStride + kChunkTiles + j]
               : 0ull;
       const unsigned long long removed = warp_or(w);
       if (lane == 0 && removed != 0) atomicOr(&tile_bits[c], removed);
@@ -211,7 +204,10 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
         const bool keep_hi = (kept >> (lane + 32)) & 1ull;
         // every lane has read tile_bits[t] before lane 0 replaces it
         __syncwarp();
-        if (lane == 0) tile_bits[t] = kept;
+        if (lane == 0) {
+          tile_bits[t] = kept;
+          tile_start[t] = (uint16_t)kept_so_far;
+        }
         // the kept boxes into the chunk's later tiles: OR-ed across the
         // warp, then written by one lane (in phase B no other warp writes
         // the words of this chunk's tiles)
@@ -297,7 +293,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
       for (uint32_t q = 0; q < kBandLoads; q++) {
         const uint32_t p = a + q * kAppliers;
         if (next < chunks && p < kChunkRows * kBandWords)
-          buffers.band[prev][p / kBandWords * kBandStride + p % kBandWords] =
+          bands[prev][p / kBandWords * kBandStride + p % kBandWords] =
               staged[q];
       }
     }
@@ -307,24 +303,20 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
     if (kept_total >= limit) break;
   }
 
-  // output: the kept boxes in sorted order, at the positions a scan of the
-  // per-tile counts gives.  The loop above ended on barrier (B), or never
-  // ran, after the first barrier.
+  // output: the kept boxes in sorted order, at the positions warp 0
+  // recorded per tile.  The loop above ended on barrier (B), or never ran,
+  // after the first barrier: tile_start, kept_total and decided_tiles are
+  // visible.
   const uint32_t decided = decided_tiles;
-  const uint32_t ones = tid < decided ? __popcll(tile_bits[tid]) : 0;
-  uint32_t before, total;
-  Scan(buffers.output.scan_storage).ExclusiveSum(ones, before, total);
-  // the band is no longer read: its memory takes the positions
-  if (tid < decided) buffers.output.tile_start[tid] = before;
+  const uint32_t total = kept_total;
   const uint32_t count = total < limit ? total : limit;
-  __syncthreads();
   const uint32_t decided_boxes = min(m, decided * kTile);
   for (uint32_t i = tid; i < decided_boxes; i += kReduceThreads) {
     const unsigned long long bits = tile_bits[i / kTile];
     const uint32_t b = i % kTile;
     if (!((bits >> b) & 1ull)) continue;
-    const uint32_t position = buffers.output.tile_start[i / kTile] +
-                              __popcll(bits & ((1ull << b) - 1));
+    const uint32_t position =
+        tile_start[i / kTile] + __popcll(bits & ((1ull << b) - 1));
     if (position >= count) continue;
     const uint32_t index = order[i];
     const uint32_t *src = boxes + (size_t)index * record_words;

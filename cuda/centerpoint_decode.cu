@@ -36,6 +36,7 @@
 
 #include "centerpoint_decode-private.h"
 #include "centerpoint_decode.h"
+#include "greedy_walk.cuh"
 
 namespace {
 
@@ -313,34 +314,15 @@ __global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
             0xffffffffu, chunk < 32 ? removed0 : removed1, chunk % 32);
         const unsigned long long live =
             (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed;
-        // The chunk's live boxes lowest first, the low half then the high
-        // half with 32-bit words, so that a step of this serial walk is one
-        // find-first-set and a shuffle or two: a kept box of the low half
-        // removes boxes of both halves (its row's two words), one of the
-        // high half only boxes of the high half (the low half is decided).
-        uint32_t low = (uint32_t)live, high = (uint32_t)(live >> 32);
-        unsigned long long kept_bits = 0;
-        while (low != 0 && count < per_task) {
-          const uint32_t k = __ffs(low) - 1;
-          const uint32_t removes_low =
-              __shfl_sync(0xffffffffu, (uint32_t)diag_lo, k);
-          const uint32_t removes_high =
-              __shfl_sync(0xffffffffu, (uint32_t)(diag_lo >> 32), k);
-          kept_bits |= 1ull << k;
-          if (lane == 0) kept[count] = base + k;
-          count++;
-          low &= ~(removes_low | (1u << k));
-          high &= ~removes_high;
-        }
-        while (high != 0 && count < per_task) {
-          const uint32_t k = __ffs(high) - 1;
-          const uint32_t removes =
-              __shfl_sync(0xffffffffu, (uint32_t)(diag_hi >> 32), k);
-          kept_bits |= 1ull << (k + 32);
-          if (lane == 0) kept[count] = base + 32 + k;
-          count++;
-          high &= ~(removes | (1u << k));
-        }
+        // the chunk's live boxes, best first, until the task's output is
+        // full
+        unsigned long long kept_bits =
+            p3dc_greedy_walk_tile(live, diag_lo, diag_hi, [&](uint32_t k) {
+              if (count >= per_task) return false;
+              if (lane == 0) kept[count] = base + k;
+              count++;
+              return true;
+            });
         // the kept rows' later words, each lane its own, kGatherBatch rows'
         // loads in flight at once
         const bool lo = lane > chunk && lane < words;

@@ -32,6 +32,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "greedy_walk.cuh"
 #include "nms.h"
 #include "nms_common.cuh"
 
@@ -172,34 +173,11 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
         const uint32_t row_lo = j * kTile + lane, row_hi = row_lo + 32;
         const unsigned long long diag_lo = band[row_lo * kBandStride + j];
         const unsigned long long diag_hi = band[row_hi * kBandStride + j];
-        const unsigned long long live = tile_boxes(m, t) & ~tile_bits[t];
-        // Lowest first: a box's suppressions are applied before any later
-        // box of the tile is looked at.  The walk takes the tile's two
-        // halves in turn with 32-bit words, which keeps each step of this
-        // serial chain short: a kept box of the low half removes boxes of
-        // both halves (its row's two words, from its lane), one of the high
-        // half only boxes of the high half (the low half is decided).
-        uint32_t low = (uint32_t)live, high = (uint32_t)(live >> 32);
-        uint32_t kept_low = 0, kept_high = 0;
-        while (low != 0) {
-          const uint32_t b = __ffs(low) - 1;
-          const uint32_t removes_low =
-              __shfl_sync(kFullWarp, (uint32_t)diag_lo, b);
-          const uint32_t removes_high =
-              __shfl_sync(kFullWarp, (uint32_t)(diag_lo >> 32), b);
-          kept_low |= 1u << b;
-          low &= ~(removes_low | (1u << b));
-          high &= ~removes_high;
-        }
-        while (high != 0) {
-          const uint32_t b = __ffs(high) - 1;
-          const uint32_t removes =
-              __shfl_sync(kFullWarp, (uint32_t)(diag_hi >> 32), b);
-          kept_high |= 1u << b;
-          high &= ~(removes | (1u << b));
-        }
+        // lowest first: a box's suppressions are applied before any later
+        // box of the tile is looked at
         const unsigned long long kept =
-            ((unsigned long long)kept_high << 32) | kept_low;
+            p3dc_greedy_walk_tile(tile_boxes(m, t) & ~tile_bits[t], diag_lo,
+                                  diag_hi, [](uint32_t) { return true; });
         const bool keep_lo = (kept >> lane) & 1ull;
         const bool keep_hi = (kept >> (lane + 32)) & 1ull;
         // every lane has read tile_bits[t] before lane 0 replaces it

@@ -102,19 +102,45 @@ p3dc_bevpool_frustum_coord (uint32_t i, uint32_t count, uint32_t size)
 
 /* BEVFusion's get_geometry for one point: subtract the augmentation's
  * translation, apply its inverse rotation, scale x and y by the depth, then
- * camera_to_lidar x inverse (K), then camera_to_lidar's translation. */
+ * camera_to_lidar x inverse (K), then camera_to_lidar's translation.
+ *
+ * Split in two so that the device computes what a feature column (u, v)
+ * shares once for all its depth bins: each row of the inverse rotation
+ * sums its x and y terms first, a[0] * qx + a[1] * qy, before the depth
+ * term is added (the left-to-right order of a[0] * qx + a[1] * qy +
+ * a[2] * qz), so the split changes no rounding. */
+typedef struct
+{
+  double xy[3];                 /* the x and y terms of each row */
+} P3dcBevRay;
+
 static P3DC_HOST_DEVICE void
-p3dc_bevpool_project (const P3dcBevCamera * cam, double xs, double ys,
+p3dc_bevpool_column_ray (const P3dcBevFrustumGrid * grid,
+    const P3dcBevCamera * cam, uint32_t u, uint32_t v, P3dcBevRay * ray)
+{
+  const double *a = cam->aug_rotation_inv;
+  double xs = p3dc_bevpool_frustum_coord (u, grid->feat_width,
+      grid->image_width);
+  double ys = p3dc_bevpool_frustum_coord (v, grid->feat_height,
+      grid->image_height);
+  double qx = xs - cam->aug_translation[0];
+  double qy = ys - cam->aug_translation[1];
+  int i;
+
+  for (i = 0; i < 3; i++)
+    ray->xy[i] = a[3 * i] * qx + a[3 * i + 1] * qy;
+}
+
+static P3DC_HOST_DEVICE void
+p3dc_bevpool_ray_point (const P3dcBevCamera * cam, const P3dcBevRay * ray,
     double ds, double lidar[3])
 {
   const double *a = cam->aug_rotation_inv;
   const double *m = cam->ray_to_lidar;
-  double qx = xs - cam->aug_translation[0];
-  double qy = ys - cam->aug_translation[1];
   double qz = ds - cam->aug_translation[2];
-  double rx = a[0] * qx + a[1] * qy + a[2] * qz;
-  double ry = a[3] * qx + a[4] * qy + a[5] * qz;
-  double rz = a[6] * qx + a[7] * qy + a[8] * qz;
+  double rx = ray->xy[0] + a[2] * qz;
+  double ry = ray->xy[1] + a[5] * qz;
+  double rz = ray->xy[2] + a[8] * qz;
   double sx = rx * rz, sy = ry * rz;
   int i;
 
@@ -141,21 +167,17 @@ p3dc_bevpool_axis_cell (double p, double lower, double step, uint32_t n,
   return 1;
 }
 
-/* The cell of frustum point (u, v, d) of @cam, or grid->cells when the
- * point falls outside the grid. */
+/* The cell of depth bin @d on the column @ray of @cam, or grid->cells
+ * when the point falls outside the grid. */
 static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_point_cell (const P3dcBevFrustumGrid * grid,
-    const P3dcBevCamera * cam, uint32_t u, uint32_t v, uint32_t d)
+p3dc_bevpool_ray_cell (const P3dcBevFrustumGrid * grid,
+    const P3dcBevCamera * cam, const P3dcBevRay * ray, uint32_t d)
 {
-  double xs = p3dc_bevpool_frustum_coord (u, grid->feat_width,
-      grid->image_width);
-  double ys = p3dc_bevpool_frustum_coord (v, grid->feat_height,
-      grid->image_height);
   double ds = grid->depth_min + (double) d * grid->depth_step;
   double lidar[3];
   uint32_t x, y, z;
 
-  p3dc_bevpool_project (cam, xs, ys, ds, lidar);
+  p3dc_bevpool_ray_point (cam, ray, ds, lidar);
   if (!p3dc_bevpool_axis_cell (lidar[0], grid->lower[0], grid->step[0],
           grid->n[0], grid->floor_rule, &x)
       || !p3dc_bevpool_axis_cell (lidar[1], grid->lower[1], grid->step[1],
@@ -166,6 +188,17 @@ p3dc_bevpool_point_cell (const P3dcBevFrustumGrid * grid,
   if (grid->layout_xy)
     return (z * grid->n[0] + x) * grid->n[1] + y;
   return (z * grid->n[1] + y) * grid->n[0] + x;
+}
+
+/* The cell of frustum point (u, v, d) of @cam (as above). */
+static P3DC_HOST_DEVICE uint32_t
+p3dc_bevpool_point_cell (const P3dcBevFrustumGrid * grid,
+    const P3dcBevCamera * cam, uint32_t u, uint32_t v, uint32_t d)
+{
+  P3dcBevRay ray;
+
+  p3dc_bevpool_column_ray (grid, cam, u, v, &ray);
+  return p3dc_bevpool_ray_cell (grid, cam, &ray, d);
 }
 
 /* The column key of (camera, u, v): see bevpool.h. */
@@ -290,13 +323,21 @@ struct _P3dBevGeometryCuda
   uint32_t frustum_points;
   uint32_t cells;
   uint32_t keys;                /* sort keys: cells padded to whole blocks */
-  uint32_t key_bits;            /* radix-sort bits: enough for keys itself */
+  uint32_t key_bits;            /* block-sort bits: enough for keys itself */
+  uint32_t pieces;              /* frustum pieces (bevpool_geometry_order.cuh) */
   int computed;
   /* device memory; per key arrays are in key order */
-  uint32_t *keys_in;            /* frustum_points + 1: also chunk ids */
-  uint32_t *keys_out;           /* frustum_points: sorted keys */
-  uint32_t *entries_in, *entries_out;   /* frustum_points: packed entries */
-  uint32_t *cell_start;         /* keys + 1: first sorted point per key */
+  uint32_t *staged;             /* pieces x piece: entries, sorted by piece */
+  uint32_t *segments;           /* pieces x piece x 2: key, start | count */
+  uint32_t *piece_segments;     /* pieces: segments per piece */
+  uint64_t *key_counts;         /* keys + 1: segments << 32 | points */
+  uint64_t *key_bases;          /* keys + 1: exclusive sum of the counts */
+  uint32_t *cursor;             /* keys + 1: filled slots of each list */
+  uint32_t *lists;              /* frustum_points x 2: segment, start | count */
+  uint32_t *entries;            /* frustum_points: packed entries, by key */
+  uint32_t *chunk_flags;        /* frustum_points + 1 */
+  uint32_t *chunk_ids;          /* frustum_points + 1: their exclusive sum */
+  uint32_t *cell_start;         /* keys + 1: first point (by key) per key */
   uint32_t *chunk_start;        /* keys + 1: first chunk per key */
   uint32_t *chunk_begin;        /* frustum_points + 1: first point per chunk */
   uint32_t *unit_flags;         /* keys + 1: 1 where a unit starts */

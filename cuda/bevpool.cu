@@ -615,7 +615,7 @@ P3dcResult pool(const P3dcBevGeometryCuda *geometry, const void *features,
   args.features = features;
   args.depth = depth;
   args.out = out;
-  args.entries = geometry->entries_out;
+  args.entries = geometry->entries;
   args.chunk_start = geometry->chunk_start;
   args.chunk_begin = geometry->chunk_begin;
   args.plan = reinterpret_cast<const uint4 *>(geometry->plan);

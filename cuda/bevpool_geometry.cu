@@ -2,14 +2,12 @@
 //
 // Stages (all queued on the caller's stream, no count ever comes back to the
 // host):
-//   1. project every frustum point (the float64 arithmetic of
-//      bevpool-private.h, shared with the reference), in (camera, u, v, d)
-//      order, to its cell's sort key and its packed entry;
-//   2. sort the entries by key with CUB (stable, so within a cell they stay
-//      in (camera, u, v, d) order, the order bevpool.h defines);
-//   3. the first sorted point of every key (binary search);
-//   4. chunk numbers: an exclusive sum over the sorted points of "a chunk
-//      starts here" (bevpool.h's rule, evaluated on the fly);
+//   1-3. the kept frustum points in key order, stable (within a cell in
+//      (camera, u, v, d) order, the order bevpool.h defines), packed as
+//      entries, with the first position of every key and every point's chunk
+//      flag (bevpool_geometry_order.cuh: pieces sorted in shared memory,
+//      then placed by key);
+//   4. chunk numbers: an exclusive sum of the chunk flags;
 //   5. the first point of every chunk and the first chunk of every key;
 //   6. units, the pooling's work items: each 16 x 16 block of keys cut
 //      greedily into runs within the schedule's chunk and point budgets;
@@ -19,30 +17,21 @@
 //      window) with their column-key bounds, so that every frame the
 //      pooling reads them instead of sorting.
 #include <cuda_runtime.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <cstdlib>
 #include <cub/cub.cuh>
 
 #include "bevpool-private.h"
+#include "bevpool_geometry_order.cuh"
 
 namespace {
 
+using namespace p3dc_bevpool_order;
+
 constexpr unsigned kThreads = 256;
-// Cameras whose constants travel in one launch's parameters (8 x 192 bytes
-// stays well inside the 4 KB parameter space), so no host buffer has to
-// outlive the call.
-constexpr uint32_t kCamerasPerLaunch = 8;
 constexpr uint32_t kTileCells = P3DC_BEVPOOL_TILE_CELLS;
 static_assert(kTileCells == kThreads,
               "unit_cut_kernel gives each key of a block one thread");
-
-struct CameraBatch {
-  P3dcBevCamera cameras[kCamerasPerLaunch];
-  uint32_t first;
-  uint32_t count;
-};
 
 unsigned blocks_for(uint64_t items) {
   uint64_t blocks = (items + kThreads - 1) / kThreads;
@@ -50,87 +39,6 @@ unsigned blocks_for(uint64_t items) {
   // A grid-stride loop covers the rest.
   return blocks > 65535 * 16 ? 65535 * 16 : (unsigned)blocks;
 }
-
-// Stage 1.  Point i of the batch is (camera, u, v, d) with
-// i = ((camera * feat_width + u) * feat_height + v) * depth_bins + d, so the
-// array order is the column-key order the stable sort must keep.  keys[]:
-// the cell's block key, or key_count when dropped; entries[]: the packed
-// column key and depth bin.
-__global__ void project_kernel(const P3dcBevFrustumGrid grid,
-                               const P3dcBevBlocking blocking,
-                               const CameraBatch batch, uint32_t key_count,
-                               uint32_t *keys, uint32_t *entries) {
-  const uint32_t bins = grid.depth_bins;
-  const uint32_t column_points = grid.feat_height * bins;
-  const uint32_t camera_points = grid.feat_width * column_points;
-  const uint32_t total = batch.count * camera_points;
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
-       i += stride) {
-    const uint32_t local = i / camera_points;
-    const uint32_t rest = i - local * camera_points;
-    const uint32_t u = rest / column_points;
-    const uint32_t in_column = rest - u * column_points;
-    const uint32_t v = in_column / bins;
-    const uint32_t d = in_column - v * bins;
-    const uint32_t camera = batch.first + local;
-    const uint32_t p = camera * camera_points + rest;
-    const uint32_t cell =
-        p3dc_bevpool_point_cell(&grid, &batch.cameras[local], u, v, d);
-    keys[p] =
-        cell < grid.cells ? p3dc_bevpool_block_key(&blocking, cell) : key_count;
-    entries[p] = p3dc_bevpool_entry_pack(
-        p3dc_bevpool_column_key(&grid, camera, u, v), d, grid.col_bits);
-  }
-}
-
-// The number of sorted keys below @key.
-__device__ uint32_t lower_bound(const uint32_t *keys, uint32_t count,
-                                uint32_t key) {
-  uint32_t lo = 0, hi = count;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-// Stage 3.  cell_start[k] for k <= keys; the last is the kept count, since
-// dropped points carry key == keys.
-__global__ void cell_start_kernel(const uint32_t *sorted_keys, uint32_t points,
-                                  uint32_t keys, uint32_t *cell_start) {
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= keys;
-       k += stride)
-    cell_start[k] = lower_bound(sorted_keys, points, k);
-}
-
-// Stage 4's input: 1 where sorted point i starts a chunk (bevpool.h's rule,
-// the same helper as the reference), 0 past the kept points.
-struct ChunkFlag {
-  const uint32_t *sorted_keys;
-  const uint32_t *entries;
-  const uint32_t *cell_start;
-  uint32_t keys;
-  uint32_t col_mask;
-
-  __device__ uint32_t operator()(uint32_t i) const {
-    const uint32_t kept = cell_start[keys];
-    if (i >= kept) return 0;
-    const uint32_t position = i - cell_start[sorted_keys[i]];
-    const uint32_t key = entries[i] & col_mask;
-    // The previous point is read only when it is in the same cell.
-    const uint32_t previous = position > 0 ? entries[i - 1] & col_mask : key;
-    return p3dc_bevpool_chunk_starts(position, previous, key) ? 1u : 0u;
-  }
-};
-
-using ChunkFlagIterator =
-    thrust::transform_iterator<ChunkFlag, thrust::counting_iterator<uint32_t>,
-                               uint32_t>;
 
 // Stage 5.  ids[i] is the exclusive sum of the chunk flags (ids[kept] is
 // the chunk count): chunk_begin[c] for every chunk and the sentinel
@@ -315,20 +223,15 @@ uint32_t bit_width(uint64_t value) {
   return bits;
 }
 
+// The pieces of a camera batch (bevpool_geometry_order.cuh).
+uint32_t batch_pieces(uint64_t camera_points, uint32_t cameras) {
+  return (uint32_t)((camera_points * cameras + kPiece - 1) / kPiece);
+}
+
 template <typename T>
 cudaError_t alloc(T **ptr, uint64_t count) {
   return cudaMalloc(reinterpret_cast<void **>(ptr),
                     (count > 0 ? count : 1) * sizeof(T));
-}
-
-ChunkFlagIterator chunk_flags(const P3dcBevGeometryCuda *g) {
-  ChunkFlag flag;
-  flag.sorted_keys = g->keys_out;
-  flag.entries = g->entries_out;
-  flag.cell_start = g->cell_start;
-  flag.keys = g->keys;
-  flag.col_mask = (1u << g->grid.col_bits) - 1u;
-  return ChunkFlagIterator(thrust::counting_iterator<uint32_t>(0), flag);
 }
 
 bool schedule_is_valid(const P3dcBevPoolSchedule *s) {
@@ -357,52 +260,80 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
   const uint32_t keys = geometry->keys;
   const uint64_t camera_points =
       (uint64_t)params->depth_bins * params->feat_width * params->feat_height;
+  uint64_t *const counts = geometry->key_counts;
   cudaError_t err;
 
   if ((err = record(events, 0, stream)) != cudaSuccess) return err;
+  // Stage 1: every piece sorted, its segments counted by key.
+  if ((err = cudaMemsetAsync(counts, 0, ((size_t)keys + 1) * sizeof(*counts),
+                             stream)) != cudaSuccess)
+    return err;
+  PieceArgs args;
+  args.grid = geometry->grid;
+  args.blocking = geometry->blocking;
+  args.keys = keys;
+  args.key_bits = geometry->key_bits;
+  args.staged = geometry->staged;
+  args.segments = reinterpret_cast<uint2 *>(geometry->segments);
+  args.piece_segments = geometry->piece_segments;
+  args.key_counts = reinterpret_cast<unsigned long long *>(counts);
+  args.first_piece = 0;
   for (uint32_t first = 0; first < params->cameras;
        first += kCamerasPerLaunch) {
-    CameraBatch batch;
-    batch.first = first;
-    batch.count = params->cameras - first < kCamerasPerLaunch
-                      ? params->cameras - first
-                      : kCamerasPerLaunch;
-    for (uint32_t i = 0; i < batch.count; i++)
-      p3dc_bevpool_camera_derive(&calib[first + i], &batch.cameras[i]);
-    project_kernel<<<blocks_for(batch.count * camera_points), kThreads, 0,
-                     stream>>>(geometry->grid, geometry->blocking, batch, keys,
-                               geometry->keys_in, geometry->entries_in);
+    CameraBatch *batch = &args.batch;
+    batch->first = first;
+    batch->count = params->cameras - first < kCamerasPerLaunch
+                       ? params->cameras - first
+                       : kCamerasPerLaunch;
+    for (uint32_t i = 0; i < batch->count; i++)
+      p3dc_bevpool_camera_derive(&calib[first + i], &batch->cameras[i]);
+    const uint32_t pieces = batch_pieces(camera_points, batch->count);
+    piece_kernel<<<pieces, kPieceThreads, 0, stream>>>(args);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    args.first_piece += pieces;
   }
   if ((err = record(events, 1, stream)) != cudaSuccess) return err;
 
-  // Radix sort is stable: within a cell, points stay in column-key order.
+  // Stage 2: each key's first position and list slot, the lists filled.
+  const unsigned long long *bases =
+      reinterpret_cast<const unsigned long long *>(geometry->key_bases);
   size_t temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceRadixSort::SortPairs(
-      geometry->temp, temp_bytes, geometry->keys_in, geometry->keys_out,
-      geometry->entries_in, geometry->entries_out, (int)points, 0,
-      (int)geometry->key_bits, stream);
+  err =
+      cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes, counts,
+                                    geometry->key_bases, (int)keys + 1, stream);
   if (err != cudaSuccess) return err;
+  const unsigned key_blocks = blocks_for((uint64_t)keys + 1);
+  key_start_kernel<<<key_blocks, kThreads, 0, stream>>>(
+      bases, keys, points, geometry->cell_start, geometry->cursor,
+      geometry->chunk_flags);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  const uint2 *segments = reinterpret_cast<const uint2 *>(geometry->segments);
+  uint2 *lists = reinterpret_cast<uint2 *>(geometry->lists);
+  list_kernel<<<geometry->pieces, kThreads, 0, stream>>>(
+      segments, geometry->piece_segments, bases, geometry->cursor, lists);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 2, stream)) != cudaSuccess) return err;
 
-  const unsigned key_blocks = blocks_for((uint64_t)keys + 1);
-  cell_start_kernel<<<key_blocks, kThreads, 0, stream>>>(
-      geometry->keys_out, points, keys, geometry->cell_start);
+  // Stage 3: the points in key order, with their chunk flags.
+  place_kernel<<<geometry->pieces, kPieceThreads, 0, stream>>>(
+      segments, geometry->piece_segments, bases, lists, geometry->staged,
+      (1u << geometry->grid.col_bits) - 1u, geometry->entries,
+      geometry->chunk_flags);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 3, stream)) != cudaSuccess) return err;
 
-  // Chunk numbers over every sorted position (the kept count is on the
-  // device; flags past it are 0), into keys_in, free after the sort.
+  // Stage 4: chunk numbers over every sorted position (flags past the kept
+  // points are 0).
   temp_bytes = geometry->temp_bytes;
-  err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
-                                      chunk_flags(geometry), geometry->keys_in,
-                                      (int)points + 1, stream);
+  err = cub::DeviceScan::ExclusiveSum(
+      geometry->temp, temp_bytes, geometry->chunk_flags, geometry->chunk_ids,
+      (int)points + 1, stream);
   if (err != cudaSuccess) return err;
   if ((err = record(events, 4, stream)) != cudaSuccess) return err;
 
   const uint32_t last = points > keys ? points : keys;
   chunk_start_kernel<<<blocks_for((uint64_t)last + 1), kThreads, 0, stream>>>(
-      geometry->keys_in, geometry->cell_start, points, keys,
+      geometry->chunk_ids, geometry->cell_start, points, keys,
       geometry->chunk_begin, geometry->chunk_start);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 5, stream)) != cudaSuccess) return err;
@@ -435,7 +366,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
   // the device.
   chunk_plan_kernel<<<(unsigned)(sms > 0 ? 8 * sms : 8), kPlanThreads, 0,
                       stream>>>(
-      geometry->entries_out, geometry->chunk_begin,
+      geometry->entries, geometry->chunk_begin,
       reinterpret_cast<const uint4 *>(geometry->units), geometry->unit_count,
       geometry->schedule, (1u << geometry->grid.col_bits) - 1u, geometry->plan);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
@@ -450,10 +381,16 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
 extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
   // Errors are ignored: a failed free leaves nothing the caller can do.
-  cudaFree(geometry->keys_in);
-  cudaFree(geometry->keys_out);
-  cudaFree(geometry->entries_in);
-  cudaFree(geometry->entries_out);
+  cudaFree(geometry->staged);
+  cudaFree(geometry->segments);
+  cudaFree(geometry->piece_segments);
+  cudaFree(geometry->key_counts);
+  cudaFree(geometry->key_bases);
+  cudaFree(geometry->cursor);
+  cudaFree(geometry->lists);
+  cudaFree(geometry->entries);
+  cudaFree(geometry->chunk_flags);
+  cudaFree(geometry->chunk_ids);
   cudaFree(geometry->cell_start);
   cudaFree(geometry->chunk_start);
   cudaFree(geometry->chunk_begin);
@@ -505,14 +442,29 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
   self->cells = self->grid.cells;
   // The dropped key is the key count itself, so it needs its bits too.
   self->key_bits = bit_width(self->keys);
+  const uint64_t camera_points = self->frustum_points / self->params.cameras;
+  for (uint32_t first = 0; first < self->params.cameras;
+       first += kCamerasPerLaunch) {
+    const uint32_t left = self->params.cameras - first;
+    self->pieces += batch_pieces(
+        camera_points, left < kCamerasPerLaunch ? left : kCamerasPerLaunch);
+  }
 
   const uint64_t points = self->frustum_points;
   const uint64_t bounds = (uint64_t)self->keys + 1;
   cudaError_t err = cudaSuccess;
-  if (err == cudaSuccess) err = alloc(&self->keys_in, points + 1);
-  if (err == cudaSuccess) err = alloc(&self->keys_out, points);
-  if (err == cudaSuccess) err = alloc(&self->entries_in, points);
-  if (err == cudaSuccess) err = alloc(&self->entries_out, points);
+  const uint64_t staging = (uint64_t)self->pieces * kPiece;
+  if (err == cudaSuccess) err = alloc(&self->staged, staging);
+  if (err == cudaSuccess) err = alloc(&self->segments, 2 * staging);
+  if (err == cudaSuccess) err = alloc(&self->piece_segments, self->pieces);
+  if (err == cudaSuccess) err = alloc(&self->key_counts, bounds);
+  if (err == cudaSuccess) err = alloc(&self->key_bases, bounds);
+  if (err == cudaSuccess) err = alloc(&self->cursor, bounds);
+  // A segment holds at least one kept point.
+  if (err == cudaSuccess) err = alloc(&self->lists, 2 * points);
+  if (err == cudaSuccess) err = alloc(&self->entries, points);
+  if (err == cudaSuccess) err = alloc(&self->chunk_flags, points + 1);
+  if (err == cudaSuccess) err = alloc(&self->chunk_ids, points + 1);
   if (err == cudaSuccess) err = alloc(&self->cell_start, bounds);
   if (err == cudaSuccess) err = alloc(&self->chunk_start, bounds);
   if (err == cudaSuccess) err = alloc(&self->chunk_begin, points + 1);
@@ -525,19 +477,18 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
   if (err == cudaSuccess) err = alloc(&self->plan, 4 * points);
 
   // CUB's temporary storage, sized once for the largest of its uses.
-  size_t sort_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
+  size_t key_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
   if (err == cudaSuccess)
-    err = cub::DeviceRadixSort::SortPairs(
-        nullptr, sort_bytes, self->keys_in, self->keys_out, self->entries_in,
-        self->entries_out, (int)points, 0, (int)self->key_bits);
+    err = cub::DeviceScan::ExclusiveSum(nullptr, key_bytes, self->key_counts,
+                                        self->key_bases, (int)bounds);
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes, chunk_flags(self),
-                                        self->keys_in, (int)points + 1);
+    err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes, self->chunk_flags,
+                                        self->chunk_ids, (int)points + 1);
   if (err == cudaSuccess)
     err = cub::DeviceScan::ExclusiveSum(nullptr, unit_bytes, self->unit_flags,
                                         self->unit_pos, (int)bounds);
   if (err == cudaSuccess) {
-    self->temp_bytes = sort_bytes;
+    self->temp_bytes = key_bytes;
     if (chunk_bytes > self->temp_bytes) self->temp_bytes = chunk_bytes;
     if (unit_bytes > self->temp_bytes) self->temp_bytes = unit_bytes;
     err = cudaMalloc(&self->temp, self->temp_bytes > 0 ? self->temp_bytes : 1);
@@ -600,7 +551,7 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_download(
   const uint32_t kept = result == P3DC_OK ? key_start[keys] : 0;
   if (kept > geometry->frustum_points) result = P3DC_ERROR_INVALID_ARGUMENT;
   if (result == P3DC_OK)
-    result = cudaMemcpyAsync(entries, geometry->entries_out,
+    result = cudaMemcpyAsync(entries, geometry->entries,
                              (size_t)kept * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost, stream);
   if (result == P3DC_OK) result = cudaStreamSynchronize(stream);

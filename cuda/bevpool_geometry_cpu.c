@@ -44,7 +44,8 @@ bit_width (uint64_t value)
 }
 
 const char *const p3dc_bevpool_geometry_stage_names[] = {
-  "project", "sort", "cell starts", "chunk scan", "chunk starts",
+  "project and sort pieces", "key starts and lists", "place", "chunk scan",
+  "chunk starts",
   "unit cut", "unit list", "chunk plan"
 };
 

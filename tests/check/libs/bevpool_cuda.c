@@ -330,6 +330,13 @@ GST_START_TEST (test_heavy_cells)
   check_case (&tc, &rng, 0, "one cell of 12288 points");
   bevpool_test_case_clear (&tc);
 
+  /* 128 x 64 x 16 = 131072 points in one cell: the cell's points come from
+   * 64 pieces of the geometry's sort, each placed after the 63 others'
+   * counts in the cell's list. */
+  bevpool_test_one_cell_case (128, 64, 16, &tc);
+  check_case (&tc, &rng, 0, "one cell of 131072 points");
+  bevpool_test_case_clear (&tc);
+
   /* The same points over 4 x 3 cells of 16 m: uneven heavy cells. */
   bevpool_test_one_cell_case (64, 48, 4, &tc);
   tc.params.xbound[1] = 63.5;
@@ -405,8 +412,9 @@ GST_START_TEST (test_schedules)
 GST_END_TEST;
 
 /* Geometry shapes the other cases miss: more cameras than one projection
- * launch takes (8), so that two launches fill one sort; and a grid of more
- * than 2^19 sort keys (1000 x 1000 cells), whose keys take 20 bits. */
+ * launch takes (8), so that two launches fill the pieces of one sort; and a
+ * grid of more than 2^19 sort keys (1000 x 1000 cells), whose keys take 20
+ * bits. */
 GST_START_TEST (test_sort_paths)
 {
   guint seed;

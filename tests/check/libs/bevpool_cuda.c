@@ -27,6 +27,55 @@ typedef struct
   P3dcBevGeometryCuda *device;
 } Geometries;
 
+/* The device's unit cut (bevpool_geometry.cu) against the greedy rule
+ * walked key by key: in each block of P3DC_BEVPOOL_TILE_CELLS keys a unit
+ * starts at the first key, at a key over either budget alone and at the
+ * key after it, and at a key that would take the running unit over either
+ * budget. */
+static void
+check_unit_cut (const P3dcBevGeometryCuda * device, P3dcCudaStream stream,
+    const gchar * what)
+{
+  const guint32 keys = device->keys, side = P3DC_BEVPOOL_TILE_CELLS;
+  const P3dcBevPoolSchedule *s = &device->schedule;
+  gsize bytes = ((gsize) keys + 1) * sizeof (guint32);
+  guint32 *cell_start = g_malloc (bytes), *chunk_start = g_malloc (bytes);
+  guint32 *flags = g_malloc (bytes);
+  guint32 k;
+
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (cell_start,
+          device->cell_start, bytes, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (chunk_start,
+          device->chunk_start, bytes, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (flags, device->unit_flags,
+          bytes, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
+  for (k = 0; k < keys; k += side) {
+    guint32 chunks = 0, points = 0, j;
+    gboolean previous_alone = FALSE;
+
+    for (j = k; j < k + side; j++) {
+      guint32 c = chunk_start[j + 1] - chunk_start[j];
+      guint32 p = cell_start[j + 1] - cell_start[j];
+      gboolean alone = c > s->unit_chunks || p > s->unit_points;
+      gboolean start = j == k || alone || previous_alone
+          || chunks + c > s->unit_chunks || points + p > s->unit_points;
+
+      chunks = start ? c : chunks + c;
+      points = start ? p : points + p;
+      previous_alone = alone;
+      fail_unless (flags[j] == (start ? 1u : 0u),
+          "%s: key %u %s a unit on the device, not by the greedy rule", what,
+          j, flags[j] ? "starts" : "does not start");
+    }
+  }
+  fail_unless (flags[keys] == 0, "%s: the unit flags' sentinel is %u", what,
+      flags[keys]);
+  g_free (cell_start);
+  g_free (chunk_start);
+  g_free (flags);
+}
+
 /* The geometries of @tc on both paths, the device's made with @schedule
  * (NULL: the default) and compared with the reference's. */
 static void
@@ -72,6 +121,7 @@ geometries_compute_scheduled (Geometries * g, const BevpoolTestCase * tc,
     if (a[i] != b[i])
       fail ("%s: sorted point %u is frustum point %u on the device, %u in "
           "the reference", what, i, b[i], a[i]);
+  check_unit_cut (g->device, g->stream, what);
 }
 
 static void

@@ -311,7 +311,7 @@ p3dc_bevpool_pass_chunks (const P3dcBevPoolSchedule * s, uint32_t chunks,
 
 /* The geometry stages recorded by p3dc_bevpool_geometry_compute_cuda_timed():
  * an event before the first and after each. */
-#define P3DC_BEVPOOL_GEOMETRY_STAGES 8
+#define P3DC_BEVPOOL_GEOMETRY_STAGES 7
 extern const char *const p3dc_bevpool_geometry_stage_names[];
 
 struct _P3dBevGeometryCuda

@@ -10,7 +10,8 @@
 //   4. chunk numbers: an exclusive sum of the chunk flags;
 //   5. the first point of every chunk and the first chunk of every key;
 //   6. units, the pooling's work items: each 16 x 16 block of keys cut
-//      greedily into runs within the schedule's chunk and point budgets;
+//      greedily into runs within the schedule's chunk and point budgets (5
+//      and 6 are one launch);
 //   7. the list of units (an exclusive sum of the unit starts, a scatter);
 //   8. the chunk plan: per unit (and pass), the order in which the pooling
 //      takes its chunks (by window, longer first) and its batches (one per
@@ -40,42 +41,43 @@ unsigned blocks_for(uint64_t items) {
   return blocks > 65535 * 16 ? 65535 * 16 : (unsigned)blocks;
 }
 
-// Stage 5.  ids[i] is the exclusive sum of the chunk flags (ids[kept] is
-// the chunk count): chunk_begin[c] for every chunk and the sentinel
-// chunk_begin[count] = kept; chunk_start[k] for k <= keys.
-__global__ void chunk_start_kernel(const uint32_t *ids,
-                                   const uint32_t *cell_start, uint32_t points,
-                                   uint32_t keys, uint32_t *chunk_begin,
-                                   uint32_t *chunk_start) {
+// Stages 5 and 6, one launch.  ids[i] is the exclusive sum of the chunk
+// flags (ids[kept] is the chunk count).
+//  - Every thread of the grid, over the sorted points: chunk_begin[c] for
+//    every chunk and the sentinel chunk_begin[count] = kept.
+//  - Block b < keys / kTileCells, over the 16 x 16 block of keys b:
+//    chunk_start[k] (and the sentinel chunk_start[keys]), and the unit cut.
+//    A unit starts at the block's first key, before and after a key whose
+//    chunks or points alone exceed the budget (it is pooled in passes,
+//    alone), and before a key that would take the running unit over either
+//    budget.  A greedy cut is sequential, so one thread runs it over counts
+//    the block loaded into shared memory (256 steps).
+__global__ void __launch_bounds__(kTileCells)
+    chunk_unit_kernel(const uint32_t *ids, const uint32_t *cell_start,
+                      uint32_t points, uint32_t keys, uint32_t unit_chunks,
+                      uint32_t unit_points, uint32_t *chunk_begin,
+                      uint32_t *chunk_start, uint32_t *flags) {
+  __shared__ uint32_t s_chunks[kTileCells], s_points[kTileCells];
+  __shared__ uint32_t s_flags[kTileCells];
   const uint32_t kept = cell_start[keys];
   const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t last = points > keys ? points : keys;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i <= last;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i <= kept;
        i += stride) {
     if (i < kept) {
       if (ids[i + 1] != ids[i]) chunk_begin[ids[i]] = i;
-    } else if (i == kept) {
+    } else {
       chunk_begin[ids[kept]] = kept;
     }
-    if (i <= keys) chunk_start[i] = ids[cell_start[i]];
   }
-}
+  if (blockIdx.x >= keys / kTileCells) return;
 
-// Stage 6.  One block per 16 x 16 block of keys: a unit starts at the
-// block's first key, before and after a key whose chunks or points alone
-// exceed the budget (it is pooled in passes, alone), and before a key that
-// would take the running unit over either budget.  A greedy cut is
-// sequential, so one thread runs it over counts the block loaded into
-// shared memory (256 steps).
-__global__ void unit_cut_kernel(const uint32_t *cell_start,
-                                const uint32_t *chunk_start, uint32_t keys,
-                                uint32_t unit_chunks, uint32_t unit_points,
-                                uint32_t *flags) {
-  __shared__ uint32_t s_chunks[kTileCells], s_points[kTileCells];
-  __shared__ uint32_t s_flags[kTileCells];
   const uint32_t k = blockIdx.x * kTileCells + threadIdx.x;
-  s_chunks[threadIdx.x] = chunk_start[k + 1] - chunk_start[k];
-  s_points[threadIdx.x] = cell_start[k + 1] - cell_start[k];
+  const uint32_t first = cell_start[k], next = cell_start[k + 1];
+  const uint32_t chunk = ids[first];
+  chunk_start[k] = chunk;
+  if (k + 1 == keys) chunk_start[keys] = ids[next];
+  s_chunks[threadIdx.x] = ids[next] - chunk;
+  s_points[threadIdx.x] = next - first;
   __syncthreads();
   if (threadIdx.x == 0) {
     uint32_t chunks = 0, points = 0;
@@ -268,6 +270,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
   if ((err = cudaMemsetAsync(counts, 0, ((size_t)keys + 1) * sizeof(*counts),
                              stream)) != cudaSuccess)
     return err;
+
   PieceArgs args;
   args.grid = geometry->grid;
   args.blocking = geometry->blocking;
@@ -278,6 +281,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
   args.piece_segments = geometry->piece_segments;
   args.key_counts = reinterpret_cast<unsigned long long *>(counts);
   args.first_piece = 0;
+  args.cursor = geometry->cursor;
   for (uint32_t first = 0; first < params->cameras;
        first += kCamerasPerLaunch) {
     CameraBatch *batch = &args.batch;
@@ -291,6 +295,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
     piece_kernel<<<pieces, kPieceThreads, 0, stream>>>(args);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     args.first_piece += pieces;
+    args.cursor = nullptr;
   }
   if ((err = record(events, 1, stream)) != cudaSuccess) return err;
 
@@ -303,14 +308,11 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
                                     geometry->key_bases, (int)keys + 1, stream);
   if (err != cudaSuccess) return err;
   const unsigned key_blocks = blocks_for((uint64_t)keys + 1);
-  key_start_kernel<<<key_blocks, kThreads, 0, stream>>>(
-      bases, keys, points, geometry->cell_start, geometry->cursor,
-      geometry->chunk_flags);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
   const uint2 *segments = reinterpret_cast<const uint2 *>(geometry->segments);
   uint2 *lists = reinterpret_cast<uint2 *>(geometry->lists);
   list_kernel<<<geometry->pieces, kThreads, 0, stream>>>(
-      segments, geometry->piece_segments, bases, geometry->cursor, lists);
+      segments, geometry->piece_segments, bases, keys, points, geometry->cursor,
+      lists, geometry->cell_start, geometry->chunk_flags);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 2, stream)) != cudaSuccess) return err;
 
@@ -331,19 +333,16 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
   if (err != cudaSuccess) return err;
   if ((err = record(events, 4, stream)) != cudaSuccess) return err;
 
-  const uint32_t last = points > keys ? points : keys;
-  chunk_start_kernel<<<blocks_for((uint64_t)last + 1), kThreads, 0, stream>>>(
+  // Stages 5 and 6: enough blocks for the kept points or the key blocks.
+  const uint32_t key_tiles = keys / kTileCells;
+  unsigned chunk_blocks = blocks_for((uint64_t)points + 1);
+  if (chunk_blocks < key_tiles) chunk_blocks = key_tiles;
+  chunk_unit_kernel<<<chunk_blocks, kTileCells, 0, stream>>>(
       geometry->chunk_ids, geometry->cell_start, points, keys,
-      geometry->chunk_begin, geometry->chunk_start);
+      geometry->schedule.unit_chunks, geometry->schedule.unit_points,
+      geometry->chunk_begin, geometry->chunk_start, geometry->unit_flags);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   if ((err = record(events, 5, stream)) != cudaSuccess) return err;
-
-  unit_cut_kernel<<<keys / kTileCells, kTileCells, 0, stream>>>(
-      geometry->cell_start, geometry->chunk_start, keys,
-      geometry->schedule.unit_chunks, geometry->schedule.unit_points,
-      geometry->unit_flags);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 6, stream)) != cudaSuccess) return err;
 
   temp_bytes = geometry->temp_bytes;
   err = cub::DeviceScan::ExclusiveSum(geometry->temp, temp_bytes,
@@ -355,7 +354,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
       geometry->chunk_start, keys, reinterpret_cast<uint4 *>(geometry->units),
       geometry->unit_count);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 7, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 6, stream)) != cudaSuccess) return err;
 
   int device = 0, sms = 0;
   if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
@@ -370,7 +369,7 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
       reinterpret_cast<const uint4 *>(geometry->units), geometry->unit_count,
       geometry->schedule, (1u << geometry->grid.col_bits) - 1u, geometry->plan);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = record(events, 8, stream)) != cudaSuccess) return err;
+  if ((err = record(events, 7, stream)) != cudaSuccess) return err;
 
   geometry->computed = 1;
   return P3DC_OK;

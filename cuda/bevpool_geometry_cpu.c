@@ -45,8 +45,7 @@ bit_width (uint64_t value)
 
 const char *const p3dc_bevpool_geometry_stage_names[] = {
   "project and sort pieces", "key starts and lists", "place", "chunk scan",
-  "chunk starts",
-  "unit cut", "unit list", "chunk plan"
+  "chunk starts and unit cut", "unit list", "chunk plan"
 };
 
 /* Bits of the column key (bevpool.h) and of the depth bin. */

@@ -11,7 +11,8 @@
 //     its points to its key's counts;
 //  2. an exclusive sum of the counts over the keys gives each key its first
 //     position (cell_start) and its first slot in the segment lists; then
-//     list_kernel files every segment under its key (in any order);
+//     list_kernel files every segment under its key (in any order) and
+//     writes cell_start;
 //  3. place_kernel, a block per piece: a segment's position in its key is
 //     the key's first position plus the counts of the key's segments from
 //     earlier pieces, summed from the key's list; then the staged entries
@@ -72,6 +73,9 @@ struct PieceArgs {
   uint2 *segments;           // [pieces * kPiece] (key, start | count << 16)
   uint32_t *piece_segments;  // [pieces]
   unsigned long long *key_counts;  // [keys + 1] segments << 32 | points
+  // [keys + 1] the lists' cursors, which the first batch's launch clears
+  // (list_kernel is the next to touch them); null for the other batches
+  uint32_t *cursor;
 };
 
 __device__ __forceinline__ uint32_t segment_word(uint32_t start,
@@ -198,33 +202,24 @@ __global__ void __launch_bounds__(kPieceThreads)
     atomicAdd(&a.key_counts[key], (1ull << 32) | count);
   }
   if (tid == 0) a.piece_segments[piece] = kept_segments;
+  if (a.cursor != nullptr)
+    for (uint32_t k = blockIdx.x * kPieceThreads + tid; k <= a.keys;
+         k += gridDim.x * kPieceThreads)
+      a.cursor[k] = 0;
 }
 
-// Stage 2, after the exclusive sum of key_counts into key_bases: the first
-// position of every key (the last, keys, is the kept count), the lists'
-// cursors cleared, and the chunk flags past the kept points cleared (the
-// chunk scan reads points + 1 of them).
-__global__ void key_start_kernel(const unsigned long long *key_bases,
-                                 uint32_t keys, uint32_t points,
-                                 uint32_t *cell_start, uint32_t *cursor,
-                                 uint32_t *chunk_flags) {
-  const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
-  for (uint32_t k = first; k <= keys; k += stride) {
-    cell_start[k] = (uint32_t)key_bases[k];
-    cursor[k] = 0;
-  }
-  const uint32_t kept = (uint32_t)key_bases[keys];
-  for (uint32_t i = kept + first; i <= points; i += stride) chunk_flags[i] = 0;
-}
-
-// Stage 2: a block per piece files the piece's segments in their keys'
-// lists, as the segment's slot (piece * kPiece + its index) and its start
-// and count.
+// Stage 2, after the exclusive sum of key_counts into key_bases: a block
+// per piece files the piece's segments in their keys' lists, as the
+// segment's slot (piece * kPiece + its index) and its start and count (the
+// cursors were cleared in stage 1).  The grid also writes the first
+// position of every key (the last, keys, is the kept count) and clears the
+// chunk flags past the kept points (the chunk scan reads points + 1 of
+// them).
 __global__ void list_kernel(const uint2 *segments,
                             const uint32_t *piece_segments,
-                            const unsigned long long *key_bases,
-                            uint32_t *cursor, uint2 *lists) {
+                            const unsigned long long *key_bases, uint32_t keys,
+                            uint32_t points, uint32_t *cursor, uint2 *lists,
+                            uint32_t *cell_start, uint32_t *chunk_flags) {
   const uint32_t first = blockIdx.x * kPiece;
   const uint32_t count = piece_segments[blockIdx.x];
   for (uint32_t s = threadIdx.x; s < count; s += blockDim.x) {
@@ -233,6 +228,12 @@ __global__ void list_kernel(const uint2 *segments,
                         atomicAdd(&cursor[segment.x], 1u);
     lists[at] = make_uint2(first + s, segment.y);
   }
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
+  for (uint32_t k = thread; k <= keys; k += stride)
+    cell_start[k] = (uint32_t)key_bases[k];
+  const uint32_t kept = (uint32_t)key_bases[keys];
+  for (uint32_t i = kept + thread; i <= points; i += stride) chunk_flags[i] = 0;
 }
 
 // Stage 3, a block per piece.  First a thread per segment: the segment

@@ -5,10 +5,11 @@
 //  1. the boxes that take part, sorted by score, and their number m
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
 //     count; above, CUB's device sort over the whole capacity;
-//  2. the suppression mask, one bit per pair (nms_mask.cuh), which also
-//     zeroes the output;
+//  2. the suppression mask, one bit per pair (nms_mask.cuh), also
+//     transposed up to 1024 boxes, which also zeroes the output;
 //  3. the greedy keep-reduction and the kept records, in one block
-//     (nms_reduce.cuh).
+//     (nms_reduce.cuh): up to 1024 boxes by sweeps over the transposed
+//     mask, else (or if they do not settle) by a walk over the tiles.
 // Stages 2 and 3 read m and do only the work it needs.  Each kernel after
 // the first is launched as a programmatic dependent of the one before
 // (launch.cuh), on devices that have it.
@@ -39,6 +40,8 @@ struct _P3dNms {
   P3dcNmsItem *items;
   uint32_t *item_count;
   unsigned long long *mask;
+  // nms_common.cuh: min (capacity, kColumnBoxes) columns
+  unsigned long long *column_mask;
   void *sort_storage;
   size_t sort_storage_bytes;
 };
@@ -81,6 +84,7 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   cudaFree(nms->items);
   cudaFree(nms->item_count);
   cudaFree(nms->mask);
+  cudaFree(nms->column_mask);
   cudaFree(nms->sort_storage);
   free(nms);
 }
@@ -133,6 +137,11 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   if (err == cudaSuccess)
     err = cudaMalloc(&self->mask,
                      (size_t)capacity * words * sizeof(unsigned long long));
+  if (err == cudaSuccess)
+    err =
+        cudaMalloc(&self->column_mask,
+                   (size_t)(capacity < kColumnBoxes ? capacity : kColumnBoxes) *
+                       kColumnWords * sizeof(unsigned long long));
   // the buffers of the device-wide sort, for capacities one kernel can't
   // sort
   if (capacity > kRankCapacity) {
@@ -201,22 +210,24 @@ static cudaError_t mask_stage(P3dcNms *nms, P3dcNmsMode mode,
     return p3dc_launch(
         mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
         nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items, count, test,
-        nms->mask, fill);
+        nms->mask, nms->column_mask, fill);
   switch (mode) {
     case P3DC_NMS_IOU:
       return p3dc_launch(mask_kernel<P3DC_NMS_IOU>, blocks, kMaskThreads, 0, s,
-                         chained, items, count, test, nms->mask, fill);
+                         chained, items, count, test, nms->mask,
+                         nms->column_mask, fill);
     case P3DC_NMS_BEV_ALIGNED:
       return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks,
                          kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, fill);
+                         nms->mask, nms->column_mask, fill);
     case P3DC_NMS_CIRCLE:
       return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0,
-                         s, chained, items, count, test, nms->mask, fill);
+                         s, chained, items, count, test, nms->mask,
+                         nms->column_mask, fill);
     default:
       return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks,
                          kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, fill);
+                         nms->mask, nms->column_mask, fill);
   }
 }
 
@@ -256,9 +267,11 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   err = mask_stage(nms, params->mode, test, fill, chained, s);
   if (err != cudaSuccess) return err;
 
-  return p3dc_launch(
-      reduce_kernel, 1, kReduceThreads, 0, s, chained,
-      (const unsigned long long *)nms->mask, (const uint32_t *)nms->item_count,
-      (const uint32_t *)nms->index_out, (const uint32_t *)boxes, record_words,
-      limit, (uint32_t *)out, out_count, kept_index);
+  return p3dc_launch(reduce_kernel, 1, kReduceThreads, 0, s, chained,
+                     (const unsigned long long *)nms->mask,
+                     (const unsigned long long *)nms->column_mask,
+                     (const uint32_t *)nms->item_count,
+                     (const uint32_t *)nms->index_out, (const uint32_t *)boxes,
+                     record_words, limit, (uint32_t *)out, out_count,
+                     kept_index);
 }

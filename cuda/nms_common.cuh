@@ -29,6 +29,15 @@ __device__ __forceinline__ void triangle_tile(uint32_t linear, uint32_t *row,
   *row = linear - c * (c + 1) / 2;
 }
 
+// The column mask, for calls of at most kColumnBoxes boxes: bit r of
+// column_mask[c * kColumnWords + t] is set when sorted box t * 64 + r
+// suppresses sorted box c, for t <= c / 64 (the words the mask kernel
+// writes).  It is the suppression mask transposed, so that the keep
+// reduction can give each box its suppressors as a few words
+// (nms_reduce.cuh).
+constexpr uint32_t kColumnBoxes = 1024;
+constexpr uint32_t kColumnWords = kColumnBoxes / kTile;
+
 // The bits of tile t that are boxes (the last tile may be partial).
 __device__ __forceinline__ unsigned long long tile_boxes(uint32_t m,
                                                          uint32_t t) {

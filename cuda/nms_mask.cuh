@@ -3,7 +3,9 @@
 // box.  Only the upper triangle of 64 x 64 tiles is computed, and in a
 // diagonal tile only the bits above the diagonal: the reduction never reads
 // anything else.  words = ceil (m / 64) for the m boxes of this call, read on
-// the device, so the mask is dense whatever the workspace's capacity.
+// the device, so the mask is dense whatever the workspace's capacity.  For
+// calls of at most 1024 boxes the kernel also writes the mask transposed,
+// the column mask of nms_common.cuh.
 //
 // One block of 256 threads per tile (grid-stride over the tiles): thread t
 // takes row t % 64 against the 16 columns of part t / 64, so that a tile is
@@ -116,7 +118,8 @@ template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
 __global__ void __launch_bounds__(kMaskThreads)
     mask_kernel(const P3dcNmsItem *__restrict__ items,
                 const uint32_t *__restrict__ item_count, P3dcNmsPairTest test,
-                unsigned long long *__restrict__ mask, OutputFill fill) {
+                unsigned long long *__restrict__ mask,
+                unsigned long long *__restrict__ column_mask, OutputFill fill) {
   constexpr bool kSecondPass = kMode != P3DC_NMS_CIRCLE;
   __shared__ float4 column_shapes[kTile];
   __shared__ int32_t column_labels[kTile];
@@ -233,8 +236,33 @@ __global__ void __launch_bounds__(kMaskThreads)
     // row_bits word here, then writes its own slots for the next tile, and
     // every other read of this tile's shared data came before (4).
     __syncthreads();
-    if (tid < kTile && i < m)
-      mask[(size_t)i * words + col_tile] = row_bits[tid];
+    if (tid < kTile) {
+      const unsigned long long own = row_bits[tid];
+      if (i < m) mask[(size_t)i * words + col_tile] = own;
+      // The column mask (nms_common.cuh), from the rows warps 0 and 1
+      // hold: warp w gives rows 32 w .. 32 w + 31 of every column, a ballot
+      // a column, and lane l writes those of columns l and l + 32, as the
+      // low (w = 0) or high (w = 1) half of the columns' words.  (The loop
+      // is not unrolled: unrolled, it cost the circle kernel 16 registers
+      // and the bev-rotated one 8, and their occupancy.)
+      if (m <= kColumnBoxes) {
+        uint32_t low = 0, high = 0;
+#pragma unroll 1
+        for (uint32_t k = 0; k < 32; k++) {
+          const uint32_t l = __ballot_sync(kFullWarp, (own >> k) & 1ull);
+          const uint32_t h = __ballot_sync(kFullWarp, (own >> (k + 32)) & 1ull);
+          if (k == lane) {
+            low = l;
+            high = h;
+          }
+        }
+        const uint32_t c = col_tile * kTile + lane;
+        uint32_t *words32 = reinterpret_cast<uint32_t *>(column_mask) +
+                            (size_t)row_tile * 2 + warp;
+        if (c < m) words32[(size_t)c * kColumnWords * 2] = low;
+        if (c + 32 < m) words32[(size_t)(c + 32) * kColumnWords * 2] = high;
+      }
+    }
   }
 }
 

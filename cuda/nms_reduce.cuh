@@ -1,5 +1,7 @@
-// The greedy keep-reduction of nms.cu, on the GPU: one block walks the
-// 64-box tiles in score order, and writes the kept records.
+// The greedy keep-reduction of nms.cu, on the GPU: one block decides the
+// kept boxes and writes the kept records.  Calls of at most 1024 boxes try
+// the sweeps first (sweep_keep below); the rest, and calls the sweeps do
+// not settle, walk the 64-box tiles in score order:
 //
 // The walk is a chain of dependent steps: tile t can be decided only once
 // every kept box before it has removed what it suppresses.  A barrier of the
@@ -83,12 +85,83 @@ __device__ __forceinline__ unsigned long long warp_or(unsigned long long w) {
 #endif
 }
 
+// Calls of at most kColumnBoxes boxes are first reduced by sweeps: box i is
+// kept when no box kept in the previous sweep suppresses it, all boxes at
+// once, one thread a box holding its suppressors (its column of the mask,
+// nms_common.cuh) in registers.  Box i's answer is exact once the sweeps
+// before it have settled boxes 0 .. i - 1, so sweep s has settled boxes 0
+// .. s at least; a sweep that changes nothing has reached the one set that
+// answers every box by the greedy rule, the walk's result.  Clusters of
+// detections settle in a few sweeps (a box chained to ones it does not
+// suppress through ones that suppress it); a call still changing after
+// kMaxSweeps falls back to the walk below.
+constexpr uint32_t kMaxSweeps = 32;
+static_assert(kColumnBoxes == kReduceThreads, "a thread a box in the sweeps");
+
+// The sweeps; TRUE (in every thread) when they settled, with tile_bits[]
+// (each tile's kept boxes), tile_start[], *kept_total and *decided_tiles
+// written as the walk writes them, and visible.
+__device__ bool sweep_keep(const unsigned long long *__restrict__ column_mask,
+                           uint32_t m, unsigned long long *tile_bits,
+                           uint16_t *tile_start, uint32_t *kept_total,
+                           uint32_t *decided_tiles) {
+  // the kept boxes of a sweep as 32-bit words, by sweep parity
+  __shared__ uint32_t kept[2][kReduceThreads / 32];
+  const uint32_t i = threadIdx.x;
+  const uint32_t lane = i & 31, warp = i >> 5;
+  const uint32_t own_words = i < m ? i / kTile + 1 : 0;
+  unsigned long long suppressors[kColumnWords];
+#pragma unroll
+  for (uint32_t w = 0; w < kColumnWords; w++)
+    suppressors[w] =
+        w < own_words ? column_mask[(size_t)i * kColumnWords + w] : 0ull;
+  const uint32_t boxes = __ballot_sync(kFullWarp, i < m);
+  if (lane == 0) kept[0][warp] = boxes;
+  // kept[0] holds every box
+  __syncthreads();
+  uint32_t cur = 0;
+  bool settled = false;
+  for (uint32_t sweep = 0; sweep < kMaxSweeps && !settled; sweep++) {
+    bool keep = i < m;
+#pragma unroll
+    for (uint32_t w = 0; w < kColumnWords; w++)
+      if (w < own_words) {
+        const unsigned long long word =
+            (unsigned long long)kept[cur][2 * w + 1] << 32 | kept[cur][2 * w];
+        keep = keep && (suppressors[w] & word) == 0;
+      }
+    const uint32_t next = __ballot_sync(kFullWarp, keep);
+    if (lane == 0) kept[cur ^ 1][warp] = next;
+    // kept[cur ^ 1] complete; every read of kept[cur] came before, so the
+    // next sweep may write it
+    settled = !__syncthreads_or(lane == 0 && next != kept[cur][warp]);
+    cur ^= 1;
+  }
+  if (settled && i == 0) {
+    const uint32_t words = (m + kTile - 1) / kTile;
+    uint32_t total = 0;
+    for (uint32_t t = 0; t < words; t++) {
+      const unsigned long long bits =
+          (unsigned long long)kept[cur][2 * t + 1] << 32 | kept[cur][2 * t];
+      tile_bits[t] = bits;
+      tile_start[t] = (uint16_t)total;
+      total += __popcll(bits);
+    }
+    *kept_total = total;
+    *decided_tiles = words;
+  }
+  // tile_bits, tile_start and the totals visible (or nothing written)
+  __syncthreads();
+  return settled;
+}
+
 // @order maps sorted positions to input indices; @boxes and @out are records
 // of @record_words 32-bit words; @limit = min (post_max, out_capacity).  The
 // mask kernel has zeroed the output (nms_common.cuh: fill_output); this one
 // writes the kept records and kept_index over its first entries.
 __global__ void __launch_bounds__(kReduceThreads, 1)
     reduce_kernel(const unsigned long long *__restrict__ mask,
+                  const unsigned long long *__restrict__ column_mask,
                   const uint32_t *__restrict__ item_count,
                   const uint32_t *__restrict__ order,
                   const uint32_t *__restrict__ boxes, uint32_t record_words,
@@ -122,164 +195,170 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t chunks = (words + kChunkTiles - 1) / kChunkTiles;
 
-  for (uint32_t t = tid; t < words; t += kReduceThreads) tile_bits[t] = 0;
-  if (tid == 0) {
-    kept_total = 0;
-    decided_tiles = 0;
-  }
-  if (limit > 0) {
-    for (uint32_t p = tid; p < kChunkRows * kBandWords; p += kReduceThreads)
-      bands[0][p / kBandWords * kBandStride + p % kBandWords] =
-          band_word(mask, m, words, p / kBandWords, p % kBandWords);
-  }
-  // tile_bits zeroed, the band of chunk 0 in place
-  __syncthreads();
-
-  // warp 0's count of kept boxes (the same in every lane)
-  uint32_t kept_so_far = 0;
-  for (uint32_t s = 0; s < chunks && limit > 0; s++) {
-    const uint32_t cur = s & 1, prev = cur ^ 1;
-    const unsigned long long *band = bands[cur];
-
-    // phase A: the kept boxes of chunk s - 1 into the tiles of chunk s, one
-    // thread per (row of chunk s - 1, tile of chunk s); chunk s - 1 is
-    // whole, as a chunk follows it.  Warp w takes tile j = w % kChunkTiles
-    // and the 32 rows from (w / kChunkTiles) * 32: the warp ORs its rows'
-    // words together and one lane applies them, so a tile's word takes 8
-    // atomics, not one per kept row, and no two lanes contend for a word.
-    if (s > 0) {
-      const uint32_t j = warp % kChunkTiles;
-      const uint32_t r = (warp / kChunkTiles) * 32 + lane;
-      const uint32_t c = s * kChunkTiles + j;
-      const unsigned long long kept_bits =
-          tile_bits[(s - 1) * kChunkTiles + r / kTile];
-      const unsigned long long w =
-          c < words && ((kept_bits >> (r % kTile)) & 1ull)
-              ? bands[prev][r * kBandStride + kChunkTiles + j]
-              : 0ull;
-      const unsigned long long removed = warp_or(w);
-      if (lane == 0 && removed != 0) atomicOr(&tile_bits[c], removed);
+  // Small calls: the sweeps, and the walk only if they did not settle.
+  bool swept =
+      m <= kColumnBoxes && sweep_keep(column_mask, m, tile_bits, tile_start,
+                                      &kept_total, &decided_tiles);
+  if (!swept) {
+    for (uint32_t t = tid; t < words; t += kReduceThreads) tile_bits[t] = 0;
+    if (tid == 0) {
+      kept_total = 0;
+      decided_tiles = 0;
     }
-    // (A) chunk s's tiles hold every removal but those from chunk s itself
+    if (limit > 0) {
+      for (uint32_t p = tid; p < kChunkRows * kBandWords; p += kReduceThreads)
+        bands[0][p / kBandWords * kBandStride + p % kBandWords] =
+            band_word(mask, m, words, p / kBandWords, p % kBandWords);
+    }
+    // tile_bits zeroed, the band of chunk 0 in place
     __syncthreads();
 
-    if (warp == 0) {
-      // phase B, warp 0: decide the chunk's tiles in order.  Lane l holds
-      // the tile's rows l (lo) and l + 32 (hi).
-      uint32_t listed = 0, decided = s * kChunkTiles;
-      for (uint32_t j = 0; j < kChunkTiles; j++) {
-        const uint32_t t = s * kChunkTiles + j;
-        if (t >= words || kept_so_far >= limit) break;
-        const uint32_t row_lo = j * kTile + lane, row_hi = row_lo + 32;
-        const unsigned long long diag_lo = band[row_lo * kBandStride + j];
-        const unsigned long long diag_hi = band[row_hi * kBandStride + j];
-        // lowest first: a box's suppressions are applied before any later
-        // box of the tile is looked at
-        const unsigned long long kept =
-            p3dc_greedy_walk_tile(tile_boxes(m, t) & ~tile_bits[t], diag_lo,
-                                  diag_hi, [](uint32_t) { return true; });
-        const bool keep_lo = (kept >> lane) & 1ull;
-        const bool keep_hi = (kept >> (lane + 32)) & 1ull;
-        // every lane has read tile_bits[t] before lane 0 replaces it
-        __syncwarp();
-        if (lane == 0) {
-          tile_bits[t] = kept;
-          tile_start[t] = (uint16_t)kept_so_far;
-        }
-        // the kept boxes into the chunk's later tiles: OR-ed across the
-        // warp, then written by one lane (in phase B no other warp writes
-        // the words of this chunk's tiles)
-        for (uint32_t jj = j + 1; jj < kChunkTiles && kept != 0; jj++) {
-          const uint32_t c = s * kChunkTiles + jj;
-          if (c >= words) break;
-          unsigned long long w = 0;
-          if (keep_lo) w |= band[row_lo * kBandStride + jj];
-          if (keep_hi) w |= band[row_hi * kBandStride + jj];
-          const unsigned long long removed = warp_or(w);
-          if (lane == 0) tile_bits[c] |= removed;
-        }
-        if (keep_lo)
-          kept_rows[cur][listed + __popcll(kept & ((1ull << lane) - 1))] =
-              (uint16_t)row_lo;
-        if (keep_hi)
-          kept_rows[cur]
-                   [listed + __popcll(kept & ((1ull << (lane + 32)) - 1))] =
-                       (uint16_t)row_hi;
-        listed += __popcll(kept);
-        kept_so_far += __popcll(kept);
-        decided = t + 1;
-        // the ORs into the next tile are seen by its read of tile_bits
-        __syncwarp();
+    // warp 0's count of kept boxes (the same in every lane)
+    uint32_t kept_so_far = 0;
+    for (uint32_t s = 0; s < chunks && limit > 0; s++) {
+      const uint32_t cur = s & 1, prev = cur ^ 1;
+      const unsigned long long *band = bands[cur];
+
+      // phase A: the kept boxes of chunk s - 1 into the tiles of chunk s, one
+      // thread per (row of chunk s - 1, tile of chunk s); chunk s - 1 is
+      // whole, as a chunk follows it.  Warp w takes tile j = w % kChunkTiles
+      // and the 32 rows from (w / kChunkTiles) * 32: the warp ORs its rows'
+      // words together and one lane applies them, so a tile's word takes 8
+      // atomics, not one per kept row, and no two lanes contend for a word.
+      if (s > 0) {
+        const uint32_t j = warp % kChunkTiles;
+        const uint32_t r = (warp / kChunkTiles) * 32 + lane;
+        const uint32_t c = s * kChunkTiles + j;
+        const unsigned long long kept_bits =
+            tile_bits[(s - 1) * kChunkTiles + r / kTile];
+        const unsigned long long w =
+            c < words && ((kept_bits >> (r % kTile)) & 1ull)
+                ? bands[prev][r * kBandStride + kChunkTiles + j]
+                : 0ull;
+        const unsigned long long removed = warp_or(w);
+        if (lane == 0 && removed != 0) atomicOr(&tile_bits[c], removed);
       }
-      if (lane == 0) {
-        kept_rows_count[cur] = listed;
-        kept_total = kept_so_far;
-        // short of the chunk's end only where post_max stopped the walk:
-        // the words of the tiles not decided hold removals, not kept boxes
-        decided_tiles = decided;
-      }
-    } else {
-      // phase B, warps 1-31
-      const uint32_t a = tid - 32;
-      const uint32_t next = s + 1;
-      // 1. start loading the band of chunk s + 1 (every row)
-      unsigned long long staged[kBandLoads];
-#pragma unroll
-      for (uint32_t q = 0; q < kBandLoads; q++) {
-        const uint32_t p = a + q * kAppliers;
-        staged[q] = 0;
-        if (next < chunks && p < kChunkRows * kBandWords)
-          staged[q] =
-              band_word(mask, m, words, next * kChunkRows + p / kBandWords,
-                        next * kChunkTiles + p % kBandWords);
-      }
-      // 2. the kept boxes of chunk s - 1 into the tiles from chunk s + 1 on:
-      // pair p is (kept row p / span, tile first + p % span), so that
-      // neighbouring threads read neighbouring words of a row
-      const uint32_t first = next * kChunkTiles;
-      const uint32_t span = words > first ? words - first : 0;
-      const uint32_t n_pairs = s > 0 ? kept_rows_count[prev] * span : 0;
-      if (n_pairs > 0) {
-        const uint32_t row_base = (s - 1) * kChunkRows;
-        const uint32_t q_step = kAppliers / span, c_step = kAppliers % span;
-        uint32_t q = a / span, c = a % span;
-        for (uint32_t p = a; p < n_pairs; p += kFarBatch * kAppliers) {
-          unsigned long long w[kFarBatch];
-          uint32_t col[kFarBatch];
-#pragma unroll
-          for (uint32_t u = 0; u < kFarBatch; u++) {
-            w[u] = 0;
-            col[u] = first + c;
-            if (p + u * kAppliers < n_pairs)
-              w[u] = mask[(size_t)(row_base + kept_rows[prev][q]) * words +
-                          first + c];
-            q += q_step;
-            c += c_step;
-            if (c >= span) {
-              c -= span;
-              q++;
-            }
+      // (A) chunk s's tiles hold every removal but those from chunk s itself
+      __syncthreads();
+
+      if (warp == 0) {
+        // phase B, warp 0: decide the chunk's tiles in order.  Lane l holds
+        // the tile's rows l (lo) and l + 32 (hi).
+        uint32_t listed = 0, decided = s * kChunkTiles;
+        for (uint32_t j = 0; j < kChunkTiles; j++) {
+          const uint32_t t = s * kChunkTiles + j;
+          if (t >= words || kept_so_far >= limit) break;
+          const uint32_t row_lo = j * kTile + lane, row_hi = row_lo + 32;
+          const unsigned long long diag_lo = band[row_lo * kBandStride + j];
+          const unsigned long long diag_hi = band[row_hi * kBandStride + j];
+          // lowest first: a box's suppressions are applied before any later
+          // box of the tile is looked at
+          const unsigned long long kept =
+              p3dc_greedy_walk_tile(tile_boxes(m, t) & ~tile_bits[t], diag_lo,
+                                    diag_hi, [](uint32_t) { return true; });
+          const bool keep_lo = (kept >> lane) & 1ull;
+          const bool keep_hi = (kept >> (lane + 32)) & 1ull;
+          // every lane has read tile_bits[t] before lane 0 replaces it
+          __syncwarp();
+          if (lane == 0) {
+            tile_bits[t] = kept;
+            tile_start[t] = (uint16_t)kept_so_far;
           }
+          // the kept boxes into the chunk's later tiles: OR-ed across the
+          // warp, then written by one lane (in phase B no other warp writes
+          // the words of this chunk's tiles)
+          for (uint32_t jj = j + 1; jj < kChunkTiles && kept != 0; jj++) {
+            const uint32_t c = s * kChunkTiles + jj;
+            if (c >= words) break;
+            unsigned long long w = 0;
+            if (keep_lo) w |= band[row_lo * kBandStride + jj];
+            if (keep_hi) w |= band[row_hi * kBandStride + jj];
+            const unsigned long long removed = warp_or(w);
+            if (lane == 0) tile_bits[c] |= removed;
+          }
+          if (keep_lo)
+            kept_rows[cur][listed + __popcll(kept & ((1ull << lane) - 1))] =
+                (uint16_t)row_lo;
+          if (keep_hi)
+            kept_rows[cur]
+                     [listed + __popcll(kept & ((1ull << (lane + 32)) - 1))] =
+                         (uint16_t)row_hi;
+          listed += __popcll(kept);
+          kept_so_far += __popcll(kept);
+          decided = t + 1;
+          // the ORs into the next tile are seen by its read of tile_bits
+          __syncwarp();
+        }
+        if (lane == 0) {
+          kept_rows_count[cur] = listed;
+          kept_total = kept_so_far;
+          // short of the chunk's end only where post_max stopped the walk:
+          // the words of the tiles not decided hold removals, not kept boxes
+          decided_tiles = decided;
+        }
+      } else {
+        // phase B, warps 1-31
+        const uint32_t a = tid - 32;
+        const uint32_t next = s + 1;
+        // 1. start loading the band of chunk s + 1 (every row)
+        unsigned long long staged[kBandLoads];
 #pragma unroll
-          for (uint32_t u = 0; u < kFarBatch; u++)
-            if (w[u] != 0) atomicOr(&tile_bits[col[u]], w[u]);
+        for (uint32_t q = 0; q < kBandLoads; q++) {
+          const uint32_t p = a + q * kAppliers;
+          staged[q] = 0;
+          if (next < chunks && p < kChunkRows * kBandWords)
+            staged[q] =
+                band_word(mask, m, words, next * kChunkRows + p / kBandWords,
+                          next * kChunkTiles + p % kBandWords);
+        }
+        // 2. the kept boxes of chunk s - 1 into the tiles from chunk s + 1 on:
+        // pair p is (kept row p / span, tile first + p % span), so that
+        // neighbouring threads read neighbouring words of a row
+        const uint32_t first = next * kChunkTiles;
+        const uint32_t span = words > first ? words - first : 0;
+        const uint32_t n_pairs = s > 0 ? kept_rows_count[prev] * span : 0;
+        if (n_pairs > 0) {
+          const uint32_t row_base = (s - 1) * kChunkRows;
+          const uint32_t q_step = kAppliers / span, c_step = kAppliers % span;
+          uint32_t q = a / span, c = a % span;
+          for (uint32_t p = a; p < n_pairs; p += kFarBatch * kAppliers) {
+            unsigned long long w[kFarBatch];
+            uint32_t col[kFarBatch];
+#pragma unroll
+            for (uint32_t u = 0; u < kFarBatch; u++) {
+              w[u] = 0;
+              col[u] = first + c;
+              if (p + u * kAppliers < n_pairs)
+                w[u] = mask[(size_t)(row_base + kept_rows[prev][q]) * words +
+                            first + c];
+              q += q_step;
+              c += c_step;
+              if (c >= span) {
+                c -= span;
+                q++;
+              }
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < kFarBatch; u++)
+              if (w[u] != 0) atomicOr(&tile_bits[col[u]], w[u]);
+          }
+        }
+        // 3. store the band of chunk s + 1 (its buffer was last read in phase
+        // A, before barrier (A))
+#pragma unroll
+        for (uint32_t q = 0; q < kBandLoads; q++) {
+          const uint32_t p = a + q * kAppliers;
+          if (next < chunks && p < kChunkRows * kBandWords)
+            bands[prev][p / kBandWords * kBandStride + p % kBandWords] =
+                staged[q];
         }
       }
-      // 3. store the band of chunk s + 1 (its buffer was last read in phase
-      // A, before barrier (A))
-#pragma unroll
-      for (uint32_t q = 0; q < kBandLoads; q++) {
-        const uint32_t p = a + q * kAppliers;
-        if (next < chunks && p < kChunkRows * kBandWords)
-          bands[prev][p / kBandWords * kBandStride + p % kBandWords] =
-              staged[q];
-      }
+      // (B) chunk s decided, its kept boxes listed, the far removals of chunk
+      // s - 1 and the band of chunk s + 1 in place
+      __syncthreads();
+      if (kept_total >= limit) break;
     }
-    // (B) chunk s decided, its kept boxes listed, the far removals of chunk
-    // s - 1 and the band of chunk s + 1 in place
-    __syncthreads();
-    if (kept_total >= limit) break;
-  }
+  }  // the walk
 
   // output: the kept boxes in sorted order, at the positions warp 0
   // recorded per tile.  The loop above ended on barrier (B), or never ran,

@@ -6,6 +6,7 @@
  * below the capacity and above it (clamped), and with one workspace reused
  * across modes and parameters. */
 #include <math.h>
+#include <string.h>
 #include <gst/check/gstcheck.h>
 
 #include "nms.h"
@@ -493,6 +494,53 @@ GST_END_TEST;
  * first suppresses all, or per class the first of each label), every box
  * apart (all kept: 64 kept boxes a tile, the most removals to apply), and a
  * dense cluster where most pairs overlap. */
+/* Chains: box k suppresses box k + 1 and no other (scores fall along the
+ * chain), so the greedy rule keeps every other box, and a box's answer
+ * depends on every box before it.  The keep reduction's sweeps (up to 1024
+ * boxes) settle one more box of such a chain a sweep: the chains of 20
+ * settle in the sweeps, the longer ones outlast them and go to the walk,
+ * and 1100 boxes take the walk alone. */
+GST_START_TEST (test_suppression_chains)
+{
+  const guint lengths[] = { 20, 64, 600, 1024, 1100 };
+  guint l, k, m;
+
+  for (l = 0; l < G_N_ELEMENTS (lengths); l++) {
+    guint n = lengths[l];
+
+    for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+      gsize record_size = p3dc_nms_record_size (m);
+      guint8 *boxes = g_malloc (n * record_size);
+      P3dcNmsParams p;
+      gchar *what;
+
+      for (k = 0; k < n; k++) {
+        gfloat score = 1.0f - (gfloat) k / (2.0f * n);
+
+        if (m == P3DC_NMS_IOU) {
+          /* 10 x 10 pixels every 6: IoU 40 / 160 with a neighbour, 0 with
+           * the next but one */
+          P3dcBox2d b = { 6.0f * k, 0, 6.0f * k + 10.0f, 10.0f, score, 0 };
+          memcpy (boxes + k * record_size, &b, record_size);
+        } else {
+          /* 1.6 x 1 m boxes 1 m apart: IoU 0.6 / 2.6 with a neighbour, 0
+           * with the next but one; circle: centres 1 m apart, threshold
+           * 1.5 m */
+          P3dcBox3d b = { 1.0f * k, 0, 0, 1.6f, 1.0f, 1.0f, 0, score, 0 };
+          memcpy (boxes + k * record_size, &b, record_size);
+        }
+      }
+      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
+      what = g_strdup_printf ("chain of %u boxes, mode %u", n, m);
+      compare_simple (what, &p, boxes, n);
+      g_free (what);
+      g_free (boxes);
+    }
+  }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_extremes)
 {
   guint n = FULL_CAPACITY, m, layout, per_class, i;
@@ -598,6 +646,7 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_large);
   tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
+  tcase_add_test (tc, test_suppression_chains);
   tcase_add_test (tc, test_extremes);
   tcase_add_test (tc, test_max_capacity);
   return s;

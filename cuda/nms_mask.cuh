@@ -131,6 +131,8 @@ __global__ void __launch_bounds__(kMaskThreads)
   __shared__ P3dcNmsItem columns[kTile];
   __shared__ uint16_t pairs[kTile * kTile];
   __shared__ uint32_t warp_totals[kMaskWarps];
+  // the column mask's 16-row pieces of the tile's columns
+  __shared__ uint16_t column_pieces[kMaskParts][kTile];
 
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
@@ -234,33 +236,35 @@ __global__ void __launch_bounds__(kMaskThreads)
     // (4) row_bits complete.  After this barrier only threads 0-63 touch
     // shared memory until the next tile's barrier (1): each reads its own
     // row_bits word here, then writes its own slots for the next tile, and
-    // every other read of this tile's shared data came before (4).
+    // every other read of this tile's shared data came before (4) (or, for
+    // the column mask, before (5)).
     __syncthreads();
-    if (tid < kTile) {
-      const unsigned long long own = row_bits[tid];
-      if (i < m) mask[(size_t)i * words + col_tile] = own;
-      // The column mask (nms_common.cuh), from the rows warps 0 and 1
-      // hold: warp w gives rows 32 w .. 32 w + 31 of every column, a ballot
-      // a column, and lane l writes those of columns l and l + 32, as the
-      // low (w = 0) or high (w = 1) half of the columns' words.  (The loop
-      // is not unrolled: unrolled, it cost the circle kernel 16 registers
-      // and the bev-rotated one 8, and their occupancy.)
-      if (m <= kColumnBoxes) {
-        uint32_t low = 0, high = 0;
-#pragma unroll 1
-        for (uint32_t k = 0; k < 32; k++) {
-          const uint32_t l = __ballot_sync(kFullWarp, (own >> k) & 1ull);
-          const uint32_t h = __ballot_sync(kFullWarp, (own >> (k + 32)) & 1ull);
-          if (k == lane) {
-            low = l;
-            high = h;
-          }
-        }
-        const uint32_t c = col_tile * kTile + lane;
-        uint32_t *words32 = reinterpret_cast<uint32_t *>(column_mask) +
-                            (size_t)row_tile * 2 + warp;
-        if (c < m) words32[(size_t)c * kColumnWords * 2] = low;
-        if (c + 32 < m) words32[(size_t)(c + 32) * kColumnWords * 2] = high;
+    if (tid < kTile && i < m)
+      mask[(size_t)i * words + col_tile] = row_bits[tid];
+    if (m <= kColumnBoxes) {
+      // The column mask (nms_common.cuh): thread t takes column t % 64 of
+      // rows 16 (t / 64) .. 16 (t / 64) + 15 (a warp reads the same row
+      // words), and 128 threads join the four 16-row pieces into the
+      // column's two 32-bit halves.
+      const uint32_t column = tid % kTile, part = tid / kTile;
+      uint32_t piece = 0;
+#pragma unroll
+      for (uint32_t r = 0; r < kTile / kMaskParts; r++)
+        piece |=
+            (uint32_t)((row_bits[part * (kTile / kMaskParts) + r] >> column) &
+                       1ull)
+            << r;
+      column_pieces[part][column] = (uint16_t)piece;
+      // (5) the pieces complete, and every read of row_bits done
+      __syncthreads();
+      if (tid < 2 * kTile) {
+        const uint32_t half = tid / kTile;
+        const uint32_t c = col_tile * kTile + column;
+        if (c < m)
+          reinterpret_cast<uint32_t *>(
+              column_mask)[((size_t)c * kColumnWords + row_tile) * 2 + half] =
+              column_pieces[2 * half][column] |
+              (uint32_t)column_pieces[2 * half + 1][column] << 16;
       }
     }
   }

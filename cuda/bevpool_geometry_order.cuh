@@ -48,6 +48,7 @@ constexpr uint32_t kPiece = kPieceThreads * kPieceItems;
 // 5 passes; 5 or 6 bits (4 or 3 passes, more shared memory) measured the
 // same within 1.5 us on the H100 (docs/performance.md).
 constexpr int kPieceRadixBits = 4;
+static_assert(kPieceItems <= 32, "a thread's segment starts fit a word");
 // A segment's start and count share a word: start in the low 16 bits.
 static_assert(kPiece < (1u << 16), "a piece position fits in 16 bits");
 
@@ -164,20 +165,19 @@ __global__ void __launch_bounds__(kPieceThreads)
   last_key[tid] = keys[kPieceItems - 1];
   // last_key complete; the sort's storage is free for the scan
   __syncthreads();
+  // bit j: sorted position tid * kPieceItems + j starts a segment
   uint32_t starts = 0;
 #pragma unroll
   for (uint32_t j = 0; j < kPieceItems; j++) {
     const uint32_t before =
         j > 0 ? keys[j - 1] : (tid > 0 ? last_key[tid - 1] : ~0u);
-    starts += keys[j] != before;
+    starts |= (uint32_t)(keys[j] != before) << j;
   }
   uint32_t index, total;
-  Scan(temp.segments.scan).ExclusiveSum(starts, index, total);
+  Scan(temp.segments.scan).ExclusiveSum((uint32_t)__popc(starts), index, total);
 #pragma unroll
   for (uint32_t j = 0; j < kPieceItems; j++) {
-    const uint32_t before =
-        j > 0 ? keys[j - 1] : (tid > 0 ? last_key[tid - 1] : ~0u);
-    if (keys[j] != before) {
+    if ((starts >> j) & 1u) {
       seg_start[index] = tid * kPieceItems + j;
       seg_key[index] = keys[j];
       index++;

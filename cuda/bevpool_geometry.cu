@@ -225,9 +225,18 @@ uint32_t bit_width(uint64_t value) {
   return bits;
 }
 
-// The pieces of a camera batch (bevpool_geometry_order.cuh).
-uint32_t batch_pieces(uint64_t camera_points, uint32_t cameras) {
-  return (uint32_t)((camera_points * cameras + kPiece - 1) / kPiece);
+// The cameras of the launch that starts at camera @first of @cameras, and
+// its pieces (bevpool_geometry_order.cuh).
+uint32_t batch_cameras(uint32_t cameras, uint32_t first) {
+  return cameras - first < kCamerasPerLaunch ? cameras - first
+                                             : kCamerasPerLaunch;
+}
+
+uint32_t batch_pieces(uint64_t camera_points, uint32_t cameras,
+                      uint32_t first) {
+  return (
+      uint32_t)((camera_points * batch_cameras(cameras, first) + kPiece - 1) /
+                kPiece);
 }
 
 template <typename T>
@@ -286,12 +295,10 @@ P3dcResult compute(P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
        first += kCamerasPerLaunch) {
     CameraBatch *batch = &args.batch;
     batch->first = first;
-    batch->count = params->cameras - first < kCamerasPerLaunch
-                       ? params->cameras - first
-                       : kCamerasPerLaunch;
+    batch->count = batch_cameras(params->cameras, first);
     for (uint32_t i = 0; i < batch->count; i++)
       p3dc_bevpool_camera_derive(&calib[first + i], &batch->cameras[i]);
-    const uint32_t pieces = batch_pieces(camera_points, batch->count);
+    const uint32_t pieces = batch_pieces(camera_points, params->cameras, first);
     piece_kernel<<<pieces, kPieceThreads, 0, stream>>>(args);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     args.first_piece += pieces;
@@ -444,9 +451,7 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
   const uint64_t camera_points = self->frustum_points / self->params.cameras;
   for (uint32_t first = 0; first < self->params.cameras;
        first += kCamerasPerLaunch) {
-    const uint32_t left = self->params.cameras - first;
-    self->pieces += batch_pieces(
-        camera_points, left < kCamerasPerLaunch ? left : kCamerasPerLaunch);
+    self->pieces += batch_pieces(camera_points, self->params.cameras, first);
   }
 
   const uint64_t points = self->frustum_points;

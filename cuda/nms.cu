@@ -6,10 +6,12 @@
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
 //     count; above, CUB's device sort over the whole capacity;
 //  2. the suppression mask, one bit per pair (nms_mask.cuh), also
-//     transposed up to 1024 boxes, which also zeroes the output;
+//     transposed up to 1024 boxes, as pair lists above; the kernel also
+//     zeroes the output;
 //  3. the greedy keep-reduction and the kept records, in one block
 //     (nms_reduce.cuh): up to 1024 boxes by sweeps over the transposed
-//     mask, else (or if they do not settle) by a walk over the tiles.
+//     mask, above by rounds over the pair lists, and, where these do not
+//     settle, by a walk over the tiles.
 // Stages 2 and 3 read m and do only the work it needs.  Each kernel after
 // the first is launched as a programmatic dependent of the one before
 // (launch.cuh), on devices that have it.
@@ -42,6 +44,12 @@ struct _P3dNms {
   unsigned long long *mask;
   // nms_common.cuh: min (capacity, kColumnBoxes) columns
   unsigned long long *column_mask;
+  // nms_common.cuh: the pair lists, for capacities above kColumnBoxes (NULL
+  // otherwise), and the reduction's shared memory for them
+  uint2 *pair_counts;
+  uint16_t *pair_columns;
+  uint16_t *pair_rows;
+  size_t list_shared_bytes;
   void *sort_storage;
   size_t sort_storage_bytes;
 };
@@ -85,6 +93,9 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   cudaFree(nms->item_count);
   cudaFree(nms->mask);
   cudaFree(nms->column_mask);
+  cudaFree(nms->pair_counts);
+  cudaFree(nms->pair_columns);
+  cudaFree(nms->pair_rows);
   cudaFree(nms->sort_storage);
   free(nms);
 }
@@ -142,6 +153,24 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
         cudaMalloc(&self->column_mask,
                    (size_t)(capacity < kColumnBoxes ? capacity : kColumnBoxes) *
                        kColumnWords * sizeof(unsigned long long));
+  if (capacity > kColumnBoxes) {
+    const size_t list_bytes = (size_t)capacity * kListSlots * sizeof(uint16_t);
+    self->list_shared_bytes = list_shared_bytes(capacity);
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->pair_counts, (size_t)capacity * sizeof(uint2));
+    if (err == cudaSuccess) err = cudaMalloc(&self->pair_columns, list_bytes);
+    if (err == cudaSuccess) err = cudaMalloc(&self->pair_rows, list_bytes);
+    // the reduction loads a list's first slots before it knows its length:
+    // never memory nothing wrote
+    if (err == cudaSuccess) err = cudaMemset(self->pair_columns, 0, list_bytes);
+    if (err == cudaSuccess) err = cudaMemset(self->pair_rows, 0, list_bytes);
+    // the most any workspace asks, so that workspaces do not undo each
+    // other's setting
+    if (err == cudaSuccess)
+      err = cudaFuncSetAttribute(reduce_kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
+  }
   // the buffers of the device-wide sort, for capacities one kernel can't
   // sort
   if (capacity > kRankCapacity) {
@@ -179,7 +208,8 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
     const unsigned blocks = (capacity + kRankBoxes - 1) / kRankBoxes;
     return p3dc_launch(rank_kernel, blocks, kRankThreads, 0, s, false, mode,
                        boxes, n_boxes_device, capacity, threshold, pre_limit,
-                       offset, nms->items, nms->index_out, nms->item_count);
+                       offset, nms->items, nms->index_out, nms->item_count,
+                       nms->pair_counts);
   }
 
   cudaError_t err = p3dc_launch(key_kernel, grid_for(capacity), kThreads, 0, s,
@@ -195,7 +225,7 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
   return p3dc_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
                      mode, boxes, (const uint32_t *)nms->keys_out,
                      (const uint32_t *)nms->index_out, capacity, pre_limit,
-                     offset, nms->items, nms->item_count);
+                     offset, nms->items, nms->item_count, nms->pair_counts);
 }
 
 // Stage 2 (nms_mask.cuh), which also zeroes the output.
@@ -206,28 +236,32 @@ static cudaError_t mask_stage(P3dcNms *nms, P3dcNmsMode mode,
   const P3dcNmsItem *items = nms->items;
   const uint32_t *count = nms->item_count;
   const unsigned blocks = nms->mask_blocks[mode];
+  PairLists lists;
+  lists.counts = nms->pair_counts;
+  lists.columns = nms->pair_columns;
+  lists.rows = nms->pair_rows;
   if (mode == P3DC_NMS_BEV_ROTATED && test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
     return p3dc_launch(
         mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
         nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items, count, test,
-        nms->mask, nms->column_mask, fill);
+        nms->mask, nms->column_mask, lists, fill);
   switch (mode) {
     case P3DC_NMS_IOU:
       return p3dc_launch(mask_kernel<P3DC_NMS_IOU>, blocks, kMaskThreads, 0, s,
                          chained, items, count, test, nms->mask,
-                         nms->column_mask, fill);
+                         nms->column_mask, lists, fill);
     case P3DC_NMS_BEV_ALIGNED:
       return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks,
                          kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, nms->column_mask, fill);
+                         nms->mask, nms->column_mask, lists, fill);
     case P3DC_NMS_CIRCLE:
       return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0,
                          s, chained, items, count, test, nms->mask,
-                         nms->column_mask, fill);
+                         nms->column_mask, lists, fill);
     default:
       return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks,
                          kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, nms->column_mask, fill);
+                         nms->mask, nms->column_mask, lists, fill);
   }
 }
 
@@ -267,11 +301,12 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   err = mask_stage(nms, params->mode, test, fill, chained, s);
   if (err != cudaSuccess) return err;
 
-  return p3dc_launch(reduce_kernel, 1, kReduceThreads, 0, s, chained,
-                     (const unsigned long long *)nms->mask,
-                     (const unsigned long long *)nms->column_mask,
-                     (const uint32_t *)nms->item_count,
-                     (const uint32_t *)nms->index_out, (const uint32_t *)boxes,
-                     record_words, limit, (uint32_t *)out, out_count,
-                     kept_index);
+  return p3dc_launch(
+      reduce_kernel, 1, kReduceThreads, nms->list_shared_bytes, s, chained,
+      (const unsigned long long *)nms->mask,
+      (const unsigned long long *)nms->column_mask,
+      (const uint2 *)nms->pair_counts, (const uint16_t *)nms->pair_columns,
+      (const uint16_t *)nms->pair_rows, (const uint32_t *)nms->item_count,
+      (const uint32_t *)nms->index_out, (const uint32_t *)boxes, record_words,
+      limit, (uint32_t *)out, out_count, kept_index);
 }

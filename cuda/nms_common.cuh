@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "launch.cuh"
+#include "nms.h"
 
 namespace p3dc_nms {
 
@@ -37,6 +38,27 @@ __device__ __forceinline__ void triangle_tile(uint32_t linear, uint32_t *row,
 // (nms_reduce.cuh).
 constexpr uint32_t kColumnBoxes = 1024;
 constexpr uint32_t kColumnWords = kColumnBoxes / kTile;
+
+// The pair lists, for calls of more than kColumnBoxes boxes, where a column
+// mask would no longer fit a thread's registers.  For sorted box b:
+// counts[b].x is the number of boxes that suppress it (its column of the
+// mask) and columns[b * kListSlots + s], s < min (counts[b].x, kListSlots),
+// are those boxes; counts[b].y and rows[b * kListSlots + s] the same for
+// the boxes b suppresses (its row).  The lists are in no particular order
+// (the mask kernel's blocks append to them as they finish tiles), and keep
+// only their first kListSlots boxes; the keep reduction walks the mask
+// instead where a box has more than 255 pairs either way (nms_reduce.cuh).
+// Stage 1 zeroes the counts (nms_sort.cuh).  The slots hold 16-bit box
+// numbers, enough for any workspace, 8 to an aligned 16-byte load.
+constexpr uint32_t kListSlots = 256;
+static_assert(P3DC_NMS_MAX_CAPACITY <= 65536u,
+              "a pair list holds 16-bit box numbers");
+
+struct PairLists {
+  uint2 *counts;
+  uint16_t *columns;
+  uint16_t *rows;
+};
 
 // The bits of tile t that are boxes (the last tile may be partial).
 __device__ __forceinline__ unsigned long long tile_boxes(uint32_t m,

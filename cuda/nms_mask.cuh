@@ -3,9 +3,10 @@
 // box.  Only the upper triangle of 64 x 64 tiles is computed, and in a
 // diagonal tile only the bits above the diagonal: the reduction never reads
 // anything else.  words = ceil (m / 64) for the m boxes of this call, read on
-// the device, so the mask is dense whatever the workspace's capacity.  For
-// calls of at most 1024 boxes the kernel also writes the mask transposed,
-// the column mask of nms_common.cuh.
+// the device, so the mask is dense whatever the workspace's capacity.  The
+// kernel also writes the mask by column for the reduction (nms_common.cuh):
+// for calls of at most 1024 boxes whole, the column mask; above, the pair
+// lists: each row's and each column's set bits as a list.
 //
 // One block of 256 threads per tile (grid-stride over the tiles): thread t
 // takes row t % 64 against the 16 columns of part t / 64, so that a tile is
@@ -119,7 +120,8 @@ __global__ void __launch_bounds__(kMaskThreads)
     mask_kernel(const P3dcNmsItem *__restrict__ items,
                 const uint32_t *__restrict__ item_count, P3dcNmsPairTest test,
                 unsigned long long *__restrict__ mask,
-                unsigned long long *__restrict__ column_mask, OutputFill fill) {
+                unsigned long long *__restrict__ column_mask, PairLists lists,
+                OutputFill fill) {
   constexpr bool kSecondPass = kMode != P3DC_NMS_CIRCLE;
   __shared__ float4 column_shapes[kTile];
   __shared__ int32_t column_labels[kTile];
@@ -200,8 +202,11 @@ __global__ void __launch_bounds__(kMaskThreads)
       }
     }
 
+    // whether this thread set a bit of the tile
+    bool marked = false;
     if (!kSecondPass) {
-      if (candidates != 0) atomicOr(&row_bits[row], candidates);
+      marked = candidates != 0;
+      if (marked) atomicOr(&row_bits[row], candidates);
     } else {
       // offsets of each thread's pairs in the list: a scan over the block
       const uint32_t own = __popcll(candidates);
@@ -229,23 +234,39 @@ __global__ void __launch_bounds__(kMaskThreads)
       for (uint32_t p = tid; p < total; p += kMaskThreads) {
         const uint32_t r = pairs[p] / kTile;
         const uint32_t k = pairs[p] % kTile;
-        if (p3dc_nms_item_suppresses(&test, &rows[r], &columns[k]))
+        if (p3dc_nms_item_suppresses(&test, &rows[r], &columns[k])) {
           atomicOr(&row_bits[r], 1ull << k);
+          marked = true;
+        }
       }
     }
-    // (4) row_bits complete.  After this barrier only threads 0-63 touch
-    // shared memory until the next tile's barrier (1): each reads its own
-    // row_bits word here, then writes its own slots for the next tile, and
-    // every other read of this tile's shared data came before (4) (or, for
-    // the column mask, before (5)).
-    __syncthreads();
-    if (tid < kTile && i < m)
-      mask[(size_t)i * words + col_tile] = row_bits[tid];
-    if (m <= kColumnBoxes) {
-      // The column mask (nms_common.cuh): thread t takes column t % 64 of
-      // rows 16 (t / 64) .. 16 (t / 64) + 15 (a warp reads the same row
-      // words), and 128 threads join the four 16-row pieces into the
-      // column's two 32-bit halves.
+    // (4) row_bits complete, and whether any bit is set.  Until the next
+    // tile's barrier (1) threads 0-63 read their own row_bits word and then
+    // write their own slots for the next tile; every other read of this
+    // tile's shared data comes before (4), or, where the columns are read,
+    // before (5).
+    const bool tile_has_pairs = __syncthreads_or(marked);
+    if (tid < kTile && i < m) {
+      unsigned long long suppressed = row_bits[tid];
+      mask[(size_t)i * words + col_tile] = suppressed;
+      if (m > kColumnBoxes && suppressed != 0) {
+        // the row's list: the tile's boxes appended, in slots that the
+        // count reserves
+        uint32_t slot = atomicAdd(&lists.counts[i].y, __popcll(suppressed));
+        for (; suppressed != 0 && slot < kListSlots; slot++) {
+          const uint32_t k = __ffsll((long long)suppressed) - 1;
+          suppressed &= suppressed - 1;
+          lists.rows[(size_t)i * kListSlots + slot] =
+              (uint16_t)(col_tile * kTile + k);
+        }
+      }
+    }
+    // The tile's columns: the column mask, every word of which the
+    // reduction reads, or the column lists, which an empty tile leaves as
+    // they are (nms_common.cuh).  Thread t takes column t % 64 of
+    // rows 16 (t / 64) .. 16 (t / 64) + 15 (a warp reads the same row
+    // words).
+    if (m <= kColumnBoxes || tile_has_pairs) {
       const uint32_t column = tid % kTile, part = tid / kTile;
       uint32_t piece = 0;
 #pragma unroll
@@ -254,17 +275,33 @@ __global__ void __launch_bounds__(kMaskThreads)
             (uint32_t)((row_bits[part * (kTile / kMaskParts) + r] >> column) &
                        1ull)
             << r;
-      column_pieces[part][column] = (uint16_t)piece;
-      // (5) the pieces complete, and every read of row_bits done
+      const uint32_t c = col_tile * kTile + column;
+      if (m > kColumnBoxes) {
+        // the column's list: the piece's rows appended
+        if (piece != 0) {
+          const uint32_t first_row =
+              row_tile * kTile + part * (kTile / kMaskParts);
+          uint32_t slot = atomicAdd(&lists.counts[c].x, __popc(piece));
+          for (; piece != 0 && slot < kListSlots; slot++) {
+            const uint32_t r = __ffs(piece) - 1;
+            piece &= piece - 1;
+            lists.columns[(size_t)c * kListSlots + slot] =
+                (uint16_t)(first_row + r);
+          }
+        }
+      } else {
+        column_pieces[part][column] = (uint16_t)piece;
+      }
+      // (5) every read of row_bits done, and the pieces complete
       __syncthreads();
-      if (tid < 2 * kTile) {
+      // 128 threads join the four 16-row pieces into the column mask's two
+      // 32-bit halves
+      if (m <= kColumnBoxes && tid < 2 * kTile && c < m) {
         const uint32_t half = tid / kTile;
-        const uint32_t c = col_tile * kTile + column;
-        if (c < m)
-          reinterpret_cast<uint32_t *>(
-              column_mask)[((size_t)c * kColumnWords + row_tile) * 2 + half] =
-              column_pieces[2 * half][column] |
-              (uint32_t)column_pieces[2 * half + 1][column] << 16;
+        reinterpret_cast<uint32_t *>(
+            column_mask)[((size_t)c * kColumnWords + row_tile) * 2 + half] =
+            column_pieces[2 * half][column] |
+            (uint32_t)column_pieces[2 * half + 1][column] << 16;
       }
     }
   }

@@ -1,7 +1,8 @@
 // The greedy keep-reduction of nms.cu, on the GPU: one block decides the
 // kept boxes and writes the kept records.  Calls of at most 1024 boxes try
-// the sweeps first (sweep_keep below); the rest, and calls the sweeps do
-// not settle, walk the 64-box tiles in score order:
+// the sweeps first (sweep_keep below), larger ones the rounds over the pair
+// lists (list_keep); calls these do not settle walk the 64-box tiles in
+// score order:
 //
 // The walk is a chain of dependent steps: tile t can be decided only once
 // every kept box before it has removed what it suppresses.  A barrier of the
@@ -98,6 +99,32 @@ __device__ __forceinline__ unsigned long long warp_or(unsigned long long w) {
 constexpr uint32_t kMaxSweeps = 32;
 static_assert(kColumnBoxes == kReduceThreads, "a thread a box in the sweeps");
 
+// After the sweeps or the rounds: tile_bits[0 .. words) hold each tile's
+// kept boxes; warp 0 writes tile_start[], *kept_total and *decided_tiles as
+// the walk writes them, a warp-wide scan over 32 tiles at a time.
+__device__ __forceinline__ void publish_kept(
+    const unsigned long long *tile_bits, uint32_t words, uint16_t *tile_start,
+    uint32_t *kept_total, uint32_t *decided_tiles) {
+  const uint32_t lane = threadIdx.x & 31;
+  if (threadIdx.x >= 32) return;
+  uint32_t before = 0;
+  for (uint32_t first = 0; first < words; first += 32) {
+    const uint32_t t = first + lane;
+    const uint32_t own = t < words ? __popcll(tile_bits[t]) : 0;
+    uint32_t inclusive = own;
+    for (uint32_t offset = 1; offset < 32; offset <<= 1) {
+      const uint32_t up = __shfl_up_sync(kFullWarp, inclusive, offset);
+      if (lane >= offset) inclusive += up;
+    }
+    if (t < words) tile_start[t] = (uint16_t)(before + inclusive - own);
+    before += __shfl_sync(kFullWarp, inclusive, 31);
+  }
+  if (lane == 0) {
+    *kept_total = before;
+    *decided_tiles = words;
+  }
+}
+
 // The sweeps; TRUE (in every thread) when they settled, with tile_bits[]
 // (each tile's kept boxes), tile_start[], *kept_total and *decided_tiles
 // written as the walk writes them, and visible.
@@ -137,20 +164,204 @@ __device__ bool sweep_keep(const unsigned long long *__restrict__ column_mask,
     settled = !__syncthreads_or(lane == 0 && next != kept[cur][warp]);
     cur ^= 1;
   }
-  if (settled && i == 0) {
-    const uint32_t words = (m + kTile - 1) / kTile;
-    uint32_t total = 0;
-    for (uint32_t t = 0; t < words; t++) {
-      const unsigned long long bits =
-          (unsigned long long)kept[cur][2 * t + 1] << 32 | kept[cur][2 * t];
-      tile_bits[t] = bits;
-      tile_start[t] = (uint16_t)total;
-      total += __popcll(bits);
-    }
-    *kept_total = total;
-    *decided_tiles = words;
-  }
+  const uint32_t words = (m + kTile - 1) / kTile;
+  if (settled && i < words)
+    tile_bits[i] =
+        (unsigned long long)kept[cur][2 * i + 1] << 32 | kept[cur][2 * i];
+  // tile_bits complete
+  __syncthreads();
+  if (settled)
+    publish_kept(tile_bits, words, tile_start, kept_total, decided_tiles);
   // tile_bits, tile_start and the totals visible (or nothing written)
+  __syncthreads();
+  return settled;
+}
+
+// Larger calls are reduced in rounds over the pair lists (nms_common.cuh),
+// each box undecided, kept or removed.  A box is removed once one of its
+// suppressors is kept, and kept once all of them are removed.  A round:
+//  A. the doomed boxes (a kept suppressor has marked them) are removed;
+//  B. each box still undecided and not doomed looks at its column list: if
+//     every suppressor in it is removed, it is kept; else it notes the
+//     first that is not (waiting[]), and looks again only once that box is
+//     removed;
+//  C. the boxes kept in B mark the boxes of their row lists doomed.
+// A box is decided only from decided boxes, so every decision is the greedy
+// rule's, and each round decides at least the first box still undecided,
+// whose suppressors all come before it: the rounds settle in as many rounds
+// as the longest chain of boxes that wait for one another.  The work is the
+// kept boxes' rows and the looks of the boxes that wait, not every pair:
+// most boxes are doomed by the first kept box of their cluster and never
+// read a list.  A warp owns 32 neighbouring boxes at a time and writes
+// their states as one word; A, B and C are separated by barriers, so that
+// nothing read in a phase changes in it.  A call with a box of more than
+// kListPairs pairs either way, or whose longest chain needs more than
+// kMaxSweeps rounds, falls back to the walk.
+constexpr uint32_t kReduceWarps = kReduceThreads / 32;
+constexpr uint32_t kListPairs = 255;
+static_assert(kListPairs <= kListSlots, "a listed box fits its slots");
+// a lane's list loads at once: 32 boxes of a list
+constexpr uint32_t kListLoads = 4;
+static_assert(8 * kListLoads <= kListSlots, "the first loads stay in the list");
+// waiting[] of a box that has not looked at its column list yet (box 65535,
+// the last of the largest workspace, suppresses nothing)
+constexpr uint32_t kNotLooked = 0xffffu;
+// the rounds' shared memory (dynamic) for @boxes boxes: per box the
+// suppressor it waits for, 16 bits, two boxes a word; then the doomed and
+// the removed boxes, a bit each
+__host__ __device__ constexpr uint32_t waiting_words(uint32_t boxes) {
+  return (boxes + 1) / 2;
+}
+__host__ __device__ constexpr uint32_t group_words(uint32_t boxes) {
+  return (boxes + 31) / 32;
+}
+constexpr size_t list_shared_bytes(uint32_t boxes) {
+  return (size_t)(waiting_words(boxes) + 2 * group_words(boxes)) *
+         sizeof(uint32_t);
+}
+
+// A list of @n boxes at @list (16-byte aligned), kListLoads loads of 8 at a
+// time, the first issued before @n is known; @visit (box) returns FALSE to
+// stop.
+template <typename Visit>
+__device__ __forceinline__ void visit_list(const uint16_t *list,
+                                           const uint32_t *n_at, Visit visit) {
+  const uint4 *slots = reinterpret_cast<const uint4 *>(list);
+  uint4 loaded[kListLoads];
+#pragma unroll
+  for (uint32_t v = 0; v < kListLoads; v++) loaded[v] = slots[v];
+  const uint32_t n = *n_at;
+  for (uint32_t q = 0; q < n; q += 8 * kListLoads) {
+    if (q > 0) {
+#pragma unroll
+      for (uint32_t v = 0; v < kListLoads; v++)
+        if (q + 8 * v < n) loaded[v] = slots[q / 8 + v];
+    }
+#pragma unroll
+    for (uint32_t v = 0; v < kListLoads; v++) {
+      const uint32_t pairs[4] = {loaded[v].x, loaded[v].y, loaded[v].z,
+                                 loaded[v].w};
+#pragma unroll
+      for (uint32_t u = 0; u < 8; u++) {
+        if (q + 8 * v + u >= n) return;
+        if (!visit((pairs[u / 2] >> (16 * (u & 1))) & 0xffffu)) return;
+      }
+    }
+  }
+}
+
+// TRUE (in every thread) when the rounds settled, with the results written
+// as sweep_keep writes them; tile_bits[] holds the kept boxes throughout.
+__device__ bool list_keep(const uint2 *__restrict__ counts,
+                          const uint16_t *__restrict__ columns,
+                          const uint16_t *__restrict__ rows, uint32_t m,
+                          uint32_t *shared, unsigned long long *tile_bits,
+                          uint16_t *tile_start, uint32_t *kept_total,
+                          uint32_t *decided_tiles) {
+  uint32_t *waiting = shared;
+  uint32_t *doomed = waiting + waiting_words(m);
+  uint32_t *removed = doomed + group_words(m);
+  uint32_t *kept = reinterpret_cast<uint32_t *>(tile_bits);
+  uint16_t *waiting_for = reinterpret_cast<uint16_t *>(waiting);
+  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t words = (m + kTile - 1) / kTile;
+  const uint32_t groups = group_words(m);
+  // The boxes without suppressors are kept from the start; bit k of fresh:
+  // this lane's box of the warp's k-th group is kept, and its row not yet
+  // doomed.  Bit k of open_groups: that group has boxes undecided.
+  bool too_long = false;
+  unsigned long long fresh = 0, open_groups = 0;
+  for (uint32_t g = warp, k = 0; g < groups; g += kReduceWarps, k++) {
+    const uint32_t j = g * 32 + lane;
+    const uint2 n = j < m ? counts[j] : make_uint2(kListPairs + 1, 0);
+    too_long = too_long || (j < m && (n.x > kListPairs || n.y > kListPairs));
+    const uint32_t free_boxes = __ballot_sync(kFullWarp, n.x == 0);
+    if (lane == 0) {
+      kept[g] = free_boxes;
+      doomed[g] = 0;
+      removed[g] = 0;
+    }
+    fresh |= (unsigned long long)(n.x == 0) << k;
+    open_groups |= 1ull << k;
+  }
+  if (threadIdx.x == 0 && groups % 2 != 0) kept[groups] = 0;
+  for (uint32_t p = threadIdx.x; p < waiting_words(m); p += kReduceThreads)
+    waiting[p] = kNotLooked | kNotLooked << 16;
+  // the states in place
+  too_long = __syncthreads_or(too_long);
+  bool settled = false;
+  for (uint32_t round = 0; round < kMaxSweeps && !settled && !too_long;
+       round++) {
+    // A. the doomed boxes removed (none in the first round)
+    for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
+      const uint32_t g = warp + (__ffsll((long long)open) - 1) * kReduceWarps;
+      if (lane == 0) removed[g] |= doomed[g] & ~kept[g];
+    }
+    // (R1) the removed boxes in place
+    __syncthreads();
+    // B. the others look at their suppressors (from the second round on:
+    // nothing but the free boxes is decided before)
+    for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
+      const uint32_t k = __ffsll((long long)open) - 1;
+      const uint32_t g = warp + k * kReduceWarps;
+      const uint32_t in_group = m - g * 32;
+      const uint32_t boxes = in_group >= 32 ? ~0u : (1u << in_group) - 1;
+      const uint32_t undecided = boxes & ~(kept[g] | removed[g]);
+      const uint32_t j = g * 32 + lane;
+      bool keep = false;
+      if ((undecided >> lane) & 1u) {
+        const uint32_t w = waiting_for[j];
+        const bool looked = w != kNotLooked;
+        // a box looks when the one it waits for is removed
+        const bool look =
+            looked ? (removed[w / 32] >> (w & 31)) & 1u : round > 0;
+        if (look) {
+          uint32_t first_not_removed = kNotLooked;
+          visit_list(columns + (size_t)j * kListSlots, &counts[j].x,
+                     [&](uint32_t b) {
+                       if ((removed[b / 32] >> (b & 31)) & 1u) return true;
+                       first_not_removed = b;
+                       return false;
+                     });
+          keep = first_not_removed == kNotLooked;
+          if (!keep) waiting_for[j] = (uint16_t)first_not_removed;
+        }
+      }
+      const uint32_t kept_now = __ballot_sync(kFullWarp, keep);
+      fresh |= (unsigned long long)((kept_now >> lane) & 1u) << k;
+    }
+    // (R2) every look at this round's states done
+    __syncthreads();
+    // C. the kept boxes in place, and their rows doomed
+    for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
+      const uint32_t k = __ffsll((long long)open) - 1;
+      const uint32_t g = warp + k * kReduceWarps;
+      const uint32_t kept_now = __ballot_sync(kFullWarp, (fresh >> k) & 1ull);
+      const uint32_t in_group = m - g * 32;
+      const uint32_t boxes = in_group >= 32 ? ~0u : (1u << in_group) - 1;
+      const uint32_t now = kept[g] | kept_now;
+      // every lane has read kept[g] before lane 0 replaces it
+      __syncwarp();
+      if (lane == 0) kept[g] = now;
+      // (a doomed box is removed in the next round's A)
+      if ((boxes & ~(now | removed[g])) == 0) open_groups &= ~(1ull << k);
+    }
+    for (unsigned long long f = fresh; f != 0; f &= f - 1) {
+      const uint32_t j =
+          (warp + (__ffsll((long long)f) - 1) * kReduceWarps) * 32 + lane;
+      visit_list(rows + (size_t)j * kListSlots, &counts[j].y, [&](uint32_t b) {
+        atomicOr(&doomed[b / 32], 1u << (b & 31));
+        return true;
+      });
+    }
+    fresh = 0;
+    // (R3) the round's kept boxes in place and their rows doomed
+    settled = !__syncthreads_or(open_groups != 0);
+  }
+  settled = settled && !too_long;
+  if (settled)
+    publish_kept(tile_bits, words, tile_start, kept_total, decided_tiles);
+  // tile_start and the totals visible
   __syncthreads();
   return settled;
 }
@@ -162,6 +373,9 @@ __device__ bool sweep_keep(const unsigned long long *__restrict__ column_mask,
 __global__ void __launch_bounds__(kReduceThreads, 1)
     reduce_kernel(const unsigned long long *__restrict__ mask,
                   const unsigned long long *__restrict__ column_mask,
+                  const uint2 *__restrict__ pair_counts,
+                  const uint16_t *__restrict__ pair_columns,
+                  const uint16_t *__restrict__ pair_rows,
                   const uint32_t *__restrict__ item_count,
                   const uint32_t *__restrict__ order,
                   const uint32_t *__restrict__ boxes, uint32_t record_words,
@@ -179,6 +393,8 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   __shared__ uint16_t tile_start[kMaxWords];
   // the bands of two chunks, by step parity
   __shared__ unsigned long long bands[2][kChunkRows * kBandStride];
+  // list_keep's, list_shared_bytes (m)
+  extern __shared__ uint32_t list_shared[];
   // the kept rows of a chunk (offsets in the chunk), for the next step's
   // appliers; by step parity
   __shared__ uint16_t kept_rows[2][kChunkRows];
@@ -195,10 +411,13 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t chunks = (words + kChunkTiles - 1) / kChunkTiles;
 
-  // Small calls: the sweeps, and the walk only if they did not settle.
-  bool swept =
-      m <= kColumnBoxes && sweep_keep(column_mask, m, tile_bits, tile_start,
-                                      &kept_total, &decided_tiles);
+  // The sweeps or the rounds, and the walk only if they did not settle.
+  const bool swept =
+      m <= kColumnBoxes
+          ? sweep_keep(column_mask, m, tile_bits, tile_start, &kept_total,
+                       &decided_tiles)
+          : list_keep(pair_counts, pair_columns, pair_rows, m, list_shared,
+                      tile_bits, tile_start, &kept_total, &decided_tiles);
   if (!swept) {
     for (uint32_t t = tid; t < words; t += kReduceThreads) tile_bits[t] = 0;
     if (tid == 0) {

@@ -5,6 +5,11 @@
 // by score; the first min (kept, pre_max) become items[], and order[] maps
 // them back to their input index.
 //
+// Both ways also zero the counts of the pair lists (nms_common.cuh) that
+// the mask kernel adds to, where the workspace has them (NULL otherwise):
+// the first kernel of a call runs after the previous call's reduction, the
+// lists' last reader.
+//
 // Up to kRankCapacity boxes: one kernel, rank_kernel, which ranks every box
 // by counting the boxes before it, on as many blocks as the capacity needs
 // and doing only the work the device count asks for (a block whose boxes are
@@ -44,7 +49,8 @@ __global__ void __launch_bounds__(kRankThreads)
                 const uint32_t *__restrict__ n_boxes_device, uint32_t capacity,
                 float score_threshold, uint32_t limit, float offset,
                 P3dcNmsItem *__restrict__ items, uint32_t *__restrict__ order,
-                uint32_t *__restrict__ item_count) {
+                uint32_t *__restrict__ item_count,
+                uint2 *__restrict__ pair_counts) {
   __shared__ uint32_t keys[kRankCapacity];
   __shared__ uint32_t before_by_warp[kRankWarps][kRankBoxes];
   __shared__ uint32_t valid_by_warp[kRankWarps];
@@ -57,6 +63,11 @@ __global__ void __launch_bounds__(kRankThreads)
   const uint32_t first = blockIdx.x * kRankBoxes;
   // block 0 always runs: it writes the count, 0 included
   if (blockIdx.x > 0 && first >= n) return;
+  // the positions a block ranks: every position below the count is some
+  // running block's
+  if (pair_counts != nullptr && threadIdx.x < kRankBoxes &&
+      first + threadIdx.x < n)
+    pair_counts[first + threadIdx.x] = make_uint2(0, 0);
 
   // every block computes every key: 16 records a thread at 4096 boxes, so
   // several are kept in flight
@@ -137,11 +148,13 @@ __global__ void item_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                             const uint32_t *__restrict__ indices,
                             uint32_t capacity, uint32_t limit, float offset,
                             P3dcNmsItem *__restrict__ items,
-                            uint32_t *__restrict__ item_count) {
+                            uint32_t *__restrict__ item_count,
+                            uint2 *__restrict__ pair_counts) {
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += gridDim.x * blockDim.x) {
+    if (pair_counts != nullptr) pair_counts[i] = make_uint2(0, 0);
     const bool here = i < limit && keys[i] != P3DC_NMS_KEY_DROPPED;
     const bool next = i + 1 < capacity && i + 1 < limit &&
                       keys[i + 1] != P3DC_NMS_KEY_DROPPED;

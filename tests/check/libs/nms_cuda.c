@@ -489,20 +489,18 @@ GST_START_TEST (test_count_and_reuse)
 
 GST_END_TEST;
 
-/* Extreme layouts on a full workspace of FULL_CAPACITY boxes, every mode,
- * per class or not, with and without post_max: every box the same (the
- * first suppresses all, or per class the first of each label), every box
- * apart (all kept: 64 kept boxes a tile, the most removals to apply), and a
- * dense cluster where most pairs overlap. */
 /* Chains: box k suppresses box k + 1 and no other (scores fall along the
  * chain), so the greedy rule keeps every other box, and a box's answer
  * depends on every box before it.  The keep reduction's sweeps (up to 1024
  * boxes) settle one more box of such a chain a sweep: the chains of 20
- * settle in the sweeps, the longer ones outlast them and go to the walk,
- * and 1100 boxes take the walk alone. */
+ * settle in the sweeps, the longer ones outlast them and go to the walk.
+ * Above 1024 boxes its rounds over the pair lists settle at least one
+ * more box a round: 1100 boxes in one chain outlast them; 2000 boxes in
+ * chains of 25 (the next chain 5 boxes' spacing on) settle in them. */
 GST_START_TEST (test_suppression_chains)
 {
-  const guint lengths[] = { 20, 64, 600, 1024, 1100 };
+  const guint lengths[] = { 20, 64, 600, 1024, 1100, 2000 };
+  const guint chain_of[] = { 20, 64, 600, 1024, 1100, 25 };
   guint l, k, m;
 
   for (l = 0; l < G_N_ELEMENTS (lengths); l++) {
@@ -516,17 +514,20 @@ GST_START_TEST (test_suppression_chains)
 
       for (k = 0; k < n; k++) {
         gfloat score = 1.0f - (gfloat) k / (2.0f * n);
+        /* position along the line: each chain of chain_of[l] boxes, then
+         * a gap of 5 steps */
+        gfloat at = (gfloat) (k + 5 * (k / chain_of[l]));
 
         if (m == P3DC_NMS_IOU) {
           /* 10 x 10 pixels every 6: IoU 40 / 160 with a neighbour, 0 with
            * the next but one */
-          P3dcBox2d b = { 6.0f * k, 0, 6.0f * k + 10.0f, 10.0f, score, 0 };
+          P3dcBox2d b = { 6.0f * at, 0, 6.0f * at + 10.0f, 10.0f, score, 0 };
           memcpy (boxes + k * record_size, &b, record_size);
         } else {
           /* 1.6 x 1 m boxes 1 m apart: IoU 0.6 / 2.6 with a neighbour, 0
            * with the next but one; circle: centres 1 m apart, threshold
            * 1.5 m */
-          P3dcBox3d b = { 1.0f * k, 0, 0, 1.6f, 1.0f, 1.0f, 0, score, 0 };
+          P3dcBox3d b = { at, 0, 0, 1.6f, 1.0f, 1.0f, 0, score, 0 };
           memcpy (boxes + k * record_size, &b, record_size);
         }
       }
@@ -541,9 +542,18 @@ GST_START_TEST (test_suppression_chains)
 
 GST_END_TEST;
 
+/* Extreme layouts on a full workspace, every mode, per class or not, with
+ * and without post_max: every box the same (the first suppresses all, or
+ * per class the first of each label), every box apart (all kept: 64 kept
+ * boxes a tile, the most removals to apply), and a dense cluster where most
+ * pairs overlap.  FULL_CAPACITY boxes (the sweeps), and 1500 (the rounds
+ * over the pair lists, whose boxes here have more pairs than the rounds
+ * take: the walk). */
+static const guint extreme_sizes[] = { FULL_CAPACITY, 1500 };
+
 GST_START_TEST (test_extremes)
 {
-  guint n = FULL_CAPACITY, m, layout, per_class, i;
+  guint n = extreme_sizes[__i__], m, layout, per_class, i;
   P3dTestRng rng;
   P3dcNms *nms = NULL;
 
@@ -602,6 +612,53 @@ GST_START_TEST (test_extremes)
 
 GST_END_TEST;
 
+/* Above 1024 boxes: a stack of identical boxes among 1100 scattered ones,
+ * so that the first box of the stack suppresses, and the last is
+ * suppressed by, 254, 255 or 256 boxes: the rounds over the pair lists
+ * take up to 255 either way, the walk more (nms_reduce.cuh). */
+GST_START_TEST (test_list_slots)
+{
+  const guint stacks[] = { 255, 256, 257 };
+  guint n = 1100, s, m, i;
+  P3dTestRng rng;
+
+  p3d_test_rng_init (&rng, 26);
+  for (s = 0; s < G_N_ELEMENTS (stacks); s++) {
+    for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+      gsize record_size = p3dc_nms_record_size (m);
+      guint8 *boxes = g_malloc (n * record_size);
+      P3dcNmsParams p;
+      gchar *what;
+
+      for (i = 0; i < n; i++) {
+        /* the stack at (-50, -50), the others over 200 x 200 */
+        gboolean stacked = i < stacks[s];
+        gfloat x = stacked ? -50.0f : p3d_test_rng_uniform (&rng, 0, 200);
+        gfloat y = stacked ? -50.0f : p3d_test_rng_uniform (&rng, 0, 200);
+        gfloat score = p3d_test_rng_uniform (&rng, 0, 1);
+
+        if (m == P3DC_NMS_IOU) {
+          P3dcBox2d b = { x, y, x + 4.0f, y + 3.0f, score, 0 };
+
+          memcpy (boxes + i * record_size, &b, record_size);
+        } else {
+          P3dcBox3d b = { x, y, 0, 4.0f, 2.0f, 1.5f, 0.3f, score, 0 };
+
+          memcpy (boxes + i * record_size, &b, record_size);
+        }
+      }
+      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
+      what = g_strdup_printf ("stack of %u in %u boxes, mode %u", stacks[s],
+          n, m);
+      compare_simple (what, &p, boxes, n);
+      g_free (what);
+      g_free (boxes);
+    }
+  }
+}
+
+GST_END_TEST;
+
 /* The largest workspace (1024 mask words a row: every thread of the
  * reduction's scan has a tile), with a small and a full count. */
 GST_START_TEST (test_max_capacity)
@@ -647,7 +704,8 @@ nms_cuda_suite (void)
   tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
   tcase_add_test (tc, test_suppression_chains);
-  tcase_add_test (tc, test_extremes);
+  tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
+  tcase_add_test (tc, test_list_slots);
   tcase_add_test (tc, test_max_capacity);
   return s;
 }

@@ -215,6 +215,10 @@ __host__ __device__ constexpr uint32_t waiting_words(uint32_t boxes) {
 __host__ __device__ constexpr uint32_t group_words(uint32_t boxes) {
   return (boxes + 31) / 32;
 }
+// The bits of 32-box group @g that are boxes: a half of its tile's.
+__device__ __forceinline__ uint32_t group_boxes(uint32_t m, uint32_t g) {
+  return (uint32_t)(tile_boxes(m, g / 2) >> (32 * (g & 1)));
+}
 constexpr size_t list_shared_bytes(uint32_t boxes) {
   return (size_t)(waiting_words(boxes) + 2 * group_words(boxes)) *
          sizeof(uint32_t);
@@ -304,8 +308,7 @@ __device__ bool list_keep(const uint2 *__restrict__ counts,
     for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
       const uint32_t k = __ffsll((long long)open) - 1;
       const uint32_t g = warp + k * kReduceWarps;
-      const uint32_t in_group = m - g * 32;
-      const uint32_t boxes = in_group >= 32 ? ~0u : (1u << in_group) - 1;
+      const uint32_t boxes = group_boxes(m, g);
       const uint32_t undecided = boxes & ~(kept[g] | removed[g]);
       const uint32_t j = g * 32 + lane;
       bool keep = false;
@@ -337,8 +340,7 @@ __device__ bool list_keep(const uint2 *__restrict__ counts,
       const uint32_t k = __ffsll((long long)open) - 1;
       const uint32_t g = warp + k * kReduceWarps;
       const uint32_t kept_now = __ballot_sync(kFullWarp, (fresh >> k) & 1ull);
-      const uint32_t in_group = m - g * 32;
-      const uint32_t boxes = in_group >= 32 ? ~0u : (1u << in_group) - 1;
+      const uint32_t boxes = group_boxes(m, g);
       const uint32_t now = kept[g] | kept_now;
       // every lane has read kept[g] before lane 0 replaces it
       __syncwarp();

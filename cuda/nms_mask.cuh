@@ -108,7 +108,9 @@ __device__ __forceinline__ bool first_pass(const P3dcNmsPairTest &test,
   column.y1 = shape.y;
   column.x2 = shape.z;
   column.y2 = shape.w;
-  column.area = 0.0f;  // not read by the overlap
+  // not read by the overlap
+  column.area = 0.0f;
+  column.huge = 0;
   float width, height;
   p3dc_aligned_rect_overlap(&row.shape.aligned, &column, test.offset, &width,
                             &height);

@@ -33,8 +33,9 @@ namespace p3dc_nms {
 constexpr uint32_t kRankCapacity = 4096;
 // 16 warps a block: measured on an H100 at 4096 boxes, the kernel took
 // 17.0 us with 8 warps, 12.3 with 16 and 10.6 with 32, but with 32 the whole
-// call was slower (the next kernel's blocks start on SMs the rank blocks
-// leave later): iou 74.5 against 71.1 with 8 and 68.3 with 16.
+// call was slower (iou 74.5 against 71.1 with 8 and 68.3 with 16; why was
+// not measured: the mask kernel, a programmatic dependent, may find fewer
+// free slots beside 1024-thread blocks).
 constexpr uint32_t kRankThreads = 512;
 constexpr uint32_t kRankWarps = kRankThreads / 32;
 // boxes ranked per block: one per lane; each of the 16 warps counts a

@@ -79,6 +79,8 @@ p3d_precision_get_type (void)
 
 #define p3d_bev_detect_parent_class parent_class
 G_DEFINE_TYPE (P3dBevDetect, p3d_bev_detect, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (bevdetect, "bevdetect", GST_RANK_NONE,
+    P3D_TYPE_BEV_DETECT);
 
 static void p3d_bev_detect_finalize (GObject * object);
 static void p3d_bev_detect_set_property (GObject * object, guint prop_id,

@@ -60,6 +60,8 @@ struct _P3dBevDetect
   gchar net_message[256];
 };
 
+GST_ELEMENT_REGISTER_DECLARE (bevdetect);
+
 G_END_DECLS
 
 #endif /* __P3D_BEV_DETECT_H__ */

@@ -108,6 +108,8 @@ p3d_bev_pool_layout_get_type (void)
 
 #define p3d_bev_pool_parent_class parent_class
 G_DEFINE_TYPE (P3dBevPool, p3d_bev_pool, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (bevpool, "bevpool", GST_RANK_NONE,
+    P3D_TYPE_BEV_POOL);
 
 static void p3d_bev_pool_finalize (GObject * object);
 static void p3d_bev_pool_set_property (GObject * object, guint prop_id,

@@ -43,6 +43,8 @@ struct _P3dBevPool
   guint64 geometry_updates;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (bevpool);
+
 G_END_DECLS
 
 #endif /* __P3D_BEV_POOL_H__ */

@@ -157,6 +157,8 @@ static void p3d_bev_render_child_proxy_init (gpointer g_iface,
 G_DEFINE_TYPE_WITH_CODE (P3dBevRender, p3d_bev_render, GST_TYPE_AGGREGATOR,
     G_IMPLEMENT_INTERFACE (GST_TYPE_CHILD_PROXY,
         p3d_bev_render_child_proxy_init));
+GST_ELEMENT_REGISTER_DEFINE (bevrender, "bevrender", GST_RANK_NONE,
+    P3D_TYPE_BEV_RENDER);
 
 /* The sink pads as children, so that gst-launch can set a request pad's
  * properties ("bevrender name=r boxes_0::color=..."): gst_parse sets them

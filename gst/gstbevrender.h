@@ -64,6 +64,8 @@ struct _P3dBevRender
   gsize n_magnitudes;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (bevrender);
+
 G_END_DECLS
 
 #endif /* __P3D_BEV_RENDER_H__ */

@@ -69,6 +69,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 #define p3d_box_enc_parent_class parent_class
 G_DEFINE_TYPE (P3dBoxEnc, p3d_box_enc, GST_TYPE_BASE_TRANSFORM);
+GST_ELEMENT_REGISTER_DEFINE (boxenc, "boxenc", GST_RANK_NONE, P3D_TYPE_BOX_ENC);
 
 static void p3d_box_enc_finalize (GObject * object);
 static void p3d_box_enc_set_property (GObject * object, guint prop_id,

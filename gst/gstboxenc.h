@@ -33,6 +33,8 @@ struct _P3dBoxEnc
   guint64 frame_number;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (boxenc);
+
 G_END_DECLS
 
 #endif /* __P3D_BOX_ENC_H__ */

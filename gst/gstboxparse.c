@@ -110,6 +110,8 @@ p3d_box_parse_box_type_get_type (void)
 
 #define p3d_box_parse_parent_class parent_class
 G_DEFINE_TYPE (P3dBoxParse, p3d_box_parse, GST_TYPE_BASE_PARSE);
+GST_ELEMENT_REGISTER_DEFINE (boxparse, "boxparse", GST_RANK_NONE,
+    P3D_TYPE_BOX_PARSE);
 
 static void p3d_box_parse_finalize (GObject * object);
 static void p3d_box_parse_set_property (GObject * object, guint prop_id,

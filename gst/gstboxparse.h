@@ -66,6 +66,8 @@ struct _P3dBoxParse {
   GHashTable *unknown_labels; /* type names already warned about */
 };
 
+GST_ELEMENT_REGISTER_DECLARE (boxparse);
+
 G_END_DECLS
 
 #endif /* __P3D_BOX_PARSE_H__ */

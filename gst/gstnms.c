@@ -117,6 +117,7 @@ p3d_nms_iou_rule_get_type (void)
 
 #define p3d_nms_parent_class parent_class
 G_DEFINE_TYPE (P3dNms, p3d_nms, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (nms, "nms", GST_RANK_NONE, P3D_TYPE_NMS);
 
 static void p3d_nms_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);

@@ -28,6 +28,8 @@ struct _P3dNms
   P3dcNms *nms;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (nms);
+
 G_END_DECLS
 
 #endif /* __P3D_NMS_H__ */

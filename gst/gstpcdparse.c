@@ -96,6 +96,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 #define p3d_pcd_parse_parent_class parent_class
 G_DEFINE_TYPE (P3dPcdParse, p3d_pcd_parse, GST_TYPE_BASE_PARSE);
+GST_ELEMENT_REGISTER_DEFINE (pcdparse, "pcdparse", GST_RANK_NONE,
+    P3D_TYPE_PCD_PARSE);
 
 static void p3d_pcd_parse_finalize (GObject * object);
 static void p3d_pcd_parse_set_property (GObject * object, guint prop_id,

@@ -85,6 +85,8 @@ struct _P3dPcdParse {
   P3dTensorLayout layout;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (pcdparse);
+
 G_END_DECLS
 
 #endif /* __P3D_PCD_PARSE_H__ */

@@ -51,6 +51,8 @@ enum
 
 #define p3d_pillar_encode_parent_class parent_class
 G_DEFINE_TYPE (P3dPillarEncode, p3d_pillar_encode, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (pillarencode, "pillarencode", GST_RANK_NONE,
+    P3D_TYPE_PILLAR_ENCODE);
 
 static void p3d_pillar_encode_finalize (GObject * object);
 static void p3d_pillar_encode_set_property (GObject * object, guint prop_id,

@@ -40,6 +40,8 @@ struct _P3dPillarEncode
   gboolean warned_dropped;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (pillarencode);
+
 G_END_DECLS
 
 #endif /* __P3D_PILLAR_ENCODE_ELEMENT_H__ */

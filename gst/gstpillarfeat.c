@@ -50,6 +50,8 @@ G_STATIC_ASSERT ((gint) P3D_FEATURE_SET_MMDET3D_11 ==
 
 #define p3d_pillar_feat_parent_class parent_class
 G_DEFINE_TYPE (P3dPillarFeat, p3d_pillar_feat, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (pillarfeat, "pillarfeat", GST_RANK_NONE,
+    P3D_TYPE_PILLAR_FEAT);
 
 static void p3d_pillar_feat_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);

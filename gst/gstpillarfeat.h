@@ -29,6 +29,8 @@ struct _P3dPillarFeat
   gboolean warned_count;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (pillarfeat);
+
 G_END_DECLS
 
 #endif /* __P3D_PILLAR_FEAT_H__ */

@@ -135,6 +135,8 @@ p3d_point_cloud_parse_preset_get_type (void)
 
 #define p3d_point_cloud_parse_parent_class parent_class
 G_DEFINE_TYPE (P3dPointCloudParse, p3d_point_cloud_parse, GST_TYPE_BASE_PARSE);
+GST_ELEMENT_REGISTER_DEFINE (pointcloudparse, "pointcloudparse", GST_RANK_NONE,
+    P3D_TYPE_POINT_CLOUD_PARSE);
 
 static void p3d_point_cloud_parse_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);

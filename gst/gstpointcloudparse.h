@@ -63,6 +63,8 @@ struct _P3dPointCloudParse
   gboolean negotiated;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (pointcloudparse);
+
 G_END_DECLS
 
 #endif /* __P3D_POINT_CLOUD_PARSE_H__ */

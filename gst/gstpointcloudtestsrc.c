@@ -136,6 +136,8 @@ p3d_point_cloud_test_src_emit_get_type (void)
 #define p3d_point_cloud_test_src_parent_class parent_class
 G_DEFINE_TYPE (P3dPointCloudTestSrc, p3d_point_cloud_test_src,
     GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (pointcloudtestsrc, "pointcloudtestsrc",
+    GST_RANK_NONE, P3D_TYPE_POINT_CLOUD_TEST_SRC);
 
 static void p3d_point_cloud_test_src_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);

@@ -60,6 +60,8 @@ struct _P3dPointCloudTestSrc
   gboolean warned_truncated;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (pointcloudtestsrc);
+
 G_END_DECLS
 
 #endif /* __P3D_POINT_CLOUD_TEST_SRC_H__ */

@@ -74,6 +74,8 @@ static const gdouble default_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68,
 
 #define p3d_voxelize_parent_class parent_class
 G_DEFINE_TYPE (P3dVoxelize, p3d_voxelize, P3D_TYPE_CUDA_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (voxelize, "voxelize", GST_RANK_NONE,
+    P3D_TYPE_VOXELIZE);
 
 static void p3d_voxelize_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);

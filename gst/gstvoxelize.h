@@ -42,6 +42,8 @@ struct _P3dVoxelize
   gboolean warned_empty;
 };
 
+GST_ELEMENT_REGISTER_DECLARE (voxelize);
+
 G_END_DECLS
 
 #endif /* __P3D_VOXELIZE_H__ */

@@ -24,30 +24,22 @@
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  static const struct
-  {
-    const gchar *name;
-      GType (*get_type) (void);
-  } elements[] = {
-    {"voxelize", p3d_voxelize_get_type},
-    {"pillarfeat", p3d_pillar_feat_get_type},
-    {"pillarencode", p3d_pillar_encode_get_type},
-    {"bevdetect", p3d_bev_detect_get_type},
-    {"nms", p3d_nms_get_type},
-    {"bevpool", p3d_bev_pool_get_type},
-    {"pointcloudtestsrc", p3d_point_cloud_test_src_get_type},
-    {"pcdparse", p3d_pcd_parse_get_type},
-    {"pointcloudparse", p3d_point_cloud_parse_get_type},
-    {"boxenc", p3d_box_enc_get_type},
-    {"boxparse", p3d_box_parse_get_type},
-    {"bevrender", p3d_bev_render_get_type},
-  };
-  gboolean ok = TRUE;
-  guint i;
+  gboolean ok = FALSE;
 
-  for (i = 0; i < G_N_ELEMENTS (elements); i++)
-    ok &= gst_element_register (plugin, elements[i].name, GST_RANK_NONE,
-        elements[i].get_type ());
+  /* one element failing to register leaves the others usable */
+  ok |= GST_ELEMENT_REGISTER (voxelize, plugin);
+  ok |= GST_ELEMENT_REGISTER (pillarfeat, plugin);
+  ok |= GST_ELEMENT_REGISTER (pillarencode, plugin);
+  ok |= GST_ELEMENT_REGISTER (bevdetect, plugin);
+  ok |= GST_ELEMENT_REGISTER (nms, plugin);
+  ok |= GST_ELEMENT_REGISTER (bevpool, plugin);
+  ok |= GST_ELEMENT_REGISTER (pointcloudtestsrc, plugin);
+  ok |= GST_ELEMENT_REGISTER (pcdparse, plugin);
+  ok |= GST_ELEMENT_REGISTER (pointcloudparse, plugin);
+  ok |= GST_ELEMENT_REGISTER (boxenc, plugin);
+  ok |= GST_ELEMENT_REGISTER (boxparse, plugin);
+  ok |= GST_ELEMENT_REGISTER (bevrender, plugin);
+
   return ok;
 }
 

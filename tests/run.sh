@@ -1,11 +1,31 @@
 #!/bin/sh
-# The README's test command: installs what is missing, builds, and runs every
-# check -- formatting, the test suite, the CPU tests again under the leaks
-# tracer and under valgrind, and a build without CUDA -- then prints one line
-# "N passed, N failed, N skipped" (each check counts as one test). The CPU
-# suite also runs in a build with AddressSanitizer and UndefinedBehaviorSanitizer.
+# The README's test command. Installs what is missing, builds, and runs the
+# checks, then prints one line "N passed, N failed, N skipped" (each extra
+# check counts as one test).
+#
+#   tests/run.sh           the quick suite: the build (CUDA code for this
+#                          machine's GPU alone, sm_90 without one), the
+#                          formatting and the whole test suite; a few
+#                          minutes on 2 cores from a fresh clone
+#   tests/run.sh --full    what CI runs: the same with the release's GPU
+#                          architectures, then the CPU tests again under the
+#                          leaks tracer, under valgrind and in a build with
+#                          AddressSanitizer and UndefinedBehaviorSanitizer,
+#                          and a build without CUDA
+#
+# Every long step prints its progress (ninja's [done/total] lines, meson's
+# line per test), so no stretch is silent.
 set -u
 cd "$(dirname "$0")/.."
+full=no
+case "${1:-}" in
+  --full) full=yes ;;
+  "") ;;
+  *)
+    echo "usage: tests/run.sh [--full]" >&2
+    exit 2
+    ;;
+esac
 tests/install-deps.sh || exit 1
 if [ -x /usr/local/cuda/bin/nvcc ]; then
   PATH=/usr/local/cuda/bin:$PATH
@@ -15,14 +35,69 @@ build=${BUILDDIR:-build}
 logs=""
 extra_failed=0
 
-if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" || exit 1
-fi
-meson compile -C "$build" || exit 1
-
 step () {
   echo "== $*"
 }
+
+# The compute capability of this machine's first GPU ("90"), or nothing.
+gpu_arch () {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+      | head -1 | tr -d ' .'
+  fi
+}
+
+# meson compile with ninja's progress lines only; the whole log on failure.
+compile () {
+  dir=$1
+  log=$dir/compile.log
+  status_file=$(mktemp)
+  { meson compile -C "$dir" > "$log" 2>&1; echo $? > "$status_file"; } &
+  # ninja's latest [done/total] line every few seconds: progress without
+  # the hundreds of command lines
+  shown=""
+  while [ ! -s "$status_file" ]; do
+    sleep 5
+    line=$(grep -E '^\[[0-9]+/[0-9]+\]' "$log" 2>/dev/null | tail -1)
+    if [ -n "$line" ] && [ "$line" != "$shown" ]; then
+      echo "  $line" | cut -c1-100
+      shown=$line
+    fi
+  done
+  wait
+  status=$(cat "$status_file")
+  rm -f "$status_file"
+  if [ "$status" -ne 0 ]; then
+    grep -E -B2 -A8 'error|Error' "$log" | head -60
+    echo "the build in $dir failed: its log is $log"
+  fi
+  return "$status"
+}
+
+# Configures a build directory once; the remaining arguments are options.
+configure () {
+  dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    step "configuring $dir"
+    setup_log=$(mktemp)
+    if ! meson setup "$dir" "$@" > "$setup_log" 2>&1; then
+      cat "$setup_log"
+      rm -f "$setup_log"
+      return 1
+    fi
+    rm -f "$setup_log"
+  fi
+}
+
+if [ "$full" = yes ]; then
+  configure "$build" || exit 1
+else
+  arch=$(gpu_arch)
+  configure "$build" -Dcuda-architectures="${arch:-90}" || exit 1
+fi
+step "building $build"
+compile "$build" || exit 1
 
 step "formatting (gst-indent flags for C, clang-format for CUDA)"
 if ! tests/format.sh --check; then
@@ -33,49 +108,46 @@ step "test suite"
 meson test -C "$build" --print-errorlogs --num-processes 2
 logs="$logs $build/meson-logs/testlog.json"
 
-step "CPU tests under the leaks tracer"
-meson test -C "$build" --setup=leaks --suite cpu --print-errorlogs \
-  --num-processes 2
-logs="$logs $build/meson-logs/testlog-leaks.json"
-
-step "CPU tests under valgrind"
-meson test -C "$build" --setup=valgrind --suite cpu --print-errorlogs \
-  --num-processes 2
-logs="$logs $build/meson-logs/testlog-valgrind.json"
-
-# The CPU suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
-# in a build of its own (about 5 minutes on 2 cores, most of it the build):
-# any invalid access or undefined behaviour fails the test that hit it. Leaks
-# are the leaks tracer's and valgrind's above (GLib's caches would drown
-# LeakSanitizer), and plugins load in the test process (the plugin scanner
-# is not instrumented). gst-inspect-1.0 and python are not instrumented
-# either, so the docs and examples tests stay out.
-step "CPU tests under AddressSanitizer and UndefinedBehaviorSanitizer"
-sanitize=${build}-sanitize
-if [ ! -f "$sanitize/build.ninja" ]; then
-  meson setup "$sanitize" -Dcuda=disabled -Dbenchmarks=disabled \
-    -Dexamples=disabled -Db_sanitize=address,undefined -Db_lundef=false \
-    >/dev/null
-fi
-if meson compile -C "$sanitize" >/dev/null; then
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 GST_REGISTRY_FORK=no \
-    meson test -C "$sanitize" --suite cpu --no-suite docs --print-errorlogs \
+if [ "$full" = yes ]; then
+  step "CPU tests under the leaks tracer"
+  meson test -C "$build" --setup=leaks --suite cpu --print-errorlogs \
     --num-processes 2
-  logs="$logs $sanitize/meson-logs/testlog.json"
-else
-  echo "the sanitizer build failed"
-  extra_failed=$((extra_failed + 1))
-fi
+  logs="$logs $build/meson-logs/testlog-leaks.json"
 
-step "build without CUDA"
-nocuda=${build}-nocuda
-if [ ! -f "$nocuda/build.ninja" ]; then
-  meson setup "$nocuda" -Dcuda=disabled -Dbenchmarks=disabled >/dev/null
-fi
-if ! meson compile -C "$nocuda" >/dev/null; then
-  echo "the build without CUDA failed"
-  extra_failed=$((extra_failed + 1))
+  step "CPU tests under valgrind"
+  meson test -C "$build" --setup=valgrind --suite cpu --print-errorlogs \
+    --num-processes 2
+  logs="$logs $build/meson-logs/testlog-valgrind.json"
+
+  # The CPU suite again, built with AddressSanitizer and
+  # UndefinedBehaviorSanitizer in a build of its own: any invalid access or
+  # undefined behaviour fails the test that hit it. Leaks are the leaks
+  # tracer's and valgrind's above (GLib's caches would drown LeakSanitizer),
+  # and plugins load in the test process (the plugin scanner is not
+  # instrumented). gst-inspect-1.0 and python are not instrumented either,
+  # so the docs and examples tests stay out.
+  step "CPU tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+  sanitize=${build}-sanitize
+  if configure "$sanitize" -Dcuda=disabled -Dbenchmarks=disabled \
+      -Dexamples=disabled -Db_sanitize=address,undefined -Db_lundef=false \
+      && compile "$sanitize"; then
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 GST_REGISTRY_FORK=no \
+      meson test -C "$sanitize" --suite cpu --no-suite docs --print-errorlogs \
+      --num-processes 2
+    logs="$logs $sanitize/meson-logs/testlog.json"
+  else
+    echo "the sanitizer build failed"
+    extra_failed=$((extra_failed + 1))
+  fi
+
+  step "build without CUDA"
+  nocuda=${build}-nocuda
+  if ! { configure "$nocuda" -Dcuda=disabled -Dbenchmarks=disabled \
+      && compile "$nocuda"; }; then
+    echo "the build without CUDA failed"
+    extra_failed=$((extra_failed + 1))
+  fi
 fi
 
 # shellcheck disable=SC2086

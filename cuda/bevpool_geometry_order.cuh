@@ -87,7 +87,7 @@ __device__ __forceinline__ uint32_t segment_word(uint32_t start,
 // column's ray is computed when the column changes, and no division splits
 // an index after the first.  Items past the batch, like dropped points,
 // carry the key `keys`, which sorts last and is not listed.
-__global__ void __launch_bounds__(kPieceThreads)
+static __global__ void __launch_bounds__(kPieceThreads)
     piece_kernel(const PieceArgs a) {
   using Sort = cub::BlockRadixSort<uint32_t, kPieceThreads, kPieceItems,
                                    uint32_t, kPieceRadixBits>;
@@ -213,11 +213,13 @@ __global__ void __launch_bounds__(kPieceThreads)
 // position of every key (the last, keys, is the kept count) and clears the
 // chunk flags past the kept points (the chunk scan reads points + 1 of
 // them).
-__global__ void list_kernel(const uint2 *segments,
-                            const uint32_t *piece_segments,
-                            const unsigned long long *key_bases, uint32_t keys,
-                            uint32_t points, uint32_t *cursor, uint2 *lists,
-                            uint32_t *cell_start, uint32_t *chunk_flags) {
+static __global__ void list_kernel(const uint2 *segments,
+                                   const uint32_t *piece_segments,
+                                   const unsigned long long *key_bases,
+                                   uint32_t keys, uint32_t points,
+                                   uint32_t *cursor, uint2 *lists,
+                                   uint32_t *cell_start,
+                                   uint32_t *chunk_flags) {
   const uint32_t first = blockIdx.x * kPiece;
   const uint32_t count = piece_segments[blockIdx.x];
   for (uint32_t s = threadIdx.x; s < count; s += blockDim.x) {
@@ -240,7 +242,7 @@ __global__ void list_kernel(const uint2 *segments,
 // thread per staged position: the entry to its position in key order, with
 // its chunk flag; a position finds its segment by a binary search of the
 // starts.
-__global__ void __launch_bounds__(kPieceThreads)
+static __global__ void __launch_bounds__(kPieceThreads)
     place_kernel(const uint2 *segments, const uint32_t *piece_segments,
                  const unsigned long long *key_bases, const uint2 *lists,
                  const uint32_t *staged, uint32_t col_mask, uint32_t *entries,

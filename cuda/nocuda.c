@@ -139,18 +139,6 @@ p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams * params,
 }
 
 P3dcResult
-p3dc_bevpool_geometry_compute_cuda_timed (P3dcBevGeometryCuda * geometry,
-    const P3dcCameraCalib * calib, P3dcCudaEvent * events,
-    P3dcCudaStream stream)
-{
-  (void) geometry;
-  (void) calib;
-  (void) events;
-  (void) stream;
-  return P3DC_ERROR_NO_CUDA;
-}
-
-P3dcResult
 p3dc_bevpool_cuda (const P3dcBevGeometryCuda * geometry, const void *features,
     const void *depth, int half_in, void *out, int half_out,
     P3dcCudaStream stream)

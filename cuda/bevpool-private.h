@@ -2,9 +2,9 @@
  * projection of one frustum point (written once, so both paths compute the
  * same float64 values and hence the same cells), the column key and chunk
  * rule of the summation order, the packed point entry of the device
- * geometry, the two geometry structs, and the private entry points the
- * tests use to run other schedules and the benchmark to time the geometry's
- * stages. */
+ * geometry, the two geometry structs, and the constructor with another
+ * pooling schedule, which the tests use to reach the multi-pass paths and
+ * bench_bevpool to time other schedules. */
 #ifndef P3DC_BEVPOOL_PRIVATE_H
 #define P3DC_BEVPOOL_PRIVATE_H
 
@@ -309,11 +309,6 @@ p3dc_bevpool_pass_chunks (const P3dcBevPoolSchedule * s, uint32_t chunks,
 /* 2 blocks of 512 threads per SM (about 105 KB of shared memory each). */
 #define P3DC_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
 
-/* The geometry stages recorded by p3dc_bevpool_geometry_compute_cuda_timed():
- * an event before the first and after each. */
-#define P3DC_BEVPOOL_GEOMETRY_STAGES 7
-extern const char *const p3dc_bevpool_geometry_stage_names[];
-
 struct _P3dBevGeometryCuda
 {
   P3dcBevPoolParams params;
@@ -361,13 +356,6 @@ struct _P3dBevGeometryCuda
 P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams *
     params, const P3dcBevPoolSchedule * schedule,
     P3dcBevGeometryCuda ** geometry);
-
-/* p3dc_bevpool_geometry_compute_cuda() that also records @events (created
- * by the caller, P3DC_BEVPOOL_GEOMETRY_STAGES + 1 of them) on @stream
- * between its stages, so the benchmark can tell where the time goes. */
-P3dcResult p3dc_bevpool_geometry_compute_cuda_timed (P3dcBevGeometryCuda *
-    geometry, const P3dcCameraCalib * calib, P3dcCudaEvent * events,
-    P3dcCudaStream stream);
 
 #ifdef __cplusplus
 }

@@ -43,11 +43,6 @@ bit_width (uint64_t value)
   return bits;
 }
 
-const char *const p3dc_bevpool_geometry_stage_names[] = {
-  "project and sort pieces", "key starts and lists", "place", "chunk scan",
-  "chunk starts and unit cut", "unit list", "chunk plan"
-};
-
 /* Bits of the column key (bevpool.h) and of the depth bin. */
 static void
 key_bits (const P3dcBevPoolParams * params, uint32_t * u_bits,

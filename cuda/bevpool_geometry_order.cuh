@@ -18,15 +18,13 @@
 //     earlier pieces, summed from the key's list; then the staged entries
 //     go to their positions, with their chunk flags (bevpool.h's rule).
 //
-// Why not CUB's device radix sort of every point by key: on the nuScenes
-// calibration it took 90 us of the geometry's 204 (a histogram and three
-// passes over 2M points, the keys having 18 bits).  Here each point is
-// sorted once, on chip.  A piece holds few keys: its points are about 17
-// neighbouring image rows of one feature column, and the rows' points at
-// one depth bin mostly share a cell (the grid has one z cell).  On that
-// calibration the 1,835,478 kept points make 221,080 segments; a key's list
-// holds at most 52 of them, and the lists' squared lengths (the work of
-// stage 3's sums) add up to 781,918.  A key in many pieces (a huge cell)
+// Why not CUB's device radix sort of every point by key: its histogram and
+// passes over every frustum point were nearly half of the geometry's time
+// (docs/performance.md).  Here each point is sorted once, on chip.  A piece
+// holds few keys: its points are about 17 neighbouring image rows of one
+// feature column, and the rows' points at one depth bin mostly share a cell
+// (the grid has one z cell), so a key's list of segments stays short (at
+// most 52 on the nuScenes calibration).  A key in many pieces (a huge cell)
 // costs its segments a longer list; the tests include one cell of 64 pieces.
 #ifndef P3DC_BEVPOOL_GEOMETRY_ORDER_CUH
 #define P3DC_BEVPOOL_GEOMETRY_ORDER_CUH
@@ -45,8 +43,8 @@ constexpr uint32_t kPieceThreads = 256;
 constexpr uint32_t kPieceItems = 8;
 constexpr uint32_t kPiece = kPieceThreads * kPieceItems;
 // Bits per pass of the pieces' block sort: 18-bit keys (nuScenes) sort in
-// 5 passes; 5 or 6 bits (4 or 3 passes, more shared memory) measured the
-// same within 1.5 us on the H100 (docs/performance.md).
+// 5 passes; 5 or 6 bits (fewer passes, more shared memory) were no faster
+// (docs/performance.md).
 constexpr int kPieceRadixBits = 4;
 static_assert(kPieceItems <= 32, "a thread's segment starts fit a word");
 // A segment's start and count share a word: start in the low 16 bits.
@@ -89,7 +87,7 @@ __device__ __forceinline__ uint32_t segment_word(uint32_t start,
 // column's ray is computed when the column changes, and no division splits
 // an index after the first.  Items past the batch, like dropped points,
 // carry the key `keys`, which sorts last and is not listed.
-__global__ void __launch_bounds__(kPieceThreads)
+static __global__ void __launch_bounds__(kPieceThreads)
     piece_kernel(const PieceArgs a) {
   using Sort = cub::BlockRadixSort<uint32_t, kPieceThreads, kPieceItems,
                                    uint32_t, kPieceRadixBits>;
@@ -215,11 +213,13 @@ __global__ void __launch_bounds__(kPieceThreads)
 // position of every key (the last, keys, is the kept count) and clears the
 // chunk flags past the kept points (the chunk scan reads points + 1 of
 // them).
-__global__ void list_kernel(const uint2 *segments,
-                            const uint32_t *piece_segments,
-                            const unsigned long long *key_bases, uint32_t keys,
-                            uint32_t points, uint32_t *cursor, uint2 *lists,
-                            uint32_t *cell_start, uint32_t *chunk_flags) {
+static __global__ void list_kernel(const uint2 *segments,
+                                   const uint32_t *piece_segments,
+                                   const unsigned long long *key_bases,
+                                   uint32_t keys, uint32_t points,
+                                   uint32_t *cursor, uint2 *lists,
+                                   uint32_t *cell_start,
+                                   uint32_t *chunk_flags) {
   const uint32_t first = blockIdx.x * kPiece;
   const uint32_t count = piece_segments[blockIdx.x];
   for (uint32_t s = threadIdx.x; s < count; s += blockDim.x) {
@@ -242,14 +242,14 @@ __global__ void list_kernel(const uint2 *segments,
 // thread per staged position: the entry to its position in key order, with
 // its chunk flag; a position finds its segment by a binary search of the
 // starts.
-__global__ void __launch_bounds__(kPieceThreads)
+static __global__ void __launch_bounds__(kPieceThreads)
     place_kernel(const uint2 *segments, const uint32_t *piece_segments,
                  const unsigned long long *key_bases, const uint2 *lists,
                  const uint32_t *staged, uint32_t col_mask, uint32_t *entries,
                  uint32_t *chunk_flags) {
   // The staged entries are read twice (entry and predecessor): from shared
   // memory, though 36 KB of it leave 6 blocks on an SM, not 8 (from global
-  // memory the stage measured 31.0 us instead of 28.8 on the H100).
+  // memory, with 8 blocks an SM, the stage was slower).
   __shared__ uint32_t s_entry[kPiece];
   __shared__ uint16_t s_start[kPiece];
   __shared__ uint32_t s_first[kPiece], s_before[kPiece], s_previous[kPiece];

@@ -86,10 +86,9 @@ p3dc_sincos (float angle, float *sin_out, float *cos_out)
 
 /* An axis-aligned rectangle with what every pair test needs, computed once
  * per box: its area, and whether a corner lies beyond P3DC_BOX_HUGE (eight
- * comparisons that the nms mask kernel repeated in every pair test: 11 % of
- * its stall samples at 20000 boxes).  @offset is the "+1" of the Faster
- * R-CNN pixel convention (0 or 1): a box from pixel x1 to pixel x2
- * inclusive is x2 - x1 + 1 wide. */
+ * comparisons the nms mask kernel would otherwise repeat in every pair
+ * test).  @offset is the "+1" of the Faster R-CNN pixel convention (0 or
+ * 1): a box from pixel x1 to pixel x2 inclusive is x2 - x1 + 1 wide. */
 typedef struct
 {
   float x1, y1, x2, y2;

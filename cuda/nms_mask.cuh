@@ -9,9 +9,9 @@
 // lists: each row's and each column's set bits as a list.
 //
 // One block of 256 threads per tile (grid-stride over the tiles): thread t
-// takes row t % 64 against the 16 columns of part t / 64, so that a tile is
-// four times as many threads as before (36 tiles at 500 boxes: 1 SM in 4
-// held only 2 warps) and every warp reads the same column at once.
+// takes row t % 64 against the 16 columns of part t / 64, so that a small
+// call still fills the SMs (at a thread a row, 500 boxes' 36 tiles left 1
+// SM in 4 with only 2 warps) and every warp reads the same column at once.
 //
 // Two passes.  The first runs a cheap test on every pair: for iou and
 // bev-aligned, whether the rectangles overlap (p3dc_aligned_rect_overlap or

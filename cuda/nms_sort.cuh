@@ -31,11 +31,10 @@ namespace p3dc_nms {
 // memory, and every block reads every record, so that the traffic grows
 // with the square of the count (4096 boxes: 128 blocks x 147 KB from L2).
 constexpr uint32_t kRankCapacity = 4096;
-// 16 warps a block: measured on an H100 at 4096 boxes, the kernel took
-// 17.0 us with 8 warps, 12.3 with 16 and 10.6 with 32, but with 32 the whole
-// call was slower (iou 74.5 against 71.1 with 8 and 68.3 with 16; why was
-// not measured: the mask kernel, a programmatic dependent, may find fewer
-// free slots beside 1024-thread blocks).
+// 16 warps a block keep twice the records of 8 in flight.  32 make the
+// kernel faster but the whole call slower (docs/performance.md), perhaps
+// because the mask kernel, a programmatic dependent, finds fewer free slots
+// beside 1024-thread blocks; that was not measured.
 constexpr uint32_t kRankThreads = 512;
 constexpr uint32_t kRankWarps = kRankThreads / 32;
 // boxes ranked per block: one per lane; each of the 16 warps counts a

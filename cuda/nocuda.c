@@ -1,7 +1,10 @@
-/* Builds without CUDA: the device entry points of every operation, so that
- * the elements link unchanged.  They are never reached in practice, since
- * p3dc_cuda_device_count() is 0 and every element then takes its reference
- * path, but a direct caller gets a clear P3DC_ERROR_NO_CUDA. */
+/* Builds without CUDA: the device entry points of voxelize, pillarfeat, nms
+ * and bevpool, so that the elements link unchanged (pillarencode's,
+ * centerpoint_decode's and convnet's are in their own *_nocuda.c and
+ * convnet_nocudnn.c files, the runtime's in runtime_nocuda.c).  They are
+ * never reached in practice, since p3dc_cuda_device_count() is 0 and every
+ * element then takes its reference path, but a direct caller gets a clear
+ * P3DC_ERROR_NO_CUDA. */
 #include "bevpool.h"
 #include "bevpool-private.h"
 #include "voxelize.h"
@@ -135,18 +138,6 @@ p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams * params,
   (void) schedule;
   if (geometry != NULL)
     *geometry = NULL;
-  return P3DC_ERROR_NO_CUDA;
-}
-
-P3dcResult
-p3dc_bevpool_geometry_compute_cuda_timed (P3dcBevGeometryCuda * geometry,
-    const P3dcCameraCalib * calib, P3dcCudaEvent * events,
-    P3dcCudaStream stream)
-{
-  (void) geometry;
-  (void) calib;
-  (void) events;
-  (void) stream;
   return P3DC_ERROR_NO_CUDA;
 }
 

@@ -13,11 +13,10 @@
 // per lane), rows padded with zeros to kInPad floats.  Each
 // warp then takes a pillar at a time, each lane one output channel whose
 // weights it holds in registers: the slot's features are one broadcast
-// read for the whole warp, so the work is the FMAs themselves (the previous
-// design, a (pillar, channel) per thread with the weights in shared memory,
-// read two shared words per FMA and took 238 us on the nuScenes frame;
-// docs/performance.md).  A zero row (the padding of a pillar with fewer
-// points than max_points) gives ReLU (bias) exactly, so it is not
+// read for the whole warp, so the work is the FMAs themselves (a (pillar,
+// channel) per thread with the weights in shared memory reads two shared
+// words per FMA; docs/performance.md).  A zero row (the padding of a pillar
+// with fewer points than max_points) gives ReLU (bias) exactly, so it is not
 // multiplied out.  The padded weights and features are zeros: fmaf (0, 0,
 // acc) is acc (up to the sign of a zero, which the ReLU erases), so the
 // padded chain gives the reference's bits.
@@ -33,8 +32,7 @@ namespace {
 
 // A tile of 64 cells per block of 256 threads: the tiles near the sensor,
 // where every cell holds a pillar, are the slowest blocks, and small tiles
-// spread them over more multiprocessors (256-cell tiles took 117 us on the
-// nuScenes frame, docs/performance.md).
+// spread them over more multiprocessors (docs/performance.md).
 constexpr unsigned kTileCells = 64;
 constexpr unsigned kThreads = 256;
 constexpr unsigned kWarps = kThreads / 32;

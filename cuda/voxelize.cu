@@ -6,9 +6,8 @@
 // kernels, built with the voxelizer: one host call and one submission
 // instead of three, with programmatic edges between the kernels where the
 // device has them (launch.cuh's rule: the scan and the gather may be
-// scheduled while the kernel before them drains).  Measured on an H100
-// against three stream launches with programmatic dependent launch, the
-// graph takes about 3 us less for a frame alone and 1 us less back to back.
+// scheduled while the kernel before them drains).  What that saves against
+// three stream launches is the host's launch cost (docs/performance.md).
 // The graph's kernel parameters are patched only when they change (other
 // inputs or outputs, another point count, arrays that grew).  A full write
 // (output_clean = 0) needs no memset: the gather zeros the rows.

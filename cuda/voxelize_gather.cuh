@@ -36,9 +36,8 @@ namespace p3dc_voxelize {
 // Chunks of 32 indices a lane loads at once in the merge selection.
 constexpr int kSegmentBatch = 8;
 // Warps a block: small blocks spread a small frame's rows over more
-// multiprocessors.  Measured on the H100 (KITTI 000000 alone / nuScenes
-// pillars alone): 1 warp 21.1 / 39.7 us, 2 14.6 / 42.0, 4 14.8 / 38.0, 8
-// 17.3 / 39.2, 16 42.8 / 61.5 (docs/performance.md).
+// multiprocessors, and fewer than 4 lose on large frames
+// (docs/performance.md).
 constexpr int kGatherMaxWarps = 4;
 // The threshold selection's candidates: 4 per lane, in shared memory.
 constexpr int kCandidateRounds = 4;

@@ -24,9 +24,8 @@ namespace p3dc_voxelize {
 
 // One point per thread, 256-point tiles: a tile's time is its own serial
 // work (the scan, then waiting for the offsets its cells' first points
-// publish), not the look-back across tiles, so small tiles win.  Measured on
-// the H100 (KITTI 000000 alone): 256 x 1 17.5 us, 128 x 1 17.8, 128 x 2
-// 18.5, 128 x 4 20.8, 256 x 4 34.8, 256 x 8 40.9 (docs/performance.md).
+// publish), not the look-back across tiles, so small tiles win (the sizes
+// measured are in docs/performance.md).
 constexpr int kScanThreads = 256;
 constexpr int kScanItems = 1;
 constexpr int kScanTile = kScanThreads * kScanItems;

@@ -5,10 +5,8 @@
  * F16 and F32, timed with CUDA events (warm, median of many runs), and the
  * C reference for scale; every pooled output is checked bit for bit
  * against the reference.  A diagnostic table follows the main one: the
- * geometry's stages (CUDA events between its kernels).  The pooling
- * schedule with larger units and the per-phase clock counts of the pooling
- * kernel, which the library no longer has, are recorded in
- * docs/performance.md.
+ * geometry update step by step (CUDA events between its steps, recorded by
+ * bench_bevpool_stages.cu, which only the benchmarks build).
  *
  *   bench_bevpool .../demo_nuscenes/bevfusion_camera_matrices.json [runs]
  *       [chunks,points,threads ...]
@@ -26,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_bevpool_stages.h"
 #include "bevpool.h"
 #include "bevpool-private.h"
 #include "half.h"
@@ -255,34 +254,34 @@ upload (const void *host, gsize bytes, P3dcCudaStream stream)
   return device;
 }
 
-/* Median time of each geometry stage over @runs updates. */
+/* Median time of each step of the geometry update over @runs updates. */
 static void
-time_geometry_stages (P3dcBevGeometryCuda * geometry,
+time_geometry_steps (P3dcBevGeometryCuda * geometry,
     const P3dcCameraCalib * calib, P3dcCudaStream stream, guint runs,
-    gdouble medians[P3DC_BEVPOOL_GEOMETRY_STAGES])
+    gdouble medians[P3D_BENCH_GEOMETRY_STEPS])
 {
-  P3dcCudaEvent events[P3DC_BEVPOOL_GEOMETRY_STAGES + 1];
+  P3dcCudaEvent events[P3D_BENCH_GEOMETRY_STEPS + 1];
   gdouble *times = g_new (gdouble, (gsize) runs);
-  guint i, r, stage;
+  guint i, r, step;
 
-  for (i = 0; i <= P3DC_BEVPOOL_GEOMETRY_STAGES; i++)
+  for (i = 0; i <= P3D_BENCH_GEOMETRY_STEPS; i++)
     P3D_BENCH_CHECK (p3dc_cuda_event_create_timed (&events[i]));
-  for (stage = 0; stage < P3DC_BEVPOOL_GEOMETRY_STAGES; stage++) {
+  for (step = 0; step < P3D_BENCH_GEOMETRY_STEPS; step++) {
     for (r = 0; r < runs; r++) {
       gfloat ms = 0.0f;
 
-      P3D_BENCH_CHECK (p3dc_bevpool_geometry_compute_cuda_timed (geometry,
-              calib, events, stream));
+      P3D_BENCH_CHECK (p3d_bench_geometry_compute_marked (geometry, calib,
+              events, stream));
       P3D_BENCH_CHECK (p3dc_cuda_event_synchronize (events
-              [P3DC_BEVPOOL_GEOMETRY_STAGES]));
-      P3D_BENCH_CHECK (p3dc_cuda_event_elapsed_ms (&ms, events[stage],
-              events[stage + 1]));
+              [P3D_BENCH_GEOMETRY_STEPS]));
+      P3D_BENCH_CHECK (p3dc_cuda_event_elapsed_ms (&ms, events[step],
+              events[step + 1]));
       times[r] = ms * 1000.0;
     }
     qsort (times, runs, sizeof (gdouble), compare_us);
-    medians[stage] = times[runs / 2];
+    medians[step] = times[runs / 2];
   }
-  for (i = 0; i <= P3DC_BEVPOOL_GEOMETRY_STAGES; i++)
+  for (i = 0; i <= P3D_BENCH_GEOMETRY_STEPS; i++)
     P3D_BENCH_CHECK (p3dc_cuda_event_destroy (events[i]));
   g_free (times);
 }
@@ -369,7 +368,7 @@ main (int argc, char **argv)
   P3dcBevGeometryStats stats;
   P3dBenchStats t_geometry, t_f16, t_f32, t_mixed;
   P3dBenchStats t_host_geometry, t_host_pool;
-  gdouble stage_us[P3DC_BEVPOOL_GEOMETRY_STAGES], stage_total = 0.0;
+  gdouble step_us[P3D_BENCH_GEOMETRY_STEPS], step_total = 0.0;
   guint i;
   gfloat *features, *depth;
   guint16 *features_h, *depth_h;
@@ -441,7 +440,7 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_bench_gpu (run_geometry, &w, stream, 10, MAX (100,
               runs / 5), &t_geometry));
 
-  time_geometry_stages (geometry, calib, stream, MAX (100, runs / 5), stage_us);
+  time_geometry_steps (geometry, calib, stream, MAX (100, runs / 5), step_us);
 
   w.features = d_features_h;
   w.depth = d_depth_h;
@@ -486,15 +485,14 @@ main (int argc, char **argv)
   p3d_bench_print_row ("C reference: geometry", &t_host_geometry);
 
   /* Diagnostics: where the time goes. */
-  g_print ("\n| geometry stage (us, median of %u) | time |\n",
+  g_print ("\n| geometry step (us, median of %u) | time |\n",
       MAX (100, runs / 5));
   g_print ("| --- | --- |\n");
-  for (i = 0; i < P3DC_BEVPOOL_GEOMETRY_STAGES; i++) {
-    g_print ("| %s | %.1f |\n", p3dc_bevpool_geometry_stage_names[i],
-        stage_us[i]);
-    stage_total += stage_us[i];
+  for (i = 0; i < P3D_BENCH_GEOMETRY_STEPS; i++) {
+    g_print ("| %s | %.1f |\n", p3d_bench_geometry_step_names[i], step_us[i]);
+    step_total += step_us[i];
   }
-  g_print ("| sum of the stages | %.1f |\n", stage_total);
+  g_print ("| sum of the steps | %.1f |\n", step_total);
   if (argc > 3)
     time_schedules (argv + 3, argc - 3, &params, calib, reference, &w,
         d_features_h, d_depth_h, d_features, d_depth, features_h, depth_h,

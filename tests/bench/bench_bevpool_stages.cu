@@ -1,0 +1,41 @@
+// bench_bevpool's diagnostic: the library's geometry update, instantiated
+// here with a CUDA event at each mark between its steps.  The library
+// instantiates the same sequence with no marks, so what is timed is the
+// library's code; only the benchmarks build this file, and bench_bevpool
+// links the compute library's objects statically beside it, so that the
+// process holds one CUDA runtime.
+#include <cuda_runtime.h>
+
+#include "bench_bevpool_stages.h"
+#include "bevpool_geometry_stages.cuh"
+
+static_assert(P3D_BENCH_GEOMETRY_STEPS == p3dc_bevpool_order::kGeometryStages,
+              "one name and one event interval per step");
+
+namespace {
+
+struct EventMarks {
+  P3dcCudaEvent *events;
+  cudaError_t operator()(int step, cudaStream_t stream) const {
+    return cudaEventRecord(events[step], stream);
+  }
+};
+
+}  // namespace
+
+extern "C" const char *const p3d_bench_geometry_step_names[] = {
+    "project and sort pieces",
+    "key starts and lists",
+    "place",
+    "chunk scan",
+    "chunk starts and unit cut",
+    "unit list",
+    "chunk plan"};
+
+extern "C" P3dcResult p3d_bench_geometry_compute_marked(
+    P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
+    P3dcCudaEvent *events, P3dcCudaStream stream) {
+  if (events == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
+  return p3dc_bevpool_order::compute_stages(geometry, calib, EventMarks{events},
+                                            stream);
+}

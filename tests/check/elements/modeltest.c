@@ -9,7 +9,7 @@
 #include "half.h"
 #include "modeltest.h"
 #include "p3dcenterpoint.h"
-#include "tinymodel.h"
+#include "p3dtest-tinymodel.h"
 
 static const gchar *const task_json[2] = {
   "{\"class_names\": [\"car\"]}",

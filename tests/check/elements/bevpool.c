@@ -12,8 +12,8 @@
 #include <json-glib/json-glib.h>
 
 #include "bevpool.h"
-#include "bevpoolrig.h"
-#include "elemtest.h"
+#include "p3dtest-bevpoolrig.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"

@@ -10,7 +10,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "boxtest.h"
+#include "p3dtest-box.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 

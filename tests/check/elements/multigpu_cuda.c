@@ -30,8 +30,8 @@
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
-#include "elemtest.h"
-#include "modeltest.h"
+#include "p3dtest-elem.h"
+#include "p3dtest-model.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 

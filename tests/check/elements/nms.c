@@ -9,11 +9,11 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "nms.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
-#include "../libs/nmscases.h"
+#include "../libs/p3dtest-nmscases.h"
 
 #define MAX_BOXES 64
 
@@ -732,9 +732,9 @@ GST_START_TEST (test_mode_set_while_playing_is_safe)
 GST_END_TEST;
 
 /* iou-rule=mmcv keeps what mmcv's nms3d keeps: on a pair whose IoU is
- * 0.14253 exactly and 0.14286 under mmcv's rule (nmscases.h), a threshold
- * of 0.1427 keeps both boxes, then one once the rule changes while
- * playing. */
+ * 0.14253 exactly and 0.14286 under mmcv's rule (p3dtest-nmscases.h), a
+ * threshold of 0.1427 keeps both boxes, then one once the rule changes
+ * while playing. */
 GST_START_TEST (test_iou_rule)
 {
   GstHarness *h = nms_harness ("mode=bev-rotated iou-threshold=0.1427",

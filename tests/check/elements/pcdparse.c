@@ -16,7 +16,7 @@
 
 #include "p3dperception.h"
 #include "p3dtest.h"
-#include "pcdtest.h"
+#include "p3dtest-pcd.h"
 
 /* ------------------------------------------------------------------------ */
 /* The element in a harness */

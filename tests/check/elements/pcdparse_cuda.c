@@ -11,10 +11,10 @@
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
-#include "pcdtest.h"
+#include "p3dtest-pcd.h"
 #include "runtime.h"
 
 #define N_FILES 6

@@ -18,7 +18,7 @@
 
 #include "box_overlap.h"
 #include "nms.h"
-#include "nmscases.h"
+#include "p3dtest-nmscases.h"
 #include "p3dtest.h"
 
 /* ---- the oracle ---- */
@@ -942,9 +942,9 @@ GST_START_TEST (test_bad_params)
 
 GST_END_TEST;
 
-/* mmcv's rotated rule (box_overlap.h) on the pairs of nmscases.h, against
- * their values worked out by hand, also with the whole scene turned; and
- * the cases where it agrees with the exact rule. */
+/* mmcv's rotated rule (box_overlap.h) on the pairs of p3dtest-nmscases.h,
+ * against their values worked out by hand, also with the whole scene
+ * turned; and the cases where it agrees with the exact rule. */
 GST_START_TEST (test_mmcv_iou_by_hand)
 {
   P3dcBox3d turned[2], touching[2], flat[2], far[2];
@@ -1044,8 +1044,9 @@ GST_START_TEST (test_mmcv_rule_keeps)
 
 GST_END_TEST;
 
-/* Huge but finite boxes behave as boxes (nms.h): the sets of nmscases.h
- * under every mode and both rules keep what their comments say. */
+/* Huge but finite boxes behave as boxes (nms.h): the sets of
+ * p3dtest-nmscases.h under every mode and both rules keep what their
+ * comments say. */
 GST_START_TEST (test_huge_boxes)
 {
   P3dcNmsParams p;

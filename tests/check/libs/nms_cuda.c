@@ -10,7 +10,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "nms.h"
-#include "nmscases.h"
+#include "p3dtest-nmscases.h"
 #include "p3dtest.h"
 
 static P3dcCudaStream stream;
@@ -256,7 +256,7 @@ GST_START_TEST (test_threshold_pairs)
     compare_simple ("circle pair", &p, circle, 2);
   }
   /* mmcv's rule on the pairs where it and the exact rule disagree, at
-   * thresholds between, around and above their IoUs (nmscases.h) */
+   * thresholds between, around and above their IoUs (p3dtest-nmscases.h) */
   {
     const float thresholds[] = { 0.0f, 0.001f, 0.0013f, 0.1423f, 0.1427f,
       0.143f, (float) NMS_CASES_MMCV_POKE_IOU

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "capture.h"
+#include "p3dtest-capture.h"
 #include "p3dtest.h"
 #include "voxelize.h"
 

@@ -1,4 +1,4 @@
-/* Helpers shared by the element tests; see elemtest.h. */
+/* Helpers shared by the element tests; see p3dtest-elem.h. */
 #include <stdarg.h>
 #include <string.h>
 
@@ -7,7 +7,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 
 GstBuffer *

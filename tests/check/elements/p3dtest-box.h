@@ -7,7 +7,7 @@
 #include <gst/gst.h>
 
 #include "boxes.h"
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dtest.h"
 
 G_BEGIN_DECLS

@@ -42,10 +42,6 @@ void boxtest_assert_3d_equal (const P3dcBox3d * expected,
 void boxtest_assert_2d_equal (const P3dcBox2d * expected,
     const P3dcBox2d * actual, guint frame, guint index);
 
-/* The names boxparse.c still calls (elemtest's functions). */
-#define boxtest_pop elemtest_pop
-#define boxtest_message_text elemtest_message_text
-
 G_END_DECLS
 
 #endif /* BOX_TEST_H */

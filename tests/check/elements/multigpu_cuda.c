@@ -133,8 +133,10 @@ record_devices (GstElement * pipeline, GHashTable * devices)
   gst_iterator_free (it);
 }
 
+/* Builds @run's pipeline, gives it its context, plays it to EOS (or an
+ * error, or RUN_TIMEOUT_S) and records where its filters ended. */
 static void
-run_pipeline (Run * run)
+run_play (Run * run)
 {
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (run->description, &error);
@@ -165,7 +167,7 @@ run_pipeline (Run * run)
 static gpointer
 run_thread (gpointer data)
 {
-  run_pipeline (data);
+  run_play (data);
   return NULL;
 }
 
@@ -410,7 +412,7 @@ GST_START_TEST (test_pipeline_per_device_by_number)
   Run alone;
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   run_two_against (descriptions, FALSE, &alone,
       "two threads, cuda-device-id on every element");
@@ -431,7 +433,7 @@ GST_START_TEST (test_pipeline_per_device_by_context)
   descriptions[1] = lidar_chain (1, -1, -1);
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   run_two_against (descriptions, TRUE, &alone,
       "two threads, a p3d.cuda.device context on each pipeline");
@@ -455,7 +457,7 @@ run_child (const gchar * device_arg, const gchar * path)
 
   gst_init (NULL, NULL);
   run_init (&run, lidar_chain (device, device, device), -1);
-  run_pipeline (&run);
+  run_play (&run);
   if (run.result.error != NULL || run.result.samples->len != FRAMES) {
     g_printerr ("child on device %d: '%s': %s (%u frames)\n", device,
         run.description, GST_STR_NULL (run.result.error),
@@ -494,7 +496,7 @@ GST_START_TEST (test_pipeline_per_device_per_process)
 
   fail_unless (dir != NULL && self != NULL);
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   fail_unless (append_outputs (expected, alone.result.samples));
 
@@ -558,7 +560,7 @@ check_split (gchar * split, Run * expected, const gchar * const *followers,
 
   run_init (&run, split, -1);
   capture_start ();
-  run_pipeline (&run);
+  run_play (&run);
   capture_stop ();
   print_captured (what);
   assert_ran (&run);
@@ -598,7 +600,7 @@ GST_START_TEST (test_split_source_on_0_voxelize_on_1)
   Run alone;
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   check_split (lidar_chain (0, 1, -1), &alone, followers, numbered, FRAMES,
       "source on device 0, voxelize on 1, pillarfeat at -1");
@@ -614,7 +616,7 @@ GST_START_TEST (test_split_source_on_1_followed)
   Run alone;
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   check_split (lidar_chain (1, -1, -1), &alone, followers, numbered, 0,
       "source on device 1, voxelize and pillarfeat at -1");
@@ -633,7 +635,7 @@ GST_START_TEST (test_split_network)
   Run alone;
 
   run_init (&alone, network_chain (path, 0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   check_split (network_chain (path, 0, 1, -1), &alone, followers, numbered,
       FRAMES, "network stage after the split: voxelize on device 1, "

@@ -30,7 +30,7 @@ launch (const gchar * description)
 /* Runs @description to EOS and keeps every sample and the first warning;
  * fails on an error. */
 static void
-run_pipeline (const gchar * description, ElemtestRun * run)
+run_no_error (const gchar * description, ElemtestRun * run)
 {
   elemtest_run (description, run);
   fail_unless (run->error == NULL, "'%s': %s", description, run->error);
@@ -134,7 +134,7 @@ GST_START_TEST (test_formats)
       ElemtestRun run;
       guint i;
 
-      run_pipeline (description, &run);
+      run_no_error (description, &run);
       fail_unless_equals_int (run.samples->len, 2);
       caps = elemtest_sample_caps (run.samples, 0);
       fail_unless (!p3d_caps_is_cuda (caps));
@@ -159,7 +159,7 @@ GST_START_TEST (test_auto_format)
   P3dPointCloudInfo info;
   ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc num-buffers=1 ! application/x-point-cloud "
+  run_no_error ("pointcloudtestsrc num-buffers=1 ! application/x-point-cloud "
       "! appsink name=sink sync=false", &run);
   fail_unless (p3d_point_cloud_info_from_caps (&info,
           elemtest_sample_caps (run.samples, 0)));
@@ -206,7 +206,7 @@ GST_START_TEST (test_num_buffers)
 {
   ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc num-buffers=5 ! application/x-point-cloud "
+  run_no_error ("pointcloudtestsrc num-buffers=5 ! application/x-point-cloud "
       "! appsink name=sink sync=false", &run);
   fail_unless_equals_int (run.samples->len, 5);
   elemtest_run_clear (&run);
@@ -273,11 +273,11 @@ GST_START_TEST (test_determinism)
   ElemtestRun a, b, c;
   guint i;
 
-  run_pipeline ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
+  run_no_error ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &a);
-  run_pipeline ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
+  run_no_error ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &b);
-  run_pipeline ("pointcloudtestsrc seed=78 num-buffers=3 format=xyzit ! "
+  run_no_error ("pointcloudtestsrc seed=78 num-buffers=3 format=xyzit ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &c);
   for (i = 0; i < 3; i++) {
     fail_unless (buffers_equal (elemtest_sample_buffer (a.samples, i),
@@ -334,7 +334,7 @@ GST_START_TEST (test_golden_hashes)
         "name=sink sync=false", cases[c].properties, cases[c].format);
     ElemtestRun run;
 
-    run_pipeline (description, &run);
+    run_no_error (description, &run);
     fail_unless_equals_int (run.samples->len, 3);
     for (i = 0; i < 2; i++) {
       GBytes *bytes =
@@ -365,7 +365,7 @@ GST_START_TEST (test_motion_false)
   ElemtestRun run;
   guint i;
 
-  run_pipeline ("pointcloudtestsrc motion=false seed=5 num-buffers=4 ! "
+  run_no_error ("pointcloudtestsrc motion=false seed=5 num-buffers=4 ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &run);
   fail_unless_equals_int (run.samples->len, 4);
   assert_library_frame (elemtest_sample_buffer (run.samples, 0), 5, 0,
@@ -469,7 +469,7 @@ GST_START_TEST (test_emit_boxes)
   guint i, frame, labels[3] = { 0, 0, 0 };
   ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc emit=boxes seed=4 cars=5 pedestrians=3 "
+  run_no_error ("pointcloudtestsrc emit=boxes seed=4 cars=5 pedestrians=3 "
       "cyclists=2 num-buffers=2 ! application/x-boxes3d ! "
       "appsink name=sink sync=false", &run);
   fail_unless_equals_int (run.samples->len, 2);
@@ -507,7 +507,7 @@ GST_START_TEST (test_emit_candidates)
   guint n_expected = 4 * 10 + p3d_lidar_candidates_false_positives (10), n;
   ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
+  run_no_error ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
       "seed=4 cars=5 pedestrians=3 cyclists=2 num-buffers=2 ! "
       "application/x-boxes3d ! appsink name=sink sync=false", &run);
   fail_unless (run.warning == NULL);
@@ -520,7 +520,7 @@ GST_START_TEST (test_emit_candidates)
   elemtest_run_clear (&run);
 
   /* More candidates than max-boxes: the first max-boxes, and a warning. */
-  run_pipeline ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
+  run_no_error ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
       "seed=4 cars=5 pedestrians=3 cyclists=2 num-buffers=2 max-boxes=16 ! "
       "application/x-boxes3d ! appsink name=sink sync=false", &run);
   fail_unless (run.warning != NULL, "no warning for dropped boxes");
@@ -541,10 +541,10 @@ GST_START_TEST (test_points_match_boxes)
   ElemtestRun points, boxes;
   guint frame;
 
-  run_pipeline ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
+  run_no_error ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
       "num-buffers=3 format=xyz ! application/x-point-cloud ! "
       "appsink name=sink sync=false", &points);
-  run_pipeline ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
+  run_no_error ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
       "num-buffers=3 emit=boxes ! application/x-boxes3d ! "
       "appsink name=sink sync=false", &boxes);
   for (frame = 0; frame < 3; frame++) {

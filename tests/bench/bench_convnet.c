@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "convnet.h"
-#include "convnet_common.h"
+#include "p3dtest-convnet.h"
 #include "half.h"
 #include "p3dbench.h"
 

@@ -1,7 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
 #include "p3dtest.h"
 
 void
@@ -112,4 +111,42 @@ p3d_test_watch_library_log (void)
 {
   g_log_set_handler ("perception", G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING,
       fail_on_library_log, NULL);
+}
+
+void *
+p3d_test_device_alloc (gsize size, gsize guard, P3dcCudaStream stream)
+{
+  void *ptr = NULL;
+
+  fail_unless_equals_int (p3dc_cuda_malloc (&ptr, size + guard), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (ptr, P3D_TEST_GUARD_VALUE,
+          size + guard, stream), P3DC_OK);
+  return ptr;
+}
+
+void
+p3d_test_guard_fill (void *device, gsize size, P3dcCudaStream stream)
+{
+  fail_unless_equals_int (p3dc_cuda_memset (device, P3D_TEST_GUARD_VALUE,
+          size + P3D_TEST_GUARD_BYTES, stream), P3DC_OK);
+}
+
+void
+p3d_test_guarded_download (void *host, const void *device, gsize size,
+    P3dcCudaStream stream)
+{
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (host, device,
+          size + P3D_TEST_GUARD_BYTES, stream), P3DC_OK);
+}
+
+void
+p3d_test_assert_guard (const void *host, gsize size, const gchar * tensor,
+    const gchar * what)
+{
+  const guint8 *guard = (const guint8 *) host + size;
+  guint i;
+
+  for (i = 0; i < P3D_TEST_GUARD_BYTES; i++)
+    if (guard[i] != P3D_TEST_GUARD_VALUE)
+      fail ("%s: guard byte %u behind %s is 0x%02x", what, i, tensor, guard[i]);
 }

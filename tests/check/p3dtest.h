@@ -1,9 +1,12 @@
 /* Helpers shared by the tests: a seeded generator, so that a failure
- * reproduces from its seed on every machine, and the GPU gate. */
+ * reproduces from its seed on every machine, the GPU gate, and guard bytes
+ * behind device outputs. */
 #ifndef P3D_TEST_H
 #define P3D_TEST_H
 
 #include <gst/check/gstcheck.h>
+
+#include "runtime.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +42,32 @@ guint p3d_test_gpus_required (void);
  * and says so), or fails the program (exit 1) when PERCEPTION_REQUIRE_GPUS
  * asks for @n or more, so that a multi-GPU run can never pass by skipping. */
 gboolean p3d_test_require_gpus (guint n);
+
+/* Guard bytes: a device output is allocated with P3D_TEST_GUARD_BYTES more
+ * behind it, all of value P3D_TEST_GUARD_VALUE, read back with them, and a
+ * call that writes one of them wrote past its output. */
+#define P3D_TEST_GUARD_BYTES 256
+#define P3D_TEST_GUARD_VALUE 0x5a
+
+/* @size bytes of device memory and @guard more behind them (0 for an
+ * input, P3D_TEST_GUARD_BYTES for an output), every one set to
+ * P3D_TEST_GUARD_VALUE by a memset queued on @stream. */
+void *p3d_test_device_alloc (gsize size, gsize guard, P3dcCudaStream stream);
+
+/* Sets the @size bytes at @device and the guard behind them to
+ * P3D_TEST_GUARD_VALUE again, on @stream. */
+void p3d_test_guard_fill (void *device, gsize size, P3dcCudaStream stream);
+
+/* Queues on @stream the copy of the @size bytes at @device and the guard
+ * behind them to @host (P3D_TEST_GUARD_BYTES more than @size). */
+void p3d_test_guarded_download (void *host, const void *device, gsize size,
+    P3dcCudaStream stream);
+
+/* Fails unless the guard behind the @size bytes at @host (read back with
+ * p3d_test_guarded_download()) is untouched, naming @what, @tensor and the
+ * first byte written. */
+void p3d_test_assert_guard (const void *host, gsize size,
+    const gchar * tensor, const gchar * what);
 
 /* Makes a critical or warning logged by our own code (log domain
  * "perception", which gst-check does not watch) fail the running test,

@@ -1,4 +1,4 @@
-/* The models of the network fuzz targets (fuzzmodel.h). modeltest.c checks
+/* The models of the network fuzz targets (fuzzmodel.h). p3dtest-model.c checks
  * what it does with gst-check's assertions, which report to a running suite
  * even when they hold, so the models are written inside one: a suite of one
  * test, run in this process (no fork). */

@@ -1,9 +1,9 @@
 /* The tiny CenterPoint-pillar models of the network fuzz targets, written
- * by the tests' model writer (tests/check/elements/modeltest.c). */
+ * by the tests' model writer (tests/check/elements/p3dtest-model.c). */
 #ifndef __P3D_FUZZ_MODEL_H__
 #define __P3D_FUZZ_MODEL_H__
 
-#include "modeltest.h"
+#include "p3dtest-model.h"
 
 G_BEGIN_DECLS
 

@@ -14,8 +14,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "elemtest.h"
-#include "modeltest.h"
+#include "p3dtest-elem.h"
+#include "p3dtest-model.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"

@@ -7,9 +7,9 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "backendtest.h"
-#include "bevpoolrig.h"
-#include "elemtest.h"
+#include "p3dtest-backend.h"
+#include "p3dtest-bevpoolrig.h"
+#include "p3dtest-elem.h"
 #include "p3dtest.h"
 
 #define N_FRAMES 4

@@ -9,7 +9,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/video/video.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dtest.h"
 
 #define PADDING_PIXELS 24

@@ -9,7 +9,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"

@@ -10,7 +10,7 @@
 #include <gst/check/gstharness.h>
 #include <json-glib/json-glib.h>
 
-#include "boxtest.h"
+#include "p3dtest-box.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 

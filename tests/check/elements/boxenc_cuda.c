@@ -8,8 +8,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "boxtest.h"
-#include "elemtest.h"
+#include "p3dtest-box.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "runtime.h"
 #include "p3dtest.h"

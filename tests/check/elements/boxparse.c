@@ -10,7 +10,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "boxtest.h"
+#include "p3dtest-box.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 
@@ -41,9 +42,9 @@ parser_free (Parser * p)
   GstMessage *message;
 
   /* every test pops what it expects: nothing else may be left */
-  message = boxtest_pop (p->bus, GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  message = elemtest_pop (p->bus, GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
   if (message != NULL) {
-    gchar *text = boxtest_message_text (message);
+    gchar *text = elemtest_message_text (message);
 
     fail ("unexpected message: %s", text);
   }
@@ -75,12 +76,12 @@ push_eos (Parser * p)
 static void
 expect_message (Parser * p, GstMessageType type, const gchar * expected)
 {
-  GstMessage *message = boxtest_pop (p->bus, type);
+  GstMessage *message = elemtest_pop (p->bus, type);
   gchar *text;
 
   fail_unless (message != NULL, "no %s message; expected \"%s\"",
       gst_message_type_get_name (type), expected);
-  text = boxtest_message_text (message);
+  text = elemtest_message_text (message);
   fail_unless (strstr (text, expected) != NULL, "message \"%s\" does not say "
       "\"%s\"", text, expected);
   g_free (text);
@@ -92,22 +93,8 @@ static void
 expect_warning_code (Parser * p, GQuark domain, gint code,
     const gchar * expected)
 {
-  GstMessage *message = boxtest_pop (p->bus, GST_MESSAGE_WARNING);
-  GError *error = NULL;
-  gchar *text;
-
-  fail_unless (message != NULL, "no warning; expected \"%s\"", expected);
-  text = boxtest_message_text (message);
-  fail_unless (strstr (text, expected) != NULL, "message \"%s\" does not say "
-      "\"%s\"", text, expected);
-  gst_message_parse_warning (message, &error, NULL);
-  fail_unless (error->domain == domain && error->code == code,
-      "warning %s %d where %s %d was expected: %s",
-      g_quark_to_string (error->domain), error->code,
-      g_quark_to_string (domain), code, text);
-  g_clear_error (&error);
-  g_free (text);
-  gst_message_unref (message);
+  g_free (elemtest_expect_message (p->bus, GST_MESSAGE_WARNING, domain, code,
+          expected, NULL));
 }
 
 static guint
@@ -607,7 +594,7 @@ GST_START_TEST (test_unknown_label)
       "Type \"DontCare\" (line 1) is not in labels");
   expect_message (&p, GST_MESSAGE_WARNING,
       "Type \"Van\" (line 4) is not in labels");
-  message = boxtest_pop (p.bus, GST_MESSAGE_WARNING);
+  message = elemtest_pop (p.bus, GST_MESSAGE_WARNING);
   fail_unless (message == NULL, "a second warning for DontCare");
   parser_free (&p);
 }

@@ -16,9 +16,9 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "bevpoolrig.h"
-#include "elemtest.h"
-#include "modeltest.h"
+#include "p3dtest-bevpoolrig.h"
+#include "p3dtest-elem.h"
+#include "p3dtest-model.h"
 #include "p3dtest.h"
 
 /* Runs of each pipeline in each mode: 18 pipelines x 3 modes x 12 = 648

@@ -27,11 +27,10 @@
 #include <sys/wait.h>
 
 #include <glib/gstdio.h>
-#include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
-#include "elemtest.h"
-#include "modeltest.h"
+#include "p3dtest-elem.h"
+#include "p3dtest-model.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 
@@ -90,9 +89,8 @@ typedef struct
 {
   gchar *description;
   gint context_device;          /* given to the pipeline when >= 0 */
-  GPtrArray *buffers;           /* every output, in order */
+  ElemtestRun result;           /* every output sample, in order; the error */
   GHashTable *devices;          /* filter name -> device it ended on */
-  gchar *error;                 /* why it did not run to EOS */
 } Run;
 
 static void
@@ -101,8 +99,6 @@ run_init (Run * run, gchar * description, gint context_device)
   memset (run, 0, sizeof (*run));
   run->description = description;
   run->context_device = context_device;
-  run->buffers = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_buffer_unref);
   run->devices = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
@@ -110,9 +106,8 @@ static void
 run_clear (Run * run)
 {
   g_free (run->description);
-  g_ptr_array_unref (run->buffers);
+  elemtest_run_clear (&run->result);
   g_hash_table_unref (run->devices);
-  g_free (run->error);
 }
 
 /* The device every GPU filter of @pipeline is on now (-1: the reference
@@ -138,18 +133,16 @@ record_devices (GstElement * pipeline, GHashTable * devices)
   gst_iterator_free (it);
 }
 
+/* Builds @run's pipeline, gives it its context, plays it to EOS (or an
+ * error, or RUN_TIMEOUT_S) and records where its filters ended. */
 static void
-run_pipeline (Run * run)
+run_play (Run * run)
 {
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (run->description, &error);
-  gint64 deadline = g_get_monotonic_time () +
-      RUN_TIMEOUT_S * G_TIME_SPAN_SECOND;
-  GstElement *sink;
-  GstBus *bus;
 
   if (pipeline == NULL) {
-    run->error = g_strdup_printf ("cannot build it: %s",
+    run->result.error = g_strdup_printf ("cannot build it: %s",
         error ? error->message : "?");
     g_clear_error (&error);
     return;
@@ -164,59 +157,29 @@ run_pipeline (Run * run)
     gst_element_set_context (pipeline, context);
     gst_context_unref (context);
   }
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  bus = gst_element_get_bus (pipeline);
-  if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE) {
-    /* an element that fails to start posts why before returning */
-    GstMessage *message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-
-    run->error = message ? elemtest_message_text (message) :
-        g_strdup ("it does not start");
-    if (message)
-      gst_message_unref (message);
-  }
-  while (run->error == NULL) {
-    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
-        100 * GST_MSECOND);
-    GstMessage *message;
-
-    if (sample != NULL) {
-      g_ptr_array_add (run->buffers,
-          gst_buffer_ref (gst_sample_get_buffer (sample)));
-      gst_sample_unref (sample);
-    } else if (gst_app_sink_is_eos (GST_APP_SINK (sink))) {
-      record_devices (pipeline, run->devices);
-      break;
-    } else if ((message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR))) {
-      run->error = elemtest_message_text (message);
-      gst_message_unref (message);
-    } else if (g_get_monotonic_time () > deadline) {
-      run->error = g_strdup_printf ("no EOS after %d s", RUN_TIMEOUT_S);
-    }
-  }
+  elemtest_play (pipeline, &run->result, RUN_TIMEOUT_S * GST_SECOND);
+  if (run->result.error == NULL)
+    record_devices (pipeline, run->devices);
   gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
-  gst_object_unref (sink);
   gst_object_unref (pipeline);
 }
 
 static gpointer
 run_thread (gpointer data)
 {
-  run_pipeline (data);
+  run_play (data);
   return NULL;
 }
 
-/* Every tensor of every output, one after another, read through host maps
- * (the memories' own download); FALSE when a map fails. */
+/* Every tensor of every output sample, one after another, read through
+ * host maps (the memories' own download); FALSE when a map fails. */
 static gboolean
-append_outputs (GByteArray * bytes, GPtrArray * buffers)
+append_outputs (GByteArray * bytes, GPtrArray * samples)
 {
   guint i, m;
 
-  for (i = 0; i < buffers->len; i++) {
-    GstBuffer *buffer = g_ptr_array_index (buffers, i);
+  for (i = 0; i < samples->len; i++) {
+    GstBuffer *buffer = elemtest_sample_buffer (samples, i);
 
     for (m = 0; m < gst_buffer_n_memory (buffer); m++) {
       GstMemory *mem = gst_buffer_peek_memory (buffer, m);
@@ -231,15 +194,15 @@ append_outputs (GByteArray * bytes, GPtrArray * buffers)
   return TRUE;
 }
 
-/* The frame of @buffers that is not wholly in CUDA memory on @device, from
+/* The frame of @samples that is not wholly in CUDA memory on @device, from
  * @first on, or -1. */
 static gint
-frame_off_device (GPtrArray * buffers, guint first, gint device)
+frame_off_device (GPtrArray * samples, guint first, gint device)
 {
   guint i, m;
 
-  for (i = first; i < buffers->len; i++) {
-    GstBuffer *buffer = g_ptr_array_index (buffers, i);
+  for (i = first; i < samples->len; i++) {
+    GstBuffer *buffer = elemtest_sample_buffer (samples, i);
 
     for (m = 0; m < gst_buffer_n_memory (buffer); m++) {
       GstMemory *mem = gst_buffer_peek_memory (buffer, m);
@@ -257,8 +220,9 @@ frame_off_device (GPtrArray * buffers, guint first, gint device)
 static void
 assert_ran (Run * run)
 {
-  fail_unless (run->error == NULL, "'%s': %s", run->description, run->error);
-  fail_unless_equals_int (run->buffers->len, FRAMES);
+  fail_unless (run->result.error == NULL, "'%s': %s", run->description,
+      run->result.error);
+  fail_unless_equals_int (run->result.samples->len, FRAMES);
 }
 
 /* Every output tensor of @run bit for bit those of @expected. */
@@ -267,10 +231,12 @@ assert_same_outputs (Run * run, Run * expected, const gchar * what)
 {
   guint i, m;
 
-  fail_unless_equals_int (run->buffers->len, expected->buffers->len);
-  for (i = 0; i < run->buffers->len; i++) {
-    GstBuffer *actual_buffer = g_ptr_array_index (run->buffers, i);
-    GstBuffer *expected_buffer = g_ptr_array_index (expected->buffers, i);
+  fail_unless_equals_int (run->result.samples->len,
+      expected->result.samples->len);
+  for (i = 0; i < run->result.samples->len; i++) {
+    GstBuffer *actual_buffer = elemtest_sample_buffer (run->result.samples, i);
+    GstBuffer *expected_buffer =
+        elemtest_sample_buffer (expected->result.samples, i);
 
     fail_unless_equals_int (gst_buffer_n_memory (actual_buffer),
         gst_buffer_n_memory (expected_buffer));
@@ -294,7 +260,7 @@ assert_same_outputs (Run * run, Run * expected, const gchar * what)
 static void
 assert_outputs_on (Run * run, guint first, gint device)
 {
-  gint off = frame_off_device (run->buffers, first, device);
+  gint off = frame_off_device (run->result.samples, first, device);
 
   fail_unless (off < 0, "'%s': output %d is not in CUDA memory on device %d",
       run->description, off, device);
@@ -446,7 +412,7 @@ GST_START_TEST (test_pipeline_per_device_by_number)
   Run alone;
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   run_two_against (descriptions, FALSE, &alone,
       "two threads, cuda-device-id on every element");
@@ -467,7 +433,7 @@ GST_START_TEST (test_pipeline_per_device_by_context)
   descriptions[1] = lidar_chain (1, -1, -1);
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   run_two_against (descriptions, TRUE, &alone,
       "two threads, a p3d.cuda.device context on each pipeline");
@@ -491,19 +457,20 @@ run_child (const gchar * device_arg, const gchar * path)
 
   gst_init (NULL, NULL);
   run_init (&run, lidar_chain (device, device, device), -1);
-  run_pipeline (&run);
-  if (run.error != NULL || run.buffers->len != FRAMES) {
+  run_play (&run);
+  if (run.result.error != NULL || run.result.samples->len != FRAMES) {
     g_printerr ("child on device %d: '%s': %s (%u frames)\n", device,
-        run.description, GST_STR_NULL (run.error), run.buffers->len);
+        run.description, GST_STR_NULL (run.result.error),
+        run.result.samples->len);
     return 2;
   }
-  off = frame_off_device (run.buffers, 0, device);
+  off = frame_off_device (run.result.samples, 0, device);
   if (off >= 0) {
     g_printerr ("child on device %d: output %d is not in CUDA memory on "
         "its device\n", device, off);
     return 3;
   }
-  if (!append_outputs (bytes, run.buffers)
+  if (!append_outputs (bytes, run.result.samples)
       || !g_file_set_contents (path, (const gchar *) bytes->data, bytes->len,
           &error)) {
     g_printerr ("child on device %d: cannot write its outputs: %s\n", device,
@@ -511,7 +478,7 @@ run_child (const gchar * device_arg, const gchar * path)
     return 4;
   }
   g_print ("child on device %d: %u frames, %u bytes of outputs\n", device,
-      run.buffers->len, bytes->len);
+      run.result.samples->len, bytes->len);
   g_byte_array_unref (bytes);
   run_clear (&run);
   return 0;
@@ -529,9 +496,9 @@ GST_START_TEST (test_pipeline_per_device_per_process)
 
   fail_unless (dir != NULL && self != NULL);
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
-  fail_unless (append_outputs (expected, alone.buffers));
+  fail_unless (append_outputs (expected, alone.result.samples));
 
   for (d = 0; d < 2; d++) {
     gchar *device = g_strdup_printf ("%d", d);
@@ -593,7 +560,7 @@ check_split (gchar * split, Run * expected, const gchar * const *followers,
 
   run_init (&run, split, -1);
   capture_start ();
-  run_pipeline (&run);
+  run_play (&run);
   capture_stop ();
   print_captured (what);
   assert_ran (&run);
@@ -633,7 +600,7 @@ GST_START_TEST (test_split_source_on_0_voxelize_on_1)
   Run alone;
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   check_split (lidar_chain (0, 1, -1), &alone, followers, numbered, FRAMES,
       "source on device 0, voxelize on 1, pillarfeat at -1");
@@ -649,7 +616,7 @@ GST_START_TEST (test_split_source_on_1_followed)
   Run alone;
 
   run_init (&alone, lidar_chain (0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   check_split (lidar_chain (1, -1, -1), &alone, followers, numbered, 0,
       "source on device 1, voxelize and pillarfeat at -1");
@@ -668,7 +635,7 @@ GST_START_TEST (test_split_network)
   Run alone;
 
   run_init (&alone, network_chain (path, 0, 0, 0), -1);
-  run_pipeline (&alone);
+  run_play (&alone);
   assert_ran (&alone);
   check_split (network_chain (path, 0, 1, -1), &alone, followers, numbered,
       FRAMES, "network stage after the split: voxelize on device 1, "

@@ -10,8 +10,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "backendtest.h"
-#include "elemtest.h"
+#include "p3dtest-backend.h"
+#include "p3dtest-elem.h"
 #include "nms.h"
 #include "p3dtest.h"
 

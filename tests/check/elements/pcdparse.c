@@ -9,14 +9,13 @@
 #include <math.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
-#include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
 #include "p3dperception.h"
+#include "p3dtest-elem.h"
+#include "p3dtest-pcd.h"
 #include "p3dtest.h"
-#include "pcdtest.h"
 
 /* ------------------------------------------------------------------------ */
 /* The element in a harness */
@@ -47,22 +46,6 @@ parser_new (const gchar * properties, const gchar * sink_caps)
   return p;
 }
 
-static gchar *
-message_text (GstMessage * message)
-{
-  GError *error = NULL;
-  gchar *debug = NULL, *text;
-
-  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR)
-    gst_message_parse_error (message, &error, &debug);
-  else
-    gst_message_parse_warning (message, &error, &debug);
-  text = g_strdup_printf ("%s (%s)", error->message, GST_STR_NULL (debug));
-  g_error_free (error);
-  g_free (debug);
-  return text;
-}
-
 static void
 parser_free (Parser * p)
 {
@@ -72,7 +55,7 @@ parser_free (Parser * p)
   message = gst_bus_pop_filtered (p->bus, GST_MESSAGE_ERROR |
       GST_MESSAGE_WARNING);
   if (message != NULL)
-    fail ("unexpected message: %s", message_text (message));
+    fail ("unexpected message: %s", elemtest_message_text (message));
   gst_element_set_bus (p->h->element, NULL);
   gst_object_unref (p->bus);
   gst_object_unref (p->parse);
@@ -118,7 +101,7 @@ expect_error_parts (Parser * p, const gchar * prefix, const gchar * expected)
   gchar *text;
 
   fail_unless (message != NULL, "no error; expected \"%s\"", prefix);
-  text = message_text (message);
+  text = elemtest_message_text (message);
   fail_unless (g_str_has_prefix (text, prefix), "error \"%s\" does not "
       "start with \"%s\"", text, prefix);
   fail_unless (expected == NULL || strstr (text, expected) != NULL,
@@ -586,7 +569,7 @@ GST_START_TEST (test_empty_stream)
     fail_unless (eos);
     message = gst_bus_pop_filtered (p.bus, GST_MESSAGE_WARNING);
     fail_unless (message != NULL, "input %u: no warning", i);
-    text = message_text (message);
+    text = elemtest_message_text (message);
     fail_unless (g_str_has_prefix (text, "The input held no PCD data"),
         "input %u: %s", i, text);
     g_free (text);
@@ -959,7 +942,7 @@ GST_START_TEST (test_issue11_input)
     fail_unless_equals_uint64 (stats_value (&p, "overflow-points"), 1);
     message = gst_bus_pop_filtered (p.bus, GST_MESSAGE_WARNING);
     fail_unless (message != NULL);
-    text = message_text (message);
+    text = elemtest_message_text (message);
     fail_unless (g_str_has_prefix (text, "byte 0 (file 1): 1 points hold a "
             "finite value beyond the float32 range"), "%s", text);
     g_free (text);
@@ -982,87 +965,6 @@ GST_END_TEST;
 /* ------------------------------------------------------------------------ */
 /* Pipelines over files in a temporary folder */
 
-typedef struct
-{
-  GPtrArray *samples;
-  gchar *error;
-} Run;
-
-/* Runs @description (ending in "appsink name=sink") to EOS or an error;
- * keeps the samples and the first error's message. */
-static void
-run_pipeline (const gchar * description, Run * run)
-{
-  GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch (description, &error);
-  GstElement *sink;
-  GstBus *bus;
-  GstSample *sample;
-  GstMessage *message;
-
-  fail_unless (pipeline != NULL, "'%s': %s", description,
-      error ? error->message : "?");
-  run->samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_sample_unref);
-  run->error = NULL;
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  bus = gst_element_get_bus (pipeline);
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
-    g_ptr_array_add (run->samples, sample);
-  message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  if (message != NULL) {
-    gst_message_parse_error (message, &error, NULL);
-    run->error = g_strdup (error->message);
-    g_clear_error (&error);
-    gst_message_unref (message);
-  }
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
-}
-
-static void
-run_clear (Run * run)
-{
-  g_ptr_array_unref (run->samples);
-  g_free (run->error);
-}
-
-static GstBuffer *
-run_buffer (Run * run, guint index)
-{
-  return gst_sample_get_buffer (g_ptr_array_index (run->samples, index));
-}
-
-static void
-write_file (const gchar * dir, const gchar * name, GByteArray * bytes)
-{
-  gchar *path = g_build_filename (dir, name, NULL);
-  GError *error = NULL;
-
-  fail_unless (g_file_set_contents (path, (const gchar *) bytes->data,
-          bytes->len, &error), "%s: %s", path, error ? error->message : "");
-  g_free (path);
-}
-
-static void
-remove_dir (const gchar * dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const gchar *name;
-
-  while ((name = g_dir_read_name (d)) != NULL) {
-    gchar *path = g_build_filename (dir, name, NULL);
-
-    g_unlink (path);
-    g_free (path);
-  }
-  g_dir_close (d);
-  g_rmdir (dir);
-}
-
 /* Four files, every storage type, the last ASCII without a final newline:
  * through multifilesrc (one buffer per file) with and without
  * buffer-is-file, and through filesrc as one concatenated file. An ASCII
@@ -1075,7 +977,7 @@ GST_START_TEST (test_pipelines)
   PcdTestCloud *clouds[4];
   GByteArray *all = g_byte_array_new ();
   gchar *launch;
-  Run run;
+  ElemtestRun run;
   guint i, buffer_is_file;
 
   fail_unless (dir != NULL, "%s", error ? error->message : "");
@@ -1089,43 +991,43 @@ GST_START_TEST (test_pipelines)
         40 + i);
     file = pcdtest_write (clouds[i], &o);
     g_snprintf (name, sizeof (name), "f%04u.pcd", i);
-    write_file (dir, name, file);
+    g_free (elemtest_write_bytes (dir, name, file->data, file->len));
     g_byte_array_append (all, file->data, file->len);
     g_byte_array_unref (file);
   }
-  write_file (dir, "all.pcd", all);
+  g_free (elemtest_write_bytes (dir, "all.pcd", all->data, all->len));
 
   for (buffer_is_file = 0; buffer_is_file < 2; buffer_is_file++) {
     launch = g_strdup_printf ("multifilesrc location=%s/f%%04d.pcd "
         "stop-index=3 ! pcdparse buffer-is-file=%d framerate=10/1 ! "
         "application/x-point-cloud ! appsink name=sink sync=false", dir,
         buffer_is_file);
-    run_pipeline (launch, &run);
+    elemtest_run (launch, &run);
     fail_unless (run.error == NULL, "%s: %s", launch, run.error);
     fail_unless_equals_int (run.samples->len, 4);
     for (i = 0; i < 4; i++) {
       gchar *what = g_strdup_printf ("multifilesrc file %u", i);
 
-      pcdtest_assert_cloud (run_buffer (&run, i), clouds[i], "xyzi", TRUE,
-          what);
-      fail_unless_equals_uint64 (GST_BUFFER_PTS (run_buffer (&run, i)),
-          i * GST_SECOND / 10);
+      pcdtest_assert_cloud (elemtest_sample_buffer (run.samples, i), clouds[i],
+          "xyzi", TRUE, what);
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (elemtest_sample_buffer
+              (run.samples, i)), i * GST_SECOND / 10);
       g_free (what);
     }
-    run_clear (&run);
+    elemtest_run_clear (&run);
     g_free (launch);
   }
 
   launch = g_strdup_printf ("filesrc location=%s/all.pcd ! pcdparse ! "
       "application/x-point-cloud, format=xyzir ! appsink name=sink "
       "sync=false", dir);
-  run_pipeline (launch, &run);
+  elemtest_run (launch, &run);
   fail_unless (run.error == NULL, "%s: %s", launch, run.error);
   fail_unless_equals_int (run.samples->len, 4);
   for (i = 0; i < 4; i++)
-    pcdtest_assert_cloud (run_buffer (&run, i), clouds[i], "xyzir", TRUE,
-        "filesrc");
-  run_clear (&run);
+    pcdtest_assert_cloud (elemtest_sample_buffer (run.samples, i), clouds[i],
+        "xyzir", TRUE, "filesrc");
+  elemtest_run_clear (&run);
   g_free (launch);
 
   /* file 3 (no final newline), then file 0 as ASCII, whose first line
@@ -1137,12 +1039,12 @@ GST_START_TEST (test_pipelines)
     const guint8 *version = memchr (file->data, 'V', file->len);
 
     g_byte_array_append (bare, version, file->len - (version - file->data));
-    write_file (dir, "g0001.pcd", bare);
+    g_free (elemtest_write_bytes (dir, "g0001.pcd", bare->data, bare->len));
     g_byte_array_unref (bare);
     g_byte_array_unref (file);
     o.no_final_newline = TRUE;
     file = pcdtest_write (clouds[3], &o);
-    write_file (dir, "g0000.pcd", file);
+    g_free (elemtest_write_bytes (dir, "g0000.pcd", file->data, file->len));
     g_byte_array_unref (file);
   }
   for (buffer_is_file = 0; buffer_is_file < 2; buffer_is_file++) {
@@ -1150,27 +1052,27 @@ GST_START_TEST (test_pipelines)
         "stop-index=1 ! pcdparse buffer-is-file=%d ! "
         "application/x-point-cloud ! appsink name=sink sync=false", dir,
         buffer_is_file);
-    run_pipeline (launch, &run);
+    elemtest_run (launch, &run);
     if (buffer_is_file) {
       fail_unless (run.error == NULL, "%s: %s", launch, run.error);
       fail_unless_equals_int (run.samples->len, 2);
-      pcdtest_assert_cloud (run_buffer (&run, 0), clouds[3], "xyzi", TRUE,
-          "file 3");
-      pcdtest_assert_cloud (run_buffer (&run, 1), clouds[0], "xyzi", TRUE,
-          "file 0");
+      pcdtest_assert_cloud (elemtest_sample_buffer (run.samples, 0), clouds[3],
+          "xyzi", TRUE, "file 3");
+      pcdtest_assert_cloud (elemtest_sample_buffer (run.samples, 1), clouds[0],
+          "xyzi", TRUE, "file 0");
     } else {
       fail_unless_equals_int (run.samples->len, 0);
       fail_unless (run.error != NULL && g_str_has_prefix (run.error,
               "byte 0 (file 1, point 502, line "), "%s", run.error);
     }
-    run_clear (&run);
+    elemtest_run_clear (&run);
     g_free (launch);
   }
 
   for (i = 0; i < 4; i++)
     pcdtest_cloud_free (clouds[i]);
   g_byte_array_unref (all);
-  remove_dir (dir);
+  elemtest_remove_dir (dir);
   g_free (dir);
 }
 

@@ -7,14 +7,13 @@
 #include <math.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
-#include "pcdtest.h"
+#include "p3dtest-pcd.h"
 #include "runtime.h"
 
 #define N_FILES 6
@@ -56,9 +55,8 @@ files_init (Files * files)
     g_byte_array_append (all, file->data, file->len);
     g_byte_array_unref (file);
   }
-  files->path = g_build_filename (files->dir, "all.pcd", NULL);
-  fail_unless (g_file_set_contents (files->path, (const gchar *) all->data,
-          all->len, &error), "%s", error ? error->message : "");
+  files->path = elemtest_write_bytes (files->dir, "all.pcd", all->data,
+      all->len);
   g_byte_array_unref (all);
 }
 
@@ -69,8 +67,7 @@ files_clear (Files * files)
 
   for (i = 0; i < N_FILES; i++)
     pcdtest_cloud_free (files->clouds[i]);
-  g_unlink (files->path);
-  g_rmdir (files->dir);
+  elemtest_remove_dir (files->dir);
   g_free (files->path);
   g_free (files->dir);
 }

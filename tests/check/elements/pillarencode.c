@@ -12,9 +12,9 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "half.h"
-#include "modeltest.h"
+#include "p3dtest-model.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "runtime.h"

@@ -11,7 +11,7 @@
 #include <gst/check/gstcheck.h>
 #include <json-glib/json-glib.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "pointcloudtestsrc-scene.h"
 #include "nms.h"
 #include "p3dperception.h"

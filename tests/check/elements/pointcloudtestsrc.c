@@ -11,15 +11,9 @@
 
 #include "pointcloudtestsrc-scene.h"
 #include "p3dperception.h"
+#include "p3dtest-elem.h"
 #include "p3dtest.h"
 #include "runtime.h"
-
-/* Everything a pipeline ending in "appsink name=sink" produced. */
-typedef struct
-{
-  GPtrArray *samples;
-  GstMessage *warning;
-} Run;
 
 static GstElement *
 launch (const gchar * description)
@@ -33,64 +27,13 @@ launch (const gchar * description)
   return pipeline;
 }
 
-/* Runs @description to EOS and keeps every sample; fails on an error. */
+/* Runs @description to EOS and keeps every sample and the first warning;
+ * fails on an error. */
 static void
-run_pipeline (const gchar * description, Run * run)
+run_no_error (const gchar * description, ElemtestRun * run)
 {
-  GstElement *pipeline = launch (description);
-  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstSample *sample;
-  GstMessage *message;
-
-  run->samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_sample_unref);
-  run->warning = NULL;
-  fail_unless (sink != NULL);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "'%s' does not start", description);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
-    g_ptr_array_add (run->samples, sample);
-
-  /* (popping one type drops the others) */
-  while ((message = gst_bus_pop_filtered (bus,
-              GST_MESSAGE_ERROR | GST_MESSAGE_WARNING)) != NULL) {
-    GError *error = NULL;
-    gchar *debug = NULL;
-
-    if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_WARNING) {
-      if (run->warning == NULL)
-        run->warning = gst_message_ref (message);
-      gst_message_unref (message);
-      continue;
-    }
-    gst_message_parse_error (message, &error, &debug);
-    fail ("'%s': %s (%s)", description, error->message, GST_STR_NULL (debug));
-  }
-  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)));
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
-}
-
-static void
-run_clear (Run * run)
-{
-  g_ptr_array_unref (run->samples);
-  gst_clear_message (&run->warning);
-}
-
-static GstBuffer *
-run_buffer (Run * run, guint index)
-{
-  return gst_sample_get_buffer (g_ptr_array_index (run->samples, index));
-}
-
-static GstCaps *
-run_caps (Run * run, guint index)
-{
-  return gst_sample_get_caps (g_ptr_array_index (run->samples, index));
+  elemtest_run (description, run);
+  fail_unless (run->error == NULL, "'%s': %s", description, run->error);
 }
 
 /* The bytes of a one-tensor buffer in system memory (a new copy). */
@@ -188,20 +131,21 @@ GST_START_TEST (test_formats)
           "sync=false", formats[f].format);
       P3dPointCloudInfo info;
       GstCaps *caps;
-      Run run;
+      ElemtestRun run;
       guint i;
 
-      run_pipeline (description, &run);
+      run_no_error (description, &run);
       fail_unless_equals_int (run.samples->len, 2);
-      caps = run_caps (&run, 0);
+      caps = elemtest_sample_caps (run.samples, 0);
       fail_unless (!p3d_caps_is_cuda (caps));
       fail_unless (p3d_point_cloud_info_from_caps (&info, caps));
       fail_unless_equals_string (info.finfo->name, formats[f].format);
       fail_unless_equals_int (info.fps_n, 10);
       fail_unless_equals_int (info.fps_d, 1);
       for (i = 0; i < 2; i++)
-        assert_library_frame (run_buffer (&run, i), 3, i, formats[f].channels);
-      run_clear (&run);
+        assert_library_frame (elemtest_sample_buffer (run.samples, i), 3, i,
+            formats[f].channels);
+      elemtest_run_clear (&run);
       g_free (description);
     }
   }
@@ -213,16 +157,19 @@ GST_END_TEST;
 GST_START_TEST (test_auto_format)
 {
   P3dPointCloudInfo info;
-  Run run;
+  ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc num-buffers=1 ! application/x-point-cloud "
+  run_no_error ("pointcloudtestsrc num-buffers=1 ! application/x-point-cloud "
       "! appsink name=sink sync=false", &run);
-  fail_unless (p3d_point_cloud_info_from_caps (&info, run_caps (&run, 0)));
+  fail_unless (p3d_point_cloud_info_from_caps (&info,
+          elemtest_sample_caps (run.samples, 0)));
   fail_unless_equals_string (info.finfo->name, "xyzi");
   /* The default frame: ~120k points of 16 bytes. */
-  fail_unless (gst_buffer_get_size (run_buffer (&run, 0)) > 115000 * 16
-      && gst_buffer_get_size (run_buffer (&run, 0)) < 121600 * 16);
-  run_clear (&run);
+  fail_unless (gst_buffer_get_size (elemtest_sample_buffer (run.samples,
+              0)) > 115000 * 16
+      && gst_buffer_get_size (elemtest_sample_buffer (run.samples,
+              0)) < 121600 * 16);
+  elemtest_run_clear (&run);
 }
 
 GST_END_TEST;
@@ -257,12 +204,12 @@ GST_END_TEST;
 
 GST_START_TEST (test_num_buffers)
 {
-  Run run;
+  ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc num-buffers=5 ! application/x-point-cloud "
+  run_no_error ("pointcloudtestsrc num-buffers=5 ! application/x-point-cloud "
       "! appsink name=sink sync=false", &run);
   fail_unless_equals_int (run.samples->len, 5);
-  run_clear (&run);
+  elemtest_run_clear (&run);
 }
 
 GST_END_TEST;
@@ -323,25 +270,28 @@ GST_END_TEST;
  * not; with motion, consecutive frames differ. */
 GST_START_TEST (test_determinism)
 {
-  Run a, b, c;
+  ElemtestRun a, b, c;
   guint i;
 
-  run_pipeline ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
+  run_no_error ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &a);
-  run_pipeline ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
+  run_no_error ("pointcloudtestsrc seed=77 num-buffers=3 format=xyzit ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &b);
-  run_pipeline ("pointcloudtestsrc seed=78 num-buffers=3 format=xyzit ! "
+  run_no_error ("pointcloudtestsrc seed=78 num-buffers=3 format=xyzit ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &c);
   for (i = 0; i < 3; i++) {
-    fail_unless (buffers_equal (run_buffer (&a, i), run_buffer (&b, i)),
+    fail_unless (buffers_equal (elemtest_sample_buffer (a.samples, i),
+            elemtest_sample_buffer (b.samples, i)),
         "frame %u differs between two runs of seed 77", i);
-    fail_unless (!buffers_equal (run_buffer (&a, i), run_buffer (&c, i)),
+    fail_unless (!buffers_equal (elemtest_sample_buffer (a.samples, i),
+            elemtest_sample_buffer (c.samples, i)),
         "seeds 77 and 78 give the same frame %u", i);
   }
-  fail_unless (!buffers_equal (run_buffer (&a, 0), run_buffer (&a, 1)));
-  run_clear (&a);
-  run_clear (&b);
-  run_clear (&c);
+  fail_unless (!buffers_equal (elemtest_sample_buffer (a.samples, 0),
+          elemtest_sample_buffer (a.samples, 1)));
+  elemtest_run_clear (&a);
+  elemtest_run_clear (&b);
+  elemtest_run_clear (&c);
 }
 
 GST_END_TEST;
@@ -382,12 +332,13 @@ GST_START_TEST (test_golden_hashes)
     gchar *description = g_strdup_printf ("pointcloudtestsrc %s "
         "num-buffers=3 format=%s ! application/x-point-cloud ! appsink "
         "name=sink sync=false", cases[c].properties, cases[c].format);
-    Run run;
+    ElemtestRun run;
 
-    run_pipeline (description, &run);
+    run_no_error (description, &run);
     fail_unless_equals_int (run.samples->len, 3);
     for (i = 0; i < 2; i++) {
-      GBytes *bytes = buffer_bytes (run_buffer (&run, i * 2));
+      GBytes *bytes =
+          buffer_bytes (elemtest_sample_buffer (run.samples, i * 2));
       gsize size;
       gconstpointer data = g_bytes_get_data (bytes, &size);
       gchar *sha256 = g_compute_checksum_for_data (G_CHECKSUM_SHA256, data,
@@ -400,7 +351,7 @@ GST_START_TEST (test_golden_hashes)
       g_free (sha256);
       g_bytes_unref (bytes);
     }
-    run_clear (&run);
+    elemtest_run_clear (&run);
     g_free (description);
   }
 }
@@ -411,25 +362,26 @@ GST_END_TEST;
  * advance. */
 GST_START_TEST (test_motion_false)
 {
-  Run run;
+  ElemtestRun run;
   guint i;
 
-  run_pipeline ("pointcloudtestsrc motion=false seed=5 num-buffers=4 ! "
+  run_no_error ("pointcloudtestsrc motion=false seed=5 num-buffers=4 ! "
       "application/x-point-cloud ! appsink name=sink sync=false", &run);
   fail_unless_equals_int (run.samples->len, 4);
-  assert_library_frame (run_buffer (&run, 0), 5, 0,
+  assert_library_frame (elemtest_sample_buffer (run.samples, 0), 5, 0,
       P3D_LIDAR_CHANNEL_INTENSITY);
   for (i = 1; i < 4; i++) {
-    GstBuffer *buffer = run_buffer (&run, i);
+    GstBuffer *buffer = elemtest_sample_buffer (run.samples, i);
 
     fail_unless (gst_buffer_peek_memory (buffer, 0) ==
-        gst_buffer_peek_memory (run_buffer (&run, 0), 0),
+        gst_buffer_peek_memory (elemtest_sample_buffer (run.samples, 0), 0),
         "buffer %u does not share frame 0's memory", i);
-    fail_unless (buffers_equal (buffer, run_buffer (&run, 0)));
+    fail_unless (buffers_equal (buffer, elemtest_sample_buffer (run.samples,
+                0)));
     fail_unless_equals_uint64 (GST_BUFFER_PTS (buffer), i * GST_SECOND / 10);
     fail_unless_equals_uint64 (GST_BUFFER_OFFSET (buffer), i);
   }
-  run_clear (&run);
+  elemtest_run_clear (&run);
 }
 
 GST_END_TEST;
@@ -515,19 +467,21 @@ GST_START_TEST (test_emit_boxes)
   P3dcBox3d boxes[1024], expected[64];
   P3dBoxes3dInfo info;
   guint i, frame, labels[3] = { 0, 0, 0 };
-  Run run;
+  ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc emit=boxes seed=4 cars=5 pedestrians=3 "
+  run_no_error ("pointcloudtestsrc emit=boxes seed=4 cars=5 pedestrians=3 "
       "cyclists=2 num-buffers=2 ! application/x-boxes3d ! "
       "appsink name=sink sync=false", &run);
   fail_unless_equals_int (run.samples->len, 2);
-  fail_unless (p3d_boxes3d_info_from_caps (&info, run_caps (&run, 0)));
+  fail_unless (p3d_boxes3d_info_from_caps (&info,
+          elemtest_sample_caps (run.samples, 0)));
   fail_unless_equals_int (info.max_boxes, 1024);
   fail_unless_equals_int (info.fps_n, 10);
-  fail_unless (!p3d_caps_is_cuda (run_caps (&run, 0)));
+  fail_unless (!p3d_caps_is_cuda (elemtest_sample_caps (run.samples, 0)));
   for (frame = 0; frame < 2; frame++) {
     P3dLidarScene *scene = small_scene (4, frame);
-    guint n = read_boxes (run_buffer (&run, frame), 1024, boxes);
+    guint n =
+        read_boxes (elemtest_sample_buffer (run.samples, frame), 1024, boxes);
 
     fail_unless_equals_int (n, 10);
     fail_unless_equals_int (p3d_lidar_scene_get_boxes (scene, expected, 64),
@@ -541,7 +495,7 @@ GST_START_TEST (test_emit_boxes)
     p3d_lidar_scene_free (scene);
   }
   fail_unless (labels[0] == 10 && labels[1] == 6 && labels[2] == 4);
-  run_clear (&run);
+  elemtest_run_clear (&run);
 }
 
 GST_END_TEST;
@@ -551,29 +505,29 @@ GST_START_TEST (test_emit_candidates)
   P3dcBox3d boxes[1024], *expected;
   P3dLidarScene *scene = small_scene (4, 1);
   guint n_expected = 4 * 10 + p3d_lidar_candidates_false_positives (10), n;
-  Run run;
+  ElemtestRun run;
 
-  run_pipeline ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
+  run_no_error ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
       "seed=4 cars=5 pedestrians=3 cyclists=2 num-buffers=2 ! "
       "application/x-boxes3d ! appsink name=sink sync=false", &run);
   fail_unless (run.warning == NULL);
   expected = g_new (P3dcBox3d, n_expected);
   fail_unless_equals_int (p3d_lidar_scene_get_candidates (scene, 4, expected,
           n_expected), n_expected);
-  n = read_boxes (run_buffer (&run, 1), 1024, boxes);
+  n = read_boxes (elemtest_sample_buffer (run.samples, 1), 1024, boxes);
   fail_unless_equals_int (n, n_expected);
   fail_unless (memcmp (boxes, expected, n * sizeof (P3dcBox3d)) == 0);
-  run_clear (&run);
+  elemtest_run_clear (&run);
 
   /* More candidates than max-boxes: the first max-boxes, and a warning. */
-  run_pipeline ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
+  run_no_error ("pointcloudtestsrc emit=candidates candidates-per-object=4 "
       "seed=4 cars=5 pedestrians=3 cyclists=2 num-buffers=2 max-boxes=16 ! "
       "application/x-boxes3d ! appsink name=sink sync=false", &run);
   fail_unless (run.warning != NULL, "no warning for dropped boxes");
-  n = read_boxes (run_buffer (&run, 1), 16, boxes);
+  n = read_boxes (elemtest_sample_buffer (run.samples, 1), 16, boxes);
   fail_unless_equals_int (n, 16);
   fail_unless (memcmp (boxes, expected, n * sizeof (P3dcBox3d)) == 0);
-  run_clear (&run);
+  elemtest_run_clear (&run);
   g_free (expected);
   p3d_lidar_scene_free (scene);
 }
@@ -584,24 +538,26 @@ GST_END_TEST;
  * point off the ground lies in one of the boxes of its frame. */
 GST_START_TEST (test_points_match_boxes)
 {
-  Run points, boxes;
+  ElemtestRun points, boxes;
   guint frame;
 
-  run_pipeline ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
+  run_no_error ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
       "num-buffers=3 format=xyz ! application/x-point-cloud ! "
       "appsink name=sink sync=false", &points);
-  run_pipeline ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
+  run_no_error ("pointcloudtestsrc seed=8 walls=false range-noise=0 "
       "num-buffers=3 emit=boxes ! application/x-boxes3d ! "
       "appsink name=sink sync=false", &boxes);
   for (frame = 0; frame < 3; frame++) {
     P3dcBox3d records[1024];
-    guint n_boxes = read_boxes (run_buffer (&boxes, frame), 1024, records);
+    guint n_boxes =
+        read_boxes (elemtest_sample_buffer (boxes.samples, frame), 1024,
+        records);
     GstMapInfo info;
     const gfloat *p;
     gsize i, n_points, on_objects = 0;
 
-    fail_unless (gst_buffer_map (run_buffer (&points, frame), &info,
-            GST_MAP_READ));
+    fail_unless (gst_buffer_map (elemtest_sample_buffer (points.samples, frame),
+            &info, GST_MAP_READ));
     p = (const gfloat *) info.data;
     n_points = info.size / 12;
     for (i = 0; i < n_points; i++, p += 3) {
@@ -623,10 +579,10 @@ GST_START_TEST (test_points_match_boxes)
       on_objects++;
     }
     fail_unless (on_objects > 100);
-    gst_buffer_unmap (run_buffer (&points, frame), &info);
+    gst_buffer_unmap (elemtest_sample_buffer (points.samples, frame), &info);
   }
-  run_clear (&points);
-  run_clear (&boxes);
+  elemtest_run_clear (&points);
+  elemtest_run_clear (&boxes);
 }
 
 GST_END_TEST;

@@ -4,7 +4,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 #include "voxelize.h"

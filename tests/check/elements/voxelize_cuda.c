@@ -7,7 +7,7 @@
  * cuda. Needs a GPU. */
 #include <gst/check/gstcheck.h>
 
-#include "backendtest.h"
+#include "p3dtest-backend.h"
 #include "p3dtest.h"
 
 GST_START_TEST (test_voxelize)

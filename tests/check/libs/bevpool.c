@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bevpool_common.h"
+#include "p3dtest-bevpool.h"
 #include "half.h"
 
 /* Tolerances against the oracle, relative to the cell's magnitude (the

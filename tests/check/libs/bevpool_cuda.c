@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bevpool-private.h"
-#include "bevpool_common.h"
+#include "p3dtest-bevpool.h"
 #include "half.h"
 
 /* Only for a report when outputs differ: the reference is itself checked

@@ -12,8 +12,6 @@
 #include "half.h"
 #include "p3dtest.h"
 
-#define GUARD_BYTES 256
-#define GUARD_VALUE 0x5a
 #define MAX_TASKS 6
 
 static const guint32 nus_classes[MAX_TASKS] = { 1, 2, 2, 1, 2, 2 };
@@ -125,12 +123,11 @@ gpu_case_new (const P3dcCenterPointParams * params, gboolean half)
     fail_unless_equals_int (p3dc_cuda_malloc (&c->device[t],
             c->channels[t] * plane * (half ? 2 : 4)), P3DC_OK);
   }
-  fail_unless_equals_int (p3dc_cuda_malloc (&c->d_boxes,
-          c->capacity * sizeof (P3dcBox3d) + GUARD_BYTES), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_malloc (&c->d_count, 4 + GUARD_BYTES),
-      P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_malloc (&c->d_velocity,
-          c->capacity * 8 + GUARD_BYTES), P3DC_OK);
+  c->d_boxes = p3d_test_device_alloc (c->capacity * sizeof (P3dcBox3d),
+      P3D_TEST_GUARD_BYTES, c->stream);
+  c->d_count = p3d_test_device_alloc (4, P3D_TEST_GUARD_BYTES, c->stream);
+  c->d_velocity = p3d_test_device_alloc (c->capacity * 8,
+      P3D_TEST_GUARD_BYTES, c->stream);
   return c;
 }
 
@@ -198,29 +195,24 @@ gpu_case_run_check (GpuCase * c, const gchar * what)
   P3dcCenterPointOutput d_out = { c->d_boxes, c->d_count, c->d_velocity };
   P3dcCenterPointOutput h_out;
   gsize box_bytes = c->capacity * sizeof (P3dcBox3d);
-  guint8 *boxes = g_malloc (box_bytes + GUARD_BYTES);
-  guint8 *velocity = g_malloc (c->capacity * 8 + GUARD_BYTES);
-  guint8 count[4 + GUARD_BYTES];
+  guint8 *boxes = g_malloc (box_bytes + P3D_TEST_GUARD_BYTES);
+  guint8 *velocity = g_malloc (c->capacity * 8 + P3D_TEST_GUARD_BYTES);
+  guint8 count[4 + P3D_TEST_GUARD_BYTES];
   P3dcBox3d *ref_boxes = g_new (P3dcBox3d, c->capacity);
   gfloat *ref_velocity = g_new (gfloat, 2 * c->capacity);
   guint32 ref_count = 0, device_count, i;
 
   maps_of (c, TRUE, d_maps);
   maps_of (c, FALSE, h_maps);
-  fail_unless_equals_int (p3dc_cuda_memset (c->d_boxes, GUARD_VALUE,
-          box_bytes + GUARD_BYTES, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memset (c->d_count, GUARD_VALUE,
-          4 + GUARD_BYTES, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memset (c->d_velocity, GUARD_VALUE,
-          c->capacity * 8 + GUARD_BYTES, c->stream), P3DC_OK);
+  p3d_test_guard_fill (c->d_boxes, box_bytes, c->stream);
+  p3d_test_guard_fill (c->d_count, 4, c->stream);
+  p3d_test_guard_fill (c->d_velocity, c->capacity * 8, c->stream);
   fail_unless_equals_int (p3dc_centerpoint_decode_cuda (c->decoder, d_maps,
           &d_out, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (boxes, c->d_boxes,
-          box_bytes + GUARD_BYTES, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (count, c->d_count,
-          4 + GUARD_BYTES, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (velocity, c->d_velocity,
-          c->capacity * 8 + GUARD_BYTES, c->stream), P3DC_OK);
+  p3d_test_guarded_download (boxes, c->d_boxes, box_bytes, c->stream);
+  p3d_test_guarded_download (count, c->d_count, 4, c->stream);
+  p3d_test_guarded_download (velocity, c->d_velocity, c->capacity * 8,
+      c->stream);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
 
   h_out.boxes = ref_boxes;
@@ -244,12 +236,9 @@ gpu_case_run_check (GpuCase * c, const gchar * what)
   }
   fail_unless (memcmp (velocity, ref_velocity, c->capacity * 8) == 0,
       "%s: velocities differ", what);
-  for (i = 0; i < GUARD_BYTES; i++) {
-    fail_unless (boxes[box_bytes + i] == GUARD_VALUE, "%s: box guard", what);
-    fail_unless (count[4 + i] == GUARD_VALUE, "%s: count guard", what);
-    fail_unless (velocity[c->capacity * 8 + i] == GUARD_VALUE,
-        "%s: velocity guard", what);
-  }
+  p3d_test_assert_guard (boxes, box_bytes, "the boxes", what);
+  p3d_test_assert_guard (count, 4, "the count", what);
+  p3d_test_assert_guard (velocity, c->capacity * 8, "the velocities", what);
   g_free (boxes);
   g_free (velocity);
   g_free (ref_boxes);

@@ -12,7 +12,7 @@
 
 #include "p3dcenterpoint.h"
 #include "p3dtest.h"
-#include "tinymodel.h"
+#include "p3dtest-tinymodel.h"
 
 /* ---- the tiny model ------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "convnet.h"
-#include "convnet_common.h"
+#include "p3dtest-convnet.h"
 #include "p3dtest.h"
 
 static void
@@ -122,7 +122,7 @@ GST_END_TEST;
 
 /* The reference against the float64 oracle: within float rounding of the
  * sums.  A float sum of n products is within (n + 2) 2^-24 of its
- * magnitude (convnet_common.h: its terms' absolute values, bias included,
+ * magnitude (p3dtest-convnet.h: its terms' absolute values, bias included,
  * each input at its own magnitude, so that an earlier layer's error is
  * bounded by the same scale); the budget is that bound at the widest
  * layer, once per layer on the longest path to the buffer. */

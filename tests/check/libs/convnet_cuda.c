@@ -16,7 +16,7 @@
  * F16 input's path, or a graph that differs from the launches it
  * captured, fails exactly.
  *
- * Bounds, per element, against its magnitude M (convnet_common.h: |x| for
+ * Bounds, per element, against its magnitude M (p3dtest-convnet.h: |x| for
  * the input; for a layer's output the sum over the taps of |w| times the
  * tap input's M, plus |b|; the scale at which the rounding of a sum acts,
  * carried through the net so that earlier layers' errors stay bounded
@@ -42,7 +42,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "convnet.h"
-#include "convnet_common.h"
+#include "p3dtest-convnet.h"
 #include "half.h"
 #include "p3dtest.h"
 

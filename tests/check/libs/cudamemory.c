@@ -6,7 +6,7 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "fill.h"
+#include "p3dtest-fill.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 

@@ -2,7 +2,7 @@
  * block and grid-stride boundaries. */
 #include <gst/check/gstcheck.h>
 
-#include "fill.h"
+#include "p3dtest-fill.h"
 #include "p3dtest.h"
 
 GST_START_TEST (test_fill_matches_reference)

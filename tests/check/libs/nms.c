@@ -18,7 +18,7 @@
 
 #include "box_overlap.h"
 #include "nms.h"
-#include "nmscases.h"
+#include "p3dtest-nmscases.h"
 #include "p3dtest.h"
 
 /* ---- the oracle ---- */
@@ -394,17 +394,6 @@ check_against_oracle (const gchar * what, const P3dcNmsParams * params,
   return TRUE;
 }
 
-static void
-params_for (P3dcNmsParams * p, P3dcNmsMode mode, float threshold)
-{
-  p3dc_nms_params_init (p);
-  p->mode = mode;
-  if (mode == P3DC_NMS_CIRCLE)
-    p->distance_threshold = threshold;
-  else
-    p->iou_threshold = threshold;
-}
-
 /* ---- the overlap functions ---- */
 
 static P3dcBox3d
@@ -585,7 +574,7 @@ check_threshold_pair (const gchar * what, P3dcNmsMode mode, float offset,
 
     if (deltas[i] == 0.0f && !exact)
       continue;
-    params_for (&p, mode, value + deltas[i]);
+    nms_cases_params (&p, mode, value + deltas[i]);
     p.offset = offset;
     /* IoU > threshold suppresses; distance < threshold suppresses */
     if (mode == P3DC_NMS_CIRCLE)
@@ -651,7 +640,7 @@ GST_START_TEST (test_identical_boxes)
     /* equal scores: the first in input order survives */
     for (i = 0; i < 6; i++)
       boxes[i] = car;
-    params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
     run_reference (&p, boxes, 6, 6, &run);
     fail_unless_equals_int (run.count, 1);
     fail_unless_equals_int (run.kept_index[0], 0);
@@ -698,7 +687,7 @@ GST_START_TEST (test_equal_scores_keep_input_order)
     boxes[i].score = scores[i];
     boxes[i].label = 0;
   }
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   run_reference (&p, boxes, 8, 8, &run);
   fail_unless_equals_int (run.count, 8);
   for (i = 0; i < 8; i++)
@@ -738,7 +727,7 @@ GST_START_TEST (test_zero_area_boxes)
   guint m;
 
   for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_BEV_ALIGNED; m++) {
-    params_for (&p, m, 0.1f);
+    nms_cases_params (&p, m, 0.1f);
     run_reference (&p, boxes, 4, 4, &run);
     fail_unless_equals_int (run.count, 3);
     fail_unless_equals_int (run.kept_index[0], 0);
@@ -748,7 +737,7 @@ GST_START_TEST (test_zero_area_boxes)
     fail_unless (check_against_oracle ("zero area", &p, boxes, 4, 4, -1.0));
   }
   /* even a threshold of 0 does not let flat boxes suppress */
-  params_for (&p, P3DC_NMS_IOU, 0.0f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.0f);
   run_reference (&p, flat, 3, 3, &run);
   fail_unless_equals_int (run.count, 3);
   run_clear (&run);
@@ -793,7 +782,7 @@ GST_START_TEST (test_bad_records_dropped)
   guint m;
 
   for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_CIRCLE; m++) {
-    params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
     run_reference (&p, boxes, G_N_ELEMENTS (boxes), 4, &run);
     fail_unless_equals_int (run.count, 2);
     fail_unless_equals_int (run.kept_index[0], 9);
@@ -801,7 +790,7 @@ GST_START_TEST (test_bad_records_dropped)
     check_outputs ("bad records", &p, boxes, 4, &run);
     run_clear (&run);
   }
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   run_reference (&p, boxes2d, G_N_ELEMENTS (boxes2d), 4, &run);
   fail_unless_equals_int (run.count, 2);
   fail_unless_equals_int (run.kept_index[0], 5);
@@ -820,7 +809,7 @@ GST_START_TEST (test_empty_and_single)
   guint m;
 
   for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
-    params_for (&p, m, 0.5f);
+    nms_cases_params (&p, m, 0.5f);
     /* N = 0, boxes may be NULL */
     run_reference (&p, NULL, 0, 3, &run);
     fail_unless_equals_int (run.count, 0);
@@ -836,7 +825,7 @@ GST_START_TEST (test_empty_and_single)
     }
   }
   /* no output room: nothing kept, NULL out allowed */
-  params_for (&p, P3DC_NMS_CIRCLE, 1.0f);
+  nms_cases_params (&p, P3DC_NMS_CIRCLE, 1.0f);
   fail_unless_equals_int (p3dc_nms_cpu (&p, &one, 1, NULL, 0, &count, NULL),
       P3DC_OK);
   fail_unless_equals_int (count, 0);
@@ -860,7 +849,7 @@ GST_START_TEST (test_limits)
   boxes[9] = box3d (0.1f, 0, 2, 2, 0);
   boxes[9].score = 0.01f;
 
-  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.3f);
+  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.3f);
   p.pre_max = 4;
   run_reference (&p, boxes, 10, 10, &run);
   fail_unless_equals_int (run.count, 4);
@@ -898,37 +887,37 @@ GST_START_TEST (test_bad_params)
   P3dcNmsParams p;
   guint32 count;
 
-  params_for (&p, P3DC_NMS_IOU, NAN);
+  nms_cases_params (&p, P3DC_NMS_IOU, NAN);
   fail_unless_equals_int (p3dc_nms_cpu (&p, &box, 1, NULL, 0, &count, NULL),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_IOU, -0.1f);
+  nms_cases_params (&p, P3DC_NMS_IOU, -0.1f);
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   p.offset = 0.5f;
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_CIRCLE, -1.0f);
+  nms_cases_params (&p, P3DC_NMS_CIRCLE, -1.0f);
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_CIRCLE, INFINITY);
+  nms_cases_params (&p, P3DC_NMS_CIRCLE, INFINITY);
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_CIRCLE, 1.0f);
+  nms_cases_params (&p, P3DC_NMS_CIRCLE, 1.0f);
   p.score_threshold = NAN;
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   p.mode = (P3dcNmsMode) 7;
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.5f);
   p.iou_rule = (P3dcNmsIouRule) 2;
   fail_unless_equals_int (p3dc_nms_params_check (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
   p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
   fail_unless_equals_int (p3dc_nms_params_check (&p), P3DC_OK);
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   fail_unless_equals_int (p3dc_nms_params_check (&p), P3DC_OK);
   fail_unless_equals_int (p3dc_nms_cpu (&p, &box, 1, NULL, 0, NULL, NULL),
       P3DC_ERROR_INVALID_ARGUMENT);
@@ -942,9 +931,9 @@ GST_START_TEST (test_bad_params)
 
 GST_END_TEST;
 
-/* mmcv's rotated rule (box_overlap.h) on the pairs of nmscases.h, against
- * their values worked out by hand, also with the whole scene turned; and
- * the cases where it agrees with the exact rule. */
+/* mmcv's rotated rule (box_overlap.h) on the pairs of p3dtest-nmscases.h,
+ * against their values worked out by hand, also with the whole scene
+ * turned; and the cases where it agrees with the exact rule. */
 GST_START_TEST (test_mmcv_iou_by_hand)
 {
   P3dcBox3d turned[2], touching[2], flat[2], far[2];
@@ -1022,7 +1011,7 @@ GST_START_TEST (test_mmcv_rule_keeps)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (cases); i++) {
-    params_for (&p, P3DC_NMS_BEV_ROTATED, cases[i].threshold);
+    nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, cases[i].threshold);
     run_reference (&p, cases[i].pair, 2, 2, &run);
     fail_unless (run.count == cases[i].exact_kept, "%s, exact: %u kept",
         cases[i].what, run.count);
@@ -1035,7 +1024,7 @@ GST_START_TEST (test_mmcv_rule_keeps)
     run_clear (&run);
   }
   /* bev-aligned and circle ignore the rule */
-  params_for (&p, P3DC_NMS_BEV_ALIGNED, 0.001f);
+  nms_cases_params (&p, P3DC_NMS_BEV_ALIGNED, 0.001f);
   p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
   run_reference (&p, nms_cases_mmcv_gap, 2, 2, &run);
   fail_unless_equals_int (run.count, 2);
@@ -1044,8 +1033,9 @@ GST_START_TEST (test_mmcv_rule_keeps)
 
 GST_END_TEST;
 
-/* Huge but finite boxes behave as boxes (nms.h): the sets of nmscases.h
- * under every mode and both rules keep what their comments say. */
+/* Huge but finite boxes behave as boxes (nms.h): the sets of
+ * p3dtest-nmscases.h under every mode and both rules keep what their
+ * comments say. */
 GST_START_TEST (test_huge_boxes)
 {
   P3dcNmsParams p;
@@ -1054,7 +1044,7 @@ GST_START_TEST (test_huge_boxes)
 
   for (m = P3DC_NMS_BEV_ROTATED; m <= P3DC_NMS_CIRCLE; m++) {
     for (rule = 0; rule < 2; rule++) {
-      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.5f);
       p.iou_rule = rule;
       run_reference (&p, nms_cases_huge3d, 8, 8, &run);
       fail_unless (run.count == G_N_ELEMENTS (nms_cases_huge3d_kept),
@@ -1066,7 +1056,7 @@ GST_START_TEST (test_huge_boxes)
       run_clear (&run);
     }
   }
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   run_reference (&p, nms_cases_huge2d, 5, 5, &run);
   fail_unless_equals_int (run.count, G_N_ELEMENTS (nms_cases_huge2d_kept));
   for (i = 0; i < run.count; i++)
@@ -1101,7 +1091,7 @@ GST_START_TEST (test_nothing_to_sort)
   P3dcNmsParams p;
   NmsRun run;
 
-  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.5f);
   run_reference (&p, NULL, 0, 2, &run);
   fail_unless_equals_int (run.count, 0);
   check_outputs ("empty", &p, NULL, 2, &run);
@@ -1140,7 +1130,7 @@ check_random_sets (P3dcNmsMode mode, guint64 seed, guint n_sets)
     if (mode == P3DC_NMS_IOU) {
       nms_cases_objects2d (&rng, boxes, n, 640, 480,
           1 + p3d_test_rng_below (&rng, 8), 1 + p3d_test_rng_below (&rng, 5));
-      params_for (&p, mode, iou_thresholds[p3d_test_rng_below (&rng, 5)]);
+      nms_cases_params (&p, mode, iou_thresholds[p3d_test_rng_below (&rng, 5)]);
       p.offset = (gfloat) p3d_test_rng_below (&rng, 2);
       eps = 1e-5;
     } else {
@@ -1148,10 +1138,11 @@ check_random_sets (P3dcNmsMode mode, guint64 seed, guint n_sets)
           p3d_test_rng_uniform (&rng, 5, 70), 1 + p3d_test_rng_below (&rng,
               8), 1 + p3d_test_rng_below (&rng, 5));
       if (mode == P3DC_NMS_CIRCLE) {
-        params_for (&p, mode, distances[p3d_test_rng_below (&rng, 4)]);
+        nms_cases_params (&p, mode, distances[p3d_test_rng_below (&rng, 4)]);
         eps = 1e-5;
       } else {
-        params_for (&p, mode, iou_thresholds[p3d_test_rng_below (&rng, 5)]);
+        nms_cases_params (&p, mode, iou_thresholds[p3d_test_rng_below (&rng,
+                    5)]);
         eps = 1e-4;
       }
     }
@@ -1243,7 +1234,7 @@ GST_START_TEST (test_many_classes)
 
       /* a dense scene, so that most overlaps are between classes */
       nms_cases_objects3d (&rng, boxes, n, 30, 4, 200);
-      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.2f);
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.2f);
       p.per_class = 1;
       if (check_against_oracle ("many classes", &p, boxes, n, n,
               m == P3DC_NMS_CIRCLE ? 1e-5 : 1e-4))

@@ -10,7 +10,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "nms.h"
-#include "nmscases.h"
+#include "p3dtest-nmscases.h"
 #include "p3dtest.h"
 
 static P3dcCudaStream stream;
@@ -135,17 +135,6 @@ compare_simple (const gchar * what, const P3dcNmsParams * params,
   }
 }
 
-static void
-params_for (P3dcNmsParams * p, P3dcNmsMode mode, float threshold)
-{
-  p3dc_nms_params_init (p);
-  p->mode = mode;
-  if (mode == P3DC_NMS_CIRCLE)
-    p->distance_threshold = threshold;
-  else
-    p->iou_threshold = threshold;
-}
-
 /* @n random boxes of @mode's record type, of the kind the variant asks. */
 static gpointer
 random_boxes (P3dTestRng * rng, P3dcNmsMode mode, guint n, guint variant,
@@ -197,10 +186,10 @@ GST_START_TEST (test_errors)
   fail_unless_equals_int (p3dc_nms_new (16, NULL), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless_equals_int (p3dc_nms_new (16, &nms), P3DC_OK);
   fail_unless_equals_int (p3dc_nms_get_capacity (nms), 16);
-  params_for (&p, P3DC_NMS_IOU, NAN);
+  nms_cases_params (&p, P3DC_NMS_IOU, NAN);
   fail_unless_equals_int (p3dc_nms_cuda (nms, &p, d, d, d, 1, d, NULL,
           stream), P3DC_ERROR_INVALID_ARGUMENT);
-  params_for (&p, P3DC_NMS_IOU, 0.5f);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.5f);
   fail_unless_equals_int (p3dc_nms_cuda (nms, &p, NULL, d, d, 1, d, NULL,
           stream), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless_equals_int (p3dc_nms_cuda (nms, &p, d, NULL, d, 1, d, NULL,
@@ -243,20 +232,20 @@ GST_START_TEST (test_threshold_pairs)
   turned[1].x = (float) -sin (0.7);
   turned[1].y = (float) cos (0.7);
   for (i = 0; i < G_N_ELEMENTS (deltas); i++) {
-    params_for (&p, P3DC_NMS_IOU, 0.5f + deltas[i]);
+    nms_cases_params (&p, P3DC_NMS_IOU, 0.5f + deltas[i]);
     compare_simple ("iou pair", &p, iou, 2);
     p.offset = 1.0f;
     compare_simple ("iou +1 pair", &p, iou1, 2);
-    params_for (&p, P3DC_NMS_BEV_ALIGNED, 0.5f + deltas[i]);
+    nms_cases_params (&p, P3DC_NMS_BEV_ALIGNED, 0.5f + deltas[i]);
     compare_simple ("bev-aligned pair", &p, bev, 2);
-    params_for (&p, P3DC_NMS_BEV_ROTATED, 0.5f + deltas[i]);
+    nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.5f + deltas[i]);
     compare_simple ("bev-rotated pair", &p, rot, 2);
     compare_simple ("bev-rotated turned pair", &p, turned, 2);
-    params_for (&p, P3DC_NMS_CIRCLE, 5.0f + deltas[i]);
+    nms_cases_params (&p, P3DC_NMS_CIRCLE, 5.0f + deltas[i]);
     compare_simple ("circle pair", &p, circle, 2);
   }
   /* mmcv's rule on the pairs where it and the exact rule disagree, at
-   * thresholds between, around and above their IoUs (nmscases.h) */
+   * thresholds between, around and above their IoUs (p3dtest-nmscases.h) */
   {
     const float thresholds[] = { 0.0f, 0.001f, 0.0013f, 0.1423f, 0.1427f,
       0.143f, (float) NMS_CASES_MMCV_POKE_IOU
@@ -267,7 +256,7 @@ GST_START_TEST (test_threshold_pairs)
       guint rule, k;
 
       for (rule = 0; rule < 2; rule++) {
-        params_for (&p, P3DC_NMS_BEV_ROTATED, thresholds[i]);
+        nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, thresholds[i]);
         p.iou_rule = rule;
         compare_simple ("gap pair", &p, nms_cases_mmcv_gap, 2);
         compare_simple ("poke pair", &p, nms_cases_mmcv_poke, 2);
@@ -326,7 +315,7 @@ GST_START_TEST (test_special_cases)
         G_N_ELEMENTS (boxes3d);
 
     for (per_class = 0; per_class < 2; per_class++) {
-      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.3f);
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.3f);
       p.per_class = per_class;
       compare ("special", nms, &p, boxes, n, n, n, TRUE);
       compare ("special, small output", nms, &p, boxes, n, n, 2, TRUE);
@@ -393,7 +382,7 @@ GST_START_TEST (test_random_small)
         P3dcNmsParams p;
         gchar *what;
 
-        params_for (&p, m, m == P3DC_NMS_CIRCLE ?
+        nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ?
             p3d_test_rng_uniform (&rng, 0.2f, 4.0f) :
             thresholds[p3d_test_rng_below (&rng, 4)]);
         p.per_class = variant >= 4;
@@ -435,7 +424,7 @@ GST_START_TEST (test_large)
         gchar *what = g_strdup_printf ("large, mode %u, per class %u, "
             "round %u", m, per_class, round);
 
-        params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
+        nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
         p.per_class = per_class;
         compare (what, nms, &p, boxes, n, n, n, TRUE);
         /* few boxes counted in a large workspace */
@@ -477,7 +466,8 @@ GST_START_TEST (test_count_and_reuse)
       gchar *what = g_strdup_printf ("count %u of capacity %u, mode %u",
           counts[i], capacity, m);
 
-      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.0f : 0.1f * (1 + i % 5));
+      nms_cases_params (&p, m,
+          m == P3DC_NMS_CIRCLE ? 1.0f : 0.1f * (1 + i % 5));
       p.per_class = i & 1;
       compare (what, nms, &p, boxes, capacity, counts[i], 300, TRUE);
       g_free (what);
@@ -531,7 +521,7 @@ GST_START_TEST (test_suppression_chains)
           memcpy (boxes + k * record_size, &b, record_size);
         }
       }
-      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
       what = g_strdup_printf ("chain of %u boxes, mode %u", n, m);
       compare_simple (what, &p, boxes, n);
       g_free (what);
@@ -593,7 +583,7 @@ GST_START_TEST (test_extremes)
         gchar *what = g_strdup_printf ("extremes, mode %u, layout %u, per "
             "class %u", m, layout, per_class);
 
-        params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
+        nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
         p.per_class = per_class;
         compare (what, nms, &p, boxes, n, n, n, TRUE);
         p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
@@ -647,7 +637,7 @@ GST_START_TEST (test_list_slots)
           memcpy (boxes + i * record_size, &b, record_size);
         }
       }
-      params_for (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f : 0.3f);
       what = g_strdup_printf ("stack of %u in %u boxes, mode %u", stacks[s],
           n, m);
       compare_simple (what, &p, boxes, n);
@@ -672,11 +662,11 @@ GST_START_TEST (test_max_capacity)
   p3d_test_rng_init (&rng, 24);
   nms_cases_objects3d (&rng, boxes, n, 200.0f, 6, 3);
   fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
-  params_for (&p, P3DC_NMS_CIRCLE, 1.0f);
+  nms_cases_params (&p, P3DC_NMS_CIRCLE, 1.0f);
   compare ("max capacity, 3000 boxes", nms, &p, boxes, n, 3000, 3000, TRUE);
   compare ("max capacity, full", nms, &p, boxes, n, n, n, TRUE);
   /* the walk stops once post_max boxes are kept */
-  params_for (&p, P3DC_NMS_BEV_ROTATED, 0.1f);
+  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.1f);
   p.post_max = 500;
   compare ("max capacity, rotated, post_max", nms, &p, boxes, n, 20000, n,
       TRUE);

@@ -14,9 +14,6 @@
 #include "pillarencode.h"
 #include "p3dtest.h"
 
-#define GUARD_BYTES 256
-#define GUARD_VALUE 0x5a
-
 typedef struct
 {
   P3dcPillarEncodeParams params;
@@ -32,17 +29,6 @@ typedef struct
   P3dcPillarEncoder *encoder;
   void *d_features, *d_coords, *d_count, *d_canvas, *d_dropped;
 } GpuCase;
-
-static void *
-device_alloc (gsize size, P3dcCudaStream stream)
-{
-  void *ptr = NULL;
-
-  fail_unless_equals_int (p3dc_cuda_malloc (&ptr, size + GUARD_BYTES), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memset (ptr, GUARD_VALUE,
-          size + GUARD_BYTES, stream), P3DC_OK);
-  return ptr;
-}
 
 static guint32
 rng_cell (P3dTestRng * rng, const P3dcPillarEncodeParams * p)
@@ -123,15 +109,18 @@ gpu_case_new (guint32 in, guint32 out, guint32 max_points,
   c->features = g_malloc0 (c->features_size);
   c->coords = g_new0 (gint32, (gsize) max_voxels * 4);
   c->canvas = g_malloc (c->canvas_size);
-  c->device_canvas = g_malloc (c->canvas_size + GUARD_BYTES);
+  c->device_canvas = g_malloc (c->canvas_size + P3D_TEST_GUARD_BYTES);
   fail_unless_equals_int (p3dc_cuda_stream_create (&c->stream), P3DC_OK);
   fail_unless_equals_int (p3dc_pillarencoder_new (&c->params, c->weight,
           c->bias, &c->encoder), P3DC_OK);
-  c->d_features = device_alloc (c->features_size, c->stream);
-  c->d_coords = device_alloc ((gsize) max_voxels * 16, c->stream);
-  c->d_count = device_alloc (4, c->stream);
-  c->d_canvas = device_alloc (c->canvas_size, c->stream);
-  c->d_dropped = device_alloc (4, c->stream);
+  c->d_features = p3d_test_device_alloc (c->features_size,
+      P3D_TEST_GUARD_BYTES, c->stream);
+  c->d_coords = p3d_test_device_alloc ((gsize) max_voxels * 16,
+      P3D_TEST_GUARD_BYTES, c->stream);
+  c->d_count = p3d_test_device_alloc (4, P3D_TEST_GUARD_BYTES, c->stream);
+  c->d_canvas = p3d_test_device_alloc (c->canvas_size, P3D_TEST_GUARD_BYTES,
+      c->stream);
+  c->d_dropped = p3d_test_device_alloc (4, P3D_TEST_GUARD_BYTES, c->stream);
   return c;
 }
 
@@ -161,7 +150,7 @@ gpu_case_run_check (GpuCase * c, gboolean poison, const gchar * what)
 {
   P3dcPillarEncodeInput d_in = { c->d_features, c->d_coords, c->d_count };
   P3dcPillarEncodeInput h_in = { c->features, c->coords, &c->count };
-  guint32 device_dropped[1 + GUARD_BYTES / 4];
+  guint32 device_dropped[1 + P3D_TEST_GUARD_BYTES / 4];
   gsize i;
 
   fail_unless_equals_int (p3dc_cuda_memcpy_htod (c->d_features, c->features,
@@ -175,10 +164,9 @@ gpu_case_run_check (GpuCase * c, gboolean poison, const gchar * what)
             c->canvas_size, c->stream), P3DC_OK);
   fail_unless_equals_int (p3dc_pillarencode_cuda (c->encoder, &d_in,
           c->d_canvas, c->d_dropped, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_canvas,
-          c->d_canvas, c->canvas_size + GUARD_BYTES, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (device_dropped,
-          c->d_dropped, 4 + GUARD_BYTES, c->stream), P3DC_OK);
+  p3d_test_guarded_download (c->device_canvas, c->d_canvas, c->canvas_size,
+      c->stream);
+  p3d_test_guarded_download (device_dropped, c->d_dropped, 4, c->stream);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
   fail_unless_equals_int (p3dc_pillarencode_cpu (&c->params, c->weight,
           c->bias, &h_in, c->canvas, &c->dropped), P3DC_OK);
@@ -203,12 +191,8 @@ gpu_case_run_check (GpuCase * c, gboolean poison, const gchar * what)
     fail ("%s: channel %u cell %u is %.9g, reference %.9g", what,
         (guint) (i / cells), (guint) (i % cells), got, want);
   }
-  for (i = 0; i < GUARD_BYTES; i++) {
-    if (c->device_canvas[c->canvas_size + i] != GUARD_VALUE)
-      fail ("%s: guard byte %u behind the canvas written", what, (guint) i);
-    if (((guint8 *) device_dropped)[4 + i] != GUARD_VALUE)
-      fail ("%s: guard byte %u behind the drop count written", what, (guint) i);
-  }
+  p3d_test_assert_guard (c->device_canvas, c->canvas_size, "the canvas", what);
+  p3d_test_assert_guard (device_dropped, 4, "the drop count", what);
 }
 
 GST_START_TEST (test_nuscenes_shape_every_format)

@@ -11,10 +11,6 @@
 #include "pillarfeat.h"
 #include "p3dtest.h"
 
-/* Bytes behind each device output that no call may touch. */
-#define GUARD_BYTES 256
-#define GUARD_VALUE 0x5a
-
 typedef struct
 {
   P3dcPillarFeatParams params;
@@ -31,24 +27,12 @@ typedef struct
   /* the device's output, read back with its guard bytes */
   guint8 *device_features;
   gint32 *device_coords;
-  guint32 device_count[1 + GUARD_BYTES / 4];
+  guint32 device_count[1 + P3D_TEST_GUARD_BYTES / 4];
   /* device buffers */
   P3dcCudaStream stream;
   P3dcPillarFeatInput d_in;
   P3dcPillarFeatOutput d_out;
 } GpuCase;
-
-static void *
-device_alloc (gsize size, gboolean guarded, P3dcCudaStream stream)
-{
-  void *ptr = NULL;
-  gsize total = size + (guarded ? GUARD_BYTES : 0);
-
-  fail_unless_equals_int (p3dc_cuda_malloc (&ptr, total), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memset (ptr, GUARD_VALUE, total, stream),
-      P3DC_OK);
-  return ptr;
-}
 
 static GpuCase *
 gpu_case_new (P3dcPillarFeatureSet set, gboolean half, guint32 channels,
@@ -72,17 +56,19 @@ gpu_case_new (P3dcPillarFeatureSet set, gboolean half, guint32 channels,
   c->coords = g_new0 (gint32, mv * 4);
   c->features = g_malloc0 (c->features_size);
   c->out_coords = g_new0 (gint32, mv * 4);
-  c->device_features = g_malloc (c->features_size + GUARD_BYTES);
-  c->device_coords = g_malloc (mv * 16 + GUARD_BYTES);
+  c->device_features = g_malloc (c->features_size + P3D_TEST_GUARD_BYTES);
+  c->device_coords = g_malloc (mv * 16 + P3D_TEST_GUARD_BYTES);
 
   fail_unless_equals_int (p3dc_cuda_stream_create (&c->stream), P3DC_OK);
-  c->d_in.voxels = device_alloc (c->voxels_size, FALSE, c->stream);
-  c->d_in.num_points = device_alloc (mv * 4, FALSE, c->stream);
-  c->d_in.coords = device_alloc (mv * 16, FALSE, c->stream);
-  c->d_in.count = device_alloc (4, FALSE, c->stream);
-  c->d_out.features = device_alloc (c->features_size, TRUE, c->stream);
-  c->d_out.coords = device_alloc (mv * 16, TRUE, c->stream);
-  c->d_out.count = device_alloc (4, TRUE, c->stream);
+  c->d_in.voxels = p3d_test_device_alloc (c->voxels_size, 0, c->stream);
+  c->d_in.num_points = p3d_test_device_alloc (mv * 4, 0, c->stream);
+  c->d_in.coords = p3d_test_device_alloc (mv * 16, 0, c->stream);
+  c->d_in.count = p3d_test_device_alloc (4, 0, c->stream);
+  c->d_out.features = p3d_test_device_alloc (c->features_size,
+      P3D_TEST_GUARD_BYTES, c->stream);
+  c->d_out.coords = p3d_test_device_alloc (mv * 16, P3D_TEST_GUARD_BYTES,
+      c->stream);
+  c->d_out.count = p3d_test_device_alloc (4, P3D_TEST_GUARD_BYTES, c->stream);
   return c;
 }
 
@@ -185,16 +171,6 @@ feature_as_double (const GpuCase * c, const guint8 * features, gsize index)
   return ((const gfloat *) features)[index];
 }
 
-static void
-check_guard (const guint8 * bytes, const gchar * tensor, const gchar * what)
-{
-  guint i;
-
-  for (i = 0; i < GUARD_BYTES; i++)
-    if (bytes[i] != GUARD_VALUE)
-      fail ("%s: guard byte %u behind %s is 0x%02x", what, i, tensor, bytes[i]);
-}
-
 /* Runs the reference on the host input and requires the device output to
  * be the same bytes; on a difference, names the first one. */
 static void
@@ -207,13 +183,11 @@ gpu_case_check (GpuCase * c, const gchar * what)
   P3dcPillarFeatOutput out = { c->features, c->out_coords, &c->out_count };
   gsize i;
 
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_features,
-          c->d_out.features, c->features_size + GUARD_BYTES, c->stream),
-      P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_coords,
-          c->d_out.coords, mv * 16 + GUARD_BYTES, c->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (c->device_count,
-          c->d_out.count, 4 + GUARD_BYTES, c->stream), P3DC_OK);
+  p3d_test_guarded_download (c->device_features, c->d_out.features,
+      c->features_size, c->stream);
+  p3d_test_guarded_download (c->device_coords, c->d_out.coords, mv * 16,
+      c->stream);
+  p3d_test_guarded_download (c->device_count, c->d_out.count, 4, c->stream);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
   p3dc_pillarfeat_cpu (&c->params, &in, &out);
 
@@ -239,9 +213,10 @@ gpu_case_check (GpuCase * c, const gchar * what)
           (guint) (i / 4), (guint) (i % 4), c->device_coords[i],
           c->out_coords[i]);
   }
-  check_guard (c->device_features + c->features_size, "features", what);
-  check_guard ((const guint8 *) c->device_coords + mv * 16, "coords", what);
-  check_guard ((const guint8 *) c->device_count + 4, "count", what);
+  p3d_test_assert_guard (c->device_features, c->features_size, "features",
+      what);
+  p3d_test_assert_guard (c->device_coords, mv * 16, "coords", what);
+  p3d_test_assert_guard (c->device_count, 4, "count", what);
 }
 
 static const P3dcPillarFeatureSet all_sets[] = {

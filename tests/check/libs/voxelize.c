@@ -8,49 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "p3dtest-voxelize.h"
 #include "p3dtest.h"
 #include "voxelize.h"
-
-typedef struct
-{
-  P3dcVoxelizeParams params;
-  gfloat *voxels;
-  guint32 *num_points;
-  gint32 *coords;
-  guint32 count;
-  P3dcVoxelizeStats stats;
-  P3dcVoxelizeOutput out;
-} Result;
-
-static void
-result_init (Result * r, const P3dcVoxelizeParams * params)
-{
-  gsize rows = params->max_voxels;
-
-  r->params = *params;
-  r->voxels = g_new (gfloat, rows * params->max_points * params->channels);
-  r->num_points = g_new (guint32, rows);
-  r->coords = g_new (gint32, rows * 4);
-  /* Poison: the function under test must write every byte. */
-  memset (r->voxels, 0xff, rows * params->max_points * params->channels * 4);
-  memset (r->num_points, 0xff, rows * 4);
-  memset (r->coords, 0xff, rows * 16);
-  memset (&r->count, 0xff, sizeof (r->count));
-  memset (&r->stats, 0xff, sizeof (r->stats));
-  r->out.voxels = r->voxels;
-  r->out.num_points = r->num_points;
-  r->out.coords = r->coords;
-  r->out.count = &r->count;
-  r->out.stats = &r->stats;
-}
-
-static void
-result_clear (Result * r)
-{
-  g_free (r->voxels);
-  g_free (r->num_points);
-  g_free (r->coords);
-}
 
 /* ---- the oracle ---- */
 
@@ -75,7 +35,7 @@ oracle_axis (gfloat p, gfloat min, gfloat size, guint32 grid, gint64 * cell)
 
 static void
 oracle_voxelize (const P3dcVoxelizeParams * p, const gfloat * points,
-    gsize n_points, Result * r)
+    gsize n_points, VoxelizeTestResult * r)
 {
   gsize row = (gsize) p->max_points * p->channels, n_cells = 0, i, j;
   OracleCell *cells = g_new (OracleCell, n_points + 1);
@@ -138,100 +98,24 @@ oracle_voxelize (const P3dcVoxelizeParams * p, const gfloat * points,
   g_free (cells);
 }
 
-/* ---- comparison, naming the first difference ---- */
-
-static void
-assert_same_result (const Result * expected, const Result * actual,
-    const gchar * what)
-{
-  const P3dcVoxelizeParams *p = &expected->params;
-  gsize row = (gsize) p->max_points * p->channels, i;
-  const guint32 *e_words = (const guint32 *) expected->voxels;
-  const guint32 *a_words = (const guint32 *) actual->voxels;
-
-  fail_unless (expected->count == actual->count, "%s: count %u, expected %u",
-      what, actual->count, expected->count);
-#define CHECK_STAT(field) \
-  fail_unless (expected->stats.field == actual->stats.field, \
-      "%s: stats." #field " %u, expected %u", what, actual->stats.field, \
-      expected->stats.field)
-  CHECK_STAT (points_in);
-  CHECK_STAT (points_nonfinite);
-  CHECK_STAT (points_out_of_range);
-  CHECK_STAT (points_over_max_points);
-  CHECK_STAT (points_over_max_voxels);
-  CHECK_STAT (voxels);
-  CHECK_STAT (voxels_dropped);
-#undef CHECK_STAT
-  for (i = 0; i < p->max_voxels; i++) {
-    fail_unless (expected->num_points[i] == actual->num_points[i],
-        "%s: num_points[%" G_GSIZE_FORMAT "] %u, expected %u", what, i,
-        actual->num_points[i], expected->num_points[i]);
-  }
-  for (i = 0; i < (gsize) p->max_voxels * 4; i++) {
-    fail_unless (expected->coords[i] == actual->coords[i],
-        "%s: coords[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "] %d, expected %d",
-        what, i / 4, i % 4, actual->coords[i], expected->coords[i]);
-  }
-  for (i = 0; i < p->max_voxels * row; i++) {
-    fail_unless (e_words[i] == a_words[i],
-        "%s: voxels[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "][%"
-        G_GSIZE_FORMAT "] bits 0x%08x (%g), expected 0x%08x (%g)", what,
-        i / row, (i % row) / p->channels, i % p->channels, a_words[i],
-        actual->voxels[i], e_words[i], expected->voxels[i]);
-  }
-}
-
 /* Runs the reference and the oracle on one cloud and compares them. */
 static void
 check_cloud (const P3dcVoxelizeParams * params, const gfloat * points,
-    gsize n_points, const gchar * what, Result * kept)
+    gsize n_points, const gchar * what, VoxelizeTestResult * kept)
 {
-  Result expected, actual;
+  VoxelizeTestResult expected, actual;
 
-  result_init (&expected, params);
-  result_init (&actual, params);
+  voxelize_test_result_init (&expected, params);
+  voxelize_test_result_init (&actual, params);
   oracle_voxelize (params, points, n_points, &expected);
   fail_unless_equals_int (p3dc_voxelize_cpu (params, points, n_points,
           &actual.out), P3DC_OK);
-  assert_same_result (&expected, &actual, what);
+  voxelize_test_assert_same (&expected, &actual, what);
   if (kept != NULL)
     *kept = actual;
   else
-    result_clear (&actual);
-  result_clear (&expected);
-}
-
-static void
-make_params (P3dcVoxelizeParams * params, const gdouble size[3],
-    const gdouble min[3], const guint cells[3], guint channels,
-    guint max_points, guint max_voxels)
-{
-  gdouble range[6];
-  guint a;
-
-  for (a = 0; a < 3; a++) {
-    range[a] = min[a];
-    range[3 + a] = min[a] + size[a] * cells[a];
-  }
-  fail_unless_equals_int (p3dc_voxelize_params_init (params, size, range,
-          channels, max_points, max_voxels), P3DC_OK);
-  for (a = 0; a < 3; a++)
-    fail_unless_equals_int (params->grid[a], cells[a]);
-}
-
-/* A point of @channels values at (x, y, z), the others from @extra. */
-static void
-set_point (gfloat * points, gsize i, guint channels, gfloat x, gfloat y,
-    gfloat z, gfloat extra)
-{
-  guint c;
-
-  points[i * channels + 0] = x;
-  points[i * channels + 1] = y;
-  points[i * channels + 2] = z;
-  for (c = 3; c < channels; c++)
-    points[i * channels + c] = extra + c;
+    voxelize_test_result_clear (&actual);
+  voxelize_test_result_clear (&expected);
 }
 
 /* ---- tests ---- */
@@ -370,7 +254,8 @@ GST_START_TEST (test_random_clouds)
     }
     max_points = 1 + p3d_test_rng_below (&rng, seed % 4 == 0 ? 70 : 12);
     max_voxels = 1 + p3d_test_rng_below (&rng, seed % 3 == 0 ? 10 : 90);
-    make_params (&params, size, min, cells, channels, max_points, max_voxels);
+    voxelize_test_params (&params, size, min, cells, channels, max_points,
+        max_voxels);
     n = p3d_test_rng_below (&rng, seed % 5 == 0 ? 3000 : 600);
     points = g_new (gfloat, n * channels + 1);
     for (i = 0; i < n; i++) {
@@ -391,7 +276,8 @@ GST_START_TEST (test_random_clouds)
         xyz[p3d_test_rng_below (&rng, 3)] = params.range_min[0];
       else if (special == 3 && i > 0)
         memcpy (xyz, points + (i - 1) * channels, sizeof (xyz));
-      set_point (points, i, channels, xyz[0], xyz[1], xyz[2], (gfloat) i);
+      voxelize_test_set_point (points, i, channels, xyz[0], xyz[1], xyz[2],
+          (gfloat) i);
       if (special == 4 && channels > 3)
         points[i * channels + 3] = NAN;
     }
@@ -419,15 +305,15 @@ GST_START_TEST (test_max_points_edges)
       guint n_first = max_points + extra - 1, n = 2 * n_first, i;
       gfloat *points = g_new (gfloat, n * 4 + 1);
       P3dcVoxelizeParams params;
-      Result r;
+      VoxelizeTestResult r;
       gchar *what;
 
-      make_params (&params, size, min, cells, 4, max_points, 8);
+      voxelize_test_params (&params, size, min, cells, 4, max_points, 8);
       for (i = 0; i < n; i++) {
         if (i % 2 == 0)
-          set_point (points, i, 4, 0.5f, 2.25f, 1.5f, (gfloat) i);
+          voxelize_test_set_point (points, i, 4, 0.5f, 2.25f, 1.5f, (gfloat) i);
         else
-          set_point (points, i, 4, 3.5f, 0.5f, 0.5f, (gfloat) i);
+          voxelize_test_set_point (points, i, 4, 3.5f, 0.5f, 0.5f, (gfloat) i);
       }
       what = g_strdup_printf ("max_points %u, %u points in a voxel",
           max_points, n_first);
@@ -443,7 +329,7 @@ GST_START_TEST (test_max_points_edges)
         fail_unless (r.coords[1] == 1 && r.coords[2] == 2 && r.coords[3] == 0);
         fail_unless (r.voxels[(kept - 1) * 4 + 3] == 2 * (kept - 1) + 3);
       }
-      result_clear (&r);
+      voxelize_test_result_clear (&r);
       g_free (what);
       g_free (points);
     }
@@ -464,14 +350,14 @@ GST_START_TEST (test_max_voxels_edges)
       guint n_cells = max_voxels + extra - 1, n = 2 * n_cells, i;
       gfloat *points = g_new (gfloat, n * 3 + 1);
       P3dcVoxelizeParams params;
-      Result r;
+      VoxelizeTestResult r;
       gchar *what;
 
-      make_params (&params, size, min, cells, 3, 4, max_voxels);
+      voxelize_test_params (&params, size, min, cells, 3, 4, max_voxels);
       for (i = 0; i < n; i++) {
         guint cell = (i % n_cells) * 7 % 64;
 
-        set_point (points, i, 3, -0.75f + 0.5f * (cell % 4),
+        voxelize_test_set_point (points, i, 3, -0.75f + 0.5f * (cell % 4),
             -0.75f + 0.5f * (cell / 4 % 4), -0.75f + 0.5f * (cell / 16), 0);
       }
       what = g_strdup_printf ("max_voxels %u, %u cells", max_voxels, n_cells);
@@ -481,7 +367,7 @@ GST_START_TEST (test_max_voxels_edges)
           n_cells - MIN (n_cells, max_voxels));
       fail_unless_equals_int (r.stats.points_over_max_voxels,
           2 * (n_cells - MIN (n_cells, max_voxels)));
-      result_clear (&r);
+      voxelize_test_result_clear (&r);
       g_free (what);
       g_free (points);
     }
@@ -515,7 +401,7 @@ single_point_cell (const P3dcVoxelizeParams * params, const gfloat p[3],
     guint axis)
 {
   gfloat point[4] = { p[0], p[1], p[2], 1.0f };
-  Result r;
+  VoxelizeTestResult r;
   gint cell;
 
   check_cloud (params, point, 1, "single point", &r);
@@ -526,7 +412,7 @@ single_point_cell (const P3dcVoxelizeParams * params, const gfloat p[3],
     cell = -1;
     fail_unless_equals_int (r.stats.points_out_of_range, 1);
   }
-  result_clear (&r);
+  voxelize_test_result_clear (&r);
   return cell;
 }
 
@@ -541,7 +427,7 @@ GST_START_TEST (test_range_faces)
   gfloat points[64 * 4];
   gfloat mid[3];
   guint n = 0, a, rounded = 0;
-  Result r;
+  VoxelizeTestResult r;
 
   fail_unless_equals_int (p3dc_voxelize_params_init (&params, kitti_size,
           kitti_range, 4, 32, 100), P3DC_OK);
@@ -555,24 +441,24 @@ GST_START_TEST (test_range_faces)
     memcpy (p, mid, sizeof (p));
     p[a] = params.range_min[a];
     fail_unless_equals_int (single_point_cell (&params, p, a), 0);
-    set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a);
+    voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a);
     p[a] = nextafterf (params.range_min[a], -INFINITY);
     fail_unless_equals_int (single_point_cell (&params, p, a), -1);
-    set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 1);
+    voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 1);
     p[a] = max_face;
     fail_unless_equals_int (single_point_cell (&params, p, a), -1);
-    set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 2);
+    voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 2);
     /* The max face as float arithmetic gives it: kept or dropped as its
      * quotient says, never a cell == grid (the oracle checks which). */
     p[a] = params.range_min[a] + params.voxel_size[a] * params.grid[a];
     fail_unless (single_point_cell (&params, p, a) <= last);
-    set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 3);
+    voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 3);
     if (find_rounding_up (params.range_min[a], params.voxel_size[a],
             params.grid[a], max_face, &below)) {
       /* Below max in float, but its cell would be grid: dropped. */
       p[a] = below;
       fail_unless_equals_int (single_point_cell (&params, p, a), -1);
-      set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 4);
+      voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 4);
       rounded++;
     }
     /* The largest value whose quotient stays below the grid: last cell. */
@@ -581,7 +467,7 @@ GST_START_TEST (test_range_faces)
         >= (gfloat) params.grid[a])
       p[a] = nextafterf (p[a], -INFINITY);
     fail_unless_equals_int (single_point_cell (&params, p, a), last);
-    set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 5);
+    voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 5);
   }
   /* The KITTI y and z axes have such values; if the constants change, this
    * test must find others. */
@@ -596,7 +482,7 @@ GST_START_TEST (test_range_faces)
     fail_unless (r.coords[4 * a + 3] >= 0
         && r.coords[4 * a + 3] < (gint32) params.grid[0]);
   }
-  result_clear (&r);
+  voxelize_test_result_clear (&r);
 }
 
 GST_END_TEST;
@@ -613,26 +499,26 @@ GST_START_TEST (test_nonfinite)
   guint32 payload_nan = 0x7fc01234u, signalling_nan = 0xff800001u;
   P3dcVoxelizeParams params;
   guint n = 0, a, b;
-  Result r;
+  VoxelizeTestResult r;
 
-  make_params (&params, size, min, cells, 4, 8, 8);
+  voxelize_test_params (&params, size, min, cells, 4, 8, 8);
   for (a = 0; a < 3; a++) {
     for (b = 0; b < 3; b++) {
       gfloat p[3] = { 0.5f, 0.5f, 0.5f };
 
       p[a] = bad[b];
-      set_point (points, n++, 4, p[0], p[1], p[2], 0);
+      voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 0);
       p[(a + 1) % 3] = 100.0f;  /* also out of range: still non-finite */
-      set_point (points, n++, 4, p[0], p[1], p[2], 0);
+      voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 0);
     }
   }
-  set_point (points, n, 4, 1.5f, 0.5f, 0.5f, 0);
+  voxelize_test_set_point (points, n, 4, 1.5f, 0.5f, 0.5f, 0);
   memcpy (&points[n * 4 + 3], &payload_nan, 4);
   n++;
-  set_point (points, n, 4, 1.5f, 0.5f, 0.5f, 0);
+  voxelize_test_set_point (points, n, 4, 1.5f, 0.5f, 0.5f, 0);
   memcpy (&points[n * 4 + 3], &signalling_nan, 4);
   n++;
-  set_point (points, n++, 4, 0.5f, 1.5f, 0.5f, INFINITY);
+  voxelize_test_set_point (points, n++, 4, 0.5f, 1.5f, 0.5f, INFINITY);
   check_cloud (&params, points, n, "non-finite", &r);
   fail_unless_equals_int (r.stats.points_nonfinite, 18);
   fail_unless_equals_int (r.stats.points_out_of_range, 0);
@@ -640,7 +526,7 @@ GST_START_TEST (test_nonfinite)
   fail_unless (memcmp (&r.voxels[3], &payload_nan, 4) == 0);
   fail_unless (memcmp (&r.voxels[7], &signalling_nan, 4) == 0);
   fail_unless (isinf (r.voxels[8 * 4 + 3]));
-  result_clear (&r);
+  voxelize_test_result_clear (&r);
 }
 
 GST_END_TEST;
@@ -651,13 +537,13 @@ GST_START_TEST (test_empty_and_one_point)
   const guint cells[3] = { 512, 512, 1 };
   gfloat point[5] = { 1.0f, -2.0f, 0.5f, 7.0f, 0.25f };
   P3dcVoxelizeParams params;
-  Result r;
+  VoxelizeTestResult r;
 
-  make_params (&params, size, min, cells, 5, 20, 1000);
+  voxelize_test_params (&params, size, min, cells, 5, 20, 1000);
   check_cloud (&params, NULL, 0, "empty sweep", &r);
   fail_unless_equals_int (r.count, 0);
   fail_unless_equals_int (r.stats.points_in, 0);
-  result_clear (&r);
+  voxelize_test_result_clear (&r);
 
   check_cloud (&params, point, 1, "one point", &r);
   fail_unless_equals_int (r.count, 1);
@@ -665,7 +551,7 @@ GST_START_TEST (test_empty_and_one_point)
   fail_unless (memcmp (r.voxels, point, sizeof (point)) == 0);
   fail_unless (r.coords[0] == 0 && r.coords[1] == 0 && r.coords[2] == 246
       && r.coords[3] == 261);
-  result_clear (&r);
+  voxelize_test_result_clear (&r);
 }
 
 GST_END_TEST;
@@ -691,9 +577,10 @@ GST_START_TEST (test_3d_grid_channels)
     for (i = 0; i < n; i++) {
       gfloat cx = 10.0f * (i % 3), cy = -5.0f * (i % 5);
 
-      set_point (points, i, channels, cx + p3d_test_rng_uniform (&rng, 0, 0.4f),
-          cy + p3d_test_rng_uniform (&rng, 0, 0.4f),
-          p3d_test_rng_uniform (&rng, -5.5f, 3.5f), (gfloat) i);
+      voxelize_test_set_point (points, i, channels,
+          cx + p3d_test_rng_uniform (&rng, 0, 0.4f),
+          cy + p3d_test_rng_uniform (&rng, 0, 0.4f), p3d_test_rng_uniform (&rng,
+              -5.5f, 3.5f), (gfloat) i);
     }
     what = g_strdup_printf ("3D grid, %u channels", channels);
     check_cloud (&params, points, n, what, NULL);
@@ -710,11 +597,11 @@ GST_START_TEST (test_bad_arguments)
   const guint cells[3] = { 2, 2, 2 };
   P3dcVoxelizeParams params;
   gfloat point[3] = { 0.5f, 0.5f, 0.5f };
-  Result r;
+  VoxelizeTestResult r;
   P3dcVoxelizeOutput out;
 
-  make_params (&params, size, min, cells, 3, 2, 2);
-  result_init (&r, &params);
+  voxelize_test_params (&params, size, min, cells, 3, 2, 2);
+  voxelize_test_result_init (&r, &params);
   fail_unless_equals_int (p3dc_voxelize_cpu (&params, NULL, 1, &r.out),
       P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless_equals_int (p3dc_voxelize_cpu (&params, point, 1, NULL),
@@ -732,7 +619,7 @@ GST_START_TEST (test_bad_arguments)
   out.stats = NULL;
   fail_unless_equals_int (p3dc_voxelize_cpu (&params, point, 1, &out), P3DC_OK);
   fail_unless_equals_int (r.count, 1);
-  result_clear (&r);
+  voxelize_test_result_clear (&r);
 }
 
 GST_END_TEST;
@@ -799,12 +686,12 @@ GST_START_TEST (test_golden_hashes)
   for (c = 0; c < G_N_ELEMENTS (cases); c++) {
     P3dcVoxelizeParams params;
     P3dTestRng rng;
-    Result r;
+    VoxelizeTestResult r;
     gfloat *points;
     guint channels = cases[c].channels, i, a;
     gchar *what;
 
-    make_params (&params, cases[c].size, cases[c].min, cases[c].cells,
+    voxelize_test_params (&params, cases[c].size, cases[c].min, cases[c].cells,
         channels, cases[c].max_points, cases[c].max_voxels);
     p3d_test_rng_init (&rng, cases[c].seed);
     points = g_new (gfloat, (gsize) cases[c].n_points * channels);
@@ -821,7 +708,7 @@ GST_START_TEST (test_golden_hashes)
       }
       if (p3d_test_rng_below (&rng, 200) == 0)
         xyz[p3d_test_rng_below (&rng, 3)] = NAN;
-      set_point (points, i, channels, xyz[0], xyz[1], xyz[2],
+      voxelize_test_set_point (points, i, channels, xyz[0], xyz[1], xyz[2],
           p3d_test_rng_uniform (&rng, 0.0f, 1.0f));
     }
     what = g_strdup_printf ("%s: the input cloud", cases[c].name);
@@ -829,7 +716,7 @@ GST_START_TEST (test_golden_hashes)
         sizeof (gfloat), cases[c].points, what);
     g_free (what);
 
-    result_init (&r, &params);
+    voxelize_test_result_init (&r, &params);
     fail_unless_equals_int (p3dc_voxelize_cpu (&params, points,
             cases[c].n_points, &r.out), P3DC_OK);
     fail_unless_equals_int (r.count, cases[c].count);
@@ -845,7 +732,7 @@ GST_START_TEST (test_golden_hashes)
     assert_sha256 (r.coords, (gsize) params.max_voxels * 4 * sizeof (gint32),
         cases[c].coords, what);
     g_free (what);
-    result_clear (&r);
+    voxelize_test_result_clear (&r);
     g_free (points);
   }
 }

@@ -12,110 +12,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "capture.h"
+#include "p3dtest-capture.h"
+#include "p3dtest-voxelize.h"
 #include "p3dtest.h"
 #include "voxelize.h"
-
-typedef struct
-{
-  P3dcVoxelizeParams params;
-  gfloat *voxels;
-  guint32 *num_points;
-  gint32 *coords;
-  guint32 count;
-  P3dcVoxelizeStats stats;
-  P3dcVoxelizeOutput out;
-} Result;
-
-static gsize
-voxel_floats (const P3dcVoxelizeParams * p)
-{
-  return (gsize) p->max_voxels * p->max_points * p->channels;
-}
-
-static void
-result_init (Result * r, const P3dcVoxelizeParams * params)
-{
-  r->params = *params;
-  r->voxels = g_new0 (gfloat, voxel_floats (params));
-  r->num_points = g_new0 (guint32, params->max_voxels);
-  r->coords = g_new0 (gint32, (gsize) params->max_voxels * 4);
-  r->out.voxels = r->voxels;
-  r->out.num_points = r->num_points;
-  r->out.coords = r->coords;
-  r->out.count = &r->count;
-  r->out.stats = &r->stats;
-}
-
-static void
-result_clear (Result * r)
-{
-  g_free (r->voxels);
-  g_free (r->num_points);
-  g_free (r->coords);
-}
-
-/* The first index where @n words differ, or @n. */
-static gsize
-first_difference (const guint32 * a, const guint32 * b, gsize n)
-{
-  gsize i;
-
-  for (i = 0; i < n && a[i] == b[i]; i++);
-  return i;
-}
-
-/* Whole tensors are compared with memcmp, and only a difference is looked
- * for word by word: one check assertion per word (each one a write to
- * check's message file, with CK_FORK=no too) made the tests with the
- * largest outputs run for minutes. */
-static void
-assert_same_result (const Result * expected, const Result * actual,
-    const gchar * what)
-{
-  const P3dcVoxelizeParams *p = &expected->params;
-  gsize row = (gsize) p->max_points * p->channels, i;
-  gsize words = p->max_voxels * row;
-  const guint32 *e_words = (const guint32 *) expected->voxels;
-  const guint32 *a_words = (const guint32 *) actual->voxels;
-
-  fail_unless (expected->count == actual->count, "%s: count %u, expected %u",
-      what, actual->count, expected->count);
-#define CHECK_STAT(field) \
-  fail_unless (expected->stats.field == actual->stats.field, \
-      "%s: stats." #field " %u, expected %u", what, actual->stats.field, \
-      expected->stats.field)
-  CHECK_STAT (points_in);
-  CHECK_STAT (points_nonfinite);
-  CHECK_STAT (points_out_of_range);
-  CHECK_STAT (points_over_max_points);
-  CHECK_STAT (points_over_max_voxels);
-  CHECK_STAT (voxels);
-  CHECK_STAT (voxels_dropped);
-#undef CHECK_STAT
-  if (memcmp (expected->num_points, actual->num_points,
-          (gsize) p->max_voxels * 4) != 0) {
-    i = first_difference (expected->num_points, actual->num_points,
-        p->max_voxels);
-    fail ("%s: num_points[%" G_GSIZE_FORMAT "] %u, expected %u", what, i,
-        actual->num_points[i], expected->num_points[i]);
-  }
-  if (memcmp (expected->coords, actual->coords,
-          (gsize) p->max_voxels * 16) != 0) {
-    i = first_difference ((const guint32 *) expected->coords,
-        (const guint32 *) actual->coords, (gsize) p->max_voxels * 4);
-    fail ("%s: coords[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "] %d, "
-        "expected %d", what, i / 4, i % 4, actual->coords[i],
-        expected->coords[i]);
-  }
-  if (memcmp (e_words, a_words, words * 4) != 0) {
-    i = first_difference (e_words, a_words, words);
-    fail ("%s: voxels[%" G_GSIZE_FORMAT "][%" G_GSIZE_FORMAT "][%"
-        G_GSIZE_FORMAT "] bits 0x%08x (%g), expected 0x%08x (%g)", what,
-        i / row, (i % row) / p->channels, i % p->channels, a_words[i],
-        actual->voxels[i], e_words[i], expected->voxels[i]);
-  }
-}
 
 /* Waits for everything queued on @stream, polling, so that a device that
  * never finishes (a deadlock in a kernel) fails the test with a message
@@ -152,7 +52,7 @@ typedef struct
   void *points;
   gsize points_capacity;
   P3dcVoxelizeOutput out;
-  Result got;
+  VoxelizeTestResult got;
   guint frames;
 } Gpu;
 
@@ -165,7 +65,7 @@ gpu_init (Gpu * g, const P3dcVoxelizeParams * params, gsize hint)
   fail_unless_equals_int (p3dc_voxelizer_new (params, hint, &g->voxelizer),
       P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.voxels,
-          voxel_floats (params) * 4), P3DC_OK);
+          voxelize_test_voxel_floats (params) * 4), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.num_points,
           (gsize) params->max_voxels * 4), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.coords,
@@ -174,7 +74,7 @@ gpu_init (Gpu * g, const P3dcVoxelizeParams * params, gsize hint)
       P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc ((void **) &g->out.stats,
           sizeof (P3dcVoxelizeStats)), P3DC_OK);
-  result_init (&g->got, params);
+  voxelize_test_result_init (&g->got, params);
 }
 
 static void
@@ -189,7 +89,7 @@ gpu_clear (Gpu * g)
   p3dc_cuda_free (g->out.count);
   p3dc_cuda_free (g->out.stats);
   p3dc_cuda_stream_destroy (g->stream);
-  result_clear (&g->got);
+  voxelize_test_result_clear (&g->got);
 }
 
 /* Copies @n_points points to the device buffer of @g (growing it). */
@@ -217,7 +117,7 @@ gpu_poison (Gpu * g, gboolean stats_only)
 
   if (!stats_only) {
     fail_unless_equals_int (p3dc_cuda_memset (g->out.voxels, 0xff,
-            voxel_floats (p) * 4, g->stream), P3DC_OK);
+            voxelize_test_voxel_floats (p) * 4, g->stream), P3DC_OK);
     fail_unless_equals_int (p3dc_cuda_memset (g->out.num_points, 0xff,
             (gsize) p->max_voxels * 4, g->stream), P3DC_OK);
     fail_unless_equals_int (p3dc_cuda_memset (g->out.coords, 0xff,
@@ -236,7 +136,7 @@ gpu_fetch (Gpu * g)
   const P3dcVoxelizeParams *p = &g->params;
 
   fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (g->got.voxels, g->out.voxels,
-          voxel_floats (p) * 4, g->stream), P3DC_OK);
+          voxelize_test_voxel_floats (p) * 4, g->stream), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (g->got.num_points,
           g->out.num_points, (gsize) p->max_voxels * 4, g->stream), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (g->got.coords, g->out.coords,
@@ -254,19 +154,19 @@ gpu_compare (Gpu * g, const gfloat * points, gsize n_points, gboolean clean,
     const gchar * what)
 {
   const P3dcVoxelizeParams *p = &g->params;
-  Result expected;
+  VoxelizeTestResult expected;
   gchar *frame_what;
 
-  result_init (&expected, p);
+  voxelize_test_result_init (&expected, p);
   fail_unless_equals_int (p3dc_voxelize_cpu (p, points, n_points,
           &expected.out), P3DC_OK);
   frame_what = g_strdup_printf ("%s (frame %u, %" G_GSIZE_FORMAT " points, "
       "%s, grid %ux%ux%u, %u channels, max_points %u, max_voxels %u)", what,
       g->frames, n_points, clean ? "clean" : "poisoned", p->grid[0],
       p->grid[1], p->grid[2], p->channels, p->max_points, p->max_voxels);
-  assert_same_result (&expected, &g->got, frame_what);
+  voxelize_test_assert_same (&expected, &g->got, frame_what);
   g_free (frame_what);
-  result_clear (&expected);
+  voxelize_test_result_clear (&expected);
   g->frames++;
 }
 
@@ -297,35 +197,6 @@ gpu_check_twice (Gpu * g, const gfloat * points, gsize n_points,
 }
 
 /* ---- clouds ---- */
-
-static void
-make_params (P3dcVoxelizeParams * params, const gdouble size[3],
-    const gdouble min[3], const guint cells[3], guint channels,
-    guint max_points, guint max_voxels)
-{
-  gdouble range[6];
-  guint a;
-
-  for (a = 0; a < 3; a++) {
-    range[a] = min[a];
-    range[3 + a] = min[a] + size[a] * cells[a];
-  }
-  fail_unless_equals_int (p3dc_voxelize_params_init (params, size, range,
-          channels, max_points, max_voxels), P3DC_OK);
-}
-
-static void
-set_point (gfloat * points, gsize i, guint channels, gfloat x, gfloat y,
-    gfloat z, gfloat extra)
-{
-  guint c;
-
-  points[i * channels + 0] = x;
-  points[i * channels + 1] = y;
-  points[i * channels + 2] = z;
-  for (c = 3; c < channels; c++)
-    points[i * channels + c] = extra + c;
-}
 
 /* Uniform over the range and a margin of @margin extents around it, with a
  * few NaN, infinite, face and repeated points. */
@@ -360,7 +231,8 @@ uniform_cloud (P3dTestRng * rng, const P3dcVoxelizeParams * p, gsize n,
     else if (special < 60 && i > 0)
       memcpy (xyz, points + (i - 1 - p3d_test_rng_below (rng, MIN (i, 50)))
           * p->channels, sizeof (xyz));
-    set_point (points, i, p->channels, xyz[0], xyz[1], xyz[2], (gfloat) i);
+    voxelize_test_set_point (points, i, p->channels, xyz[0], xyz[1], xyz[2],
+        (gfloat) i);
   }
   return points;
 }
@@ -405,7 +277,7 @@ lidar_cloud (P3dTestRng * rng, guint channels, guint sweeps,
         z = elevation < 0 ? -1.8f : distance * elevation;
         x += p3d_test_rng_uniform (rng, -0.02f, 0.02f);
       }
-      set_point (points, i, channels, x, y, z, 0.01f * ring + s);
+      voxelize_test_set_point (points, i, channels, x, y, z, 0.01f * ring + s);
       if (channels > 4)
         points[i * channels + 4] = 0.05f * s;
     }
@@ -462,7 +334,7 @@ GST_START_TEST (test_random_clouds)
       cells[a] = 1 + p3d_test_rng_below (&rng, a == 2 ? 6 :
           (i % 3 == 0 ? 3000 : 60));
     }
-    make_params (&params, size, min, cells, 3 + i % 3,
+    voxelize_test_params (&params, size, min, cells, 3 + i % 3,
         1 + p3d_test_rng_below (&rng, i % 4 == 0 ? 100 : 33),
         1 + p3d_test_rng_below (&rng, i % 2 ? 50000 : 3000));
     points = uniform_cloud (&rng, &params, sizes[i], 0.1f);
@@ -536,13 +408,14 @@ GST_START_TEST (test_many_points_per_voxel)
     gchar *what;
     Gpu g;
 
-    make_params (&params, size, min, cells, 4, limits[i], 128);
+    voxelize_test_params (&params, size, min, cells, 4, limits[i], 128);
     p3d_test_rng_init (&rng, 500 + i);
     /* Cell c gets about c^2 / 4 points: from 0 to thousands. */
     for (k = 0; k < n; k++) {
       guint c = (guint) sqrtf ((gfloat) p3d_test_rng_below (&rng, 128 * 128));
 
-      set_point (points, k, 4, (c % 8) + p3d_test_rng_uniform (&rng, 0, 1),
+      voxelize_test_set_point (points, k, 4,
+          (c % 8) + p3d_test_rng_uniform (&rng, 0, 1),
           (c / 8 % 8) + p3d_test_rng_uniform (&rng, 0, 1),
           (c / 64) + p3d_test_rng_uniform (&rng, 0, 1), (gfloat) k);
     }
@@ -551,7 +424,7 @@ GST_START_TEST (test_many_points_per_voxel)
     gpu_check_twice (&g, points, n, what);
     /* Every point in one voxel. */
     for (k = 0; k < n; k++)
-      set_point (points, k, 4, 2.5f, 3.5f, 0.5f, (gfloat) k);
+      voxelize_test_set_point (points, k, 4, 2.5f, 3.5f, 0.5f, (gfloat) k);
     gpu_check_twice (&g, points, n, what);
     gpu_clear (&g);
     g_free (what);
@@ -577,7 +450,8 @@ GST_START_TEST (test_channels)
     gchar *what;
     Gpu g;
 
-    make_params (&params, size, min, cells, channels[i], 1 + i * 5, 200);
+    voxelize_test_params (&params, size, min, cells, channels[i], 1 + i * 5,
+        200);
     p3d_test_rng_init (&rng, 300 + i);
     points = uniform_cloud (&rng, &params, 5000, 0.05f);
     what = g_strdup_printf ("%u channels", channels[i]);
@@ -608,19 +482,20 @@ GST_START_TEST (test_edge_cases)
 
   /* max_points - 1 .. max_points + 2 points in a voxel. */
   for (max = 1; max <= 40; max += 13) {
-    make_params (&params, size, min, cells, 4, max, 8);
+    voxelize_test_params (&params, size, min, cells, 4, max, 8);
     gpu_init (&g, &params, 0);
     for (extra = 0; extra <= 3; extra++) {
       n = 2 * (max + extra - 1);
       for (i = 0; i < n; i++)
-        set_point (points, i, 4, i % 2 ? 3.5f : 0.5f, 2.25f, 1.5f, i);
+        voxelize_test_set_point (points, i, 4, i % 2 ? 3.5f : 0.5f, 2.25f, 1.5f,
+            i);
       gpu_check_twice (&g, points, n, "max_points edge");
     }
     gpu_clear (&g);
   }
   /* max_voxels - 1 .. max_voxels + 2 voxels. */
   for (max = 1; max <= 33; max += 8) {
-    make_params (&params, size, min, cells, 3, 4, max);
+    voxelize_test_params (&params, size, min, cells, 3, 4, max);
     gpu_init (&g, &params, 0);
     for (extra = 0; extra <= 3; extra++) {
       guint n_cells = max + extra - 1;
@@ -629,7 +504,7 @@ GST_START_TEST (test_edge_cases)
       for (i = 0; i < n; i++) {
         guint c = (i % n_cells) * 7 % 64;
 
-        set_point (points, i, 3, 0.5f + c % 4, 0.5f + c / 4 % 4,
+        voxelize_test_set_point (points, i, 3, 0.5f + c % 4, 0.5f + c / 4 % 4,
             0.5f + c / 16, 0);
       }
       gpu_check_twice (&g, points, n, "max_voxels edge");
@@ -650,7 +525,8 @@ GST_START_TEST (test_edge_cases)
         gfloat xyz[3] = { 30.0f, 1.0f, -1.0f };
 
         xyz[a] = p;
-        set_point (points, n, 4, xyz[0], xyz[1], xyz[2], (gfloat) n);
+        voxelize_test_set_point (points, n, 4, xyz[0], xyz[1], xyz[2],
+            (gfloat) n);
         n++;
         p = nextafterf (p, i < 6 ? -INFINITY : INFINITY);
         if (i == 5)
@@ -667,19 +543,19 @@ GST_START_TEST (test_edge_cases)
       gfloat xyz[3] = { 30.0f, 1.0f, -1.0f };
 
       xyz[a] = bad[b];
-      set_point (points, n++, 4, xyz[0], xyz[1], xyz[2], 0);
+      voxelize_test_set_point (points, n++, 4, xyz[0], xyz[1], xyz[2], 0);
       xyz[(a + 1) % 3] = 1e30f;
-      set_point (points, n++, 4, xyz[0], xyz[1], xyz[2], 0);
+      voxelize_test_set_point (points, n++, 4, xyz[0], xyz[1], xyz[2], 0);
     }
   }
-  set_point (points, n, 4, 30.0f, 1.0f, -1.0f, 0);
+  voxelize_test_set_point (points, n, 4, 30.0f, 1.0f, -1.0f, 0);
   memcpy (&points[n * 4 + 3], &payload_nan, 4);
   n++;
-  set_point (points, n++, 4, 30.0f, 1.0f, -1.0f, INFINITY);
+  voxelize_test_set_point (points, n++, 4, 30.0f, 1.0f, -1.0f, INFINITY);
   gpu_check_twice (&g, points, n, "non-finite");
   /* An empty sweep and a single point. */
   gpu_check_twice (&g, NULL, 0, "empty sweep");
-  set_point (points, 0, 4, 30.0f, 1.0f, -1.0f, 0.5f);
+  voxelize_test_set_point (points, 0, 4, 30.0f, 1.0f, -1.0f, 0.5f);
   gpu_check_twice (&g, points, 1, "one point");
   gpu_check_twice (&g, NULL, 0, "empty sweep after one point");
   gpu_clear (&g);
@@ -901,7 +777,7 @@ queue_frame (Queue * q, Gpu * g, guint cloud, guint frame, gboolean clean,
   out.stats = &q->stats[frame];
   if (!clean) {
     fail_unless_equals_int (p3dc_cuda_memset (g->out.voxels, 0xff,
-            voxel_floats (p) * 4, stream), P3DC_OK);
+            voxelize_test_voxel_floats (p) * 4, stream), P3DC_OK);
     fail_unless_equals_int (p3dc_cuda_memset (g->out.num_points, 0xff,
             (gsize) p->max_voxels * 4, stream), P3DC_OK);
     fail_unless_equals_int (p3dc_cuda_memset (g->out.coords, 0xff,
@@ -935,11 +811,11 @@ queue_check_stats (Queue * q, const Gpu * g, const guint * frame_cloud,
           q->n_frames * sizeof (P3dcVoxelizeStats), NULL), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (NULL), P3DC_OK);
   for (f = 0; f < q->n_frames; f++) {
-    Result expected;
+    VoxelizeTestResult expected;
 
     if (frame_cloud[f] == G_MAXUINT)
       continue;
-    result_init (&expected, &g->params);
+    voxelize_test_result_init (&expected, &g->params);
     fail_unless_equals_int (p3dc_voxelize_cpu (&g->params,
             q->host[frame_cloud[f]], q->n_points[frame_cloud[f]],
             &expected.out), P3DC_OK);
@@ -954,7 +830,7 @@ queue_check_stats (Queue * q, const Gpu * g, const guint * frame_cloud,
         expected.stats.points_over_max_points,
         expected.stats.points_over_max_voxels, expected.stats.voxels,
         expected.stats.voxels_dropped);
-    result_clear (&expected);
+    voxelize_test_result_clear (&expected);
   }
   g_free (got);
 }

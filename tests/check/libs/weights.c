@@ -9,7 +9,7 @@
 #include "half.h"
 #include "p3dweights.h"
 #include "p3dtest.h"
-#include "safetensors_writer.h"
+#include "p3dtest-safetensors.h"
 
 static gchar *tmpdir;
 

@@ -1,7 +1,7 @@
 /* The tiny CenterPoint-pillar model of the tests of pillarencode and
- * bevdetect (its tensors from tinymodel.h), the `p3d.model` config that
- * describes it, its weights files with the mutations the bad-weights tests
- * need, bevdetect's input and output, and the reference's boxes.
+ * bevdetect (its tensors from p3dtest-tinymodel.h), the `p3d.model` config
+ * that describes it, its weights files with the mutations the bad-weights
+ * tests need, bevdetect's input and output, and the reference's boxes.
  *
  * The architecture: a 16 x 16 pillar grid of 0.5 m cells over
  * <-4, -4, -5, 4, 4, 3>, 11 mmdet3d point features, 8 PFN channels, a
@@ -17,7 +17,7 @@
 
 #include "boxes.h"
 #include "p3dtest.h"
-#include "tinymodel.h"
+#include "p3dtest-tinymodel.h"
 
 G_BEGIN_DECLS
 

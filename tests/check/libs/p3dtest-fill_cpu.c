@@ -1,5 +1,5 @@
-/* Reference for fill.cu. */
-#include "fill.h"
+/* Reference for p3dtest-fill.cu. */
+#include "p3dtest-fill.h"
 
 void
 p3d_fill_pattern_cpu (uint32_t * dst, size_t count, uint32_t seed)

@@ -1,8 +1,8 @@
-/* backend=cuda against backend=cpu in harnesses; see backendtest.h. */
+/* backend=cuda against backend=cpu in harnesses; see p3dtest-backend.h. */
 #include <gst/check/gstcheck.h>
 
-#include "backendtest.h"
-#include "elemtest.h"
+#include "p3dtest-backend.h"
+#include "p3dtest-elem.h"
 #include "p3dtest.h"
 
 GstHarness *

@@ -1,4 +1,4 @@
-/* Helpers shared by the element tests; see elemtest.h. */
+/* Helpers shared by the element tests; see p3dtest-elem.h. */
 #include <stdarg.h>
 #include <string.h>
 
@@ -7,7 +7,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 
 GstBuffer *
@@ -149,38 +149,97 @@ elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
   return buffer;
 }
 
-GPtrArray *
-elemtest_run_pipeline (const gchar * description)
+/* Keeps the first error and the first warning on @bus in @run; FALSE when
+ * an error is there. (Popping these two types drops the others.) */
+static gboolean
+run_take_messages (GstBus * bus, ElemtestRun * run)
+{
+  GstMessage *message;
+
+  while ((message = gst_bus_pop_filtered (bus,
+              GST_MESSAGE_ERROR | GST_MESSAGE_WARNING)) != NULL) {
+    if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_WARNING) {
+      if (run->warning == NULL)
+        run->warning = gst_message_ref (message);
+    } else if (run->error == NULL) {
+      run->error = elemtest_message_text (message);
+    }
+    gst_message_unref (message);
+  }
+  return run->error == NULL;
+}
+
+void
+elemtest_play (GstElement * pipeline, ElemtestRun * run, GstClockTime timeout)
+{
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  gint64 deadline = GST_CLOCK_TIME_IS_VALID (timeout) ?
+      g_get_monotonic_time () + (gint64) (timeout / GST_USECOND) : G_MAXINT64;
+
+  run->samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_sample_unref);
+  run->error = NULL;
+  run->warning = NULL;
+  if (sink == NULL || !GST_IS_APP_SINK (sink)) {
+    run->error = g_strdup ("no appsink named sink");
+  } else if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    /* an element that fails to start posts why before returning */
+    if (run_take_messages (bus, run))
+      run->error = g_strdup ("it does not start");
+  }
+  /* Samples waiting in the sink come first; the bus is read when none
+   * came for a while, as an error may end the stream without an EOS. */
+  while (run->error == NULL) {
+    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        100 * GST_MSECOND);
+
+    if (sample != NULL)
+      g_ptr_array_add (run->samples, sample);
+    else if (gst_app_sink_is_eos (GST_APP_SINK (sink)))
+      break;
+    else if (run_take_messages (bus, run) && g_get_monotonic_time () > deadline)
+      run->error = g_strdup_printf ("no EOS after %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (timeout));
+  }
+  run_take_messages (bus, run);
+  gst_clear_object (&sink);
+  gst_object_unref (bus);
+}
+
+void
+elemtest_run (const gchar * description, ElemtestRun * run)
 {
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (description, &error);
-  GPtrArray *samples = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_sample_unref);
-  GstElement *sink;
-  GstMessage *message;
-  GstSample *sample;
-  GstBus *bus;
 
   fail_unless (pipeline != NULL, "'%s': %s", description,
       error ? error->message : "?");
   g_clear_error (&error);
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  fail_unless (sink != NULL, "'%s' has no appsink named sink", description);
-  bus = gst_element_get_bus (pipeline);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE, "'%s' does not start", description);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL)
-    g_ptr_array_add (samples, sample);
-  message = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  if (message != NULL) {
-    gchar *text = elemtest_message_text (message);
-
-    fail ("'%s': %s", description, text);
-  }
+  elemtest_play (pipeline, run, GST_CLOCK_TIME_NONE);
   gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (bus);
   gst_object_unref (pipeline);
+}
+
+void
+elemtest_run_clear (ElemtestRun * run)
+{
+  g_clear_pointer (&run->samples, g_ptr_array_unref);
+  g_free (run->error);
+  gst_clear_message (&run->warning);
+}
+
+GPtrArray *
+elemtest_run_pipeline (const gchar * description)
+{
+  ElemtestRun run;
+  GPtrArray *samples;
+
+  elemtest_run (description, &run);
+  fail_unless (run.error == NULL, "'%s': %s", description, run.error);
+  samples = g_ptr_array_ref (run.samples);
+  elemtest_run_clear (&run);
   return samples;
 }
 
@@ -188,6 +247,12 @@ GstBuffer *
 elemtest_sample_buffer (GPtrArray * samples, guint index)
 {
   return gst_sample_get_buffer (g_ptr_array_index (samples, index));
+}
+
+GstCaps *
+elemtest_sample_caps (GPtrArray * samples, guint index)
+{
+  return gst_sample_get_caps (g_ptr_array_index (samples, index));
 }
 
 GstMessage *
@@ -216,33 +281,62 @@ elemtest_message_text (GstMessage * message)
   return text;
 }
 
-gchar *
-elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
+static gchar *
+expect_message_valist (GstBus * bus, GstMessageType type, GQuark domain,
+    gint code, va_list needles)
 {
-  /* an error may come from a streaming thread after a state change: wait
+  /* a message may come from a streaming thread after a state change: wait
    * for it (at once when it is there) */
   GstMessage *message = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
-      GST_MESSAGE_ERROR);
+      type);
+  const gchar *kind = type == GST_MESSAGE_ERROR ? "error" : "warning";
   GError *error = NULL;
   const gchar *needle;
   gchar *text;
-  va_list args;
 
-  fail_unless (message != NULL, "no error was posted");
+  fail_unless (message != NULL, "no %s was posted", kind);
   text = elemtest_message_text (message);
-  gst_message_parse_error (message, &error, NULL);
+  if (type == GST_MESSAGE_ERROR)
+    gst_message_parse_error (message, &error, NULL);
+  else
+    gst_message_parse_warning (message, &error, NULL);
   fail_unless (error->domain == domain && error->code == code,
-      "error %s %d where %s %d was expected: %s",
+      "%s %s %d where %s %d was expected: %s", kind,
       g_quark_to_string (error->domain), error->code,
       g_quark_to_string (domain), code, text);
   g_clear_error (&error);
   gst_message_unref (message);
 
-  va_start (args, code);
-  while ((needle = va_arg (args, ElemtestNeedle)) != NULL)
-    fail_unless (strstr (text, needle) != NULL, "the error does not say "
-        "\"%s\": %s", needle, text);
-  va_end (args);
+  while ((needle = va_arg (needles, ElemtestNeedle)) != NULL)
+    fail_unless (strstr (text, needle) != NULL, "the %s does not say "
+        "\"%s\": %s", kind, needle, text);
+  return text;
+}
+
+gchar *
+elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
+{
+  va_list needles;
+  gchar *text;
+
+  va_start (needles, code);
+  text = expect_message_valist (bus, GST_MESSAGE_ERROR, domain, code, needles);
+  va_end (needles);
+  return text;
+}
+
+gchar *
+elemtest_expect_message (GstBus * bus, GstMessageType type, GQuark domain,
+    gint code, ...)
+{
+  va_list needles;
+  gchar *text;
+
+  g_return_val_if_fail (type == GST_MESSAGE_ERROR
+      || type == GST_MESSAGE_WARNING, NULL);
+  va_start (needles, code);
+  text = expect_message_valist (bus, type, domain, code, needles);
+  va_end (needles);
   return text;
 }
 
@@ -274,10 +368,17 @@ gchar *
 elemtest_write_file (const gchar * dir, const gchar * name,
     const gchar * contents)
 {
+  return elemtest_write_bytes (dir, name, contents, strlen (contents));
+}
+
+gchar *
+elemtest_write_bytes (const gchar * dir, const gchar * name,
+    gconstpointer data, gsize size)
+{
   gchar *path = g_build_filename (dir, name, NULL);
   GError *error = NULL;
 
-  fail_unless (g_file_set_contents (path, contents, -1, &error), "%s: %s",
+  fail_unless (g_file_set_contents (path, data, size, &error), "%s: %s",
       path, error ? error->message : "?");
   return path;
 }

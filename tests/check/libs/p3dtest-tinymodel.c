@@ -1,4 +1,5 @@
-/* Tiny CenterPoint-pillar models and their weights files (tinymodel.h). */
+/* Tiny CenterPoint-pillar models and their weights files
+ * (p3dtest-tinymodel.h). */
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -7,8 +8,8 @@
 #include "half.h"
 #include "p3dcenterpoint.h"
 #include "p3dtest.h"
-#include "safetensors_writer.h"
-#include "tinymodel.h"
+#include "p3dtest-safetensors.h"
+#include "p3dtest-tinymodel.h"
 
 static const gchar *const head_names[6] = {
   "reg", "height", "dim", "rot", "vel", "heatmap"

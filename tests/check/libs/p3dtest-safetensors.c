@@ -1,9 +1,9 @@
-/* The tests' safetensors writer (see safetensors_writer.h). */
+/* The tests' safetensors writer (see p3dtest-safetensors.h). */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 #include <json-glib/json-glib.h>
 
-#include "safetensors_writer.h"
+#include "p3dtest-safetensors.h"
 
 typedef struct
 {

@@ -1,11 +1,11 @@
-/* bevpool's test rig; see bevpoolrig.h. */
+/* bevpool's test rig; see p3dtest-bevpoolrig.h. */
 #include <math.h>
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
 
-#include "bevpoolrig.h"
-#include "elemtest.h"
+#include "p3dtest-bevpoolrig.h"
+#include "p3dtest-elem.h"
 #include "half.h"
 #include "p3dtest.h"
 

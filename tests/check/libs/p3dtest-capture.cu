@@ -1,7 +1,7 @@
-// Stream capture for the tests (capture.h).
+// Stream capture for the tests (p3dtest-capture.h).
 #include <cuda_runtime.h>
 
-#include "capture.h"
+#include "p3dtest-capture.h"
 
 extern "C" P3dcResult p3d_capture_and_launch(P3dcCudaStream stream,
                                              P3dCaptureQueue queue,

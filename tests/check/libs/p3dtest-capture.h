@@ -1,8 +1,8 @@
 /* Stream capture, for the tests of code that must also work while its
  * caller captures the stream into a CUDA graph (part of the tests' own CUDA
- * library, libp3dtestcuda, with fill.h).  The streams come from the compute
- * library: a capture is the driver's state of the stream, so it holds for
- * the launches of both runtimes. */
+ * library, libp3dtestcuda, with p3dtest-fill.h).  The streams come from the
+ * compute library: a capture is the driver's state of the stream, so it
+ * holds for the launches of both runtimes. */
 #ifndef P3D_CAPTURE_H
 #define P3D_CAPTURE_H
 

@@ -10,9 +10,23 @@
 #include <glib.h>
 
 #include "boxes.h"
+#include "nms.h"
 #include "p3dtest.h"
 
 G_BEGIN_DECLS
+
+/* Parameters of @mode with its threshold (a distance for circle, an IoU
+ * otherwise) at @threshold, the rest at their defaults. */
+static inline void
+nms_cases_params (P3dcNmsParams * p, P3dcNmsMode mode, float threshold)
+{
+  p3dc_nms_params_init (p);
+  p->mode = mode;
+  if (mode == P3DC_NMS_CIRCLE)
+    p->distance_threshold = threshold;
+  else
+    p->iou_threshold = threshold;
+}
 
 /* Car, pedestrian and cyclist sizes (dx, dy, dz), by label % 3. */
 static const gfloat nms_cases_sizes[3][3] = {

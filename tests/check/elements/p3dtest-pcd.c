@@ -1,11 +1,11 @@
-/* Helpers of the pcdparse tests; see pcdtest.h. */
+/* Helpers of the pcdparse tests; see p3dtest-pcd.h. */
 #include <math.h>
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
 
 #include "p3dtest.h"
-#include "pcdtest.h"
+#include "p3dtest-pcd.h"
 
 const gchar *const pcdtest_storage_names[] = { "ascii", "binary",
   "binary_compressed"

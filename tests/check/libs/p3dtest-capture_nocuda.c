@@ -1,6 +1,6 @@
 /* Builds without CUDA: the capture helper's entry point, for the GPU tests
  * that link it and skip before calling it. */
-#include "capture.h"
+#include "p3dtest-capture.h"
 
 P3dcResult
 p3d_capture_and_launch (P3dcCudaStream stream, P3dCaptureQueue queue,

@@ -1,7 +1,7 @@
-// Pattern fill on the device; the reference is fill_cpu.c.
+// Pattern fill on the device; the reference is p3dtest-fill_cpu.c.
 #include <cuda_runtime.h>
 
-#include "fill.h"
+#include "p3dtest-fill.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 /* Builds without CUDA: the fill kernel's entry point, for the GPU tests that
  * link it and skip before calling it. */
-#include "fill.h"
+#include "p3dtest-fill.h"
 
 P3dcResult
 p3d_fill_pattern_cuda (uint32_t * dst, size_t count, uint32_t seed,

@@ -1,10 +1,10 @@
-/* Helpers of the boxenc and boxparse tests; see boxtest.h. */
+/* Helpers of the boxenc and boxparse tests; see p3dtest-box.h. */
 #include <math.h>
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
 
-#include "boxtest.h"
+#include "p3dtest-box.h"
 
 GstBuffer *
 boxtest_buffer (const void *records, guint count, guint max_boxes,

@@ -1,15 +1,15 @@
-/* Tiny CenterPoint-pillar models for the element tests (modeltest.h). */
+/* Tiny CenterPoint-pillar models for the element tests (p3dtest-model.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "half.h"
-#include "modeltest.h"
+#include "p3dtest-model.h"
 #include "p3dcenterpoint.h"
-#include "tinymodel.h"
+#include "p3dtest-tinymodel.h"
 
 static const gchar *const task_json[2] = {
   "{\"class_names\": [\"car\"]}",

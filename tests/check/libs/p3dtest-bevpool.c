@@ -1,10 +1,10 @@
-/* Shared by the bevpool tests; see bevpool_common.h.  The oracle is written
+/* Shared by the bevpool tests; see p3dtest-bevpool.h.  The oracle is written
  * apart from the library on purpose: full 4x4 inverses by Gauss-Jordan,
  * homogeneous points, its own cell rule and numbering. */
 #include <math.h>
 #include <string.h>
 
-#include "bevpool_common.h"
+#include "p3dtest-bevpool.h"
 #include "half.h"
 
 void

@@ -7,7 +7,7 @@
 #include <gst/gst.h>
 
 #include "boxes.h"
-#include "elemtest.h"
+#include "p3dtest-elem.h"
 #include "p3dtest.h"
 
 G_BEGIN_DECLS
@@ -41,10 +41,6 @@ void boxtest_assert_3d_equal (const P3dcBox3d * expected,
     const P3dcBox3d * actual, guint frame, guint index);
 void boxtest_assert_2d_equal (const P3dcBox2d * expected,
     const P3dcBox2d * actual, guint frame, guint index);
-
-/* The names boxparse.c still calls (elemtest's functions). */
-#define boxtest_pop elemtest_pop
-#define boxtest_message_text elemtest_message_text
 
 G_END_DECLS
 

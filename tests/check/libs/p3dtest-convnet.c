@@ -1,9 +1,9 @@
 /* Random nets, the float64 oracle and the comparisons of the convnet tests
- * (see convnet_common.h). */
+ * (see p3dtest-convnet.h). */
 #include <math.h>
 #include <string.h>
 
-#include "convnet_common.h"
+#include "p3dtest-convnet.h"
 #include "half.h"
 
 ConvnetTestNet *

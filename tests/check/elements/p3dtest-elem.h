@@ -47,12 +47,39 @@ GBytes *elemtest_device_bytes (GstBuffer * buffer, guint index);
 GstBuffer *elemtest_device_copy (GstAllocator * allocator, GstBuffer * host,
     P3dcCudaStream stream, gpointer * staging);
 
-/* Runs @description (a gst-launch line with "appsink name=sink") to EOS and
- * returns its samples; fails on an error. */
+/* What a pipeline ending in "appsink name=sink" produced. */
+typedef struct
+{
+  GPtrArray *samples;           /* every sample the sink gave, in order */
+  gchar *error;                 /* the first error (elemtest_message_text()),
+                                 * or why the pipeline did not reach EOS;
+                                 * NULL when it did */
+  GstMessage *warning;          /* the first warning, or NULL */
+} ElemtestRun;
+
+/* Plays @pipeline, whose appsink is named "sink", until EOS, its first
+ * error, or @timeout (GST_CLOCK_TIME_NONE: no limit), and fills @run. It
+ * makes no check assertion, so that it may run on any thread, and leaves
+ * @pipeline in the state it reached, for the caller to look at and then set
+ * to NULL. */
+void elemtest_play (GstElement * pipeline, ElemtestRun * run,
+    GstClockTime timeout);
+
+/* Builds @description (a gst-launch line with "appsink name=sink"), plays
+ * it as elemtest_play() does without a time limit, and stops it; fails when
+ * the line does not build. */
+void elemtest_run (const gchar * description, ElemtestRun * run);
+
+void elemtest_run_clear (ElemtestRun * run);
+
+/* Runs @description as elemtest_run() does and returns its samples; fails
+ * on an error. */
 GPtrArray *elemtest_run_pipeline (const gchar * description);
 
-/* The buffer of sample @index of what elemtest_run_pipeline() returned. */
+/* The buffer and the caps of sample @index of @samples (what
+ * elemtest_run_pipeline() returned, or an ElemtestRun's). */
 GstBuffer *elemtest_sample_buffer (GPtrArray * samples, guint index);
+GstCaps *elemtest_sample_caps (GPtrArray * samples, guint index);
 
 /* The next message of @type on @bus, or NULL (messages of other types
  * before it are dropped). */
@@ -64,11 +91,17 @@ gchar *elemtest_message_text (GstMessage * message);
 /* One of the strings an error must contain (a va_arg type). */
 typedef const gchar *ElemtestNeedle;
 
-/* Pops an error from @bus (waiting up to 10 s for it) and fails unless it is @domain / @code and its
- * text (message and debug) contains each of the strings that follow, a
- * NULL-terminated list. Returns the text (free it). */
+/* Pops an error from @bus (waiting up to 10 s for it) and fails unless it
+ * is @domain / @code and its text (message and debug) contains each of the
+ * strings that follow, a NULL-terminated list. Returns the text (free
+ * it). */
 gchar *elemtest_expect_error (GstBus * bus, GQuark domain, gint code, ...)
     G_GNUC_NULL_TERMINATED;
+
+/* As elemtest_expect_error(), for a message of @type: an error or a
+ * warning. */
+gchar *elemtest_expect_message (GstBus * bus, GstMessageType type,
+    GQuark domain, gint code, ...) G_GNUC_NULL_TERMINATED;
 
 /* Pushes a 64-byte buffer with @src_caps into a harness of @launch whose
  * sink asks for @sink_caps: the push must fail with NOT_NEGOTIATED and the
@@ -82,6 +115,11 @@ gchar *elemtest_expect_caps_refused (const gchar * launch,
 /* Writes @contents to @name in @dir and returns the path (free it). */
 gchar *elemtest_write_file (const gchar * dir, const gchar * name,
     const gchar * contents);
+
+/* Writes the @size bytes at @data to @name in @dir and returns the path
+ * (free it). */
+gchar *elemtest_write_bytes (const gchar * dir, const gchar * name,
+    gconstpointer data, gsize size);
 
 /* Removes the files in @dir, then @dir. */
 void elemtest_remove_dir (const gchar * dir);

@@ -2,7 +2,8 @@
  * random streams each part draws from, and the object classes.
  *
  * p3dstreet.c builds and moves the street; pointcloudtestsrc's lidar and
- * fake detector (pointcloudtestsrc-raycast.c, -detector.c) read it. Not
+ * fake detector (pointcloudtestsrc-raycast.c, -detector.c) and
+ * cameratestsrc's renderer (cameratestsrc-render.c) read it. Not
  * installed. */
 #ifndef __P3D_STREET_PRIVATE_H__
 #define __P3D_STREET_PRIVATE_H__
@@ -25,6 +26,10 @@ enum
   P3D_STREET_STREAM_LIDAR_NOISE,
   /* the fake detector's boxes */
   P3D_STREET_STREAM_CANDIDATES,
+  /* a camera's sensor noise */
+  P3D_STREET_STREAM_CAMERA_NOISE,
+  /* the colours the cameras give the objects, walls and ground */
+  P3D_STREET_STREAM_CAMERA_LOOK,
 };
 
 /* A lane or a walking track: its centre across the road, the heading of

@@ -13,6 +13,7 @@
 #include "gstbevrender.h"
 #include "gstboxenc.h"
 #include "gstboxparse.h"
+#include "gstcameratestsrc.h"
 #include "gstnms.h"
 #include "gstpcdparse.h"
 #include "gstpillarencode.h"
@@ -39,6 +40,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (boxenc, plugin);
   ok |= GST_ELEMENT_REGISTER (boxparse, plugin);
   ok |= GST_ELEMENT_REGISTER (bevrender, plugin);
+  ok |= GST_ELEMENT_REGISTER (cameratestsrc, plugin);
 
   return ok;
 }

@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
+#include "p3dcamera.h"
 #include "p3dcalibration.h"
 #include "p3dtest.h"
 
@@ -427,6 +428,143 @@ GST_START_TEST (test_truncated)
 
 GST_END_TEST;
 
+/* The pinhole camera of an entry (p3dcamera.h), worked out by hand: a
+ * level camera 0.4 m ahead of the lidar and 0.3 m below it, looking along
+ * +x, fx = fy = 80, principal point (80, 16). A lidar point (x, y, z) is
+ * at camera (-y, -(z + 0.3), x - 0.4). */
+static void
+front_calib (P3dcCameraCalib * calib)
+{
+  static const gdouble intrinsics[16] = {
+    80, 0, 80, 0, 0, 80, 16, 0, 0, 0, 1, 0, 0, 0, 0, 1
+  };
+  static const gdouble to_lidar[16] = {
+    0, 0, 1, 0.4, -1, 0, 0, 0, 0, -1, 0, -0.3, 0, 0, 0, 1
+  };
+
+  memcpy (calib->intrinsics, intrinsics, sizeof (intrinsics));
+  memcpy (calib->camera_to_lidar, to_lidar, sizeof (to_lidar));
+  memcpy (calib->img_aug, identity, sizeof (identity));
+}
+
+GST_START_TEST (test_camera_projection)
+{
+  P3dCalibrationImageSize size = { 160, 64 };
+  gdouble point[3] = { 10.4, 1.0, -1.73 }, camera_point[3], u, v, dir[3];
+  gdouble behind[3] = { -5.0, 2.0, -0.3 }, ahead[3] = { 10.4, 2.0, -0.3 };
+  P3dCameraSegment segments[P3D_CAMERA_BOX_EDGES], segment;
+  gdouble centre[3] = { 0.4, 0.0, -0.3 }, half[3] = { 3.0, 1.0, 0.5 };
+  gdouble corners[8][3];
+  P3dcCameraCalib calib;
+  P3dCamera camera;
+  gchar *why = NULL;
+
+  front_calib (&calib);
+  fail_unless (p3d_camera_init (&camera, &calib, &size, &why), "%s", why);
+  fail_unless_equals_int (camera.width, 160);
+  fail_unless_equals_int (camera.height, 64);
+
+  /* (10.4, 1, -1.73): camera (-1, 1.43, 10), pixel (72, 27.44) */
+  p3d_camera_from_lidar (&camera, point, camera_point);
+  fail_unless (fabs (camera_point[0] + 1.0) < 1e-12);
+  fail_unless (fabs (camera_point[1] - 1.43) < 1e-12);
+  fail_unless (fabs (camera_point[2] - 10.0) < 1e-12);
+  fail_unless (p3d_camera_project (&camera, camera_point, &u, &v));
+  fail_unless (fabs (u - 72.0) < 1e-9 && fabs (v - 27.44) < 1e-9,
+      "(%f, %f)", u, v);
+  /* the ray back through that pixel, 1 per metre of depth, reaches it */
+  p3d_camera_ray (&camera, u, v, dir);
+  fail_unless (fabs (camera.position[0] + 10.0 * dir[0] - point[0]) < 1e-9);
+  fail_unless (fabs (camera.position[1] + 10.0 * dir[1] - point[1]) < 1e-9);
+  fail_unless (fabs (camera.position[2] + 10.0 * dir[2] - point[2]) < 1e-9);
+  /* behind the camera, or nearer than the near plane: no pixel */
+  camera_point[2] = -3.0;
+  fail_if (p3d_camera_project (&camera, camera_point, &u, &v));
+  camera_point[2] = 0.04;
+  fail_if (p3d_camera_project (&camera, camera_point, &u, &v));
+
+  /* from 5 m behind to 10 m ahead, 2 m to the left at the camera's
+   * height: clipped at z = 0.05 (camera x -2), so from u = 80 - 80 * 2 /
+   * 0.05 = -3120 to u = 80 - 80 * 2 / 10 = 64, on the horizon */
+  fail_unless (p3d_camera_project_segment (&camera, behind, ahead, &segment));
+  fail_unless (fabs (segment.u0 + 3120.0) < 1e-6, "%f", segment.u0);
+  fail_unless (fabs (segment.u1 - 64.0) < 1e-9, "%f", segment.u1);
+  fail_unless (fabs (segment.v0 - 16.0) < 1e-9 && fabs (segment.v1 - 16.0)
+      < 1e-9);
+  /* all behind: nothing */
+  ahead[0] = -1.0;
+  fail_if (p3d_camera_project_segment (&camera, behind, ahead, &segment));
+
+  /* a box around the camera: its 4 edges along x cross the near plane,
+   * its front face's 4 edges lie ahead (x = 3.4, depth 3), the back face's
+   * behind */
+  p3d_camera_box_corners (centre, 1.0, 0.0, half, corners);
+  fail_unless (corners[0][0] == 3.4 && corners[0][1] == 1.0
+      && corners[0][2] == -0.8, "front left bottom (%g, %g, %g)",
+      corners[0][0], corners[0][1], corners[0][2]);
+  fail_unless (corners[6][0] == -2.6 && corners[6][1] == -1.0
+      && corners[6][2] == 0.2);
+  fail_unless_equals_int (p3d_camera_project_box (&camera, corners, segments),
+      8);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_camera_refused)
+{
+  static const struct
+  {
+    guint element;
+    gdouble value;
+    const gchar *why;
+  } intrinsics[] = {
+    {8, 0.01, "third row is [0.01, 0, 1]"},
+    {9, -1.0, "third row is [0, -1, 1]"},
+    {10, 2.0, "third row is [0, 0, 2]"},
+    {4, 3.0, "intrinsics [1][0] is 3"},
+    {0, 0.0, "[0][0] = 0"},
+    {5, -80.0, "[1][1] = -80"},
+  };
+  P3dcCameraCalib calib;
+  P3dCamera camera;
+  gchar *why = NULL;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (intrinsics); i++) {
+    front_calib (&calib);
+    calib.intrinsics[intrinsics[i].element] = intrinsics[i].value;
+    fail_if (p3d_camera_init (&camera, &calib, NULL, &why));
+    fail_unless (strstr (why, intrinsics[i].why) != NULL, "%s", why);
+    g_clear_pointer (&why, g_free);
+  }
+  /* a skew is a pinhole camera's */
+  front_calib (&calib);
+  calib.intrinsics[1] = 0.5;
+  fail_unless (p3d_camera_init (&camera, &calib, NULL, &why));
+  fail_unless_equals_int (camera.width, 0);
+
+  /* camera_to_lidar: float32 rounding passes; a scale, a shear, a mirror
+   * do not */
+  front_calib (&calib);
+  calib.camera_to_lidar[2] = 1.0004;
+  fail_unless (p3d_camera_init (&camera, &calib, NULL, &why));
+  calib.camera_to_lidar[2] = 1.1;
+  fail_if (p3d_camera_init (&camera, &calib, NULL, &why));
+  fail_unless (strstr (why, "not a rotation") != NULL, "%s", why);
+  g_clear_pointer (&why, g_free);
+  front_calib (&calib);
+  calib.camera_to_lidar[1] = 0.2;
+  fail_if (p3d_camera_init (&camera, &calib, NULL, &why));
+  g_clear_pointer (&why, g_free);
+  front_calib (&calib);
+  calib.camera_to_lidar[2] = -1.0;
+  fail_if (p3d_camera_init (&camera, &calib, NULL, &why));
+  fail_unless (strstr (why, "det R is -1") != NULL, "%s", why);
+  g_clear_pointer (&why, g_free);
+}
+
+GST_END_TEST;
+
 static Suite *
 calibration_suite (void)
 {
@@ -440,6 +578,8 @@ calibration_suite (void)
   tcase_add_test (tc, test_load_file);
   tcase_add_test (tc, test_malformed);
   tcase_add_test (tc, test_truncated);
+  tcase_add_test (tc, test_camera_projection);
+  tcase_add_test (tc, test_camera_refused);
   return s;
 }
 

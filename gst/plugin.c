@@ -12,6 +12,7 @@
 #include "gstbevpool.h"
 #include "gstbevrender.h"
 #include "gstboxenc.h"
+#include "gstboxoverlay.h"
 #include "gstboxparse.h"
 #include "gstcameratestsrc.h"
 #include "gstnms.h"
@@ -41,6 +42,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (boxparse, plugin);
   ok |= GST_ELEMENT_REGISTER (bevrender, plugin);
   ok |= GST_ELEMENT_REGISTER (cameratestsrc, plugin);
+  ok |= GST_ELEMENT_REGISTER (boxoverlay, plugin);
 
   return ok;
 }

@@ -154,6 +154,8 @@ p3d_camera_render_new (const P3dCamera * camera,
   if (params->width == 0 || params->height == 0
       || params->width > P3D_CAMERA_RENDER_MAX_SIDE
       || params->height > P3D_CAMERA_RENDER_MAX_SIDE
+      || (guint64) params->width * params->height >
+      P3D_CAMERA_RENDER_MAX_PIXELS
       || !(params->noise >= 0.0 && params->noise <= P3D_CAMERA_RENDER_MAX_NOISE)
       || !(params->sun_elevation >= 0.0 && params->sun_elevation <= 90.0)
       || !isfinite (params->sun_azimuth))

@@ -54,8 +54,10 @@ typedef enum
   P3D_CAMERA_CLASS_SKY = 7,
 } P3dCameraClass;
 
-/* Largest image side rendered. */
+/* Largest image side rendered, and the most pixels of an image (4096 x
+ * 4096: a renderer keeps 21 bytes of rays and hits per pixel). */
 #define P3D_CAMERA_RENDER_MAX_SIDE 16384
+#define P3D_CAMERA_RENDER_MAX_PIXELS (4096 * 4096)
 /* Depth (millimetres) written where nothing was hit. */
 #define P3D_CAMERA_RENDER_NO_DEPTH 0
 /* The largest depth written, millimetres: farther hits are written as
@@ -90,8 +92,9 @@ typedef struct
 typedef struct _P3dCameraRender P3dCameraRender;
 
 /* A renderer of @camera's view (copied) with @params, NULL when a size is
- * 0 or beyond P3D_CAMERA_RENDER_MAX_SIDE, or the noise or the sun's
- * elevation is out of range. */
+ * 0 or beyond P3D_CAMERA_RENDER_MAX_SIDE, the image has more than
+ * P3D_CAMERA_RENDER_MAX_PIXELS, or the noise or the sun's elevation is out
+ * of range. */
 P3dCameraRender *p3d_camera_render_new (const P3dCamera * camera,
     const P3dCameraRenderParams * params);
 void p3d_camera_render_free (P3dCameraRender * render);

@@ -583,8 +583,9 @@ p3d_camera_test_src_set_caps (GstBaseSrc * src, GstCaps * caps)
   self->render = p3d_camera_render_new (&self->active_camera, &params);
   if (self->render == NULL) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Cannot render %d x %d pixels", GST_VIDEO_INFO_WIDTH (&info),
-            GST_VIDEO_INFO_HEIGHT (&info)), ("caps %" GST_PTR_FORMAT, caps));
+        ("Cannot render %d x %d pixels: a camera renders at most %d pixels",
+            GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
+            P3D_CAMERA_RENDER_MAX_PIXELS), ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
   rgb_size = (gsize) params.width * params.height * 3;

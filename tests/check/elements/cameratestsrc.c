@@ -773,7 +773,8 @@ GST_START_TEST (test_calibration_errors)
 GST_END_TEST;
 
 /* A capsfilter the source cannot meet: another size than the file's, a
- * format of another emit mode. */
+ * format of another emit mode, another framerate: not negotiated; an image
+ * of too many pixels: an error that says so. */
 GST_START_TEST (test_not_negotiated)
 {
   static const gchar *cases[][2] = {
@@ -782,6 +783,8 @@ GST_START_TEST (test_not_negotiated)
     {"emit=depth", "video/x-raw, format=RGB"},
     {"emit=labels", "video/x-raw, format=GRAY16_LE"},
     {"", "video/x-raw, framerate=5/1"},
+    /* each side allowed, too many pixels together */
+    {"camera=2", "video/x-raw, width=16384, height=2048"},
   };
   guint i;
 
@@ -795,8 +798,13 @@ GST_START_TEST (test_not_negotiated)
 
     g_object_set (filter, "caps", caps, NULL);
     gst_element_set_state (pipeline, GST_STATE_PLAYING);
-    g_free (elemtest_expect_error (bus, GST_STREAM_ERROR,
-            GST_STREAM_ERROR_FAILED, "not-negotiated", NULL));
+    if (i == G_N_ELEMENTS (cases) - 1)
+      g_free (elemtest_expect_error (bus, GST_CORE_ERROR,
+              GST_CORE_ERROR_NEGOTIATION, "16384 x 2048",
+              "at most 16777216 pixels", NULL));
+    else
+      g_free (elemtest_expect_error (bus, GST_STREAM_ERROR,
+              GST_STREAM_ERROR_FAILED, "not-negotiated", NULL));
     gst_element_set_state (pipeline, GST_STATE_NULL);
     gst_caps_unref (caps);
     gst_object_unref (bus);

@@ -430,7 +430,12 @@ GST_START_TEST (test_bad_params)
   fail_unless (p3d_camera_render_new (&camera, &params) == NULL);
   params.width = P3D_CAMERA_RENDER_MAX_SIDE + 1;
   fail_unless (p3d_camera_render_new (&camera, &params) == NULL);
+  /* 16384 x 1025: each side in range, too many pixels */
+  params.width = P3D_CAMERA_RENDER_MAX_SIDE;
+  params.height = P3D_CAMERA_RENDER_MAX_PIXELS / P3D_CAMERA_RENDER_MAX_SIDE + 1;
+  fail_unless (p3d_camera_render_new (&camera, &params) == NULL);
   params.width = WIDTH;
+  params.height = HEIGHT;
   params.noise = -1.0;
   fail_unless (p3d_camera_render_new (&camera, &params) == NULL);
   params.noise = NAN;

@@ -10,16 +10,17 @@
  * pipeline with both sources sees one world; frame n shows the street at
  * t = n / framerate.
  *
- * The camera is entry camera of the calibration file (docs/calibration.md,
- * the format bevpool reads): its intrinsics, its camera-to-lidar transform
- * and, when the file gives it, its image size (else the caps' size,
- * twice the principal point by default). examples/data/rig-nuscenes-704x256.json
- * holds six cameras arranged as nuScenes' rig, at the 704 x 256 input of
- * BEVFusion's and BEVDet's networks.
+ * The camera is the entry numbered by the camera property in the
+ * calibration file (docs/calibration.md, the format bevpool reads): its
+ * intrinsics, its camera-to-lidar transform and, when the file gives it,
+ * its image size (else the caps' size, twice the principal point by
+ * default). examples/data/rig-nuscenes-704x256.json holds six cameras
+ * arranged as nuScenes' rig, at the 704 x 256 input of BEVFusion's and
+ * BEVDet's networks.
  *
  * With emit=rgb (the default) each buffer is the colour image, with the
- * street's per-class and per-object colours, sunlight, ground texture,
- * sky and sensor noise, in RGB or another packed RGB format, I420 or NV12
+ * street's per-class and per-object colours, sunlight and shadows, ground
+ * texture, sky and sensor noise, in RGB or another packed RGB format, I420 or NV12
  * (BT.601, limited range). With emit=depth it is the depth along the
  * optical axis of every pixel, GRAY16_LE in millimetres (0 where nothing
  * was hit, 65535 beyond 65.535 m), and with emit=labels the class of every

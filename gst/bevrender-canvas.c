@@ -1,4 +1,4 @@
-/* Drawing a bird's-eye view into an RGBA image: see bevrender-canvas.h. */
+/* Drawing a bird's-eye view on a canvas: see bevrender-canvas.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -15,10 +15,6 @@
  * of pixels in decimal (20 m at 0.1 m) does not get an extra pixel from
  * the binary rounding of the division. */
 #define SIZE_TOLERANCE 1e-6
-
-/* How far outside the image a line is clipped: far enough that its pixels
- * inside are the ones of the unclipped line, near enough for int. */
-#define CLIP_MARGIN 2.0
 
 static const gchar *
 range_problem (const gdouble range[4])
@@ -142,7 +138,7 @@ interpolate (guint8 a, guint8 b, guint position)
 }
 
 static void
-fill_table (P3dBevColor * table, const Anchor * anchors, guint n_anchors)
+fill_table (P3dColor * table, const Anchor * anchors, guint n_anchors)
 {
   guint i;
 
@@ -153,15 +149,15 @@ fill_table (P3dBevColor * table, const Anchor * anchors, guint n_anchors)
     guint position = along - segment * 255u;
     const Anchor *a = &anchors[segment], *b = &anchors[segment + 1];
 
-    table[i] = P3D_BEV_RGB (interpolate (a->r, b->r, position),
+    table[i] = P3D_RGB (interpolate (a->r, b->r, position),
         interpolate (a->g, b->g, position), interpolate (a->b, b->b, position));
   }
 }
 
-static const P3dBevColor *
+static const P3dColor *
 color_map_table (P3dBevColorMap map)
 {
-  static P3dBevColor tables[2][MAP_SIZE];
+  static P3dColor tables[2][MAP_SIZE];
   static gsize initialized = 0;
 
   if (g_once_init_enter (&initialized)) {
@@ -184,116 +180,15 @@ color_index (gdouble t)
   return (guint) (t * (MAP_SIZE - 1) + 0.5);
 }
 
-P3dBevColor
+P3dColor
 p3d_bev_color_map (P3dBevColorMap map, gdouble t)
 {
   return color_map_table (map)[color_index (t)];
 }
 
-P3dBevColor
-p3d_bev_color_for_label (gint32 label)
-{
-  static const P3dBevColor palette[8] = {
-    P3D_BEV_RGB (255, 0, 255),  /* magenta: car */
-    P3D_BEV_RGB (255, 255, 255),        /* white: pedestrian */
-    P3D_BEV_RGB (255, 140, 0),  /* orange: cyclist */
-    P3D_BEV_RGB (170, 110, 255),        /* violet */
-    P3D_BEV_RGB (255, 130, 170),        /* pink */
-    P3D_BEV_RGB (150, 255, 230),        /* mint */
-    P3D_BEV_RGB (190, 190, 90), /* olive */
-    P3D_BEV_RGB (150, 150, 150),        /* grey */
-  };
-  /* a label's palette entry, negative labels included */
-  guint index = (guint) (((label % 8) + 8) % 8);
-
-  return palette[index];
-}
-
-/* Pixels. */
-
-static inline void
-store (guint8 * pixel, P3dBevColor color)
-{
-  pixel[0] = (guint8) (color >> 16);
-  pixel[1] = (guint8) (color >> 8);
-  pixel[2] = (guint8) color;
-  pixel[3] = (guint8) (color >> 24);
-}
-
-static inline guint8 *
-pixel_at (P3dBevCanvas * canvas, gint column, gint row)
-{
-  return canvas->pixels + (gsize) row *canvas->stride + (gsize) column *4;
-}
-
-P3dBevColor
-p3d_bev_canvas_get_pixel (const P3dBevCanvas * canvas, gint column, gint row)
-{
-  const guint8 *p;
-
-  if (column < 0 || column >= canvas->width || row < 0 || row >= canvas->height)
-    return 0;
-  p = canvas->pixels + (gsize) row *canvas->stride + (gsize) column *4;
-  return ((guint32) p[3] << 24) | ((guint32) p[0] << 16) |
-      ((guint32) p[1] << 8) | p[2];
-}
-
 void
-p3d_bev_canvas_put_pixel (P3dBevCanvas * canvas, gint column, gint row,
-    P3dBevColor color)
-{
-  if (column < 0 || column >= canvas->width || row < 0 || row >= canvas->height)
-    return;
-  store (pixel_at (canvas, column, row), color);
-}
-
-/* Columns [@first, @last] of @row, clipped to the image. */
-static void
-fill_span (P3dBevCanvas * canvas, gint row, gint first, gint last,
-    P3dBevColor color)
-{
-  guint8 *p;
-  gint column;
-
-  if (row < 0 || row >= canvas->height)
-    return;
-  first = MAX (first, 0);
-  last = MIN (last, canvas->width - 1);
-  if (first > last)
-    return;
-  p = pixel_at (canvas, first, row);
-  for (column = first; column <= last; column++, p += 4)
-    store (p, color);
-}
-
-void
-p3d_bev_canvas_clear (P3dBevCanvas * canvas, P3dBevColor color)
-{
-  gint row;
-
-  if (canvas->height <= 0)
-    return;
-  fill_span (canvas, 0, 0, canvas->width - 1, color);
-  for (row = 1; row < canvas->height; row++)
-    memcpy (pixel_at (canvas, 0, row), canvas->pixels,
-        (gsize) canvas->width * 4);
-}
-
-/* floor (@value) as an int, @value first clamped to [@low, @high] (NaN
- * gives @low). */
-static gint
-floor_clamped (gdouble value, gint low, gint high)
-{
-  if (!(value >= low))
-    return low;
-  if (value >= high)
-    return high;
-  return (gint) floor (value);
-}
-
-void
-p3d_bev_canvas_draw_grid (P3dBevCanvas * canvas, const P3dBevView * view,
-    gdouble spacing, P3dBevColor color, P3dBevColor axis_color)
+p3d_bev_canvas_draw_grid (P3dCanvas * canvas, const P3dBevView * view,
+    gdouble spacing, P3dColor color, P3dColor axis_color)
 {
   gdouble s = view->metres_per_pixel;
   gdouble bottom = view->top - canvas->height * s;
@@ -308,32 +203,33 @@ p3d_bev_canvas_draw_grid (P3dBevCanvas * canvas, const P3dBevView * view,
   first = ceil (bottom / spacing);
   last = floor (view->top / spacing);
   for (k = first; k <= last; k++) {
-    gint row = floor_clamped ((view->top - k * spacing) / s, -1,
+    gint row = p3d_canvas_floor_clamped ((view->top - k * spacing) / s, -1,
         canvas->height);
 
-    fill_span (canvas, row, 0, canvas->width - 1, k == 0 ? axis_color : color);
+    p3d_canvas_fill_span (canvas, row, 0, canvas->width - 1,
+        k == 0 ? axis_color : color);
   }
   /* lines of constant y: image columns */
   first = ceil (right / spacing);
   last = floor (view->left / spacing);
   for (k = first; k <= last; k++) {
-    gint column = floor_clamped ((view->left - k * spacing) / s, -1,
+    gint column = p3d_canvas_floor_clamped ((view->left - k * spacing) / s, -1,
         canvas->width);
-    P3dBevColor c = k == 0 ? axis_color : color;
+    P3dColor c = k == 0 ? axis_color : color;
     gint row;
 
     if (column < 0 || column >= canvas->width)
       continue;
     for (row = 0; row < canvas->height; row++)
-      store (pixel_at (canvas, column, row), c);
+      p3d_canvas_store (p3d_canvas_pixel (canvas, column, row), c);
   }
 }
 
 void
-p3d_bev_canvas_draw_points (P3dBevCanvas * canvas, const P3dBevView * view,
+p3d_bev_canvas_draw_points (P3dCanvas * canvas, const P3dBevView * view,
     const P3dBevPoints * points)
 {
-  const P3dBevColor *table = color_map_table (P3D_BEV_COLOR_MAP_RAINBOW);
+  const P3dColor *table = color_map_table (P3D_BEV_COLOR_MAP_RAINBOW);
   gdouble s = view->metres_per_pixel;
   gdouble span = points->high - points->low;
   gint size = (gint) MAX (points->size, 1u);
@@ -347,7 +243,7 @@ p3d_bev_canvas_draw_points (P3dBevCanvas * canvas, const P3dBevView * view,
     gfloat xyz[3], value;
     gdouble u, v;
     gint column, row, r;
-    P3dBevColor color;
+    P3dColor color;
 
     /* copied out: a tensor read back from a file need not be aligned */
     memcpy (xyz, p, sizeof (xyz));
@@ -363,17 +259,17 @@ p3d_bev_canvas_draw_points (P3dBevCanvas * canvas, const P3dBevView * view,
     row = (gint) floor (v);
     color = table[color_index ((value - points->low) / span)];
     if (size == 1) {
-      p3d_bev_canvas_put_pixel (canvas, column, row, color);
+      p3d_canvas_put_pixel (canvas, column, row, color);
       continue;
     }
     for (r = row - before; r <= row + after; r++)
-      fill_span (canvas, r, column - before, column + after, color);
+      p3d_canvas_fill_span (canvas, r, column - before, column + after, color);
   }
 }
 
 void
-p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
-    gdouble x0, gdouble y0, gdouble x1, gdouble y1, P3dBevColor color)
+p3d_bev_canvas_fill_rect (P3dCanvas * canvas, const P3dBevView * view,
+    gdouble x0, gdouble y0, gdouble x1, gdouble y1, P3dColor color)
 {
   gdouble s = view->metres_per_pixel;
   gint first_column, last_column, first_row, last_row, row;
@@ -381,21 +277,25 @@ p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
   if (!isfinite (x0) || !isfinite (y0) || !isfinite (x1) || !isfinite (y1))
     return;
   /* pixel centres: y = left - (column + 0.5) s, x = top - (row + 0.5) s */
-  first_column = floor_clamped ((view->left - y1) / s - 0.5, -2,
+  first_column = p3d_canvas_floor_clamped ((view->left - y1) / s - 0.5, -2,
       canvas->width + 1) + 1;
-  last_column = floor_clamped ((view->left - y0) / s - 0.5, -2,
+  last_column = p3d_canvas_floor_clamped ((view->left - y0) / s - 0.5, -2,
       canvas->width + 1);
-  first_row = floor_clamped ((view->top - x1) / s - 0.5, -2,
+  first_row = p3d_canvas_floor_clamped ((view->top - x1) / s - 0.5, -2,
       canvas->height + 1) + 1;
-  last_row = floor_clamped ((view->top - x0) / s - 0.5, -2, canvas->height + 1);
+  last_row =
+      p3d_canvas_floor_clamped ((view->top - x0) / s - 0.5, -2,
+      canvas->height + 1);
   if (first_column > last_column)
-    first_column = last_column = floor_clamped ((view->left - (y0 + y1) / 2.0)
+    first_column = last_column =
+        p3d_canvas_floor_clamped ((view->left - (y0 + y1) / 2.0)
         / s, -1, canvas->width);
   if (first_row > last_row)
-    first_row = last_row = floor_clamped ((view->top - (x0 + x1) / 2.0) / s,
-        -1, canvas->height);
+    first_row = last_row =
+        p3d_canvas_floor_clamped ((view->top - (x0 + x1) / 2.0) / s, -1,
+        canvas->height);
   for (row = first_row; row <= last_row; row++)
-    fill_span (canvas, row, first_column, last_column, color);
+    p3d_canvas_fill_span (canvas, row, first_column, last_column, color);
 }
 
 /* The cell index along one axis of the cell holding each pixel centre of
@@ -417,10 +317,10 @@ cell_indices (gint * indices, gint n_pixels, gdouble origin, gdouble s,
 }
 
 void
-p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas, const P3dBevView * view,
+p3d_bev_canvas_draw_heat_map (P3dCanvas * canvas, const P3dBevView * view,
     const P3dBevGrid * grid, const gfloat * magnitude)
 {
-  const P3dBevColor *table = color_map_table (P3D_BEV_COLOR_MAP_HEAT);
+  const P3dColor *table = color_map_table (P3D_BEV_COLOR_MAP_HEAT);
   guint cells_x = grid->rows_along_x ? grid->rows : grid->columns;
   guint cells_y = grid->rows_along_x ? grid->columns : grid->rows;
   gsize n_cells = (gsize) grid->rows * grid->columns, i;
@@ -443,7 +343,7 @@ p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas, const P3dBevView * view,
 
   for (row = 0; row < canvas->height; row++) {
     gsize previous = G_MAXSIZE;
-    P3dBevColor color = 0;
+    P3dColor color = 0;
     gboolean draw = FALSE;
 
     if (row_cells[row] < 0)
@@ -465,207 +365,19 @@ p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas, const P3dBevView * view,
           color = table[color_index ((gdouble) m / largest)];
       }
       if (draw)
-        store (pixel_at (canvas, column, row), color);
+        p3d_canvas_store (p3d_canvas_pixel (canvas, column, row), color);
     }
   }
   g_free (column_cells);
   g_free (row_cells);
 }
 
-/* Liang-Barsky: clips the segment to [umin, umax] x [vmin, vmax]; FALSE
- * when nothing of it is inside. */
-static gboolean
-clip_segment (gdouble * u0, gdouble * v0, gdouble * u1, gdouble * v1,
-    gdouble umin, gdouble umax, gdouble vmin, gdouble vmax)
-{
-  gdouble du = *u1 - *u0, dv = *v1 - *v0;
-  gdouble p[4] = { -du, du, -dv, dv };
-  gdouble q[4] = { *u0 - umin, umax - *u0, *v0 - vmin, vmax - *v0 };
-  gdouble t0 = 0.0, t1 = 1.0;
-  guint k;
-
-  for (k = 0; k < 4; k++) {
-    if (p[k] == 0.0) {
-      if (q[k] < 0.0)
-        return FALSE;
-    } else {
-      gdouble t = q[k] / p[k];
-
-      if (p[k] < 0.0) {
-        if (t > t1)
-          return FALSE;
-        t0 = MAX (t0, t);
-      } else {
-        if (t < t0)
-          return FALSE;
-        t1 = MIN (t1, t);
-      }
-    }
-  }
-  if (t1 < 1.0) {
-    *u1 = *u0 + t1 * du;
-    *v1 = *v0 + t1 * dv;
-  }
-  if (t0 > 0.0) {
-    *u0 = *u0 + t0 * du;
-    *v0 = *v0 + t0 * dv;
-  }
-  return TRUE;
-}
-
-void
-p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
-    gdouble u1, gdouble v1, P3dBevColor color)
-{
-  p3d_bev_canvas_draw_wide_line (canvas, u0, v0, u1, v1, 1, color);
-}
-
-void
-p3d_bev_canvas_draw_wide_line (P3dBevCanvas * canvas, gdouble u0,
-    gdouble v0, gdouble u1, gdouble v1, guint width, P3dBevColor color)
-{
-  gint x0, y0, x1, y1, dx, dy, sx, sy, error, side, before;
-  gdouble margin;
-
-  if (!isfinite (u0) || !isfinite (v0) || !isfinite (u1) || !isfinite (v1))
-    return;
-  side = (gint) CLAMP (width, 1, P3D_BEV_MAX_LINE_WIDTH);
-  before = (side - 1) / 2;
-  /* a wide line just outside the image still shows its inner side */
-  margin = CLIP_MARGIN + side;
-  if (!clip_segment (&u0, &v0, &u1, &v1, -margin, canvas->width + margin,
-          -margin, canvas->height + margin))
-    return;
-  x0 = (gint) floor (u0);
-  y0 = (gint) floor (v0);
-  x1 = (gint) floor (u1);
-  y1 = (gint) floor (v1);
-
-  /* Bresenham, all octants */
-  dx = ABS (x1 - x0);
-  dy = -ABS (y1 - y0);
-  sx = x0 < x1 ? 1 : -1;
-  sy = y0 < y1 ? 1 : -1;
-  error = dx + dy;
-  for (;;) {
-    gint twice;
-
-    if (side == 1)
-      p3d_bev_canvas_put_pixel (canvas, x0, y0, color);
-    else
-      p3d_bev_canvas_fill_pixels (canvas, x0 - before, y0 - before, side,
-          side, color);
-    if (x0 == x1 && y0 == y1)
-      break;
-    twice = 2 * error;
-    if (twice >= dy) {
-      error += dy;
-      x0 += sx;
-    }
-    if (twice <= dx) {
-      error += dx;
-      y0 += sy;
-    }
-  }
-}
-
-/* Glyphs of 7 rows, 5 columns each, bit 4 the leftmost column, in the
- * order of glyph_chars. */
-static const gchar glyph_chars[] =
-    "0123456789.-abcdefghijklmnopqrstuvwxyz:/()+=,";
-static const guint8 glyphs[][P3D_BEV_GLYPH_HEIGHT] = {
-  {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e},   /* 0 */
-  {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e},   /* 1 */
-  {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f},   /* 2 */
-  {0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e},   /* 3 */
-  {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02},   /* 4 */
-  {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e},   /* 5 */
-  {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e},   /* 6 */
-  {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08},   /* 7 */
-  {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e},   /* 8 */
-  {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c},   /* 9 */
-  {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c},   /* . */
-  {0x00, 0x00, 0x00, 0x0e, 0x00, 0x00, 0x00},   /* - */
-  {0x00, 0x00, 0x0e, 0x01, 0x0f, 0x11, 0x0f},   /* a */
-  {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1e},   /* b */
-  {0x00, 0x00, 0x0e, 0x10, 0x10, 0x11, 0x0e},   /* c */
-  {0x01, 0x01, 0x0d, 0x13, 0x11, 0x11, 0x0f},   /* d */
-  {0x00, 0x00, 0x0e, 0x11, 0x1f, 0x10, 0x0e},   /* e */
-  {0x06, 0x09, 0x08, 0x1c, 0x08, 0x08, 0x08},   /* f */
-  {0x00, 0x0f, 0x11, 0x11, 0x0f, 0x01, 0x0e},   /* g */
-  {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11},   /* h */
-  {0x04, 0x00, 0x0c, 0x04, 0x04, 0x04, 0x0e},   /* i */
-  {0x02, 0x00, 0x06, 0x02, 0x02, 0x12, 0x0c},   /* j */
-  {0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12},   /* k */
-  {0x0c, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e},   /* l */
-  {0x00, 0x00, 0x1a, 0x15, 0x15, 0x11, 0x11},   /* m */
-  {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11},   /* n */
-  {0x00, 0x00, 0x0e, 0x11, 0x11, 0x11, 0x0e},   /* o */
-  {0x00, 0x00, 0x1e, 0x11, 0x1e, 0x10, 0x10},   /* p */
-  {0x00, 0x00, 0x0d, 0x13, 0x0f, 0x01, 0x01},   /* q */
-  {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10},   /* r */
-  {0x00, 0x00, 0x0e, 0x10, 0x0e, 0x01, 0x1e},   /* s */
-  {0x08, 0x08, 0x1c, 0x08, 0x08, 0x09, 0x06},   /* t */
-  {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0d},   /* u */
-  {0x00, 0x00, 0x11, 0x11, 0x11, 0x0a, 0x04},   /* v */
-  {0x00, 0x00, 0x11, 0x11, 0x15, 0x15, 0x0a},   /* w */
-  {0x00, 0x00, 0x11, 0x0a, 0x04, 0x0a, 0x11},   /* x */
-  {0x00, 0x00, 0x11, 0x11, 0x0f, 0x01, 0x0e},   /* y */
-  {0x00, 0x00, 0x1f, 0x02, 0x04, 0x08, 0x1f},   /* z */
-  {0x00, 0x0c, 0x0c, 0x00, 0x0c, 0x0c, 0x00},   /* : */
-  {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00},   /* / */
-  {0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02},   /* ( */
-  {0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08},   /* ) */
-  {0x00, 0x04, 0x04, 0x1f, 0x04, 0x04, 0x00},   /* + */
-  {0x00, 0x00, 0x1f, 0x00, 0x1f, 0x00, 0x00},   /* = */
-  {0x00, 0x00, 0x00, 0x00, 0x0c, 0x04, 0x08},   /* , */
-};
-
-G_STATIC_ASSERT (G_N_ELEMENTS (glyphs) == sizeof (glyph_chars) - 1);
-
-static gint
-glyph_index (gchar c)
-{
-  const gchar *found;
-
-  if (c == '\0')
-    return -1;
-  found = strchr (glyph_chars, g_ascii_tolower (c));
-  return found != NULL ? (gint) (found - glyph_chars) : -1;
-}
-
-gint
-p3d_bev_text_width (const gchar * text)
-{
-  gsize n = strlen (text);
-
-  return n == 0 ? 0 : (gint) n *(P3D_BEV_GLYPH_WIDTH + 1) - 1;
-}
-
-void
-p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
-    const gchar * text, P3dBevColor color)
-{
-  const gchar *c;
-
-  for (c = text; *c != '\0'; c++, column += P3D_BEV_GLYPH_WIDTH + 1) {
-    gint glyph = glyph_index (*c), r, x;
-
-    if (glyph < 0)
-      continue;
-    for (r = 0; r < P3D_BEV_GLYPH_HEIGHT; r++)
-      for (x = 0; x < P3D_BEV_GLYPH_WIDTH; x++)
-        if (glyphs[glyph][r] & (0x10 >> x))
-          p3d_bev_canvas_put_pixel (canvas, column + x, row + r, color);
-  }
-}
-
 /* Scores at least this large are not written (they would not fit). */
 #define MAX_SCORE_WRITTEN 1e6
 
 void
-p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dcBox3d * box, P3dBevColor color, guint line_width,
+p3d_bev_canvas_draw_box (P3dCanvas * canvas, const P3dBevView * view,
+    const P3dcBox3d * box, P3dColor color, guint line_width,
     gboolean show_score)
 {
   /* the corners in the box's own frame, front (+x) first, going round */
@@ -689,13 +401,13 @@ p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
         box->y + l * sin_yaw + w * cos_yaw, &u[k], &v[k]);
   }
   for (k = 0; k < 4; k++)
-    p3d_bev_canvas_draw_wide_line (canvas, u[k], v[k], u[(k + 1) % 4],
+    p3d_canvas_draw_wide_line (canvas, u[k], v[k], u[(k + 1) % 4],
         v[(k + 1) % 4], line_width, color);
 
   p3d_bev_view_to_image (view, box->x, box->y, &centre_u, &centre_v);
   p3d_bev_view_to_image (view, box->x + half_length * cos_yaw,
       box->y + half_length * sin_yaw, &front_u, &front_v);
-  p3d_bev_canvas_draw_wide_line (canvas, centre_u, centre_v, front_u,
+  p3d_canvas_draw_wide_line (canvas, centre_u, centre_v, front_u,
       front_v, line_width, color);
 
   if (show_score && isfinite (box->score)
@@ -706,16 +418,16 @@ p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
     top_v = MIN (MIN (v[0], v[1]), MIN (v[2], v[3]));
     /* locale-independent: always a '.' */
     g_ascii_formatd (text, sizeof (text), "%.2f", box->score);
-    p3d_bev_canvas_draw_text (canvas,
-        floor_clamped (right_u, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE) + 2,
-        floor_clamped (top_v, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE),
-        text, color);
+    p3d_canvas_draw_text (canvas,
+        p3d_canvas_floor_clamped (right_u, -P3D_BEV_MAX_SIDE,
+            2 * P3D_BEV_MAX_SIDE) + 2, p3d_canvas_floor_clamped (top_v,
+            -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE), text, color);
   }
 }
 
 guint
-p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dBevVoxelCells * cells, P3dBevColor color)
+p3d_bev_canvas_draw_voxels (P3dCanvas * canvas, const P3dBevView * view,
+    const P3dBevVoxelCells * cells, P3dColor color)
 {
   guint32 i;
   guint outside = 0;
@@ -778,56 +490,6 @@ p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
     magnitudes[cell] = sqrtf (magnitudes[cell]);
 }
 
-void
-p3d_bev_canvas_fill_pixels (P3dBevCanvas * canvas, gint column, gint row,
-    gint width, gint height, P3dBevColor color)
-{
-  gint r;
-
-  for (r = MAX (row, 0); r < MIN (row + height, canvas->height); r++)
-    fill_span (canvas, r, column, column + width - 1, color);
-}
-
-/* A score's place in the image: columns [c0, c1), rows [r0, r1). */
-typedef struct
-{
-  gint c0, r0, c1, r1;
-} LabelRect;
-
-static gboolean
-label_fits (const P3dBevCanvas * canvas, const LabelRect * rect,
-    const LabelRect * placed, guint n_placed)
-{
-  guint i;
-
-  if (rect->c0 < 0 || rect->r0 < 0 || rect->c1 > canvas->width
-      || rect->r1 > canvas->height)
-    return FALSE;
-  /* one blank pixel between two scores */
-  for (i = 0; i < n_placed; i++)
-    if (rect->c0 <= placed[i].c1 && placed[i].c0 <= rect->c1
-        && rect->r0 <= placed[i].r1 && placed[i].r0 <= rect->r1)
-      return FALSE;
-  return TRUE;
-}
-
-typedef struct
-{
-  guint32 index;
-  gfloat score;
-} ScoreOrder;
-
-/* Highest score first; ties in input order. */
-static gint
-compare_scores (gconstpointer a, gconstpointer b)
-{
-  const ScoreOrder *sa = a, *sb = b;
-
-  if (sa->score != sb->score)
-    return sa->score > sb->score ? -1 : 1;
-  return sa->index < sb->index ? -1 : (sa->index > sb->index);
-}
-
 /* The box's image bounding box, FALSE for a box that draw_box skips. */
 static gboolean
 box_image_bounds (const P3dBevView * view, const P3dcBox3d * box,
@@ -859,19 +521,17 @@ box_image_bounds (const P3dBevView * view, const P3dcBox3d * box,
 }
 
 /* The colour a box of @label takes in @style. */
-static P3dBevColor
+static P3dColor
 box_color (const P3dBevBoxStyle * style, gint32 label)
 {
-  return style->color != 0 ? style->color : p3d_bev_color_for_label (label);
+  return style->color != 0 ? style->color : p3d_color_for_label (label);
 }
 
 void
-p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
+p3d_bev_canvas_draw_boxes (P3dCanvas * canvas, const P3dBevView * view,
     const guint8 * records, guint32 count, const P3dBevBoxStyle * style)
 {
-  ScoreOrder *order;
-  LabelRect *placed;
-  guint n_placed = 0;
+  P3dCanvasScore *scores;
   guint32 i;
 
   for (i = 0; i < count; i++) {
@@ -885,52 +545,27 @@ p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas, const P3dBevView * view,
   if (!style->show_scores || count == 0)
     return;
 
-  order = g_new (ScoreOrder, count);
-  placed = g_new (LabelRect, count);
+  scores = g_new (P3dCanvasScore, count);
   for (i = 0; i < count; i++) {
-    order[i].index = i;
-    memcpy (&order[i].score, records + (gsize) i * P3DC_BOX3D_SIZE +
-        G_STRUCT_OFFSET (P3dcBox3d, score), sizeof (gfloat));
-  }
-  qsort (order, count, sizeof (ScoreOrder), compare_scores);
-  for (i = 0; i < count; i++) {
-    gchar text[G_ASCII_DTOSTR_BUF_SIZE];
-    gdouble left, top, right, bottom;
-    LabelRect candidates[4];
+    P3dCanvasScore *score = &scores[i];
+    gdouble left = 0.0, top = 0.0, right = 0.0, bottom = 0.0;
     P3dcBox3d box;
-    gint width, c0, r0, c1, r1;
-    guint k;
 
-    memcpy (&box, records + (gsize) order[i].index * P3DC_BOX3D_SIZE,
-        sizeof (box));
-    if (!box_image_bounds (view, &box, &left, &top, &right, &bottom)
-        || !isfinite (box.score) || fabs (box.score) >= MAX_SCORE_WRITTEN)
+    memcpy (&box, records + (gsize) i * P3DC_BOX3D_SIZE, sizeof (box));
+    score->drawn = box_image_bounds (view, &box, &left, &top, &right, &bottom);
+    score->score = box.score;
+    score->color = box_color (style, box.label);
+    if (!score->drawn)
       continue;
-    /* locale-independent: always a '.' */
-    g_ascii_formatd (text, sizeof (text), "%.2f", box.score);
-    width = p3d_bev_text_width (text);
-    c0 = floor_clamped (left, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
-    r0 = floor_clamped (top, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
-    c1 = floor_clamped (right, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
-    r1 = floor_clamped (bottom, -P3D_BEV_MAX_SIDE, 2 * P3D_BEV_MAX_SIDE);
-    /* right of the box (where a single box has it), left, above, below */
-    candidates[0] = (LabelRect) {
-    c1 + 2, r0, c1 + 2 + width, r0 + P3D_BEV_GLYPH_HEIGHT};
-    candidates[1] = (LabelRect) {
-    c0 - 2 - width, r0, c0 - 2, r0 + P3D_BEV_GLYPH_HEIGHT};
-    candidates[2] = (LabelRect) {
-    c0, r0 - 2 - P3D_BEV_GLYPH_HEIGHT, c0 + width, r0 - 2};
-    candidates[3] = (LabelRect) {
-    c0, r1 + 2, c0 + width, r1 + 2 + P3D_BEV_GLYPH_HEIGHT};
-    for (k = 0; k < G_N_ELEMENTS (candidates); k++)
-      if (label_fits (canvas, &candidates[k], placed, n_placed))
-        break;
-    if (k == G_N_ELEMENTS (candidates))
-      continue;
-    placed[n_placed++] = candidates[k];
-    p3d_bev_canvas_draw_text (canvas, candidates[k].c0, candidates[k].r0,
-        text, box_color (style, box.label));
+    score->c0 = p3d_canvas_floor_clamped (left, -P3D_BEV_MAX_SIDE,
+        2 * P3D_BEV_MAX_SIDE);
+    score->r0 = p3d_canvas_floor_clamped (top, -P3D_BEV_MAX_SIDE,
+        2 * P3D_BEV_MAX_SIDE);
+    score->c1 = p3d_canvas_floor_clamped (right, -P3D_BEV_MAX_SIDE,
+        2 * P3D_BEV_MAX_SIDE);
+    score->r1 = p3d_canvas_floor_clamped (bottom, -P3D_BEV_MAX_SIDE,
+        2 * P3D_BEV_MAX_SIDE);
   }
-  g_free (placed);
-  g_free (order);
+  p3d_canvas_draw_scores (canvas, scores, count);
+  g_free (scores);
 }

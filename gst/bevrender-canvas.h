@@ -1,4 +1,4 @@
-/* Drawing a bird's-eye view into an RGBA image, for bevrender.
+/* Drawing a bird's-eye view on a P3dCanvas (p3dcanvas.h), for bevrender.
  *
  * GLib only, no GStreamer, so that the drawing is tested on its own and the
  * element stays a matter of pads, caps and timing.
@@ -21,28 +21,14 @@
 #include <glib.h>
 
 #include "boxes.h"
+#include "p3dcanvas.h"
 
 G_BEGIN_DECLS
 
-/* Largest image side, in pixels. */
-#define P3D_BEV_MAX_SIDE 16384
-/* The widest line drawn, in pixels (bevrender's line-width). */
-#define P3D_BEV_MAX_LINE_WIDTH 8
+/* Largest image side, in pixels: the canvas's. */
+#define P3D_BEV_MAX_SIDE P3D_CANVAS_MAX_SIDE
 /* Metres per pixel when neither a scale nor a size is given. */
 #define P3D_BEV_DEFAULT_METRES_PER_PIXEL 0.1
-
-/* Font: digits, lower-case letters (upper case is drawn as lower case),
- * and . - : / ( ) + = , each P3D_BEV_GLYPH_WIDTH x P3D_BEV_GLYPH_HEIGHT
- * pixels, one blank column between characters. */
-#define P3D_BEV_GLYPH_WIDTH 5
-#define P3D_BEV_GLYPH_HEIGHT 7
-
-/* A colour as 0xAARRGGBB (as videotestsrc's colour properties). */
-typedef guint32 P3dBevColor;
-
-#define P3D_BEV_RGB(r, g, b) \
-    ((P3dBevColor) (0xff000000u | ((guint32) (r) << 16) | \
-        ((guint32) (g) << 8) | (guint32) (b)))
 
 /**
  * P3dBevView:
@@ -82,20 +68,6 @@ p3d_bev_view_to_image (const P3dBevView * view, gdouble x, gdouble y,
   *v = (view->top - x) / view->metres_per_pixel;
 }
 
-/**
- * P3dBevCanvas:
- * @pixels: RGBA, 4 bytes a pixel, rows @stride bytes apart
- *
- * The image being drawn.
- */
-typedef struct
-{
-  guint8 *pixels;
-  gint width;
-  gint height;
-  gsize stride;
-} P3dBevCanvas;
-
 typedef enum
 {
   /* blue, cyan, green, yellow, red: for heights and intensities */
@@ -105,24 +77,15 @@ typedef enum
   P3D_BEV_COLOR_MAP_HEAT = 1,
 } P3dBevColorMap;
 
-/* The colour of @map at @t in [0, 1] (clamped; NaN is 0), one of 256. */
-P3dBevColor p3d_bev_color_map (P3dBevColorMap map, gdouble t);
-/* The colour of boxes of @label: a palette of 8 colours absent from the
- * rainbow map, repeating (label 0 magenta, 1 white, 2 orange...). */
-P3dBevColor p3d_bev_color_for_label (gint32 label);
-
-/* The colour of pixel (@column, @row); 0 outside the image. */
-P3dBevColor p3d_bev_canvas_get_pixel (const P3dBevCanvas * canvas,
-    gint column, gint row);
-/* Sets the pixel, when it is inside the image. */
-void p3d_bev_canvas_put_pixel (P3dBevCanvas * canvas, gint column, gint row,
-    P3dBevColor color);
-void p3d_bev_canvas_clear (P3dBevCanvas * canvas, P3dBevColor color);
+/* The colour of @map at @t in [0, 1] (clamped; NaN is 0), one of 256;
+ * box labels' colours (p3d_color_for_label) are absent from the rainbow
+ * map. */
+P3dColor p3d_bev_color_map (P3dBevColorMap map, gdouble t);
 
 /* Lines every @spacing metres along x and y (through the sensor, which is
  * the origin), the two through the origin in @axis_color. */
-void p3d_bev_canvas_draw_grid (P3dBevCanvas * canvas, const P3dBevView * view,
-    gdouble spacing, P3dBevColor color, P3dBevColor axis_color);
+void p3d_bev_canvas_draw_grid (P3dCanvas * canvas, const P3dBevView * view,
+    gdouble spacing, P3dColor color, P3dColor axis_color);
 
 /**
  * P3dBevPoints:
@@ -146,14 +109,14 @@ typedef struct
   guint size;
 } P3dBevPoints;
 
-void p3d_bev_canvas_draw_points (P3dBevCanvas * canvas,
+void p3d_bev_canvas_draw_points (P3dCanvas * canvas,
     const P3dBevView * view, const P3dBevPoints * points);
 
 /* Fills the ground rectangle [@x0, @x1) x [@y0, @y1): every pixel whose
  * centre lies inside, or the pixel of its centre when it covers no pixel
  * centre (a cell smaller than a pixel still shows). */
-void p3d_bev_canvas_fill_rect (P3dBevCanvas * canvas, const P3dBevView * view,
-    gdouble x0, gdouble y0, gdouble x1, gdouble y1, P3dBevColor color);
+void p3d_bev_canvas_fill_rect (P3dCanvas * canvas, const P3dBevView * view,
+    gdouble x0, gdouble y0, gdouble x1, gdouble y1, P3dColor color);
 
 /**
  * P3dBevGrid:
@@ -184,7 +147,7 @@ typedef struct
  * finite @magnitude by the heat map at magnitude / (largest finite
  * magnitude); cells of zero, negative or non-finite magnitude are not
  * drawn. */
-void p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas,
+void p3d_bev_canvas_draw_heat_map (P3dCanvas * canvas,
     const P3dBevView * view, const P3dBevGrid * grid, const gfloat * magnitude);
 
 /* The box's ground rectangle (its 4 edges, @line_width pixels wide, 1 at
@@ -192,14 +155,14 @@ void p3d_bev_canvas_draw_heat_map (P3dBevCanvas * canvas,
  * +x side of the box, which yaw turns); with @show_score, the score with
  * two decimals to the right of the box's top right pixel. A box with a
  * non-finite field is skipped. */
-void p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
-    const P3dcBox3d * box, P3dBevColor color, guint line_width,
+void p3d_bev_canvas_draw_box (P3dCanvas * canvas, const P3dBevView * view,
+    const P3dcBox3d * box, P3dColor color, guint line_width,
     gboolean show_score);
 
 /**
  * P3dBevBoxStyle:
  * @color: the colour of every box and score, or 0: each box in the colour
- *     of its label (p3d_bev_color_for_label)
+ *     of its label (p3d_color_for_label)
  * @line_width: side in pixels of the square drawn at each pixel of a line
  *     (1: 1-pixel lines); wide lines centre on the thin ones
  * @show_scores: write the scores
@@ -209,7 +172,7 @@ void p3d_bev_canvas_draw_box (P3dBevCanvas * canvas, const P3dBevView * view,
  */
 typedef struct
 {
-  P3dBevColor color;
+  P3dColor color;
   guint line_width;
   gboolean show_scores;
 } P3dBevBoxStyle;
@@ -246,9 +209,9 @@ typedef struct
 /* Fills the ground cell of every voxel (all z cells of a column look the
  * same from above); returns how many voxels had x, y or z outside the grid
  * (not drawn: nothing is read or written for them). */
-guint p3d_bev_canvas_draw_voxels (P3dBevCanvas * canvas,
+guint p3d_bev_canvas_draw_voxels (P3dCanvas * canvas,
     const P3dBevView * view, const P3dBevVoxelCells * cells,
-    P3dBevColor color);
+    P3dColor color);
 
 /* The L2 norm over @channels planes of @n_cells float32 (or with @half
  * float16) values each, one per cell, into @magnitudes. */
@@ -261,31 +224,9 @@ void p3d_bev_feature_magnitudes (const guint8 * data, guint channels,
  * it overlaps no score already written (right of the box, else left,
  * above, below), or not at all: the scores of overlapping boxes before NMS
  * stay readable. */
-void p3d_bev_canvas_draw_boxes (P3dBevCanvas * canvas,
+void p3d_bev_canvas_draw_boxes (P3dCanvas * canvas,
     const P3dBevView * view, const guint8 * records, guint32 count,
     const P3dBevBoxStyle * style);
-
-/* Fills the pixels [@column, @column + @width) x [@row, @row + @height),
- * clipped to the image. */
-void p3d_bev_canvas_fill_pixels (P3dBevCanvas * canvas, gint column,
-    gint row, gint width, gint height, P3dBevColor color);
-
-/* A line between two image positions (continuous coordinates, clipped to the
- * image first, so any finite value is safe). */
-void p3d_bev_canvas_draw_line (P3dBevCanvas * canvas, gdouble u0, gdouble v0,
-    gdouble u1, gdouble v1, P3dBevColor color);
-/* The same line drawn @width pixels wide: a square of side @width (1 at
- * least) at each of its pixels, the square's centre pixel (its lower
- * middle for an even side) on the line. */
-void p3d_bev_canvas_draw_wide_line (P3dBevCanvas * canvas, gdouble u0,
-    gdouble v0, gdouble u1, gdouble v1, guint width, P3dBevColor color);
-
-/* @text (the font's characters; others, space among them, leave a blank)
- * with its top left corner at (@column, @row). */
-void p3d_bev_canvas_draw_text (P3dBevCanvas * canvas, gint column, gint row,
-    const gchar * text, P3dBevColor color);
-/* Width in pixels of @text as draw_text draws it. */
-gint p3d_bev_text_width (const gchar * text);
 
 G_END_DECLS
 

@@ -9,13 +9,13 @@
 #include "bevrender-layers.h"
 
 void
-p3d_bev_picture_begin (P3dBevPicture * picture, P3dBevColor background,
+p3d_bev_picture_begin (P3dBevPicture * picture, P3dColor background,
     gdouble grid_spacing)
 {
   gchar spacing[G_ASCII_DTOSTR_BUF_SIZE], *text;
 
   p3d_bev_legend_init (&picture->legend);
-  p3d_bev_canvas_clear (&picture->canvas, background);
+  p3d_canvas_clear (&picture->canvas, background);
   if (!(grid_spacing > 0.0))
     return;
   p3d_bev_canvas_draw_grid (&picture->canvas, picture->view, grid_spacing,

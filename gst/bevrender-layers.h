@@ -1,5 +1,5 @@
 /* The layers of bevrender's picture: what each kind of input tensor draws
- * on a P3dBevCanvas, and the legend row that says how to read it.
+ * on a P3dCanvas, and the legend row that says how to read it.
  *
  * GLib only, no GStreamer: the element maps a buffer and describes its
  * tensors with the plain structs below (from its caps), and these functions
@@ -19,13 +19,13 @@
 G_BEGIN_DECLS
 
 /* The colours bevrender draws with that no property sets. */
-#define P3D_BEV_GRID_COLOR P3D_BEV_RGB (48, 48, 48)
-#define P3D_BEV_AXIS_COLOR P3D_BEV_RGB (96, 96, 96)
+#define P3D_BEV_GRID_COLOR P3D_RGB (48, 48, 48)
+#define P3D_BEV_AXIS_COLOR P3D_RGB (96, 96, 96)
 /* the legend, the scale bar and the sensor: light text on a dark panel */
-#define P3D_BEV_ANNOTATION_COLOR P3D_BEV_RGB (230, 230, 230)
-#define P3D_BEV_PANEL_COLOR P3D_BEV_RGB (24, 24, 32)
+#define P3D_BEV_ANNOTATION_COLOR P3D_RGB (230, 230, 230)
+#define P3D_BEV_PANEL_COLOR P3D_RGB (24, 24, 32)
 /* occupied voxel cells and pillars */
-#define P3D_BEV_OCCUPANCY_COLOR P3D_BEV_RGB (80, 110, 210)
+#define P3D_BEV_OCCUPANCY_COLOR P3D_RGB (80, 110, 210)
 
 /**
  * P3dBevPicture:
@@ -37,7 +37,7 @@ G_BEGIN_DECLS
  */
 typedef struct
 {
-  P3dBevCanvas canvas;
+  P3dCanvas canvas;
   const P3dBevView *view;
   P3dBevLegend legend;
 } P3dBevPicture;
@@ -45,7 +45,7 @@ typedef struct
 /* Starts @picture (its canvas and view set): an empty legend, the image
  * cleared to @background and, with @grid_spacing > 0, the ground grid
  * every @grid_spacing metres with its legend row. */
-void p3d_bev_picture_begin (P3dBevPicture * picture, P3dBevColor background,
+void p3d_bev_picture_begin (P3dBevPicture * picture, P3dColor background,
     gdouble grid_spacing);
 
 /* Ends @picture: the sensor, the scale bar and the legend, on top. */

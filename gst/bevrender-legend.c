@@ -13,7 +13,7 @@
 #define ROW_GAP 3
 /* The bar of a colour map, and the square of a colour. */
 #define RAMP_WIDTH 48
-#define SWATCH_WIDTH P3D_BEV_GLYPH_HEIGHT
+#define SWATCH_WIDTH P3D_CANVAS_GLYPH_HEIGHT
 /* Between a bar or a square and its text. */
 #define KEY_GAP 5
 /* Distance of a panel from the image's edge. */
@@ -57,7 +57,7 @@ p3d_bev_legend_add_ramp (P3dBevLegend * legend, P3dBevColorMap map,
 }
 
 void
-p3d_bev_legend_add_swatch (P3dBevLegend * legend, P3dBevColor color,
+p3d_bev_legend_add_swatch (P3dBevLegend * legend, P3dColor color,
     const gchar * text)
 {
   P3dBevLegendEntry *entry = add_entry (legend, text);
@@ -77,25 +77,25 @@ p3d_bev_legend_add_label (P3dBevLegend * legend, gint32 label)
   if (legend->n_labels == P3D_BEV_LEGEND_MAX_LABELS)
     return;
   g_snprintf (text, sizeof (text), "boxes label %d", label);
-  p3d_bev_legend_add_swatch (legend, p3d_bev_color_for_label (label), text);
+  p3d_bev_legend_add_swatch (legend, p3d_color_for_label (label), text);
   if (legend->n_entries > before)
     legend->n_labels++;
 }
 
 /* A 1-pixel frame around the pixels [c, c + w) x [r, r + h). */
 static void
-draw_frame_lines (P3dBevCanvas * canvas, gint c, gint r, gint w, gint h,
-    P3dBevColor color)
+draw_frame_lines (P3dCanvas * canvas, gint c, gint r, gint w, gint h,
+    P3dColor color)
 {
-  p3d_bev_canvas_fill_pixels (canvas, c, r, w, 1, color);
-  p3d_bev_canvas_fill_pixels (canvas, c, r + h - 1, w, 1, color);
-  p3d_bev_canvas_fill_pixels (canvas, c, r, 1, h, color);
-  p3d_bev_canvas_fill_pixels (canvas, c + w - 1, r, 1, h, color);
+  p3d_canvas_fill_pixels (canvas, c, r, w, 1, color);
+  p3d_canvas_fill_pixels (canvas, c, r + h - 1, w, 1, color);
+  p3d_canvas_fill_pixels (canvas, c, r, 1, h, color);
+  p3d_canvas_fill_pixels (canvas, c + w - 1, r, 1, h, color);
 }
 
 void
-p3d_bev_canvas_draw_legend (P3dBevCanvas * canvas,
-    const P3dBevLegend * legend, P3dBevColor foreground, P3dBevColor background)
+p3d_bev_canvas_draw_legend (P3dCanvas * canvas,
+    const P3dBevLegend * legend, P3dColor foreground, P3dColor background)
 {
   gint width = 0, height, row, i;
 
@@ -105,13 +105,12 @@ p3d_bev_canvas_draw_legend (P3dBevCanvas * canvas,
     const P3dBevLegendEntry *entry = &legend->entries[i];
     gint key = entry->kind == P3D_BEV_LEGEND_RAMP ? RAMP_WIDTH : SWATCH_WIDTH;
 
-    width = MAX (width, key + KEY_GAP + p3d_bev_text_width (entry->text));
+    width = MAX (width, key + KEY_GAP + p3d_canvas_text_width (entry->text));
   }
   width += 2 * PADDING;
-  height = 2 * PADDING + legend->n_entries * P3D_BEV_GLYPH_HEIGHT +
+  height = 2 * PADDING + legend->n_entries * P3D_CANVAS_GLYPH_HEIGHT +
       (legend->n_entries - 1) * ROW_GAP;
-  p3d_bev_canvas_fill_pixels (canvas, MARGIN, MARGIN, width, height,
-      background);
+  p3d_canvas_fill_pixels (canvas, MARGIN, MARGIN, width, height, background);
   draw_frame_lines (canvas, MARGIN, MARGIN, width, height, foreground);
 
   row = MARGIN + PADDING;
@@ -121,18 +120,18 @@ p3d_bev_canvas_draw_legend (P3dBevCanvas * canvas,
 
     if (entry->kind == P3D_BEV_LEGEND_RAMP) {
       for (key = 0; key < RAMP_WIDTH; key++)
-        p3d_bev_canvas_fill_pixels (canvas, column + key, row, 1,
-            P3D_BEV_GLYPH_HEIGHT, p3d_bev_color_map (entry->map,
+        p3d_canvas_fill_pixels (canvas, column + key, row, 1,
+            P3D_CANVAS_GLYPH_HEIGHT, p3d_bev_color_map (entry->map,
                 (gdouble) key / (RAMP_WIDTH - 1)));
       key = RAMP_WIDTH;
     } else {
-      p3d_bev_canvas_fill_pixels (canvas, column, row, SWATCH_WIDTH,
-          P3D_BEV_GLYPH_HEIGHT, entry->color);
+      p3d_canvas_fill_pixels (canvas, column, row, SWATCH_WIDTH,
+          P3D_CANVAS_GLYPH_HEIGHT, entry->color);
       key = SWATCH_WIDTH;
     }
-    p3d_bev_canvas_draw_text (canvas, column + key + KEY_GAP, row,
+    p3d_canvas_draw_text (canvas, column + key + KEY_GAP, row,
         entry->text, foreground);
-    row += P3D_BEV_GLYPH_HEIGHT + ROW_GAP;
+    row += P3D_CANVAS_GLYPH_HEIGHT + ROW_GAP;
   }
 }
 
@@ -151,8 +150,8 @@ p3d_bev_scale_bar_metres (const P3dBevView * view)
 }
 
 void
-p3d_bev_canvas_draw_scale_bar (P3dBevCanvas * canvas,
-    const P3dBevView * view, P3dBevColor foreground, P3dBevColor background)
+p3d_bev_canvas_draw_scale_bar (P3dCanvas * canvas,
+    const P3dBevView * view, P3dColor foreground, P3dColor background)
 {
   gdouble metres = p3d_bev_scale_bar_metres (view);
   gint length = (gint) lround (metres / view->metres_per_pixel);
@@ -162,27 +161,27 @@ p3d_bev_canvas_draw_scale_bar (P3dBevCanvas * canvas,
   /* locale-independent; "0.5 m", "10 m" */
   g_ascii_formatd (number, sizeof (number), "%g", metres);
   g_snprintf (text, sizeof (text), "%s m", number);
-  width = 2 * PADDING + length + KEY_GAP + p3d_bev_text_width (text);
-  height = 2 * PADDING + MAX (TICK_HEIGHT, P3D_BEV_GLYPH_HEIGHT);
+  width = 2 * PADDING + length + KEY_GAP + p3d_canvas_text_width (text);
+  height = 2 * PADDING + MAX (TICK_HEIGHT, P3D_CANVAS_GLYPH_HEIGHT);
   column = MARGIN;
   row = canvas->height - MARGIN - height;
-  p3d_bev_canvas_fill_pixels (canvas, column, row, width, height, background);
+  p3d_canvas_fill_pixels (canvas, column, row, width, height, background);
   draw_frame_lines (canvas, column, row, width, height, foreground);
   column += PADDING;
   row += PADDING;
   bar_row = row + TICK_HEIGHT - BAR_THICKNESS;
-  p3d_bev_canvas_fill_pixels (canvas, column, bar_row, length, BAR_THICKNESS,
+  p3d_canvas_fill_pixels (canvas, column, bar_row, length, BAR_THICKNESS,
       foreground);
-  p3d_bev_canvas_fill_pixels (canvas, column, row, 1, TICK_HEIGHT, foreground);
-  p3d_bev_canvas_fill_pixels (canvas, column + length - 1, row, 1,
+  p3d_canvas_fill_pixels (canvas, column, row, 1, TICK_HEIGHT, foreground);
+  p3d_canvas_fill_pixels (canvas, column + length - 1, row, 1,
       TICK_HEIGHT, foreground);
-  p3d_bev_canvas_draw_text (canvas, column + length + KEY_GAP, row, text,
+  p3d_canvas_draw_text (canvas, column + length + KEY_GAP, row, text,
       foreground);
 }
 
 gboolean
-p3d_bev_canvas_draw_sensor (P3dBevCanvas * canvas, const P3dBevView * view,
-    P3dBevColor color)
+p3d_bev_canvas_draw_sensor (P3dCanvas * canvas, const P3dBevView * view,
+    P3dColor color)
 {
   gdouble u, v;
 
@@ -190,9 +189,9 @@ p3d_bev_canvas_draw_sensor (P3dBevCanvas * canvas, const P3dBevView * view,
   if (!(u >= 0.0 && v >= 0.0 && u < canvas->width && v < canvas->height))
     return FALSE;
   /* x forward is up: an arrow head whose tip is 8 pixels ahead */
-  p3d_bev_canvas_draw_line (canvas, u, v - 8.0, u - 5.0, v + 4.0, color);
-  p3d_bev_canvas_draw_line (canvas, u, v - 8.0, u + 5.0, v + 4.0, color);
-  p3d_bev_canvas_draw_line (canvas, u - 5.0, v + 4.0, u, v + 1.0, color);
-  p3d_bev_canvas_draw_line (canvas, u + 5.0, v + 4.0, u, v + 1.0, color);
+  p3d_canvas_draw_line (canvas, u, v - 8.0, u - 5.0, v + 4.0, color);
+  p3d_canvas_draw_line (canvas, u, v - 8.0, u + 5.0, v + 4.0, color);
+  p3d_canvas_draw_line (canvas, u - 5.0, v + 4.0, u, v + 1.0, color);
+  p3d_canvas_draw_line (canvas, u + 5.0, v + 4.0, u, v + 1.0, color);
   return TRUE;
 }

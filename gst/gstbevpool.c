@@ -243,7 +243,7 @@ p3d_bev_pool_finalize (GObject * object)
   P3dBevPool *self = P3D_BEV_POOL (object);
 
   g_free (self->calibration_path);
-  p3d_bev_calibration_free (self->calibration);
+  p3d_calibration_free (self->calibration);
   p3dc_bevpool_geometry_free (self->geometry);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -364,10 +364,10 @@ grid_from_properties (P3dBevPool * self, P3dcBevPoolParams * params,
 
 /* Loads the calibration file of the property; an element error naming the
  * file and the problem on failure. */
-static P3dBevCalibration *
+static P3dCalibration *
 load_calibration (P3dBevPool * self)
 {
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
   GError *error = NULL;
   gchar *path;
 
@@ -381,15 +381,15 @@ load_calibration (P3dBevPool * self)
         (NULL));
     return NULL;
   }
-  calibration = p3d_bev_calibration_load (path, &error);
+  calibration = p3d_calibration_load (path, &error);
   /* as filesrc and the decoders post them: a file that is not there, one
    * that cannot be read, and content that cannot be used */
   if (calibration == NULL && g_error_matches (error,
-          P3D_BEV_CALIBRATION_ERROR, P3D_BEV_CALIBRATION_ERROR_NOT_FOUND))
+          P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_NOT_FOUND))
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("Calibration file %s does not exist", path), ("%s", error->message));
   else if (calibration == NULL && g_error_matches (error,
-          P3D_BEV_CALIBRATION_ERROR, P3D_BEV_CALIBRATION_ERROR_READ))
+          P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_READ))
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
         ("Cannot read calibration file %s", path), ("%s", error->message));
   else if (calibration == NULL)
@@ -402,9 +402,9 @@ load_calibration (P3dBevPool * self)
 
 /* Takes ownership of @calibration as the one in use. */
 static void
-set_calibration (P3dBevPool * self, P3dBevCalibration * calibration)
+set_calibration (P3dBevPool * self, P3dCalibration * calibration)
 {
-  p3d_bev_calibration_free (self->calibration);
+  p3d_calibration_free (self->calibration);
   self->calibration = calibration;
   GST_OBJECT_LOCK (self);
   self->calibration_cameras = calibration ? calibration->n_cameras : 0;
@@ -680,7 +680,7 @@ p3d_bev_pool_stop_device (P3dCudaFilter * filter)
 static gboolean
 apply_calibration_change (P3dBevPool * self)
 {
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
   GError *error = NULL;
   gboolean changed;
 
@@ -697,7 +697,7 @@ apply_calibration_change (P3dBevPool * self)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The new calibration has %u cameras, the stream %u",
             calibration->n_cameras, self->calibration->n_cameras), (NULL));
-    p3d_bev_calibration_free (calibration);
+    p3d_calibration_free (calibration);
     return FALSE;
   }
   set_calibration (self, calibration);

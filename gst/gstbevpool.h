@@ -3,7 +3,7 @@
 #ifndef __P3D_BEV_POOL_H__
 #define __P3D_BEV_POOL_H__
 
-#include "bevpool-calibration.h"
+#include "p3dcalibration.h"
 #include "bevpool.h"
 #include "p3dperception.h"
 
@@ -33,7 +33,7 @@ struct _P3dBevPool
   guint calibration_cameras;
 
   /* streaming */
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
   P3dCameraFeaturesInfo in_info;
   P3dBevFeaturesInfo out_info;
   P3dcBevPoolParams params;

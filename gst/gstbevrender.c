@@ -1074,7 +1074,7 @@ p3d_bev_render_get_next_time (GstAggregator * agg)
 /* What the drawing of one frame reads from the properties. */
 typedef struct
 {
-  P3dBevColor background;
+  P3dColor background;
   guint point_size;
   P3dBevRenderColorBy color_by;
   gdouble height_range[2];

@@ -33,7 +33,7 @@ struct _P3dBevRender
   gdouble metres_per_pixel;
   gint width;
   gint height;
-  P3dBevColor background;
+  P3dColor background;
   guint point_size;
   P3dBevRenderColorBy color_by;
   gdouble height_range[2];

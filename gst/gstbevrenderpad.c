@@ -138,7 +138,7 @@ p3d_bev_render_pad_class_init (P3dBevRenderPadClass * klass)
       g_param_spec_uint ("line-width", "Line width",
           "Boxes pads: width in pixels of the boxes' edges and heading lines, "
           "centred on the 1-pixel lines (a wide outline under a thin one "
-          "reads as a halo)", 1, P3D_BEV_MAX_LINE_WIDTH,
+          "reads as a halo)", 1, P3D_CANVAS_MAX_LINE_WIDTH,
           DEFAULT_PAD_LINE_WIDTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_PAD_SHOW_SCORES,

@@ -73,15 +73,15 @@ enum
 #define DEFAULT_FOV_DOWN P3D_LIDAR_DEFAULT_FOV_DOWN
 #define DEFAULT_MAX_RANGE P3D_LIDAR_DEFAULT_MAX_RANGE
 #define DEFAULT_RANGE_NOISE P3D_LIDAR_DEFAULT_RANGE_NOISE
-#define DEFAULT_SENSOR_HEIGHT P3D_LIDAR_DEFAULT_SENSOR_HEIGHT
+#define DEFAULT_SENSOR_HEIGHT P3D_STREET_DEFAULT_SENSOR_HEIGHT
 #define DEFAULT_FPS_N P3D_LIDAR_DEFAULT_FPS_N
 #define DEFAULT_FPS_D P3D_LIDAR_DEFAULT_FPS_D
 #define DEFAULT_SEED 0
 #define DEFAULT_FORMAT P3D_POINT_FORMAT_AUTO
 #define DEFAULT_MOTION TRUE
-#define DEFAULT_CARS P3D_LIDAR_DEFAULT_CARS
-#define DEFAULT_PEDESTRIANS P3D_LIDAR_DEFAULT_PEDESTRIANS
-#define DEFAULT_CYCLISTS P3D_LIDAR_DEFAULT_CYCLISTS
+#define DEFAULT_CARS P3D_STREET_DEFAULT_CARS
+#define DEFAULT_PEDESTRIANS P3D_STREET_DEFAULT_PEDESTRIANS
+#define DEFAULT_CYCLISTS P3D_STREET_DEFAULT_CYCLISTS
 #define DEFAULT_WALLS TRUE
 #define DEFAULT_GROUND TRUE
 #define DEFAULT_EMIT P3D_POINT_CLOUD_TEST_SRC_EMIT_POINTS
@@ -231,15 +231,15 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
           DEFAULT_MOTION, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CARS,
       g_param_spec_uint ("cars", "Cars",
-          "Cars in the lanes and the parking lane", 0, P3D_LIDAR_MAX_CARS,
+          "Cars in the lanes and the parking lane", 0, P3D_STREET_MAX_CARS,
           DEFAULT_CARS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PEDESTRIANS,
       g_param_spec_uint ("pedestrians", "Pedestrians",
-          "Pedestrians on the sidewalks", 0, P3D_LIDAR_MAX_PEDESTRIANS,
+          "Pedestrians on the sidewalks", 0, P3D_STREET_MAX_PEDESTRIANS,
           DEFAULT_PEDESTRIANS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CYCLISTS,
       g_param_spec_uint ("cyclists", "Cyclists",
-          "Cyclists in the bike lanes", 0, P3D_LIDAR_MAX_CYCLISTS,
+          "Cyclists in the bike lanes", 0, P3D_STREET_MAX_CYCLISTS,
           DEFAULT_CYCLISTS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_WALLS,
       g_param_spec_boolean ("walls", "Walls",

@@ -12,7 +12,9 @@
 #include "gstbevpool.h"
 #include "gstbevrender.h"
 #include "gstboxenc.h"
+#include "gstboxoverlay.h"
 #include "gstboxparse.h"
+#include "gstcameratestsrc.h"
 #include "gstnms.h"
 #include "gstpcdparse.h"
 #include "gstpillarencode.h"
@@ -39,6 +41,8 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (boxenc, plugin);
   ok |= GST_ELEMENT_REGISTER (boxparse, plugin);
   ok |= GST_ELEMENT_REGISTER (bevrender, plugin);
+  ok |= GST_ELEMENT_REGISTER (cameratestsrc, plugin);
+  ok |= GST_ELEMENT_REGISTER (boxoverlay, plugin);
 
   return ok;
 }

@@ -1,5 +1,5 @@
-/* The fake detector of pointcloudtestsrc's scene: jittered boxes around
- * the true ones and false positives where there is nothing; see
+/* The fake detector of pointcloudtestsrc: jittered boxes around the
+ * street's true ones and false positives where there is nothing; see
  * pointcloudtestsrc-scene.h. */
 #include <math.h>
 #include <string.h>
@@ -14,9 +14,9 @@ p3d_lidar_candidates_false_positives (guint n_boxes)
 }
 
 static gfloat
-clamped_gauss (P3dLidarRng * rng)
+clamped_gauss (P3dStreetRng * rng)
 {
-  return CLAMP (p3d_lidar_rng_gauss (rng), -2.5f, 2.5f);
+  return CLAMP (p3d_street_rng_gauss (rng), -2.5f, 2.5f);
 }
 
 /* TRUE when (x, y) lies within @box's footprint. */
@@ -33,10 +33,10 @@ box_contains_xy (const P3dcBox3d * box, gfloat x, gfloat y)
 
 /* A box jittered about @truth, with a score that falls as it strays. */
 static void
-jitter_box (P3dLidarRng * rng, const P3dcBox3d * truth, gfloat confidence,
+jitter_box (P3dStreetRng * rng, const P3dcBox3d * truth, gfloat confidence,
     P3dcBox3d * out)
 {
-  gfloat strength = (gfloat) p3d_lidar_rng_uniform (rng, 0.1, 1.0);
+  gfloat strength = (gfloat) p3d_street_rng_uniform (rng, 0.1, 1.0);
   gfloat g[7], s, c, along, across, spread;
   guint i;
 
@@ -55,36 +55,36 @@ jitter_box (P3dLidarRng * rng, const P3dcBox3d * truth, gfloat confidence,
   out->dy = truth->dy * (1.0f + strength * 0.06f * g[4]);
   out->dz = truth->dz * (1.0f + strength * 0.06f * g[5]);
   out->yaw =
-      (gfloat) p3d_lidar_wrap_angle (truth->yaw + strength * 0.1f * g[6]);
+      (gfloat) p3d_street_wrap_angle (truth->yaw + strength * 0.1f * g[6]);
   spread = strength * (fabsf (g[0]) + fabsf (g[1]) + fabsf (g[6])) / 7.5f;
   out->score = confidence * (1.0f - 0.6f * MIN (spread, 1.0f));
 }
 
 /* A low-score box on the road or a sidewalk, away from every true box. */
 static void
-false_positive (P3dLidarRng * rng, const P3dLidarScene * scene,
+false_positive (P3dStreetRng * rng, const P3dLidarScene * scene,
     const P3dcBox3d * truths, guint n_truths, P3dcBox3d * out)
 {
-  gdouble reach = MIN (scene->params.max_range,
-      P3D_LIDAR_SCENE_LENGTH / 2) * 0.8;
-  const ObjectClass *klass;
+  gdouble reach = MIN (scene->params.max_range, P3D_STREET_LENGTH / 2) * 0.8;
+  const P3dStreetClass *klass;
   guint attempt, i, class_index;
 
-  class_index = p3d_lidar_rng_below (rng, P3D_LIDAR_N_OBJECT_CLASSES);
-  klass = &p3d_lidar_object_classes[class_index];
-  out->dx = (gfloat) p3d_lidar_rng_uniform (rng, klass->dx[0], klass->dx[1]);
-  out->dy = (gfloat) p3d_lidar_rng_uniform (rng, klass->dy[0], klass->dy[1]);
-  out->dz = (gfloat) p3d_lidar_rng_uniform (rng, klass->dz[0], klass->dz[1]);
-  out->yaw = (gfloat) p3d_lidar_rng_uniform (rng, -G_PI, G_PI);
-  out->score = (gfloat) p3d_lidar_rng_uniform (rng, 0.05, 0.25);
+  class_index = p3d_street_rng_below (rng, P3D_STREET_N_CLASSES);
+  klass = &p3d_street_classes[class_index];
+  out->dx = (gfloat) p3d_street_rng_uniform (rng, klass->dx[0], klass->dx[1]);
+  out->dy = (gfloat) p3d_street_rng_uniform (rng, klass->dy[0], klass->dy[1]);
+  out->dz = (gfloat) p3d_street_rng_uniform (rng, klass->dz[0], klass->dz[1]);
+  out->yaw = (gfloat) p3d_street_rng_uniform (rng, -G_PI, G_PI);
+  out->score = (gfloat) p3d_street_rng_uniform (rng, 0.05, 0.25);
   out->label = klass->label;
   /* A few tries at a free spot; the last one stays regardless. */
   for (attempt = 0; attempt < 8; attempt++) {
     gboolean free = TRUE;
 
-    out->x = (gfloat) p3d_lidar_rng_uniform (rng, -reach, reach);
+    out->x = (gfloat) p3d_street_rng_uniform (rng, -reach, reach);
     out->y =
-        (gfloat) p3d_lidar_rng_uniform (rng, CURB_RIGHT - 2.0, CURB_LEFT + 2.0);
+        (gfloat) p3d_street_rng_uniform (rng, P3D_STREET_CURB_RIGHT - 2.0,
+        P3D_STREET_CURB_LEFT + 2.0);
     for (i = 0; i < n_truths && free; i++)
       free = !box_contains_xy (&truths[i], out->x, out->y);
     if (free)
@@ -102,13 +102,13 @@ p3d_lidar_scene_get_candidates (const P3dLidarScene * scene,
   guint total = n_truths * per_object + n_false, i, k, n = 0;
   P3dcBox3d *truths = g_new (P3dcBox3d, MAX (n_truths, 1));
   P3dcBox3d *all = g_new (P3dcBox3d, total);
-  P3dLidarRng rng;
+  P3dStreetRng rng;
 
   p3d_lidar_scene_get_boxes (scene, truths, n_truths);
-  p3d_lidar_rng_init (&rng, scene->params.seed, STREAM_CANDIDATES,
+  p3d_street_rng_init (&rng, scene->params.seed, P3D_STREET_STREAM_CANDIDATES,
       scene->noise_frame);
   for (i = 0; i < n_truths; i++) {
-    gfloat confidence = (gfloat) p3d_lidar_rng_uniform (&rng, 0.7, 0.98);
+    gfloat confidence = (gfloat) p3d_street_rng_uniform (&rng, 0.7, 0.98);
 
     for (k = 0; k < per_object; k++)
       jitter_box (&rng, &truths[i], confidence, &all[n++]);
@@ -118,7 +118,7 @@ p3d_lidar_scene_get_candidates (const P3dLidarScene * scene,
 
   /* Fisher-Yates, so that no box's position gives its object away. */
   for (i = total; i > 1; i--) {
-    guint j = p3d_lidar_rng_below (&rng, i);
+    guint j = p3d_street_rng_below (&rng, i);
     P3dcBox3d swap = all[i - 1];
 
     all[i - 1] = all[j];

@@ -1,5 +1,5 @@
-/* The spinning lidar of pointcloudtestsrc's scene: every ray of a
- * revolution cast against the ground and the boxes; see pointcloudtestsrc-scene.h. */
+/* The spinning lidar of pointcloudtestsrc: every ray of a revolution cast
+ * against the street's ground and boxes; see pointcloudtestsrc-scene.h. */
 #include <math.h>
 
 #include "pointcloudtestsrc-scene-private.h"
@@ -12,79 +12,18 @@
 #define DETECTION_RANGE 50.0f
 #define DETECTION_THRESHOLD 0.005f
 
-/* The entry of a ray from the origin along @dir into @box: its distance
- * (in units of |dir|) and the cosine of the incidence angle on the face it
- * enters by. FALSE when it misses, or starts inside. */
-static gboolean
-ray_box (const SceneBox * box, const gfloat dir[3], gfloat * t_hit,
-    gfloat * cos_incidence)
-{
-  gfloat local[3], t_near = -G_MAXFLOAT, t_far = G_MAXFLOAT;
-  gint axis, entry_axis = -1;
-
-  local[0] = box->cos_yaw * dir[0] + box->sin_yaw * dir[1];
-  local[1] = box->cos_yaw * dir[1] - box->sin_yaw * dir[0];
-  local[2] = dir[2];
-  for (axis = 0; axis < 3; axis++) {
-    gfloat origin = box->origin[axis], half = box->half[axis], t1, t2;
-
-    if (local[axis] == 0.0f) {
-      /* Parallel to this slab: inside it or never. */
-      if (origin < -half || origin > half)
-        return FALSE;
-      continue;
-    }
-    t1 = (-half - origin) / local[axis];
-    t2 = (half - origin) / local[axis];
-    if (t1 > t2) {
-      gfloat swap = t1;
-
-      t1 = t2;
-      t2 = swap;
-    }
-    if (t1 > t_near) {
-      t_near = t1;
-      entry_axis = axis;
-    }
-    if (t2 < t_far)
-      t_far = t2;
-    if (t_near > t_far)
-      return FALSE;
-  }
-  if (entry_axis < 0 || t_near <= 0.0f)
-    return FALSE;
-  *t_hit = t_near;
-  *cos_incidence = fabsf (local[entry_axis]);
-  return TRUE;
-}
-
-/* Reflectivity of the ground at (x, y): asphalt, lane markings (solid
- * road edges and centre line, dashed lane lines: 3 m every 9 m), concrete
- * sidewalks. */
+/* Reflectivity of the ground at (x, y) by what it is made of. */
 static gfloat
 ground_reflectivity (gfloat x, gfloat y)
 {
-  static const gfloat solid[] = { ROAD_EDGE_RIGHT, 1.75f, ROAD_EDGE_LEFT };
-  static const gfloat dashed[] = { -1.75f, 5.25f };
-  const gfloat half_width = 0.075f;
-  guint i;
-
-  if (y < CURB_RIGHT || y > CURB_LEFT)
-    return 0.3f;
-  for (i = 0; i < G_N_ELEMENTS (solid); i++)
-    if (fabsf (y - solid[i]) <= half_width)
+  switch (p3d_street_ground_at (x, y)) {
+    case P3D_STREET_GROUND_SIDEWALK:
+      return 0.3f;
+    case P3D_STREET_GROUND_MARKING:
       return 0.6f;
-  for (i = 0; i < G_N_ELEMENTS (dashed); i++) {
-    if (fabsf (y - dashed[i]) <= half_width) {
-      gfloat phase = fmodf (x, 9.0f);
-
-      if (phase < 0.0f)
-        phase += 9.0f;
-      if (phase < 3.0f)
-        return 0.6f;
-    }
+    default:
+      return 0.12f;
   }
-  return 0.12f;
 }
 
 gsize
@@ -92,17 +31,22 @@ p3d_lidar_scene_render (P3dLidarScene * scene, P3dLidarChannels channels,
     gfloat * points, gint32 * hits)
 {
   const P3dLidarSceneParams *params = &scene->params;
-  const SceneBox *boxes = (const SceneBox *) scene->boxes->data;
-  guint n_boxes = scene->boxes->len, n_objects = scene->objects->len;
+  guint n_boxes, n_objects = p3d_street_get_n_objects (scene->street);
+  const P3dStreetBox *boxes = p3d_street_get_boxes (scene->street, &n_boxes);
   guint columns = params->points_per_revolution, beams = params->beams;
   guint stride = p3d_lidar_channels_get_count (channels);
-  guint64 noise_base = p3d_lidar_rng_stream_state (params->seed, STREAM_NOISE,
-      scene->noise_frame);
+  guint64 noise_base = p3d_street_rng_stream_state (params->seed,
+      P3D_STREET_STREAM_LIDAR_NOISE, scene->noise_frame);
   gboolean noisy = scene->range_noise > 0.0f;
   gfloat *out = points;
   gsize count = 0;
   guint column, beam, i;
 
+  if (scene->candidates_size < n_boxes) {
+    g_free (scene->candidates);
+    scene->candidates_size = n_boxes;
+    scene->candidates = g_new (guint, scene->candidates_size);
+  }
   for (column = 0; column < columns; column++) {
     gfloat ucos = scene->column_cos[column], usin = scene->column_sin[column];
     guint n_candidates = 0;
@@ -134,12 +78,15 @@ p3d_lidar_scene_render (P3dLidarScene * scene, P3dLidarChannels channels,
       }
       for (i = 0; i < n_candidates; i++) {
         guint index = scene->candidates[i];
-        gfloat t, cosine;
+        gfloat local[3], t;
+        gint axis;
 
-        if (ray_box (&boxes[index], dir, &t, &cosine) && t < best) {
+        p3d_street_box_local_direction (&boxes[index], dir, local);
+        if (p3d_street_ray_box (&boxes[index], boxes[index].origin, local, &t,
+                &axis) && t < best) {
           best = t;
           hit = index < n_objects ? (gint32) index : P3D_LIDAR_HIT_WALL;
-          cos_incidence = cosine;
+          cos_incidence = fabsf (local[axis]);
           reflectivity = boxes[index].reflectivity;
         }
       }
@@ -157,15 +104,15 @@ p3d_lidar_scene_render (P3dLidarScene * scene, P3dLidarChannels channels,
       range = best;
       if (noisy) {
         guint64 words[NOISE_DRAWS];
-        P3dLidarRng rng;
+        P3dStreetRng rng;
 
         /* Draws NOISE_DRAWS * ray .. of the frame's noise stream: each
          * ray's noise is its own, whatever the others hit. */
         rng.state =
-            noise_base + P3D_LIDAR_RNG_GAMMA * NOISE_DRAWS * (guint64) ray;
+            noise_base + P3D_STREET_RNG_GAMMA * NOISE_DRAWS * (guint64) ray;
         for (i = 0; i < NOISE_DRAWS; i++)
-          words[i] = p3d_lidar_rng_next (&rng);
-        range = best + scene->range_noise * p3d_lidar_gauss_from_words (words);
+          words[i] = p3d_street_rng_next (&rng);
+        range = best + scene->range_noise * p3d_street_gauss_from_words (words);
       }
       if (!(range > 0.0f && range <= scene->max_range))
         continue;

@@ -1,49 +1,32 @@
-/* The synthetic street and spinning lidar behind pointcloudtestsrc.
+/* The spinning lidar of pointcloudtestsrc over the synthetic street
+ * (p3dstreet.h), and a fake detector's boxes of that street.
  *
  * GLib only, no GStreamer, so that the geometry is unit-tested on its own.
- *
- * The scene: a straight road along x in the sensor frame (x forward, y left,
- * z up, the sensor at the origin, sensor-height above a flat ground), with
- * lanes, a parking lane, bike lanes and sidewalks, building facades on both
- * sides, and cars, pedestrians and cyclists placed by the seed. Objects move
- * with constant velocity and yaw rate; the stretch of road is periodic
- * (P3D_LIDAR_SCENE_LENGTH metres long, centred on the sensor), so an object
- * that leaves it at one end comes back at the other and a scene lives for
- * ever. Objects of one lane share its speed, so they never overlap.
  *
  * The lidar: beams spread evenly from fov-down to fov-up, each fired
  * points-per-revolution times per revolution, one revolution per frame,
  * starting behind the sensor (azimuth +pi) and turning clockwise seen from
- * above, as a Velodyne does. Each ray returns its nearest hit on the ground
- * plane or a box (analytic ray-plane and ray-oriented-box tests); no hit,
- * a hit beyond max-range (after the range noise), or too weak an echo
- * (intensity * (50 m / range)^2 below 0.005: dark asphalt at a grazing
- * angle fades out beyond ~47 m) gives no point. Points are written firing by
- * firing (column by column, lowest beam first), so time increases along the
- * buffer.
+ * above, as a Velodyne does. The sensor is the street's origin. Each ray
+ * returns its nearest hit on the ground plane or a box (analytic ray-plane
+ * and ray-oriented-box tests); no hit, a hit beyond max-range (after the
+ * range noise), or too weak an echo (intensity * (50 m / range)^2 below
+ * 0.005: dark asphalt at a grazing angle fades out beyond ~47 m) gives no
+ * point. Points are written firing by firing (column by column, lowest beam
+ * first), so time increases along the buffer.
  *
- * Determinism: the same parameters give the same bytes on every machine.
- * Random numbers are SplitMix64 integers; floats only meet +, -, *, /, sqrt,
- * floor and fmod (correctly rounded or exact everywhere, with
- * -ffp-contract=off), sines and cosines come from p3dc_sincos(), and rays are
- * cast in a fixed order. The range noise of a ray depends only on the seed,
- * the frame and the ray's index.
+ * Determinism: the same parameters give the same bytes on every machine,
+ * as the street does (p3dstreet.h), and rays are cast in a fixed order. The
+ * range noise of a ray depends only on the seed, the frame and the ray's
+ * index.
  */
 #ifndef __P3D_LIDAR_SCENE_H__
 #define __P3D_LIDAR_SCENE_H__
 
 #include <glib.h>
 
-#include "boxes.h"
+#include "p3dstreet.h"
 
 G_BEGIN_DECLS
-
-typedef enum
-{
-  P3D_LIDAR_LABEL_CAR = 0,
-  P3D_LIDAR_LABEL_PEDESTRIAN = 1,
-  P3D_LIDAR_LABEL_CYCLIST = 2,
-} P3dLidarLabel;
 
 /* The channels written after x, y and z, in this order when present. */
 typedef enum
@@ -57,15 +40,9 @@ typedef enum
 #define P3D_LIDAR_HIT_GROUND (-1)
 #define P3D_LIDAR_HIT_WALL (-2)
 
-/* Length of the periodic stretch of road, in metres. */
-#define P3D_LIDAR_SCENE_LENGTH 200.0
-
-/* Limits on the parameters (the slots the road has room for). */
+/* Limits on the parameters. */
 #define P3D_LIDAR_MAX_BEAMS 1024
 #define P3D_LIDAR_MAX_RAYS (1u << 24)
-#define P3D_LIDAR_MAX_CARS 64
-#define P3D_LIDAR_MAX_PEDESTRIANS 256
-#define P3D_LIDAR_MAX_CYCLISTS 64
 
 /* Defaults: near a Velodyne HDL-64E on a KITTI car at 10 Hz. */
 #define P3D_LIDAR_DEFAULT_BEAMS 64
@@ -74,12 +51,8 @@ typedef enum
 #define P3D_LIDAR_DEFAULT_FOV_DOWN (-24.8)
 #define P3D_LIDAR_DEFAULT_MAX_RANGE 120.0
 #define P3D_LIDAR_DEFAULT_RANGE_NOISE 0.02
-#define P3D_LIDAR_DEFAULT_SENSOR_HEIGHT 1.73
 #define P3D_LIDAR_DEFAULT_FPS_N 10
 #define P3D_LIDAR_DEFAULT_FPS_D 1
-#define P3D_LIDAR_DEFAULT_CARS 16
-#define P3D_LIDAR_DEFAULT_PEDESTRIANS 12
-#define P3D_LIDAR_DEFAULT_CYCLISTS 4
 
 /**
  * P3dLidarSceneParams:
@@ -93,12 +66,8 @@ typedef enum
  * @fps_n: revolutions (frames) per second, numerator
  * @fps_d: revolutions per second, denominator
  * @seed: places everything, and drives the noise
- * @cars: cars on the road
- * @pedestrians: pedestrians on the sidewalks
- * @cyclists: cyclists in the bike lanes
- * @walls: building facades along both sides of the road
- * @ground: the ground plane
- * @motion: objects move; when FALSE every frame is frame 0
+ * @cars: the street's (p3dstreet.h), as @seed, @walls, @ground, @motion
+ *     and @sensor_height
  */
 typedef struct
 {
@@ -119,30 +88,6 @@ typedef struct
   gboolean ground;
   gboolean motion;
 } P3dLidarSceneParams;
-
-/**
- * P3dLidarObject:
- * @label: what it is (the label of its box)
- * @x: centre along the road at frame 0, metres
- * @y: centre across the road, metres
- * @yaw: heading at frame 0, radians about +z from +x
- * @dx: length
- * @dy: width
- * @dz: height (the object stands on the ground)
- * @vx: velocity along x, m/s
- * @vy: velocity along y, m/s
- * @yaw_rate: rad/s
- * @reflectivity: in [0, 1]; a point's intensity is the reflectivity times
- *     the cosine of the incidence angle
- */
-typedef struct
-{
-  P3dLidarLabel label;
-  gdouble x, y, yaw;
-  gdouble dx, dy, dz;
-  gdouble vx, vy, yaw_rate;
-  gdouble reflectivity;
-} P3dLidarObject;
 
 typedef struct _P3dLidarScene P3dLidarScene;
 
@@ -167,14 +112,14 @@ guint p3d_lidar_scene_get_n_rays (const P3dLidarScene * scene);
 /* 3 plus one per channel in @channels. */
 guint p3d_lidar_channels_get_count (P3dLidarChannels channels);
 
-/* Objects, in the order of their indices; adding one places it at frame 0
- * and returns its index. */
+/* Objects of the street, in the order of their indices; adding one places
+ * it in the current frame and returns its index. */
 guint p3d_lidar_scene_get_n_objects (const P3dLidarScene * scene);
 guint p3d_lidar_scene_add_object (P3dLidarScene * scene,
-    const P3dLidarObject * object);
+    const P3dStreetObject * object);
 void p3d_lidar_scene_clear_objects (P3dLidarScene * scene);
 
-/* Poses the objects at t = frame / framerate (frame 0 without motion). */
+/* Poses the street at t = frame / framerate (frame 0 without motion). */
 void p3d_lidar_scene_set_frame (P3dLidarScene * scene, guint64 frame);
 
 /* The box of object @index in the current frame: score 1, its label. */

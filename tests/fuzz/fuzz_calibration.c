@@ -1,14 +1,16 @@
-/* libFuzzer target for bevpool's calibration loader (gst/bevpool-calibration.c):
- * the input is a calibration file's bytes. A file is refused with an error
- * in the calibration domain that GStreamer can print, or loaded with at
- * least one camera, a name for each, and every matrix element finite (the
- * bevpool element and its geometry trust that). Any broken promise aborts;
- * AddressSanitizer and UndefinedBehaviorSanitizer catch the rest. */
+/* libFuzzer target for the calibration loader of bevpool, cameratestsrc
+ * and boxoverlay (gst/p3dcalibration.c): the input is a calibration file's
+ * bytes. A file is refused with an error in the calibration domain that
+ * GStreamer can print, or loaded with at least one camera, a name for each,
+ * every matrix element finite (the elements and bevpool's geometry trust
+ * that) and an image size of 0 x 0 or within 1 .. 16384 on both sides. Any
+ * broken promise aborts; AddressSanitizer and UndefinedBehaviorSanitizer
+ * catch the rest. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bevpool-calibration.h"
+#include "p3dcalibration.h"
 
 #define CHECK(cond) \
   G_STMT_START { \
@@ -34,14 +36,14 @@ int
 LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
 {
   GError *error = NULL;
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
   guint i;
 
-  calibration = p3d_bev_calibration_parse ((const gchar *) data,
+  calibration = p3d_calibration_parse ((const gchar *) data,
       (gssize) size, "fuzz.json", &error);
   CHECK ((calibration == NULL) == (error != NULL));
   if (error) {
-    CHECK (error->domain == P3D_BEV_CALIBRATION_ERROR);
+    CHECK (error->domain == P3D_CALIBRATION_ERROR);
     CHECK (error->message[0] != '\0');
     CHECK (g_utf8_validate (error->message, -1, NULL));
     g_error_free (error);
@@ -54,7 +56,15 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
     check_matrix (calibration->cameras[i].intrinsics);
     check_matrix (calibration->cameras[i].camera_to_lidar);
     check_matrix (calibration->cameras[i].img_aug);
+    if (calibration->image_sizes[i].width == 0)
+      CHECK (calibration->image_sizes[i].height == 0);
+    else
+      CHECK (calibration->image_sizes[i].width <=
+          P3D_CALIBRATION_MAX_IMAGE_SIDE
+          && calibration->image_sizes[i].height >= 1
+          && calibration->image_sizes[i].height <=
+          P3D_CALIBRATION_MAX_IMAGE_SIDE);
   }
-  p3d_bev_calibration_free (calibration);
+  p3d_calibration_free (calibration);
   return 0;
 }

@@ -22,7 +22,7 @@
 
 #define VIEW "range=\"<0,-10,20,10>\" metres-per-pixel=0.1 grid-spacing=0 " \
     "annotations=false"
-#define BLACK P3D_BEV_RGB (0, 0, 0)
+#define BLACK P3D_RGB (0, 0, 0)
 #define MS (GST_MSECOND)
 
 /* A pipeline: appsrcs -> bevrender -> appsink. */
@@ -193,7 +193,7 @@ frame_unmap (Frame * frame)
   gst_buffer_unmap (frame->buffer, &frame->map);
 }
 
-static P3dBevColor
+static P3dColor
 frame_pixel (Frame * frame, gint column, gint row)
 {
   const guint8 *p;
@@ -207,7 +207,7 @@ frame_pixel (Frame * frame, gint column, gint row)
 }
 
 static guint
-frame_count_other (Frame * frame, P3dBevColor background)
+frame_count_other (Frame * frame, P3dColor background)
 {
   gint row, column;
   guint count = 0;
@@ -220,21 +220,21 @@ frame_count_other (Frame * frame, P3dBevColor background)
 }
 
 static guint
-brightness (P3dBevColor color)
+brightness (P3dColor color)
 {
   return ((color >> 16) & 0xff) + ((color >> 8) & 0xff) + (color & 0xff);
 }
 
 #define assert_pixel(frame, column, row, expected) \
   G_STMT_START { \
-    P3dBevColor _actual = frame_pixel ((frame), (column), (row)); \
+    P3dColor _actual = frame_pixel ((frame), (column), (row)); \
     fail_unless (_actual == (expected), "pixel (column %d, row %d) is " \
         "0x%08x, expected 0x%08x", (column), (row), _actual, (expected)); \
   } G_STMT_END
 
 #define assert_pixel_not(frame, column, row, unexpected) \
   G_STMT_START { \
-    P3dBevColor _actual = frame_pixel ((frame), (column), (row)); \
+    P3dColor _actual = frame_pixel ((frame), (column), (row)); \
     fail_unless (_actual != (unexpected), "pixel (column %d, row %d) is " \
         "0x%08x, expected another colour", (column), (row), _actual); \
   } G_STMT_END
@@ -370,7 +370,7 @@ GST_START_TEST (test_point_size)
   GPtrArray *samples = render_one (VIEW " point-size=3", "points_0",
       gst_caps_from_string ("application/x-point-cloud, format=xyzi"),
       point_at (12.05f, 3.05f, 0));
-  P3dBevColor color = p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.5);
+  P3dColor color = p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.5);
   Frame frame;
   gint row, column;
 
@@ -432,7 +432,7 @@ GST_END_TEST;
 GST_START_TEST (test_box_yaw_zero)
 {
   P3dcBox3d box = make_box (10.05f, 0.05f, 4.0f, 2.0f, 0.0f, 0.87f, 0);
-  P3dBevColor color = p3d_bev_color_for_label (0);
+  P3dColor color = p3d_color_for_label (0);
   GPtrArray *samples = render_one (VIEW, "boxes_0", boxes_caps (4),
       boxes_buffer (&box, 1, 4, 0));
   Frame frame;
@@ -487,7 +487,7 @@ GST_START_TEST (test_box_yaw_quarter)
     make_box (10.05f, 0.05f, 4.0f, 2.0f, (gfloat) G_PI_2, 0.5f, 0),
     make_box (15.05f, -5.05f, 1.0f, 1.0f, 0.0f, 0.5f, 1),
   };
-  P3dBevColor color = p3d_bev_color_for_label (0);
+  P3dColor color = p3d_color_for_label (0);
   GPtrArray *samples = render_one (VIEW " show-scores=false", "boxes_0",
       boxes_caps (4), boxes_buffer (boxes, 2, 4, 0));
   Frame frame;
@@ -503,9 +503,9 @@ GST_START_TEST (test_box_yaw_quarter)
   for (k = 100; k <= 118; k++)
     assert_pixel (&frame, k, 99, BLACK);
   /* the second box: centre (column 150, row 49), edges 5 pixels away */
-  fail_unless (p3d_bev_color_for_label (1) != color);
-  assert_pixel (&frame, 145, 49, p3d_bev_color_for_label (1));
-  assert_pixel (&frame, 150, 44, p3d_bev_color_for_label (1));
+  fail_unless (p3d_color_for_label (1) != color);
+  assert_pixel (&frame, 145, 49, p3d_color_for_label (1));
+  assert_pixel (&frame, 150, 44, p3d_color_for_label (1));
   frame_unmap (&frame);
   g_ptr_array_unref (samples);
 }
@@ -524,7 +524,7 @@ GST_START_TEST (test_voxel_cell)
   GPtrArray *samples;
   guint8 *tensors[4];
   guint32 one = 1, count = 2;
-  P3dBevColor color;
+  P3dColor color;
   Frame frame;
   gint row, column;
 
@@ -621,7 +621,7 @@ GST_START_TEST (test_voxels_outside_grid)
     GPtrArray *samples;
     guint8 *tensors[4], *coords;
     guint32 count = n_bad + 1, one = 1;
-    P3dBevColor color;
+    P3dColor color;
     Frame frame;
     gint row, column;
     guint i;
@@ -810,7 +810,7 @@ GST_START_TEST (test_features_heat_map)
     P3dBevFeaturesInfo info;
     GPtrArray *samples;
     Frame frame;
-    P3dBevColor one, two, four; /* magnitudes 1, 2.5, 4 */
+    P3dColor one, two, four;    /* magnitudes 1, 2.5, 4 */
 
     p3d_bev_features_info_init (&info);
     info.format = variant & 1 ? P3D_DATA_FORMAT_F16 : P3D_DATA_FORMAT_F32;
@@ -873,7 +873,7 @@ GST_START_TEST (test_layer_order)
   guint32 one = 1;
   GPtrArray *samples;
   Frame frame;
-  P3dBevColor occupancy;
+  P3dColor occupancy;
 
   p3d_bev_features_info_init (&features);
   features.format = P3D_DATA_FORMAT_F32;
@@ -919,7 +919,7 @@ GST_START_TEST (test_layer_order)
           0.625));
   assert_pixel (&frame, 139, 119, p3d_bev_color_map
       (P3D_BEV_COLOR_MAP_RAINBOW, 0.5));
-  assert_pixel (&frame, 138, 118, p3d_bev_color_for_label (2));
+  assert_pixel (&frame, 138, 118, p3d_color_for_label (2));
   frame_unmap (&frame);
   g_ptr_array_unref (samples);
   render_free (render);
@@ -956,7 +956,7 @@ GST_START_TEST (test_timestamps_matched)
     frame_map (&frame, sample_at (samples, i));
     fail_unless_equals_uint64 (GST_BUFFER_PTS (frame.buffer), i * 100 * MS);
     for (k = 0; k < 3; k++) {
-      P3dBevColor actual = frame_pixel (&frame, 150 + 10 * k, 19);
+      P3dColor actual = frame_pixel (&frame, 150 + 10 * k, 19);
 
       fail_unless ((actual != BLACK) == (k == i), "frame %u: the point of "
           "sweep %u is %s", i, k, actual != BLACK ? "drawn" : "missing");
@@ -964,7 +964,7 @@ GST_START_TEST (test_timestamps_matched)
     if (i == 0)
       assert_pixel (&frame, 99, 79, BLACK);
     else
-      assert_pixel (&frame, 99, 79, p3d_bev_color_for_label (0));
+      assert_pixel (&frame, 99, 79, p3d_color_for_label (0));
     frame_unmap (&frame);
   }
   g_ptr_array_unref (samples);
@@ -1079,7 +1079,7 @@ GST_START_TEST (test_grid)
       "metres-per-pixel=0.1 grid-spacing=5 annotations=false", "points_0",
       gst_caps_from_string ("application/x-point-cloud, format=xyzi"),
       points_buffer (NULL, 0, 4, 0));
-  P3dBevColor line, axis;
+  P3dColor line, axis;
   Frame frame;
 
   frame_map (&frame, sample_at (samples, 0));
@@ -1207,11 +1207,11 @@ GST_START_TEST (test_range_from_caps)
 
 GST_END_TEST;
 
-#define ANNOTATION P3D_BEV_RGB (230, 230, 230)
+#define ANNOTATION P3D_RGB (230, 230, 230)
 
 /* The longest run of @color in @row, and where it starts. */
 static gint
-longest_run (Frame * frame, gint row, P3dBevColor color, gint * start)
+longest_run (Frame * frame, gint row, P3dColor color, gint * start)
 {
   gint column, run = 0, best = 0;
 
@@ -1292,11 +1292,11 @@ GST_START_TEST (test_scores_do_not_overlap)
     make_box (10.0f, 0.0f, 4.0f, 2.0f, 0.0f, 0.5f, 1),
     make_box (10.0f, 0.0f, 4.0f, 2.0f, 0.0f, 0.9f, 0),
   };
-  P3dBevColor high = p3d_bev_color_for_label (0);
-  P3dBevColor low = p3d_bev_color_for_label (1);
+  P3dColor high = p3d_color_for_label (0);
+  P3dColor low = p3d_color_for_label (1);
   const P3dBevBoxStyle label_style = { 0, 1, TRUE };
   guint high_right = 0, low_right = 0, low_left = 0;
-  P3dBevCanvas canvas;
+  P3dCanvas canvas;
   P3dBevView view;
   gint row, column;
 
@@ -1312,7 +1312,7 @@ GST_START_TEST (test_scores_do_not_overlap)
   /* the boxes span columns 90 to 110, rows 80 to 120 */
   for (row = 70; row < 90; row++)
     for (column = 0; column < canvas.width; column++) {
-      P3dBevColor color = p3d_bev_canvas_get_pixel (&canvas, column, row);
+      P3dColor color = p3d_canvas_get_pixel (&canvas, column, row);
 
       if (column > 111) {
         high_right += color == high;
@@ -1334,7 +1334,7 @@ GST_END_TEST;
  * requested): one colour for every box whatever its label, edges 3 pixels
  * wide centred on the 1-pixel ones of test_box_yaw_zero, no score; the
  * legend names the pad's boxes by its caption in that colour. */
-#define TRUTH_COLOR P3D_BEV_RGB (32, 192, 32)
+#define TRUTH_COLOR P3D_RGB (32, 192, 32)
 GST_START_TEST (test_box_style)
 {
   P3dcBox3d boxes[2] = {
@@ -1385,7 +1385,7 @@ GST_START_TEST (test_box_style)
   /* every pixel drawn is the pad's colour: no label colour, no score */
   for (row = 0; row < 200; row++)
     for (column = 0; column < 200; column++) {
-      P3dBevColor c = frame_pixel (&frame, column, row);
+      P3dColor c = frame_pixel (&frame, column, row);
 
       fail_unless (c == BLACK || c == TRUTH_COLOR,
           "pixel (%d, %d) is 0x%08x", column, row, c);
@@ -1410,7 +1410,7 @@ GST_START_TEST (test_box_style)
   fail_unless (legend_pixels > 0, "no swatch of the pad's colour");
   for (row = 0; row < 200; row++)
     for (column = 0; column < 200; column++)
-      assert_pixel_not (&frame, column, row, p3d_bev_color_for_label (0));
+      assert_pixel_not (&frame, column, row, p3d_color_for_label (0));
   frame_unmap (&frame);
   g_ptr_array_unref (samples);
 }
@@ -1431,7 +1431,7 @@ GST_START_TEST (test_truth_under_detections)
       boxes_caps (4));
   GstElement *detection_source = render_add_input (render, "boxes_1",
       boxes_caps (4));
-  P3dBevColor label = p3d_bev_color_for_label (0);
+  P3dColor label = p3d_color_for_label (0);
   GPtrArray *samples;
   Frame frame;
 
@@ -1458,29 +1458,29 @@ GST_END_TEST;
  * edges, the part inside still drawn. */
 GST_START_TEST (test_wide_line)
 {
-  P3dBevCanvas canvas;
+  P3dCanvas canvas;
   gint row, column;
-  P3dBevColor white = P3D_BEV_RGB (255, 255, 255);
+  P3dColor white = P3D_RGB (255, 255, 255);
 
   canvas.width = 20;
   canvas.height = 20;
   canvas.stride = 20 * 4;
   canvas.pixels = g_malloc0 (canvas.stride * canvas.height);
-  p3d_bev_canvas_draw_wide_line (&canvas, 5.5, 10.5, 14.5, 10.5, 4, white);
+  p3d_canvas_draw_wide_line (&canvas, 5.5, 10.5, 14.5, 10.5, 4, white);
   for (row = 0; row < 20; row++)
     for (column = 0; column < 20; column++) {
       gboolean inside = row >= 9 && row <= 12 && column >= 4 && column <= 16;
 
-      fail_unless_equals_int (p3d_bev_canvas_get_pixel (&canvas, column,
+      fail_unless_equals_int (p3d_canvas_get_pixel (&canvas, column,
               row) == white, inside);
     }
   /* an 8-wide line 3.5 pixels above the image (rows -7 to 0): its lowest
    * row shows */
   memset (canvas.pixels, 0, canvas.stride * canvas.height);
-  p3d_bev_canvas_draw_wide_line (&canvas, -30.0, -3.5, 50.0, -3.5, 8, white);
+  p3d_canvas_draw_wide_line (&canvas, -30.0, -3.5, 50.0, -3.5, 8, white);
   for (column = 0; column < 20; column++) {
-    fail_unless (p3d_bev_canvas_get_pixel (&canvas, column, 0) == white);
-    fail_unless (p3d_bev_canvas_get_pixel (&canvas, column, 1) == 0);
+    fail_unless (p3d_canvas_get_pixel (&canvas, column, 0) == white);
+    fail_unless (p3d_canvas_get_pixel (&canvas, column, 1) == 0);
   }
   g_free (canvas.pixels);
 }

@@ -19,8 +19,8 @@
 
 #define SIDE 20
 #define STRIDE (SIDE * 4 + 12)
-#define BACKGROUND P3D_BEV_RGB (1, 2, 3)
-#define RED P3D_BEV_RGB (255, 0, 0)
+#define BACKGROUND P3D_RGB (1, 2, 3)
+#define RED P3D_RGB (255, 0, 0)
 
 static const P3dBevView view = { SIDE, SIDE, 0.5, 5.0, 10.0 };
 
@@ -37,19 +37,19 @@ picture_init (P3dBevPicture * picture, const P3dBevView * v)
 }
 
 static guint
-count_pixels (const P3dBevPicture * picture, P3dBevColor color)
+count_pixels (const P3dBevPicture * picture, P3dColor color)
 {
   guint n = 0;
   gint column, row;
 
   for (row = 0; row < picture->canvas.height; row++)
     for (column = 0; column < picture->canvas.width; column++)
-      n += p3d_bev_canvas_get_pixel (&picture->canvas, column, row) == color;
+      n += p3d_canvas_get_pixel (&picture->canvas, column, row) == color;
   return n;
 }
 
 #define assert_pixel(picture, column, row, expected) G_STMT_START {       \
-  P3dBevColor got_ = p3d_bev_canvas_get_pixel (&(picture)->canvas,       \
+  P3dColor got_ = p3d_canvas_get_pixel (&(picture)->canvas,       \
       (column), (row));                                                  \
   fail_unless (got_ == (expected), "pixel (%d, %d) is 0x%08x, not 0x%08x",\
       (column), (row), got_, (expected));                                \
@@ -250,9 +250,9 @@ GST_START_TEST (test_box_labels)
   put_box (records, 2, 5.0f, 0.0f, 4.0f, 2.0f, 0.7f, 2);
   picture_init (&picture, &shifted);
   p3d_bev_picture_draw_boxes (&picture, records, 3, &style, "unused");
-  assert_pixel (&picture, 8, 14, p3d_bev_color_for_label (2));
+  assert_pixel (&picture, 8, 14, p3d_color_for_label (2));
   /* box 1's corner (8.5, 3.5): u (5.25 - 3.5) / 0.5, v (10.25 - 8.5) / 0.5 */
-  assert_pixel (&picture, 3, 3, p3d_bev_color_for_label (5));
+  assert_pixel (&picture, 3, 3, p3d_color_for_label (5));
   fail_unless_equals_int (picture.legend.n_entries, 2);
   assert_legend (&picture, 0, "boxes label 2");
   assert_legend (&picture, 1, "boxes label 5");
@@ -275,9 +275,8 @@ GST_START_TEST (test_points)
 {
   static const gfloat first[4] = { 6.2f, 1.2f, 0.0f, 0.25f };
   static const gfloat second[4] = { 1.2f, -3.3f, 1.0f, 1.0f };
-  P3dBevColor at_height = p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.75);
-  P3dBevColor at_intensity =
-      p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.25);
+  P3dColor at_height = p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.75);
+  P3dColor at_intensity = p3d_bev_color_map (P3D_BEV_COLOR_MAP_RAINBOW, 0.25);
   /* two points and a partial third */
   guint8 data[2 * 16 + 8];
   P3dBevPointsLayer layer = { data, sizeof (data), 16, 3, FALSE,
@@ -334,8 +333,8 @@ GST_END_TEST;
 GST_START_TEST (test_features)
 {
   static const gfloat values[4] = { 3.0f, 0.0f, 4.0f, 2.5f };
-  P3dBevColor full = p3d_bev_color_map (P3D_BEV_COLOR_MAP_HEAT, 1.0);
-  P3dBevColor half_colour = p3d_bev_color_map (P3D_BEV_COLOR_MAP_HEAT, 0.5);
+  P3dColor full = p3d_bev_color_map (P3D_BEV_COLOR_MAP_HEAT, 1.0);
+  P3dColor half_colour = p3d_bev_color_map (P3D_BEV_COLOR_MAP_HEAT, 0.5);
   guint16 halves[4];
   gfloat magnitudes[2];
   P3dBevFeaturesLayer layer = { (const guint8 *) values, 2, 2, 1, FALSE,

@@ -190,7 +190,7 @@ GST_START_TEST (test_object_motion)
 {
   P3dLidarSceneParams params;
   P3dLidarScene *scene;
-  P3dLidarObject object = { P3D_LIDAR_LABEL_CAR, 10.0, 3.5, 0.0, 4.0, 2.0,
+  P3dStreetObject object = { P3D_STREET_LABEL_CAR, 10.0, 3.5, 0.0, 4.0, 2.0,
     1.5, 10.0, 0.0, 0.5, 0.5
   };
   P3dcBox3d box;
@@ -208,7 +208,7 @@ GST_START_TEST (test_object_motion)
   fail_unless (fabsf (box.y - 3.5f) < 1e-6f);
   fail_unless (fabsf (box.yaw - 0.15f) < 1e-6f, "yaw %g", box.yaw);
   fail_unless (fabsf (box.z - (0.75f - 1.73f)) < 1e-6f, "z %g", box.z);
-  fail_unless_equals_int (box.label, P3D_LIDAR_LABEL_CAR);
+  fail_unless_equals_int (box.label, P3D_STREET_LABEL_CAR);
   fail_unless_equals_float (box.score, 1.0f);
 
   /* 10 m + 9.5 s * 10 m/s = 105 m: past the end (100), back at -95. */
@@ -224,7 +224,7 @@ GST_END_TEST;
 /* Whether the ray from the origin along @d enters the box of @object
  * grown by @margin on every side (double precision, libm sin and cos). */
 static gboolean
-oracle_ray_hits (const P3dLidarObject * object, gdouble height,
+oracle_ray_hits (const P3dStreetObject * object, gdouble height,
     const gdouble d[3], gdouble margin)
 {
   gdouble c = cos (object->yaw), s = sin (object->yaw);
@@ -261,7 +261,7 @@ oracle_ray_hits (const P3dLidarObject * object, gdouble height,
  * it shrunk by @margin), at most @loose (they hit it grown by @margin). */
 static void
 oracle_count (const P3dLidarSceneParams * params,
-    const P3dLidarObject * object, gdouble margin, guint * strict,
+    const P3dStreetObject * object, gdouble margin, guint * strict,
     guint * loose)
 {
   guint column, beam;
@@ -292,7 +292,7 @@ GST_START_TEST (test_box_in_front)
 {
   P3dLidarSceneParams params;
   P3dLidarScene *scene;
-  P3dLidarObject object = { P3D_LIDAR_LABEL_CAR, 10.0, 0.0, 0.0, 4.0, 2.0,
+  P3dStreetObject object = { P3D_STREET_LABEL_CAR, 10.0, 0.0, 0.0, 4.0, 2.0,
     1.5, 0.0, 0.0, 0.0, 0.5
   };
   const gdouble h = 1.73, top = 1.5 - 1.73, eps = 1e-4;
@@ -347,12 +347,12 @@ GST_END_TEST;
  * lies on the box's surface, and every ray that hits it returns. */
 GST_START_TEST (test_boxes_around)
 {
-  static const P3dLidarObject objects[] = {
-    {P3D_LIDAR_LABEL_CAR, 3.0, 4.0, 0.7, 4.5, 1.9, 1.6, 0, 0, 0, 0.6},
-    {P3D_LIDAR_LABEL_CYCLIST, -6.0, 2.0, 2.5, 1.8, 0.6, 1.7, 0, 0, 0, 0.4},
-    {P3D_LIDAR_LABEL_PEDESTRIAN, 1.0, -1.5, -1.2, 0.7, 0.7, 1.75, 0, 0, 0,
+  static const P3dStreetObject objects[] = {
+    {P3D_STREET_LABEL_CAR, 3.0, 4.0, 0.7, 4.5, 1.9, 1.6, 0, 0, 0, 0.6},
+    {P3D_STREET_LABEL_CYCLIST, -6.0, 2.0, 2.5, 1.8, 0.6, 1.7, 0, 0, 0, 0.4},
+    {P3D_STREET_LABEL_PEDESTRIAN, 1.0, -1.5, -1.2, 0.7, 0.7, 1.75, 0, 0, 0,
         0.3},
-    {P3D_LIDAR_LABEL_CAR, 40.0, -20.0, 3.0, 4.5, 1.9, 1.6, 0, 0, 0, 0.6},
+    {P3D_STREET_LABEL_CAR, 40.0, -20.0, 3.0, 4.5, 1.9, 1.6, 0, 0, 0, 0.6},
   };
   guint k;
 
@@ -398,7 +398,7 @@ GST_START_TEST (test_range_noise)
 {
   P3dLidarSceneParams params;
   P3dLidarScene *exact, *noisy;
-  P3dLidarObject object = { P3D_LIDAR_LABEL_CAR, 10.0, 0.0, 0.0, 4.0, 2.0,
+  P3dStreetObject object = { P3D_STREET_LABEL_CAR, 10.0, 0.0, 0.0, 4.0, 2.0,
     1.5, 0.0, 0.0, 0.0, 0.5
   };
   gdouble sum = 0.0, sum2 = 0.0, sigma = 0.05;
@@ -669,10 +669,10 @@ GST_START_TEST (test_boxes_contain_points)
       fail_unless (boxes[i].label >= 0 && boxes[i].label <= 2);
       labels[boxes[i].label]++;
     }
-    fail_unless_equals_int (labels[P3D_LIDAR_LABEL_CAR], params.cars);
-    fail_unless_equals_int (labels[P3D_LIDAR_LABEL_PEDESTRIAN],
+    fail_unless_equals_int (labels[P3D_STREET_LABEL_CAR], params.cars);
+    fail_unless_equals_int (labels[P3D_STREET_LABEL_PEDESTRIAN],
         params.pedestrians);
-    fail_unless_equals_int (labels[P3D_LIDAR_LABEL_CYCLIST], params.cyclists);
+    fail_unless_equals_int (labels[P3D_STREET_LABEL_CYCLIST], params.cyclists);
 
     /* Some objects are seen at all (others may hide behind them). */
     for (i = 0, p = 0; i < n_objects; i++)
@@ -707,13 +707,13 @@ GST_START_TEST (test_objects_apart)
   guint f, i, j, n;
 
   p3d_lidar_scene_params_init (&params);
-  params.cars = P3D_LIDAR_MAX_CARS;
-  params.pedestrians = P3D_LIDAR_MAX_PEDESTRIANS;
-  params.cyclists = P3D_LIDAR_MAX_CYCLISTS;
+  params.cars = P3D_STREET_MAX_CARS;
+  params.pedestrians = P3D_STREET_MAX_PEDESTRIANS;
+  params.cyclists = P3D_STREET_MAX_CYCLISTS;
   scene = p3d_lidar_scene_new (&params);
   n = p3d_lidar_scene_get_n_objects (scene);
-  fail_unless_equals_int (n, P3D_LIDAR_MAX_CARS + P3D_LIDAR_MAX_PEDESTRIANS +
-      P3D_LIDAR_MAX_CYCLISTS);
+  fail_unless_equals_int (n, P3D_STREET_MAX_CARS + P3D_STREET_MAX_PEDESTRIANS +
+      P3D_STREET_MAX_CYCLISTS);
 
   for (f = 0; f < G_N_ELEMENTS (frames); f++) {
     P3dcBox3d *boxes = g_new (P3dcBox3d, n);
@@ -733,7 +733,7 @@ GST_START_TEST (test_objects_apart)
         gdouble xj, yj, dx = fabs (boxes[i].x - boxes[j].x);
 
         aabb_half (&boxes[j], &xj, &yj);
-        dx = MIN (dx, P3D_LIDAR_SCENE_LENGTH - dx);
+        dx = MIN (dx, P3D_STREET_LENGTH - dx);
         fail_unless (fabs (boxes[i].y - boxes[j].y) >= yi + yj
             || dx >= xi + xj, "frame %" G_GUINT64_FORMAT ": objects %u and "
             "%u overlap at (%g, %g) and (%g, %g)", frames[f], i, j,
@@ -874,7 +874,7 @@ GST_START_TEST (test_params_check)
       "max-range");
 
   p3d_lidar_scene_params_init (&params);
-  params.cars = P3D_LIDAR_MAX_CARS + 1;
+  params.cars = P3D_STREET_MAX_CARS + 1;
   fail_unless_equals_string (p3d_lidar_scene_params_check (&params, NULL),
       "cars");
 }

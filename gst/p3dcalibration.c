@@ -1,4 +1,4 @@
-/* Camera calibration files for bevpool; see bevpool-calibration.h. */
+/* Camera calibration files; see p3dcalibration.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -8,10 +8,9 @@
 
 #include <json-glib/json-glib.h>
 
-#include "bevpool-calibration.h"
+#include "p3dcalibration.h"
 
-G_DEFINE_QUARK (p3d - bev - calibration - error - quark,
-    p3d_bev_calibration_error);
+G_DEFINE_QUARK (p3d - calibration - error - quark, p3d_calibration_error);
 
 static void
 set_identity (gdouble * m)
@@ -33,15 +32,15 @@ read_matrix (JsonNode * node, gboolean allow_3x3, const gchar * where,
   guint n, r, c;
 
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node)) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s is not an array of rows", where);
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s is not an array of rows", where);
     return FALSE;
   }
   rows = json_node_get_array (node);
   n = json_array_get_length (rows);
   if (n != 4 && !(allow_3x3 && n == 3)) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s has %u rows, expected 4%s",
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s has %u rows, expected 4%s",
         where, n, allow_3x3 ? " or 3" : "");
     return FALSE;
   }
@@ -52,8 +51,8 @@ read_matrix (JsonNode * node, gboolean allow_3x3, const gchar * where,
 
     if (!JSON_NODE_HOLDS_ARRAY (row_node)
         || json_array_get_length (row = json_node_get_array (row_node)) != n) {
-      g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-          P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s row %u is not an array of "
+      g_set_error (error, P3D_CALIBRATION_ERROR,
+          P3D_CALIBRATION_ERROR_SCHEMA, "%s row %u is not an array of "
           "%u numbers", where, r, n);
       return FALSE;
     }
@@ -64,15 +63,15 @@ read_matrix (JsonNode * node, gboolean allow_3x3, const gchar * where,
       if (!JSON_NODE_HOLDS_VALUE (value)
           || (json_node_get_value_type (value) != G_TYPE_DOUBLE
               && json_node_get_value_type (value) != G_TYPE_INT64)) {
-        g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-            P3D_BEV_CALIBRATION_ERROR_VALUE, "%s[%u][%u] is not a number",
+        g_set_error (error, P3D_CALIBRATION_ERROR,
+            P3D_CALIBRATION_ERROR_VALUE, "%s[%u][%u] is not a number",
             where, r, c);
         return FALSE;
       }
       v = json_node_get_double (value);
       if (!isfinite (v)) {
-        g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-            P3D_BEV_CALIBRATION_ERROR_VALUE, "%s[%u][%u] is not finite",
+        g_set_error (error, P3D_CALIBRATION_ERROR,
+            P3D_CALIBRATION_ERROR_VALUE, "%s[%u][%u] is not finite",
             where, r, c);
         return FALSE;
       }
@@ -82,26 +81,68 @@ read_matrix (JsonNode * node, gboolean allow_3x3, const gchar * where,
   return TRUE;
 }
 
-static P3dBevCalibration *
+static P3dCalibration *
 calibration_new (guint n_cameras)
 {
-  P3dBevCalibration *calibration = g_new0 (P3dBevCalibration, 1);
+  P3dCalibration *calibration = g_new0 (P3dCalibration, 1);
 
   calibration->n_cameras = n_cameras;
   calibration->names = g_new0 (gchar *, n_cameras + 1);
   calibration->cameras = g_new0 (P3dcCameraCalib, n_cameras);
+  calibration->image_sizes = g_new0 (P3dCalibrationImageSize, n_cameras);
   return calibration;
 }
 
-static P3dBevCalibration *
+/* Reads [width, height], two whole numbers in 1 ..
+ * P3D_CALIBRATION_MAX_IMAGE_SIDE; @where names it in errors. */
+static gboolean
+read_image_size (JsonNode * node, const gchar * where,
+    P3dCalibrationImageSize * size, GError ** error)
+{
+  static const gchar *names[2] = { "width", "height" };
+  guint sides[2], i;
+  JsonArray *array;
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node)
+      || json_array_get_length (array = json_node_get_array (node)) != 2) {
+    g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_SCHEMA,
+        "%s is not an array [width, height]", where);
+    return FALSE;
+  }
+  for (i = 0; i < 2; i++) {
+    JsonNode *value = json_array_get_element (array, i);
+    gdouble v;
+
+    if (!JSON_NODE_HOLDS_VALUE (value)
+        || (json_node_get_value_type (value) != G_TYPE_DOUBLE
+            && json_node_get_value_type (value) != G_TYPE_INT64)) {
+      g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_VALUE,
+          "%s: the %s is not a number", where, names[i]);
+      return FALSE;
+    }
+    v = json_node_get_double (value);
+    if (!(v >= 1.0 && v <= P3D_CALIBRATION_MAX_IMAGE_SIDE && v == floor (v))) {
+      g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_VALUE,
+          "%s: the %s %g is not a whole number of pixels from 1 to %d", where,
+          names[i], v, P3D_CALIBRATION_MAX_IMAGE_SIDE);
+      return FALSE;
+    }
+    sides[i] = (guint) v;
+  }
+  size->width = sides[0];
+  size->height = sides[1];
+  return TRUE;
+}
+
+static P3dCalibration *
 parse_cameras_form (JsonArray * cameras, const gchar * origin, GError ** error)
 {
   guint n = json_array_get_length (cameras), i;
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
 
   if (n == 0) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"cameras\" is empty", origin);
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s: \"cameras\" is empty", origin);
     return NULL;
   }
   calibration = calibration_new (n);
@@ -113,8 +154,8 @@ parse_cameras_form (JsonArray * cameras, const gchar * origin, GError ** error)
     gboolean ok;
 
     if (!JSON_NODE_HOLDS_OBJECT (node)) {
-      g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-          P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: cameras[%u] is not an "
+      g_set_error (error, P3D_CALIBRATION_ERROR,
+          P3D_CALIBRATION_ERROR_SCHEMA, "%s: cameras[%u] is not an "
           "object", origin, i);
       goto failed;
     }
@@ -145,11 +186,19 @@ parse_cameras_form (JsonArray * cameras, const gchar * origin, GError ** error)
     } else {
       set_identity (calib->img_aug);
     }
+    if (json_object_has_member (camera, "image_size")) {
+      where = g_strdup_printf ("%s: cameras[%u].image_size", origin, i);
+      ok = read_image_size (json_object_get_member (camera, "image_size"),
+          where, &calibration->image_sizes[i], error);
+      g_free (where);
+      if (!ok)
+        goto failed;
+    }
   }
   return calibration;
 
 failed:
-  p3d_bev_calibration_free (calibration);
+  p3d_calibration_free (calibration);
   return NULL;
 }
 
@@ -157,7 +206,7 @@ failed:
  * @allow_3x3, for the intrinsics). */
 static gboolean
 read_tensor_form_member (JsonObject * root, const gchar * key, guint n,
-    gsize offset, gboolean allow_3x3, P3dBevCalibration * calibration,
+    gsize offset, gboolean allow_3x3, P3dCalibration * calibration,
     const gchar * origin, GError ** error)
 {
   JsonNode *node = json_object_get_member (root, key);
@@ -166,8 +215,8 @@ read_tensor_form_member (JsonObject * root, const gchar * key, guint n,
 
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node)
       || json_array_get_length (array = json_node_get_array (node)) != n) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"%s\" must be an array of "
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s: \"%s\" must be an array of "
         "%u matrices, one per camera", origin, key, n);
     return FALSE;
   }
@@ -184,18 +233,18 @@ read_tensor_form_member (JsonObject * root, const gchar * key, guint n,
   return TRUE;
 }
 
-static P3dBevCalibration *
+static P3dCalibration *
 parse_tensor_form (JsonObject * root, const gchar * origin, GError ** error)
 {
   JsonNode *intrinsics = json_object_get_member (root, "camera_intrinsics");
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
   JsonArray *order = NULL;
   guint n, i;
 
   if (!JSON_NODE_HOLDS_ARRAY (intrinsics)
       || (n = json_array_get_length (json_node_get_array (intrinsics))) == 0) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"camera_intrinsics\" must be "
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s: \"camera_intrinsics\" must be "
         "a non-empty array of 4x4 matrices", origin);
     return NULL;
   }
@@ -209,7 +258,7 @@ parse_tensor_form (JsonObject * root, const gchar * origin, GError ** error)
       || !read_tensor_form_member (root, "img_aug_matrix", n,
           G_STRUCT_OFFSET (P3dcCameraCalib, img_aug), FALSE, calibration,
           origin, error)) {
-    p3d_bev_calibration_free (calibration);
+    p3d_calibration_free (calibration);
     return NULL;
   }
   if (json_object_has_member (root, "camera_order")
@@ -227,26 +276,26 @@ parse_tensor_form (JsonObject * root, const gchar * origin, GError ** error)
   return calibration;
 }
 
-P3dBevCalibration *
-p3d_bev_calibration_parse (const gchar * data, gssize length,
+P3dCalibration *
+p3d_calibration_parse (const gchar * data, gssize length,
     const gchar * origin, GError ** error)
 {
   JsonParser *parser = json_parser_new ();
-  P3dBevCalibration *calibration = NULL;
+  P3dCalibration *calibration = NULL;
   GError *parse_error = NULL;
   JsonNode *root;
 
   if (!json_parser_load_from_data (parser, data, length, &parse_error)) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SYNTAX, "%s: not valid JSON: %s", origin,
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SYNTAX, "%s: not valid JSON: %s", origin,
         parse_error->message);
     g_clear_error (&parse_error);
     goto done;
   }
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)) {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: the document is not a JSON "
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s: the document is not a JSON "
         "object", origin);
     goto done;
   }
@@ -255,8 +304,8 @@ p3d_bev_calibration_parse (const gchar * data, gssize length,
         "cameras");
 
     if (!JSON_NODE_HOLDS_ARRAY (cameras)) {
-      g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-          P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: \"cameras\" is not an array",
+      g_set_error (error, P3D_CALIBRATION_ERROR,
+          P3D_CALIBRATION_ERROR_SCHEMA, "%s: \"cameras\" is not an array",
           origin);
       goto done;
     }
@@ -267,8 +316,8 @@ p3d_bev_calibration_parse (const gchar * data, gssize length,
     calibration = parse_tensor_form (json_node_get_object (root), origin,
         error);
   } else {
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
-        P3D_BEV_CALIBRATION_ERROR_SCHEMA, "%s: neither \"cameras\" nor "
+    g_set_error (error, P3D_CALIBRATION_ERROR,
+        P3D_CALIBRATION_ERROR_SCHEMA, "%s: neither \"cameras\" nor "
         "\"camera_intrinsics\" is present (see docs/calibration.md)", origin);
   }
 done:
@@ -276,35 +325,36 @@ done:
   return calibration;
 }
 
-P3dBevCalibration *
-p3d_bev_calibration_load (const gchar * path, GError ** error)
+P3dCalibration *
+p3d_calibration_load (const gchar * path, GError ** error)
 {
   gchar *contents = NULL;
   gsize length = 0;
   GError *read_error = NULL;
-  P3dBevCalibration *calibration;
+  P3dCalibration *calibration;
 
   if (!g_file_get_contents (path, &contents, &length, &read_error)) {
     /* a missing file and one that is there but unreadable (a directory,
      * no permission) call for different fixes */
-    g_set_error (error, P3D_BEV_CALIBRATION_ERROR,
+    g_set_error (error, P3D_CALIBRATION_ERROR,
         g_error_matches (read_error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ?
-        P3D_BEV_CALIBRATION_ERROR_NOT_FOUND : P3D_BEV_CALIBRATION_ERROR_READ,
+        P3D_CALIBRATION_ERROR_NOT_FOUND : P3D_CALIBRATION_ERROR_READ,
         "cannot read %s: %s", path, read_error->message);
     g_clear_error (&read_error);
     return NULL;
   }
-  calibration = p3d_bev_calibration_parse (contents, length, path, error);
+  calibration = p3d_calibration_parse (contents, length, path, error);
   g_free (contents);
   return calibration;
 }
 
 void
-p3d_bev_calibration_free (P3dBevCalibration * calibration)
+p3d_calibration_free (P3dCalibration * calibration)
 {
   if (calibration == NULL)
     return;
   g_strfreev (calibration->names);
   g_free (calibration->cameras);
+  g_free (calibration->image_sizes);
   g_free (calibration);
 }

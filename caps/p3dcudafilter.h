@@ -8,15 +8,13 @@
  * host and device when a buffer is not where the backend runs.
  *
  * The device. It is looked for in start(), never at registration: the
- * elements exist on every machine. With cuda-device-id=-1 the element takes
- * the device that the pipeline already uses: the device shared through a
- * GstContext of type P3D_CUDA_DEVICE_CONTEXT_TYPE (asked of the neighbours
- * with a CONTEXT query, then of the application and the bins with a
- * NEED_CONTEXT message), else device 0, which it then shares itself
- * (HAVE_CONTEXT). When a frame arrives on another device it moves there: a
- * pipeline whose first element was placed on device 1 runs on device 1 end
- * to end. An element given a device by number stays on it and copies input
- * from other devices device to device.
+ * elements exist on every machine. cuda-device-id means what it means for
+ * every element (p3dcudacontext.h): a number, or with -1 the device that
+ * the pipeline already uses, else device 0, which the filter then shares.
+ * A filter at -1 also follows its input: when a frame arrives on another
+ * device it moves there, so a pipeline whose first element was placed on
+ * device 1 runs on device 1 end to end. A filter given a device by number
+ * stays on it and copies input from other devices device to device.
  *
  * What a subclass writes:
  * - transform_media_caps: the media caps on the other pad;
@@ -39,17 +37,11 @@
 #include <gst/base/gstbasetransform.h>
 #include <gst/gst.h>
 
+#include "p3dcudacontext.h"
 #include "p3dcudamemory.h"
 #include "p3dtensor.h"
 
 G_BEGIN_DECLS
-
-/* The GstContext that shares one CUDA device among the elements of a
- * pipeline; its structure holds "device-id" (int). */
-#define P3D_CUDA_DEVICE_CONTEXT_TYPE "p3d.cuda.device"
-
-/* A persistent context of that type naming @device_id. */
-GstContext *p3d_cuda_device_context_new (gint device_id);
 
 typedef enum
 {

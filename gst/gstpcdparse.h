@@ -35,6 +35,8 @@ struct _P3dPcdParse {
   gint fps_d;
   guint64 max_file_size;
   gint cuda_device_id;
+  /* the device shared in the pipeline (p3dcudacontext.h) */
+  GstContext *context;
 
   /* the "stats" property, under the object lock */
   guint64 stats_files;

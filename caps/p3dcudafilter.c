@@ -25,6 +25,10 @@ enum
 #define DEFAULT_BACKEND P3D_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
 
+/* Frames whose readback records may be in flight before the element waits
+ * for the oldest. */
+#define READBACK_DEPTH 16
+
 /* Scratch sets: device copies of host inputs, device outputs for host
  * output buffers. */
 enum
@@ -79,6 +83,8 @@ static GstFlowReturn p3d_cuda_filter_transform (GstBaseTransform * trans,
     GstBuffer * inbuf, GstBuffer * outbuf);
 static gboolean p3d_cuda_filter_query (GstBaseTransform * trans,
     GstPadDirection direction, GstQuery * query);
+static gboolean p3d_cuda_filter_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
 static void p3d_cuda_filter_set_context (GstElement * element,
     GstContext * context);
 static void p3d_cuda_filter_finalize (GObject * object);
@@ -128,6 +134,7 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
       GST_DEBUG_FUNCPTR (p3d_cuda_filter_decide_allocation);
   trans_class->transform = GST_DEBUG_FUNCPTR (p3d_cuda_filter_transform);
   trans_class->query = GST_DEBUG_FUNCPTR (p3d_cuda_filter_query);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_cuda_filter_sink_event);
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_ip_on_passthrough = FALSE;
 
@@ -327,6 +334,54 @@ p3d_cuda_filter_set_context (GstElement * element, GstContext * context)
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
+static void
+readback_free (P3dCudaFilter * self)
+{
+  g_clear_pointer (&self->readback, p3d_readback_free);
+  g_clear_pointer (&self->readback_record, g_free);
+  self->readback_taken = FALSE;
+}
+
+/* Hands the records that have arrived to the subclass, in frame order (all
+ * of them, waiting, when @wait). */
+static void
+drain_readback (P3dCudaFilter * self, gboolean wait)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  GstClockTime pts;
+
+  if (self->readback == NULL)
+    return;
+  while (p3d_readback_pop (self->readback, wait, self->readback_record, &pts))
+    klass->readback (self, self->readback_record, pts);
+}
+
+gpointer
+p3d_cuda_filter_readback_slot (P3dCudaFilter * self)
+{
+  gpointer slot = NULL;
+
+  g_return_val_if_fail (self->readback != NULL, NULL);
+  drain_readback (self, FALSE);
+  if (p3d_readback_is_full (self->readback))
+    drain_readback (self, TRUE);
+  if (!p3d_cuda_filter_check (self, p3d_readback_next_slot (self->readback,
+              &slot), "taking a readback slot"))
+    return NULL;
+  self->readback_taken = TRUE;
+  return slot;
+}
+
+static gboolean
+p3d_cuda_filter_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    drain_readback (self, TRUE);
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
 /* Takes the CUDA path on @device_id: its allocator, a stream of our own and
  * the subclass's device resources. FALSE with @why set when the device
  * cannot be used; an element error is posted for a CUDA failure after the
@@ -352,11 +407,20 @@ open_device (P3dCudaFilter * self, gint device_id, gchar ** why)
       && p3d_cuda_filter_check (self,
       p3dc_cuda_event_create (&self->peer_event), "creating an event");
   self->use_cuda = ok;
+  if (ok && klass->readback_size > 0) {
+    P3dcResult result;
+
+    self->readback = p3d_readback_new (device_id, klass->readback_size,
+        READBACK_DEPTH, &result);
+    self->readback_record = g_malloc (klass->readback_size);
+    ok = p3d_cuda_filter_check (self, result, "allocating the readback ring");
+  }
   if (ok && klass->start_device)
     ok = klass->start_device (self);
   if (!ok) {
     if (klass->stop_device && self->use_cuda)
       klass->stop_device (self);
+    readback_free (self);
     if (self->peer_event)
       log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
           "destroying an event");
@@ -387,6 +451,7 @@ close_device (P3dCudaFilter * self)
         "waiting for the stream");
     if (klass->stop_device)
       klass->stop_device (self);
+    readback_free (self);
     scratch_free (self);
     log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
         "destroying an event");
@@ -797,12 +862,28 @@ release_input (P3dCudaFilter * self, GstBuffer * inbuf, P3dTensorMap * in,
       "recording the read of the input");
 }
 
+/* The subclass's process_cuda; then the copy of the record it wrote into a
+ * readback slot, queued behind its kernels. */
+static GstFlowReturn
+call_process_cuda (P3dCudaFilter * self, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  GstFlowReturn ret = klass->process_cuda (self, inbuf, in, out, out_clean);
+
+  if (ret == GST_FLOW_OK && self->readback_taken
+      && !p3d_cuda_filter_check (self, p3d_readback_push (self->readback,
+              self->stream, GST_BUFFER_PTS (inbuf)), "reading back a record"))
+    ret = GST_FLOW_ERROR;
+  self->readback_taken = FALSE;
+  return ret;
+}
+
 /* Writes the frame into @outbuf, CUDA memory on our device. */
 static GstFlowReturn
 process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
     P3dTensorMap * in, GstBuffer * outbuf)
 {
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   gboolean out_clean = TRUE, ordered = TRUE;
   GstFlowReturn ret;
   P3dTensorMap out;
@@ -829,7 +910,7 @@ process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
         "ordering the output after its readers");
     return GST_FLOW_ERROR;
   }
-  ret = klass->process_cuda (self, inbuf, in, &out, out_clean);
+  ret = call_process_cuda (self, inbuf, in, &out, out_clean);
   for (i = 0; i < out.n_tensors && ordered; i++)
     ordered = p3d_cuda_memory_record (gst_buffer_peek_memory (outbuf, i),
         self->stream);
@@ -853,7 +934,6 @@ static GstFlowReturn
 process_into_host_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
     P3dTensorMap * in, GstBuffer * outbuf)
 {
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   P3dTensorMap out, host;
   GstFlowReturn ret;
   gchar *why = NULL;
@@ -867,7 +947,7 @@ process_into_host_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
     if (out.data[i] == NULL)
       return GST_FLOW_ERROR;
   }
-  ret = klass->process_cuda (self, inbuf, in, &out, self->scratch_out_clean);
+  ret = call_process_cuda (self, inbuf, in, &out, self->scratch_out_clean);
   self->scratch_out_clean = (ret == GST_FLOW_OK);
   if (ret != GST_FLOW_OK)
     return ret;

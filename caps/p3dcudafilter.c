@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "p3dcudafilter.h"
-#include "p3dpointcloud.h"
 #include "p3dtensorpool.h"
 #include "runtime.h"
 
@@ -1038,23 +1037,14 @@ p3d_cuda_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   gchar *why = NULL;
 
   if (!p3d_tensor_layout_check_buffer (&self->in_layout, inbuf, &why)) {
-    GstCaps *caps = gst_pad_get_current_caps (GST_BASE_TRANSFORM_SINK_PAD
-        (self));
-    /* the usual cause: a raw sweep file read with caps alone, cut into
-     * the source's blocks or read with another record layout */
-    gboolean points = caps != NULL && gst_structure_has_name
-        (gst_caps_get_structure (caps, 0), P3D_MEDIA_TYPE_POINT_CLOUD);
-
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input buffer does not match its caps%s", points ? ": read raw "
-            "sweep files with pointcloudparse (filesrc location=sweep.bin ! "
-            "pointcloudparse preset=kitti or preset=nuscenes), which makes "
-            "one sweep of each file whatever its record layout" : ""),
+        ("Input buffer does not match its caps%s%s", klass->bad_input_hint ?
+            ": " : "", klass->bad_input_hint ? klass->bad_input_hint : ""),
         ("%s", why));
-    gst_clear_caps (&caps);
     g_free (why);
     return GST_FLOW_ERROR;
   }

@@ -142,6 +142,8 @@ struct _P3dCudaFilter
  *     host with the frame's pts, in frame order, without the stream being
  *     waited for (p3dreadback.h): as later frames are processed, and at
  *     the end of the stream
+ * @bad_input_hint: optional: what the user may change when an input buffer
+ *     does not hold the tensors its caps describe, added to that error
  */
 struct _P3dCudaFilterClass
 {
@@ -161,6 +163,7 @@ struct _P3dCudaFilterClass
   gsize readback_size;
   void (*readback) (P3dCudaFilter * self, gconstpointer record,
       GstClockTime pts);
+  const gchar *bad_input_hint;
 
   /*< private > */
   gpointer _gst_reserved[GST_PADDING];

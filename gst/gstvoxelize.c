@@ -172,6 +172,13 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cuda);
   filter_class->readback_size = sizeof (P3dcVoxelizeStats);
   filter_class->readback = GST_DEBUG_FUNCPTR (p3d_voxelize_readback);
+  /* the usual cause of points that do not match their caps: a raw sweep
+   * file read with caps alone, cut into the source's blocks or read with
+   * another record layout */
+  filter_class->bad_input_hint = "read raw sweep files with pointcloudparse "
+      "(filesrc location=sweep.bin ! pointcloudparse preset=kitti or "
+      "preset=nuscenes), which makes one sweep of each file whatever its "
+      "record layout";
 
   GST_DEBUG_CATEGORY_INIT (p3d_voxelize_debug, "voxelize", 0,
       "Lidar voxelization");

@@ -468,6 +468,7 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dVoxelsInfo out_info, expected;
   P3dcVoxelizeParams params;
   P3dcResult result;
+  gboolean changed;
 
   if (!p3d_point_cloud_info_from_caps (&in_info, incaps))
     return FALSE;
@@ -500,18 +501,17 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     return FALSE;
   }
 
-  if (filter->use_cuda && (self->voxelizer == NULL
-          || memcmp (&params, &self->params, sizeof (params)) != 0)) {
-    self->params = params;
-    if (!p3d_cuda_filter_replace_workspace (filter,
-            (gpointer *) & self->voxelizer,
-            (GDestroyNotify) p3dc_voxelizer_free, voxelizer_new,
-            "creating the voxelization workspace", error))
-      return FALSE;
-  }
+  changed = memcmp (&params, &self->params, sizeof (params)) != 0;
+  /* voxelizer_new() makes the workspace for self->params */
+  self->params = params;
+  if (filter->use_cuda && (self->voxelizer == NULL || changed)
+      && !p3d_cuda_filter_replace_workspace (filter,
+          (gpointer *) & self->voxelizer,
+          (GDestroyNotify) p3dc_voxelizer_free, voxelizer_new,
+          "creating the voxelization workspace", error))
+    return FALSE;
   self->in_info = in_info;
   self->out_info = out_info;
-  self->params = params;
   p3d_point_cloud_info_get_layout (&in_info, 0, in_layout);
   p3d_voxels_info_get_layout (&out_info, out_layout);
   return TRUE;

@@ -47,6 +47,16 @@ p3d_cuda_device_context_get_device_id (GstContext * context)
   return device_id;
 }
 
+/* @element's cuda-device-id. */
+static gint
+requested_device (GstElement * element)
+{
+  gint device_id = -1;
+
+  g_object_get (element, "cuda-device-id", &device_id, NULL);
+  return device_id;
+}
+
 /* The device of the context @element holds, or -1. */
 static gint
 held_device (GstElement * element, GstContext ** held)
@@ -73,14 +83,17 @@ hold (GstContext ** held, GstContext * context)
 
 gboolean
 p3d_cuda_handle_set_context (GstElement * element, GstContext * context,
-    gint requested_device_id, GstContext ** held)
+    GstContext ** held)
 {
   gint device_id = p3d_cuda_device_context_get_device_id (context);
+  gint requested_device_id;
 
   debug_init ();
+  if (device_id < 0)
+    return FALSE;
   /* an element given a device by number keeps it */
-  if (device_id < 0 || (requested_device_id >= 0
-          && requested_device_id != device_id))
+  requested_device_id = requested_device (element);
+  if (requested_device_id >= 0 && requested_device_id != device_id)
     return FALSE;
   GST_OBJECT_LOCK (element);
   hold (held, context);
@@ -131,9 +144,9 @@ query_neighbours (GstElement * element, GstContext ** held)
 }
 
 gint
-p3d_cuda_find_element_device (GstElement * element, gint requested_device_id,
-    GstContext ** held)
+p3d_cuda_find_element_device (GstElement * element, GstContext ** held)
 {
+  gint requested_device_id = requested_device (element);
   gint device_id;
 
   debug_init ();
@@ -202,10 +215,11 @@ p3d_cuda_element_get_allocator (GstElement * element, gint device_id,
 
 gboolean
 p3d_cuda_handle_context_query (GstElement * element, GstQuery * query,
-    gint requested_device_id, GstContext ** held)
+    GstContext ** held)
 {
   const gchar *type = NULL;
   GstContext *context = NULL;
+  gint requested_device_id;
 
   if (GST_QUERY_TYPE (query) != GST_QUERY_CONTEXT
       || !gst_query_parse_context_type (query, &type)
@@ -215,6 +229,7 @@ p3d_cuda_handle_context_query (GstElement * element, GstQuery * query,
   if (*held)
     context = gst_context_ref (*held);
   GST_OBJECT_UNLOCK (element);
+  requested_device_id = requested_device (element);
   if (context == NULL && requested_device_id >= 0)
     context = p3d_cuda_device_context_new (requested_device_id);
   if (context == NULL)

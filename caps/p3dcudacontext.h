@@ -18,10 +18,11 @@
  * - its set_context calls p3d_cuda_handle_set_context(), and its pads'
  *   query functions p3d_cuda_handle_context_query().
  *
- * The element keeps the context it holds in a GstContext pointer of its
- * own (@held below), NULL at first, which these functions read and replace
- * under the element's object lock (do not hold it when calling them); it
- * releases it in finalize.
+ * The element has the property cuda-device-id (an int), which these
+ * functions read, and keeps the context it holds in a GstContext pointer of
+ * its own (@held below), NULL at first, which they read and replace under
+ * the element's object lock (do not hold it when calling them); it releases
+ * it in finalize.
  */
 #ifndef __P3D_CUDA_CONTEXT_H__
 #define __P3D_CUDA_CONTEXT_H__
@@ -41,12 +42,11 @@ GstContext *p3d_cuda_device_context_new (gint device_id);
  * "device-id"). */
 gint p3d_cuda_device_context_get_device_id (GstContext * context);
 
-/* The device for cuda-device-id=@requested_device_id when the element
- * starts: @requested_device_id itself when it is a number (a context held
- * for another device is dropped: it is not the element's), else as the
- * header says; a context found on the way is kept in *@held. */
-gint p3d_cuda_find_element_device (GstElement * element,
-    gint requested_device_id, GstContext ** held);
+/* The device @element takes when it starts: its cuda-device-id when that
+ * is a number (a context held for another device is dropped: it is not the
+ * element's), else as the header says; a context found on the way is kept
+ * in *@held. */
+gint p3d_cuda_find_element_device (GstElement * element, GstContext ** held);
 
 /* Shares @device_id, which @element now uses: keeps a context naming it in
  * *@held and posts HAVE_CONTEXT, unless *@held names it already. */
@@ -60,11 +60,11 @@ GstAllocator *p3d_cuda_element_get_allocator (GstElement * element,
     gint device_id, GstContext ** held);
 
 /* For the element's set_context: keeps @context in *@held when it is a
- * device context that an element asking for @requested_device_id may take
- * (any device for -1, that one for a number). TRUE when kept. Chain up to
+ * device context that the element may take (any device at
+ * cuda-device-id=-1, that one for a number). TRUE when kept. Chain up to
  * the parent class's set_context afterwards. */
 gboolean p3d_cuda_handle_set_context (GstElement * element,
-    GstContext * context, gint requested_device_id, GstContext ** held);
+    GstContext * context, GstContext ** held);
 
 /* For the element's pad query functions: answers a CONTEXT query of our
  * type with *@held, or, while the element holds none (it has not
@@ -72,7 +72,7 @@ gboolean p3d_cuda_handle_set_context (GstElement * element,
  * given by number, so that a -1 neighbour starting first takes that device
  * instead of device 0. TRUE when answered; FALSE for any other query. */
 gboolean p3d_cuda_handle_context_query (GstElement * element,
-    GstQuery * query, gint requested_device_id, GstContext ** held);
+    GstQuery * query, GstContext ** held);
 
 G_END_DECLS
 

@@ -324,12 +324,8 @@ static void
 p3d_cuda_filter_set_context (GstElement * element, GstContext * context)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (element);
-  gint requested;
 
-  GST_OBJECT_LOCK (self);
-  requested = self->requested_device_id;
-  GST_OBJECT_UNLOCK (self);
-  p3d_cuda_handle_set_context (element, context, requested, &self->context);
+  p3d_cuda_handle_set_context (element, context, &self->context);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
@@ -484,8 +480,7 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
   if (backend == P3D_BACKEND_CPU)
     goto done;
 
-  device_id = p3d_cuda_find_element_device (GST_ELEMENT (self), requested,
-      &self->context);
+  device_id = p3d_cuda_find_element_device (GST_ELEMENT (self), &self->context);
   if (!open_device (self, device_id, &why)) {
     if (why == NULL)
       return FALSE;             /* a CUDA failure, already posted */
@@ -541,13 +536,7 @@ p3d_cuda_filter_query (GstBaseTransform * trans, GstPadDirection direction,
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
 
-  gint requested;
-
-  GST_OBJECT_LOCK (self);
-  requested = self->requested_device_id;
-  GST_OBJECT_UNLOCK (self);
-  if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, requested,
-          &self->context))
+  if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, &self->context))
     return TRUE;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
       query);
@@ -653,7 +642,6 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
   GstCaps *caps = NULL;
   GstBufferPool *pool;
   GstAllocator *allocator = NULL;
-  gint requested;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL)
@@ -663,12 +651,9 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
     allocator = gst_object_ref (self->allocator);
   } else if (p3d_caps_is_cuda (caps)) {
     /* backend=cpu may still write CUDA memory when downstream wants it */
-    GST_OBJECT_LOCK (self);
-    requested = self->requested_device_id;
-    GST_OBJECT_UNLOCK (self);
     allocator = p3d_cuda_element_get_allocator (GST_ELEMENT (self),
-        p3d_cuda_find_element_device (GST_ELEMENT (self), requested,
-            &self->context), &self->context);
+        p3d_cuda_find_element_device (GST_ELEMENT (self), &self->context),
+        &self->context);
     if (allocator == NULL)
       return FALSE;
   }

@@ -349,7 +349,6 @@ static gboolean
 p3d_pcd_parse_start (GstBaseParse * parse)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (parse);
-  gint requested;
 
   GST_OBJECT_LOCK (self);
   self->active_format = self->format;
@@ -357,7 +356,6 @@ p3d_pcd_parse_start (GstBaseParse * parse)
   self->active_fps_n = self->fps_n;
   self->active_fps_d = self->fps_d;
   self->active_max_file_size = self->max_file_size;
-  requested = self->cuda_device_id;
   self->stats_files = 0;
   self->stats_scanned = 0;
   self->stats_points = 0;
@@ -367,7 +365,7 @@ p3d_pcd_parse_start (GstBaseParse * parse)
   GST_OBJECT_UNLOCK (self);
 
   self->active_device_id = p3d_cuda_find_element_device (GST_ELEMENT (self),
-      requested, &self->context);
+      &self->context);
   self->files = 0;
   self->upstream_time = FALSE;
   self->warned_overflow = FALSE;
@@ -434,12 +432,8 @@ static void
 p3d_pcd_parse_set_context (GstElement * element, GstContext * context)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (element);
-  gint requested;
 
-  GST_OBJECT_LOCK (self);
-  requested = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  p3d_cuda_handle_set_context (element, context, requested, &self->context);
+  p3d_cuda_handle_set_context (element, context, &self->context);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
@@ -448,12 +442,7 @@ p3d_pcd_parse_set_context (GstElement * element, GstContext * context)
 static gboolean
 answer_context_query (P3dPcdParse * self, GstQuery * query)
 {
-  gint requested;
-
-  GST_OBJECT_LOCK (self);
-  requested = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  return p3d_cuda_handle_context_query (GST_ELEMENT (self), query, requested,
+  return p3d_cuda_handle_context_query (GST_ELEMENT (self), query,
       &self->context);
 }
 

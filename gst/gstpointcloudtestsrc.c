@@ -497,17 +497,15 @@ p3d_point_cloud_test_src_start (GstBaseSrc * src)
   P3dLidarSceneParams params;
   const gchar *property;
   gchar *why = NULL;
-  gint requested;
 
   GST_OBJECT_LOCK (self);
   params = self->params;
   self->active_emit = self->emit;
   self->active_max_boxes = self->max_boxes;
   self->active_candidates_per_object = self->candidates_per_object;
-  requested = self->cuda_device_id;
   GST_OBJECT_UNLOCK (self);
   self->active_device_id = p3d_cuda_find_element_device (GST_ELEMENT (self),
-      requested, &self->context);
+      &self->context);
 
   property = p3d_lidar_scene_params_check (&params, &why);
   if (property != NULL) {
@@ -689,12 +687,8 @@ p3d_point_cloud_test_src_set_context (GstElement * element,
     GstContext * context)
 {
   P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (element);
-  gint requested;
 
-  GST_OBJECT_LOCK (self);
-  requested = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  p3d_cuda_handle_set_context (element, context, requested, &self->context);
+  p3d_cuda_handle_set_context (element, context, &self->context);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
@@ -705,13 +699,8 @@ static gboolean
 p3d_point_cloud_test_src_query (GstBaseSrc * src, GstQuery * query)
 {
   P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
-  gint requested;
 
-  GST_OBJECT_LOCK (self);
-  requested = self->cuda_device_id;
-  GST_OBJECT_UNLOCK (self);
-  if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, requested,
-          &self->context))
+  if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, &self->context))
     return TRUE;
   return GST_BASE_SRC_CLASS (parent_class)->query (src, query);
 }

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "gstpcdparse.h"
+#include "p3dparse.h"
 #include "pcdparse-reader.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_pcd_parse_debug);
@@ -115,9 +116,8 @@ static gboolean p3d_pcd_parse_sink_query (GstBaseParse * parse,
     GstQuery * query);
 static void p3d_pcd_parse_set_context (GstElement * element,
     GstContext * context);
-static GstFlowReturn p3d_pcd_parse_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer);
-static gboolean p3d_pcd_parse_sink_activate (GstPad * pad, GstObject * parent);
+static gboolean p3d_pcd_parse_input (GstBaseParse * parse, GstBuffer * buffer,
+    GstFlowReturn * flow);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -203,20 +203,10 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
 static void
 p3d_pcd_parse_init (P3dPcdParse * self)
 {
-  GstPad *sinkpad = GST_BASE_PARSE_SINK_PAD (self);
-
-  /* GstBaseParse does not tell a subclass where its input buffers end, and
-   * pcdparse needs that twice: buffer-is-file reads each buffer to its end
-   * (a drain after it), and while a file waits for its last line, each new
-   * buffer is looked at once for the lines it ends, so that the frame is
-   * not handed over and scanned again on every buffer. */
-  self->base_chain = GST_PAD_CHAINFUNC (sinkpad);
-  gst_pad_set_chain_function (sinkpad, GST_DEBUG_FUNCPTR (p3d_pcd_parse_chain));
-  /* Push mode only: pull mode's loop makes a stream without frames an
-   * error of its own, before the element can say what the input held. */
-  gst_pad_set_activate_function (sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_activate));
-
+  /* while a file waits for its last line, each new buffer is looked at
+   * once for the lines it ends, so that the frame is not handed over and
+   * scanned again on every buffer */
+  p3d_parse_init (GST_BASE_PARSE (self), p3d_pcd_parse_input);
   self->format = DEFAULT_FORMAT;
   self->drop_nonfinite = DEFAULT_DROP_NONFINITE;
   self->buffer_is_file = DEFAULT_BUFFER_IS_FILE;
@@ -891,7 +881,10 @@ p3d_pcd_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
     gint * skipsize)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (parse);
-  gboolean at_eos = GST_BASE_PARSE_DRAINING (parse);
+  /* with buffer-is-file, the bytes given end where an input buffer ends
+   * (p3dparse.h), which ends a file */
+  gboolean at_eos = GST_BASE_PARSE_DRAINING (parse)
+      || self->active_buffer_is_file;
   P3dPcdProgress progress;
   P3dPcdHeader header;
   GstBuffer *out = NULL;
@@ -1049,18 +1042,18 @@ p3d_pcd_parse_sink_event (GstBaseParse * parse, GstEvent * event)
 }
 
 /* Sees each input buffer before GstBaseParse does: wakes a waiting file
- * once the lines it needs may be in (see wait_for_more()), and with
- * buffer-is-file drains after the buffer, so that it is read to its end. */
-static GstFlowReturn
-p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+ * once the lines it needs may be in (see wait_for_more()). */
+static gboolean
+p3d_pcd_parse_input (GstBaseParse * parse, GstBuffer * buffer,
+    GstFlowReturn * flow)
 {
-  P3dPcdParse *self = P3D_PCD_PARSE (parent);
-  GstFlowReturn flow;
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
   GstMapInfo map;
 
   if (self->failed) {
     gst_buffer_unref (buffer);
-    return self->failed_flow;
+    *flow = self->failed_flow;
+    return FALSE;
   }
   if (self->wait != WAIT_NONE && gst_buffer_map (buffer, &map, GST_MAP_READ)) {
     gboolean wake;
@@ -1075,19 +1068,5 @@ p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     if (wake)
       wait_for_nothing (self);
   }
-  flow = self->base_chain (pad, parent, buffer);
-  if (flow == GST_FLOW_OK && self->active_buffer_is_file && !self->failed)
-    gst_base_parse_drain (GST_BASE_PARSE (self));
-  if (self->failed)
-    flow = self->failed_flow;
-  return flow;
-}
-
-/* GstBaseParse would read a seekable upstream in pull mode, which gains a
- * parser of frames that no byte offset finds nothing, and at the end of an
- * input without frames posts its own error, not ours. */
-static gboolean
-p3d_pcd_parse_sink_activate (GstPad * pad, GstObject * parent)
-{
-  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
+  return TRUE;
 }

@@ -24,9 +24,6 @@ typedef enum {
 struct _P3dPcdParse {
   GstBaseParse parent;
 
-  /* GstBaseParse's chain function, which ours calls */
-  GstPadChainFunction base_chain;
-
   /* properties, under the object lock */
   P3dPointFormat format;
   gboolean drop_nonfinite;

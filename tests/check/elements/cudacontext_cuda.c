@@ -28,7 +28,8 @@ static const gchar pcd_file[] =
 static const gchar *const sources[] = {
   "pointcloudtestsrc name=e num-buffers=2 beams=4 points-per-revolution=64 "
       "! " CUDA_POINTS " ! %s appsink name=sink",
-  "appsrc name=up ! pcdparse name=e ! " CUDA_POINTS " ! %s appsink name=sink",
+  "appsrc name=up caps=application/x-pcd ! pcdparse name=e ! " CUDA_POINTS
+      " ! %s appsink name=sink",
 };
 
 typedef struct

@@ -6,8 +6,6 @@
 
 #include <gst/gst.h>
 
-#include "p3dvoxels.h"
-
 G_BEGIN_DECLS
 
 GST_DEBUG_CATEGORY_EXTERN (p3d_caps_debug);
@@ -39,12 +37,6 @@ void p3d_structure_set_framerate (GstStructure * s, gint fps_n, gint fps_d);
  * range = (mins..., maxes...); FALSE unless every count is in [1, 2^31). */
 gboolean p3d_grid_from_range (const gdouble * voxel_size,
     const gdouble * range, guint axes, guint * grid);
-
-/* The grid, voxel-size and range fields, checked against each other. */
-gboolean p3d_structure_get_voxel_grid (const GstStructure * s,
-    P3dVoxelGrid * grid);
-void p3d_structure_set_voxel_grid (GstStructure * s,
-    const P3dVoxelGrid * grid);
 
 G_END_DECLS
 

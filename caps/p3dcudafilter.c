@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "p3dcudafilter.h"
-#include "p3dpointcloud.h"
 #include "p3dtensorpool.h"
 #include "runtime.h"
 
@@ -24,6 +23,10 @@ enum
 
 #define DEFAULT_BACKEND P3D_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
+
+/* Frames whose readback records may be in flight before the element waits
+ * for the oldest. */
+#define READBACK_DEPTH 16
 
 /* Scratch sets: device copies of host inputs, device outputs for host
  * output buffers. */
@@ -79,6 +82,8 @@ static GstFlowReturn p3d_cuda_filter_transform (GstBaseTransform * trans,
     GstBuffer * inbuf, GstBuffer * outbuf);
 static gboolean p3d_cuda_filter_query (GstBaseTransform * trans,
     GstPadDirection direction, GstQuery * query);
+static gboolean p3d_cuda_filter_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
 static void p3d_cuda_filter_set_context (GstElement * element,
     GstContext * context);
 static void p3d_cuda_filter_finalize (GObject * object);
@@ -128,6 +133,7 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
       GST_DEBUG_FUNCPTR (p3d_cuda_filter_decide_allocation);
   trans_class->transform = GST_DEBUG_FUNCPTR (p3d_cuda_filter_transform);
   trans_class->query = GST_DEBUG_FUNCPTR (p3d_cuda_filter_query);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_cuda_filter_sink_event);
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_ip_on_passthrough = FALSE;
 
@@ -314,117 +320,61 @@ scratch_get (P3dCudaFilter * self, guint set, guint i, gsize size)
   return self->scratch[set][i];
 }
 
-GstContext *
-p3d_cuda_device_context_new (gint device_id)
-{
-  GstContext *context = gst_context_new (P3D_CUDA_DEVICE_CONTEXT_TYPE, TRUE);
-
-  gst_structure_set (gst_context_writable_structure (context), "device-id",
-      G_TYPE_INT, device_id, NULL);
-  return context;
-}
-
-/* The device of a shared context, or -1. */
-static gint
-context_device (GstContext * context)
-{
-  const GstStructure *s;
-  gint device_id;
-
-  if (context == NULL
-      || g_strcmp0 (gst_context_get_context_type (context),
-          P3D_CUDA_DEVICE_CONTEXT_TYPE) != 0)
-    return -1;
-  s = gst_context_get_structure (context);
-  if (!gst_structure_get_int (s, "device-id", &device_id) || device_id < 0)
-    return -1;
-  return device_id;
-}
-
 static void
 p3d_cuda_filter_set_context (GstElement * element, GstContext * context)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (element);
-  gint device_id = context_device (context);
 
-  if (device_id >= 0) {
-    GST_OBJECT_LOCK (self);
-    /* an element given a device by number keeps it */
-    if (self->requested_device_id < 0 || self->requested_device_id == device_id) {
-      if (self->context)
-        gst_context_unref (self->context);
-      self->context = gst_context_ref (context);
-      GST_DEBUG_OBJECT (self, "shared CUDA device %d", device_id);
-    }
-    GST_OBJECT_UNLOCK (self);
-  }
+  p3d_cuda_handle_set_context (element, context, &self->context);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
-/* The device a context query to a neighbour names, or -1. */
-static gint
-query_neighbour (P3dCudaFilter * self, GstPad * pad)
-{
-  GstQuery *query = gst_query_new_context (P3D_CUDA_DEVICE_CONTEXT_TYPE);
-  GstContext *context = NULL;
-  gint device_id = -1;
-
-  if (gst_pad_peer_query (pad, query)) {
-    gst_query_parse_context (query, &context);
-    device_id = context_device (context);
-    if (device_id >= 0)
-      p3d_cuda_filter_set_context (GST_ELEMENT (self), context);
-  }
-  gst_query_unref (query);
-  return device_id;
-}
-
-/* The device that cuda-device-id=-1 means at start: the one shared in the
- * pipeline (set on us, known to a neighbour, or given by a bin or the
- * application on NEED_CONTEXT), else device 0. */
-static gint
-shared_device (P3dCudaFilter * self)
-{
-  gint device_id;
-
-  GST_OBJECT_LOCK (self);
-  device_id = context_device (self->context);
-  GST_OBJECT_UNLOCK (self);
-  if (device_id < 0)
-    device_id = query_neighbour (self, GST_BASE_TRANSFORM_SRC_PAD (self));
-  if (device_id < 0)
-    device_id = query_neighbour (self, GST_BASE_TRANSFORM_SINK_PAD (self));
-  if (device_id < 0) {
-    /* a bin that holds the context answers with set_context() */
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_need_context (GST_OBJECT (self),
-            P3D_CUDA_DEVICE_CONTEXT_TYPE));
-    GST_OBJECT_LOCK (self);
-    device_id = context_device (self->context);
-    GST_OBJECT_UNLOCK (self);
-  }
-  return device_id < 0 ? 0 : device_id;
-}
-
-/* Shares @device_id with the rest of the pipeline, unless that is the
- * context we hold already. */
 static void
-share_device (P3dCudaFilter * self, gint device_id)
+readback_free (P3dCudaFilter * self)
 {
-  GstContext *context;
+  g_clear_pointer (&self->readback, p3d_readback_free);
+  g_clear_pointer (&self->readback_record, g_free);
+  self->readback_taken = FALSE;
+}
 
-  GST_OBJECT_LOCK (self);
-  if (context_device (self->context) == device_id) {
-    GST_OBJECT_UNLOCK (self);
+/* Hands the records that have arrived to the subclass, in frame order (all
+ * of them, waiting, when @wait). */
+static void
+drain_readback (P3dCudaFilter * self, gboolean wait)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  GstClockTime pts;
+
+  if (self->readback == NULL)
     return;
-  }
-  context = p3d_cuda_device_context_new (device_id);
-  if (self->context)
-    gst_context_unref (self->context);
-  self->context = gst_context_ref (context);
-  GST_OBJECT_UNLOCK (self);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_have_context (GST_OBJECT (self), context));
+  while (p3d_readback_pop (self->readback, wait, self->readback_record, &pts))
+    klass->readback (self, self->readback_record, pts);
+}
+
+gpointer
+p3d_cuda_filter_readback_slot (P3dCudaFilter * self)
+{
+  gpointer slot = NULL;
+
+  g_return_val_if_fail (self->readback != NULL, NULL);
+  drain_readback (self, FALSE);
+  if (p3d_readback_is_full (self->readback))
+    drain_readback (self, TRUE);
+  if (!p3d_cuda_filter_check (self, p3d_readback_next_slot (self->readback,
+              &slot), "taking a readback slot"))
+    return NULL;
+  self->readback_taken = TRUE;
+  return slot;
+}
+
+static gboolean
+p3d_cuda_filter_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    drain_readback (self, TRUE);
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
 
 /* Takes the CUDA path on @device_id: its allocator, a stream of our own and
@@ -452,11 +402,20 @@ open_device (P3dCudaFilter * self, gint device_id, gchar ** why)
       && p3d_cuda_filter_check (self,
       p3dc_cuda_event_create (&self->peer_event), "creating an event");
   self->use_cuda = ok;
+  if (ok && klass->readback_size > 0) {
+    P3dcResult result;
+
+    self->readback = p3d_readback_new (device_id, klass->readback_size,
+        READBACK_DEPTH, &result);
+    self->readback_record = g_malloc (klass->readback_size);
+    ok = p3d_cuda_filter_check (self, result, "allocating the readback ring");
+  }
   if (ok && klass->start_device)
     ok = klass->start_device (self);
   if (!ok) {
     if (klass->stop_device && self->use_cuda)
       klass->stop_device (self);
+    readback_free (self);
     if (self->peer_event)
       log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
           "destroying an event");
@@ -487,6 +446,7 @@ close_device (P3dCudaFilter * self)
         "waiting for the stream");
     if (klass->stop_device)
       klass->stop_device (self);
+    readback_free (self);
     scratch_free (self);
     log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
         "destroying an event");
@@ -513,12 +473,6 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
   GST_OBJECT_LOCK (self);
   backend = self->backend;
   requested = self->requested_device_id;
-  /* a context for another device than the one asked for is not ours */
-  if (requested >= 0 && context_device (self->context) != requested
-      && self->context) {
-    gst_context_unref (self->context);
-    self->context = NULL;
-  }
   GST_OBJECT_UNLOCK (self);
 
   self->use_cuda = FALSE;
@@ -526,7 +480,7 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
   if (backend == P3D_BACKEND_CPU)
     goto done;
 
-  device_id = requested >= 0 ? requested : shared_device (self);
+  device_id = p3d_cuda_find_element_device (GST_ELEMENT (self), &self->context);
   if (!open_device (self, device_id, &why)) {
     if (why == NULL)
       return FALSE;             /* a CUDA failure, already posted */
@@ -552,7 +506,7 @@ p3d_cuda_filter_start (GstBaseTransform * trans)
     g_free (why);
     goto done;
   }
-  share_device (self, device_id);
+  p3d_cuda_share_element_device (GST_ELEMENT (self), device_id, &self->context);
   GST_INFO_OBJECT (self, "taking the CUDA path on device %d", device_id);
 
 done:
@@ -582,33 +536,8 @@ p3d_cuda_filter_query (GstBaseTransform * trans, GstPadDirection direction,
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
-    const gchar *type = NULL;
-    gboolean answered = FALSE;
-
-    gst_query_parse_context_type (query, &type);
-    GST_OBJECT_LOCK (self);
-    if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0 && self->context) {
-      gst_query_set_context (query, self->context);
-      answered = TRUE;
-    } else if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0
-        && !self->started && self->requested_device_id >= 0
-        && self->backend != P3D_BACKEND_CPU) {
-      /* Not started yet (a pipeline starts from its sink up), but the
-       * device is known: a cuda-device-id=-1 neighbour starting first
-       * takes it instead of starting on device 0 and moving at the first
-       * frame. */
-      GstContext *context =
-          p3d_cuda_device_context_new (self->requested_device_id);
-
-      gst_query_set_context (query, context);
-      gst_context_unref (context);
-      answered = TRUE;
-    }
-    GST_OBJECT_UNLOCK (self);
-    if (answered)
-      return TRUE;
-  }
+  if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, &self->context))
+    return TRUE;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
       query);
 }
@@ -706,10 +635,6 @@ p3d_cuda_filter_propose_allocation (GstBaseTransform * trans,
   return TRUE;
 }
 
-/* Buffers in flight the output pool holds at least: one being written,
- * one being read downstream. */
-#define POOL_MIN_BUFFERS 2
-
 static gboolean
 p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
@@ -717,61 +642,31 @@ p3d_cuda_filter_decide_allocation (GstBaseTransform * trans, GstQuery * query)
   GstCaps *caps = NULL;
   GstBufferPool *pool;
   GstAllocator *allocator = NULL;
-  GstStructure *config;
-  guint size, min = POOL_MIN_BUFFERS, max = 0;
-  gchar *why = NULL;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL)
     return FALSE;
 
-  if (p3d_caps_is_cuda (caps)) {
-    /* backend=cpu may still write CUDA memory when downstream wants it. */
-    allocator = self->allocator ? gst_object_ref (self->allocator) :
-        p3d_cuda_allocator_get (self->requested_device_id < 0 ? 0 :
-        self->requested_device_id, &why);
-    if (allocator == NULL) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("Downstream wants CUDA memory but no CUDA device is usable: %s",
-              why), ("%s", why));
-      g_free (why);
+  if (p3d_caps_is_cuda (caps) && self->allocator) {
+    allocator = gst_object_ref (self->allocator);
+  } else if (p3d_caps_is_cuda (caps)) {
+    /* backend=cpu may still write CUDA memory when downstream wants it */
+    allocator = p3d_cuda_element_get_allocator (GST_ELEMENT (self),
+        p3d_cuda_find_element_device (GST_ELEMENT (self), &self->context),
+        &self->context);
+    if (allocator == NULL)
       return FALSE;
-    }
   }
-  /* Downstream's pool holds single memories and is replaced by a pool of
-   * our multi-memory tensor buffers, but the number of buffers downstream
-   * needs in flight (a queue, a muxer) is kept. */
-  if (gst_query_get_n_allocation_pools (query) > 0) {
-    guint their_min, their_max;
-
-    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &their_min,
-        &their_max);
-    min = MAX (their_min, POOL_MIN_BUFFERS);
-    max = their_max == 0 ? 0 : MAX (their_max, min);
-  }
-  size = (guint) MIN (p3d_tensor_layout_get_total_size (&self->out_layout),
-      G_MAXUINT32);
-  pool = p3d_tensor_pool_new ();
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, caps, size, min, max);
-  p3d_tensor_pool_config_set_layout (config, &self->out_layout);
-  if (!gst_buffer_pool_set_config (pool, config)) {
+  pool = p3d_tensor_pool_decide_allocation (query, &self->out_layout,
+      allocator);
+  gst_clear_object (&allocator);
+  if (pool == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Cannot configure the output buffer pool"),
         ("caps %" GST_PTR_FORMAT, caps));
-    gst_object_unref (pool);
-    gst_clear_object (&allocator);
     return FALSE;
   }
-  while (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_remove_nth_allocation_pool (query, 0);
-  gst_query_add_allocation_pool (query, pool, size, min, max);
-  while (gst_query_get_n_allocation_params (query) > 0)
-    gst_query_remove_nth_allocation_param (query, 0);
-  if (allocator)
-    gst_query_add_allocation_param (query, allocator, NULL);
   gst_object_unref (pool);
-  gst_clear_object (&allocator);
   /* GstBaseTransform configures the pool with the query's allocator */
   return GST_BASE_TRANSFORM_CLASS (parent_class)->decide_allocation (trans,
       query);
@@ -815,7 +710,7 @@ follow_input_device (P3dCudaFilter * self, gint device_id)
     g_free (why);
     return FALSE;
   }
-  share_device (self, device_id);
+  p3d_cuda_share_element_device (GST_ELEMENT (self), device_id, &self->context);
   if (!call_set_info (self, self->incaps, self->outcaps, &in_layout,
           &out_layout))
     return FALSE;
@@ -951,12 +846,28 @@ release_input (P3dCudaFilter * self, GstBuffer * inbuf, P3dTensorMap * in,
       "recording the read of the input");
 }
 
+/* The subclass's process_cuda; then the copy of the record it wrote into a
+ * readback slot, queued behind its kernels. */
+static GstFlowReturn
+call_process_cuda (P3dCudaFilter * self, GstBuffer * inbuf,
+    P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  GstFlowReturn ret = klass->process_cuda (self, inbuf, in, out, out_clean);
+
+  if (ret == GST_FLOW_OK && self->readback_taken
+      && !p3d_cuda_filter_check (self, p3d_readback_push (self->readback,
+              self->stream, GST_BUFFER_PTS (inbuf)), "reading back a record"))
+    ret = GST_FLOW_ERROR;
+  self->readback_taken = FALSE;
+  return ret;
+}
+
 /* Writes the frame into @outbuf, CUDA memory on our device. */
 static GstFlowReturn
 process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
     P3dTensorMap * in, GstBuffer * outbuf)
 {
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   gboolean out_clean = TRUE, ordered = TRUE;
   GstFlowReturn ret;
   P3dTensorMap out;
@@ -983,7 +894,7 @@ process_into_device_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
         "ordering the output after its readers");
     return GST_FLOW_ERROR;
   }
-  ret = klass->process_cuda (self, inbuf, in, &out, out_clean);
+  ret = call_process_cuda (self, inbuf, in, &out, out_clean);
   for (i = 0; i < out.n_tensors && ordered; i++)
     ordered = p3d_cuda_memory_record (gst_buffer_peek_memory (outbuf, i),
         self->stream);
@@ -1007,7 +918,6 @@ static GstFlowReturn
 process_into_host_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
     P3dTensorMap * in, GstBuffer * outbuf)
 {
-  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   P3dTensorMap out, host;
   GstFlowReturn ret;
   gchar *why = NULL;
@@ -1021,7 +931,7 @@ process_into_host_buffer (P3dCudaFilter * self, GstBuffer * inbuf,
     if (out.data[i] == NULL)
       return GST_FLOW_ERROR;
   }
-  ret = klass->process_cuda (self, inbuf, in, &out, self->scratch_out_clean);
+  ret = call_process_cuda (self, inbuf, in, &out, self->scratch_out_clean);
   self->scratch_out_clean = (ret == GST_FLOW_OK);
   if (ret != GST_FLOW_OK)
     return ret;
@@ -1112,23 +1022,14 @@ p3d_cuda_filter_transform (GstBaseTransform * trans, GstBuffer * inbuf,
     GstBuffer * outbuf)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   gchar *why = NULL;
 
   if (!p3d_tensor_layout_check_buffer (&self->in_layout, inbuf, &why)) {
-    GstCaps *caps = gst_pad_get_current_caps (GST_BASE_TRANSFORM_SINK_PAD
-        (self));
-    /* the usual cause: a raw sweep file read with caps alone, cut into
-     * the source's blocks or read with another record layout */
-    gboolean points = caps != NULL && gst_structure_has_name
-        (gst_caps_get_structure (caps, 0), P3D_MEDIA_TYPE_POINT_CLOUD);
-
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Input buffer does not match its caps%s", points ? ": read raw "
-            "sweep files with pointcloudparse (filesrc location=sweep.bin ! "
-            "pointcloudparse preset=kitti or preset=nuscenes), which makes "
-            "one sweep of each file whatever its record layout" : ""),
+        ("Input buffer does not match its caps%s%s", klass->bad_input_hint ?
+            ": " : "", klass->bad_input_hint ? klass->bad_input_hint : ""),
         ("%s", why));
-    gst_clear_caps (&caps);
     g_free (why);
     return GST_FLOW_ERROR;
   }

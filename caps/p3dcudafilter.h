@@ -8,15 +8,13 @@
  * host and device when a buffer is not where the backend runs.
  *
  * The device. It is looked for in start(), never at registration: the
- * elements exist on every machine. With cuda-device-id=-1 the element takes
- * the device that the pipeline already uses: the device shared through a
- * GstContext of type P3D_CUDA_DEVICE_CONTEXT_TYPE (asked of the neighbours
- * with a CONTEXT query, then of the application and the bins with a
- * NEED_CONTEXT message), else device 0, which it then shares itself
- * (HAVE_CONTEXT). When a frame arrives on another device it moves there: a
- * pipeline whose first element was placed on device 1 runs on device 1 end
- * to end. An element given a device by number stays on it and copies input
- * from other devices device to device.
+ * elements exist on every machine. cuda-device-id means what it means for
+ * every element (p3dcudacontext.h): a number, or with -1 the device that
+ * the pipeline already uses, else device 0, which the filter then shares.
+ * A filter at -1 also follows its input: when a frame arrives on another
+ * device it moves there, so a pipeline whose first element was placed on
+ * device 1 runs on device 1 end to end. A filter given a device by number
+ * stays on it and copies input from other devices device to device.
  *
  * What a subclass writes:
  * - transform_media_caps: the media caps on the other pad;
@@ -28,7 +26,11 @@
  * - start_device / stop_device (optional): resources that live as long as
  *   the device is used;
  * - process_cpu: one frame with host pointers;
- * - process_cuda: one frame with device pointers, queued on @self->stream.
+ * - process_cuda: one frame with device pointers, queued on @self->stream;
+ * - readback_size and readback (optional): a small record per frame that
+ *   process_cuda's kernels write into p3d_cuda_filter_readback_slot()
+ *   (statistics, a count) and the base class reads back without waiting
+ *   for the stream, handing each to readback in frame order.
  * set_info, start_device, stop_device and process_cuda run with the
  * element's device current on the calling thread: a subclass never selects
  * a device, synchronizes the stream or orders memories itself.
@@ -39,17 +41,12 @@
 #include <gst/base/gstbasetransform.h>
 #include <gst/gst.h>
 
+#include "p3dcudacontext.h"
 #include "p3dcudamemory.h"
+#include "p3dreadback.h"
 #include "p3dtensor.h"
 
 G_BEGIN_DECLS
-
-/* The GstContext that shares one CUDA device among the elements of a
- * pipeline; its structure holds "device-id" (int). */
-#define P3D_CUDA_DEVICE_CONTEXT_TYPE "p3d.cuda.device"
-
-/* A persistent context of that type naming @device_id. */
-GstContext *p3d_cuda_device_context_new (gint device_id);
 
 typedef enum
 {
@@ -103,6 +100,9 @@ struct _P3dCudaFilter
   GstCaps *incaps;
   GstCaps *outcaps;
   GstContext *context;
+  P3dReadback *readback;
+  gpointer readback_record;
+  gboolean readback_taken;
   P3dcCudaEvent peer_event;
   /* bit d: peer access to device d asked for since the device opened */
   guint64 peers_asked;
@@ -136,6 +136,14 @@ struct _P3dCudaFilter
  *     on @self->stream with device pointers; @out_clean is TRUE when @out
  *     holds this element's previous output, untouched since, so that only
  *     what differs needs writing; FALSE: every byte must be written
+ * @readback_size: optional: the size of the record that process_cuda's
+ *     kernels write for each frame into p3d_cuda_filter_readback_slot()
+ * @readback: with @readback_size: receives each frame's record on the
+ *     host with the frame's pts, in frame order, without the stream being
+ *     waited for (p3dreadback.h): as later frames are processed, and at
+ *     the end of the stream
+ * @bad_input_hint: optional: what the user may change when an input buffer
+ *     does not hold the tensors its caps describe, added to that error
  */
 struct _P3dCudaFilterClass
 {
@@ -152,6 +160,10 @@ struct _P3dCudaFilterClass
       P3dTensorMap * in, P3dTensorMap * out);
   GstFlowReturn (*process_cuda) (P3dCudaFilter * self, GstBuffer * inbuf,
       P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean);
+  gsize readback_size;
+  void (*readback) (P3dCudaFilter * self, gconstpointer record,
+      GstClockTime pts);
+  const gchar *bad_input_hint;
 
   /*< private > */
   gpointer _gst_reserved[GST_PADDING];
@@ -164,6 +176,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dCudaFilter, gst_object_unref);
  * FALSE; TRUE for P3DC_OK. For use in process_cuda and start_device. */
 gboolean p3d_cuda_filter_check (P3dCudaFilter * self, gint result,
     const gchar * what);
+
+/* For process_cuda of a class with readback_size: the device slot where
+ * this frame's kernels write its record, which the base class reads back
+ * behind them. NULL, with an element error posted, when that fails. */
+gpointer p3d_cuda_filter_readback_slot (P3dCudaFilter * self);
 
 /* Creates a device workspace into *@workspace (P3DC_OK or the error). */
 typedef gint (*P3dCudaWorkspaceNew) (P3dCudaFilter * self,

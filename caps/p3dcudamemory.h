@@ -30,8 +30,6 @@
 
 #include <gst/gst.h>
 
-#include "p3dtensor.h"
-
 G_BEGIN_DECLS
 
 #ifndef P3DC_CUDA_STREAM_DEFINED
@@ -41,6 +39,13 @@ typedef struct CUevent_st *P3dcCudaEvent;
 #endif
 
 #define P3D_CUDA_MEMORY_TYPE_NAME "p3d.cuda.memory"
+
+/* The caps feature of our device memory. */
+#define P3D_CAPS_FEATURE_MEMORY_CUDA "memory:CUDAMemory"
+
+/* The map flag that asks a P3dCudaMemory for its device pointer instead of
+ * a host copy. */
+#define P3D_MAP_CUDA ((GstMapFlags) (GST_MAP_FLAG_LAST << 1))
 
 /* A host write map that will write every byte: no download first. */
 #define P3D_MAP_OVERWRITE ((GstMapFlags) (GST_MAP_FLAG_LAST << 2))

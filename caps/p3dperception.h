@@ -1,7 +1,8 @@
 /* gst-perception: the support library gstperception-1.0, in one include.
  *
  * Media types (caps <-> info structs, tensor layouts), the CUDA device
- * memory and its buffer pool, and the base class of the GPU filters. */
+ * memory, the sharing of one device in a pipeline, the buffer pool, and the
+ * base class of the GPU filters. */
 #ifndef __P3D_PERCEPTION_H__
 #define __P3D_PERCEPTION_H__
 
@@ -15,6 +16,7 @@
 #include "p3dbevfeatures.h"
 #include "p3dboxes.h"
 #include "p3dcudamemory.h"
+#include "p3dcudacontext.h"
 #include "p3dreadback.h"
 #include "p3dtensorpool.h"
 #include "p3dcudafilter.h"

@@ -19,6 +19,8 @@
 
 #include <gst/gst.h>
 
+#include "p3dcudamemory.h"
+
 G_BEGIN_DECLS
 
 #define P3D_MAX_TENSORS 4
@@ -36,11 +38,6 @@ G_BEGIN_DECLS
  * more, never finishes the short write and grows a sparse file without
  * end; a record that fits is written whole. */
 #define P3D_RECORD_MAX_BYTES ((gsize) 0x7ffff000)
-
-/* The caps feature of our device memory, and the map flag that asks a
- * P3dCudaMemory for its device pointer instead of a host copy. */
-#define P3D_CAPS_FEATURE_MEMORY_CUDA "memory:CUDAMemory"
-#define P3D_MAP_CUDA ((GstMapFlags) (GST_MAP_FLAG_LAST << 1))
 
 /**
  * P3dTensorLayout:

@@ -224,3 +224,43 @@ p3d_tensor_pool_new_configured (GstCaps * caps, const P3dTensorLayout * layout,
   }
   return pool;
 }
+
+GstBufferPool *
+p3d_tensor_pool_decide_allocation (GstQuery * query,
+    const P3dTensorLayout * layout, GstAllocator * allocator)
+{
+  guint size, min = P3D_TENSOR_POOL_MIN_BUFFERS, max = 0;
+  GstCaps *caps = NULL;
+  GstBufferPool *pool;
+  GstStructure *config;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (gst_query_get_n_allocation_pools (query) > 0) {
+    guint their_min, their_max;
+
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &their_min,
+        &their_max);
+    min = MAX (their_min, P3D_TENSOR_POOL_MIN_BUFFERS);
+    max = their_max == 0 ? 0 : MAX (their_max, min);
+  }
+  size = (guint) MIN (p3d_tensor_layout_get_total_size (layout), G_MAXUINT32);
+  pool = p3d_tensor_pool_new ();
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  if (allocator)
+    gst_buffer_pool_config_set_allocator (config, allocator, NULL);
+  p3d_tensor_pool_config_set_layout (config, layout);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    GST_WARNING ("cannot configure a tensor pool for %" GST_PTR_FORMAT, caps);
+    gst_object_unref (pool);
+    return NULL;
+  }
+  while (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_remove_nth_allocation_pool (query, 0);
+  gst_query_add_allocation_pool (query, pool, size, min, max);
+  while (gst_query_get_n_allocation_params (query) > 0)
+    gst_query_remove_nth_allocation_param (query, 0);
+  if (allocator)
+    gst_query_add_allocation_param (query, allocator, NULL);
+  return pool;
+}

@@ -53,11 +53,27 @@ void p3d_tensor_pool_config_set_layout (GstStructure * config,
 gboolean p3d_tensor_pool_config_get_layout (GstStructure * config,
     P3dTensorLayout * layout);
 
+/* The fewest buffers an element's output pool holds: one being written,
+ * one being read downstream. */
+#define P3D_TENSOR_POOL_MIN_BUFFERS 2
+
 /* A started pool of @min_buffers (growing without bound) for @layout, in
  * CUDA memory of @allocator when it is not NULL, else in system memory. */
 GstBufferPool *p3d_tensor_pool_new_configured (GstCaps * caps,
     const P3dTensorLayout * layout, GstAllocator * allocator,
     guint min_buffers);
+
+/* For an element's decide_allocation: replaces the pools and allocators
+ * downstream proposed in the ALLOCATION @query by one tensor pool for
+ * @layout in the query's caps (configured, not started; the base classes
+ * start it), in CUDA memory of @allocator when it is not NULL, else in
+ * system memory. Downstream's pool holds single memories, but its buffer
+ * counts are kept: at least downstream's minimum (what a queue or a muxer
+ * holds) and P3D_TENSOR_POOL_MIN_BUFFERS, at most its maximum (0: the pool
+ * grows as needed). Returns the pool (a new reference), or NULL when it
+ * refuses the configuration. */
+GstBufferPool *p3d_tensor_pool_decide_allocation (GstQuery * query,
+    const P3dTensorLayout * layout, GstAllocator * allocator);
 
 G_END_DECLS
 

@@ -76,6 +76,13 @@ gboolean p3d_voxel_grid_is_whole (const P3dVoxelGrid * grid);
  * axis whose extent is not whole (on a whole axis, max itself). */
 void p3d_voxel_grid_get_effective_range (const P3dVoxelGrid * grid,
     gdouble * effective_range);
+/* The grid, voxel-size and range fields of a caps structure (the media
+ * types that carry a voxel grid: voxels, pillar features), checked against
+ * each other; the reason for a refusal is in the debug log. */
+gboolean p3d_structure_get_voxel_grid (const GstStructure * s,
+    P3dVoxelGrid * grid);
+void p3d_structure_set_voxel_grid (GstStructure * s,
+    const P3dVoxelGrid * grid);
 
 typedef struct
 {

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "gstboxparse.h"
+#include "p3dparse.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_box_parse_debug);
 #define GST_CAT_DEFAULT p3d_box_parse_debug
@@ -128,9 +129,8 @@ static gboolean p3d_box_parse_sink_event (GstBaseParse * parse,
     GstEvent * event);
 static gboolean p3d_box_parse_src_query (GstBaseParse * parse,
     GstQuery * query);
-static GstFlowReturn p3d_box_parse_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer);
-static gboolean p3d_box_parse_sink_activate (GstPad * pad, GstObject * parent);
+static gboolean p3d_box_parse_input (GstBaseParse * parse, GstBuffer * buffer,
+    GstFlowReturn * flow);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -198,19 +198,11 @@ p3d_box_parse_class_init (P3dBoxParseClass * klass)
 static void
 p3d_box_parse_init (P3dBoxParse * self)
 {
-  GstPad *sinkpad = GST_BASE_PARSE_SINK_PAD (self);
   gchar *why = NULL;
 
-  /* GstBaseParse does not tell a subclass where its input buffers end:
-   * frame-per-buffer needs that, to read each buffer to its end (a drain
-   * after it) and to make an empty buffer an empty frame. */
-  self->base_chain = GST_PAD_CHAINFUNC (sinkpad);
-  gst_pad_set_chain_function (sinkpad, GST_DEBUG_FUNCPTR (p3d_box_parse_chain));
-  /* Push mode only: pull mode's loop makes a stream without frames an
-   * error of its own, before the element can say what the input held. */
-  gst_pad_set_activate_function (sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_box_parse_sink_activate));
-
+  /* frame-per-buffer numbers lines and times frames by input buffer, and
+   * makes an empty one an empty frame */
+  p3d_parse_init (GST_BASE_PARSE (self), p3d_box_parse_input);
   self->format = DEFAULT_FORMAT;
   self->max_boxes = DEFAULT_MAX_BOXES;
   self->box_type = DEFAULT_BOX_TYPE;
@@ -789,14 +781,16 @@ is_blank (const guint8 * text, gsize length)
 /* Reads the lines from where the last call stopped (the bytes before are
  * in the frame being read) until one ends the frame, which then goes out.
  * An unfinished last line waits for more, unless the input ends here: the
- * end of the stream, or of the buffer with frame-per-buffer, where a last
- * line of white space without a line end is no empty line. */
+ * end of the stream, or with frame-per-buffer the end of the input buffer
+ * (which is the end of what the base class gives, p3dparse.h), where a
+ * last line of white space without a line end is no empty line. */
 static GstFlowReturn
 p3d_box_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
     gint * skipsize)
 {
   P3dBoxParse *self = P3D_BOX_PARSE (parse);
-  gboolean draining = GST_BASE_PARSE_DRAINING (parse);
+  gboolean draining = GST_BASE_PARSE_DRAINING (parse)
+      || self->stream_frame_per_buffer;
   GstFlowReturn flow = GST_FLOW_OK;
   FrameEnd end = FRAME_GOES_ON;
   GstMapInfo map;
@@ -804,9 +798,6 @@ p3d_box_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
 
   if (self->failed)
     return GST_FLOW_ERROR;
-  /* frame-per-buffer: the chain function drains after each buffer */
-  if (self->stream_frame_per_buffer && !draining)
-    return GST_FLOW_OK;
   if (!gst_buffer_map (frame->buffer, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ, ("Cannot read the input"),
         ("mapping %" G_GSIZE_FORMAT " bytes failed",
@@ -848,11 +839,8 @@ p3d_box_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
     return finish_frame (self, frame, pos, GST_CLOCK_TIME_NONE);
   if (!draining)
     return GST_FLOW_OK;
-  if (self->stream_frame_per_buffer) {
-    /* kept for the chain function, as drain() returns nothing */
-    self->buffer_flow = finish_frame (self, frame, pos, self->buffer_pts);
-    return self->buffer_flow;
-  }
+  if (self->stream_frame_per_buffer)
+    return finish_frame (self, frame, pos, self->buffer_pts);
   if (self->frame_open)
     return finish_frame (self, frame, pos, GST_CLOCK_TIME_NONE);
   /* the end of the stream after a frame's end: white space, no frame */
@@ -921,40 +909,26 @@ empty_buffer_frame (P3dBoxParse * self, GstBuffer * buffer)
   return flow;
 }
 
-/* With frame-per-buffer, reads each input buffer to its end (a drain after
- * it) as one frame, its lines numbered from 1; otherwise the base class
- * alone sees the stream. */
-static GstFlowReturn
-p3d_box_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+/* With frame-per-buffer, each input buffer is one frame, its lines
+ * numbered from 1 and its timestamp the buffer's. */
+static gboolean
+p3d_box_parse_input (GstBaseParse * parse, GstBuffer * buffer,
+    GstFlowReturn * flow)
 {
-  P3dBoxParse *self = P3D_BOX_PARSE (parent);
-  GstFlowReturn flow;
+  P3dBoxParse *self = P3D_BOX_PARSE (parse);
 
   if (!self->stream_frame_per_buffer)
-    return self->base_chain (pad, parent, buffer);
+    return TRUE;
   if (self->failed) {
     gst_buffer_unref (buffer);
-    return GST_FLOW_ERROR;
+    *flow = GST_FLOW_ERROR;
+    return FALSE;
   }
   self->buffer_number++;
   self->line_number = 0;
   self->buffer_pts = GST_BUFFER_PTS (buffer);
-  if (gst_buffer_get_size (buffer) == 0)
-    return empty_buffer_frame (self, buffer);
-  self->buffer_flow = GST_FLOW_OK;
-  flow = self->base_chain (pad, parent, buffer);
-  if (flow == GST_FLOW_OK && !self->failed)
-    gst_base_parse_drain (GST_BASE_PARSE (self));
-  if (self->failed)
-    return GST_FLOW_ERROR;
-  return flow != GST_FLOW_OK ? flow : self->buffer_flow;
-}
-
-/* GstBaseParse would read a seekable upstream in pull mode, which gains a
- * parser of frames that no byte offset finds nothing, and at the end of an
- * input without frames posts its own error, not ours. */
-static gboolean
-p3d_box_parse_sink_activate (GstPad * pad, GstObject * parent)
-{
-  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
+  if (gst_buffer_get_size (buffer) > 0)
+    return TRUE;
+  *flow = empty_buffer_frame (self, buffer);
+  return FALSE;
 }

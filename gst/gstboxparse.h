@@ -24,9 +24,6 @@ G_DECLARE_FINAL_TYPE(P3dBoxParse, p3d_box_parse, P3D, BOX_PARSE, GstBaseParse);
 struct _P3dBoxParse {
   GstBaseParse parent;
 
-  /* GstBaseParse's chain function, which ours calls */
-  GstPadChainFunction base_chain;
-
   /* properties, under the object lock */
   P3dBoxTextFormat format;
   guint max_boxes;
@@ -49,7 +46,6 @@ struct _P3dBoxParse {
   guint64 line_number;       /* of the last line read */
   guint64 buffer_number;     /* frame-per-buffer: input buffers read */
   GstClockTime buffer_pts;   /* frame-per-buffer: the input buffer's */
-  GstFlowReturn buffer_flow; /* frame-per-buffer: pushing its frame */
   guint64 frames_out;
   GstClockTime out_pts; /* of the frame being pushed */
 

@@ -50,8 +50,8 @@
 #include <string.h>
 
 #include "gstpcdparse.h"
+#include "p3dparse.h"
 #include "pcdparse-reader.h"
-#include "runtime.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_pcd_parse_debug);
 #define GST_CAT_DEFAULT p3d_pcd_parse_debug
@@ -80,8 +80,6 @@ enum
 #define DEFAULT_CUDA_DEVICE_ID -1
 /* The point format auto settles on when downstream accepts any: KITTI's. */
 #define PREFERRED_FORMAT "xyzi"
-/* Buffers the pool allocates up front; it grows when more are in flight. */
-#define POOL_MIN_BUFFERS 2
 
 #define SINK_CAPS P3D_MEDIA_TYPE_PCD "; text/plain; application/octet-stream"
 #define SRC_CAPS \
@@ -114,9 +112,12 @@ static gboolean p3d_pcd_parse_sink_event (GstBaseParse * parse,
     GstEvent * event);
 static gboolean p3d_pcd_parse_src_query (GstBaseParse * parse,
     GstQuery * query);
-static GstFlowReturn p3d_pcd_parse_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer);
-static gboolean p3d_pcd_parse_sink_activate (GstPad * pad, GstObject * parent);
+static gboolean p3d_pcd_parse_sink_query (GstBaseParse * parse,
+    GstQuery * query);
+static void p3d_pcd_parse_set_context (GstElement * element,
+    GstContext * context);
+static gboolean p3d_pcd_parse_input (GstBaseParse * parse, GstBuffer * buffer,
+    GstFlowReturn * flow);
 
 #define READY_FLAGS (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -164,9 +165,10 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
           1, MAX_MAX_FILE_SIZE, DEFAULT_MAX_FILE_SIZE, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "CUDA device",
-          "The device holding the buffers when memory:CUDAMemory is "
-          "negotiated (-1: device 0)", -1, G_MAXINT, DEFAULT_CUDA_DEVICE_ID,
-          READY_FLAGS));
+          "The CUDA device holding the buffers when memory:CUDAMemory is "
+          "negotiated; -1: the device the pipeline already uses (shared by "
+          "the other elements), else device 0", -1, G_MAXINT,
+          DEFAULT_CUDA_DEVICE_ID, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "files (output since the start), scanned-bytes (bytes read while "
@@ -183,6 +185,7 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
+  element_class->set_context = GST_DEBUG_FUNCPTR (p3d_pcd_parse_set_context);
   parse_class->start = GST_DEBUG_FUNCPTR (p3d_pcd_parse_start);
   parse_class->stop = GST_DEBUG_FUNCPTR (p3d_pcd_parse_stop);
   parse_class->handle_frame = GST_DEBUG_FUNCPTR (p3d_pcd_parse_handle_frame);
@@ -190,6 +193,7 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
       GST_DEBUG_FUNCPTR (p3d_pcd_parse_pre_push_frame);
   parse_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_event);
   parse_class->src_query = GST_DEBUG_FUNCPTR (p3d_pcd_parse_src_query);
+  parse_class->sink_query = GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_query);
 
   gst_type_mark_as_plugin_api (P3D_TYPE_POINT_FORMAT, 0);
   GST_DEBUG_CATEGORY_INIT (p3d_pcd_parse_debug, "pcdparse", 0,
@@ -199,20 +203,10 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
 static void
 p3d_pcd_parse_init (P3dPcdParse * self)
 {
-  GstPad *sinkpad = GST_BASE_PARSE_SINK_PAD (self);
-
-  /* GstBaseParse does not tell a subclass where its input buffers end, and
-   * pcdparse needs that twice: buffer-is-file reads each buffer to its end
-   * (a drain after it), and while a file waits for its last line, each new
-   * buffer is looked at once for the lines it ends, so that the frame is
-   * not handed over and scanned again on every buffer. */
-  self->base_chain = GST_PAD_CHAINFUNC (sinkpad);
-  gst_pad_set_chain_function (sinkpad, GST_DEBUG_FUNCPTR (p3d_pcd_parse_chain));
-  /* Push mode only: pull mode's loop makes a stream without frames an
-   * error of its own, before the element can say what the input held. */
-  gst_pad_set_activate_function (sinkpad,
-      GST_DEBUG_FUNCPTR (p3d_pcd_parse_sink_activate));
-
+  /* while a file waits for its last line, each new buffer is looked at
+   * once for the lines it ends, so that the frame is not handed over and
+   * scanned again on every buffer */
+  p3d_parse_init (GST_BASE_PARSE (self), p3d_pcd_parse_input);
   self->format = DEFAULT_FORMAT;
   self->drop_nonfinite = DEFAULT_DROP_NONFINITE;
   self->buffer_is_file = DEFAULT_BUFFER_IS_FILE;
@@ -228,6 +222,8 @@ p3d_pcd_parse_finalize (GObject * object)
   P3dPcdParse *self = P3D_PCD_PARSE (object);
 
   gst_clear_caps (&self->caps);
+  if (self->context)
+    gst_context_unref (self->context);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -350,7 +346,6 @@ p3d_pcd_parse_start (GstBaseParse * parse)
   self->active_fps_n = self->fps_n;
   self->active_fps_d = self->fps_d;
   self->active_max_file_size = self->max_file_size;
-  self->active_device_id = MAX (self->cuda_device_id, 0);
   self->stats_files = 0;
   self->stats_scanned = 0;
   self->stats_points = 0;
@@ -359,6 +354,8 @@ p3d_pcd_parse_start (GstBaseParse * parse)
   self->stats_offset = 0;
   GST_OBJECT_UNLOCK (self);
 
+  self->active_device_id = p3d_cuda_find_element_device (GST_ELEMENT (self),
+      &self->context);
   self->files = 0;
   self->upstream_time = FALSE;
   self->warned_overflow = FALSE;
@@ -421,6 +418,24 @@ possible_caps (P3dPcdParse * self)
   return caps;
 }
 
+static void
+p3d_pcd_parse_set_context (GstElement * element, GstContext * context)
+{
+  P3dPcdParse *self = P3D_PCD_PARSE (element);
+
+  p3d_cuda_handle_set_context (element, context, &self->context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+/* The device of our CUDA buffers is shared with the GPU elements on both
+ * sides (p3dcudacontext.h). */
+static gboolean
+answer_context_query (P3dPcdParse * self, GstQuery * query)
+{
+  return p3d_cuda_handle_context_query (GST_ELEMENT (self), query,
+      &self->context);
+}
+
 static gboolean
 p3d_pcd_parse_src_query (GstBaseParse * parse, GstQuery * query)
 {
@@ -441,7 +456,17 @@ p3d_pcd_parse_src_query (GstBaseParse * parse, GstQuery * query)
     gst_caps_unref (caps);
     return TRUE;
   }
+  if (answer_context_query (self, query))
+    return TRUE;
   return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
+}
+
+static gboolean
+p3d_pcd_parse_sink_query (GstBaseParse * parse, GstQuery * query)
+{
+  if (answer_context_query (P3D_PCD_PARSE (parse), query))
+    return TRUE;
+  return GST_BASE_PARSE_CLASS (parent_class)->sink_query (parse, query);
 }
 
 /* Chooses the caps with downstream (our order of preference unless
@@ -532,20 +557,14 @@ ensure_pool (P3dPcdParse * self, gsize points)
   clear_pool (self);
 
   if (self->cuda) {
-    gchar *why = NULL;
-
-    allocator = p3d_cuda_allocator_get (self->active_device_id, &why);
-    if (allocator == NULL) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("Cannot output memory:CUDAMemory on CUDA device %d: %s",
-              self->active_device_id, why), ("%s", why));
-      g_free (why);
+    allocator = p3d_cuda_element_get_allocator (GST_ELEMENT (self),
+        self->active_device_id, &self->context);
+    if (allocator == NULL)
       return FALSE;
-    }
   }
   p3d_point_cloud_info_get_layout (&self->info, capacity, &self->layout);
   self->pool = p3d_tensor_pool_new_configured (self->caps, &self->layout,
-      allocator, POOL_MIN_BUFFERS);
+      allocator, P3D_TENSOR_POOL_MIN_BUFFERS);
   gst_clear_object (&allocator);
   if (self->pool == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
@@ -862,7 +881,10 @@ p3d_pcd_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
     gint * skipsize)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (parse);
-  gboolean at_eos = GST_BASE_PARSE_DRAINING (parse);
+  /* with buffer-is-file, the bytes given end where an input buffer ends
+   * (p3dparse.h), which ends a file */
+  gboolean at_eos = GST_BASE_PARSE_DRAINING (parse)
+      || self->active_buffer_is_file;
   P3dPcdProgress progress;
   P3dPcdHeader header;
   GstBuffer *out = NULL;
@@ -1020,18 +1042,18 @@ p3d_pcd_parse_sink_event (GstBaseParse * parse, GstEvent * event)
 }
 
 /* Sees each input buffer before GstBaseParse does: wakes a waiting file
- * once the lines it needs may be in (see wait_for_more()), and with
- * buffer-is-file drains after the buffer, so that it is read to its end. */
-static GstFlowReturn
-p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+ * once the lines it needs may be in (see wait_for_more()). */
+static gboolean
+p3d_pcd_parse_input (GstBaseParse * parse, GstBuffer * buffer,
+    GstFlowReturn * flow)
 {
-  P3dPcdParse *self = P3D_PCD_PARSE (parent);
-  GstFlowReturn flow;
+  P3dPcdParse *self = P3D_PCD_PARSE (parse);
   GstMapInfo map;
 
   if (self->failed) {
     gst_buffer_unref (buffer);
-    return self->failed_flow;
+    *flow = self->failed_flow;
+    return FALSE;
   }
   if (self->wait != WAIT_NONE && gst_buffer_map (buffer, &map, GST_MAP_READ)) {
     gboolean wake;
@@ -1046,19 +1068,5 @@ p3d_pcd_parse_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     if (wake)
       wait_for_nothing (self);
   }
-  flow = self->base_chain (pad, parent, buffer);
-  if (flow == GST_FLOW_OK && self->active_buffer_is_file && !self->failed)
-    gst_base_parse_drain (GST_BASE_PARSE (self));
-  if (self->failed)
-    flow = self->failed_flow;
-  return flow;
-}
-
-/* GstBaseParse would read a seekable upstream in pull mode, which gains a
- * parser of frames that no byte offset finds nothing, and at the end of an
- * input without frames posts its own error, not ours. */
-static gboolean
-p3d_pcd_parse_sink_activate (GstPad * pad, GstObject * parent)
-{
-  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
+  return TRUE;
 }

@@ -24,9 +24,6 @@ typedef enum {
 struct _P3dPcdParse {
   GstBaseParse parent;
 
-  /* GstBaseParse's chain function, which ours calls */
-  GstPadChainFunction base_chain;
-
   /* properties, under the object lock */
   P3dPointFormat format;
   gboolean drop_nonfinite;
@@ -35,6 +32,8 @@ struct _P3dPcdParse {
   gint fps_d;
   guint64 max_file_size;
   gint cuda_device_id;
+  /* the device shared in the pipeline (p3dcudacontext.h) */
+  GstContext *context;
 
   /* the "stats" property, under the object lock */
   guint64 stats_files;

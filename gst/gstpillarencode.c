@@ -47,7 +47,6 @@ enum
 };
 
 /* frames whose dropped-pillar count may be in flight at once */
-#define READBACK_DEPTH 8
 
 #define p3d_pillar_encode_parent_class parent_class
 G_DEFINE_TYPE (P3dPillarEncode, p3d_pillar_encode, P3D_TYPE_CUDA_FILTER);
@@ -68,13 +67,14 @@ static GstCaps *p3d_pillar_encode_transform_media_caps (P3dCudaFilter *
 static gboolean p3d_pillar_encode_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static gboolean p3d_pillar_encode_start_device (P3dCudaFilter * filter);
 static void p3d_pillar_encode_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_pillar_encode_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
 static GstFlowReturn p3d_pillar_encode_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
+static void p3d_pillar_encode_readback (P3dCudaFilter * filter,
+    gconstpointer record, GstClockTime pts);
 
 static void
 p3d_pillar_encode_class_init (P3dPillarEncodeClass * klass)
@@ -114,12 +114,12 @@ p3d_pillar_encode_class_init (P3dPillarEncodeClass * klass)
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_pillar_encode_transform_media_caps);
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillar_encode_set_info);
-  filter_class->start_device =
-      GST_DEBUG_FUNCPTR (p3d_pillar_encode_start_device);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_pillar_encode_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillar_encode_process_cpu);
   filter_class->process_cuda =
       GST_DEBUG_FUNCPTR (p3d_pillar_encode_process_cuda);
+  filter_class->readback_size = sizeof (guint32);
+  filter_class->readback = GST_DEBUG_FUNCPTR (p3d_pillar_encode_readback);
 
   GST_DEBUG_CATEGORY_INIT (p3d_pillar_encode_debug, "pillarencode", 0,
       "Pillar feature net");
@@ -412,25 +412,12 @@ p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   return TRUE;
 }
 
-static gboolean
-p3d_pillar_encode_start_device (P3dCudaFilter * filter)
-{
-  P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
-  P3dcResult result;
-
-  self->readback = p3d_readback_new (filter->device_id, sizeof (guint32),
-      READBACK_DEPTH, &result);
-  return p3d_cuda_filter_check (filter, result,
-      "allocating the dropped-pillar readback");
-}
-
 static void
 p3d_pillar_encode_stop_device (P3dCudaFilter * filter)
 {
   P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
 
   g_clear_pointer (&self->encoder, p3dc_pillarencoder_free);
-  g_clear_pointer (&self->readback, p3d_readback_free);
 }
 
 /* Counts the pillars of one frame that fell outside the grid; warns once
@@ -451,16 +438,15 @@ count_dropped (P3dPillarEncode * self, guint32 dropped)
   }
 }
 
+/* A frame's dropped-pillar count, read back from the device. */
 static void
-drain_readback (P3dPillarEncode * self, gboolean wait)
+p3d_pillar_encode_readback (P3dCudaFilter * filter, gconstpointer record,
+    GstClockTime pts)
 {
   guint32 dropped;
-  GstClockTime pts;
 
-  if (self->readback == NULL)
-    return;
-  while (p3d_readback_pop (self->readback, wait, &dropped, &pts))
-    count_dropped (self, dropped);
+  memcpy (&dropped, record, sizeof (dropped));
+  count_dropped (P3D_PILLAR_ENCODE (filter), dropped);
 }
 
 static gboolean
@@ -468,9 +454,7 @@ p3d_pillar_encode_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   P3dPillarEncode *self = P3D_PILLAR_ENCODE (trans);
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
-    drain_readback (self, TRUE);
-  else if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
+  if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
     self->warned_dropped = FALSE;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
@@ -511,22 +495,14 @@ p3d_pillar_encode_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
 {
   P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
   P3dcPillarEncodeInput input;
-  gpointer slot = NULL;
+  gpointer slot = p3d_cuda_filter_readback_slot (filter);
 
-  drain_readback (self, FALSE);
-  if (p3d_readback_is_full (self->readback))
-    drain_readback (self, TRUE);
-  if (!p3d_cuda_filter_check (filter, p3d_readback_next_slot (self->readback,
-              &slot), "taking a dropped-pillar slot"))
+  if (slot == NULL)
     return GST_FLOW_ERROR;
   input_from_map (in, &input);
   if (!p3d_cuda_filter_check (filter, p3dc_pillarencode_cuda (self->encoder,
               &input, out->data[P3D_BEV_FEATURES_TENSOR_FEATURES], slot,
               filter->stream), "encoding the pillars"))
-    return GST_FLOW_ERROR;
-  if (!p3d_cuda_filter_check (filter, p3d_readback_push (self->readback,
-              filter->stream, GST_BUFFER_PTS (inbuf)),
-          "reading back the dropped-pillar count"))
     return GST_FLOW_ERROR;
   return GST_FLOW_OK;
 }

@@ -8,7 +8,6 @@
 #include "p3dperception.h"
 #include "p3dcenterpoint.h"
 #include "pillarencode.h"
-#include "p3dreadback.h"
 
 G_BEGIN_DECLS
 
@@ -32,9 +31,6 @@ struct _P3dPillarEncode
   P3dcPillarEncodeParams params;
   /* the device path's workspace, made for @params */
   P3dcPillarEncoder *encoder;
-  /* the device path's per-frame dropped-pillar counts, read back without
-   * waiting */
-  P3dReadback *readback;
   /* pillars whose cell lies outside the grid, summed over the stream */
   guint64 dropped;
   gboolean warned_dropped;

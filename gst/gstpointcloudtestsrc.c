@@ -36,8 +36,7 @@
 #include <string.h>
 
 #include "gstpointcloudtestsrc.h"
-#include "p3dcudafilter.h"
-#include "runtime.h"
+#include "p3dcudacontext.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_point_cloud_test_src_debug);
 #define GST_CAT_DEFAULT p3d_point_cloud_test_src_debug
@@ -91,8 +90,6 @@ enum
 #define MAX_CANDIDATES_PER_OBJECT 64
 /* The point format "auto" settles on when downstream accepts any: KITTI's. */
 #define PREFERRED_FORMAT "xyzi"
-/* Buffers in flight before the pool grows. */
-#define POOL_MIN_BUFFERS 4
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
@@ -156,6 +153,8 @@ static gboolean p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src,
     GstQuery * query);
 static gboolean p3d_point_cloud_test_src_query (GstBaseSrc * src,
     GstQuery * query);
+static void p3d_point_cloud_test_src_set_context (GstElement * element,
+    GstContext * context);
 static gboolean p3d_point_cloud_test_src_is_seekable (GstBaseSrc * src);
 static gboolean p3d_point_cloud_test_src_do_seek (GstBaseSrc * src,
     GstSegment * segment);
@@ -265,9 +264,10 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
           PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "CUDA device",
-          "The device that holds the buffers when memory:CUDAMemory is "
-          "negotiated (-1: device 0)", -1, G_MAXINT, DEFAULT_CUDA_DEVICE_ID,
-          PARAM_FLAGS));
+          "The CUDA device holding the buffers when memory:CUDAMemory is "
+          "negotiated; -1: the device the pipeline already uses (shared by "
+          "the other elements), else device 0", -1, G_MAXINT,
+          DEFAULT_CUDA_DEVICE_ID, PARAM_FLAGS));
 
   gst_element_class_set_static_metadata (element_class,
       "Point cloud test source", "Source/Lidar",
@@ -276,6 +276,8 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
       "gst-perception developers");
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
+  element_class->set_context =
+      GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_set_context);
   base_src_class->start = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_start);
   base_src_class->stop = GST_DEBUG_FUNCPTR (p3d_point_cloud_test_src_stop);
   base_src_class->get_caps =
@@ -330,6 +332,8 @@ p3d_point_cloud_test_src_finalize (GObject * object)
   p3d_lidar_scene_free (self->scene);
   g_free (self->points);
   g_free (self->boxes);
+  if (self->context)
+    gst_context_unref (self->context);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -499,8 +503,9 @@ p3d_point_cloud_test_src_start (GstBaseSrc * src)
   self->active_emit = self->emit;
   self->active_max_boxes = self->max_boxes;
   self->active_candidates_per_object = self->candidates_per_object;
-  self->active_device_id = MAX (self->cuda_device_id, 0);
   GST_OBJECT_UNLOCK (self);
+  self->active_device_id = p3d_cuda_find_element_device (GST_ELEMENT (self),
+      &self->context);
 
   property = p3d_lidar_scene_params_check (&params, &why);
   if (property != NULL) {
@@ -677,36 +682,31 @@ p3d_point_cloud_test_src_set_caps (GstBaseSrc * src, GstCaps * caps)
   return TRUE;
 }
 
-/* Our own tensor pool, in the negotiated memory, whatever downstream
- * proposed: the layout (one tensor per GstMemory) is ours to decide. */
-/* A device named by cuda-device-id is shared with the CUDA filters
- * downstream (the "p3d.cuda.device" context): one with cuda-device-id=-1
- * then starts on the device our buffers will be on, rather than on device
- * 0 and moving there at the first frame. */
+static void
+p3d_point_cloud_test_src_set_context (GstElement * element,
+    GstContext * context)
+{
+  P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (element);
+
+  p3d_cuda_handle_set_context (element, context, &self->context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+/* The device of our buffers is shared with the CUDA filters downstream:
+ * one at cuda-device-id=-1 then starts on it, rather than on device 0 and
+ * moving there at the first frame. */
 static gboolean
 p3d_point_cloud_test_src_query (GstBaseSrc * src, GstQuery * query)
 {
   P3dPointCloudTestSrc *self = P3D_POINT_CLOUD_TEST_SRC (src);
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
-    const gchar *type = NULL;
-    gint device_id;
-
-    gst_query_parse_context_type (query, &type);
-    GST_OBJECT_LOCK (self);
-    device_id = self->cuda_device_id;
-    GST_OBJECT_UNLOCK (self);
-    if (g_strcmp0 (type, P3D_CUDA_DEVICE_CONTEXT_TYPE) == 0 && device_id >= 0) {
-      GstContext *context = p3d_cuda_device_context_new (device_id);
-
-      gst_query_set_context (query, context);
-      gst_context_unref (context);
-      return TRUE;
-    }
-  }
+  if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, &self->context))
+    return TRUE;
   return GST_BASE_SRC_CLASS (parent_class)->query (src, query);
 }
 
+/* Our own tensor pool, in the negotiated memory, whatever downstream
+ * proposed: the layout (one tensor per GstMemory) is ours to decide. */
 static gboolean
 p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
 {
@@ -714,25 +714,17 @@ p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
   GstAllocator *allocator = NULL;
   GstBufferPool *pool;
   GstCaps *caps = NULL;
-  guint size;
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL)
     return FALSE;
   if (p3d_caps_is_cuda (caps)) {
-    gchar *why = NULL;
-
-    allocator = p3d_cuda_allocator_get (self->active_device_id, &why);
-    if (allocator == NULL) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("Cannot output memory:CUDAMemory on CUDA device %d: %s",
-              self->active_device_id, why), ("%s", why));
-      g_free (why);
+    allocator = p3d_cuda_element_get_allocator (GST_ELEMENT (self),
+        self->active_device_id, &self->context);
+    if (allocator == NULL)
       return FALSE;
-    }
   }
-  pool = p3d_tensor_pool_new_configured (caps, &self->layout, allocator,
-      POOL_MIN_BUFFERS);
+  pool = p3d_tensor_pool_decide_allocation (query, &self->layout, allocator);
   gst_clear_object (&allocator);
   if (pool == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
@@ -742,19 +734,14 @@ p3d_point_cloud_test_src_decide_allocation (GstBaseSrc * src, GstQuery * query)
     return FALSE;
   }
 
-  size = (guint) p3d_tensor_layout_get_total_size (&self->layout);
-  if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_set_nth_allocation_pool (query, 0, pool, size,
-        POOL_MIN_BUFFERS, 0);
-  else
-    gst_query_add_allocation_pool (query, pool, size, POOL_MIN_BUFFERS, 0);
-
   gst_clear_buffer (&self->frozen);
   if (self->pool)
     gst_buffer_pool_set_active (self->pool, FALSE);
   gst_clear_object (&self->pool);
+  /* GstBaseSrc starts it */
   self->pool = pool;
-  GST_DEBUG_OBJECT (self, "pool of %u-byte buffers in %s memory", size,
+  GST_DEBUG_OBJECT (self, "pool of %" G_GSIZE_FORMAT "-byte buffers in %s "
+      "memory", p3d_tensor_layout_get_total_size (&self->layout),
       p3d_caps_is_cuda (caps) ? "CUDA" : "system");
   return TRUE;
 }

@@ -33,6 +33,8 @@ struct _P3dPointCloudTestSrc
   guint max_boxes;
   guint candidates_per_object;
   gint cuda_device_id;
+  /* the device shared in the pipeline (p3dcudacontext.h) */
+  GstContext *context;
 
   /* streaming: copied from the properties in start() */
   P3dLidarScene *scene;

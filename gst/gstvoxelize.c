@@ -70,7 +70,6 @@ static const gdouble default_range[6] = { 0.0, -39.68, -3.0, 69.12, 39.68,
  * first large sweeps of a stream. */
 #define WORKSPACE_POINTS_HINT 300000
 /* Frames whose statistics may be in flight on the device. */
-#define READBACK_DEPTH 16
 
 #define p3d_voxelize_parent_class parent_class
 G_DEFINE_TYPE (P3dVoxelize, p3d_voxelize, P3D_TYPE_CUDA_FILTER);
@@ -82,20 +81,19 @@ static void p3d_voxelize_set_property (GObject * object, guint prop_id,
 static void p3d_voxelize_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static gboolean p3d_voxelize_start (GstBaseTransform * trans);
-static gboolean p3d_voxelize_sink_event (GstBaseTransform * trans,
-    GstEvent * event);
 static GstCaps *p3d_voxelize_transform_media_caps (P3dCudaFilter * filter,
     GstPadDirection direction, GstCaps * caps);
 static gboolean p3d_voxelize_set_info (P3dCudaFilter * filter,
     GstCaps * incaps, P3dTensorLayout * in_layout, GstCaps * outcaps,
     P3dTensorLayout * out_layout, GError ** error);
-static gboolean p3d_voxelize_start_device (P3dCudaFilter * filter);
 static void p3d_voxelize_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_voxelize_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
 static GstFlowReturn p3d_voxelize_process_cuda (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out,
     gboolean out_clean);
+static void p3d_voxelize_readback (P3dCudaFilter * filter,
+    gconstpointer record, GstClockTime pts);
 
 static void
 p3d_voxelize_class_init (P3dVoxelizeClass * klass)
@@ -166,14 +164,21 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   gst_caps_unref (src_caps);
 
   trans_class->start = GST_DEBUG_FUNCPTR (p3d_voxelize_start);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_voxelize_sink_event);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_voxelize_transform_media_caps);
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_voxelize_set_info);
-  filter_class->start_device = GST_DEBUG_FUNCPTR (p3d_voxelize_start_device);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_voxelize_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cpu);
   filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cuda);
+  filter_class->readback_size = sizeof (P3dcVoxelizeStats);
+  filter_class->readback = GST_DEBUG_FUNCPTR (p3d_voxelize_readback);
+  /* the usual cause of points that do not match their caps: a raw sweep
+   * file read with caps alone, cut into the source's blocks or read with
+   * another record layout */
+  filter_class->bad_input_hint = "read raw sweep files with pointcloudparse "
+      "(filesrc location=sweep.bin ! pointcloudparse preset=kitti or "
+      "preset=nuscenes), which makes one sweep of each file whatever its "
+      "record layout";
 
   GST_DEBUG_CATEGORY_INIT (p3d_voxelize_debug, "voxelize", 0,
       "Lidar voxelization");
@@ -463,6 +468,7 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dVoxelsInfo out_info, expected;
   P3dcVoxelizeParams params;
   P3dcResult result;
+  gboolean changed;
 
   if (!p3d_point_cloud_info_from_caps (&in_info, incaps))
     return FALSE;
@@ -495,33 +501,20 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     return FALSE;
   }
 
-  if (filter->use_cuda && (self->voxelizer == NULL
-          || memcmp (&params, &self->params, sizeof (params)) != 0)) {
-    self->params = params;
-    if (!p3d_cuda_filter_replace_workspace (filter,
-            (gpointer *) & self->voxelizer,
-            (GDestroyNotify) p3dc_voxelizer_free, voxelizer_new,
-            "creating the voxelization workspace", error))
-      return FALSE;
-  }
+  changed = memcmp (&params, &self->params, sizeof (params)) != 0;
+  /* voxelizer_new() makes the workspace for self->params */
+  self->params = params;
+  if (filter->use_cuda && (self->voxelizer == NULL || changed)
+      && !p3d_cuda_filter_replace_workspace (filter,
+          (gpointer *) & self->voxelizer,
+          (GDestroyNotify) p3dc_voxelizer_free, voxelizer_new,
+          "creating the voxelization workspace", error))
+    return FALSE;
   self->in_info = in_info;
   self->out_info = out_info;
-  self->params = params;
   p3d_point_cloud_info_get_layout (&in_info, 0, in_layout);
   p3d_voxels_info_get_layout (&out_info, out_layout);
   return TRUE;
-}
-
-static gboolean
-p3d_voxelize_start_device (P3dCudaFilter * filter)
-{
-  P3dVoxelize *self = P3D_VOXELIZE (filter);
-  P3dcResult result;
-
-  self->readback = p3d_readback_new (filter->device_id,
-      sizeof (P3dcVoxelizeStats), READBACK_DEPTH, &result);
-  return p3d_cuda_filter_check (filter, result,
-      "allocating the statistics readback");
 }
 
 static void
@@ -531,8 +524,6 @@ p3d_voxelize_stop_device (P3dCudaFilter * filter)
 
   p3dc_voxelizer_free (self->voxelizer);
   self->voxelizer = NULL;
-  p3d_readback_free (self->readback);
-  self->readback = NULL;
 }
 
 /* Records the statistics of one frame; posts what the user asked for. */
@@ -596,28 +587,12 @@ publish_stats (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
         gst_message_new_element (GST_OBJECT (self), s));
 }
 
-/* Publishes the device statistics that have arrived (all of them when
- * @wait). */
+/* A frame's statistics, read back from the device. */
 static void
-drain_readback (P3dVoxelize * self, gboolean wait)
+p3d_voxelize_readback (P3dCudaFilter * filter, gconstpointer record,
+    GstClockTime pts)
 {
-  P3dcVoxelizeStats stats;
-  GstClockTime pts;
-
-  if (self->readback == NULL)
-    return;
-  while (p3d_readback_pop (self->readback, wait, &stats, &pts))
-    publish_stats (self, &stats, pts);
-}
-
-static gboolean
-p3d_voxelize_sink_event (GstBaseTransform * trans, GstEvent * event)
-{
-  P3dVoxelize *self = P3D_VOXELIZE (trans);
-
-  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
-    drain_readback (self, TRUE);
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+  publish_stats (P3D_VOXELIZE (filter), record, pts);
 }
 
 static void
@@ -658,9 +633,8 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
 {
   P3dVoxelize *self = P3D_VOXELIZE (filter);
   P3dcVoxelizeOutput output;
-  gpointer slot = NULL;
+  gpointer slot;
   gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
-  GstClockTime pts = GST_BUFFER_PTS (inbuf);
 
   if (n_points > P3DC_VOXELIZE_MAX_INPUT) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -669,11 +643,8 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
             P3DC_VOXELIZE_MAX_INPUT));
     return GST_FLOW_ERROR;
   }
-  drain_readback (self, FALSE);
-  if (p3d_readback_is_full (self->readback))
-    drain_readback (self, TRUE);
-  if (!p3d_cuda_filter_check (filter, p3d_readback_next_slot (self->readback,
-              &slot), "taking a statistics slot"))
+  slot = p3d_cuda_filter_readback_slot (filter);
+  if (slot == NULL)
     return GST_FLOW_ERROR;
 
   output_from_map (out, &output);
@@ -681,9 +652,6 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
   if (!p3d_cuda_filter_check (filter, p3dc_voxelize_cuda (self->voxelizer,
               in->data[0], n_points, &output, out_clean, filter->stream),
           "voxelizing"))
-    return GST_FLOW_ERROR;
-  if (!p3d_cuda_filter_check (filter, p3d_readback_push (self->readback,
-              filter->stream, pts), "reading back the statistics"))
     return GST_FLOW_ERROR;
   return GST_FLOW_OK;
 }

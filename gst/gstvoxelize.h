@@ -4,7 +4,6 @@
 #define __P3D_VOXELIZE_H__
 
 #include "p3dperception.h"
-#include "p3dreadback.h"
 #include "voxelize.h"
 
 G_BEGIN_DECLS
@@ -31,7 +30,6 @@ struct _P3dVoxelize
 
   /* device */
   P3dcVoxelizer *voxelizer;
-  P3dReadback *readback;
 
   /* statistics, under the object lock */
   P3dcVoxelizeStats last_stats;

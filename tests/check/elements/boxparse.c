@@ -307,6 +307,43 @@ GST_START_TEST (test_frame_per_buffer)
 
 GST_END_TEST;
 
+/* frame-per-buffer, the buffers in one list: each is a frame as when
+ * pushed alone, with its pts; the empty one an empty frame. */
+GST_START_TEST (test_frame_per_buffer_list)
+{
+  static const guint expected[] = { 1, 0, 2 };
+  Parser p = parser_new ("format=kitti frame-per-buffer=true max-boxes=3");
+  const gchar *car = "Car -1 -1 -10 -1 -1 -1 -1 1 1 1 0 0 0 0 1\n";
+  gchar *two = g_strconcat (car, car, NULL);
+  GstBufferList *list = gst_buffer_list_new ();
+  P3dcBox3d boxes[3];
+  GstBuffer *in, *out;
+  guint i;
+
+  in = gst_buffer_new_memdup (car, strlen (car));
+  GST_BUFFER_PTS (in) = 10;
+  gst_buffer_list_add (list, in);
+  in = gst_buffer_new ();
+  GST_BUFFER_PTS (in) = 11;
+  gst_buffer_list_add (list, in);
+  in = gst_buffer_new_memdup (two, strlen (two));
+  GST_BUFFER_PTS (in) = 12;
+  gst_buffer_list_add (list, in);
+  fail_unless_equals_int (gst_pad_push_list (p.h->srcpad, list), GST_FLOW_OK);
+  for (i = 0; i < G_N_ELEMENTS (expected); i++) {
+    out = gst_harness_pull (p.h);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), 10 + i);
+    fail_unless_equals_int (boxtest_read (out, 36, 3, boxes), expected[i]);
+    gst_buffer_unref (out);
+  }
+  push_eos (&p);
+  fail_unless_equals_int (gst_harness_buffers_received (p.h), 3);
+  parser_free (&p);
+  g_free (two);
+}
+
+GST_END_TEST;
+
 /* Records through boxenc and back through boxparse, in @chunks pieces of
  * text (0: one buffer per frame as boxenc wrote it, frame-per-buffer). */
 static void
@@ -693,6 +730,7 @@ boxparse_suite (void)
   tcase_add_test (tc, test_kitti_known);
   tcase_add_test (tc, test_kitti_frames);
   tcase_add_test (tc, test_frame_per_buffer);
+  tcase_add_test (tc, test_frame_per_buffer_list);
   tcase_add_test (tc, test_round_trip);
   tcase_add_test (tc, test_malformed_lines);
   tcase_add_test (tc, test_binary_input);

@@ -347,6 +347,9 @@ GST_START_TEST (test_truncated_buffer_is_an_error)
           GST_STREAM_ERROR_FORMAT));
   fail_unless (strstr (debug, "17 bytes") != NULL, "debug: %s", debug);
   fail_unless (strstr (debug, "16-byte records") != NULL, "debug: %s", debug);
+  /* voxelize's hint (P3dCudaFilterClass.bad_input_hint) */
+  fail_unless (strstr (error->message, "read raw sweep files with "
+          "pointcloudparse") != NULL, "message: %s", error->message);
   g_clear_error (&error);
   g_free (debug);
   gst_message_unref (msg);

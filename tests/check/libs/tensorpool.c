@@ -1,7 +1,9 @@
 /* The tensor buffer pool on system memory: one zero-filled memory per
  * tensor of the layout, a shrunk variable tensor restored when its buffer
  * comes back (and the same buffer reused), the layout stored in and read
- * from a pool configuration, and layouts a pool cannot hold refused. */
+ * from a pool configuration, layouts a pool cannot hold refused, and the
+ * pool an element's decide_allocation puts in the query (one rule for the
+ * buffer counts). */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
@@ -352,6 +354,77 @@ GST_START_TEST (test_layout_too_large)
 
 GST_END_TEST;
 
+/* decide_allocation's pool: ours, in place of what downstream proposed,
+ * with downstream's buffer counts where they ask more than the minimum.
+ * Each case: downstream's pool (none when min is -1), then the counts the
+ * element's pool must have. */
+GST_START_TEST (test_decide_allocation)
+{
+  static const struct
+  {
+    gint their_min, their_max;
+    guint min, max;
+  } cases[] = {
+    {-1, 0, P3D_TENSOR_POOL_MIN_BUFFERS, 0},
+    {0, 0, P3D_TENSOR_POOL_MIN_BUFFERS, 0},
+    {1, 0, P3D_TENSOR_POOL_MIN_BUFFERS, 0},
+    {5, 0, 5, 0},
+    {1, 6, P3D_TENSOR_POOL_MIN_BUFFERS, 6},
+    {4, 4, 4, 4},
+    /* a maximum below our minimum grows to it */
+    {0, 1, P3D_TENSOR_POOL_MIN_BUFFERS, P3D_TENSOR_POOL_MIN_BUFFERS},
+  };
+  P3dTensorLayout layout, stored;
+  GstCaps *caps = kitti_voxels (&layout);
+  GstAllocator *system = gst_allocator_find (NULL);
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GstQuery *query = gst_query_new_allocation (caps, TRUE);
+    GstBufferPool *theirs = gst_buffer_pool_new (), *pool, *listed = NULL;
+    GstStructure *config;
+    GstCaps *config_caps = NULL;
+    guint size, min, max;
+
+    if (cases[i].their_min >= 0)
+      gst_query_add_allocation_pool (query, theirs, 4096,
+          cases[i].their_min, cases[i].their_max);
+    gst_query_add_allocation_param (query, system, NULL);
+    pool = p3d_tensor_pool_decide_allocation (query, &layout, NULL);
+    fail_unless (pool != NULL && P3D_IS_TENSOR_POOL (pool), "case %u", i);
+
+    fail_unless_equals_int (gst_query_get_n_allocation_pools (query), 1);
+    gst_query_parse_nth_allocation_pool (query, 0, &listed, &size, &min, &max);
+    fail_unless (listed == pool, "case %u: not our pool", i);
+    fail_unless_equals_uint64 (size, p3d_tensor_layout_get_total_size
+        (&layout));
+    fail_unless_equals_int (min, cases[i].min);
+    fail_unless_equals_int (max, cases[i].max);
+    /* system memory: no allocator listed, downstream's removed */
+    fail_unless_equals_int (gst_query_get_n_allocation_params (query), 0);
+
+    config = gst_buffer_pool_get_config (pool);
+    fail_unless (gst_buffer_pool_config_get_params (config, &config_caps,
+            &size, &min, &max));
+    fail_unless (gst_caps_is_equal (config_caps, caps));
+    fail_unless_equals_int (min, cases[i].min);
+    fail_unless_equals_int (max, cases[i].max);
+    fail_unless (p3d_tensor_pool_config_get_layout (config, &stored));
+    fail_unless (p3d_tensor_layout_is_equal (&stored, &layout));
+    fail_if (gst_buffer_pool_is_active (pool));
+    gst_structure_free (config);
+
+    gst_object_unref (listed);
+    gst_object_unref (pool);
+    gst_object_unref (theirs);
+    gst_query_unref (query);
+  }
+  gst_object_unref (system);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 /* The caps library logs in its own domain, which gst-check does not watch:
  * make its criticals and warnings fail a test, or satisfy ASSERT_CRITICAL,
  * as GStreamer's own do. */
@@ -368,6 +441,7 @@ tensorpool_suite (void)
   tcase_add_test (tc, test_variable_tensor_restored);
   tcase_add_test (tc, test_config_layout);
   tcase_add_test (tc, test_layout_too_large);
+  tcase_add_test (tc, test_decide_allocation);
   return s;
 }
 

@@ -76,30 +76,39 @@ __global__ void convert_kernel(const In *in, Out *out, size_t count) {
     store(out + i, load(in + i));
 }
 
-// One output element (n, c, y, x) of @count, from a flat index whose
-// fastest part is the channel (channels_fastest) or the column.
+// One output element (n, c, y, x), from a flat index whose fastest part is
+// the channel (channels_fastest) or the column. 32-bit: validation keeps
+// every buffer below 2^31 elements, and a 64-bit division costs several
+// times a 32-bit one in these memory-bound kernels.
 struct Position {
   uint32_t n, c, y, x;
 };
 
-__device__ __forceinline__ Position position(size_t i, bool channels_fastest,
+__device__ __forceinline__ Position position(uint32_t i, bool channels_fastest,
                                              uint32_t channels, uint32_t height,
-                                             uint32_t width) {
+                                             uint32_t width, uint32_t batch) {
   Position p;
+  uint32_t rest;
   if (channels_fastest) {
-    p.c = (uint32_t)(i % channels);
-    size_t rest = i / channels;
-    p.x = (uint32_t)(rest % width);
+    p.c = i % channels;
+    rest = i / channels;
+    p.x = rest % width;
     rest /= width;
-    p.y = (uint32_t)(rest % height);
-    p.n = (uint32_t)(rest / height);
   } else {
-    p.x = (uint32_t)(i % width);
-    size_t rest = i / width;
-    p.y = (uint32_t)(rest % height);
+    p.x = i % width;
+    rest = i / width;
+    p.y = rest % height;
     rest /= height;
-    p.c = (uint32_t)(rest % channels);
-    p.n = (uint32_t)(rest / channels);
+    p.c = rest % channels;
+    p.n = batch > 1 ? rest / channels : 0;
+    return p;
+  }
+  if (batch > 1) {
+    p.y = rest % height;
+    p.n = rest / height;
+  } else {
+    p.y = rest;
+    p.n = 0;
   }
   return p;
 }
@@ -109,15 +118,21 @@ __device__ __forceinline__ Position position(size_t i, bool channels_fastest,
 template <typename T>
 __global__ void epilogue_kernel(P3dcConvEpilogue e) {
   const T *src = static_cast<const T *>(e.src);
-  size_t count = (size_t)e.batch * e.out_channels * e.out_height * e.out_width;
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+  uint32_t count = e.batch * e.out_channels * e.out_height * e.out_width;
+  uint32_t stride = gridDim.x * blockDim.x;
+  bool shuffled = e.shuffle_y > 1 || e.shuffle_x > 1;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    Position p = position(i, e.nhwc, e.out_channels, e.out_height, e.out_width);
-    uint32_t sy = p.y / e.shuffle_y, sx = p.x / e.shuffle_x;
-    uint32_t sc =
-        ((p.y % e.shuffle_y) * e.shuffle_x + p.x % e.shuffle_x) * e.src_group +
-        p.c;
+    Position p =
+        position(i, e.nhwc, e.out_channels, e.out_height, e.out_width, e.batch);
+    uint32_t sy = p.y, sx = p.x, sc = p.c;
+    if (shuffled) {
+      sy = p.y / e.shuffle_y;
+      sx = p.x / e.shuffle_x;
+      sc = ((p.y - sy * e.shuffle_y) * e.shuffle_x + (p.x - sx * e.shuffle_x)) *
+               e.src_group +
+           p.c;
+    }
     size_t source =
         e.nhwc ? (((size_t)p.n * e.src_height + sy) * e.src_width + sx) *
                          e.src_channels +
@@ -136,12 +151,12 @@ __global__ void epilogue_kernel(P3dcConvEpilogue e) {
 // The other kinds, one thread per output element (softmax: per position).
 template <typename T>
 __global__ void elementwise_kernel(P3dcConvKernel k) {
-  size_t count = (size_t)k.batch * k.channels * k.out_height * k.out_width;
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+  uint32_t count = k.batch * k.channels * k.out_height * k.out_width;
+  uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    Position p =
-        position(i, k.channels_fastest, k.channels, k.out_height, k.out_width);
+    Position p = position(i, k.channels_fastest, k.channels, k.out_height,
+                          k.out_width, k.batch);
     float v;
     switch (k.kind) {
       case P3DC_LAYER_ADD:
@@ -199,14 +214,14 @@ __global__ void elementwise_kernel(P3dcConvKernel k) {
 // quotients.
 template <typename T>
 __global__ void softmax_kernel(P3dcConvKernel k) {
-  size_t count = (size_t)k.batch * k.out_height * k.out_width;
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+  uint32_t count = k.batch * k.out_height * k.out_width;
+  uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    uint32_t x = (uint32_t)(i % k.out_width);
-    size_t rest = i / k.out_width;
-    uint32_t y = (uint32_t)(rest % k.out_height);
-    uint32_t n = (uint32_t)(rest / k.out_height);
+    uint32_t x = i % k.out_width;
+    uint32_t rest = i / k.out_width;
+    uint32_t y = rest % k.out_height;
+    uint32_t n = rest / k.out_height;
     float m = load(at<T>(k.in, n, 0, y, x)), sum = 0.0f;
     for (uint32_t c = 1; c < k.channels; c++) {
       float v = load(at<T>(k.in, n, c, y, x));

@@ -7,8 +7,8 @@
  * place:
  *  - a concatenation's inputs are written straight into its buffer's
  *    channel slices by the layers that make them (SECONDFPN's neck), when
- *    they are made by a layer and go into one concatenation; others are
- *    copied there;
+ *    they are made by a layer, go into one concatenation and no
+ *    convolution reads them; others are copied there;
  *  - a slice is read in place from the buffer of its source (a depth net's
  *    depth logits and context);
  *  - an add whose one input is a convolution's output that nothing else
@@ -113,6 +113,7 @@ typedef struct
   guint channels, height, width;
   gint producer;                /* the layer making it; -1: the input */
   guint readers;                /* layers and outputs reading it */
+  gboolean conv_reader;         /* a convolution reads it */
   gboolean output;              /* a named output */
   /* where it lives: channels [offset, ...) of @base's storage (itself when
    * it has a buffer of its own) */
@@ -246,6 +247,8 @@ infer_shape (Build * b, guint index, GError ** error)
     if (inputs[i] < 0)
       return FALSE;
     tensor_at (b, inputs[i])->readers++;
+    if (layer->op == P3D_MODEL_OP_CONV || layer->op == P3D_MODEL_OP_DECONV)
+      tensor_at (b, inputs[i])->conv_reader = TRUE;
   }
   plan->in[0] = inputs[0];
   plan->in[1] = n_inputs > 1 ? inputs[1] : -1;
@@ -444,8 +447,10 @@ fuse (Build * b)
   }
 }
 
-/* Concatenations: inputs that a layer makes and that go into no other
- * concatenation are written in place. */
+/* Concatenations: inputs that a layer makes, that go into no other
+ * concatenation and that no convolution reads are written in place (a
+ * convolution reading a channel slice copies it first on cuDNN: one copy
+ * into the concatenation costs less). */
 static void
 place_concats (Build * b)
 {
@@ -466,7 +471,8 @@ place_concats (Build * b)
 
       for (j = 0; j < k; j++)
         twice |= strcmp (layer->inputs[j], layer->inputs[k]) == 0;
-      if (!twice && !tensor->in_concat && writer_of (b, t) >= 0) {
+      if (!twice && !tensor->in_concat && !tensor->conv_reader
+          && writer_of (b, t) >= 0) {
         tensor->in_concat = TRUE;
         tensor->base = b->plans[i].out;
         tensor->offset = offset;

@@ -3,7 +3,8 @@
  * safetensors file, built into the compute library's layer graph and run
  * by its reference against the graph evaluated here in float64 from the
  * raw tensors (BatchNorm unfolded, every op by its PyTorch definition);
- * the fusions and in-place writes the build promises; the graph's JSON
+ * the fusions and in-place writes the build promises, and a
+ * concatenation's copy where a convolution reads its input too; the graph's JSON
  * written back and read again; every fault of a graph refused with a
  * message naming the layer and the key; the CenterPoint family's graph
  * given explicitly in the metadata building the very network its config
@@ -622,6 +623,63 @@ GST_START_TEST (test_every_op)
 
 GST_END_TEST;
 
+/* A concatenation's input that a convolution also reads is copied into it
+ * (the convolution then reads a whole buffer); one that only the
+ * concatenation reads is written in place. */
+GST_START_TEST (test_concat_placement)
+{
+  static const gchar graph_json[] =
+      "{\"input\": {\"name\": \"x\", \"batch\": 2, \"channels\": 6, "
+      "\"height\": 9, \"width\": 10}, \"layers\": ["
+      "{\"name\": \"c1\", \"op\": \"conv\", \"out_channels\": 8, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"c1.weight\", "
+      "\"norm\": \"c1.bn\", \"relu\": true}, "
+      "{\"name\": \"c2\", \"op\": \"conv\", \"out_channels\": 8, "
+      "\"kernel\": [1, 3], \"padding\": [0, 2], \"dilation\": [1, 2], "
+      "\"groups\": 2, \"weight\": \"c2.weight\", \"bias\": \"c2.bias\"}, "
+      "{\"name\": \"cat\", \"op\": \"concat\", \"inputs\": [\"c1\", \"c2\"]}], "
+      "\"outputs\": {\"cat\": \"cat\"}}";
+  GError *error = NULL;
+  P3dModelGraph *graph = p3d_model_graph_parse ("bev", graph_json, &error);
+  GPtrArray *arrays = g_ptr_array_new_with_free_func (g_free);
+  P3dModelNetwork network;
+  const P3dModelOutput *cat;
+  const P3dcConvLayer *layers;
+  P3dWeights *weights;
+  Tensors t;
+
+  fail_unless (graph != NULL, "%s", error ? error->message : "");
+  tensors_init (&t, 31);
+  every_op_tensors (&t);
+  weights = weights_of (&t, NULL);
+  fail_unless (build (graph, weights, &network, arrays, &error), "%s",
+      error ? error->message : "");
+  cat = p3d_model_network_get_output (&network, "cat");
+  layers = network.desc.layers;
+  fail_unless_equals_int (network.desc.n_layers, 3);
+  /* c1 in a buffer of its own, read whole by c2 */
+  fail_unless (layers[0].output != cat->buffer);
+  fail_unless_equals_int (layers[1].input, layers[0].output);
+  fail_unless_equals_int (layers[1].input_channel_offset, 0);
+  /* c2 straight into channels 8-15 */
+  fail_unless_equals_int (layers[1].output, cat->buffer);
+  fail_unless_equals_int (layers[1].output_channel_offset, 8);
+  /* c1 copied into channels 0-7 */
+  fail_unless_equals_int (layers[2].kind, P3DC_LAYER_SLICE);
+  fail_unless_equals_int (layers[2].input, layers[0].output);
+  fail_unless_equals_int (layers[2].output, cat->buffer);
+  fail_unless_equals_int (layers[2].output_channel_offset, 0);
+  fail_unless_equals_int (layers[2].out_channels, 8);
+  fail_unless (!layers[2].relu);
+  p3d_model_network_clear (&network);
+  p3d_weights_free (weights);
+  tensors_clear (&t);
+  g_ptr_array_unref (arrays);
+  p3d_model_graph_free (graph);
+}
+
+GST_END_TEST;
+
 /* The JSON a graph writes reads back as the same graph (written again, the
  * same text), and builds the same network. */
 GST_START_TEST (test_json_round_trip)
@@ -1073,6 +1131,7 @@ model_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_every_op);
+  tcase_add_test (tc, test_concat_placement);
   tcase_add_test (tc, test_json_round_trip);
   tcase_add_loop_test (tc, test_bad_graph, 0, G_N_ELEMENTS (bad_graphs));
   tcase_add_test (tc, test_bad_tensors);

@@ -1,14 +1,18 @@
-/* The CenterPoint-pillar model: config from `p3d.model`, tensors checked
- * against it, BatchNorm folded, layer tables for the compute library. */
+/* The CenterPoint-pillar model family (mmdetection3d's PillarFeatureNet,
+ * PointPillarsScatter, SECOND, SECONDFPN and CenterHead with the
+ * CenterPoint box coder): its `p3d.model` config, the graph of its "bev"
+ * network built from it (or given in the metadata), its pillar feature
+ * net, and its decode; plus the typed view of such a model that the tests
+ * and the network benchmark read (p3dcenterpoint.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <math.h>
 #include <string.h>
-#include <json-glib/json-glib.h>
 
 #include "p3dcenterpoint.h"
+#include "p3dmodel-private.h"
 
 static const gchar *const head_names[P3D_CENTERPOINT_N_HEADS] = {
   "reg", "height", "dim", "rot", "vel", "heatmap",
@@ -32,267 +36,55 @@ p3d_centerpoint_head_to_string (P3dCenterPointHead head)
 #define MAX_CHANNELS 4096
 
 static gboolean
-bad_key (GError ** error, const gchar * section, const gchar * key,
-    const gchar * what)
-{
-  g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-      P3D_CENTERPOINT_METADATA_KEY ": \"%s%s%s\" %s", section ? section : "",
-      section ? "." : "", key, what);
-  return FALSE;
-}
-
-/* The member @key of @object; NULL and an error when absent. */
-static JsonNode *
-get_member (JsonObject * object, const gchar * section, const gchar * key,
-    GError ** error)
-{
-  JsonNode *node = json_object_get_member (object, key);
-
-  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
-    bad_key (error, section, key, "is missing");
-  return node;
-}
-
-static gboolean
-node_get_number (JsonNode * node, gdouble * value)
-{
-  GType type;
-
-  if (!JSON_NODE_HOLDS_VALUE (node))
-    return FALSE;
-  type = json_node_get_value_type (node);
-  if (type == G_TYPE_INT64)
-    *value = (gdouble) json_node_get_int (node);
-  else if (type == G_TYPE_DOUBLE)
-    *value = json_node_get_double (node);
-  else
-    return FALSE;
-  return isfinite (*value);
-}
-
-static gboolean
-get_double (JsonObject * object, const gchar * section, const gchar * key,
-    gdouble min, gdouble max, gdouble * value, GError ** error)
-{
-  JsonNode *node = get_member (object, section, key, error);
-  gchar *what;
-
-  if (node == NULL)
-    return FALSE;
-  if (node_get_number (node, value) && *value >= min && *value <= max)
-    return TRUE;
-  what = g_strdup_printf ("must be a number in [%g, %g]", min, max);
-  bad_key (error, section, key, what);
-  g_free (what);
-  return FALSE;
-}
-
-static gboolean
-node_get_uint (JsonNode * node, guint min, guint max, guint * value)
-{
-  gint64 v;
-
-  if (!JSON_NODE_HOLDS_VALUE (node)
-      || json_node_get_value_type (node) != G_TYPE_INT64)
-    return FALSE;
-  v = json_node_get_int (node);
-  if (v < min || v > max)
-    return FALSE;
-  *value = (guint) v;
-  return TRUE;
-}
-
-static gboolean
-get_uint (JsonObject * object, const gchar * section, const gchar * key,
-    guint min, guint max, guint * value, GError ** error)
-{
-  JsonNode *node = get_member (object, section, key, error);
-  gchar *what;
-
-  if (node == NULL)
-    return FALSE;
-  if (node_get_uint (node, min, max, value))
-    return TRUE;
-  what = g_strdup_printf ("must be an integer in %u..%u", min, max);
-  bad_key (error, section, key, what);
-  g_free (what);
-  return FALSE;
-}
-
-static gboolean
-get_boolean (JsonObject * object, const gchar * section, const gchar * key,
-    gboolean fallback, gboolean * value, GError ** error)
-{
-  JsonNode *node = json_object_get_member (object, key);
-
-  if (node == NULL) {
-    *value = fallback;
-    return TRUE;
-  }
-  if (JSON_NODE_HOLDS_VALUE (node)
-      && json_node_get_value_type (node) == G_TYPE_BOOLEAN) {
-    *value = json_node_get_boolean (node);
-    return TRUE;
-  }
-  return bad_key (error, section, key, "must be true or false");
-}
-
-static const gchar *
-get_string (JsonObject * object, const gchar * section, const gchar * key,
-    GError ** error)
-{
-  JsonNode *node = get_member (object, section, key, error);
-
-  if (node == NULL)
-    return NULL;
-  if (JSON_NODE_HOLDS_VALUE (node)
-      && json_node_get_value_type (node) == G_TYPE_STRING)
-    return json_node_get_string (node);
-  bad_key (error, section, key, "must be a string");
-  return NULL;
-}
-
-static JsonObject *
-get_object (JsonObject * object, const gchar * section, const gchar * key,
-    GError ** error)
-{
-  JsonNode *node = get_member (object, section, key, error);
-
-  if (node == NULL)
-    return NULL;
-  if (JSON_NODE_HOLDS_OBJECT (node))
-    return json_node_get_object (node);
-  bad_key (error, section, key, "must be a JSON object");
-  return NULL;
-}
-
-/* An array of @min_length..@max_length entries; its length in @length. */
-static JsonArray *
-get_array (JsonObject * object, const gchar * section, const gchar * key,
-    guint min_length, guint max_length, guint * length, GError ** error)
-{
-  JsonNode *node = get_member (object, section, key, error);
-  gchar *what;
-
-  if (node == NULL)
-    return NULL;
-  if (JSON_NODE_HOLDS_ARRAY (node)) {
-    JsonArray *array = json_node_get_array (node);
-
-    *length = json_array_get_length (array);
-    if (*length >= min_length && *length <= max_length)
-      return array;
-  }
-  if (min_length == max_length)
-    what = g_strdup_printf ("must be an array of %u entries", min_length);
-  else
-    what = g_strdup_printf ("must be an array of %u to %u entries",
-        min_length, max_length);
-  bad_key (error, section, key, what);
-  g_free (what);
-  return NULL;
-}
-
-static gboolean
-get_doubles (JsonObject * object, const gchar * section, const gchar * key,
-    guint n, gdouble min, gdouble max, gdouble * values, GError ** error)
-{
-  guint length, i;
-  JsonArray *array = get_array (object, section, key, n, n, &length, error);
-  gchar *what;
-
-  if (array == NULL)
-    return FALSE;
-  for (i = 0; i < n; i++) {
-    if (!node_get_number (json_array_get_element (array, i), &values[i])
-        || values[i] < min || values[i] > max)
-      break;
-  }
-  if (i == n)
-    return TRUE;
-  what = g_strdup_printf ("entry %u must be a number in [%g, %g]", i, min, max);
-  bad_key (error, section, key, what);
-  g_free (what);
-  return FALSE;
-}
-
-/* An array of 1..max_length unsigned integers, or of exactly *length ones
- * when *length is nonzero on entry. */
-static gboolean
-get_uints (JsonObject * object, const gchar * section, const gchar * key,
-    guint max_length, guint min, guint max, guint * values, guint * length,
-    GError ** error)
-{
-  guint n, i;
-  JsonArray *array = get_array (object, section, key,
-      *length ? *length : 1, *length ? *length : max_length, &n, error);
-  gchar *what;
-
-  if (array == NULL)
-    return FALSE;
-  for (i = 0; i < n; i++) {
-    if (!node_get_uint (json_array_get_element (array, i), min, max,
-            &values[i])) {
-      what = g_strdup_printf ("entry %u must be an integer in %u..%u", i, min,
-          max);
-      bad_key (error, section, key, what);
-      g_free (what);
-      return FALSE;
-    }
-  }
-  *length = n;
-  return TRUE;
-}
-
-static gboolean
 parse_top (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
   const gchar *text;
   guint n, i;
 
-  text = get_string (root, NULL, "architecture", error);
+  text = p3d_model_json_string (root, NULL, "architecture", error);
   if (text == NULL)
     return FALSE;
   if (strcmp (text, P3D_CENTERPOINT_ARCHITECTURE) != 0)
-    return bad_key (error, NULL, "architecture",
+    return p3d_model_json_bad_key (error, NULL, "architecture",
         "is not \"" P3D_CENTERPOINT_ARCHITECTURE "\", the only one read");
-  if (!get_uint (root, NULL, "version", P3D_CENTERPOINT_VERSION,
+  if (!p3d_model_json_uint (root, NULL, "version", P3D_CENTERPOINT_VERSION,
           P3D_CENTERPOINT_VERSION, &config->version, error)
-      || !get_uint (root, NULL, "point_channels", 3, 64,
+      || !p3d_model_json_uint (root, NULL, "point_channels", 3, 64,
           &config->point_channels, error))
     return FALSE;
-  text = get_string (root, NULL, "features", error);
+  text = p3d_model_json_string (root, NULL, "features", error);
   if (text == NULL)
     return FALSE;
   config->features = p3d_feature_set_from_string (text);
   if (config->features == P3D_FEATURE_SET_UNKNOWN)
-    return bad_key (error, NULL, "features",
+    return p3d_model_json_bad_key (error, NULL, "features",
         "names a feature set that pillarfeat does not compute");
-  if (!get_doubles (root, NULL, "voxel_size", 3, 1e-3, 100.0,
+  if (!p3d_model_json_doubles (root, NULL, "voxel_size", 3, 1e-3, 100.0,
           config->voxel_size, error)
-      || !get_doubles (root, NULL, "point_cloud_range", 6, -1e4, 1e4,
+      || !p3d_model_json_doubles (root, NULL, "point_cloud_range", 6, -1e4, 1e4,
           config->point_cloud_range, error)
-      || !get_uint (root, NULL, "max_points", 1, 1024, &config->max_points,
-          error)
-      || !get_uint (root, NULL, "max_voxels", 1, 4194304, &config->max_voxels,
-          error))
+      || !p3d_model_json_uint (root, NULL, "max_points", 1, 1024,
+          &config->max_points, error)
+      || !p3d_model_json_uint (root, NULL, "max_voxels", 1, 4194304,
+          &config->max_voxels, error))
     return FALSE;
   n = 3;
-  if (!get_uints (root, NULL, "grid", 3, 1, 16384, config->grid, &n, error))
+  if (!p3d_model_json_uints (root, NULL, "grid", 3, 1, 16384, config->grid, &n,
+          error))
     return FALSE;
   for (i = 0; i < 3; i++) {
     gdouble extent = config->point_cloud_range[i + 3] -
         config->point_cloud_range[i];
 
     if (!(extent > 0))
-      return bad_key (error, NULL, "point_cloud_range",
+      return p3d_model_json_bad_key (error, NULL, "point_cloud_range",
           "must have each maximum above its minimum");
     if (fabs (extent / config->voxel_size[i] - config->grid[i]) > 1e-3)
-      return bad_key (error, NULL, "grid",
+      return p3d_model_json_bad_key (error, NULL, "grid",
           "disagrees with point_cloud_range / voxel_size");
   }
   if (config->grid[2] != 1)
-    return bad_key (error, NULL, "grid",
+    return p3d_model_json_bad_key (error, NULL, "grid",
         "must have one z cell: the pillar net scatters onto one BEV plane");
   return TRUE;
 }
@@ -300,53 +92,54 @@ parse_top (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 static gboolean
 parse_pfn (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
-  JsonObject *pfn = get_object (root, NULL, "pfn", error);
+  JsonObject *pfn = p3d_model_json_object (root, NULL, "pfn", error);
   guint n = 0;
 
   if (pfn == NULL)
     return FALSE;
-  if (!get_uints (pfn, "pfn", "channels", 1, 1, MAX_CHANNELS,
+  if (!p3d_model_json_uints (pfn, "pfn", "channels", 1, 1, MAX_CHANNELS,
           &config->pfn_channels, &n, error))
     return FALSE;
-  return get_double (pfn, "pfn", "bn_eps", 1e-12, 1.0, &config->pfn_bn_eps,
-      error);
+  return p3d_model_json_double (pfn, "pfn", "bn_eps", 1e-12, 1.0,
+      &config->pfn_bn_eps, error);
 }
 
 static gboolean
 parse_backbone (P3dCenterPointConfig * config, JsonObject * root,
     GError ** error)
 {
-  JsonObject *backbone = get_object (root, NULL, "backbone", error);
+  JsonObject *backbone = p3d_model_json_object (root, NULL, "backbone", error);
 
   if (backbone == NULL)
     return FALSE;
   config->n_stages = 0;
-  if (!get_uints (backbone, "backbone", "out_channels",
+  if (!p3d_model_json_uints (backbone, "backbone", "out_channels",
           P3D_CENTERPOINT_MAX_STAGES, 1, MAX_CHANNELS,
           config->backbone_out_channels, &config->n_stages, error)
-      || !get_uints (backbone, "backbone", "layer_nums",
+      || !p3d_model_json_uints (backbone, "backbone", "layer_nums",
           P3D_CENTERPOINT_MAX_STAGES, 0, 64, config->backbone_layer_nums,
           &config->n_stages, error)
-      || !get_uints (backbone, "backbone", "layer_strides",
+      || !p3d_model_json_uints (backbone, "backbone", "layer_strides",
           P3D_CENTERPOINT_MAX_STAGES, 1, 8, config->backbone_layer_strides,
           &config->n_stages, error))
     return FALSE;
-  return get_double (backbone, "backbone", "bn_eps", 1e-12, 1.0,
+  return p3d_model_json_double (backbone, "backbone", "bn_eps", 1e-12, 1.0,
       &config->backbone_bn_eps, error);
 }
 
 static gboolean
 parse_neck (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
-  JsonObject *neck = get_object (root, NULL, "neck", error);
+  JsonObject *neck = p3d_model_json_object (root, NULL, "neck", error);
   guint n = config->n_stages, i;
 
   if (neck == NULL)
     return FALSE;
-  if (!get_uints (neck, "neck", "out_channels", P3D_CENTERPOINT_MAX_STAGES, 1,
-          MAX_CHANNELS, config->neck_out_channels, &n, error)
-      || !get_doubles (neck, "neck", "upsample_strides", config->n_stages,
-          1.0 / 16, 16, config->neck_upsample_strides, error))
+  if (!p3d_model_json_uints (neck, "neck", "out_channels",
+          P3D_CENTERPOINT_MAX_STAGES, 1, MAX_CHANNELS,
+          config->neck_out_channels, &n, error)
+      || !p3d_model_json_doubles (neck, "neck", "upsample_strides",
+          config->n_stages, 1.0 / 16, 16, config->neck_upsample_strides, error))
     return FALSE;
   /* Strides of at least 1 are a transposed convolution's kernel, smaller
    * ones the reciprocal of a convolution's: both must be whole. */
@@ -358,22 +151,22 @@ parse_neck (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
       gchar *what = g_strdup_printf ("entry %u (%g) is neither a whole "
           "number nor the reciprocal of one", i, stride);
 
-      bad_key (error, "neck", "upsample_strides", what);
+      p3d_model_json_bad_key (error, "neck", "upsample_strides", what);
       g_free (what);
       return FALSE;
     }
   }
-  if (!get_boolean (neck, "neck", "use_conv_for_no_stride", FALSE,
+  if (!p3d_model_json_boolean (neck, "neck", "use_conv_for_no_stride", FALSE,
           &config->neck_use_conv_for_no_stride, error))
     return FALSE;
-  return get_double (neck, "neck", "bn_eps", 1e-12, 1.0,
+  return p3d_model_json_double (neck, "neck", "bn_eps", 1e-12, 1.0,
       &config->neck_bn_eps, error);
 }
 
 static gboolean
 parse_tasks (P3dCenterPointConfig * config, JsonObject * head, GError ** error)
 {
-  JsonArray *tasks = get_array (head, "head", "tasks", 1,
+  JsonArray *tasks = p3d_model_json_array (head, "head", "tasks", 1,
       P3DC_CENTERPOINT_MAX_TASKS, &config->n_tasks, error);
   guint t, c;
 
@@ -388,10 +181,11 @@ parse_tasks (P3dCenterPointConfig * config, JsonObject * head, GError ** error)
     guint n_names = 0;
 
     if (!JSON_NODE_HOLDS_OBJECT (node))
-      bad_key (error, "head", "tasks", "must hold JSON objects");
+      p3d_model_json_bad_key (error, "head", "tasks", "must hold JSON objects");
     else
-      names = get_array (json_node_get_object (node), section, "class_names",
-          1, P3D_CENTERPOINT_MAX_CLASSES, &n_names, error);
+      names =
+          p3d_model_json_array (json_node_get_object (node), section,
+          "class_names", 1, P3D_CENTERPOINT_MAX_CLASSES, &n_names, error);
     if (names == NULL) {
       g_free (section);
       return FALSE;
@@ -404,7 +198,8 @@ parse_tasks (P3dCenterPointConfig * config, JsonObject * head, GError ** error)
 
       if (!JSON_NODE_HOLDS_VALUE (name)
           || json_node_get_value_type (name) != G_TYPE_STRING) {
-        bad_key (error, section, "class_names", "must hold strings");
+        p3d_model_json_bad_key (error, section, "class_names",
+            "must hold strings");
         g_free (section);
         return FALSE;
       }
@@ -420,7 +215,8 @@ static gboolean
 parse_common_heads (P3dCenterPointConfig * config, JsonObject * head,
     GError ** error)
 {
-  JsonObject *heads = get_object (head, "head", "common_heads", error);
+  JsonObject *heads =
+      p3d_model_json_object (head, "head", "common_heads", error);
   GList *members, *l;
   guint h;
   gboolean ok = TRUE;
@@ -433,7 +229,7 @@ parse_common_heads (P3dCenterPointConfig * config, JsonObject * head,
       if (strcmp (l->data, head_names[h]) == 0)
         break;
     if (h == P3D_CENTERPOINT_HEAD_HEATMAP)
-      ok = bad_key (error, "head.common_heads", l->data,
+      ok = p3d_model_json_bad_key (error, "head.common_heads", l->data,
           "is not a head the CenterPoint coder reads (reg, height, dim, rot, "
           "vel)");
   }
@@ -445,14 +241,15 @@ parse_common_heads (P3dCenterPointConfig * config, JsonObject * head,
     if (h == P3D_CENTERPOINT_HEAD_VEL
         && !json_object_has_member (heads, head_names[h]))
       continue;
-    if (get_uint (heads, "head.common_heads", head_names[h], 0, G_MAXINT,
-            &config->head_channels[h], error)
+    if (p3d_model_json_uint (heads, "head.common_heads", head_names[h], 0,
+            G_MAXINT, &config->head_channels[h], error)
         && config->head_channels[h] == head_channels[h])
       continue;
     g_clear_error (error);
     what = g_strdup_printf (json_object_has_member (heads, head_names[h]) ?
         "must be %u" : "is missing; it must be %u", head_channels[h]);
-    ok = bad_key (error, "head.common_heads", head_names[h], what);
+    ok = p3d_model_json_bad_key (error, "head.common_heads", head_names[h],
+        what);
     g_free (what);
   }
   return ok;
@@ -461,25 +258,26 @@ parse_common_heads (P3dCenterPointConfig * config, JsonObject * head,
 static gboolean
 parse_head (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
-  JsonObject *head = get_object (root, NULL, "head", error);
+  JsonObject *head = p3d_model_json_object (root, NULL, "head", error);
 
   if (head == NULL)
     return FALSE;
-  if (!get_uint (head, "head", "share_conv_channel", 1, MAX_CHANNELS,
+  if (!p3d_model_json_uint (head, "head", "share_conv_channel", 1, MAX_CHANNELS,
           &config->share_conv_channel, error)
-      || !get_uint (head, "head", "head_conv", 1, MAX_CHANNELS,
+      || !p3d_model_json_uint (head, "head", "head_conv", 1, MAX_CHANNELS,
           &config->head_conv, error)
-      || !get_uint (head, "head", "final_kernel", 1, 15,
+      || !p3d_model_json_uint (head, "head", "final_kernel", 1, 15,
           &config->final_kernel, error))
     return FALSE;
   if (config->final_kernel % 2 == 0)
-    return bad_key (error, "head", "final_kernel", "must be odd");
-  if (!get_double (head, "head", "bn_eps", 1e-12, 1.0, &config->head_bn_eps,
-          error)
+    return p3d_model_json_bad_key (error, "head", "final_kernel",
+        "must be odd");
+  if (!p3d_model_json_double (head, "head", "bn_eps", 1e-12, 1.0,
+          &config->head_bn_eps, error)
       || !parse_tasks (config, head, error)
       || !parse_common_heads (config, head, error)
-      || !get_boolean (head, "head", "norm_bbox", TRUE, &config->norm_bbox,
-          error))
+      || !p3d_model_json_boolean (head, "head", "norm_bbox", TRUE,
+          &config->norm_bbox, error))
     return FALSE;
   return TRUE;
 }
@@ -487,26 +285,27 @@ parse_head (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 static gboolean
 parse_coder (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
-  JsonObject *coder = get_object (root, NULL, "coder", error);
+  JsonObject *coder = p3d_model_json_object (root, NULL, "coder", error);
   guint i;
 
   if (coder == NULL)
     return FALSE;
-  if (!get_doubles (coder, "coder", "post_center_range", 6, -1e4, 1e4,
-          config->post_center_range, error))
+  if (!p3d_model_json_doubles (coder, "coder", "post_center_range", 6, -1e4,
+          1e4, config->post_center_range, error))
     return FALSE;
   for (i = 0; i < 3; i++)
     if (config->post_center_range[i] > config->post_center_range[i + 3])
-      return bad_key (error, "coder", "post_center_range",
+      return p3d_model_json_bad_key (error, "coder", "post_center_range",
           "must have each maximum at or above its minimum");
-  return get_uint (coder, "coder", "max_num", 1, 65536, &config->max_num, error)
-      && get_double (coder, "coder", "score_threshold", 0.0, 1.0,
+  return p3d_model_json_uint (coder, "coder", "max_num", 1, 65536,
+      &config->max_num, error)
+      && p3d_model_json_double (coder, "coder", "score_threshold", 0.0, 1.0,
       &config->score_threshold, error)
-      && get_uint (coder, "coder", "out_size_factor", 1, 64,
+      && p3d_model_json_uint (coder, "coder", "out_size_factor", 1, 64,
       &config->out_size_factor, error)
-      && get_doubles (coder, "coder", "voxel_size", 2, 1e-3, 100.0,
+      && p3d_model_json_doubles (coder, "coder", "voxel_size", 2, 1e-3, 100.0,
       config->coder_voxel_size, error)
-      && get_doubles (coder, "coder", "pc_range", 2, -1e4, 1e4,
+      && p3d_model_json_doubles (coder, "coder", "pc_range", 2, -1e4, 1e4,
       config->coder_pc_range, error);
 }
 
@@ -514,14 +313,14 @@ static gboolean
 parse_test_nms (P3dCenterPointConfig * config, JsonObject * root,
     GError ** error)
 {
-  JsonObject *nms = get_object (root, NULL, "test_nms", error);
+  JsonObject *nms = p3d_model_json_object (root, NULL, "test_nms", error);
   const gchar *type;
   gdouble radius[P3DC_CENTERPOINT_MAX_TASKS];
   guint t;
 
   if (nms == NULL)
     return FALSE;
-  type = get_string (nms, "test_nms", "type", error);
+  type = p3d_model_json_string (nms, "test_nms", "type", error);
   if (type == NULL)
     return FALSE;
   if (strcmp (type, "rotate") == 0)
@@ -529,22 +328,47 @@ parse_test_nms (P3dCenterPointConfig * config, JsonObject * root,
   else if (strcmp (type, "circle") == 0)
     config->nms_type = P3DC_CENTERPOINT_NMS_CIRCLE;
   else
-    return bad_key (error, "test_nms", "type", "must be rotate or circle");
+    return p3d_model_json_bad_key (error, "test_nms", "type",
+        "must be rotate or circle");
   /* min_radius is circle NMS's alone: a rotate config may leave it out. */
   if (config->nms_type == P3DC_CENTERPOINT_NMS_CIRCLE
       || json_object_has_member (nms, "min_radius")) {
-    if (!get_doubles (nms, "test_nms", "min_radius", config->n_tasks, 0.0,
-            1e6, radius, error))
+    if (!p3d_model_json_doubles (nms, "test_nms", "min_radius", config->n_tasks,
+            0.0, 1e6, radius, error))
       return FALSE;
     for (t = 0; t < config->n_tasks; t++)
       config->tasks[t].min_radius = radius[t];
   }
-  return get_double (nms, "test_nms", "nms_thr", 0.0, 1.0, &config->nms_thr,
-      error)
-      && get_uint (nms, "test_nms", "pre_max_size", 1, 1 << 20,
+  return p3d_model_json_double (nms, "test_nms", "nms_thr", 0.0, 1.0,
+      &config->nms_thr, error)
+      && p3d_model_json_uint (nms, "test_nms", "pre_max_size", 1, 1 << 20,
       &config->pre_max_size, error)
-      && get_uint (nms, "test_nms", "post_max_size", 1, 1 << 20,
+      && p3d_model_json_uint (nms, "test_nms", "post_max_size", 1, 1 << 20,
       &config->post_max_size, error);
+}
+
+void
+p3d_centerpoint_config_clear (P3dCenterPointConfig * config)
+{
+  guint t;
+
+  g_return_if_fail (config != NULL);
+  for (t = 0; t < P3DC_CENTERPOINT_MAX_TASKS; t++)
+    g_clear_pointer (&config->tasks[t].class_names, g_strfreev);
+}
+
+/* Every key of the config in @root into @config (cleared first). */
+static gboolean
+parse_config (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
+{
+  memset (config, 0, sizeof (*config));
+  return parse_top (config, root, error)
+      && parse_pfn (config, root, error)
+      && parse_backbone (config, root, error)
+      && parse_neck (config, root, error)
+      && parse_head (config, root, error)
+      && parse_coder (config, root, error)
+      && parse_test_nms (config, root, error);
 }
 
 gboolean
@@ -552,7 +376,6 @@ p3d_centerpoint_config_parse (P3dCenterPointConfig * config,
     const gchar * json, GError ** error)
 {
   JsonParser *parser;
-  JsonObject *root;
   GError *json_error = NULL;
   gboolean ok;
 
@@ -575,29 +398,11 @@ p3d_centerpoint_config_parse (P3dCenterPointConfig * config,
     g_object_unref (parser);
     return FALSE;
   }
-  root = json_node_get_object (json_parser_get_root (parser));
-  ok = parse_top (config, root, error)
-      && parse_pfn (config, root, error)
-      && parse_backbone (config, root, error)
-      && parse_neck (config, root, error)
-      && parse_head (config, root, error)
-      && parse_coder (config, root, error)
-      && parse_test_nms (config, root, error);
+  ok = parse_config (config,
+      json_node_get_object (json_parser_get_root (parser)), error);
   g_object_unref (parser);
   return ok;
 }
-
-void
-p3d_centerpoint_config_clear (P3dCenterPointConfig * config)
-{
-  guint t;
-
-  g_return_if_fail (config != NULL);
-  for (t = 0; t < P3DC_CENTERPOINT_MAX_TASKS; t++)
-    g_clear_pointer (&config->tasks[t].class_names, g_strfreev);
-}
-
-/* ---- BatchNorm folding ----------------------------------------------- */
 
 void
 p3d_centerpoint_fold_batchnorm (gfloat * weight, guint n_outer,
@@ -605,460 +410,321 @@ p3d_centerpoint_fold_batchnorm (gfloat * weight, guint n_outer,
     const gfloat * gamma, const gfloat * beta, const gfloat * mean,
     const gfloat * var, gdouble eps, gfloat * bias)
 {
-  guint outer, o, i;
-
-  for (o = 0; o < out_channels; o++) {
-    gdouble scale = (gdouble) gamma[o] / sqrt ((gdouble) var[o] + eps);
-    gdouble b = layer_bias ? layer_bias[o] : 0.0;
-
-    for (outer = 0; outer < n_outer; outer++) {
-      gfloat *w = weight + ((gsize) outer * out_channels + o) * inner;
-
-      for (i = 0; i < inner; i++)
-        w[i] = (gfloat) ((gdouble) w[i] * scale);
-    }
-    bias[o] = (gfloat) ((gdouble) beta[o] + (b - (gdouble) mean[o]) * scale);
-  }
+  p3d_model_fold_batchnorm (weight, n_outer, out_channels, inner, layer_bias,
+      gamma, beta, mean, var, eps, bias);
 }
 
-/* ---- the model ------------------------------------------------------- */
+/* ---- the family -------------------------------------------------------- */
 
-typedef struct
+static gpointer
+family_config_parse (JsonObject * root, GError ** error)
 {
-  const P3dWeights *weights;
-  P3dCenterPointModel *model;
-  GArray *buffers;              /* P3dcConvBufferDesc */
-  GArray *layers;               /* P3dcConvLayer */
-  GHashTable *used;             /* names of the tensors read */
-} Builder;
+  P3dCenterPointConfig *config = g_new0 (P3dCenterPointConfig, 1);
 
-/* The state_dict prefixes of the modules the config describes. */
-static const gchar *const model_prefixes[] = {
-  "pts_voxel_encoder.", "pts_backbone.", "pts_neck.", "pts_bbox_head.",
-};
-
-/* @name read as float32, after checking its shape; the array belongs to
- * the model. */
-static gfloat *
-read_tensor (Builder * b, const gchar * name, guint n_dims,
-    const gint64 * shape, GError ** error)
-{
-  const P3dWeightsTensor *tensor = p3d_weights_lookup (b->weights, name,
-      n_dims, shape, error);
-  gfloat *values;
-
-  if (tensor == NULL)
+  if (!parse_config (config, root, error)) {
+    p3d_centerpoint_config_clear (config);
+    g_free (config);
     return NULL;
-  g_hash_table_add (b->used, (gpointer) tensor->name);
-  values = g_new (gfloat, MAX (tensor->n_elements, 1));
-  g_ptr_array_add (b->model->arrays, values);
-  if (!p3d_weights_read_float (b->weights, tensor, values, tensor->n_elements,
-          error))
-    return NULL;
-  return values;
-}
-
-/* Folds the BatchNorm @prefix.{weight,bias,running_mean,running_var} into
- * @weight (see p3d_centerpoint_fold_batchnorm); returns the bias. */
-static gfloat *
-fold_norm (Builder * b, const gchar * prefix, gfloat * weight, guint n_outer,
-    guint out_channels, guint inner, gdouble eps, GError ** error)
-{
-  static const gchar *const parts[4] = {
-    "weight", "bias", "running_mean", "running_var",
-  };
-  const gint64 shape[1] = { out_channels };
-  gfloat *values[4], *bias;
-  guint i;
-
-  for (i = 0; i < 4; i++) {
-    gchar *name = g_strdup_printf ("%s.%s", prefix, parts[i]);
-
-    values[i] = read_tensor (b, name, 1, shape, error);
-    g_free (name);
-    if (values[i] == NULL)
-      return NULL;
   }
-  for (i = 0; i < out_channels; i++) {
-    if (!(values[3][i] >= 0)) {
-      g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_VALUE,
-          "%s: %s.running_var[%u] is %g; a variance is never negative",
-          p3d_weights_get_name (b->weights), prefix, i, values[3][i]);
-      return NULL;
-    }
-  }
-  bias = g_new (gfloat, out_channels);
-  g_ptr_array_add (b->model->arrays, bias);
-  p3d_centerpoint_fold_batchnorm (weight, n_outer, out_channels, inner, NULL,
-      values[0], values[1], values[2], values[3], eps, bias);
-  return bias;
+  return config;
 }
 
-static guint
-add_buffer (Builder * b, guint channels, guint height, guint width)
+static void
+family_config_free (gpointer config)
 {
-  P3dcConvBufferDesc desc = { channels, height, width };
-
-  g_array_append_val (b->buffers, desc);
-  return b->buffers->len - 1;
-}
-
-static const P3dcConvBufferDesc *
-buffer_at (Builder * b, guint index)
-{
-  return &g_array_index (b->buffers, P3dcConvBufferDesc, index);
-}
-
-/* One layer reading buffer @input into @output at @offset.  With @norm, the
- * weight @weight_name has no bias and the BatchNorm @norm (eps @eps) folds
- * into it; without, @bias_name is the layer's own bias. */
-static gboolean
-add_layer (Builder * b, P3dcConvKind kind, const gchar * weight_name,
-    const gchar * norm, gdouble eps, const gchar * bias_name, guint input,
-    guint output, guint offset, guint out_channels, guint kernel,
-    guint stride, guint padding, gboolean relu, GError ** error)
-{
-  guint in_channels = buffer_at (b, input)->channels;
-  P3dcConvLayer layer = { 0 };
-  gint64 shape[4];
-  gfloat *weight, *bias;
-
-  shape[0] = kind == P3DC_CONV_2D ? out_channels : in_channels;
-  shape[1] = kind == P3DC_CONV_2D ? in_channels : out_channels;
-  shape[2] = shape[3] = kernel;
-  weight = read_tensor (b, weight_name, 4, shape, error);
-  if (weight == NULL)
-    return FALSE;
-  if (norm != NULL) {
-    if (kind == P3DC_CONV_2D)
-      bias = fold_norm (b, norm, weight, 1, out_channels,
-          in_channels * kernel * kernel, eps, error);
-    else
-      bias = fold_norm (b, norm, weight, in_channels, out_channels,
-          kernel * kernel, eps, error);
-  } else {
-    const gint64 bias_shape[1] = { out_channels };
-
-    bias = read_tensor (b, bias_name, 1, bias_shape, error);
-  }
-  if (bias == NULL)
-    return FALSE;
-
-  layer.kind = kind;
-  layer.in_channels = in_channels;
-  layer.out_channels = out_channels;
-  layer.kernel = kernel;
-  layer.stride = stride;
-  layer.padding = padding;
-  layer.relu = relu;
-  layer.weight = weight;
-  layer.bias = bias;
-  layer.input = input;
-  layer.output = output;
-  layer.output_channel_offset = offset;
-  g_array_append_val (b->layers, layer);
-  return TRUE;
+  p3d_centerpoint_config_clear (config);
+  g_free (config);
 }
 
 static gboolean
-build_pfn (Builder * b, GError ** error)
-{
-  P3dCenterPointModel *model = b->model;
-  gint64 shape[2];
+bad_metadata (GError ** error, const gchar * format, ...)
+G_GNUC_PRINTF (2, 3);
 
-  model->pfn_in_channels = p3d_feature_set_get_channels
-      (model->config.features);
-  model->pfn_out_channels = model->config.pfn_channels;
-  shape[0] = model->pfn_out_channels;
-  shape[1] = model->pfn_in_channels;
-  model->pfn_weight = read_tensor (b,
-      "pts_voxel_encoder.pfn_layers.0.linear.weight", 2, shape, error);
-  if (model->pfn_weight == NULL)
-    return FALSE;
-  model->pfn_bias = fold_norm (b, "pts_voxel_encoder.pfn_layers.0.norm",
-      model->pfn_weight, 1, model->pfn_out_channels, model->pfn_in_channels,
-      model->config.pfn_bn_eps, error);
-  return model->pfn_bias != NULL;
+     static gboolean bad_metadata (GError ** error, const gchar * format, ...)
+{
+  va_list args;
+  gchar *text;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
+      P3D_CENTERPOINT_METADATA_KEY ": %s", text);
+  g_free (text);
+  return FALSE;
+}
+
+/* A convolution with BatchNorm and ReLU, as mmdetection3d's modules
+ * chain them. */
+static P3dModelLayer *
+add_conv (P3dModelGraph * graph, P3dModelOp op, gchar * name,
+    const gchar * input, guint out_channels, guint kernel, guint stride,
+    guint padding, gchar * weight, gchar * norm, gdouble eps)
+{
+  P3dModelLayer *layer = p3d_model_graph_add_layer (graph, op, name, input);
+
+  p3d_model_layer_set_square (layer, kernel, stride, padding);
+  layer->out_channels = out_channels;
+  layer->weight = weight;
+  layer->norm = norm;
+  layer->norm_eps = eps;
+  layer->relu = norm != NULL;
+  g_free (name);
+  return layer;
 }
 
 /* SECOND: per stage a strided conv, then layer_nums convs, each with
- * BatchNorm and ReLU; the stage outputs in @stage_outputs. */
-static gboolean
-build_backbone (Builder * b, guint * stage_outputs, GError ** error)
+ * BatchNorm and ReLU. */
+static void
+build_backbone (const P3dCenterPointConfig * config, P3dModelGraph * graph,
+    guint sizes[][2])
 {
-  const P3dCenterPointConfig *config = &b->model->config;
-  guint input = 0, s, k;
+  guint s, k, height = config->grid[1], width = config->grid[0];
 
   for (s = 0; s < config->n_stages; s++) {
-    const P3dcConvBufferDesc *in = buffer_at (b, input);
     guint stride = config->backbone_layer_strides[s];
-    guint channels = config->backbone_out_channels[s];
-    guint height = (in->height - 1) / stride + 1;
-    guint width = (in->width - 1) / stride + 1;
 
-    for (k = 0; k <= config->backbone_layer_nums[s]; k++) {
-      gchar *weight = g_strdup_printf ("pts_backbone.blocks.%u.%u.weight", s,
-          3 * k);
-      gchar *norm = g_strdup_printf ("pts_backbone.blocks.%u.%u", s,
-          3 * k + 1);
-      /* a buffer of its own: the net is written once per run, so the
-       * device runner may replay it as one graph */
-      guint output = add_buffer (b, channels, height, width);
-      gboolean ok = add_layer (b, P3DC_CONV_2D, weight, norm,
-          config->backbone_bn_eps, NULL, input, output, 0, channels, 3,
-          k == 0 ? stride : 1, 1, TRUE, error);
-
-      g_free (weight);
-      g_free (norm);
-      if (!ok)
-        return FALSE;
-      input = output;
-    }
-    stage_outputs[s] = input;
+    height = (height - 1) / stride + 1;
+    width = (width - 1) / stride + 1;
+    sizes[s][0] = height;
+    sizes[s][1] = width;
+    for (k = 0; k <= config->backbone_layer_nums[s]; k++)
+      add_conv (graph, P3D_MODEL_OP_CONV,
+          g_strdup_printf ("backbone.%u.%u", s, k), NULL,
+          config->backbone_out_channels[s], 3, k == 0 ? stride : 1, 1,
+          g_strdup_printf ("pts_backbone.blocks.%u.%u.weight", s, 3 * k),
+          g_strdup_printf ("pts_backbone.blocks.%u.%u", s, 3 * k + 1),
+          config->backbone_bn_eps);
   }
-  return TRUE;
 }
 
 /* SECONDFPN: each stage up- (transposed conv) or down-sampled (conv) to one
- * size, BatchNorm, ReLU, concatenated on channels. */
+ * size, BatchNorm, ReLU, concatenated on channels as "neck". */
 static gboolean
-build_neck (Builder * b, const guint * stage_outputs, GError ** error)
+build_neck (const P3dCenterPointConfig * config, P3dModelGraph * graph,
+    guint sizes[][2], GError ** error)
 {
-  P3dCenterPointModel *model = b->model;
-  const P3dCenterPointConfig *config = &model->config;
-  guint sizes[P3D_CENTERPOINT_MAX_STAGES][2] = { {0} };
-  guint total = 0, offset = 0, s;
+  guint s, out[P3D_CENTERPOINT_MAX_STAGES][2];
+  P3dModelLayer *concat;
+  gchar *input;
 
-  for (s = 0; s < config->n_stages; s++) {
-    const P3dcConvBufferDesc *in = buffer_at (b, stage_outputs[s]);
-    gdouble stride = config->neck_upsample_strides[s];
-
-    if (stride > 1 || (stride == 1 && !config->neck_use_conv_for_no_stride)) {
-      guint k = (guint) round (stride);
-
-      sizes[s][0] = in->height * k;
-      sizes[s][1] = in->width * k;
-    } else {
-      guint k = (guint) round (1 / stride);
-
-      if (in->height < k || in->width < k) {
-        g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-            P3D_CENTERPOINT_METADATA_KEY ": neck stage %u downsamples by %u "
-            "a %u x %u map", s, k, in->height, in->width);
-        return FALSE;
-      }
-      sizes[s][0] = (in->height - k) / k + 1;
-      sizes[s][1] = (in->width - k) / k + 1;
-    }
-    if (sizes[s][0] != sizes[0][0] || sizes[s][1] != sizes[0][1]) {
-      g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-          P3D_CENTERPOINT_METADATA_KEY ": neck stage %u gives a %u x %u map "
-          "but stage 0 a %u x %u one: neck.upsample_strides disagree with "
-          "backbone.layer_strides", s, sizes[s][0], sizes[s][1], sizes[0][0],
-          sizes[0][1]);
-      return FALSE;
-    }
-    total += config->neck_out_channels[s];
-  }
-  model->neck_output = add_buffer (b, total, sizes[0][0], sizes[0][1]);
   for (s = 0; s < config->n_stages; s++) {
     gdouble stride = config->neck_upsample_strides[s];
     gboolean transposed = stride > 1 || (stride == 1
         && !config->neck_use_conv_for_no_stride);
     guint k = (guint) round (transposed ? stride : 1 / stride);
-    gchar *weight = g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s);
-    gchar *norm = g_strdup_printf ("pts_neck.deblocks.%u.1", s);
-    gboolean ok = add_layer (b,
-        transposed ? P3DC_CONV_TRANSPOSED_2D : P3DC_CONV_2D, weight, norm,
-        config->neck_bn_eps, NULL, stage_outputs[s], model->neck_output,
-        offset, config->neck_out_channels[s], k, k, 0, TRUE, error);
 
-    g_free (weight);
-    g_free (norm);
-    if (!ok)
-      return FALSE;
-    offset += config->neck_out_channels[s];
+    if (transposed) {
+      out[s][0] = sizes[s][0] * k;
+      out[s][1] = sizes[s][1] * k;
+    } else {
+      if (sizes[s][0] < k || sizes[s][1] < k)
+        return bad_metadata (error, "neck stage %u downsamples by %u a %u x "
+            "%u map", s, k, sizes[s][0], sizes[s][1]);
+      out[s][0] = (sizes[s][0] - k) / k + 1;
+      out[s][1] = (sizes[s][1] - k) / k + 1;
+    }
+    if (out[s][0] != out[0][0] || out[s][1] != out[0][1])
+      return bad_metadata (error, "neck stage %u gives a %u x %u map but "
+          "stage 0 a %u x %u one: neck.upsample_strides disagree with "
+          "backbone.layer_strides", s, out[s][0], out[s][1], out[0][0],
+          out[0][1]);
+    input = g_strdup_printf ("backbone.%u.%u", s,
+        config->backbone_layer_nums[s]);
+    add_conv (graph, transposed ? P3D_MODEL_OP_DECONV : P3D_MODEL_OP_CONV,
+        g_strdup_printf ("neck.%u", s), input, config->neck_out_channels[s],
+        k, k, 0, g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s),
+        g_strdup_printf ("pts_neck.deblocks.%u.1", s), config->neck_bn_eps);
+    g_free (input);
   }
+  concat = p3d_model_graph_add_layer (graph, P3D_MODEL_OP_CONCAT, "neck", NULL);
+  g_strfreev (concat->inputs);
+  concat->inputs = NULL;
+  for (s = 0; s < config->n_stages; s++) {
+    gchar *name = g_strdup_printf ("neck.%u", s);
+
+    p3d_model_layer_add_input (concat, name);
+    g_free (name);
+  }
+  p3d_model_graph_add_output (graph, "neck", "neck");
   return TRUE;
 }
 
-/* CenterHead: the shared conv, then per task and head a ConvModule into a
- * buffer of its own and the final conv (with bias) into the head's output
- * buffer. */
-static gboolean
-build_head (Builder * b, GError ** error)
+/* CenterHead: the shared conv, then per task and head a ConvModule and the
+ * final conv (with bias), "task<t>.<head>". */
+static void
+build_head (const P3dCenterPointConfig * config, P3dModelGraph * graph)
 {
-  P3dCenterPointModel *model = b->model;
-  const P3dCenterPointConfig *config = &model->config;
-  const P3dcConvBufferDesc *neck = buffer_at (b, model->neck_output);
-  guint height = neck->height, width = neck->width;
-  guint shared, scratch, t, h;
-  guint kernel = config->final_kernel;
+  guint kernel = config->final_kernel, t, h;
 
-  model->head_height = height;
-  model->head_width = width;
-  if ((guint64) height * config->out_size_factor != config->grid[1]
-      || (guint64) width * config->out_size_factor != config->grid[0]) {
-    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-        P3D_CENTERPOINT_METADATA_KEY ": coder.out_size_factor %u disagrees "
-        "with the net, which maps the %u x %u grid to %u x %u",
-        config->out_size_factor, config->grid[0], config->grid[1], width,
-        height);
-    return FALSE;
-  }
-  if ((guint64) height * width < config->max_num) {
-    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-        P3D_CENTERPOINT_METADATA_KEY ": coder.max_num %u exceeds the %u "
-        "cells of a head map", config->max_num, height * width);
-    return FALSE;
-  }
-
-  shared = add_buffer (b, config->share_conv_channel, height, width);
-  if (!add_layer (b, P3DC_CONV_2D, "pts_bbox_head.shared_conv.conv.weight",
-          "pts_bbox_head.shared_conv.bn", config->head_bn_eps, NULL,
-          model->neck_output, shared, 0, config->share_conv_channel, 3, 1, 1,
-          TRUE, error))
-    return FALSE;
+  add_conv (graph, P3D_MODEL_OP_CONV, g_strdup ("head.shared"), "neck",
+      config->share_conv_channel, 3, 1, 1,
+      g_strdup ("pts_bbox_head.shared_conv.conv.weight"),
+      g_strdup ("pts_bbox_head.shared_conv.bn"), config->head_bn_eps);
   for (t = 0; t < config->n_tasks; t++) {
     for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
       guint channels = h == P3D_CENTERPOINT_HEAD_HEATMAP ?
           config->tasks[t].n_classes : config->head_channels[h];
-      gchar *prefix, *name, *norm, *weight, *bias;
-      guint output;
-      gboolean ok;
+      gchar *name, *prefix;
+      P3dModelLayer *layer;
 
-      model->heads[t][h].channels = channels;
       if (channels == 0)
         continue;
-      scratch = add_buffer (b, config->head_conv, height, width);
-      output = add_buffer (b, channels, height, width);
-      model->heads[t][h].buffer = output;
+      name = g_strdup_printf ("task%u.%s", t, head_names[h]);
       prefix = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s", t,
           head_names[h]);
-      name = g_strdup_printf ("%s.0.conv.weight", prefix);
-      norm = g_strdup_printf ("%s.0.bn", prefix);
-      weight = g_strdup_printf ("%s.1.weight", prefix);
-      bias = g_strdup_printf ("%s.1.bias", prefix);
-      ok = add_layer (b, P3DC_CONV_2D, name, norm, config->head_bn_eps, NULL,
-          shared, scratch, 0, config->head_conv, kernel, 1, kernel / 2, TRUE,
-          error)
-          && add_layer (b, P3DC_CONV_2D, weight, NULL, 0, bias, scratch,
-          output, 0, channels, kernel, 1, kernel / 2, FALSE, error);
-      g_free (prefix);
+      add_conv (graph, P3D_MODEL_OP_CONV, g_strdup_printf ("%s.0", name),
+          "head.shared", config->head_conv, kernel, 1, kernel / 2,
+          g_strdup_printf ("%s.0.conv.weight", prefix),
+          g_strdup_printf ("%s.0.bn", prefix), config->head_bn_eps);
+      layer = add_conv (graph, P3D_MODEL_OP_CONV, g_strdup (name), NULL,
+          channels, kernel, 1, kernel / 2,
+          g_strdup_printf ("%s.1.weight", prefix), NULL, 0);
+      layer->bias = g_strdup_printf ("%s.1.bias", prefix);
+      p3d_model_graph_add_output (graph, name, name);
       g_free (name);
-      g_free (norm);
-      g_free (weight);
-      g_free (bias);
-      if (!ok)
-        return FALSE;
+      g_free (prefix);
     }
   }
-  return TRUE;
 }
 
-/* A tensor of the model's modules that no layer read means the config
- * describes another model (fewer layers, no vel head): refuse it rather
- * than run a network that is not the checkpoint's. */
+static P3dModelGraph *
+family_build_graph (gconstpointer data, const gchar * name, GError ** error)
+{
+  const P3dCenterPointConfig *config = data;
+  guint sizes[P3D_CENTERPOINT_MAX_STAGES][2];
+  P3dModelGraph *graph;
+
+  graph = p3d_model_graph_new (name, "canvas", 1, config->pfn_channels,
+      config->grid[1], config->grid[0]);
+  build_backbone (config, graph, sizes);
+  if (!build_neck (config, graph, sizes, error)) {
+    p3d_model_graph_free (graph);
+    return NULL;
+  }
+  build_head (config, graph);
+  return graph;
+}
+
+/* The outputs of task @t's heads in the "bev" network, in the order of
+ * P3dCenterPointHead; NULL for an absent one.  FALSE with @error when the
+ * network lacks a head the config implies or gives one of another size. */
 static gboolean
-check_all_used (Builder * b, GError ** error)
+find_heads (const P3dCenterPointConfig * config,
+    const P3dModelNetwork * network, guint t,
+    const P3dModelOutput * heads[P3D_CENTERPOINT_N_HEADS], GError ** error)
 {
-  guint i, p;
+  guint h;
 
-  for (i = 0; i < p3d_weights_get_n_tensors (b->weights); i++) {
-    const gchar *name = p3d_weights_get_tensor (b->weights, i)->name;
+  for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
+    guint channels = h == P3D_CENTERPOINT_HEAD_HEATMAP ?
+        config->tasks[t].n_classes : config->head_channels[h];
+    gchar *name = g_strdup_printf ("task%u.%s", t, head_names[h]);
+    const P3dModelOutput *output = p3d_model_network_get_output (network,
+        name);
+    const P3dcConvBufferDesc *buffer;
 
-    if (g_hash_table_contains (b->used, name)
-        || g_str_has_suffix (name, "num_batches_tracked"))
+    heads[h] = output;
+    if (channels == 0 && output == NULL) {
+      g_free (name);
       continue;
-    for (p = 0; p < G_N_ELEMENTS (model_prefixes); p++) {
-      if (g_str_has_prefix (name, model_prefixes[p])) {
-        g_set_error (error, P3D_WEIGHTS_ERROR,
-            P3D_WEIGHTS_ERROR_BAD_METADATA,
-            "%s: tensor '%s' belongs to no layer of the model that \""
-            P3D_CENTERPOINT_METADATA_KEY "\" describes: the metadata does "
-            "not match the weights", p3d_weights_get_name (b->weights), name);
-        return FALSE;
-      }
     }
+    if (output == NULL || output->channels != channels) {
+      bad_metadata (error, "the \"bev\" graph's output \"%s\" %s; the config "
+          "implies %u channels", name, output == NULL ? "is missing" :
+          "has another channel count", channels);
+      g_free (name);
+      return FALSE;
+    }
+    g_free (name);
+    buffer = &network->desc.buffers[output->buffer];
+    if (buffer->height != network->desc.buffers[heads[0] ?
+            heads[0]->buffer : output->buffer].height
+        || buffer->width != network->desc.buffers[heads[0] ?
+            heads[0]->buffer : output->buffer].width)
+      return bad_metadata (error, "the \"bev\" graph's head maps differ in "
+          "size");
   }
   return TRUE;
 }
 
-P3dCenterPointModel *
-p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
+/* The pillar feature net, and the head maps' size against the coder. */
+static gboolean
+family_finish (P3dModel * model, P3dModelBuilder * builder, GError ** error)
 {
-  P3dCenterPointModel *model;
-  Builder builder;
-  const gchar *json;
-  guint stage_outputs[P3D_CENTERPOINT_MAX_STAGES];
-  gboolean ok;
+  const P3dCenterPointConfig *config = model->config;
+  const P3dModelNetwork *network = p3d_model_get_network (model, "bev");
+  P3dModelPillars *pillars = &model->pillars_storage;
+  const P3dModelOutput *heads[P3D_CENTERPOINT_N_HEADS];
+  const P3dcConvBufferDesc *map;
+  const P3dcConvBufferDesc *canvas = &network->desc.buffers[0];
+  gint64 shape[2];
+  gfloat *weight;
+  guint t;
 
-  g_return_val_if_fail (weights != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  pillars->point_channels = config->point_channels;
+  pillars->features = config->features;
+  memcpy (pillars->voxel_size, config->voxel_size, sizeof
+      (pillars->voxel_size));
+  memcpy (pillars->point_cloud_range, config->point_cloud_range, sizeof
+      (pillars->point_cloud_range));
+  memcpy (pillars->grid, config->grid, sizeof (pillars->grid));
+  pillars->max_points = config->max_points;
+  pillars->max_voxels = config->max_voxels;
+  pillars->in_channels = p3d_feature_set_get_channels (config->features);
+  pillars->out_channels = config->pfn_channels;
+  shape[0] = pillars->out_channels;
+  shape[1] = pillars->in_channels;
+  weight = p3d_model_builder_read (builder,
+      "pts_voxel_encoder.pfn_layers.0.linear.weight", 2, shape, error);
+  if (weight == NULL)
+    return FALSE;
+  pillars->weight = weight;
+  pillars->bias = p3d_model_builder_fold_norm (builder,
+      "pts_voxel_encoder.pfn_layers.0.norm", weight, 1,
+      pillars->out_channels, pillars->in_channels, NULL, config->pfn_bn_eps,
+      error);
+  if (pillars->bias == NULL)
+    return FALSE;
+  model->pillars = pillars;
 
-  json = p3d_weights_get_metadata (weights, P3D_CENTERPOINT_METADATA_KEY);
-  if (json == NULL) {
-    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_MISSING_METADATA,
-        "%s has no \"" P3D_CENTERPOINT_METADATA_KEY "\" metadata, so its "
-        "model is unknown: convert the checkpoint with "
-        "tools/convert_mmdet3d_centerpoint.py", p3d_weights_get_name (weights));
-    return NULL;
-  }
-  model = g_new0 (P3dCenterPointModel, 1);
-  model->arrays = g_ptr_array_new_with_free_func (g_free);
-  if (!p3d_centerpoint_config_parse (&model->config, json, error)) {
-    g_prefix_error (error, "%s: ", p3d_weights_get_name (weights));
-    p3d_centerpoint_model_free (model);
-    return NULL;
-  }
-
-  builder.weights = weights;
-  builder.model = model;
-  builder.buffers = g_array_new (FALSE, TRUE, sizeof (P3dcConvBufferDesc));
-  builder.layers = g_array_new (FALSE, TRUE, sizeof (P3dcConvLayer));
-  builder.used = g_hash_table_new (g_str_hash, g_str_equal);
-  add_buffer (&builder, model->config.pfn_channels, model->config.grid[1],
-      model->config.grid[0]);
-  ok = build_pfn (&builder, error)
-      && build_backbone (&builder, stage_outputs, error)
-      && build_neck (&builder, stage_outputs, error)
-      && build_head (&builder, error);
-  if (!ok && error != NULL && *error != NULL
-      && (*error)->code == P3D_WEIGHTS_ERROR_BAD_METADATA)
-    g_prefix_error (error, "%s: ", p3d_weights_get_name (weights));
-  ok = ok && check_all_used (&builder, error);
-  g_hash_table_unref (builder.used);
-
-  model->net.n_buffers = builder.buffers->len;
-  model->buffers = (P3dcConvBufferDesc *) g_array_free (builder.buffers, FALSE);
-  model->net.buffers = model->buffers;
-  model->net.n_layers = builder.layers->len;
-  model->layers = (P3dcConvLayer *) g_array_free (builder.layers, FALSE);
-  model->net.layers = model->layers;
-  if (!ok) {
-    p3d_centerpoint_model_free (model);
-    return NULL;
-  }
-  return model;
+  /* the scatter's canvas is the network's input */
+  if (canvas->channels != config->pfn_channels
+      || canvas->height != config->grid[1] || canvas->width != config->grid[0]
+      || network->desc.batch > 1)
+    return bad_metadata (error, "the \"bev\" graph's input is %u x %u x %u, "
+        "the pillar net's canvas %u x %u x %u", canvas->channels,
+        canvas->height, canvas->width, config->pfn_channels, config->grid[1],
+        config->grid[0]);
+  for (t = 0; t < config->n_tasks; t++)
+    if (!find_heads (config, network, t, heads, error))
+      return FALSE;
+  map = &network->desc.buffers[heads[P3D_CENTERPOINT_HEAD_HEATMAP]->buffer];
+  if ((guint64) map->height * config->out_size_factor != config->grid[1]
+      || (guint64) map->width * config->out_size_factor != config->grid[0])
+    return bad_metadata (error, "coder.out_size_factor %u disagrees with the "
+        "net, which maps the %u x %u grid to %u x %u",
+        config->out_size_factor, config->grid[0], config->grid[1], map->width,
+        map->height);
+  if ((guint64) map->height * map->width < config->max_num)
+    return bad_metadata (error, "coder.max_num %u exceeds the %u cells of a "
+        "head map", config->max_num, map->height * map->width);
+  return TRUE;
 }
 
-void
-p3d_centerpoint_model_free (P3dCenterPointModel * model)
-{
-  if (model == NULL)
-    return;
-  p3d_centerpoint_config_clear (&model->config);
-  g_free (model->buffers);
-  g_free (model->layers);
-  g_ptr_array_unref (model->arrays);
-  g_free (model);
-}
+/* ---- the decode -------------------------------------------------------- */
 
-void
-p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
+typedef struct
+{
+  P3dcCenterPointParams params;
+  guint n_tasks;
+} DecodeParams;
+
+/* The decode's parameters from the config and the head maps' size. */
+static void
+decode_params (const P3dCenterPointConfig * config, guint height, guint width,
     gboolean model_nms, P3dcCenterPointParams * params)
 {
-  const P3dCenterPointConfig *config = &model->config;
   guint t, i;
 
   memset (params, 0, sizeof (*params));
@@ -1067,8 +733,8 @@ p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
     params->tasks[t].num_classes = config->tasks[t].n_classes;
     params->tasks[t].min_radius = config->tasks[t].min_radius;
   }
-  params->height = model->head_height;
-  params->width = model->head_width;
+  params->height = height;
+  params->width = width;
   params->max_num = config->max_num;
   params->score_threshold = (float) config->score_threshold;
   params->out_size_factor = (float) config->out_size_factor;
@@ -1085,4 +751,203 @@ p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
    * decoded box stays, up to max_num per task */
   params->pre_max_size = model_nms ? config->pre_max_size : 0;
   params->post_max_size = model_nms ? config->post_max_size : 0;
+}
+
+/* The views' order: per task, the heads in P3dCenterPointHead's order. */
+static gpointer
+decode_params_new (const P3dModel * model, const P3dModelNetwork * network,
+    gboolean model_nms, GPtrArray * outputs, GError ** error)
+{
+  const P3dCenterPointConfig *config = model->config;
+  DecodeParams *params = g_new0 (DecodeParams, 1);
+  const P3dModelOutput *heads[P3D_CENTERPOINT_N_HEADS];
+  const P3dcConvBufferDesc *map = NULL;
+  guint t, h;
+
+  for (t = 0; t < config->n_tasks; t++) {
+    if (!find_heads (config, network, t, heads, error)) {
+      g_free (params);
+      return NULL;
+    }
+    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++)
+      g_ptr_array_add (outputs, (gpointer) heads[h]);
+    map = &network->desc.buffers[heads[P3D_CENTERPOINT_HEAD_HEATMAP]->buffer];
+  }
+  decode_params (config, map->height, map->width, model_nms, &params->params);
+  params->n_tasks = config->n_tasks;
+  return params;
+}
+
+static guint
+decode_capacity (gconstpointer data)
+{
+  const DecodeParams *params = data;
+
+  return p3dc_centerpoint_output_capacity (&params->params);
+}
+
+static P3dcResult
+decode_workspace_new (gconstpointer data, gpointer * workspace)
+{
+  const DecodeParams *params = data;
+
+  return p3dc_centerpoint_decoder_new (&params->params,
+      (P3dcCenterPointDecoder **) workspace);
+}
+
+static void
+decode_workspace_free (gpointer workspace)
+{
+  p3dc_centerpoint_decoder_free (workspace);
+}
+
+static void
+task_maps (guint n_tasks, const P3dcMapView * views,
+    P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS])
+{
+  guint t;
+
+  memset (maps, 0,
+      sizeof (P3dcCenterPointTaskMaps) * P3DC_CENTERPOINT_MAX_TASKS);
+  for (t = 0; t < n_tasks; t++) {
+    const P3dcMapView *v = views + t * P3D_CENTERPOINT_N_HEADS;
+
+    maps[t].heatmap = v[P3D_CENTERPOINT_HEAD_HEATMAP];
+    maps[t].reg = v[P3D_CENTERPOINT_HEAD_REG];
+    maps[t].height = v[P3D_CENTERPOINT_HEAD_HEIGHT];
+    maps[t].dim = v[P3D_CENTERPOINT_HEAD_DIM];
+    maps[t].rot = v[P3D_CENTERPOINT_HEAD_ROT];
+    maps[t].vel = v[P3D_CENTERPOINT_HEAD_VEL];
+  }
+}
+
+static P3dcResult
+decode_run_cpu (gconstpointer data, const P3dcMapView * views,
+    const P3dModelBoxes * boxes)
+{
+  const DecodeParams *params = data;
+  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointOutput output;
+
+  task_maps (params->n_tasks, views, maps);
+  output.boxes = boxes->boxes;
+  output.count = boxes->count;
+  output.velocity = boxes->velocity;
+  return p3dc_centerpoint_decode_cpu (&params->params, maps, &output);
+}
+
+static P3dcResult
+decode_run_cuda (gconstpointer data, gpointer workspace,
+    const P3dcMapView * views, const P3dModelBoxes * boxes,
+    P3dcCudaStream stream)
+{
+  const DecodeParams *params = data;
+  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
+  P3dcCenterPointOutput output;
+
+  task_maps (params->n_tasks, views, maps);
+  output.boxes = boxes->boxes;
+  output.count = boxes->count;
+  output.velocity = boxes->velocity;
+  return p3dc_centerpoint_decode_cuda (workspace, maps, &output, stream);
+}
+
+static const P3dModelDecodeClass decode_class = {
+  decode_params_new,
+  g_free,
+  decode_capacity,
+  decode_workspace_new,
+  decode_workspace_free,
+  decode_run_cpu,
+  decode_run_cuda,
+};
+
+static const gchar *const family_prefixes[] = {
+  "pts_voxel_encoder.", "pts_backbone.", "pts_neck.", "pts_bbox_head.", NULL,
+};
+
+static const gchar *const family_networks[] = { "bev", NULL };
+
+const P3dModelFamily p3d_model_family_centerpoint_pillar = {
+  P3D_CENTERPOINT_ARCHITECTURE,
+  P3D_CENTERPOINT_VERSION,
+  "tools/convert_mmdet3d_centerpoint.py",
+  family_prefixes,
+  family_networks,
+  family_config_parse,
+  family_config_free,
+  family_build_graph,
+  family_finish,
+  &decode_class,
+};
+
+/* ---- the typed view ---------------------------------------------------- */
+
+P3dCenterPointModel *
+p3d_centerpoint_model_new (const P3dWeights * weights, GError ** error)
+{
+  P3dCenterPointModel *model;
+  P3dModel *generic;
+  const P3dModelNetwork *network;
+  const P3dModelOutput *heads[P3D_CENTERPOINT_N_HEADS], *neck;
+  guint t, h;
+
+  g_return_val_if_fail (weights != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  generic = p3d_model_new (weights, error);
+  if (generic == NULL)
+    return NULL;
+  if (generic->family != &p3d_model_family_centerpoint_pillar) {
+    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
+        "%s holds a %s model, not a " P3D_CENTERPOINT_ARCHITECTURE " one",
+        p3d_weights_get_name (weights), generic->architecture);
+    p3d_model_free (generic);
+    return NULL;
+  }
+  model = g_new0 (P3dCenterPointModel, 1);
+  model->model = generic;
+  model->config = *(const P3dCenterPointConfig *) generic->config;
+  model->pfn_in_channels = generic->pillars->in_channels;
+  model->pfn_out_channels = generic->pillars->out_channels;
+  /* the model's own arrays, which it made writable */
+  model->pfn_weight = (gfloat *) generic->pillars->weight;
+  model->pfn_bias = (gfloat *) generic->pillars->bias;
+  network = p3d_model_get_network (generic, "bev");
+  model->net = network->desc;
+  neck = p3d_model_network_get_output (network, "neck");
+  model->neck_output = neck != NULL ? neck->buffer : 0;
+  for (t = 0; t < model->config.n_tasks; t++) {
+    /* the family checked them when the model was built */
+    find_heads (&model->config, network, t, heads, NULL);
+    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
+      if (heads[h] == NULL)
+        continue;
+      model->heads[t][h].buffer = heads[h]->buffer;
+      model->heads[t][h].channel_offset = heads[h]->channel_offset;
+      model->heads[t][h].channels = heads[h]->channels;
+    }
+  }
+  h = model->heads[0][P3D_CENTERPOINT_HEAD_HEATMAP].buffer;
+  model->head_height = model->net.buffers[h].height;
+  model->head_width = model->net.buffers[h].width;
+  return model;
+}
+
+void
+p3d_centerpoint_model_free (P3dCenterPointModel * model)
+{
+  if (model == NULL)
+    return;
+  /* the config's strings belong to the generic model */
+  p3d_model_free (model->model);
+  g_free (model);
+}
+
+void
+p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
+    gboolean model_nms, P3dcCenterPointParams * params)
+{
+  decode_params (&model->config, model->head_height, model->head_width,
+      model_nms, params);
 }

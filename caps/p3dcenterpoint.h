@@ -1,15 +1,16 @@
-/* gst-perception: a CenterPoint-pillar model (mmdetection3d's
- * PillarFeatureNet, PointPillarsScatter, SECOND, SECONDFPN and CenterHead)
- * built from a safetensors weights file.
+/* gst-perception: the CenterPoint-pillar model family (mmdetection3d's
+ * PillarFeatureNet, PointPillarsScatter, SECOND, SECONDFPN and CenterHead),
+ * one of the families of the model layer (p3dmodel.h).
  *
  * p3d_centerpoint_config_parse() reads the model's hyperparameters from the
- * `p3d.model` metadata (a JSON document, see docs/weights.md);
- * p3d_centerpoint_model_new() checks that the file holds every tensor the
- * config implies with the shape it implies, folds each BatchNorm into the
- * convolution or linear layer before it (in double, stored float32), and
- * lays the layers out for the compute library: the pillar net's folded
- * weight and bias, and a P3dcConvNetDesc for backbone, neck and head whose
- * buffer indices of every task's head outputs the decode reads.
+ * `p3d.model` metadata (a JSON document, see docs/weights.md); the family
+ * builds the graph of its "bev" network from them (backbone, neck and
+ * head, p3dmodelgraph.h), unless the metadata carries one.
+ * p3d_centerpoint_model_new() is p3d_model_new() on such a file, seen
+ * through the family's types: the config, the pillar net's folded weight
+ * and bias, and the "bev" network's P3dcConvNetDesc with the buffer of
+ * every task's head outputs that the decode reads.  The elements use the
+ * generic P3dModel; the tests and the network benchmark use this view.
  */
 #ifndef __P3D_CENTERPOINT_H__
 #define __P3D_CENTERPOINT_H__
@@ -18,6 +19,7 @@
 #include <glib.h>
 
 #include "p3dformats.h"
+#include "p3dmodel.h"
 #include "p3dweights.h"
 
 #include "centerpoint_decode.h"
@@ -26,7 +28,7 @@
 G_BEGIN_DECLS
 
 /* The metadata key that holds the model's config (a JSON document). */
-#define P3D_CENTERPOINT_METADATA_KEY "p3d.model"
+#define P3D_CENTERPOINT_METADATA_KEY P3D_MODEL_METADATA_KEY
 #define P3D_CENTERPOINT_ARCHITECTURE "centerpoint-pillar"
 #define P3D_CENTERPOINT_VERSION 1
 
@@ -122,13 +124,7 @@ gboolean p3d_centerpoint_config_parse (P3dCenterPointConfig * config,
     const gchar * json, GError ** error);
 void p3d_centerpoint_config_clear (P3dCenterPointConfig * config);
 
-/* Folds BatchNorm into the layer before it, in double:
- * scale = gamma / sqrt (var + eps), W' = W * scale per output channel,
- * b' = beta + (b - mean) * scale (b = 0 when @layer_bias is NULL).
- * @weight is [n_outer][out_channels][inner]: a conv or linear weight
- * [out][in * k * k] is n_outer 1, inner in * k * k; a transposed conv's
- * [in][out][k][k] is n_outer in, inner k * k.  Writes @weight in place
- * and @bias [out_channels]. */
+/* p3d_model_fold_batchnorm(), the model layer's BatchNorm folding. */
 void p3d_centerpoint_fold_batchnorm (gfloat * weight, guint n_outer,
     guint out_channels, guint inner, const gfloat * layer_bias,
     const gfloat * gamma, const gfloat * beta, const gfloat * mean,
@@ -139,6 +135,7 @@ typedef struct
 {
   guint buffer;                 /* index into net.buffers */
   guint channels;               /* 0: this head is absent (vel) */
+  guint channel_offset;         /* its first channel in the buffer */
 } P3dCenterPointHeadOutput;
 
 typedef struct
@@ -151,10 +148,10 @@ typedef struct
   gfloat *pfn_weight;           /* [out][in] */
   gfloat *pfn_bias;             /* [out] */
 
-  /* Backbone, neck and head.  Buffer 0 is the scattered BEV canvas
-   * [pfn_out][grid y][grid x].  Every layer writes a buffer (or a channel
-   * slice of the neck's concat) that no other layer writes, so every
-   * buffer holds its final content after a run. */
+  /* Backbone, neck and head: the "bev" network.  Buffer 0 is the
+   * scattered BEV canvas [pfn_out][grid y][grid x].  Every layer writes a
+   * buffer (or a channel slice of the neck's concat) that no other layer
+   * writes, so every buffer holds its final content after a run. */
   P3dcConvNetDesc net;
   guint neck_output;            /* the concat, the head's input */
   guint head_height;            /* size of every head map */
@@ -163,14 +160,13 @@ typedef struct
       [P3D_CENTERPOINT_N_HEADS];
 
   /*< private > */
-  P3dcConvBufferDesc *buffers;
-  P3dcConvLayer *layers;
-  GPtrArray *arrays;            /* the folded weights and biases */
+  P3dModel *model;              /* owns everything above */
 } P3dCenterPointModel;
 
 /* The model in @weights: its `p3d.model` config, every tensor it implies
  * (names as mmdetection3d's state_dict), BatchNorm folded.  NULL with
- * @error set (P3D_WEIGHTS_ERROR) when anything is missing or wrong. */
+ * @error set (P3D_WEIGHTS_ERROR) when anything is missing or wrong, or the
+ * file holds a model of another family. */
 P3dCenterPointModel *p3d_centerpoint_model_new (const P3dWeights * weights,
     GError ** error);
 void p3d_centerpoint_model_free (P3dCenterPointModel * model);

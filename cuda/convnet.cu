@@ -1,7 +1,9 @@
-// The small kernels of the convolutional network's CUDA path: the input's
-// conversion to the storage layout and the epilogue of layers that cuDNN
-// does not finish itself (see convnet-private.h). The convolutions are
-// cuDNN's (convnet_cudnn.c).
+// The kernels of the layer graph's CUDA path: the input's conversion to the
+// storage layout, the epilogue of convolutions that cuDNN does not finish
+// itself, and every kind other than the convolutions (add, max pool,
+// upsampling, softmax, channel slice), each computing the reference's
+// formulas (convnet-private.h) in float from the stored values. The
+// convolutions are cuDNN's (convnet_cudnn.c).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -34,13 +36,22 @@ __device__ __forceinline__ void store<__half>(__half *p, float v) {
   *p = __float2half_rn(v);
 }
 
+template <typename T>
+__device__ __forceinline__ const T *at(const P3dcConvTensor &t, uint32_t n,
+                                       uint32_t c, uint32_t y, uint32_t x) {
+  return static_cast<const T *>(t.data) + n * t.batch + c * t.channel +
+         y * t.row + x * t.column;
+}
+
 // [C][HW] to [HW][C] as F16 through a shared-memory tile, so that both the
-// reads and the writes are coalesced.
+// reads and the writes are coalesced; blockIdx.z is the batch item.
 template <typename In>
 __global__ void nchw_to_nhwc_kernel(const In *in, __half *out,
                                     uint32_t channels, uint32_t stored,
                                     uint32_t plane) {
   __shared__ float tile[kTile][kTile + 1];
+  in += (size_t)blockIdx.z * channels * plane;
+  out += (size_t)blockIdx.z * stored * plane;
   uint32_t pixel = blockIdx.x * kTile + threadIdx.x;
   uint32_t channel0 = blockIdx.y * kTile;
   for (uint32_t r = threadIdx.y; r < kTile; r += kRows) {
@@ -65,43 +76,169 @@ __global__ void convert_kernel(const In *in, Out *out, size_t count) {
     store(out + i, load(in + i));
 }
 
+// One output element (n, c, y, x), from a flat index whose fastest part is
+// the channel (channels_fastest) or the column. 32-bit: validation keeps
+// every buffer below 2^31 elements, and a 64-bit division costs several
+// times a 32-bit one in these memory-bound kernels.
+struct Position {
+  uint32_t n, c, y, x;
+};
+
+__device__ __forceinline__ Position position(uint32_t i, bool channels_fastest,
+                                             uint32_t channels, uint32_t height,
+                                             uint32_t width, uint32_t batch) {
+  Position p;
+  uint32_t rest;
+  if (channels_fastest) {
+    p.c = i % channels;
+    rest = i / channels;
+    p.x = rest % width;
+    rest /= width;
+  } else {
+    p.x = i % width;
+    rest = i / width;
+    p.y = rest % height;
+    rest /= height;
+    p.c = rest % channels;
+    p.n = batch > 1 ? rest / channels : 0;
+    return p;
+  }
+  if (batch > 1) {
+    p.y = rest % height;
+    p.n = rest / height;
+  } else {
+    p.y = rest;
+    p.n = 0;
+  }
+  return p;
+}
+
 // One thread per output element; the fastest index follows the source
 // layout (channels for NHWC, columns for NCHW) so that loads coalesce.
 template <typename T>
 __global__ void epilogue_kernel(P3dcConvEpilogue e) {
   const T *src = static_cast<const T *>(e.src);
-  T *dst = static_cast<T *>(e.dst);
-  size_t count = (size_t)e.out_channels * e.out_height * e.out_width;
-  size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+  uint32_t count = e.batch * e.out_channels * e.out_height * e.out_width;
+  uint32_t stride = gridDim.x * blockDim.x;
+  bool shuffled = e.shuffle_y > 1 || e.shuffle_x > 1;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    uint32_t o, y, x;
-    if (e.nhwc) {
-      o = (uint32_t)(i % e.out_channels);
-      size_t pixel = i / e.out_channels;
-      x = (uint32_t)(pixel % e.out_width);
-      y = (uint32_t)(pixel / e.out_width);
-    } else {
-      x = (uint32_t)(i % e.out_width);
-      size_t rest = i / e.out_width;
-      y = (uint32_t)(rest % e.out_height);
-      o = (uint32_t)(rest / e.out_height);
+    Position p =
+        position(i, e.nhwc, e.out_channels, e.out_height, e.out_width, e.batch);
+    uint32_t sy = p.y, sx = p.x, sc = p.c;
+    if (shuffled) {
+      sy = p.y / e.shuffle_y;
+      sx = p.x / e.shuffle_x;
+      sc = ((p.y - sy * e.shuffle_y) * e.shuffle_x + (p.x - sx * e.shuffle_x)) *
+               e.src_group +
+           p.c;
     }
-    uint32_t s = e.shuffle;
-    uint32_t sy = y / s, sx = x / s;
-    uint32_t sc = ((y % s) * s + x % s) * e.src_group + o;
-    size_t at = e.nhwc ? ((size_t)sy * e.src_width + sx) * e.src_channels + sc
-                       : ((size_t)sc * e.src_height + sy) * e.src_width + sx;
-    float v = load(src + at) + e.bias[o];
-    if (e.relu && !(v > 0.0f)) v = 0.0f;
-    store(dst + o * e.dst_channel_stride + y * e.dst_row_stride +
-              x * e.dst_column_stride,
-          v);
+    size_t source =
+        e.nhwc ? (((size_t)p.n * e.src_height + sy) * e.src_width + sx) *
+                         e.src_channels +
+                     sc
+               : (((size_t)p.n * e.src_channels + sc) * e.src_height + sy) *
+                         e.src_width +
+                     sx;
+    float v = load(src + source) + e.bias[p.c];
+    if (e.residual.data != nullptr)
+      v = v + load(at<T>(e.residual, p.n, p.c, p.y, p.x));
+    store(const_cast<T *>(at<T>(e.dst, p.n, p.c, p.y, p.x)),
+          p3dc_convnet_relu(e.relu, v));
+  }
+}
+
+// The other kinds, one thread per output element (softmax: per position).
+template <typename T>
+__global__ void elementwise_kernel(P3dcConvKernel k) {
+  uint32_t count = k.batch * k.channels * k.out_height * k.out_width;
+  uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    Position p = position(i, k.channels_fastest, k.channels, k.out_height,
+                          k.out_width, k.batch);
+    float v;
+    switch (k.kind) {
+      case P3DC_LAYER_ADD:
+        v = load(at<T>(k.in, p.n, p.c, p.y, p.x)) +
+            load(at<T>(k.in2, p.n, p.c, p.y, p.x));
+        break;
+      case P3DC_LAYER_MAX_POOL: {
+        const P3dcConvGeometry &g = k.geometry;
+        v = -INFINITY;
+        for (uint32_t ky = 0; ky < g.kernel[0]; ky++) {
+          int64_t iy = (int64_t)p.y * g.stride[0] +
+                       (int64_t)ky * g.dilation[0] - g.padding[0];
+          if (iy < 0 || iy >= k.in_height) continue;
+          for (uint32_t kx = 0; kx < g.kernel[1]; kx++) {
+            int64_t ix = (int64_t)p.x * g.stride[1] +
+                         (int64_t)kx * g.dilation[1] - g.padding[1];
+            if (ix < 0 || ix >= k.in_width) continue;
+            float x = load(at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix));
+            if (x > v || isnan(x)) v = x;
+          }
+        }
+        break;
+      }
+      case P3DC_LAYER_UPSAMPLE_NEAREST:
+        v = load(
+            at<T>(k.in, p.n, p.c,
+                  p3dc_convnet_nearest_source(p.y, k.in_height, k.out_height),
+                  p3dc_convnet_nearest_source(p.x, k.in_width, k.out_width)));
+        break;
+      case P3DC_LAYER_UPSAMPLE_BILINEAR: {
+        uint32_t y0, y1, x0, x1;
+        float ly0, ly1, lx0, lx1;
+        p3dc_convnet_bilinear_source(p.y, k.in_height, k.out_height,
+                                     k.align_corners, &y0, &y1, &ly0, &ly1);
+        p3dc_convnet_bilinear_source(p.x, k.in_width, k.out_width,
+                                     k.align_corners, &x0, &x1, &lx0, &lx1);
+        v = p3dc_convnet_bilinear(ly0, ly1, lx0, lx1,
+                                  load(at<T>(k.in, p.n, p.c, y0, x0)),
+                                  load(at<T>(k.in, p.n, p.c, y0, x1)),
+                                  load(at<T>(k.in, p.n, p.c, y1, x0)),
+                                  load(at<T>(k.in, p.n, p.c, y1, x1)));
+        break;
+      }
+      default:  // P3DC_LAYER_SLICE
+        v = load(at<T>(k.in, p.n, p.c, p.y, p.x));
+        break;
+    }
+    store(const_cast<T *>(at<T>(k.out, p.n, p.c, p.y, p.x)),
+          p3dc_convnet_relu(k.relu, v));
+  }
+}
+
+// Softmax over the channels of one position per thread, in the
+// reference's order: the maximum, the sum of the exponentials, the
+// quotients.
+template <typename T>
+__global__ void softmax_kernel(P3dcConvKernel k) {
+  uint32_t count = k.batch * k.out_height * k.out_width;
+  uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    uint32_t x = i % k.out_width;
+    uint32_t rest = i / k.out_width;
+    uint32_t y = rest % k.out_height;
+    uint32_t n = rest / k.out_height;
+    float m = load(at<T>(k.in, n, 0, y, x)), sum = 0.0f;
+    for (uint32_t c = 1; c < k.channels; c++) {
+      float v = load(at<T>(k.in, n, c, y, x));
+      if (v > m) m = v;
+    }
+    for (uint32_t c = 0; c < k.channels; c++)
+      sum += expf(load(at<T>(k.in, n, c, y, x)) - m);
+    for (uint32_t c = 0; c < k.channels; c++)
+      store(const_cast<T *>(at<T>(k.out, n, c, y, x)),
+            p3dc_convnet_relu(k.relu,
+                              expf(load(at<T>(k.in, n, c, y, x)) - m) / sum));
   }
 }
 
 unsigned blocks_for(size_t count, unsigned threads) {
   size_t blocks = (count + threads - 1) / threads;
+  if (blocks == 0) blocks = 1;
   return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
 }
 
@@ -109,14 +246,15 @@ unsigned blocks_for(size_t count, unsigned threads) {
 
 extern "C" P3dcResult p3dc_convnet_convert_input(
     const void *in, int in_half, void *out, int out_half, int nhwc,
-    uint32_t channels, uint32_t stored_channels, uint32_t height,
-    uint32_t width, P3dcCudaStream stream) {
+    uint32_t batch, uint32_t channels, uint32_t stored_channels,
+    uint32_t height, uint32_t width, P3dcCudaStream stream) {
   if (in == nullptr || out == nullptr || (nhwc && !out_half) ||
-      (nhwc && stored_channels < channels))
+      (nhwc && stored_channels < channels) || batch < 1)
     return P3DC_ERROR_INVALID_ARGUMENT;
   uint32_t plane = height * width;
   if (nhwc) {
-    dim3 grid((plane + kTile - 1) / kTile, (channels + kTile - 1) / kTile);
+    dim3 grid((plane + kTile - 1) / kTile, (channels + kTile - 1) / kTile,
+              batch);
     dim3 block(kTile, kRows);
     if (in_half)
       nchw_to_nhwc_kernel<<<grid, block, 0, stream>>>(
@@ -128,7 +266,7 @@ extern "C" P3dcResult p3dc_convnet_convert_input(
           stored_channels, plane);
     return cudaGetLastError();
   }
-  size_t count = (size_t)channels * plane;
+  size_t count = (size_t)batch * channels * plane;
   const unsigned threads = 256;
   unsigned blocks = blocks_for(count, threads);
   if (in_half && out_half)
@@ -148,15 +286,46 @@ extern "C" P3dcResult p3dc_convnet_convert_input(
 
 extern "C" P3dcResult p3dc_convnet_epilogue(const P3dcConvEpilogue *e,
                                             P3dcCudaStream stream) {
-  if (e == nullptr || e->src == nullptr || e->dst == nullptr ||
-      e->bias == nullptr || e->shuffle < 1 || e->src_group < e->out_channels)
+  if (e == nullptr || e->src == nullptr || e->dst.data == nullptr ||
+      e->bias == nullptr || e->shuffle_y < 1 || e->shuffle_x < 1 ||
+      e->src_group < e->out_channels || e->batch < 1)
     return P3DC_ERROR_INVALID_ARGUMENT;
-  size_t count = (size_t)e->out_channels * e->out_height * e->out_width;
+  size_t count =
+      (size_t)e->batch * e->out_channels * e->out_height * e->out_width;
   const unsigned threads = 256;
   unsigned blocks = blocks_for(count, threads);
   if (e->half)
     epilogue_kernel<__half><<<blocks, threads, 0, stream>>>(*e);
   else
     epilogue_kernel<float><<<blocks, threads, 0, stream>>>(*e);
+  return cudaGetLastError();
+}
+
+extern "C" P3dcResult p3dc_convnet_kernel(const P3dcConvKernel *k,
+                                          P3dcCudaStream stream) {
+  if (k == nullptr || k->in.data == nullptr || k->out.data == nullptr ||
+      k->batch < 1 || k->channels < 1 ||
+      (k->kind == P3DC_LAYER_ADD && k->in2.data == nullptr) ||
+      (k->kind != P3DC_LAYER_ADD && k->kind != P3DC_LAYER_MAX_POOL &&
+       k->kind != P3DC_LAYER_UPSAMPLE_NEAREST &&
+       k->kind != P3DC_LAYER_UPSAMPLE_BILINEAR &&
+       k->kind != P3DC_LAYER_SOFTMAX && k->kind != P3DC_LAYER_SLICE))
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  const unsigned threads = 256;
+  if (k->kind == P3DC_LAYER_SOFTMAX) {
+    unsigned blocks =
+        blocks_for((size_t)k->batch * k->out_height * k->out_width, threads);
+    if (k->half)
+      softmax_kernel<__half><<<blocks, threads, 0, stream>>>(*k);
+    else
+      softmax_kernel<float><<<blocks, threads, 0, stream>>>(*k);
+    return cudaGetLastError();
+  }
+  unsigned blocks = blocks_for(
+      (size_t)k->batch * k->channels * k->out_height * k->out_width, threads);
+  if (k->half)
+    elementwise_kernel<__half><<<blocks, threads, 0, stream>>>(*k);
+  else
+    elementwise_kernel<float><<<blocks, threads, 0, stream>>>(*k);
   return cudaGetLastError();
 }

@@ -1,10 +1,11 @@
-/* The convolutional network's CUDA path on cuDNN 9 (loaded at run time, see
- * cudnn_loader.h).
+/* The layer graph's CUDA path: convolutions on cuDNN 9 (loaded at run time,
+ * see cudnn_loader.h), every other kind on a kernel of our own
+ * (convnet.cu).
  *
  * Creation does everything that allocates or synchronizes: it copies the
  * description, converts the weights to cuDNN's filter layout and the
  * storage type, allocates every buffer, one scratch tensor and one
- * workspace, and plans each layer once:
+ * workspace, and plans each convolution once:
  *  - the algorithm: the first deterministic one that fits the workspace in
  *    the ranking of cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm
  *    _v7), a function of the device model, cuDNN's version and the layer
@@ -13,17 +14,25 @@
  *    frame then gave different bits in two runs or on two GPUs of one
  *    machine;
  *  - a fused plan when the layer is a convolution that writes its whole
- *    output buffer: cudnnConvolutionBiasActivationForward (bias and ReLU in
- *    the convolution's epilogue), kept only when a trial call succeeds;
+ *    output buffer (and whose residual, if any, is a whole buffer):
+ *    cudnnConvolutionBiasActivationForward (bias, the residual as its z
+ *    input, and ReLU in the convolution's epilogue), kept only when a trial
+ *    call succeeds;
  *  - otherwise cudnnConvolutionForward into the scratch tensor, then our
- *    epilogue kernel (bias, ReLU, the store into a channel slice: the
- *    neck's concatenation).  A transposed convolution with kernel ==
- *    stride is a 1x1 convolution to stride^2 x out channels, whose
- *    epilogue scatters each pixel's stride x stride block (no atomics, so
+ *    epilogue kernel (bias, residual, ReLU, the store into a channel slice:
+ *    the neck's concatenation).  A transposed convolution with kernel ==
+ *    stride is a 1x1 convolution to stride_y x stride_x x out channels,
+ *    whose epilogue scatters each pixel's block (no atomics, so
  *    deterministic).
+ * A convolution that reads a channel slice of a buffer (not the whole of
+ * it) first copies the slice into an input of its own with our slice
+ * kernel: cuDNN's tensor-core kernels want packed tensors.  Grouped
+ * convolutions run as cuDNN groups, except in F16 when a group's channels
+ * are not a multiple of 8 (the storage pads whole tensors, not groups):
+ * there the filter is the dense block-diagonal one, zeros between groups.
  * Last, creation runs the net once with plain launches (so that every
  * kernel is loaded before capture) and captures it into a CUDA graph on a
- * stream of its own: one launch per run instead of a cuDNN call per layer,
+ * stream of its own: one launch per run instead of a call per layer,
  * whose host cost (tens of microseconds each) otherwise leaves the GPU
  * idle between layers.  The graph reads only the net's own buffers, so a
  * run first converts (or copies) the caller's input into buffer 0 with a
@@ -34,8 +43,9 @@
  * F16 storage is NHWC (tensor cores, CUDNN_TENSOR_OP_MATH, F32
  * accumulation) with every tensor's channels padded to a multiple of 8,
  * the granule of cuDNN's tensor-core kernels (the padding channels hold
- * zeros: their weights and biases are zero); F32 storage is NCHW, unpadded,
- * with CUDNN_FMA_MATH, so that no TF32 rounding enters the float path.
+ * zeros: their weights and biases are zero, and our kernels never write
+ * them); F32 storage is NCHW, unpadded, with CUDNN_FMA_MATH, so that no
+ * TF32 rounding enters the float path.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,6 +64,11 @@
 
 typedef struct
 {
+  /* every kind: its geometry */
+  P3dcConvGeometry geometry;
+  /* kinds other than the convolutions: the kernel's arguments */
+  P3dcConvKernel kernel;
+  /* convolutions */
   cudnnTensorDescriptor_t x, y, bias_storage_desc, bias_float_desc;
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
@@ -62,9 +77,16 @@ typedef struct
   /* 0: convolution + epilogue kernel; 1: fused, bias in the storage type;
    * 2: fused, bias in F32 */
   int fused;
+  int fused_residual;           /* the fused call adds buffer input2 */
+  int grouped;                  /* cuDNN groups (else one dense filter) */
   void *weight;                 /* device, cuDNN filter layout */
   void *bias_storage;           /* device, [K] in the storage type */
   float *bias_float;            /* device, [out] F32 */
+  /* the input slice's own copy, or NULL: the convolution reads the whole
+   * input buffer */
+  void *input_copy;
+  P3dcConvKernel copy;
+  uint32_t in_stored;           /* channels of the convolution's input */
   /* the convolution's own output: K channels of height x width */
   uint32_t conv_channels, conv_height, conv_width;
   /* the layer's output channels as stored (padded in F16) */
@@ -77,6 +99,7 @@ struct P3dcConvNet
   cudnnHandle_t handle;
   cudnnActivationDescriptor_t relu, identity;
   int half;                     /* F16 NHWC storage, else F32 NCHW */
+  uint32_t batch;
   uint32_t n_buffers, n_layers;
   P3dcConvBufferDesc *buffers;
   P3dcConvLayer *layers;        /* weight and bias pointers cleared */
@@ -89,6 +112,12 @@ struct P3dcConvNet
   cudaGraphExec_t graph;        /* the whole net, or NULL: plain launches */
   char launch_mode[256];        /* how runs launch, and why */
 };
+
+static int
+is_conv (P3dcConvKind kind)
+{
+  return kind == P3DC_CONV_2D || kind == P3DC_CONV_TRANSPOSED_2D;
+}
 
 static size_t
 element_size (const P3dcConvNet * net)
@@ -113,6 +142,36 @@ static cudnnTensorFormat_t
 storage_format (const P3dcConvNet * net)
 {
   return net->half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+/* Channels [@offset, ...) of a packed tensor in the net's layout, of
+ * @stored channels per pixel and @height x @width. */
+static P3dcConvTensor
+tensor_at (const P3dcConvNet * net, const void *data, uint32_t stored,
+    uint32_t height, uint32_t width, uint32_t offset)
+{
+  P3dcConvTensor t;
+
+  if (net->half) {
+    t.channel = 1;
+    t.column = stored;
+    t.row = (size_t) width *stored;
+  } else {
+    t.column = 1;
+    t.row = width;
+    t.channel = (size_t) height *width;
+  }
+  t.batch = (size_t) stored *height * width;
+  t.data = (const char *) data + offset * t.channel * element_size (net);
+  return t;
+}
+
+/* Channels [@offset, ...) of buffer @b. */
+static P3dcConvTensor
+buffer_tensor (const P3dcConvNet * net, uint32_t b, uint32_t offset)
+{
+  return tensor_at (net, net->storage[b], net->channels[b],
+      net->buffers[b].height, net->buffers[b].width, offset);
 }
 
 static void
@@ -154,47 +213,64 @@ p3dc_convnet_cuda_available (char *message, size_t message_len)
 }
 
 /* The weights of @layer in cuDNN's filter layout, as floats, zero for the
- * padding channels (@in_stored input and @out_stored output channels): a
- * convolution [out][in][k][k] (NCHW) or [out][k][k][in] (NHWC); a
- * transposed one as a 1x1 convolution, filter q = (ky * s + kx) *
- * out_stored + o over input channel i (the same memory in both layouts). */
+ * padding channels: a convolution [out][in][ky][kx] (NCHW) or
+ * [out][ky][kx][in] (NHWC), over @in_filter input channels per filter (the
+ * group's with cuDNN groups, else all @in_stored of the input, zero
+ * outside the filter's group); a transposed one as a 1x1 convolution,
+ * filter q = (ky * sx + kx) * out_stored + o over input channel i (the same
+ * memory in both layouts). */
 static float *
-filter_layout (const P3dcConvLayer * layer, int nhwc, uint32_t in_stored,
-    uint32_t out_stored, size_t *count)
+filter_layout (const P3dcConvLayer * layer, const P3dcConvGeometry * g,
+    int nhwc, int grouped, uint32_t in_stored, uint32_t out_stored,
+    size_t *count)
 {
-  const uint32_t k = layer->kernel, in = layer->in_channels;
-  const uint32_t out = layer->out_channels;
+  const uint32_t kh = g->kernel[0], kw = g->kernel[1];
+  const uint32_t in = layer->in_channels, out = layer->out_channels;
+  const uint32_t in_per_group = in / g->groups;
+  const uint32_t out_per_group = out / g->groups;
+  uint32_t in_filter = grouped ? in_per_group : in_stored;
   float *w;
   uint32_t o, i, ky, kx;
 
-  *count = (size_t) out_stored *in_stored * k * k;
+  if (layer->kind == P3DC_CONV_TRANSPOSED_2D)
+    in_filter = in_stored;
+  *count = (size_t) out_stored *in_filter * kh * kw;
   w = calloc (*count, sizeof (float));
   if (w == NULL)
     return NULL;
-  for (o = 0; o < out; o++)
-    for (i = 0; i < in; i++)
-      for (ky = 0; ky < k; ky++)
-        for (kx = 0; kx < k; kx++) {
+  for (o = 0; o < out; o++) {
+    uint32_t first_in = o / out_per_group * in_per_group;
+
+    for (i = 0; i < (layer->kind == P3DC_CONV_TRANSPOSED_2D ? in :
+            in_per_group); i++) {
+      for (ky = 0; ky < kh; ky++) {
+        for (kx = 0; kx < kw; kx++) {
           size_t to;
           float v;
 
           if (layer->kind == P3DC_CONV_TRANSPOSED_2D) {
-            v = layer->weight[(((size_t) i * out + o) * k + ky) * k + kx];
-            to = ((size_t) (ky * k + kx) * out_stored + o) * in_stored + i;
+            v = layer->weight[(((size_t) i * out + o) * kh + ky) * kw + kx];
+            to = ((size_t) (ky * kw + kx) * out_stored + o) * in_filter + i;
           } else {
-            v = layer->weight[(((size_t) o * in + i) * k + ky) * k + kx];
-            to = nhwc ? (((size_t) o * k + ky) * k + kx) * in_stored + i
-                : (((size_t) o * in_stored + i) * k + ky) * k + kx;
+            /* the channel this tap reads, counted in the filter */
+            uint32_t c = grouped ? i : first_in + i;
+
+            v = layer->weight[(((size_t) o * in_per_group + i) * kh + ky) *
+                kw + kx];
+            to = nhwc ? (((size_t) o * kh + ky) * kw + kx) * in_filter + c
+                : (((size_t) o * in_filter + c) * kh + ky) * kw + kx;
           }
           w[to] = v;
         }
+      }
+    }
+  }
   return w;
 }
 
 /* Uploads @count floats as the storage type. */
 static P3dcResult
-upload (const P3dcConvNet * net, const float *values, size_t count,
-    int as_half, void **device)
+upload (const float *values, size_t count, int as_half, void **device)
 {
   size_t bytes = count * (as_half ? 2 : 4);
   uint16_t *halves = NULL;
@@ -214,7 +290,6 @@ upload (const P3dcConvNet * net, const float *values, size_t count,
   if (error == cudaSuccess)
     error = cudaMemcpy (*device, src, bytes, cudaMemcpyHostToDevice);
   free (halves);
-  (void) net;
   return error;
 }
 
@@ -243,15 +318,19 @@ algo_name (cudnnConvolutionFwdAlgo_t algo)
   }
 }
 
-/* The device pointer a layer reads for buffer @b: always the net's own,
- * so that a captured graph stays valid from frame to frame. */
+/* The device pointer a convolution reads: always the net's own, so that a
+ * captured graph stays valid from frame to frame. */
 static const void *
-buffer_data (const P3dcConvNet * net, uint32_t b)
+conv_input (const P3dcConvNet * net, uint32_t l)
 {
-  return net->storage[b];
+  const Step *step = &net->steps[l];
+
+  return step->input_copy != NULL ? step->input_copy :
+      net->storage[net->layers[l].input];
 }
 
-/* The end of an unfused layer: bias, ReLU, and the store into its slice. */
+/* The end of an unfused convolution: bias, residual, ReLU, and the store
+ * into its slice. */
 static P3dcResult
 run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
 {
@@ -260,7 +339,9 @@ run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
   const P3dcConvBufferDesc *out = &net->buffers[layer->output];
   P3dcConvEpilogue e;
 
+  memset (&e, 0, sizeof e);
   e.src = net->scratch;
+  e.batch = net->batch;
   e.src_channels = step->conv_channels;
   e.src_group = step->out_stored;
   e.src_height = step->conv_height;
@@ -268,28 +349,27 @@ run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
   e.out_channels = layer->out_channels;
   e.out_height = out->height;
   e.out_width = out->width;
-  e.shuffle = layer->kind == P3DC_CONV_TRANSPOSED_2D ? layer->stride : 1;
+  if (layer->kind == P3DC_CONV_TRANSPOSED_2D) {
+    e.shuffle_y = step->geometry.stride[0];
+    e.shuffle_x = step->geometry.stride[1];
+  } else {
+    e.shuffle_y = e.shuffle_x = 1;
+  }
   e.bias = step->bias_float;
   e.relu = layer->relu;
   e.half = net->half;
   e.nhwc = net->half;
-  if (net->half) {
-    e.dst_channel_stride = 1;
-    e.dst_column_stride = net->channels[layer->output];
-    e.dst_row_stride = (size_t) out->width * net->channels[layer->output];
-  } else {
-    e.dst_column_stride = 1;
-    e.dst_row_stride = out->width;
-    e.dst_channel_stride = (size_t) out->height * out->width;
-  }
-  e.dst = (char *) net->storage[layer->output] +
-      layer->output_channel_offset * e.dst_channel_stride * element_size (net);
+  e.dst = buffer_tensor (net, layer->output, layer->output_channel_offset);
+  if (layer->kind == P3DC_CONV_2D && layer->residual)
+    e.residual = buffer_tensor (net, layer->input2,
+        layer->input2_channel_offset);
   return p3dc_convnet_epilogue (&e, stream);
 }
 
-/* Queues layer @l with its plan (and, at creation, tries a fused plan). */
+/* Queues convolution @l with its plan (and, at creation, tries a fused
+ * plan). */
 static cudnnStatus_t
-run_layer (const P3dcConvNet * net, uint32_t l, int fused,
+run_conv (const P3dcConvNet * net, uint32_t l, int fused,
     cudnnConvolutionFwdAlgo_t algo, void *workspace, size_t workspace_bytes)
 {
   const P3dcConvLayer *layer = &net->layers[l];
@@ -298,18 +378,19 @@ run_layer (const P3dcConvNet * net, uint32_t l, int fused,
 
   if (fused) {
     void *y = net->storage[layer->output];
+    const void *z = step->fused_residual ? net->storage[layer->input2] : y;
 
     return net->api->cudnnConvolutionBiasActivationForward (net->handle,
-        &one, step->x, buffer_data (net, layer->input), step->w,
-        step->weight, step->conv, algo, workspace, workspace_bytes, &zero,
-        step->y, y, fused == 1 ? step->bias_storage_desc :
-        step->bias_float_desc,
+        &one, step->x, conv_input (net, l), step->w, step->weight,
+        step->conv, algo, workspace, workspace_bytes,
+        step->fused_residual ? &one : &zero, step->y, z,
+        fused == 1 ? step->bias_storage_desc : step->bias_float_desc,
         fused == 1 ? step->bias_storage : (const void *) step->bias_float,
         layer->relu ? net->relu : net->identity, step->y, y);
   }
   return net->api->cudnnConvolutionForward (net->handle, &one, step->x,
-      buffer_data (net, layer->input), step->w, step->weight, step->conv,
-      algo, workspace, workspace_bytes, &zero, step->y, net->scratch);
+      conv_input (net, l), step->w, step->weight, step->conv, algo,
+      workspace, workspace_bytes, &zero, step->y, net->scratch);
 }
 
 /* The first deterministic algorithm cuDNN supports here, in the order of
@@ -351,17 +432,79 @@ algorithm_deterministic (const cudnnConvolutionFwdAlgoPerf_t * perf,
   return 0;
 }
 
-/* Descriptors, weights and the plan of layer @l; @search is a workspace of
- * SEARCH_WORKSPACE_BYTES. */
+/* Frees what planning a convolution made (descriptors, weights, the input
+ * copy), so that it may be planned again or the net freed. */
+static void
+step_clear (const P3dcConvNet * net, Step * step)
+{
+  if (step->x != NULL)
+    net->api->cudnnDestroyTensorDescriptor (step->x);
+  if (step->y != NULL)
+    net->api->cudnnDestroyTensorDescriptor (step->y);
+  if (step->bias_storage_desc != NULL)
+    net->api->cudnnDestroyTensorDescriptor (step->bias_storage_desc);
+  if (step->bias_float_desc != NULL)
+    net->api->cudnnDestroyTensorDescriptor (step->bias_float_desc);
+  if (step->w != NULL)
+    net->api->cudnnDestroyFilterDescriptor (step->w);
+  if (step->conv != NULL)
+    net->api->cudnnDestroyConvolutionDescriptor (step->conv);
+  cudaFree (step->weight);
+  cudaFree (step->bias_storage);
+  cudaFree (step->bias_float);
+  cudaFree (step->input_copy);
+  step->x = step->y = step->bias_storage_desc = step->bias_float_desc = NULL;
+  step->w = NULL;
+  step->conv = NULL;
+  step->weight = step->bias_storage = step->input_copy = NULL;
+  step->bias_float = NULL;
+}
+
+/* The arguments of our kernel for a layer of another kind than the
+ * convolutions. */
+static void
+plan_kernel (P3dcConvNet * net, const P3dcConvLayer * layer, Step * step)
+{
+  const P3dcConvBufferDesc *in = &net->buffers[layer->input];
+  const P3dcConvBufferDesc *out = &net->buffers[layer->output];
+  P3dcConvKernel *k = &step->kernel;
+
+  memset (k, 0, sizeof *k);
+  k->kind = layer->kind;
+  k->batch = net->batch;
+  k->channels = layer->out_channels;
+  k->in_height = in->height;
+  k->in_width = in->width;
+  k->out_height = out->height;
+  k->out_width = out->width;
+  k->in = buffer_tensor (net, layer->input, layer->input_channel_offset);
+  k->out = buffer_tensor (net, layer->output, layer->output_channel_offset);
+  if (layer->kind == P3DC_LAYER_ADD)
+    k->in2 = buffer_tensor (net, layer->input2, layer->input2_channel_offset);
+  k->geometry = step->geometry;
+  k->align_corners = layer->align_corners;
+  k->relu = layer->relu;
+  k->half = net->half;
+  k->channels_fastest = net->half;
+}
+
+/* Descriptors, weights and the plan of convolution @l, with cuDNN's
+ * groups when @grouped; @search is a workspace of SEARCH_WORKSPACE_BYTES,
+ * @stream the handle's.  P3DC_ERROR_UNSUPPORTED when cuDNN has no
+ * deterministic algorithm for it. */
 static P3dcResult
-plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
-    void *search, char *message, size_t message_len)
+plan_conv (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
+    int grouped, void *search, cudaStream_t stream, char *message,
+    size_t message_len)
 {
   Step *step = &net->steps[l];
+  const P3dcConvGeometry *g = &step->geometry;
   const P3dcConvBufferDesc *in = &net->buffers[layer->input];
   const P3dcConvBufferDesc *out = &net->buffers[layer->output];
   const int transposed = layer->kind == P3DC_CONV_TRANSPOSED_2D;
-  const uint32_t k = transposed ? 1 : layer->kernel;
+  const int residual = layer->kind == P3DC_CONV_2D && layer->residual;
+  const uint32_t kh = transposed ? 1 : g->kernel[0];
+  const uint32_t kw = transposed ? 1 : g->kernel[1];
   const cudnnMathType_t math = net->half ? CUDNN_TENSOR_OP_MATH :
       CUDNN_FMA_MATH;
   cudnnConvolutionFwdAlgoPerf_t *perf = NULL;
@@ -373,10 +516,37 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
   int n_candidates = 0;
 
   step->out_stored = stored_channels (net, layer->out_channels);
-  step->conv_channels = transposed ? step->out_stored * layer->stride *
-      layer->stride : step->out_stored;
+  step->conv_channels = transposed ? step->out_stored * g->stride[0] *
+      g->stride[1] : step->out_stored;
   step->conv_height = transposed ? in->height : out->height;
   step->conv_width = transposed ? in->width : out->width;
+
+  /* a slice of the input buffer: a packed copy of its own */
+  if (layer->input_channel_offset != 0 || layer->in_channels != in->channels) {
+    size_t bytes;
+
+    step->in_stored = stored_channels (net, layer->in_channels);
+    bytes = (size_t) net->batch * step->in_stored * in->height * in->width *
+        element_size (net);
+    CUDA_TRY (cudaMalloc (&step->input_copy, bytes));
+    /* the padding channels stay zero: the copy never writes them */
+    CUDA_TRY (cudaMemsetAsync (step->input_copy, 0, bytes, stream));
+    memset (&step->copy, 0, sizeof step->copy);
+    step->copy.kind = P3DC_LAYER_SLICE;
+    step->copy.batch = net->batch;
+    step->copy.channels = layer->in_channels;
+    step->copy.in_height = step->copy.out_height = in->height;
+    step->copy.in_width = step->copy.out_width = in->width;
+    step->copy.in = buffer_tensor (net, layer->input,
+        layer->input_channel_offset);
+    step->copy.out = tensor_at (net, step->input_copy, step->in_stored,
+        in->height, in->width, 0);
+    step->copy.half = net->half;
+    step->copy.channels_fastest = net->half;
+  } else {
+    step->in_stored = net->channels[layer->input];
+  }
+  step->grouped = grouped;
 
   CUDNN_TRY (net->api->cudnnCreateTensorDescriptor (&step->x));
   CUDNN_TRY (net->api->cudnnCreateTensorDescriptor (&step->y));
@@ -385,11 +555,10 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
   CUDNN_TRY (net->api->cudnnCreateFilterDescriptor (&step->w));
   CUDNN_TRY (net->api->cudnnCreateConvolutionDescriptor (&step->conv));
   CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->x,
-          storage_format (net), storage_type (net), 1,
-          (int) net->channels[layer->input],
-          (int) in->height, (int) in->width));
+          storage_format (net), storage_type (net), (int) net->batch,
+          (int) step->in_stored, (int) in->height, (int) in->width));
   CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->y,
-          storage_format (net), storage_type (net), 1,
+          storage_format (net), storage_type (net), (int) net->batch,
           (int) step->conv_channels, (int) step->conv_height,
           (int) step->conv_width));
   CUDNN_TRY (net->api->cudnnSetTensor4dDescriptor (step->bias_storage_desc,
@@ -400,28 +569,36 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
           (int) step->conv_channels, 1, 1));
   CUDNN_TRY (net->api->cudnnSetFilter4dDescriptor (step->w,
           storage_type (net), storage_format (net),
-          (int) step->conv_channels, (int) net->channels[layer->input],
-          (int) k, (int) k));
+          (int) step->conv_channels, (int) (step->grouped ?
+              step->in_stored / g->groups : step->in_stored), (int) kh,
+          (int) kw));
   CUDNN_TRY (net->api->cudnnSetConvolution2dDescriptor (step->conv,
-          transposed ? 0 : (int) layer->padding,
-          transposed ? 0 : (int) layer->padding,
-          transposed ? 1 : (int) layer->stride,
-          transposed ? 1 : (int) layer->stride, 1, 1,
+          transposed ? 0 : (int) g->padding[0],
+          transposed ? 0 : (int) g->padding[1],
+          transposed ? 1 : (int) g->stride[0],
+          transposed ? 1 : (int) g->stride[1],
+          transposed ? 1 : (int) g->dilation[0],
+          transposed ? 1 : (int) g->dilation[1],
           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CUDNN_TRY (net->api->cudnnSetConvolutionMathType (step->conv, math));
+  if (step->grouped)
+    CUDNN_TRY (net->api->cudnnSetConvolutionGroupCount (step->conv,
+            (int) g->groups));
   CUDNN_TRY (net->api->cudnnGetConvolution2dForwardOutputDim (step->conv,
           step->x, step->w, &dim[0], &dim[1], &dim[2], &dim[3]));
-  if (dim[1] != (int) step->conv_channels || dim[2] != (int) step->conv_height
+  if (dim[0] != (int) net->batch || dim[1] != (int) step->conv_channels
+      || dim[2] != (int) step->conv_height
       || dim[3] != (int) step->conv_width) {
-    set_message (message, message_len, "layer %u: cuDNN computes a %dx%dx%d "
-        "output, the description %ux%ux%u", l, dim[1], dim[2], dim[3],
-        step->conv_channels, step->conv_height, step->conv_width);
+    set_message (message, message_len, "layer %u: cuDNN computes a "
+        "%dx%dx%dx%d output, the description %ux%ux%ux%u", l, dim[0],
+        dim[1], dim[2], dim[3], net->batch, step->conv_channels,
+        step->conv_height, step->conv_width);
     result = P3DC_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
 
-  filter = filter_layout (layer, net->half, net->channels[layer->input],
-      step->out_stored, &count);
+  filter = filter_layout (layer, g, net->half, step->grouped,
+      step->in_stored, step->out_stored, &count);
   bias_k = malloc (step->conv_channels * sizeof (float));
   if (filter == NULL || bias_k == NULL) {
     result = P3DC_ERROR_OUT_OF_MEMORY;
@@ -429,12 +606,12 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
   }
   memset (bias_k, 0, step->conv_channels * sizeof (float));
   memcpy (bias_k, layer->bias, layer->out_channels * sizeof (float));
-  result = upload (net, filter, count, net->half, &step->weight);
+  result = upload (filter, count, net->half, &step->weight);
   if (result == P3DC_OK)
-    result = upload (net, bias_k, step->conv_channels, net->half,
+    result = upload (bias_k, step->conv_channels, net->half,
         &step->bias_storage);
   if (result == P3DC_OK)
-    result = upload (net, bias_k, step->conv_channels, 0,
+    result = upload (bias_k, step->conv_channels, 0,
         (void **) &step->bias_float);
   if (result != P3DC_OK) {
     set_message (message, message_len, "layer %u: weight upload failed: %s",
@@ -454,17 +631,22 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
   if (!pick_algorithm (perf, returned, math, &step->algo, &memory)) {
     set_message (message, message_len, "layer %u: cuDNN has no "
         "deterministic algorithm for this convolution", l);
-    result = P3DC_ERROR_CUDNN;
+    result = P3DC_ERROR_UNSUPPORTED;
     goto fail;
   }
   step->workspace = memory;
   step->fused = 0;
 
-  /* The fused call, when the layer writes its whole output buffer: the
-   * chosen algorithm, and implicit-precomp-gemm, the one that cuDNN
-   * documents for the identity activation. */
+  /* The fused call, when the layer writes its whole output buffer (and
+   * its residual is a whole buffer of the output's shape): the chosen
+   * algorithm, and implicit-precomp-gemm, the one that cuDNN documents for
+   * the identity activation. */
+  step->fused_residual = residual;
   if (!transposed && layer->output_channel_offset == 0
-      && layer->out_channels == out->channels) {
+      && layer->out_channels == out->channels && (!residual
+          || (layer->input2_channel_offset == 0
+              && net->buffers[layer->input2].channels ==
+              layer->out_channels))) {
     if (layer->relu)
       candidates[n_candidates++] = step->algo;
     if (step->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
@@ -484,7 +666,7 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
             &need) != CUDNN_STATUS_SUCCESS || need > SEARCH_WORKSPACE_BYTES)
       continue;
     for (bias_type = 1; bias_type <= 2 && !step->fused; bias_type++) {
-      if (run_layer (net, l, bias_type, candidates[a], search,
+      if (run_conv (net, l, bias_type, candidates[a], search,
               SEARCH_WORKSPACE_BYTES) == CUDNN_STATUS_SUCCESS) {
         step->fused = bias_type;
         step->algo = candidates[a];
@@ -492,6 +674,8 @@ plan_layer (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
       }
     }
   }
+  if (!step->fused)
+    step->fused_residual = 0;
   /* A failed trial may leave an error behind for the next call. */
   cudaGetLastError ();
 
@@ -500,6 +684,31 @@ fail:
   free (filter);
   free (bias_k);
   return result;
+}
+
+/* Plans convolution @l: with cuDNN's groups where they can be had (whole
+ * groups of stored channels: in F16, group channel counts that are
+ * multiples of 8, so that nothing inside a group is padding), else, or
+ * when cuDNN has no deterministic grouped algorithm, with the dense
+ * block-diagonal filter. */
+static P3dcResult
+plan_conv_groups (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
+    void *search, cudaStream_t stream, char *message, size_t message_len)
+{
+  const P3dcConvGeometry *g = &net->steps[l].geometry;
+  P3dcResult result;
+
+  if (g->groups > 1 && (!net->half
+          || ((layer->in_channels / g->groups) % 8 == 0
+              && (layer->out_channels / g->groups) % 8 == 0))) {
+    result = plan_conv (net, layer, l, 1, search, stream, message, message_len);
+    if (result != P3DC_ERROR_UNSUPPORTED)
+      return result;
+    step_clear (net, &net->steps[l]);
+  }
+  result = plan_conv (net, layer, l, 0, search, stream, message, message_len);
+  /* no algorithm at all is cuDNN's refusal */
+  return result == P3DC_ERROR_UNSUPPORTED ? P3DC_ERROR_CUDNN : result;
 }
 
 /* Queues every layer on @stream with plain launches, recording events[1 +
@@ -519,11 +728,22 @@ queue_layers (P3dcConvNet * net, P3dcCudaEvent * events, int set_stream,
   for (l = 0; l < net->n_layers; l++) {
     const Step *step = &net->steps[l];
 
-    if (run_layer (net, l, step->fused, step->algo, net->workspace,
-            net->workspace_bytes) != CUDNN_STATUS_SUCCESS)
-      return P3DC_ERROR_CUDNN;
-    if (!step->fused) {
-      result = run_epilogue (net, l, stream);
+    if (is_conv (net->layers[l].kind)) {
+      if (step->input_copy != NULL) {
+        result = p3dc_convnet_kernel (&step->copy, stream);
+        if (result != P3DC_OK)
+          return result;
+      }
+      if (run_conv (net, l, step->fused, step->algo, net->workspace,
+              net->workspace_bytes) != CUDNN_STATUS_SUCCESS)
+        return P3DC_ERROR_CUDNN;
+      if (!step->fused) {
+        result = run_epilogue (net, l, stream);
+        if (result != P3DC_OK)
+          return result;
+      }
+    } else {
+      result = p3dc_convnet_kernel (&step->kernel, stream);
       if (result != P3DC_OK)
         return result;
     }
@@ -537,10 +757,11 @@ queue_layers (P3dcConvNet * net, P3dcCudaEvent * events, int set_stream,
 }
 
 /* Captures every layer into net->graph on @stream (idle, not the legacy
- * stream, and already the cuDNN handle's stream) and checks one launch of it.  A capture or instantiation that
- * fails leaves net->graph NULL, says why in net->launch_mode and returns
- * P3DC_OK (runs then use plain launches); an error of the launch itself,
- * or of the device, is returned. */
+ * stream, and already the cuDNN handle's stream) and checks one launch of
+ * it.  A capture or instantiation that fails leaves net->graph NULL, says
+ * why in net->launch_mode and returns P3DC_OK (runs then use plain
+ * launches); an error of the launch itself, or of the device, is
+ * returned. */
 static P3dcResult
 capture_graph (P3dcConvNet * net, cudaStream_t stream)
 {
@@ -623,6 +844,7 @@ p3dc_convnet_cuda_new (const P3dcConvNetDesc * desc, int half,
     return P3DC_ERROR_OUT_OF_MEMORY;
   net->api = api;
   net->half = half ? 1 : 0;
+  net->batch = p3dc_convnet_batch (desc);
   net->n_buffers = desc->n_buffers;
   net->n_layers = desc->n_layers;
   net->buffers = calloc (desc->n_buffers, sizeof *net->buffers);
@@ -655,8 +877,8 @@ p3dc_convnet_cuda_new (const P3dcConvNetDesc * desc, int half,
     size_t bytes;
 
     net->channels[b] = stored_channels (net, buf->channels);
-    bytes = (size_t) net->channels[b] * buf->height * buf->width *
-        element_size (net);
+    bytes = (size_t) net->batch * net->channels[b] * buf->height *
+        buf->width * element_size (net);
 
     CUDA_TRY (cudaMalloc (&net->storage[b], bytes));
     /* Defined contents for the trial calls, and
@@ -666,25 +888,36 @@ p3dc_convnet_cuda_new (const P3dcConvNetDesc * desc, int half,
   for (l = 0; l < desc->n_layers; l++) {
     const P3dcConvLayer *layer = &desc->layers[l];
     const P3dcConvBufferDesc *out = &desc->buffers[layer->output];
-    /* a transposed layer's 1x1 result has as many elements as its output */
-    size_t bytes = (size_t) stored_channels (net, layer->out_channels) *
-        out->height * out->width;
 
-    bytes *= element_size (net);
-    if (bytes > scratch_bytes)
-      scratch_bytes = bytes;
     net->layers[l] = *layer;
     net->layers[l].weight = NULL;
     net->layers[l].bias = NULL;
+    p3dc_convnet_layer_geometry (layer, &net->steps[l].geometry);
+    if (is_conv (layer->kind)) {
+      /* a transposed layer's 1x1 result has as many elements as its
+       * output */
+      size_t bytes = (size_t) net->batch *
+          stored_channels (net, layer->out_channels) * out->height *
+          out->width * element_size (net);
+
+      if (bytes > scratch_bytes)
+        scratch_bytes = bytes;
+    }
   }
-  CUDA_TRY (cudaMalloc (&net->scratch, scratch_bytes));
-  CUDA_TRY (cudaMemsetAsync (net->scratch, 0, scratch_bytes, stream));
+  if (scratch_bytes > 0) {
+    CUDA_TRY (cudaMalloc (&net->scratch, scratch_bytes));
+    CUDA_TRY (cudaMemsetAsync (net->scratch, 0, scratch_bytes, stream));
+  }
   CUDA_TRY (cudaMalloc (&search, SEARCH_WORKSPACE_BYTES));
   CUDA_TRY (cudaStreamSynchronize (stream));
 
   for (l = 0; l < desc->n_layers; l++) {
-    result = plan_layer (net, &desc->layers[l], l, search, message,
-        message_len);
+    if (!is_conv (desc->layers[l].kind)) {
+      plan_kernel (net, &desc->layers[l], &net->steps[l]);
+      continue;
+    }
+    result = plan_conv_groups (net, &desc->layers[l], l, search, stream,
+        message, message_len);
     if (result != P3DC_OK)
       goto fail;
     if (net->steps[l].workspace > net->workspace_bytes)
@@ -734,25 +967,8 @@ p3dc_convnet_cuda_free (P3dcConvNet * net)
   if (net == NULL)
     return;
   if (net->steps != NULL) {
-    for (i = 0; i < net->n_layers; i++) {
-      Step *step = &net->steps[i];
-
-      if (step->x != NULL)
-        net->api->cudnnDestroyTensorDescriptor (step->x);
-      if (step->y != NULL)
-        net->api->cudnnDestroyTensorDescriptor (step->y);
-      if (step->bias_storage_desc != NULL)
-        net->api->cudnnDestroyTensorDescriptor (step->bias_storage_desc);
-      if (step->bias_float_desc != NULL)
-        net->api->cudnnDestroyTensorDescriptor (step->bias_float_desc);
-      if (step->w != NULL)
-        net->api->cudnnDestroyFilterDescriptor (step->w);
-      if (step->conv != NULL)
-        net->api->cudnnDestroyConvolutionDescriptor (step->conv);
-      cudaFree (step->weight);
-      cudaFree (step->bias_storage);
-      cudaFree (step->bias_float);
-    }
+    for (i = 0; i < net->n_layers; i++)
+      step_clear (net, &net->steps[i]);
   }
   if (net->graph != NULL)
     cudaGraphExecDestroy (net->graph);
@@ -799,13 +1015,13 @@ run_net (P3dcConvNet * net, const void *input, int input_half,
   }
   if (net->half || input_half) {
     result = p3dc_convnet_convert_input (input, input_half, net->storage[0],
-        net->half, net->half, in->channels, net->channels[0], in->height,
-        in->width, stream);
+        net->half, net->half, net->batch, in->channels, net->channels[0],
+        in->height, in->width, stream);
   } else {
     /* F32 into F32 NCHW: the same bytes, into the buffer the graph reads */
-    result = cudaMemcpyAsync (net->storage[0], input, (size_t) in->channels *
-        in->height * in->width * sizeof (float), cudaMemcpyDeviceToDevice,
-        stream);
+    result = cudaMemcpyAsync (net->storage[0], input, (size_t) net->batch *
+        in->channels * in->height * in->width * sizeof (float),
+        cudaMemcpyDeviceToDevice, stream);
   }
   if (result != P3DC_OK)
     return result;
@@ -840,22 +1056,17 @@ P3dcResult
 p3dc_convnet_cuda_view (const P3dcConvNet * net, uint32_t buffer,
     P3dcMapView * view)
 {
-  const P3dcConvBufferDesc *buf;
+  P3dcConvTensor t;
 
   if (net == NULL || view == NULL || buffer >= net->n_buffers)
     return P3DC_ERROR_INVALID_ARGUMENT;
-  buf = &net->buffers[buffer];
-  view->data = buffer_data (net, buffer);
+  t = buffer_tensor (net, buffer, 0);
+  view->data = t.data;
   view->half = net->half;
-  if (net->half) {
-    view->channel_stride = 1;
-    view->column_stride = net->channels[buffer];
-    view->row_stride = (size_t) buf->width * net->channels[buffer];
-  } else {
-    view->column_stride = 1;
-    view->row_stride = buf->width;
-    view->channel_stride = (size_t) buf->height * buf->width;
-  }
+  view->channel_stride = t.channel;
+  view->row_stride = t.row;
+  view->column_stride = t.column;
+  view->batch_stride = t.batch;
   return P3DC_OK;
 }
 
@@ -865,6 +1076,7 @@ p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
 {
   const P3dcConvLayer *l;
   const Step *step;
+  const P3dcConvGeometry *g;
 
   if (text == NULL || len == 0)
     return;
@@ -874,10 +1086,24 @@ p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
   }
   l = &net->layers[layer];
   step = &net->steps[layer];
-  snprintf (text, len, "%s %u->%u k%u s%u %ux%u: %s %s%s, %zu bytes "
-      "workspace", l->kind == P3DC_CONV_TRANSPOSED_2D ? "deconv" : "conv",
-      l->in_channels, l->out_channels, l->kernel, l->stride,
+  g = &step->geometry;
+  if (!is_conv (l->kind)) {
+    snprintf (text, len, "%s %u %ux%u -> %ux%u: our kernel%s",
+        p3dc_convnet_kind_name (l->kind), l->out_channels,
+        net->buffers[l->input].height, net->buffers[l->input].width,
+        net->buffers[l->output].height, net->buffers[l->output].width,
+        l->relu ? " + ReLU" : "");
+    return;
+  }
+  snprintf (text, len, "%s %u->%u k%ux%u s%ux%u d%ux%u g%u %ux%u: %s %s%s%s%s"
+      "%s, %zu bytes workspace", p3dc_convnet_kind_name (l->kind),
+      l->in_channels, l->out_channels, g->kernel[0], g->kernel[1],
+      g->stride[0], g->stride[1], g->dilation[0], g->dilation[1], g->groups,
       net->buffers[l->output].height, net->buffers[l->output].width,
       algo_name (step->algo), step->fused ? "fused bias" : "+ epilogue",
-      step->fused == 2 ? " (F32)" : "", step->workspace);
+      step->fused == 2 ? " (F32)" : "",
+      step->fused_residual ? " + residual" : "",
+      step->input_copy != NULL ? ", input slice copied" : "",
+      g->groups > 1 && !step->grouped ? ", groups as one dense filter" : "",
+      step->workspace);
 }

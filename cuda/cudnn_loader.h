@@ -21,7 +21,7 @@ extern "C" {
  * loader's search path, or a test of the missing-library path). */
 #define P3DC_CUDNN_LIBRARY "libcudnn.so.9"
 
-/* Every cuDNN function the convolutional network calls. */
+/* Every cuDNN function the layer graph calls. */
 #define P3DC_CUDNN_FUNCTIONS(X) \
   X (cudnnGetVersion) \
   X (cudnnGetErrorString) \
@@ -38,6 +38,7 @@ extern "C" {
   X (cudnnDestroyConvolutionDescriptor) \
   X (cudnnSetConvolution2dDescriptor) \
   X (cudnnSetConvolutionMathType) \
+  X (cudnnSetConvolutionGroupCount) \
   X (cudnnGetConvolution2dForwardOutputDim) \
   X (cudnnCreateActivationDescriptor) \
   X (cudnnDestroyActivationDescriptor) \

@@ -234,7 +234,10 @@ static gboolean
 p3d_bev_detect_start (GstBaseTransform * trans)
 {
   P3dBevDetect *self = P3D_BEV_DETECT (trans);
-  P3dCenterPointModel *model;
+  P3dModel *model;
+  const P3dModelNetwork *network;
+  P3dModelDecoder *decoder;
+  GError *error = NULL;
   gboolean model_nms;
 
   GST_OBJECT_LOCK (self);
@@ -243,9 +246,22 @@ p3d_bev_detect_start (GstBaseTransform * trans)
   model = p3d_model_file_load_property (GST_ELEMENT (self), &self->weights);
   if (model == NULL)
     return FALSE;
-  p3d_centerpoint_model_decode_params (model, model_nms, &self->params);
+  network = p3d_model_get_network (model, "bev");
+  decoder = network != NULL ? p3d_model_decoder_new (model, "bev", model_nms,
+      &error) : NULL;
+  if (decoder == NULL) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("The weights file holds a %s model, which has no bird's-eye-view "
+            "detector for bevdetect", model->architecture),
+        ("%s", error ? error->message : "no \"bev\" network"));
+    g_clear_error (&error);
+    p3d_model_free (model);
+    return FALSE;
+  }
   GST_OBJECT_LOCK (self);
   self->model = model;
+  self->network = network;
+  self->decoder = decoder;
   GST_OBJECT_UNLOCK (self);
   if (!GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans)) {
     p3d_bev_detect_stop (trans);
@@ -258,7 +274,7 @@ static void
 free_cpu_buffers (P3dBevDetect * self)
 {
   if (self->cpu_buffers)
-    p3dc_convnet_cpu_buffers_free (&self->model->net, self->cpu_buffers);
+    p3dc_convnet_cpu_buffers_free (&self->network->desc, self->cpu_buffers);
   self->cpu_buffers = NULL;
   g_clear_pointer (&self->cpu_input, g_free);
 }
@@ -271,6 +287,11 @@ p3d_bev_detect_stop (GstBaseTransform * trans)
 
   if (self->model)
     free_cpu_buffers (self);
+  /* caps queries read the model from other threads */
+  GST_OBJECT_LOCK (self);
+  g_clear_pointer (&self->decoder, p3d_model_decoder_free);
+  self->network = NULL;
+  GST_OBJECT_UNLOCK (self);
   p3d_model_file_clear (GST_ELEMENT (self), &self->model);
   return ret;
 }
@@ -287,10 +308,10 @@ p3d_bev_detect_transform_media_caps (P3dCudaFilter * filter,
   guint i;
 
   GST_OBJECT_LOCK (self);
-  have_model = self->model != NULL;
+  have_model = self->decoder != NULL;
   if (have_model) {
-    canvas = self->model->net.buffers[0];
-    capacity = p3dc_centerpoint_output_capacity (&self->params);
+    canvas = self->network->desc.buffers[0];
+    capacity = p3d_model_decoder_get_capacity (self->decoder);
   }
   GST_OBJECT_UNLOCK (self);
 
@@ -328,7 +349,7 @@ net_new (P3dCudaFilter * filter, gpointer * workspace)
   P3dcResult result;
 
   self->net_message[0] = '\0';
-  result = p3dc_convnet_cuda_new (&self->model->net, self->half,
+  result = p3dc_convnet_cuda_new (&self->network->desc, self->half,
       (P3dcConvNet **) workspace, self->net_message,
       sizeof (self->net_message));
   if (result != P3DC_OK)
@@ -341,8 +362,8 @@ decoder_new (P3dCudaFilter * filter, gpointer * workspace)
 {
   P3dBevDetect *self = P3D_BEV_DETECT (filter);
 
-  return p3dc_centerpoint_decoder_new (&self->params,
-      (P3dcCenterPointDecoder **) workspace);
+  return p3d_model_decoder_workspace_new (self->decoder,
+      (P3dModelDecodeWorkspace **) workspace);
 }
 
 static gboolean
@@ -351,9 +372,9 @@ p3d_bev_detect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
   P3dBevDetect *self = P3D_BEV_DETECT (filter);
-  const P3dCenterPointModel *model = self->model;
-  const P3dcConvBufferDesc *canvas = &model->net.buffers[0];
-  guint capacity = p3dc_centerpoint_output_capacity (&self->params);
+  const P3dModelNetwork *network = self->network;
+  const P3dcConvBufferDesc *canvas = &network->desc.buffers[0];
+  guint capacity = p3d_model_decoder_get_capacity (self->decoder);
   P3dBevFeaturesInfo in_info;
   P3dBoxes3dInfo out_info;
   P3dPrecision precision;
@@ -395,16 +416,16 @@ p3d_bev_detect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         return FALSE;
       }
     }
-    if (self->decoder == NULL
+    if (self->decode_workspace == NULL
         && !p3d_cuda_filter_replace_workspace (filter,
-            (gpointer *) & self->decoder,
-            (GDestroyNotify) p3dc_centerpoint_decoder_free, decoder_new,
+            (gpointer *) & self->decode_workspace,
+            (GDestroyNotify) p3d_model_decode_workspace_free, decoder_new,
             "allocating the decode workspace", error))
       return FALSE;
   } else if (self->cpu_buffers == NULL) {
-    self->cpu_buffers = p3dc_convnet_cpu_buffers_new (&model->net);
-    self->cpu_input = g_try_new (float, (gsize) canvas->channels
-        * canvas->height * canvas->width);
+    self->cpu_buffers = p3dc_convnet_cpu_buffers_new (&network->desc);
+    self->cpu_input = g_try_new (float,
+        p3dc_convnet_buffer_elements (&network->desc, 0));
     if (self->cpu_buffers == NULL || self->cpu_input == NULL) {
       free_cpu_buffers (self);
       g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
@@ -425,55 +446,15 @@ p3d_bev_detect_stop_device (P3dCudaFilter * filter)
   P3dBevDetect *self = P3D_BEV_DETECT (filter);
 
   g_clear_pointer (&self->net, p3dc_convnet_cuda_free);
-  g_clear_pointer (&self->decoder, p3dc_centerpoint_decoder_free);
-}
-
-/* The views of every task's head maps, from buffer views of the path. */
-typedef void (*ViewFunc) (P3dBevDetect * self, guint buffer,
-    P3dcMapView * view);
-
-static void
-cpu_view (P3dBevDetect * self, guint buffer, P3dcMapView * view)
-{
-  p3dc_convnet_cpu_view (&self->model->net, buffer, self->cpu_buffers[buffer],
-      view);
+  g_clear_pointer (&self->decode_workspace, p3d_model_decode_workspace_free);
 }
 
 static void
-cuda_view (P3dBevDetect * self, guint buffer, P3dcMapView * view)
+boxes_from_map (P3dTensorMap * out, P3dModelBoxes * boxes)
 {
-  /* cannot fail for a buffer of the desc the net was made from */
-  p3dc_convnet_cuda_view (self->net, buffer, view);
-}
-
-static void
-task_maps (P3dBevDetect * self, ViewFunc view,
-    P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS])
-{
-  const P3dCenterPointModel *model = self->model;
-  guint t;
-
-  memset (maps, 0,
-      sizeof (P3dcCenterPointTaskMaps) * P3DC_CENTERPOINT_MAX_TASKS);
-  for (t = 0; t < model->config.n_tasks; t++) {
-    const P3dCenterPointHeadOutput *heads = model->heads[t];
-
-    view (self, heads[P3D_CENTERPOINT_HEAD_HEATMAP].buffer, &maps[t].heatmap);
-    view (self, heads[P3D_CENTERPOINT_HEAD_REG].buffer, &maps[t].reg);
-    view (self, heads[P3D_CENTERPOINT_HEAD_HEIGHT].buffer, &maps[t].height);
-    view (self, heads[P3D_CENTERPOINT_HEAD_DIM].buffer, &maps[t].dim);
-    view (self, heads[P3D_CENTERPOINT_HEAD_ROT].buffer, &maps[t].rot);
-    if (heads[P3D_CENTERPOINT_HEAD_VEL].channels > 0)
-      view (self, heads[P3D_CENTERPOINT_HEAD_VEL].buffer, &maps[t].vel);
-  }
-}
-
-static void
-output_from_map (P3dTensorMap * out, P3dcCenterPointOutput * output)
-{
-  output->boxes = out->data[P3D_BOXES_TENSOR_RECORDS];
-  output->count = out->data[P3D_BOXES_TENSOR_COUNT];
-  output->velocity = NULL;
+  boxes->boxes = out->data[P3D_BOXES_TENSOR_RECORDS];
+  boxes->count = out->data[P3D_BOXES_TENSOR_COUNT];
+  boxes->velocity = NULL;
 }
 
 static GstFlowReturn
@@ -481,10 +462,9 @@ p3d_bev_detect_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out)
 {
   P3dBevDetect *self = P3D_BEV_DETECT (filter);
-  const P3dcConvBufferDesc *canvas = &self->model->net.buffers[0];
-  gsize i, n = (gsize) canvas->channels * canvas->height * canvas->width;
-  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
-  P3dcCenterPointOutput output;
+  const P3dcConvNetDesc *desc = &self->network->desc;
+  gsize i, n = p3dc_convnet_buffer_elements (desc, 0);
+  P3dModelBoxes boxes;
   const float *input = in->data[P3D_BEV_FEATURES_TENSOR_FEATURES];
   P3dcResult result;
 
@@ -495,11 +475,11 @@ p3d_bev_detect_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
       self->cpu_input[i] = p3dc_half_to_float (half[i]);
     input = self->cpu_input;
   }
-  result = p3dc_convnet_cpu (&self->model->net, input, self->cpu_buffers);
+  result = p3dc_convnet_cpu (desc, input, self->cpu_buffers);
   if (result == P3DC_OK) {
-    task_maps (self, cpu_view, maps);
-    output_from_map (out, &output);
-    result = p3dc_centerpoint_decode_cpu (&self->params, maps, &output);
+    boxes_from_map (out, &boxes);
+    result = p3d_model_decoder_run_cpu (self->decoder, self->cpu_buffers,
+        &boxes);
   }
   if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("Detection failed"),
@@ -514,18 +494,17 @@ p3d_bev_detect_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
     P3dTensorMap * in, P3dTensorMap * out, gboolean out_clean)
 {
   P3dBevDetect *self = P3D_BEV_DETECT (filter);
-  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
-  P3dcCenterPointOutput output;
+  P3dModelBoxes boxes;
 
   if (!p3d_cuda_filter_check (filter, p3dc_convnet_cuda_run (self->net,
               in->data[P3D_BEV_FEATURES_TENSOR_FEATURES],
               self->in_info.format == P3D_DATA_FORMAT_F16, filter->stream),
           "running the network"))
     return GST_FLOW_ERROR;
-  task_maps (self, cuda_view, maps);
-  output_from_map (out, &output);
-  if (!p3d_cuda_filter_check (filter, p3dc_centerpoint_decode_cuda
-          (self->decoder, maps, &output, filter->stream), "decoding boxes"))
+  boxes_from_map (out, &boxes);
+  if (!p3d_cuda_filter_check (filter, p3d_model_decoder_run_cuda
+          (self->decoder, self->decode_workspace, self->net, &boxes,
+              filter->stream), "decoding boxes"))
     return GST_FLOW_ERROR;
   return GST_FLOW_OK;
 }

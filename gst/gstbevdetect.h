@@ -6,8 +6,7 @@
 #define __P3D_BEV_DETECT_H__
 
 #include "p3dperception.h"
-#include "p3dcenterpoint.h"
-#include "centerpoint_decode.h"
+#include "p3dmodel.h"
 #include "convnet.h"
 
 G_BEGIN_DECLS
@@ -41,13 +40,15 @@ struct _P3dBevDetect
   gboolean model_nms;
   P3dPrecision precision;
 
-  /* loaded in start () */
-  P3dCenterPointModel *model;
+  /* loaded in start (): the model, its "bev" network and the decode of
+   * its head */
+  P3dModel *model;
+  const P3dModelNetwork *network;
+  P3dModelDecoder *decoder;
 
   /* negotiated */
   P3dBevFeaturesInfo in_info;
   P3dBoxes3dInfo out_info;
-  P3dcCenterPointParams params;
   gboolean half;                /* the device net's storage */
 
   /* the reference path's activations, and the input widened to F32 */
@@ -55,7 +56,7 @@ struct _P3dBevDetect
   float *cpu_input;
   /* the device path's workspaces */
   P3dcConvNet *net;
-  P3dcCenterPointDecoder *decoder;
+  P3dModelDecodeWorkspace *decode_workspace;
   /* what cuDNN said when the network could not be set up */
   gchar net_message[256];
 };

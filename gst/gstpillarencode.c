@@ -182,11 +182,18 @@ static gboolean
 p3d_pillar_encode_start (GstBaseTransform * trans)
 {
   P3dPillarEncode *self = P3D_PILLAR_ENCODE (trans);
-  P3dCenterPointModel *model;
+  P3dModel *model;
 
   model = p3d_model_file_load_property (GST_ELEMENT (self), &self->weights);
   if (model == NULL)
     return FALSE;
+  if (model->pillars == NULL) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("The weights file holds a %s model, which has no pillar feature "
+            "net for pillarencode", model->architecture), (NULL));
+    p3d_model_free (model);
+    return FALSE;
+  }
   GST_OBJECT_LOCK (self);
   self->model = model;
   GST_OBJECT_UNLOCK (self);
@@ -223,10 +230,10 @@ set_model_fields (P3dPillarEncode * self, GstStructure * s,
   GST_OBJECT_LOCK (self);
   have_model = self->model != NULL;
   if (have_model) {
-    channels = self->model->pfn_out_channels;
-    grid_x = self->model->config.grid[0];
-    grid_y = self->model->config.grid[1];
-    features = self->model->config.features;
+    channels = self->model->pillars->out_channels;
+    grid_x = self->model->pillars->grid[0];
+    grid_y = self->model->pillars->grid[1];
+    features = self->model->pillars->features;
   }
   GST_OBJECT_UNLOCK (self);
   if (!have_model)
@@ -291,7 +298,7 @@ p3d_pillar_encode_transform_media_caps (P3dCudaFilter * filter,
 /* Whether the voxel grid of the caps is the one the model was trained on:
  * the scatter's canvas and every layer after it depend on it. */
 static gboolean
-grid_matches_model (const P3dCenterPointConfig * config,
+grid_matches_model (const P3dModelPillars * config,
     const P3dVoxelGrid * grid, gchar ** why)
 {
   guint a;
@@ -329,8 +336,8 @@ encoder_new (P3dCudaFilter * filter, gpointer * workspace)
 {
   P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
 
-  return p3dc_pillarencoder_new (&self->params, self->model->pfn_weight,
-      self->model->pfn_bias, (P3dcPillarEncoder **) workspace);
+  return p3dc_pillarencoder_new (&self->params, self->model->pillars->weight,
+      self->model->pillars->bias, (P3dcPillarEncoder **) workspace);
 }
 
 static gboolean
@@ -339,7 +346,7 @@ p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * out_layout, GError ** error)
 {
   P3dPillarEncode *self = P3D_PILLAR_ENCODE (filter);
-  const P3dCenterPointModel *model = self->model;
+  const P3dModelPillars *model = self->model->pillars;
   P3dPillarsInfo in_info;
   P3dBevFeaturesInfo out_info;
   P3dcPillarEncodeParams params = { 0, };
@@ -349,24 +356,24 @@ p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   if (!p3d_pillars_info_from_caps (&in_info, incaps)
       || !p3d_bev_features_info_from_caps (&out_info, outcaps))
     return FALSE;
-  if (in_info.channels != model->pfn_in_channels) {
+  if (in_info.channels != model->in_channels) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
         "The pillar features have %u channels (features=%s), the weights' "
         "pillar feature net takes %u (features=%s): set pillarfeat "
         "features=%s", in_info.channels,
-        p3d_feature_set_to_string (in_info.features), model->pfn_in_channels,
-        p3d_feature_set_to_string (model->config.features),
-        p3d_feature_set_to_string (model->config.features));
+        p3d_feature_set_to_string (in_info.features), model->in_channels,
+        p3d_feature_set_to_string (model->features),
+        p3d_feature_set_to_string (model->features));
     return FALSE;
   }
-  if (!grid_matches_model (&model->config, &in_info.grid, &why)) {
+  if (!grid_matches_model (model, &in_info.grid, &why)) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
         "The voxels do not match the model: %s; set voxelize's voxel-size "
         "and range to the model's", why);
     g_free (why);
     return FALSE;
   }
-  if (out_info.channels != model->pfn_out_channels
+  if (out_info.channels != model->out_channels
       || out_info.width != in_info.grid.grid[0]
       || out_info.height != in_info.grid.grid[1]
       || out_info.layout != P3D_BEV_FEATURES_LAYOUT_YX) {
@@ -374,12 +381,12 @@ p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         "The output caps are not the model's canvas: channels=%u width=%u "
         "height=%u, the model makes channels=%u width=%u height=%u (layout "
         "yx)", out_info.channels, out_info.width, out_info.height,
-        model->pfn_out_channels, in_info.grid.grid[0], in_info.grid.grid[1]);
+        model->out_channels, in_info.grid.grid[0], in_info.grid.grid[1]);
     return FALSE;
   }
 
   params.in_channels = in_info.channels;
-  params.out_channels = model->pfn_out_channels;
+  params.out_channels = model->out_channels;
   params.max_points = in_info.max_points;
   params.max_voxels = in_info.max_voxels;
   params.grid_x = in_info.grid.grid[0];
@@ -477,8 +484,8 @@ p3d_pillar_encode_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
   P3dcResult result;
 
   input_from_map (in, &input);
-  result = p3dc_pillarencode_cpu (&self->params, self->model->pfn_weight,
-      self->model->pfn_bias, &input,
+  result = p3dc_pillarencode_cpu (&self->params,
+      self->model->pillars->weight, self->model->pillars->bias, &input,
       out->data[P3D_BEV_FEATURES_TENSOR_FEATURES], &dropped);
   if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED,

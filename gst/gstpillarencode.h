@@ -6,7 +6,7 @@
 #define __P3D_PILLAR_ENCODE_ELEMENT_H__
 
 #include "p3dperception.h"
-#include "p3dcenterpoint.h"
+#include "p3dmodel.h"
 #include "pillarencode.h"
 
 G_BEGIN_DECLS
@@ -22,8 +22,8 @@ struct _P3dPillarEncode
   /* property, under the object lock */
   gchar *weights;
 
-  /* loaded in start () */
-  P3dCenterPointModel *model;
+  /* loaded in start (): a model with a pillar feature net */
+  P3dModel *model;
 
   /* negotiated */
   P3dPillarsInfo in_info;

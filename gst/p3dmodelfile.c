@@ -5,11 +5,11 @@
 
 #include "p3dmodelfile.h"
 
-P3dCenterPointModel *
+P3dModel *
 p3d_model_file_load (GstElement * element, const gchar * path)
 {
   P3dWeights *weights;
-  P3dCenterPointModel *model;
+  P3dModel *model;
   GError *error = NULL;
 
   if (path == NULL || path[0] == '\0') {
@@ -37,7 +37,7 @@ p3d_model_file_load (GstElement * element, const gchar * path)
     g_error_free (error);
     return NULL;
   }
-  model = p3d_centerpoint_model_new (weights, &error);
+  model = p3d_model_new (weights, &error);
   p3d_weights_free (weights);
   if (model == NULL) {
     GST_ELEMENT_ERROR (element, STREAM, DECODE,
@@ -49,10 +49,10 @@ p3d_model_file_load (GstElement * element, const gchar * path)
   return model;
 }
 
-P3dCenterPointModel *
+P3dModel *
 p3d_model_file_load_property (GstElement * element, gchar * const *weights)
 {
-  P3dCenterPointModel *model;
+  P3dModel *model;
   gchar *path;
 
   GST_OBJECT_LOCK (element);
@@ -64,9 +64,9 @@ p3d_model_file_load_property (GstElement * element, gchar * const *weights)
 }
 
 void
-p3d_model_file_clear (GstElement * element, P3dCenterPointModel ** model)
+p3d_model_file_clear (GstElement * element, P3dModel ** model)
 {
   GST_OBJECT_LOCK (element);
-  g_clear_pointer (model, p3d_centerpoint_model_free);
+  g_clear_pointer (model, p3d_model_free);
   GST_OBJECT_UNLOCK (element);
 }

@@ -5,7 +5,7 @@
 
 #include <gst/gst.h>
 
-#include "p3dcenterpoint.h"
+#include "p3dmodel.h"
 
 G_BEGIN_DECLS
 
@@ -13,17 +13,17 @@ G_BEGIN_DECLS
  * element error on @element that names the file and what is wrong with
  * it (no path, unreadable, not safetensors, a tensor missing or of the
  * wrong shape, a bad configuration). */
-P3dCenterPointModel *p3d_model_file_load (GstElement * element,
+P3dModel *p3d_model_file_load (GstElement * element,
     const gchar * path);
 
 /* p3d_model_file_load() of the path in @element's weights property
  * *@weights, read under the object lock. */
-P3dCenterPointModel *p3d_model_file_load_property (GstElement * element,
+P3dModel *p3d_model_file_load_property (GstElement * element,
     gchar * const *weights);
 
 /* Frees *@model under the object lock: caps queries read the model from
  * other threads. */
-void p3d_model_file_clear (GstElement * element, P3dCenterPointModel ** model);
+void p3d_model_file_clear (GstElement * element, P3dModel ** model);
 
 G_END_DECLS
 

@@ -1,9 +1,17 @@
-/* The convolutional network on cuDNN against the C reference, on random
- * small nets (free-form chains with transposed convolutions and
- * concatenations) and on the CenterPoint pattern (3 strided stages, a neck
- * of a stride-2, a 1x1 and a transposed convolution concatenated, the
- * shared head convolution and 6 heads per task), F32 and F16 storage, F32
- * and F16 input.
+/* The layer graph's CUDA path (cuDNN and our kernels) against the C
+ * reference, on random small nets (free-form chains with transposed
+ * convolutions and concatenations), on random graphs of every kind with a
+ * batch (convolutions with groups, dilation, non-square kernels, residuals
+ * and channel slices read; adds, max pools, nearest and bilinear upsampling
+ * with both corner rules, softmax, slices), on a net that takes each plan
+ * of the cuDNN runner (cuDNN groups and the dense filter, the fused
+ * residual and the epilogue's, an input slice copied), and on the
+ * CenterPoint pattern (3 strided stages, a neck of a stride-2, a 1x1 and a
+ * transposed convolution concatenated, the shared head convolution and 6
+ * heads per task), F32 and F16 storage, F32 and F16 input.  Each kind our
+ * kernels run is also checked alone, bit for bit in F32 (softmax within
+ * float rounding: CUDA's expf is not glibc's) and against the reference's
+ * value rounded to F16 in F16.
  *
  * An F16 input is the reference's input rounded to F16: the reference then
  * runs on those rounded values (exact in float), so that its rounding is
@@ -114,7 +122,8 @@ download (const ConvnetTestNet * net, P3dcConvNet * cnet, guint32 b,
 
   fail_unless_equals_int (p3dc_convnet_cuda_view (cnet, b, view), P3DC_OK);
   /* up to the last element: the storage may hold padding channels */
-  *bytes = ((buf->channels - 1) * view->channel_stride + (buf->height - 1) *
+  *bytes = ((p3dc_convnet_batch (&net->desc) - 1) * view->batch_stride +
+      (buf->channels - 1) * view->channel_stride + (buf->height - 1) *
       view->row_stride + (buf->width - 1) * view->column_stride + 1) *
       (view->half ? 2 : 4);
   host = g_malloc (*bytes);
@@ -241,6 +250,261 @@ GST_START_TEST (test_random_nets)
     check_net (net, n % 2, (n / 2) % 2, what);
     g_free (what);
     convnet_test_net_free (net);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_random_graphs)
+{
+  P3dTestRng rng;
+  guint n;
+
+  p3d_test_rng_init (&rng, 24);
+  for (n = 0; n < 40; n++) {
+    ConvnetTestNet *net = convnet_test_net_random_graph (&rng, 0);
+    gchar *what = g_strdup_printf ("random graph %u (batch %u)", n,
+        p3dc_convnet_batch (&net->desc));
+
+    check_net (net, n % 2, (n / 2) % 2, what);
+    g_free (what);
+    convnet_test_net_free (net);
+  }
+  g_print ("random graphs, largest error: F32 %.3g M, F16 %.3g u M\n",
+      worst_float, worst_half);
+}
+
+GST_END_TEST;
+
+/* Layer @l's plan, as the runner describes it, holds @fragment or not. */
+static void
+expect_plan (P3dcConvNet * cnet, guint32 l, const gchar * fragment,
+    gboolean present)
+{
+  char text[512];
+
+  p3dc_convnet_cuda_describe_layer (cnet, l, text, sizeof text);
+  fail_unless ((strstr (text, fragment) != NULL) == present,
+      "layer %u: \"%s\" %s \"%s\"", l, text, present ? "lacks" : "holds",
+      fragment);
+}
+
+/* One net whose layers take each of the runner's plans, checked against
+ * the reference like the others, and the plans themselves. */
+GST_START_TEST (test_conv_plans)
+{
+  P3dTestRng rng;
+  ConvnetTestNet *net;
+  P3dcConvLayer l;
+  guint32 b1, b2, b3, b4, b5, b6, b7;
+  guint half, input_half;
+
+  p3d_test_rng_init (&rng, 25);
+  net = convnet_test_net_new (16, 12, 12);
+  net->desc.batch = 2;
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_2D;
+  l.kernel = l.stride = 1;
+  /* 0: 2 groups of 8: cuDNN groups in F16 too */
+  b1 = convnet_test_net_add_buffer (net, 16, 12, 12);
+  l.in_channels = l.out_channels = 16;
+  l.kernel = 3;
+  l.padding = 1;
+  l.groups = 2;
+  l.relu = 1;
+  l.output = b1;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  /* 1: 4 groups of 4: one dense filter in F16 */
+  b2 = convnet_test_net_add_buffer (net, 16, 12, 12);
+  l.groups = 4;
+  l.relu = 0;
+  l.output = b2;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  /* 2: dilated 3x1 with a whole-buffer residual: fused */
+  b3 = convnet_test_net_add_buffer (net, 16, 12, 12);
+  l.input = b1;
+  l.groups = 0;
+  l.dilation = 2;
+  l.padding = 2;
+  l.kernel_x = 1;
+  l.stride_x = 1;
+  l.padding_x = 0;
+  l.residual = 1;
+  l.input2 = b2;
+  l.relu = 1;
+  l.output = b3;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  /* 3: a slice of b3 read (copied), a residual slice of b1 (epilogue) */
+  b4 = convnet_test_net_add_buffer (net, 8, 12, 12);
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_2D;
+  l.kernel = l.stride = 1;
+  l.input = b3;
+  l.input_channel_offset = 3;
+  l.in_channels = 8;
+  l.out_channels = 8;
+  l.residual = 1;
+  l.input2 = b1;
+  l.input2_channel_offset = 4;
+  l.output = b4;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  /* 4: a non-square transposed convolution */
+  b5 = convnet_test_net_add_buffer (net, 5, 24, 36);
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_TRANSPOSED_2D;
+  l.in_channels = 8;
+  l.out_channels = 5;
+  l.kernel = l.stride = 2;
+  l.kernel_x = l.stride_x = 3;
+  l.input = b4;
+  l.output = b5;
+  l.relu = 1;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  /* 5: ResNet's stem pool, 6: bilinear back up, 7: softmax on a slice */
+  b6 = convnet_test_net_add_buffer (net, 16, 6, 6);
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_LAYER_MAX_POOL;
+  l.in_channels = l.out_channels = 16;
+  l.kernel = 3;
+  l.stride = 2;
+  l.padding = 1;
+  l.input = b3;
+  l.output = b6;
+  convnet_test_net_add (net, &rng, &l, 0.0f);
+  b7 = convnet_test_net_add_buffer (net, 16, 12, 12);
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_LAYER_UPSAMPLE_BILINEAR;
+  l.align_corners = 1;
+  l.in_channels = l.out_channels = 16;
+  l.input = b6;
+  l.output = b7;
+  convnet_test_net_add (net, &rng, &l, 0.0f);
+  l.kind = P3DC_LAYER_SOFTMAX;
+  l.input = b5;
+  l.input_channel_offset = 1;
+  l.in_channels = l.out_channels = 4;
+  l.output = convnet_test_net_add_buffer (net, 4, 24, 36);
+  convnet_test_net_add (net, &rng, &l, 0.0f);
+  convnet_test_net_finish (net, &rng);
+
+  for (half = 0; half < 2; half++) {
+    P3dcConvNet *cnet = NULL;
+    char message[512];
+
+    fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
+            sizeof message) == P3DC_OK, "%s", message);
+    expect_plan (cnet, 0, "dense filter", FALSE);
+    expect_plan (cnet, 1, "dense filter", half);
+    expect_plan (cnet, 2, "fused bias", TRUE);
+    expect_plan (cnet, 2, "+ residual", TRUE);
+    expect_plan (cnet, 3, "+ epilogue", TRUE);
+    expect_plan (cnet, 3, "input slice copied", TRUE);
+    expect_plan (cnet, 4, "+ epilogue", TRUE);
+    expect_plan (cnet, 5, "our kernel", TRUE);
+    p3dc_convnet_cuda_free (cnet);
+    for (input_half = 0; input_half < 2; input_half++)
+      check_net (net, half, input_half, "conv plans");
+  }
+  convnet_test_net_free (net);
+}
+
+GST_END_TEST;
+
+/* One layer of each kind our kernels run, alone, on a batch of 2 with
+ * channel slices: F32 storage equals the reference bit for bit (softmax
+ * within 8 float roundings), F16 storage equals the reference's value on
+ * the F16 input rounded to F16 (softmax within one F16 step). */
+GST_START_TEST (test_kinds_alone)
+{
+  static const P3dcConvKind kinds[] = {
+    P3DC_LAYER_ADD, P3DC_LAYER_MAX_POOL, P3DC_LAYER_UPSAMPLE_NEAREST,
+    P3DC_LAYER_UPSAMPLE_BILINEAR, P3DC_LAYER_UPSAMPLE_BILINEAR,
+    P3DC_LAYER_SOFTMAX, P3DC_LAYER_SLICE,
+  };
+  P3dTestRng rng;
+  guint k, half;
+
+  p3d_test_rng_init (&rng, 26);
+  for (k = 0; k < G_N_ELEMENTS (kinds); k++) {
+    for (half = 0; half < 2; half++) {
+      ConvnetTestNet *net = convnet_test_net_new (6, 7, 9);
+      P3dcConvLayer l;
+      P3dcConvNet *cnet = NULL;
+      float **reference;
+      DeviceInput in;
+      P3dcMapView view;
+      char message[512];
+      gsize bytes, n, e;
+      guint8 *host;
+      guint32 c, y, x, item, out_h = 7, out_w = 9;
+
+      net->desc.batch = 2;
+      memset (&l, 0, sizeof l);
+      l.kind = kinds[k];
+      l.in_channels = l.out_channels = 3;
+      l.input_channel_offset = 2;
+      l.relu = kinds[k] == P3DC_LAYER_SOFTMAX ? 0 : 1;
+      if (kinds[k] == P3DC_LAYER_ADD) {
+        l.input2_channel_offset = 1;
+      } else if (kinds[k] == P3DC_LAYER_MAX_POOL) {
+        l.kernel = 3;
+        l.stride = 2;
+        l.padding = 1;
+        out_h = 4;
+        out_w = 5;
+      } else if (kinds[k] == P3DC_LAYER_UPSAMPLE_NEAREST) {
+        out_h = 11;
+        out_w = 18;
+      } else if (kinds[k] == P3DC_LAYER_UPSAMPLE_BILINEAR) {
+        /* both corner rules, at a size that is not a multiple */
+        l.align_corners = k == 3;
+        out_h = 13;
+        out_w = 20;
+      }
+      l.output = convnet_test_net_add_buffer (net, 3, out_h, out_w);
+      convnet_test_net_add (net, &rng, &l, 0.0f);
+      convnet_test_net_finish (net, &rng);
+      /* the reference on the input as the device stores it */
+      n = p3dc_convnet_buffer_elements (&net->desc, 0);
+      if (half)
+        for (e = 0; e < n; e++)
+          net->input[e] = p3dc_half_to_float (p3dc_float_to_half
+              (net->input[e]));
+      reference = p3dc_convnet_cpu_buffers_new (&net->desc);
+      fail_unless_equals_int (p3dc_convnet_cpu (&net->desc, net->input,
+              reference), P3DC_OK);
+      device_input_init (&in, net, FALSE);
+      fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
+              sizeof message) == P3DC_OK, "%s", message);
+      fail_unless_equals_int (p3dc_convnet_cuda_run (cnet, in.input, FALSE,
+              in.stream), P3DC_OK);
+      host = download (net, cnet, 1, in.stream, &view, &bytes);
+      for (item = 0; item < 2; item++)
+        for (c = 0; c < 3; c++)
+          for (y = 0; y < out_h; y++)
+            for (x = 0; x < out_w; x++) {
+              gfloat want = reference[1][((item * 3 + c) * out_h + y) *
+                  out_w + x];
+              gdouble got = convnet_test_view_read_item (&view, item, c, y,
+                  x);
+              gdouble allowed = 0.0;
+
+              if (half)
+                want = p3dc_half_to_float (p3dc_float_to_half (want));
+              if (kinds[k] == P3DC_LAYER_SOFTMAX)
+                allowed = half ? ldexp (fabs (want), -10) :
+                    8 * ldexp (fabs (want), -24);
+              fail_unless (fabs (got - want) <= allowed,
+                  "%s (%s storage) at n %u c %u y %u x %u: %.9g, the "
+                  "reference %.9g", p3dc_convnet_kind_name (kinds[k]),
+                  half ? "F16" : "F32", item, c, y, x, got, want);
+            }
+      g_free (host);
+      p3dc_convnet_cuda_free (cnet);
+      device_input_clear (&in);
+      p3dc_convnet_cpu_buffers_free (&net->desc, reference);
+      convnet_test_net_free (net);
+    }
   }
 }
 
@@ -383,6 +647,9 @@ convnet_cuda_suite (void)
   require_cudnn ();
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_random_nets);
+  tcase_add_test (tc, test_random_graphs);
+  tcase_add_test (tc, test_conv_plans);
+  tcase_add_test (tc, test_kinds_alone);
   tcase_add_test (tc, test_centerpoint_pattern);
   tcase_add_test (tc, test_views_and_arguments);
   return s;

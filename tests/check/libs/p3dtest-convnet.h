@@ -1,6 +1,7 @@
 /* What the convnet tests share: random nets (free-form chains with
- * concatenations, and the CenterPoint pattern), a float64 oracle with its
- * own arithmetic (scatter of every input tap, not a gather per output), the
+ * concatenations, random graphs of every layer kind with a batch, and the
+ * CenterPoint pattern), a float64 oracle with its own arithmetic (scatter
+ * of every input tap for the convolutions, not a gather per output), the
  * magnitude of every element (its terms' absolute values summed, each
  * input taken at its own magnitude), against which rounding errors are
  * measured, and a comparison that says where and by how much two results
@@ -38,6 +39,10 @@ void convnet_test_net_add_layer (ConvnetTestNet * net, P3dTestRng * rng,
     P3dcConvKind kind, guint32 input, guint32 output, guint32 offset,
     guint32 out_channels, guint32 kernel, guint32 stride, guint32 padding,
     gboolean relu, gfloat bias_range);
+/* Appends @layer (its weight and bias ignored) with random weights and
+ * biases as above for the convolutions. */
+void convnet_test_net_add (ConvnetTestNet * net, P3dTestRng * rng,
+    const P3dcConvLayer * layer, gfloat bias_range);
 /* Updates desc after buffers or layers were added. */
 void convnet_test_net_finish (ConvnetTestNet * net, P3dTestRng * rng);
 
@@ -45,6 +50,20 @@ void convnet_test_net_finish (ConvnetTestNet * net, P3dTestRng * rng);
  * padding), transposed convolutions (kernel == stride 2 or 3) and
  * concatenations of 2 or 3 slices, on a small random input. */
 ConvnetTestNet *convnet_test_net_random (P3dTestRng * rng);
+
+/* A random graph of every kind on a batch of @batch (1 to 3 when 0):
+ * convolutions with non-square kernels and strides, dilation, groups,
+ * channel slices read and residuals; transposed convolutions (non-square
+ * too); concatenations; adds; max pools; nearest and bilinear upsampling
+ * with both corner rules to sizes that are and are not multiples of the
+ * input; softmax over channel slices; slices with and without ReLU. */
+ConvnetTestNet *convnet_test_net_random_graph (P3dTestRng * rng,
+    guint32 batch);
+
+/* The number of terms each output of @layer sums (its rounding budget):
+ * a convolution's taps per output, the channels of a softmax, 4 for
+ * bilinear upsampling, 2 for an add, 1 otherwise. */
+guint32 convnet_test_layer_terms (const P3dcConvLayer * layer);
 
 /* The CenterPoint pattern: 3 stages (a 3x3 stride-2 convolution, then
  * layer_nums 3x3 ones), the neck (stride-2 2x2 convolution, 1x1
@@ -61,8 +80,12 @@ ConvnetTestNet *convnet_test_net_centerpoint (P3dTestRng * rng,
 
 /* The oracle: every buffer in float64 (out[0] is the input), and when
  * @magnitude is not NULL, the magnitude M of every element there: |x| for
- * the input, and for a layer's output the sum over its taps of |w| times
- * the tap input's M, plus |b|.  It bounds the scale at which this layer's
+ * the input, and for a convolution's output the sum over its taps of |w|
+ * times the tap input's M, plus |b| (plus the residual's M); an add's the
+ * sum of its inputs' M; a max pool's the largest M of its window; an
+ * upsampling's the weighted M of its taps; a softmax's 1 plus the largest
+ * M of its position (its output is at most 1, and moves by at most half
+ * the largest change of its inputs); a slice's its source's.  It bounds the scale at which this layer's
  * rounding acts (|w x| <= |w| M) and carries the earlier layers' errors
  * (an input error of k u M reaches the output as at most k u times its
  * M), so per-layer budgets add up along a path even where terms cancel. */
@@ -72,12 +95,15 @@ void convnet_test_buffers_free (const ConvnetTestNet * net,
     gdouble ** buffers);
 
 /* The longest chain of layers that leads to each buffer (0 for the
- * input). */
+ * input), through both inputs of an add or a residual. */
 guint *convnet_test_depths (const ConvnetTestNet * net);
 
-/* Reads element (c, y, x) of a view (F32 or F16) of host memory. */
+/* Reads element (c, y, x) of batch item 0 of a view (F32 or F16) of host
+ * memory, and element (n, c, y, x). */
 gdouble convnet_test_view_read (const P3dcMapView * view, guint32 c,
     guint32 y, guint32 x);
+gdouble convnet_test_view_read_item (const P3dcMapView * view, guint32 n,
+    guint32 c, guint32 y, guint32 x);
 
 /* Compares @view of buffer @b with @expect: every element within
  * rel * magnitude + abs_tol.  Returns the largest |difference| / magnitude

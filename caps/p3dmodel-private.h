@@ -1,0 +1,148 @@
+/* gst-perception: inside the model layer.  What a model family file
+ * (p3dcenterpoint.c, and the next ones) provides, and what it may use:
+ * the JSON readers of `p3d.model` with their messages, the builder that
+ * reads tensors and folds BatchNorm, and the build of a network from its
+ * graph.  Not installed. */
+#ifndef __P3D_MODEL_PRIVATE_H__
+#define __P3D_MODEL_PRIVATE_H__
+
+#include <json-glib/json-glib.h>
+
+#include "p3dmodel.h"
+#include "p3dmodelgraph.h"
+
+G_BEGIN_DECLS
+
+/* ---- reading p3d.model ---------------------------------------------- */
+
+/* Sets P3D_WEIGHTS_ERROR_BAD_METADATA: `p3d.model: "section.key" what`
+ * (no section: `"key"`); returns FALSE. */
+gboolean p3d_model_json_bad_key (GError ** error, const gchar * section,
+    const gchar * key, const gchar * what);
+
+/* The member @key of @object, NULL (and "is missing") when absent. */
+JsonNode *p3d_model_json_member (JsonObject * object, const gchar * section,
+    const gchar * key, GError ** error);
+gboolean p3d_model_json_double (JsonObject * object, const gchar * section,
+    const gchar * key, gdouble min, gdouble max, gdouble * value,
+    GError ** error);
+gboolean p3d_model_json_uint (JsonObject * object, const gchar * section,
+    const gchar * key, guint min, guint max, guint * value, GError ** error);
+/* @fallback when absent. */
+gboolean p3d_model_json_boolean (JsonObject * object, const gchar * section,
+    const gchar * key, gboolean fallback, gboolean * value, GError ** error);
+const gchar *p3d_model_json_string (JsonObject * object,
+    const gchar * section, const gchar * key, GError ** error);
+JsonObject *p3d_model_json_object (JsonObject * object,
+    const gchar * section, const gchar * key, GError ** error);
+/* An array of @min_length..@max_length entries; its length in @length. */
+JsonArray *p3d_model_json_array (JsonObject * object, const gchar * section,
+    const gchar * key, guint min_length, guint max_length, guint * length,
+    GError ** error);
+gboolean p3d_model_json_doubles (JsonObject * object, const gchar * section,
+    const gchar * key, guint n, gdouble min, gdouble max, gdouble * values,
+    GError ** error);
+/* An array of 1..max_length unsigned integers, or of exactly *length ones
+ * when *length is nonzero on entry. */
+gboolean p3d_model_json_uints (JsonObject * object, const gchar * section,
+    const gchar * key, guint max_length, guint min, guint max,
+    guint * values, guint * length, GError ** error);
+gboolean p3d_model_json_node_uint (JsonNode * node, guint min, guint max,
+    guint * value);
+gboolean p3d_model_json_node_number (JsonNode * node, gdouble * value);
+
+/* ---- the builder ------------------------------------------------------ */
+
+/* What building a model reads from: the file, the tensors read so far, and
+ * where the folded arrays go (the model's). */
+typedef struct
+{
+  const P3dWeights *weights;
+  GHashTable *used;             /* names of the tensors read */
+  GPtrArray *arrays;            /* the model's */
+} P3dModelBuilder;
+
+/* @name read as float32 after checking its shape; the array belongs to
+ * the model.  NULL with @error (MISSING_TENSOR, BAD_SHAPE, ...). */
+gfloat *p3d_model_builder_read (P3dModelBuilder * builder, const gchar * name,
+    guint n_dims, const gint64 * shape, GError ** error);
+
+/* Folds the BatchNorm @prefix.{weight,bias,running_mean,running_var} into
+ * @weight (p3d_model_fold_batchnorm(), @layer_bias may be NULL); returns
+ * the bias, or NULL with @error (a missing tensor, a negative variance). */
+gfloat *p3d_model_builder_fold_norm (P3dModelBuilder * builder,
+    const gchar * prefix, gfloat * weight, guint n_outer, guint out_channels,
+    guint inner, const gfloat * layer_bias, gdouble eps, GError ** error);
+
+/* Builds @network from @graph: every tensor's shape, the layers' weights
+ * looked up and checked, BatchNorm folded, a conv's lone following add or
+ * ReLU fused into it, concatenated tensors written in place, slices read
+ * in place, the outputs resolved; then the description validated.  FALSE
+ * with @error naming the layer (BAD_METADATA) or the tensor. */
+gboolean p3d_model_network_build (P3dModelNetwork * network,
+    const P3dModelGraph * graph, P3dModelBuilder * builder, GError ** error);
+void p3d_model_network_clear (P3dModelNetwork * network);
+
+/* The graph of one network of `p3d.model`'s "graph" object. */
+P3dModelGraph *p3d_model_graph_from_node (const gchar * name, JsonNode * node,
+    GError ** error);
+
+/* ---- families --------------------------------------------------------- */
+
+/* A family's decode of its head maps (p3dmodel.h's decoder). */
+typedef struct
+{
+  /* The parameters (the family's own struct) for @network of @model; the
+   * network outputs the decode reads appended to @outputs (const
+   * P3dModelOutput *, NULL for an absent one), in the order the run
+   * functions take their views. */
+  gpointer (*params_new) (const P3dModel * model,
+      const P3dModelNetwork * network, gboolean model_nms,
+      GPtrArray * outputs, GError ** error);
+  void (*params_free) (gpointer params);
+  guint (*capacity) (gconstpointer params);
+  P3dcResult (*workspace_new) (gconstpointer params, gpointer * workspace);
+  void (*workspace_free) (gpointer workspace);
+  /* @views: one per output (zeroed for a NULL one) */
+  P3dcResult (*run_cpu) (gconstpointer params, const P3dcMapView * views,
+      const P3dModelBoxes * boxes);
+  P3dcResult (*run_cuda) (gconstpointer params, gpointer workspace,
+      const P3dcMapView * views, const P3dModelBoxes * boxes,
+      P3dcCudaStream stream);
+} P3dModelDecodeClass;
+
+/* A model family: one `p3d.model` "architecture".  Adding a family is a
+ * file defining one of these and a line in p3dmodel.c's table. */
+struct _P3dModelFamily
+{
+  const gchar *architecture;
+  guint version;                /* the one version read */
+  /* the tool that writes its files, for messages */
+  const gchar *converter;
+  /* NULL-terminated: the state_dict prefixes of its modules; every tensor
+   * under one must be used */
+  const gchar *const *prefixes;
+  /* NULL-terminated: its networks */
+  const gchar *const *networks;
+  /* The family's keys of @root into its config; NULL with @error naming
+   * the key. */
+    gpointer (*config_parse) (JsonObject * root, GError ** error);
+  void (*config_free) (gpointer config);
+  /* The graph of network @name when the metadata's "graph" does not give
+   * it; NULL: the family's files must carry every network. */
+  P3dModelGraph *(*build_graph) (gconstpointer config, const gchar * name,
+      GError ** error);
+  /* After the networks: the family's own tensors (a pillar net), checks
+   * of the networks against the config.  May be NULL. */
+    gboolean (*finish) (P3dModel * model, P3dModelBuilder * builder,
+      GError ** error);
+  /* NULL: the family decodes no boxes */
+  const P3dModelDecodeClass *decode;
+};
+
+/* The families (p3dmodel.c's table). */
+extern const P3dModelFamily p3d_model_family_centerpoint_pillar;
+
+G_END_DECLS
+
+#endif /* __P3D_MODEL_PRIVATE_H__ */

@@ -1,0 +1,167 @@
+/* gst-perception: the models of the network elements, built from a
+ * safetensors weights file (p3dweights.h).
+ *
+ * A model is one or more networks (what one element runs: "bev" for
+ * bevdetect, "image" for a camera encoder), each a layer graph of the
+ * compute library (convnet.h) with BatchNorm folded, the buffers the
+ * element feeds and the named outputs it reads; optionally the pillar
+ * feature net that pillarencode runs; and the decode of the detection
+ * head's maps into boxes.  Every model family (CenterPoint on pillars,
+ * and the next ones) describes its networks in one form, the graph of
+ * p3dmodelgraph.h, which the `p3d.model` metadata either implies (the
+ * family builds it from its config) or carries (`"graph"`); one builder
+ * then looks the tensors up by their state_dict names, checks their
+ * shapes, folds BatchNorm and lays the layers out.  docs/weights.md gives
+ * the metadata's schema, docs/development.md how a family is added.
+ */
+#ifndef __P3D_MODEL_H__
+#define __P3D_MODEL_H__
+
+#include <glib.h>
+
+#include "p3dformats.h"
+#include "p3dweights.h"
+
+#include "convnet.h"
+
+G_BEGIN_DECLS
+
+/* The metadata key that holds the model's config (a JSON document). */
+#define P3D_MODEL_METADATA_KEY "p3d.model"
+
+/* A named output of a network: channels [channel_offset, + channels) of
+ * buffer @buffer (the decode reads the heads through these). */
+typedef struct
+{
+  gchar *name;
+  guint buffer;
+  guint channel_offset;
+  guint channels;
+} P3dModelOutput;
+
+/* One network: a layer graph ready for the compute library. */
+typedef struct
+{
+  gchar *name;                  /* "bev", "image" */
+  /* BatchNorm folded; buffer 0 is the input, [batch][C][H][W] */
+  P3dcConvNetDesc desc;
+  gchar *input_name;            /* the graph's name of buffer 0 */
+  guint n_outputs;
+  P3dModelOutput *outputs;
+} P3dModelNetwork;
+
+/* The learned pillar feature net of a lidar model (PointPillars'
+ * PillarFeatureNet with one layer, BatchNorm folded: y = ReLU (W x + b),
+ * max over a pillar's points) and the voxel grid it was trained on. */
+typedef struct
+{
+  guint point_channels;         /* channels of the raw points */
+  P3dFeatureSet features;       /* the per-point feature set */
+  gdouble voxel_size[3];
+  gdouble point_cloud_range[6]; /* xmin ymin zmin xmax ymax zmax */
+  guint max_points;
+  guint max_voxels;
+  guint grid[3];                /* cells along x, y, z (z: 1) */
+  guint in_channels;            /* the feature set's channels */
+  guint out_channels;
+  const gfloat *weight;         /* [out][in] */
+  const gfloat *bias;           /* [out] */
+} P3dModelPillars;
+
+typedef struct _P3dModelFamily P3dModelFamily;
+
+typedef struct
+{
+  const gchar *architecture;    /* `p3d.model`'s "architecture" */
+  guint n_networks;
+  P3dModelNetwork *networks;
+  const P3dModelPillars *pillars;       /* NULL: the model has none */
+
+  /*< private > */
+  const P3dModelFamily *family;
+  gpointer config;              /* the family's */
+  P3dModelPillars pillars_storage;
+  GPtrArray *arrays;            /* the folded weights and biases */
+} P3dModel;
+
+/* The model in @weights: its `p3d.model` config read by the family its
+ * "architecture" names, its networks built (from an explicit "graph" or
+ * from the config), every tensor they use checked and BatchNorm folded,
+ * and no tensor of the family's modules left unused.  NULL with @error set
+ * (P3D_WEIGHTS_ERROR, naming the file and the key, layer or tensor) when
+ * anything is missing or wrong.  The model keeps nothing of @weights. */
+P3dModel *p3d_model_new (const P3dWeights * weights, GError ** error);
+void p3d_model_free (P3dModel * model);
+
+/* The network @name, or NULL when the model has none of that name. */
+const P3dModelNetwork *p3d_model_get_network (const P3dModel * model,
+    const gchar * name);
+
+/* The output @name of @network, or NULL. */
+const P3dModelOutput *p3d_model_network_get_output (const P3dModelNetwork *
+    network, const gchar * name);
+
+/* Folds BatchNorm into the layer before it, in double:
+ * scale = gamma / sqrt (var + eps), W' = W * scale per output channel,
+ * b' = beta + (b - mean) * scale (b = 0 when @layer_bias is NULL).
+ * @weight is [n_outer][out_channels][inner]: a conv or linear weight
+ * [out][in * kh * kw] is n_outer 1, inner in * kh * kw; a transposed
+ * conv's [in][out][kh][kw] is n_outer in, inner kh * kw.  Writes @weight in
+ * place and @bias [out_channels]. */
+void p3d_model_fold_batchnorm (gfloat * weight, guint n_outer,
+    guint out_channels, guint inner, const gfloat * layer_bias,
+    const gfloat * gamma, const gfloat * beta, const gfloat * mean,
+    const gfloat * var, gdouble eps, gfloat * bias);
+
+/* ---- the box decode ------------------------------------------------- */
+
+/* Where a decode writes a frame's boxes: the records
+ * (application/x-boxes3d), the count (one uint32), and per box vx, vy
+ * when @velocity is not NULL and the model decodes velocity.  Host
+ * memory for the reference path, device memory for the CUDA path. */
+typedef struct
+{
+  gpointer boxes;
+  gpointer count;
+  gpointer velocity;
+} P3dModelBoxes;
+
+/* The decode of a network's head maps into boxes, as the model's family
+ * defines it (its box coder and test-time NMS). */
+typedef struct _P3dModelDecoder P3dModelDecoder;
+
+/* The decoder of @model's network @network, with the model's own
+ * test-time NMS when @model_nms (else every decoded box is kept, up to
+ * the coder's limit).  NULL with @error set when the model has no such
+ * network, or its family no decode. */
+P3dModelDecoder *p3d_model_decoder_new (const P3dModel * model,
+    const gchar * network, gboolean model_nms, GError ** error);
+void p3d_model_decoder_free (P3dModelDecoder * decoder);
+
+/* The most boxes one frame gives (the output caps' max-boxes). */
+guint p3d_model_decoder_get_capacity (const P3dModelDecoder * decoder);
+
+/* The decode on the reference path: from the buffers of
+ * p3dc_convnet_cpu() into @boxes (host memory). */
+P3dcResult p3d_model_decoder_run_cpu (const P3dModelDecoder * decoder,
+    float *const *buffers, const P3dModelBoxes * boxes);
+
+/* The decode's device workspace (made on the current device; no
+ * allocation per frame), and the decode on the CUDA path: from the
+ * buffers of @net (made from the decoder's network) into @boxes (device
+ * memory), queued on @stream. */
+typedef struct _P3dModelDecodeWorkspace P3dModelDecodeWorkspace;
+
+P3dcResult p3d_model_decoder_workspace_new (const P3dModelDecoder * decoder,
+    P3dModelDecodeWorkspace ** workspace);
+void p3d_model_decode_workspace_free (P3dModelDecodeWorkspace * workspace);
+P3dcResult p3d_model_decoder_run_cuda (const P3dModelDecoder * decoder,
+    P3dModelDecodeWorkspace * workspace, const P3dcConvNet * net,
+    const P3dModelBoxes * boxes, P3dcCudaStream stream);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dModel, p3d_model_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (P3dModelDecoder, p3d_model_decoder_free)
+
+G_END_DECLS
+
+#endif /* __P3D_MODEL_H__ */

@@ -243,18 +243,20 @@ def _whoami():
             "device": worker_device()}
 
 
-def check_pipeline(job):
-    """Builds and starts the job's pipeline on a worker (which keeps it for
-    its first shard): a pipeline that cannot start is said once, before any
-    file is given out. Returns None or the error's text."""
+def start_pipeline(job):
+    """Builds and starts the job's pipeline on a worker, which keeps it for
+    its first shard, so that a pipeline that cannot start is said once,
+    before any file is given out. Returns {error: its text or None,
+    backends: [(element, cuda or cpu)], seconds: the start-up's}."""
     from . import filepipeline
 
     try:
         pipeline = _acquire(job["pipeline"], worker_device())
     except (filepipeline.PipelineError, UsageError) as error:
-        return str(error)
+        return {"error": str(error), "backends": [], "seconds": None}
     _release(pipeline)
-    return None
+    return {"error": None, "backends": pipeline.backends,
+            "seconds": pipeline.startup_seconds}
 
 
 def _failed_record(item, message, element=None, debug=None, whoami=None,
@@ -628,6 +630,7 @@ def _connect(scheduler, workers, verbose, out):
         client = Client(scheduler)
         client.wait_for_workers(1)
         return client, None
+    started = time.monotonic()
     gpus = count_gpus()
     count = workers or gpus or len(os.sched_getaffinity(0))
     cluster = start_local_cluster(count, gpus, verbose)
@@ -637,9 +640,10 @@ def _connect(scheduler, workers, verbose, out):
     except BaseException:
         cluster.close()
         raise
-    print("local cluster: %d workers%s" %
+    print("local cluster: %d workers%s, started in %.1f s" %
           (count, " on %d GPUs" % gpus if gpus else
-           ", no GPU (the elements' CPU path)"), file=out)
+           ", no GPU (the elements' CPU path)", time.monotonic() - started),
+          file=out)
     return client, cluster
 
 
@@ -663,15 +667,22 @@ def _run_shards(client, job, todo, outdir, shard_size, retries, progress,
     # cannot start is said before any file is given out, and the start-up
     # is not in the files' time.
     token = uuid.uuid4().hex[:8]
-    starts = [client.submit(check_pipeline, job, workers=[address],
+    starts = [client.submit(start_pipeline, job, workers=[address],
                             allow_other_workers=False, resources=resources,
                             key="p3d-start-%s-%05d" % (token, i))
               for i, address in enumerate(info)]
-    for address, problem in zip(info, client.gather(starts)):
-        if problem is not None:
-            raise UsageError("on %s: %s" % (address, problem))
-    print("%d workers ready, each with its pipeline started, in %.1f s" %
+    backends = {}
+    for address, started_one in zip(info, client.gather(starts)):
+        if started_one["error"] is not None:
+            raise UsageError("on %s: %s" % (address, started_one["error"]))
+        text = " ".join("%s=%s" % pair for pair in started_one["backends"])
+        backends.setdefault(text or "no GPU filter", []).append(address)
+    print("pipelines started on %d workers in %.1f s" %
           (len(info), time.monotonic() - started), file=out)
+    for text, addresses in sorted(backends.items()):
+        print("backends: %s (%s)" % (text, "every worker" if len(backends)
+                                     == 1 else " ".join(addresses)),
+              file=out)
 
     started = time.monotonic()
     size = shard_size or _shard_size(len(todo), len(info))

@@ -186,6 +186,12 @@ class FilePipeline:
             raise PipelineError("the pipeline cannot start: %s" %
                                 failure.message) from None
         self.startup_seconds = time.monotonic() - started
+        # the path each GPU filter took when it started: cuda, or cpu
+        # where there is no device (or backend=cpu)
+        self.backends = [
+            (_describe(e), e.get_property("active-backend").value_nick)
+            for e in reversed(kept)
+            if e.find_property("active-backend") is not None]
 
     def _set_device(self):
         if self.device_id < 0:

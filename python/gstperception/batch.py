@@ -23,6 +23,7 @@ seconds, error) and a summary is printed. docs/cluster.md has the rest.
 """
 
 import argparse
+import asyncio
 import fcntl
 import glob
 import json
@@ -44,6 +45,9 @@ DEFAULT_RETRIES = 2
 # The worker's CUDA device; LocalCluster sets it per worker, and a worker
 # started by hand takes it from its environment (docs/cluster.md).
 DEVICE_ENV = "P3D_CUDA_DEVICE"
+
+# Worker processes import Dask and GStreamer and scan the plugins first.
+LOCAL_START_TIMEOUT = 300
 
 EXIT_OK = 0
 EXIT_FAILED_FILES = 1
@@ -417,7 +421,8 @@ def _shard_size(files, workers):
 # -- the run -------------------------------------------------------------
 
 MANIFEST_KEYS = ("status", "frames", "boxes", "seconds", "error", "element",
-                 "warnings", "worker", "worker_name", "host", "pid", "device")
+                 "debug", "warnings", "worker", "worker_name", "host", "pid",
+                 "device")
 # Failures the summary lists; the manifest has all of them.
 SUMMARY_FAILURES = 20
 
@@ -628,6 +633,8 @@ def _connect(scheduler, workers, verbose, out):
 
     if scheduler:
         client = Client(scheduler)
+        if not client.scheduler_info()["workers"]:
+            print("waiting for a worker to join %s" % scheduler, file=out)
         client.wait_for_workers(1)
         return client, None
     started = time.monotonic()
@@ -636,7 +643,12 @@ def _connect(scheduler, workers, verbose, out):
     cluster = start_local_cluster(count, gpus, verbose)
     try:
         client = Client(cluster)
-        client.wait_for_workers(count)
+        try:
+            client.wait_for_workers(count, timeout=LOCAL_START_TIMEOUT)
+        except (TimeoutError, asyncio.TimeoutError):
+            raise UsageError("the local cluster's %d workers did not start "
+                             "within %d s" % (count, LOCAL_START_TIMEOUT)) \
+                from None
     except BaseException:
         cluster.close()
         raise

@@ -133,6 +133,31 @@ def oracle(pipeline, path, output):
         return f.read()
 
 
+def oracle_error(pipeline, path):
+    """The error message a plain pipeline (filesrc ! TEXT ! fakesink, not
+    p3d-batch's) posts for one file, or None when it ends well. In-process:
+    gst-launch-1.0 itself can wait for ever after an early error."""
+    import gi
+
+    gi.require_version("Gst", "1.0")
+    from gi.repository import Gst
+
+    Gst.init(None)
+    launched = Gst.parse_launch("filesrc location=%s ! %s ! fakesink" %
+                                (path, pipeline))
+    launched.set_state(Gst.State.PLAYING)
+    try:
+        message = launched.get_bus().timed_pop_filtered(
+            120 * Gst.SECOND, Gst.MessageType.ERROR | Gst.MessageType.EOS)
+    finally:
+        launched.set_state(Gst.State.NULL)
+    if message is None:
+        raise AssertionError("%s: no end and no error within 120 s" % path)
+    if message.type == Gst.MessageType.EOS:
+        return None
+    return message.parse_error()[0].message
+
+
 def batch_command(*args):
     return [sys.executable, "-m", "gstperception.batch", "run"] + list(args)
 

@@ -173,7 +173,6 @@ class FilePipeline:
         # nothing flows into an element that is not running yet
         self._restart_up = [e for e in downstream_first if e not in kept]
         self._restart_down = list(reversed(self._restart_up))
-        self.gpu_elements = [_describe(e) for e in reversed(kept)]
 
         # The GPU filters start now (device, workspaces, model); the rest
         # starts with the first file, when the source has a location.

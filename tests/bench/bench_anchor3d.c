@@ -2,7 +2,8 @@
  * PointPillars shapes (432 x 496 pillars, 216 x 248 head maps, 3 classes x
  * 2 rotations: 321,408 anchors):
  *
- *   bench_anchor3d [--runs N] [--heads FILE]
+ *   bench_anchor3d [--runs N] [--heads FILE [--framework openpcdet|mmdet3d]
+ *       [--write-boxes FILE]]
  *
  * The head's outputs are F16 channels-last with each pixel's channels
  * padded to a multiple of 8, as the conv net stores them (cls 18 + box 42 +
@@ -12,9 +13,11 @@
  * NMS at IoU 0.01 under mmcv's rule, pre-max 4096, post-max 500), its
  * per-class variant, and mmdetection3d's KITTI test_cfg (nms_pre 100,
  * max_num 50; and nms_pre 1000, max_num 500).  --heads: a real head, the
- * heads.f32 that tests/reference/pointpillars_torch.py run writes for an
- * OpenPCDet model (cls, box, dir, each [channels][248][216] float32), run
- * through OpenPCDet's post-processing.
+ * heads.f32 that tests/reference/pointpillars_torch.py run writes for the
+ * KITTI model of --framework (cls, box, dir, each [channels][248][216]
+ * float32), through that framework's post-processing; --write-boxes writes
+ * its boxes from the GPU as boxenc's JSON lines, for pointpillars_torch.py
+ * compare.
  *
  * Every case is first compared with the C reference (bit for bit, or the
  * program fails), then timed: the GPU time of one whole decode (every
@@ -57,11 +60,33 @@ typedef struct
   P3dBenchStats stats;
 } Row;
 
-/* Checks the GPU against the reference on @head and times it. */
+/* boxenc's JSON lines of one frame. */
+static void
+write_boxes (const gchar * path, const P3dcBox3d * boxes, guint32 count)
+{
+  FILE *f = fopen (path, "w");
+  guint32 i;
+
+  if (f == NULL) {
+    g_printerr ("%s: cannot write\n", path);
+    exit (1);
+  }
+  fprintf (f, "{\"frame\":0,\"pts\":null,\"count\":%u,\"type\":\"3d\"}\n",
+      count);
+  for (i = 0; i < count; i++)
+    fprintf (f, "{\"x\":%.9g,\"y\":%.9g,\"z\":%.9g,\"dx\":%.9g,"
+        "\"dy\":%.9g,\"dz\":%.9g,\"yaw\":%.9g,\"score\":%.9g,"
+        "\"label\":%d}\n", boxes[i].x, boxes[i].y, boxes[i].z, boxes[i].dx,
+        boxes[i].dy, boxes[i].dz, boxes[i].yaw, boxes[i].score, boxes[i].label);
+  fclose (f);
+}
+
+/* Checks the GPU against the reference on @head and times it; @boxes_path
+ * (when not NULL) gets the GPU's boxes. */
 static void
 bench_case (const gchar * name, const P3dcAnchor3dParams * params,
     const P3dcAnchor3dTable * table, P3dTestHead * head,
-    P3dcCudaStream stream, guint runs, GArray * rows)
+    P3dcCudaStream stream, guint runs, GArray * rows, const gchar * boxes_path)
 {
   guint32 stride = (p3d_test_head_channels (head) + 7) / 8 * 8;
   gsize bytes = (gsize) head->height * head->width * stride * 2;
@@ -106,6 +131,8 @@ bench_case (const gchar * name, const P3dcAnchor3dParams * params,
         name, got_count, ref_count);
     exit (1);
   }
+  if (boxes_path != NULL)
+    write_boxes (boxes_path, got, got_count);
 
   P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &row.stats));
   row.name = g_strdup (name);
@@ -155,13 +182,18 @@ main (int argc, char **argv)
 {
   static const gdouble hit_rates[] = { 0.0005, 0.002, 0.01 };
   gint runs = 500;
-  gchar *heads_path = NULL;
+  gchar *heads_path = NULL, *framework = NULL, *boxes_path = NULL;
   GOptionEntry entries[] = {
     {"runs", 0, 0, G_OPTION_ARG_INT, &runs, "timed runs per case (500)", "N"},
     {"heads", 0, 0, G_OPTION_ARG_FILENAME, &heads_path,
-        "heads.f32 of pointpillars_torch.py run (OpenPCDet, KITTI)", "FILE"},
+        "heads.f32 of pointpillars_torch.py run (KITTI)", "FILE"},
+    {"framework", 0, 0, G_OPTION_ARG_STRING, &framework,
+        "the --heads model's: openpcdet (default) or mmdet3d", "NAME"},
+    {"write-boxes", 0, 0, G_OPTION_ARG_FILENAME, &boxes_path,
+        "write the --heads boxes as JSON lines", "FILE"},
     {NULL}
   };
+  gboolean mmdet3d_heads;
   GOptionContext *context =
       g_option_context_new ("- time the anchor-head decode and NMS");
   GError *error = NULL;
@@ -186,6 +218,12 @@ main (int argc, char **argv)
     g_printerr ("--runs must be at least 1\n");
     return 2;
   }
+  if (framework != NULL && g_strcmp0 (framework, "openpcdet") != 0
+      && g_strcmp0 (framework, "mmdet3d") != 0) {
+    g_printerr ("--framework %s: openpcdet or mmdet3d\n", framework);
+    return 2;
+  }
+  mmdet3d_heads = g_strcmp0 (framework, "mmdet3d") == 0;
   if (p3dc_cuda_device_count () == 0) {
     g_printerr ("no CUDA device: %s\n",
         p3dc_result_string (p3dc_cuda_device_probe ()));
@@ -204,8 +242,12 @@ main (int argc, char **argv)
   if (heads_path != NULL) {
     if (!load_heads (heads_path, &head))
       return 1;
-    bench_case ("real head, OpenPCDet class-agnostic", &params, &openpcdet,
-        &head, stream, runs, rows);
+    if (mmdet3d_heads)
+      p3d_test_anchor3d_mmdet3d_params (&params);
+    bench_case (mmdet3d_heads ? "real head, mmdet3d" :
+        "real head, OpenPCDet class-agnostic", &params,
+        mmdet3d_heads ? &mmdet3d : &openpcdet, &head, stream, runs, rows,
+        boxes_path);
   }
   p3d_test_rng_init (&rng, 26);
   for (i = 0; i < G_N_ELEMENTS (hit_rates); i++) {
@@ -229,7 +271,7 @@ main (int argc, char **argv)
           "OpenPCDet per class" : mode == 2 ? "mmdet3d nms_pre 100" :
           "mmdet3d nms_pre 1000", 100 * hit_rates[i]);
       /* the mmdetection3d anchors are other sets; the head is the same */
-      bench_case (name, &params, table, &head, stream, runs, rows);
+      bench_case (name, &params, table, &head, stream, runs, rows, NULL);
       g_free (name);
     }
   }
@@ -253,5 +295,7 @@ main (int argc, char **argv)
   p3dc_anchor3d_table_clear (&mmdet3d);
   p3dc_cuda_stream_destroy (stream);
   g_free (heads_path);
+  g_free (framework);
+  g_free (boxes_path);
   return 0;
 }

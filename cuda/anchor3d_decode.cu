@@ -16,7 +16,8 @@
 //     finite ones (block scan, so the order is kept), with each box's NMS
 //     view.
 //  4. mask_kernel: 64 x 64 tiles of the suppression bits per list
-//     (p3dc_nms_mask_tile).
+//     (p3dc_nms_mask_tile), a few blocks a multiprocessor walking the
+//     tiles the lists' boxes need.
 //  5. reduce_kernel: one warp per list walks its boxes best first
 //     (p3dc_nms_walk_list), up to post_max; then the block writes the kept
 //     boxes one list after another (mmdetection3d, when they are more than
@@ -193,15 +194,31 @@ __global__ void __launch_bounds__(kDecodeThreads)
   if (threadIdx.x == 0) w.box_count[list] = written;
 }
 
+// The lists' mask tiles, only those their boxes need (a list of n boxes
+// has ceil (n / 64)^2, half of them below the diagonal and skipped): the
+// blocks walk them all, one tile a step, so that a pre_max of 4096 does
+// not launch 64 x 64 blocks a list that mostly find nothing to do.
 __global__ void __launch_bounds__(kNmsMaskThreads)
-    mask_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t words) {
-  const uint32_t list = blockIdx.z;
-  p3dc_nms_mask_tile(
-      w.rects + (size_t)list * p.pre_max, w.box_count[list], blockIdx.y,
-      blockIdx.x, w.mask + (size_t)list * p.pre_max * words, words,
-      [&](const P3dcA3Rect &a, const P3dcA3Rect &b) {
-        return p3dc_a3_suppresses(p.nms, p.nms_threshold, &a, &b) != 0;
-      });
+    mask_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t words,
+                uint32_t lists) {
+  for (uint32_t t = blockIdx.x;; t += gridDim.x) {
+    uint32_t list = 0, first = 0, tiles = 0;
+    for (; list < lists; list++) {
+      tiles = (w.box_count[list] + kNmsMaskTile - 1) / kNmsMaskTile;
+      if (t < first + tiles * tiles) break;
+      first += tiles * tiles;
+    }
+    if (list == lists) return;
+    p3dc_nms_mask_tile(w.rects + (size_t)list * p.pre_max, w.box_count[list],
+                       (t - first) / tiles, (t - first) % tiles,
+                       w.mask + (size_t)list * p.pre_max * words, words,
+                       [&](const P3dcA3Rect &a, const P3dcA3Rect &b) {
+                         return p3dc_a3_suppresses(p.nms, p.nms_threshold, &a,
+                                                   &b) != 0;
+                       });
+    // the tile's shared memory is the next one's
+    __syncthreads();
+  }
 }
 
 // The kept boxes of @list with a score above @score, or equal to it when
@@ -288,6 +305,7 @@ struct _P3dcAnchor3dDecoder {
   uint32_t lists;         // NMS lists
   uint32_t words;
   uint32_t capacity;
+  uint32_t mask_blocks;
   P3dcAnchor3dShape *shapes;
   float *x, *y;
   Anchors anchors;
@@ -346,7 +364,23 @@ extern "C" P3dcResult p3dc_anchor3d_decoder_new(
   const size_t pre = params->pre_max, lists = d->lists;
   const size_t classes = params->num_classes;
 
-  cudaError_t error = cudaSuccess;
+  int device = 0, sms = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess)
+    error =
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (error != cudaSuccess) {
+    delete d;
+    return error;
+  }
+  if (sms < 1) sms = 1;
+  // two tile blocks a multiprocessor, no more than the most tiles there
+  // can be
+  const uint64_t most_tiles = (uint64_t)d->lists * d->words * d->words;
+  d->mask_blocks =
+      (uint32_t)(most_tiles < 2ull * (uint32_t)sms ? most_tiles
+                                                   : 2ull * (uint32_t)sms);
+
   error = alloc(&d->shapes, A, error);
   error = alloc(&d->x, (size_t)A * W, error);
   error = alloc(&d->y, (size_t)A * H, error);
@@ -412,9 +446,8 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
                                                          d->w);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  const uint32_t tiles = (p.pre_max + kNmsMaskTile - 1) / kNmsMaskTile;
-  mask_kernel<<<dim3(tiles, tiles, d->lists), kNmsMaskThreads, 0, stream>>>(
-      p, d->w, d->words);
+  mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(p, d->w, d->words,
+                                                              d->lists);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   reduce_kernel<<<1, 32 * d->lists, 0, stream>>>(p, d->w, d->words, d->lists,

@@ -7,14 +7,13 @@
 //     the sort key of a candidate to its list (one atomic per warp and
 //     list), in whatever order the atomics give.
 //  2. select_kernel: one block per list keeps its pre_max largest keys,
-//     sorted (p3dc_topk_select, decode_lists.cuh).  The keys are unique, so
-//     the result is the same whatever the list's order.
-//     mmdetection3d: split_kernel, one block per class, then lists the
-//     nms_pre anchors whose class score passes, keyed by score and rank,
-//     and sorts them.
-//  3. decode_kernel: one block per list decodes its boxes and compacts the
-//     finite ones (block scan, so the order is kept), with each box's NMS
-//     view.
+//     sorted (p3dc_topk_select, decode_lists.cuh; the keys are unique, so
+//     the result is the same whatever the list's order), then decodes
+//     their boxes and compacts the finite ones (block scan, so the order
+//     is kept), with each box's NMS view.
+//     mmdetection3d: select_kernel keeps the nms_pre anchors; split_kernel,
+//     one block per class, lists those whose class score passes, keyed by
+//     score and rank, sorts them and decodes them.
 //  4. mask_kernel: 64 x 64 tiles of the suppression bits per list
 //     (p3dc_nms_mask_tile), a few blocks a multiprocessor walking the
 //     tiles the lists' boxes need.
@@ -35,7 +34,6 @@
 namespace {
 
 constexpr unsigned kScoreThreads = 256;
-constexpr unsigned kDecodeThreads = 256;
 constexpr unsigned kFullWarp = 0xffffffffu;
 static_assert(P3DC_ANCHOR3D_MAX_PRE <= kTopkSortKeys,
               "pre_max keys fit one sort");
@@ -57,7 +55,6 @@ struct Workspace {
   unsigned long long *top;        // [stage-1 lists][pre_max], sorted
   unsigned long long *split;      // mmdetection3d: [classes][pre_max] listed
   unsigned long long *split_top;  // and sorted
-  uint32_t *split_count;          // [classes]
   uint32_t *box_count;            // [lists]: finite boxes
   P3dcBox3d *boxes;               // [lists][pre_max]
   P3dcA3Rect *rects;              // [lists][pre_max], as the NMS sees them
@@ -104,59 +101,27 @@ __global__ void __launch_bounds__(kScoreThreads)
   }
 }
 
-__global__ void __launch_bounds__(kTopkThreads)
-    select_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t cells) {
-  const uint32_t list = blockIdx.x;
-  const uint32_t n = w.candidates[list];
-  p3dc_topk_select<P3DC_A3_KEY_BITS>(w.keys + (size_t)list * cells, n,
-                                     min(n, p.pre_max),
-                                     w.top + (size_t)list * p.pre_max);
-}
-
-// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, sorted.
-__global__ void __launch_bounds__(kTopkThreads)
-    split_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
-                 const Anchors anchors, Workspace w) {
-  __shared__ uint32_t listed;
-  const uint32_t c = blockIdx.x;
-  const uint32_t n = min(w.candidates[0], p.pre_max);
-  unsigned long long *list = w.split + (size_t)c * p.pre_max;
-  if (threadIdx.x == 0) listed = 0;
-  __syncthreads();
-  for (uint32_t rank = threadIdx.x; rank < n; rank += blockDim.x) {
-    const uint32_t a = p3dc_a3_key_index(w.top[rank]);
-    const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
-    const float s = p3dc_a3_class_score(&p, &maps, k, c, cell / anchors.width,
-                                        cell % anchors.width);
-    if (p3dc_a3_passes(&p, s))
-      list[atomicAdd(&listed, 1u)] = p3dc_a3_key(s, rank);
-  }
-  // the block's own global writes are visible to it after the barrier
-  __syncthreads();
-  const uint32_t count = listed;
-  if (threadIdx.x == 0) w.split_count[c] = count;
-  p3dc_topk_select<P3DC_A3_KEY_BITS>(list, count, count,
-                                     w.split_top + (size_t)c * p.pre_max);
-}
-
-__global__ void __launch_bounds__(kDecodeThreads)
-    decode_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
-                  const Anchors anchors, Workspace w) {
-  using Scan = cub::BlockScan<uint32_t, kDecodeThreads>;
+// Decodes list @list's @n sorted keys (OpenPCDet: anchor indices;
+// mmdetection3d: ranks among the nms_pre) into its finite boxes, in order,
+// with their NMS views, and their number.  One block of kTopkThreads
+// threads, every thread calling, after a barrier that made @sorted
+// visible.
+__device__ __forceinline__ void decode_list(const P3dcAnchor3dParams &p,
+                                            const P3dcAnchor3dMaps &maps,
+                                            const Anchors &anchors,
+                                            const Workspace &w, uint32_t list,
+                                            const unsigned long long *sorted,
+                                            uint32_t n) {
+  using Scan = cub::BlockScan<uint32_t, kTopkThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
   __shared__ uint32_t chunk_total;
-  const uint32_t list = blockIdx.x;
   const bool mmdet3d = p.rules == P3DC_ANCHOR3D_MMDET3D;
-  const unsigned long long *sorted =
-      (mmdet3d ? w.split_top : w.top) + (size_t)list * p.pre_max;
-  const uint32_t n =
-      mmdet3d ? w.split_count[list] : min(w.candidates[list], p.pre_max);
   P3dcBox3d *boxes = w.boxes + (size_t)list * p.pre_max;
   P3dcA3Rect *rects = w.rects + (size_t)list * p.pre_max;
   float *velocity = w.velocity + (size_t)list * p.pre_max * 2;
   uint32_t written = 0;
 
-  for (uint32_t base = 0; base < n; base += kDecodeThreads) {
+  for (uint32_t base = 0; base < n; base += kTopkThreads) {
     const uint32_t i = base + threadIdx.x;
     P3dcBox3d box;
     float vel[2], raw_yaw;
@@ -192,6 +157,50 @@ __global__ void __launch_bounds__(kDecodeThreads)
     __syncthreads();
   }
   if (threadIdx.x == 0) w.box_count[list] = written;
+}
+
+// List blockIdx.x's pre_max best keys, sorted; OpenPCDet's lists decoded.
+__global__ void __launch_bounds__(kTopkThreads)
+    select_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
+                  const Anchors anchors, Workspace w, uint32_t cells) {
+  const uint32_t list = blockIdx.x;
+  const uint32_t n = w.candidates[list];
+  const uint32_t want = min(n, p.pre_max);
+  unsigned long long *top = w.top + (size_t)list * p.pre_max;
+  p3dc_topk_select<P3DC_A3_KEY_BITS>(w.keys + (size_t)list * cells, n, want,
+                                     top);
+  if (p.rules == P3DC_ANCHOR3D_MMDET3D) return;
+  // the block's own global writes are visible to it after the barrier
+  __syncthreads();
+  decode_list(p, maps, anchors, w, list, top, want);
+}
+
+// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, sorted and
+// decoded.
+__global__ void __launch_bounds__(kTopkThreads)
+    split_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
+                 const Anchors anchors, Workspace w) {
+  __shared__ uint32_t listed;
+  const uint32_t c = blockIdx.x;
+  const uint32_t n = min(w.candidates[0], p.pre_max);
+  unsigned long long *list = w.split + (size_t)c * p.pre_max;
+  unsigned long long *sorted = w.split_top + (size_t)c * p.pre_max;
+  if (threadIdx.x == 0) listed = 0;
+  __syncthreads();
+  for (uint32_t rank = threadIdx.x; rank < n; rank += blockDim.x) {
+    const uint32_t a = p3dc_a3_key_index(w.top[rank]);
+    const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
+    const float s = p3dc_a3_class_score(&p, &maps, k, c, cell / anchors.width,
+                                        cell % anchors.width);
+    if (p3dc_a3_passes(&p, s))
+      list[atomicAdd(&listed, 1u)] = p3dc_a3_key(s, rank);
+  }
+  // the block's own global writes are visible to it after the barrier
+  __syncthreads();
+  const uint32_t count = listed;
+  p3dc_topk_select<P3DC_A3_KEY_BITS>(list, count, count, sorted);
+  __syncthreads();
+  decode_list(p, maps, anchors, w, c, sorted, count);
 }
 
 // The lists' mask tiles, only those their boxes need (a list of n boxes
@@ -322,7 +331,6 @@ extern "C" void p3dc_anchor3d_decoder_free(P3dcAnchor3dDecoder *d) {
   cudaFree(d->w.top);
   cudaFree(d->w.split);
   cudaFree(d->w.split_top);
-  cudaFree(d->w.split_count);
   cudaFree(d->w.box_count);
   cudaFree(d->w.boxes);
   cudaFree(d->w.rects);
@@ -390,7 +398,6 @@ extern "C" P3dcResult p3dc_anchor3d_decoder_new(
   if (params->rules == P3DC_ANCHOR3D_MMDET3D) {
     error = alloc(&d->w.split, classes * pre, error);
     error = alloc(&d->w.split_top, classes * pre, error);
-    error = alloc(&d->w.split_count, classes, error);
   }
   error = alloc(&d->w.box_count, lists, error);
   error = alloc(&d->w.boxes, lists * pre, error);
@@ -432,8 +439,8 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
                  0, stream>>>(p, m, d->anchors, d->w, d->cells);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  select_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, d->w,
-                                                              d->cells);
+  select_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, m, d->anchors,
+                                                              d->w, d->cells);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   if (p.rules == P3DC_ANCHOR3D_MMDET3D) {
@@ -442,10 +449,6 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }
-  decode_kernel<<<d->lists, kDecodeThreads, 0, stream>>>(p, m, d->anchors,
-                                                         d->w);
-  error = cudaGetLastError();
-  if (error != cudaSuccess) return error;
   mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(p, d->w, d->words,
                                                               d->lists);
   error = cudaGetLastError();

@@ -8,14 +8,11 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include <cub/block/block_radix_sort.cuh>
-
 #include "greedy_walk.cuh"
 
 constexpr unsigned kTopkThreads = 1024;
-constexpr unsigned kTopkItems = 4;
 // keys a top-k block sorts at once: the most a list may keep
-constexpr unsigned kTopkSortKeys = kTopkThreads * kTopkItems;
+constexpr unsigned kTopkSortKeys = 4096;
 constexpr unsigned kTopkDigitBits = 8;
 constexpr unsigned kNmsMaskTile = 64;
 constexpr unsigned kNmsMaskRowThreads = 8;
@@ -29,18 +26,16 @@ constexpr unsigned kNmsGatherBatch = 8;
 // most kTopkSortKeys of them are gathered and sorted in shared memory; a
 // longer list is first cut by a radix select on the keys' top bits (each
 // pass counts 8 bits of the keys still in play), so that only the few
-// thousand keys that can be kept are sorted.  The keys are unique, so the
-// result is the same whatever the list's order.
+// thousand keys that can be kept are sorted.  The sort is a bitonic sort
+// of the gathered keys padded to the next power of two: its cost follows
+// the keys' number (CUB's block radix sort of 4096 slots took 14 passes
+// whatever their number).  The keys are unique, so the result is the same
+// whatever the list's order.
 template <unsigned KeyBits>
 __device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
                                                  uint32_t n, uint32_t want,
                                                  unsigned long long *top) {
-  using Sort =
-      cub::BlockRadixSort<unsigned long long, kTopkThreads, kTopkItems>;
-  __shared__ union {
-    unsigned long long gathered[kTopkSortKeys];
-    typename Sort::TempStorage sort;
-  } shared;
+  __shared__ unsigned long long gathered[kTopkSortKeys];
   __shared__ uint32_t histogram[1u << kTopkDigitBits];
   __shared__ uint32_t gathered_count;
   __shared__ unsigned long long cut;  // the smallest key that stays in play
@@ -89,30 +84,41 @@ __device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
   }
   __syncthreads();
 
-  // gather the keys in play, sort them, keep the first want
+  // gather the keys in play
   if (threadIdx.x == 0) gathered_count = 0;
   __syncthreads();
   const unsigned long long lowest = cut;
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
     const unsigned long long key = list[i];
-    if (key >= lowest) shared.gathered[atomicAdd(&gathered_count, 1u)] = key;
+    if (key >= lowest) gathered[atomicAdd(&gathered_count, 1u)] = key;
   }
   __syncthreads();
   const uint32_t count = gathered_count;
-  unsigned long long items[kTopkItems];
-#pragma unroll
-  for (uint32_t u = 0; u < kTopkItems; u++) {
-    const uint32_t at = threadIdx.x * kTopkItems + u;
-    items[u] = at < count ? shared.gathered[at] : 0ull;
-  }
-  // the gathered keys are in registers before the sort reuses the memory
+  uint32_t size = 1;
+  while (size < count) size <<= 1;
+  // padding of 0, below every key: it sorts last
+  for (uint32_t i = count + threadIdx.x; i < size; i += blockDim.x)
+    gathered[i] = 0;
   __syncthreads();
-  Sort(shared.sort).SortDescending(items, 0, (int)KeyBits);
-#pragma unroll
-  for (uint32_t u = 0; u < kTopkItems; u++) {
-    const uint32_t rank = threadIdx.x * kTopkItems + u;
-    if (rank < want) top[rank] = items[u];
+  // bitonic, descending: pairs (i, i ^ j) ordered within runs of k, a run
+  // descending when i & k is 0 (every run at the last k)
+  for (uint32_t k = 2; k <= size; k <<= 1) {
+    for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+      for (uint32_t i = threadIdx.x; i < size; i += blockDim.x) {
+        const uint32_t partner = i ^ j;
+        if (partner > i) {
+          const unsigned long long a = gathered[i], b = gathered[partner];
+          if ((i & k) == 0 ? a < b : a > b) {
+            gathered[i] = b;
+            gathered[partner] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
   }
+  for (uint32_t rank = threadIdx.x; rank < want; rank += blockDim.x)
+    top[rank] = gathered[rank];
 }
 
 // Tile (row_tile, column_tile) of the suppression mask of a list of @n
@@ -159,9 +165,9 @@ __device__ __forceinline__ void p3dc_nms_mask_tile(
 // one suppressed it, up to @limit; the kept boxes' indices go to @kept in
 // order.  Returns their number, the same in every lane.  64 boxes (one
 // mask word) at a time: the chunk's own bits are fetched for all its rows
-// at once and walked from registers, and only then are the kept rows'
-// later words gathered, several rows' loads in flight, so the walk never
-// waits on a load.
+// at once (while the previous chunk's kept rows are gathered) and walked
+// from registers, and only then are the kept rows' later words gathered,
+// several rows' loads in flight, so the walk seldom waits on a load.
 __device__ __forceinline__ uint32_t
 p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
                    uint32_t limit, uint32_t *kept) {
@@ -169,14 +175,17 @@ p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
   uint32_t count = 0;
   // lane l holds the removed bits of words l and l + 32
   unsigned long long removed0 = 0, removed1 = 0;
+  // the chunk's own word of each of its rows: lane l holds rows base + l
+  // and base + 32 + l; the next chunk's are loaded while this chunk's kept
+  // rows are gathered
+  unsigned long long diag_lo = 0, diag_hi = 0;
+  if (n > 0) {
+    const uint32_t m = min(64u, n);
+    diag_lo = lane < m ? mask[(size_t)lane * words] : 0;
+    diag_hi = lane + 32 < m ? mask[(size_t)(32 + lane) * words] : 0;
+  }
   for (uint32_t chunk = 0; chunk * 64 < n && count < limit; chunk++) {
     const uint32_t base = chunk * 64, m = min(64u, n - base);
-    // the chunk's own word of each of its rows: lane l holds rows base + l
-    // and base + 32 + l, all loaded at once
-    const unsigned long long diag_lo =
-        lane < m ? mask[(size_t)(base + lane) * words + chunk] : 0;
-    const unsigned long long diag_hi =
-        lane + 32 < m ? mask[(size_t)(base + 32 + lane) * words + chunk] : 0;
     // what earlier chunks removed from this one
     const unsigned long long removed =
         __shfl_sync(0xffffffffu, chunk < 32 ? removed0 : removed1, chunk % 32);
@@ -190,6 +199,15 @@ p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
           count++;
           return true;
         });
+    const uint32_t next = base + 64;
+    unsigned long long next_lo = 0, next_hi = 0;
+    if (next < n) {
+      const uint32_t next_m = min(64u, n - next);
+      if (lane < next_m)
+        next_lo = mask[(size_t)(next + lane) * words + chunk + 1];
+      if (lane + 32 < next_m)
+        next_hi = mask[(size_t)(next + 32 + lane) * words + chunk + 1];
+    }
     // the kept rows' later words, each lane its own, kNmsGatherBatch rows'
     // loads in flight at once
     const bool lo = lane > chunk && lane < words;
@@ -212,6 +230,8 @@ p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
         removed1 |= got_hi[u];
       }
     }
+    diag_lo = next_lo;
+    diag_hi = next_hi;
   }
   return count;
 }

@@ -3,7 +3,7 @@
  * 2 rotations: 321,408 anchors):
  *
  *   bench_anchor3d [--runs N] [--heads FILE [--framework openpcdet|mmdet3d]
- *       [--write-boxes FILE]]
+ *       [--write-boxes FILE] [--heads-only]]
  *
  * The head's outputs are F16 channels-last with each pixel's channels
  * padded to a multiple of 8, as the conv net stores them (cls 18 + box 42 +
@@ -17,7 +17,9 @@
  * KITTI model of --framework (cls, box, dir, each [channels][248][216]
  * float32), through that framework's post-processing; --write-boxes writes
  * its boxes from the GPU as boxenc's JSON lines, for pointpillars_torch.py
- * compare.
+ * compare: decoded from the maps as they are (F32 NCHW), as the reference
+ * decodes them, where the timed case reads them stored in F16.
+ * --heads-only leaves the synthetic cases out.
  *
  * Every case is first compared with the C reference (bit for bit, or the
  * program fails), then timed: the GPU time of one whole decode (every
@@ -81,12 +83,11 @@ write_boxes (const gchar * path, const P3dcBox3d * boxes, guint32 count)
   fclose (f);
 }
 
-/* Checks the GPU against the reference on @head and times it; @boxes_path
- * (when not NULL) gets the GPU's boxes. */
+/* Checks the GPU against the reference on @head and times it. */
 static void
 bench_case (const gchar * name, const P3dcAnchor3dParams * params,
     const P3dcAnchor3dTable * table, P3dTestHead * head,
-    P3dcCudaStream stream, guint runs, GArray * rows, const gchar * boxes_path)
+    P3dcCudaStream stream, guint runs, GArray * rows)
 {
   guint32 stride = (p3d_test_head_channels (head) + 7) / 8 * 8;
   gsize bytes = (gsize) head->height * head->width * stride * 2;
@@ -131,8 +132,6 @@ bench_case (const gchar * name, const P3dcAnchor3dParams * params,
         name, got_count, ref_count);
     exit (1);
   }
-  if (boxes_path != NULL)
-    write_boxes (boxes_path, got, got_count);
 
   P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, 20, runs, &row.stats));
   row.name = g_strdup (name);
@@ -152,6 +151,58 @@ bench_case (const gchar * name, const P3dcAnchor3dParams * params,
   g_free (got);
 }
 
+/* The GPU's boxes of @head's F32 NCHW maps, checked bit for bit against
+ * the reference, written to @path. */
+static void
+write_f32_boxes (const P3dcAnchor3dParams * params,
+    const P3dcAnchor3dTable * table, P3dTestHead * head,
+    P3dcCudaStream stream, const gchar * path)
+{
+  gsize bytes = (gsize) p3d_test_head_channels (head) * head->height
+      * head->width * 4;
+  guint32 capacity = p3dc_anchor3d_output_capacity (params, table);
+  P3dcBox3d *ref = g_new (P3dcBox3d, capacity), *got = g_new (P3dcBox3d,
+      capacity);
+  guint32 ref_count, got_count;
+  P3dcAnchor3dMaps host_maps;
+  P3dcAnchor3dOutput host_out = { ref, &ref_count, NULL };
+  void *device, *d_boxes, *d_count;
+  Run run;
+
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&device, bytes));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&d_boxes, capacity * sizeof (P3dcBox3d)));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&d_count, 4));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_htod (device, head->data, bytes, stream));
+  P3D_BENCH_CHECK (p3dc_anchor3d_decoder_new (params, table, &run.decoder));
+  p3d_test_head_maps (head, device, &run.maps);
+  run.out.boxes = d_boxes;
+  run.out.count = d_count;
+  run.out.velocity = NULL;
+  p3d_test_head_maps (head, head->data, &host_maps);
+  P3D_BENCH_CHECK (p3dc_anchor3d_decode_cpu (params, table, &host_maps,
+          &host_out));
+  P3D_BENCH_CHECK (run_gpu (&run, stream));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (got, d_boxes,
+          capacity * sizeof (P3dcBox3d), stream));
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (&got_count, d_count, 4, stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
+  if (got_count != ref_count
+      || memcmp (got, ref, capacity * sizeof (P3dcBox3d)) != 0) {
+    g_printerr ("F32 maps: the GPU's %u boxes differ from the reference's "
+        "%u\n", got_count, ref_count);
+    exit (1);
+  }
+  write_boxes (path, got, got_count);
+  g_print ("F32 maps: %u boxes (equal to the reference) written to %s\n",
+      got_count, path);
+  p3dc_anchor3d_decoder_free (run.decoder);
+  p3dc_cuda_free (device);
+  p3dc_cuda_free (d_boxes);
+  p3dc_cuda_free (d_count);
+  g_free (ref);
+  g_free (got);
+}
+
 /* heads.f32 of pointpillars_torch.py: cls, box, dir planes, float32. */
 static gboolean
 load_heads (const gchar * path, P3dTestHead * head)
@@ -159,7 +210,6 @@ load_heads (const gchar * path, P3dTestHead * head)
   gsize size, want = (gsize) p3d_test_head_channels (head) * head->height
       * head->width * 4;
   gpointer data = p3d_bench_read_file (path, &size);
-  gsize i;
 
   if (data == NULL)
     return FALSE;
@@ -170,11 +220,19 @@ load_heads (const gchar * path, P3dTestHead * head)
     return FALSE;
   }
   memcpy (head->data, data, size);
-  /* the values the F16 storage holds */
-  for (i = 0; i < size / 4; i++)
-    head->data[i] = p3dc_half_to_float (p3dc_float_to_half (head->data[i]));
   g_free (data);
   return TRUE;
+}
+
+/* The values the F16 storage holds. */
+static void
+round_to_half (P3dTestHead * head)
+{
+  gsize n = (gsize) p3d_test_head_channels (head) * head->height
+      * head->width, i;
+
+  for (i = 0; i < n; i++)
+    head->data[i] = p3dc_half_to_float (p3dc_float_to_half (head->data[i]));
 }
 
 int
@@ -183,6 +241,7 @@ main (int argc, char **argv)
   static const gdouble hit_rates[] = { 0.0005, 0.002, 0.01 };
   gint runs = 500;
   gchar *heads_path = NULL, *framework = NULL, *boxes_path = NULL;
+  gboolean heads_only = FALSE;
   GOptionEntry entries[] = {
     {"runs", 0, 0, G_OPTION_ARG_INT, &runs, "timed runs per case (500)", "N"},
     {"heads", 0, 0, G_OPTION_ARG_FILENAME, &heads_path,
@@ -191,6 +250,8 @@ main (int argc, char **argv)
         "the --heads model's: openpcdet (default) or mmdet3d", "NAME"},
     {"write-boxes", 0, 0, G_OPTION_ARG_FILENAME, &boxes_path,
         "write the --heads boxes as JSON lines", "FILE"},
+    {"heads-only", 0, 0, G_OPTION_ARG_NONE, &heads_only,
+        "time the --heads case only", NULL},
     {NULL}
   };
   gboolean mmdet3d_heads;
@@ -244,13 +305,16 @@ main (int argc, char **argv)
       return 1;
     if (mmdet3d_heads)
       p3d_test_anchor3d_mmdet3d_params (&params);
+    if (boxes_path != NULL)
+      write_f32_boxes (&params, mmdet3d_heads ? &mmdet3d : &openpcdet, &head,
+          stream, boxes_path);
+    round_to_half (&head);
     bench_case (mmdet3d_heads ? "real head, mmdet3d" :
         "real head, OpenPCDet class-agnostic", &params,
-        mmdet3d_heads ? &mmdet3d : &openpcdet, &head, stream, runs, rows,
-        boxes_path);
+        mmdet3d_heads ? &mmdet3d : &openpcdet, &head, stream, runs, rows);
   }
   p3d_test_rng_init (&rng, 26);
-  for (i = 0; i < G_N_ELEMENTS (hit_rates); i++) {
+  for (i = 0; i < (heads_only ? 0 : G_N_ELEMENTS (hit_rates)); i++) {
     p3d_test_head_fill (&head, &rng, hit_rates[i], FALSE);
     for (mode = 0; mode < 4; mode++) {
       gchar *name;
@@ -271,7 +335,7 @@ main (int argc, char **argv)
           "OpenPCDet per class" : mode == 2 ? "mmdet3d nms_pre 100" :
           "mmdet3d nms_pre 1000", 100 * hit_rates[i]);
       /* the mmdetection3d anchors are other sets; the head is the same */
-      bench_case (name, &params, table, &head, stream, runs, rows, NULL);
+      bench_case (name, &params, table, &head, stream, runs, rows);
       g_free (name);
     }
   }

@@ -148,8 +148,8 @@ def openpcdet_cfg(tiny=False):
                                "NMS_PRE_MAXSIZE": 4096,
                                "NMS_POST_MAXSIZE": 500}}}}
     if tiny:
-        cfg["DATA_CONFIG"]["POINT_CLOUD_RANGE"] = [0, -10.24, -3, 10.24,
-                                                   10.24, 1]
+        cfg["DATA_CONFIG"]["POINT_CLOUD_RANGE"] = [-10.24, -10.24, -3,
+                                                   10.24, 10.24, 1]
         cfg["DATA_CONFIG"]["DATA_PROCESSOR"][0].update(
             VOXEL_SIZE=[0.64, 0.64, 4], MAX_POINTS_PER_VOXEL=6,
             MAX_NUMBER_OF_VOXELS={"train": 300, "test": 300})
@@ -203,7 +203,7 @@ def mmdet3d_cfg(tiny=False, legacy=True):
                      "nms_thr": 0.01, "score_thr": 0.1, "min_bbox_size": 0,
                      "nms_pre": 100, "max_num": 50}}
     if tiny:
-        pcr = [0, -10.24, -3, 10.24, 10.24, 1]
+        pcr = [-10.24, -10.24, -3, 10.24, 10.24, 1]
         voxel = [0.64, 0.64, 4]
         model["data_preprocessor"]["voxel_layer"].update(
             point_cloud_range=pcr, voxel_size=voxel, max_num_points=6,
@@ -216,7 +216,7 @@ def mmdet3d_cfg(tiny=False, legacy=True):
         model["neck"].update(in_channels=[8, 12, 16], out_channels=[6, 6, 6])
         model["bbox_head"].update(in_channels=18, feat_channels=18)
         for r in model["bbox_head"]["anchor_generator"]["ranges"]:
-            r[1], r[3], r[4] = -10.24, 10.24, 10.24
+            r[0], r[1], r[3], r[4] = -10.24, -10.24, 10.24, 10.24
     return {"class_names": ["Pedestrian", "Cyclist", "Car"], "model": model}
 
 

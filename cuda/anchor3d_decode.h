@@ -231,12 +231,13 @@ P3dcResult p3dc_anchor3d_decode_cpu (const P3dcAnchor3dParams * params,
 
 /* The device path: a workspace made once (the anchors uploaded, candidate
  * keys, lists, boxes and NMS masks), then per frame: one kernel scoring
- * every anchor and listing the candidates, one block per list selecting
- * and sorting its pre_max best (for mmdetection3d, one block per class then
- * splitting them by class), a decode kernel, the suppression masks, and one
- * kernel that walks them and writes the output and its count.  No
- * allocation, no host synchronization; the count is written on the device.
- * A workspace serves one stream at a time. */
+ * every anchor and listing the candidates, one block per list selecting,
+ * sorting and decoding its pre_max best (for mmdetection3d, one block
+ * keeping the nms_pre best, then one per class splitting, sorting and
+ * decoding them), the suppression masks, and one kernel that walks them
+ * and writes the output and its count.  No allocation, no host
+ * synchronization; the count is written on the device.  A workspace serves
+ * one stream at a time. */
 typedef struct _P3dcAnchor3dDecoder P3dcAnchor3dDecoder;
 
 P3dcResult p3dc_anchor3d_decoder_new (const P3dcAnchor3dParams * params,

@@ -7,52 +7,36 @@
 //     on equal scores) to its task's list, in whatever order the atomics
 //     give.
 //  2. select_kernel: one block per task takes the max_num largest keys of
-//     its list, sorted: at most kSortKeys of them are gathered and sorted
-//     in shared memory; a longer list is first cut by a radix select on the
-//     keys' top bits (each pass counts 8 bits of the keys still in play),
-//     so that only the few thousand candidates that can be kept are
-//     sorted, not every (class, cell) pair (CUB's device-wide radix sort
-//     of all 163,840 of nuScenes took 63 us).  The keys are unique, so the
-//     result is the same whatever the list's order.
+//     its list, sorted (p3dc_topk_select, decode_lists.cuh: a radix select
+//     on the keys' top bits, then a sort of the few thousand that can be
+//     kept in shared memory, not every (class, cell) pair: CUB's
+//     device-wide radix sort of all 163,840 of nuScenes took 63 us).
 //  3. decode_kernel: one block per task decodes its first max_num
 //     candidates and compacts the boxes that pass the range (block scan, so
 //     the order is kept).
-//  4. mask_kernel: 64 x 64 tiles of the pairwise suppression bits per task,
-//     eight threads to a row (8 columns each), from each box's NMS view
-//     (p3dc_cp_nms_rect) made once in decode_kernel, not once per pair.
-//  5. reduce_kernel: one warp per task walks its boxes best first, keeping
-//     a box unless a kept one suppressed it, up to post_max_size, 64 boxes
-//     (one mask word) at a time: the chunk's own bits are fetched for all
-//     its rows at once and walked from registers, and only then are the
-//     kept rows' later words gathered, several rows' loads in flight, so
-//     the walk never waits on a load;
-//     then the block writes the tasks' kept boxes one after another, zeroes
-//     the rest of the output and writes the count.
+//  4. mask_kernel: 64 x 64 tiles of the pairwise suppression bits per task
+//     (p3dc_nms_mask_tile), from each box's NMS view (p3dc_cp_nms_rect) made
+//     once in decode_kernel, not once per pair.
+//  5. reduce_kernel: one warp per task walks its boxes best first
+//     (p3dc_nms_walk_list), keeping a box unless a kept one suppressed it,
+//     up to post_max_size; then the block writes the tasks' kept boxes one
+//     after another, zeroes the rest of the output and writes the count.
 #include <cuda_runtime.h>
 
-#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 #include <new>
 
 #include "centerpoint_decode-private.h"
 #include "centerpoint_decode.h"
-#include "greedy_walk.cuh"
+#include "decode_lists.cuh"
 
 namespace {
 
 constexpr unsigned kScoreThreads = 256;
-constexpr unsigned kSelectThreads = 1024;
-constexpr unsigned kSelectItems = 4;
-// keys a select block sorts at once; max_num never needs more
-constexpr unsigned kSortKeys = kSelectThreads * kSelectItems;
-static_assert(P3DC_CENTERPOINT_MAX_NUM <= kSortKeys, "max_num keys fit a sort");
-constexpr unsigned kDigitBits = 8;
+// max_num keys fit one top-k sort
+static_assert(P3DC_CENTERPOINT_MAX_NUM <= kTopkSortKeys,
+              "max_num keys fit a sort");
 constexpr unsigned kDecodeThreads = 256;
-constexpr unsigned kMaskTile = 64;
-constexpr unsigned kMaskRowThreads = 8;
-// kept rows whose later mask words a lane loads at once in reduce_kernel
-constexpr unsigned kGatherBatch = 8;
-constexpr unsigned kMaskThreads = kMaskTile * kMaskRowThreads;
 // reduce_kernel's lanes hold two mask words each
 static_assert(P3DC_CENTERPOINT_MAX_NUM <= 64 * 64, "at most 64 mask words");
 
@@ -99,92 +83,14 @@ __global__ void score_kernel(const P3dcCenterPointParams p,
 
 // The max_num largest keys of task blockIdx.x's list, in descending order,
 // into w.top.  Keys are nonzero and unique.
-__global__ void __launch_bounds__(kSelectThreads)
+__global__ void __launch_bounds__(kTopkThreads)
     select_kernel(const P3dcCenterPointParams p, const uint32_t *task_start,
                   const unsigned long long *keys, Workspace w) {
-  using Sort =
-      cub::BlockRadixSort<unsigned long long, kSelectThreads, kSelectItems>;
-  __shared__ union {
-    unsigned long long gathered[kSortKeys];
-    typename Sort::TempStorage sort;
-  } shared;
-  __shared__ uint32_t histogram[1u << kDigitBits];
-  __shared__ uint32_t gathered_count;
-  __shared__ unsigned long long cut;  // the smallest key that stays in play
   const uint32_t task = blockIdx.x;
-  const unsigned long long *list = keys + task_start[task];
   const uint32_t n = w.candidates[task];
-  const uint32_t want = min(n, p.max_num);
-
-  // Radix select: find a cut with want <= |keys >= cut| <= kSortKeys.  The
-  // keys above the bin being refined (prefix) are counted in `above`.
-  unsigned long long prefix = 0;
-  uint32_t above = 0;
-  if (threadIdx.x == 0) cut = 1;  // every candidate
-  // digits aligned on multiples of 8 bits, from the one holding the key's
-  // top bit down to bits 0-7
-  for (int low = (int)((P3DC_CP_KEY_BITS - 1) / kDigitBits * kDigitBits);
-       n > kSortKeys; low -= (int)kDigitBits) {
-    const unsigned long long high_mask = ~0ull << (low + kDigitBits);
-    for (uint32_t b = threadIdx.x; b < (1u << kDigitBits); b += blockDim.x)
-      histogram[b] = 0;
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const unsigned long long key = list[i];
-      if ((key & high_mask) == prefix)
-        atomicAdd(&histogram[(key >> low) & ((1u << kDigitBits) - 1)], 1u);
-    }
-    __syncthreads();
-    // every thread walks the 256 bins from the top: the same answer in all
-    uint32_t bin = 0, in_play = above;
-    for (int b = (1 << kDigitBits) - 1; b >= 0; b--) {
-      in_play += histogram[b];
-      if (in_play >= want) {
-        bin = (uint32_t)b;
-        break;
-      }
-    }
-    const unsigned long long bin_prefix =
-        prefix | ((unsigned long long)bin << low);
-    if (in_play <= kSortKeys || low == 0) {
-      // keys of unique values: at the last digit a bin holds one key, so
-      // in_play <= want <= kSortKeys there
-      if (threadIdx.x == 0) cut = bin_prefix;
-      __syncthreads();
-      break;
-    }
-    above = in_play - histogram[bin];
-    prefix = bin_prefix;
-    // the histogram is rewritten by the next pass
-    __syncthreads();
-  }
-  __syncthreads();
-
-  // gather the keys in play, sort them, keep the first want
-  if (threadIdx.x == 0) gathered_count = 0;
-  __syncthreads();
-  const unsigned long long lowest = cut;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const unsigned long long key = list[i];
-    if (key >= lowest) shared.gathered[atomicAdd(&gathered_count, 1u)] = key;
-  }
-  __syncthreads();
-  const uint32_t count = gathered_count;
-  unsigned long long items[kSelectItems];
-#pragma unroll
-  for (uint32_t u = 0; u < kSelectItems; u++) {
-    const uint32_t at = threadIdx.x * kSelectItems + u;
-    items[u] = at < count ? shared.gathered[at] : 0ull;
-  }
-  // the gathered keys are in registers before the sort reuses the memory
-  __syncthreads();
-  Sort(shared.sort).SortDescending(items, 0, (int)P3DC_CP_KEY_BITS);
-  unsigned long long *top = w.top + (size_t)task * p.max_num;
-#pragma unroll
-  for (uint32_t u = 0; u < kSelectItems; u++) {
-    const uint32_t rank = threadIdx.x * kSelectItems + u;
-    if (rank < want) top[rank] = items[u];
-  }
+  p3dc_topk_select<P3DC_CP_KEY_BITS>(keys + task_start[task], n,
+                                     min(n, p.max_num),
+                                     w.top + (size_t)task * p.max_num);
 }
 
 __global__ void __launch_bounds__(kDecodeThreads)
@@ -242,44 +148,16 @@ __global__ void __launch_bounds__(kDecodeThreads)
   if (threadIdx.x == 0) w.box_count[task] = written;
 }
 
-__global__ void __launch_bounds__(kMaskThreads)
+__global__ void __launch_bounds__(kNmsMaskThreads)
     mask_kernel(const P3dcCenterPointParams p, Workspace w, uint32_t words) {
-  __shared__ P3dcBevRect column[kMaskTile];
-  __shared__ unsigned long long row_bits[kMaskTile];
   const uint32_t task = blockIdx.z;
-  const uint32_t row_tile = blockIdx.y, column_tile = blockIdx.x;
-  if (column_tile < row_tile) return;
-  const uint32_t n = nms_count(p, w.box_count[task]);
-  if (row_tile * kMaskTile >= n) return;
-  const P3dcBevRect *rects = w.nms_rects + (size_t)task * p.max_num;
-  const uint32_t first = column_tile * kMaskTile;
-  if (threadIdx.x < kMaskTile) {
-    const uint32_t j = first + threadIdx.x;
-    if (j < n) column[threadIdx.x] = rects[j];
-    row_bits[threadIdx.x] = 0;
-  }
-  __syncthreads();
-  // thread t: row t % 64 of the tile, columns 8 (t / 64) .. + 7
-  const uint32_t r = threadIdx.x % kMaskTile;
-  const uint32_t part = threadIdx.x / kMaskTile;
-  const uint32_t i = row_tile * kMaskTile + r;
-  if (i < n) {
-    const P3dcBevRect row = rects[i];
-    const double radius = p.tasks[task].min_radius;
-    const uint32_t lo = first + part * (kMaskTile / kMaskRowThreads);
-    const uint32_t end = min(lo + kMaskTile / kMaskRowThreads, n);
-    unsigned long long bits = 0;
-    for (uint32_t c = lo > i + 1 ? lo : i + 1; c < end; c++)
-      if (p3dc_cp_suppresses(p.nms, radius, p.nms_threshold, &row,
-                             &column[c - first]))
-        bits |= 1ull << (c - first);
-    if (bits != 0) atomicOr(&row_bits[r], bits);
-  }
-  __syncthreads();
-  if (threadIdx.x < kMaskTile && row_tile * kMaskTile + threadIdx.x < n)
-    w.mask[((size_t)task * p.max_num + row_tile * kMaskTile + threadIdx.x) *
-               words +
-           column_tile] = row_bits[threadIdx.x];
+  const double radius = p.tasks[task].min_radius;
+  p3dc_nms_mask_tile(
+      w.nms_rects + (size_t)task * p.max_num, nms_count(p, w.box_count[task]),
+      blockIdx.y, blockIdx.x, w.mask + (size_t)task * p.max_num * words, words,
+      [&](const P3dcBevRect &a, const P3dcBevRect &b) {
+        return p3dc_cp_suppresses(p.nms, radius, p.nms_threshold, &a, &b) != 0;
+      });
 }
 
 __global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
@@ -298,54 +176,7 @@ __global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
       count = min(n, per_task);
       for (uint32_t k = lane; k < count; k += 32) kept[k] = k;
     } else {
-      // lane l holds the removed bits of words l and l + 32
-      unsigned long long removed0 = 0, removed1 = 0;
-      for (uint32_t chunk = 0; chunk * 64 < n && count < per_task; chunk++) {
-        const uint32_t base = chunk * 64, m = min(64u, n - base);
-        // the chunk's own word of each of its rows: lane l holds rows
-        // base + l and base + 32 + l, all loaded at once
-        const unsigned long long diag_lo =
-            lane < m ? mask[(size_t)(base + lane) * words + chunk] : 0;
-        const unsigned long long diag_hi =
-            lane + 32 < m ? mask[(size_t)(base + 32 + lane) * words + chunk]
-                          : 0;
-        // what earlier chunks removed from this one
-        const unsigned long long removed = __shfl_sync(
-            0xffffffffu, chunk < 32 ? removed0 : removed1, chunk % 32);
-        const unsigned long long live =
-            (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed;
-        // the chunk's live boxes, best first, until the task's output is
-        // full
-        unsigned long long kept_bits =
-            p3dc_greedy_walk_tile(live, diag_lo, diag_hi, [&](uint32_t k) {
-              if (count >= per_task) return false;
-              if (lane == 0) kept[count] = base + k;
-              count++;
-              return true;
-            });
-        // the kept rows' later words, each lane its own, kGatherBatch rows'
-        // loads in flight at once
-        const bool lo = lane > chunk && lane < words;
-        const bool hi = lane + 32 > chunk && lane + 32 < words;
-        while (kept_bits != 0) {
-          unsigned long long got_lo[kGatherBatch], got_hi[kGatherBatch];
-#pragma unroll
-          for (uint32_t u = 0; u < kGatherBatch; u++) {
-            got_lo[u] = got_hi[u] = 0;
-            if (kept_bits == 0) continue;
-            const uint32_t k = __ffsll((long long)kept_bits) - 1;
-            kept_bits &= kept_bits - 1;
-            const unsigned long long *row = mask + (size_t)(base + k) * words;
-            if (lo) got_lo[u] = row[lane];
-            if (hi) got_hi[u] = row[lane + 32];
-          }
-#pragma unroll
-          for (uint32_t u = 0; u < kGatherBatch; u++) {
-            removed0 |= got_lo[u];
-            removed1 |= got_hi[u];
-          }
-        }
-      }
+      count = p3dc_nms_walk_list(mask, words, n, per_task, kept);
     }
     if (lane == 0) kept_count[task] = count;
   }
@@ -483,16 +314,16 @@ extern "C" P3dcResult p3dc_centerpoint_decode_cuda(
                               d->total);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  select_kernel<<<p.n_tasks, kSelectThreads, 0, stream>>>(p, d->task_start,
-                                                          d->keys, d->w);
+  select_kernel<<<p.n_tasks, kTopkThreads, 0, stream>>>(p, d->task_start,
+                                                        d->keys, d->w);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   decode_kernel<<<p.n_tasks, kDecodeThreads, 0, stream>>>(p, task_maps, d->w);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   if (p.nms != P3DC_CENTERPOINT_NMS_NONE) {
-    const uint32_t tiles = (p.max_num + kMaskTile - 1) / kMaskTile;
-    mask_kernel<<<dim3(tiles, tiles, p.n_tasks), kMaskThreads, 0, stream>>>(
+    const uint32_t tiles = (p.max_num + kNmsMaskTile - 1) / kNmsMaskTile;
+    mask_kernel<<<dim3(tiles, tiles, p.n_tasks), kNmsMaskThreads, 0, stream>>>(
         p, d->w, d->words);
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;

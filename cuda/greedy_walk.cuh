@@ -1,7 +1,7 @@
 // The greedy keep-walk over one 64-box tile of a suppression mask, which
-// nms.cu's keep reduction and CenterPoint's test NMS both make on their
-// serial path: the tile's live boxes, lowest first, each kept unless a box
-// kept before it suppresses it.
+// nms.cu's keep reduction and the head decodes' test NMS (decode_lists.cuh)
+// both make on their serial path: the tile's live boxes, lowest first, each
+// kept unless a box kept before it suppresses it.
 #ifndef P3DC_GREEDY_WALK_CUH
 #define P3DC_GREEDY_WALK_CUH
 

@@ -1,0 +1,459 @@
+// Anchor-head decode on the device; the reference is anchor3d_decode_cpu.c
+// and the arithmetic both share is in anchor3d_decode-private.h.
+//
+// Per frame, on one stream, with no allocation and no host synchronization:
+//  1. score_kernel: one thread per anchor scores it (its largest class
+//     score, or each class's for OpenPCDet's per-class NMS) and appends
+//     the sort key of a candidate to its list (one atomic per warp and
+//     list), in whatever order the atomics give.
+//  2. select_kernel: one block per list keeps its pre_max largest keys,
+//     sorted (p3dc_topk_select, decode_lists.cuh; the keys are unique, so
+//     the result is the same whatever the list's order), then decodes
+//     their boxes and compacts the finite ones (block scan, so the order
+//     is kept), with each box's NMS view.
+//     mmdetection3d: select_kernel keeps the nms_pre anchors; split_kernel,
+//     one block per class, lists those whose class score passes, keyed by
+//     score and rank, sorts them and decodes them.
+//  4. mask_kernel: 64 x 64 tiles of the suppression bits per list
+//     (p3dc_nms_mask_tile), a few blocks a multiprocessor walking the
+//     tiles the lists' boxes need.
+//  5. reduce_kernel: one warp per list walks its boxes best first
+//     (p3dc_nms_walk_list), up to post_max; then the block writes the kept
+//     boxes one list after another (mmdetection3d, when they are more than
+//     max_num: each box at its rank in the merge of the lists by score),
+//     zeroes the rest of the output and writes the count.
+#include <cuda_runtime.h>
+
+#include <cub/block/block_scan.cuh>
+#include <new>
+
+#include "anchor3d_decode-private.h"
+#include "anchor3d_decode.h"
+#include "decode_lists.cuh"
+
+namespace {
+
+constexpr unsigned kScoreThreads = 256;
+constexpr unsigned kFullWarp = 0xffffffffu;
+static_assert(P3DC_ANCHOR3D_MAX_PRE <= kTopkSortKeys,
+              "pre_max keys fit one sort");
+static_assert(P3DC_ANCHOR3D_MAX_PRE <= 64 * 64, "at most 64 mask words");
+static_assert(P3DC_ANCHOR3D_MAX_CLASSES * 32 <= 1024,
+              "one warp per list in one block");
+
+// The anchors on the device.
+struct Anchors {
+  const P3dcAnchor3dShape *shapes;  // [A]
+  const float *x;                   // [A][W]
+  const float *y;                   // [A][H]
+  uint32_t n_anchors, height, width;
+};
+
+struct Workspace {
+  unsigned long long *keys;       // [stage-1 lists][cells]: candidates
+  uint32_t *candidates;           // [stage-1 lists]
+  unsigned long long *top;        // [stage-1 lists][pre_max], sorted
+  unsigned long long *split;      // mmdetection3d: [classes][pre_max] listed
+  unsigned long long *split_top;  // and sorted
+  uint32_t *box_count;            // [lists]: finite boxes
+  P3dcBox3d *boxes;               // [lists][pre_max]
+  P3dcA3Rect *rects;              // [lists][pre_max], as the NMS sees them
+  float *velocity;                // [lists][pre_max][2]
+  unsigned long long *mask;       // [lists][pre_max][words]
+  uint32_t *kept;                 // [lists][pre_max]
+};
+
+// Appends @key to list @list when @take, one atomic per warp: every lane
+// of the warp calls.
+__device__ __forceinline__ void append(const Workspace &w, uint32_t cells,
+                                       uint32_t list, bool take,
+                                       unsigned long long key) {
+  const unsigned ballot = __ballot_sync(kFullWarp, take);
+  if (ballot == 0) return;
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t leader = __ffs(ballot) - 1;
+  uint32_t base = 0;
+  if (lane == leader) base = atomicAdd(w.candidates + list, __popc(ballot));
+  base = __shfl_sync(kFullWarp, base, leader);
+  if (take)
+    w.keys[(size_t)list * cells + base + __popc(ballot & ((1u << lane) - 1))] =
+        key;
+}
+
+__global__ void __launch_bounds__(kScoreThreads)
+    score_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
+                 const Anchors anchors, Workspace w, uint32_t cells) {
+  const uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool inside = a < cells;
+  const uint32_t k = inside ? a % anchors.n_anchors : 0;
+  const uint32_t cell = inside ? a / anchors.n_anchors : 0;
+  const uint32_t y = cell / anchors.width, x = cell % anchors.width;
+  if (p.rules == P3DC_ANCHOR3D_OPENPCDET && p.per_class) {
+    for (uint32_t c = 0; c < p.num_classes; c++) {
+      const float s = inside ? p3dc_a3_class_score(&p, &maps, k, c, y, x) : 0;
+      append(w, cells, c, inside && p3dc_a3_passes(&p, s), p3dc_a3_key(s, a));
+    }
+  } else {
+    int32_t label;
+    const float s =
+        inside ? p3dc_a3_best_score(&p, &maps, k, y, x, &label) : 0.0f;
+    append(w, cells, 0, inside && p3dc_a3_passes(&p, s), p3dc_a3_key(s, a));
+  }
+}
+
+// Decodes list @list's @n sorted keys (OpenPCDet: anchor indices;
+// mmdetection3d: ranks among the nms_pre) into its finite boxes, in order,
+// with their NMS views, and their number.  One block of kTopkThreads
+// threads, every thread calling, after a barrier that made @sorted
+// visible.
+__device__ __forceinline__ void decode_list(const P3dcAnchor3dParams &p,
+                                            const P3dcAnchor3dMaps &maps,
+                                            const Anchors &anchors,
+                                            const Workspace &w, uint32_t list,
+                                            const unsigned long long *sorted,
+                                            uint32_t n) {
+  using Scan = cub::BlockScan<uint32_t, kTopkThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  __shared__ uint32_t chunk_total;
+  const bool mmdet3d = p.rules == P3DC_ANCHOR3D_MMDET3D;
+  P3dcBox3d *boxes = w.boxes + (size_t)list * p.pre_max;
+  P3dcA3Rect *rects = w.rects + (size_t)list * p.pre_max;
+  float *velocity = w.velocity + (size_t)list * p.pre_max * 2;
+  uint32_t written = 0;
+
+  for (uint32_t base = 0; base < n; base += kTopkThreads) {
+    const uint32_t i = base + threadIdx.x;
+    P3dcBox3d box;
+    float vel[2], raw_yaw;
+    uint32_t valid = 0;
+    if (i < n) {
+      const unsigned long long key = sorted[i];
+      const float score = p3dc_a3_key_score(key);
+      uint32_t a = p3dc_a3_key_index(key);
+      if (mmdet3d) a = p3dc_a3_key_index(w.top[a]);
+      const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
+      const uint32_t y = cell / anchors.width, x = cell % anchors.width;
+      int32_t label = (int32_t)list;
+      if (!mmdet3d && !p.per_class)
+        p3dc_a3_best_score(&p, &maps, k, y, x, &label);
+      valid = p3dc_a3_decode_box(
+          &p, &anchors.shapes[k], anchors.x[(size_t)k * anchors.width + x],
+          anchors.y[(size_t)k * anchors.height + y], &maps, k, y, x, score,
+          label, &box, &raw_yaw, vel);
+    }
+    uint32_t position, total;
+    Scan(scan_storage).ExclusiveSum(valid, position, total);
+    if (valid) {
+      const uint32_t at = written + position;
+      boxes[at] = box;
+      velocity[2 * at] = vel[0];
+      velocity[2 * at + 1] = vel[1];
+      p3dc_a3_nms_rect(&p, &box, raw_yaw, rects + at);
+    }
+    if (threadIdx.x == 0) chunk_total = total;
+    __syncthreads();
+    written += chunk_total;
+    // scan_storage and chunk_total are reused by the next chunk
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) w.box_count[list] = written;
+}
+
+// List blockIdx.x's pre_max best keys, sorted; OpenPCDet's lists decoded.
+__global__ void __launch_bounds__(kTopkThreads)
+    select_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
+                  const Anchors anchors, Workspace w, uint32_t cells) {
+  const uint32_t list = blockIdx.x;
+  const uint32_t n = w.candidates[list];
+  const uint32_t want = min(n, p.pre_max);
+  unsigned long long *top = w.top + (size_t)list * p.pre_max;
+  p3dc_topk_select<P3DC_A3_KEY_BITS>(w.keys + (size_t)list * cells, n, want,
+                                     top);
+  if (p.rules == P3DC_ANCHOR3D_MMDET3D) return;
+  // the block's own global writes are visible to it after the barrier
+  __syncthreads();
+  decode_list(p, maps, anchors, w, list, top, want);
+}
+
+// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, sorted and
+// decoded.
+__global__ void __launch_bounds__(kTopkThreads)
+    split_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
+                 const Anchors anchors, Workspace w) {
+  __shared__ uint32_t listed;
+  const uint32_t c = blockIdx.x;
+  const uint32_t n = min(w.candidates[0], p.pre_max);
+  unsigned long long *list = w.split + (size_t)c * p.pre_max;
+  unsigned long long *sorted = w.split_top + (size_t)c * p.pre_max;
+  if (threadIdx.x == 0) listed = 0;
+  __syncthreads();
+  for (uint32_t rank = threadIdx.x; rank < n; rank += blockDim.x) {
+    const uint32_t a = p3dc_a3_key_index(w.top[rank]);
+    const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
+    const float s = p3dc_a3_class_score(&p, &maps, k, c, cell / anchors.width,
+                                        cell % anchors.width);
+    if (p3dc_a3_passes(&p, s))
+      list[atomicAdd(&listed, 1u)] = p3dc_a3_key(s, rank);
+  }
+  // the block's own global writes are visible to it after the barrier
+  __syncthreads();
+  const uint32_t count = listed;
+  p3dc_topk_select<P3DC_A3_KEY_BITS>(list, count, count, sorted);
+  __syncthreads();
+  decode_list(p, maps, anchors, w, c, sorted, count);
+}
+
+// The lists' mask tiles, only those their boxes need (a list of n boxes
+// has ceil (n / 64)^2, half of them below the diagonal and skipped): the
+// blocks walk them all, one tile a step, so that a pre_max of 4096 does
+// not launch 64 x 64 blocks a list that mostly find nothing to do.
+__global__ void __launch_bounds__(kNmsMaskThreads)
+    mask_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t words,
+                uint32_t lists) {
+  for (uint32_t t = blockIdx.x;; t += gridDim.x) {
+    uint32_t list = 0, first = 0, tiles = 0;
+    for (; list < lists; list++) {
+      tiles = (w.box_count[list] + kNmsMaskTile - 1) / kNmsMaskTile;
+      if (t < first + tiles * tiles) break;
+      first += tiles * tiles;
+    }
+    if (list == lists) return;
+    p3dc_nms_mask_tile(w.rects + (size_t)list * p.pre_max, w.box_count[list],
+                       (t - first) / tiles, (t - first) % tiles,
+                       w.mask + (size_t)list * p.pre_max * words, words,
+                       [&](const P3dcA3Rect &a, const P3dcA3Rect &b) {
+                         return p3dc_a3_suppresses(p.nms, p.nms_threshold, &a,
+                                                   &b) != 0;
+                       });
+    // the tile's shared memory is the next one's
+    __syncthreads();
+  }
+}
+
+// The kept boxes of @list with a score above @score, or equal to it when
+// @equal_too: a prefix of the list, whose scores do not increase.
+__device__ uint32_t kept_above(const P3dcAnchor3dParams &p, const Workspace &w,
+                               uint32_t list, uint32_t count, float score,
+                               bool equal_too) {
+  const uint32_t *kept = w.kept + (size_t)list * p.pre_max;
+  const P3dcBox3d *boxes = w.boxes + (size_t)list * p.pre_max;
+  uint32_t low = 0, high = count;
+  while (low < high) {
+    const uint32_t middle = (low + high) / 2;
+    const float s = boxes[kept[middle]].score;
+    if (s > score || (equal_too && s == score))
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  return low;
+}
+
+__global__ void reduce_kernel(const P3dcAnchor3dParams p, Workspace w,
+                              uint32_t words, uint32_t lists, uint32_t capacity,
+                              P3dcAnchor3dOutput out) {
+  __shared__ uint32_t kept_count[P3DC_ANCHOR3D_MAX_CLASSES];
+  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (warp < lists) {
+    const uint32_t count = p3dc_nms_walk_list(
+        w.mask + (size_t)warp * p.pre_max * words, words, w.box_count[warp],
+        p.post_max, w.kept + (size_t)warp * p.pre_max);
+    if (lane == 0) kept_count[warp] = count;
+  }
+  __syncthreads();
+
+  uint32_t total = 0;
+  for (uint32_t l = 0; l < lists; l++) total += kept_count[l];
+  // mmdetection3d keeps the max_num best of all lists, by score
+  const bool merge = p.rules == P3DC_ANCHOR3D_MMDET3D && total > p.post_max;
+  uint32_t first = 0;
+  for (uint32_t l = 0; l < lists; l++) {
+    const uint32_t *kept = w.kept + (size_t)l * p.pre_max;
+    const P3dcBox3d *boxes = w.boxes + (size_t)l * p.pre_max;
+    const float *velocity = w.velocity + (size_t)l * p.pre_max * 2;
+    for (uint32_t k = threadIdx.x; k < kept_count[l]; k += blockDim.x) {
+      const uint32_t b = kept[k];
+      uint32_t at = first + k;
+      if (merge) {
+        // a stable sort of the lists' concatenation: an earlier list's
+        // box of equal score comes first
+        at = k;
+        for (uint32_t other = 0; other < lists; other++)
+          if (other != l)
+            at += kept_above(p, w, other, kept_count[other], boxes[b].score,
+                             other < l);
+        if (at >= p.post_max) continue;
+      }
+      out.boxes[at] = boxes[b];
+      if (out.velocity) {
+        out.velocity[2 * at] = velocity[2 * b];
+        out.velocity[2 * at + 1] = velocity[2 * b + 1];
+      }
+    }
+    first += kept_count[l];
+  }
+  const uint32_t written = merge ? p.post_max : total;
+  const P3dcBox3d zero = {};
+  for (uint32_t k = written + threadIdx.x; k < capacity; k += blockDim.x) {
+    out.boxes[k] = zero;
+    if (out.velocity) {
+      out.velocity[2 * k] = 0.0f;
+      out.velocity[2 * k + 1] = 0.0f;
+    }
+  }
+  if (threadIdx.x == 0) *out.count = written;
+}
+
+}  // namespace
+
+struct _P3dcAnchor3dDecoder {
+  P3dcAnchor3dParams params;
+  uint32_t cells;         // H x W x A
+  uint32_t select_lists;  // stage-1 lists
+  uint32_t lists;         // NMS lists
+  uint32_t words;
+  uint32_t capacity;
+  uint32_t mask_blocks;
+  P3dcAnchor3dShape *shapes;
+  float *x, *y;
+  Anchors anchors;
+  Workspace w;
+};
+
+extern "C" void p3dc_anchor3d_decoder_free(P3dcAnchor3dDecoder *d) {
+  if (d == nullptr) return;
+  cudaFree(d->shapes);
+  cudaFree(d->x);
+  cudaFree(d->y);
+  cudaFree(d->w.keys);
+  cudaFree(d->w.candidates);
+  cudaFree(d->w.top);
+  cudaFree(d->w.split);
+  cudaFree(d->w.split_top);
+  cudaFree(d->w.box_count);
+  cudaFree(d->w.boxes);
+  cudaFree(d->w.rects);
+  cudaFree(d->w.velocity);
+  cudaFree(d->w.mask);
+  cudaFree(d->w.kept);
+  delete d;
+}
+
+template <typename T>
+static cudaError_t alloc(T **ptr, size_t count, cudaError_t error) {
+  if (error != cudaSuccess) return error;
+  return cudaMalloc(reinterpret_cast<void **>(ptr), count * sizeof(T));
+}
+
+template <typename T>
+static cudaError_t upload(T *device, const T *host, size_t count,
+                          cudaError_t error) {
+  if (error != cudaSuccess) return error;
+  return cudaMemcpy(device, host, count * sizeof(T), cudaMemcpyHostToDevice);
+}
+
+extern "C" P3dcResult p3dc_anchor3d_decoder_new(
+    const P3dcAnchor3dParams *params, const P3dcAnchor3dTable *table,
+    P3dcAnchor3dDecoder **decoder) {
+  if (decoder == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
+  *decoder = nullptr;
+  P3dcResult result = p3dc_anchor3d_params_validate(params, table);
+  if (result != P3DC_OK) return result;
+  P3dcAnchor3dDecoder *d = new (std::nothrow) P3dcAnchor3dDecoder();
+  if (d == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
+  d->params = *params;
+  const uint32_t A = table->n_anchors, H = table->height, W = table->width;
+  d->cells = H * W * A;
+  d->lists = p3dc_a3_lists(params);
+  d->select_lists = params->rules == P3DC_ANCHOR3D_MMDET3D ? 1 : d->lists;
+  d->words = (params->pre_max + 63) / 64;
+  d->capacity = p3dc_anchor3d_output_capacity(params, table);
+  const size_t pre = params->pre_max, lists = d->lists;
+  const size_t classes = params->num_classes;
+
+  int device = 0, sms = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess)
+    error =
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (error != cudaSuccess) {
+    delete d;
+    return error;
+  }
+  if (sms < 1) sms = 1;
+  // two tile blocks a multiprocessor, no more than the most tiles there
+  // can be
+  const uint64_t most_tiles = (uint64_t)d->lists * d->words * d->words;
+  d->mask_blocks =
+      (uint32_t)(most_tiles < 2ull * (uint32_t)sms ? most_tiles
+                                                   : 2ull * (uint32_t)sms);
+
+  error = alloc(&d->shapes, A, error);
+  error = alloc(&d->x, (size_t)A * W, error);
+  error = alloc(&d->y, (size_t)A * H, error);
+  error = alloc(&d->w.keys, (size_t)d->select_lists * d->cells, error);
+  error = alloc(&d->w.candidates, d->select_lists, error);
+  error = alloc(&d->w.top, d->select_lists * pre, error);
+  if (params->rules == P3DC_ANCHOR3D_MMDET3D) {
+    error = alloc(&d->w.split, classes * pre, error);
+    error = alloc(&d->w.split_top, classes * pre, error);
+  }
+  error = alloc(&d->w.box_count, lists, error);
+  error = alloc(&d->w.boxes, lists * pre, error);
+  error = alloc(&d->w.rects, lists * pre, error);
+  error = alloc(&d->w.velocity, lists * pre * 2, error);
+  error = alloc(&d->w.mask, lists * pre * d->words, error);
+  error = alloc(&d->w.kept, lists * pre, error);
+  error = upload(d->shapes, table->shapes, A, error);
+  error = upload(d->x, table->x, (size_t)A * W, error);
+  error = upload(d->y, table->y, (size_t)A * H, error);
+  if (error != cudaSuccess) {
+    p3dc_anchor3d_decoder_free(d);
+    return error;
+  }
+  d->anchors = {d->shapes, d->x, d->y, A, H, W};
+  *decoder = d;
+  return P3DC_OK;
+}
+
+extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
+                                                const P3dcAnchor3dMaps *maps,
+                                                const P3dcAnchor3dOutput *out,
+                                                P3dcCudaStream stream) {
+  if (d == nullptr || maps == nullptr || out == nullptr ||
+      out->boxes == nullptr || out->count == nullptr ||
+      maps->cls.data == nullptr || maps->box.data == nullptr ||
+      (d->params.dir_bins > 0 && maps->dir.data == nullptr))
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (((uintptr_t)out->boxes & 3) != 0 || ((uintptr_t)out->count & 3) != 0 ||
+      ((uintptr_t)out->velocity & 3) != 0)
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  const P3dcAnchor3dParams &p = d->params;
+  const P3dcAnchor3dMaps m = *maps;
+
+  cudaError_t error = cudaMemsetAsync(
+      d->w.candidates, 0, d->select_lists * sizeof(uint32_t), stream);
+  if (error != cudaSuccess) return error;
+  score_kernel<<<(d->cells + kScoreThreads - 1) / kScoreThreads, kScoreThreads,
+                 0, stream>>>(p, m, d->anchors, d->w, d->cells);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  select_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, m, d->anchors,
+                                                              d->w, d->cells);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  if (p.rules == P3DC_ANCHOR3D_MMDET3D) {
+    split_kernel<<<p.num_classes, kTopkThreads, 0, stream>>>(p, m, d->anchors,
+                                                             d->w);
+    error = cudaGetLastError();
+    if (error != cudaSuccess) return error;
+  }
+  mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(p, d->w, d->words,
+                                                              d->lists);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  reduce_kernel<<<1, 32 * d->lists, 0, stream>>>(p, d->w, d->words, d->lists,
+                                                 d->capacity, *out);
+  return cudaGetLastError();
+}

@@ -1,0 +1,239 @@
+// The per-list stages of the head decodes (centerpoint_decode.cu: one list
+// per task; anchor3d_decode.cu: one per class, or one): the top-k of a list
+// of sort keys, a tile of a list's suppression mask, and the greedy walk of
+// that mask.
+#ifndef P3DC_DECODE_LISTS_CUH
+#define P3DC_DECODE_LISTS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "greedy_walk.cuh"
+
+constexpr unsigned kTopkThreads = 1024;
+// keys a top-k block sorts at once: the most a list may keep
+constexpr unsigned kTopkSortKeys = 4096;
+constexpr unsigned kTopkDigitBits = 8;
+constexpr unsigned kNmsMaskTile = 64;
+constexpr unsigned kNmsMaskRowThreads = 8;
+constexpr unsigned kNmsMaskThreads = kNmsMaskTile * kNmsMaskRowThreads;
+// kept rows whose later mask words a lane loads at once in the walk
+constexpr unsigned kNmsGatherBatch = 8;
+
+// The @want (at most kTopkSortKeys) largest of the @n keys of @list, in
+// descending order, into @top; the keys are nonzero, unique and below
+// 2^KeyBits.  One block of kTopkThreads threads, every thread calling.  At
+// most kTopkSortKeys of them are gathered and sorted in shared memory; a
+// longer list is first cut by a radix select on the keys' top bits (each
+// pass counts 8 bits of the keys still in play), so that only the few
+// thousand keys that can be kept are sorted.  The sort is a bitonic sort
+// of the gathered keys padded to the next power of two: its cost follows
+// the keys' number (CUB's block radix sort of 4096 slots took 14 passes
+// whatever their number).  The keys are unique, so the result is the same
+// whatever the list's order.
+template <unsigned KeyBits>
+__device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
+                                                 uint32_t n, uint32_t want,
+                                                 unsigned long long *top) {
+  __shared__ unsigned long long gathered[kTopkSortKeys];
+  __shared__ uint32_t histogram[1u << kTopkDigitBits];
+  __shared__ uint32_t gathered_count;
+  __shared__ unsigned long long cut;  // the smallest key that stays in play
+
+  // Radix select: find a cut with want <= |keys >= cut| <= kTopkSortKeys.
+  // The keys above the bin being refined (prefix) are counted in `above`.
+  unsigned long long prefix = 0;
+  uint32_t above = 0;
+  if (threadIdx.x == 0) cut = 1;  // every key
+  // digits aligned on multiples of 8 bits, from the one holding the key's
+  // top bit down to bits 0-7
+  for (int low = (int)((KeyBits - 1) / kTopkDigitBits * kTopkDigitBits);
+       n > kTopkSortKeys; low -= (int)kTopkDigitBits) {
+    const unsigned long long high_mask = ~0ull << (low + kTopkDigitBits);
+    for (uint32_t b = threadIdx.x; b < (1u << kTopkDigitBits); b += blockDim.x)
+      histogram[b] = 0;
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const unsigned long long key = list[i];
+      if ((key & high_mask) == prefix)
+        atomicAdd(&histogram[(key >> low) & ((1u << kTopkDigitBits) - 1)], 1u);
+    }
+    __syncthreads();
+    // every thread walks the 256 bins from the top: the same answer in all
+    uint32_t bin = 0, in_play = above;
+    for (int b = (1 << kTopkDigitBits) - 1; b >= 0; b--) {
+      in_play += histogram[b];
+      if (in_play >= want) {
+        bin = (uint32_t)b;
+        break;
+      }
+    }
+    const unsigned long long bin_prefix =
+        prefix | ((unsigned long long)bin << low);
+    if (in_play <= kTopkSortKeys || low == 0) {
+      // keys of unique values: at the last digit a bin holds one key, so
+      // in_play <= want <= kTopkSortKeys there
+      if (threadIdx.x == 0) cut = bin_prefix;
+      __syncthreads();
+      break;
+    }
+    above = in_play - histogram[bin];
+    prefix = bin_prefix;
+    // the histogram is rewritten by the next pass
+    __syncthreads();
+  }
+  __syncthreads();
+
+  // gather the keys in play
+  if (threadIdx.x == 0) gathered_count = 0;
+  __syncthreads();
+  const unsigned long long lowest = cut;
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const unsigned long long key = list[i];
+    if (key >= lowest) gathered[atomicAdd(&gathered_count, 1u)] = key;
+  }
+  __syncthreads();
+  const uint32_t count = gathered_count;
+  uint32_t size = 1;
+  while (size < count) size <<= 1;
+  // padding of 0, below every key: it sorts last
+  for (uint32_t i = count + threadIdx.x; i < size; i += blockDim.x)
+    gathered[i] = 0;
+  __syncthreads();
+  // bitonic, descending: pairs (i, i ^ j) ordered within runs of k, a run
+  // descending when i & k is 0 (every run at the last k)
+  for (uint32_t k = 2; k <= size; k <<= 1) {
+    for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+      for (uint32_t i = threadIdx.x; i < size; i += blockDim.x) {
+        const uint32_t partner = i ^ j;
+        if (partner > i) {
+          const unsigned long long a = gathered[i], b = gathered[partner];
+          if ((i & k) == 0 ? a < b : a > b) {
+            gathered[i] = b;
+            gathered[partner] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+  for (uint32_t rank = threadIdx.x; rank < want; rank += blockDim.x)
+    top[rank] = gathered[rank];
+}
+
+// Tile (row_tile, column_tile) of the suppression mask of a list of @n
+// boxes (their NMS views @rects): bit c % 64 of word c / 64 of row i is set
+// when @suppress (rects[i], rects[c]), for i < c < n.  @mask holds the
+// list's rows of @words words.  One block of kNmsMaskThreads threads,
+// every thread calling; tiles below the diagonal or past n write nothing.
+// Eight threads to a row, eight columns each.
+template <typename Rect, typename Suppress>
+__device__ __forceinline__ void p3dc_nms_mask_tile(
+    const Rect *rects, uint32_t n, uint32_t row_tile, uint32_t column_tile,
+    unsigned long long *mask, uint32_t words, Suppress suppress) {
+  __shared__ Rect column[kNmsMaskTile];
+  __shared__ unsigned long long row_bits[kNmsMaskTile];
+  if (column_tile < row_tile || row_tile * kNmsMaskTile >= n) return;
+  const uint32_t first = column_tile * kNmsMaskTile;
+  if (threadIdx.x < kNmsMaskTile) {
+    const uint32_t j = first + threadIdx.x;
+    if (j < n) column[threadIdx.x] = rects[j];
+    row_bits[threadIdx.x] = 0;
+  }
+  __syncthreads();
+  // thread t: row t % 64 of the tile, columns 8 (t / 64) .. + 7
+  const uint32_t r = threadIdx.x % kNmsMaskTile;
+  const uint32_t part = threadIdx.x / kNmsMaskTile;
+  const uint32_t i = row_tile * kNmsMaskTile + r;
+  if (i < n) {
+    const Rect row = rects[i];
+    const uint32_t lo = first + part * (kNmsMaskTile / kNmsMaskRowThreads);
+    const uint32_t end = min(lo + kNmsMaskTile / kNmsMaskRowThreads, n);
+    unsigned long long bits = 0;
+    for (uint32_t c = lo > i + 1 ? lo : i + 1; c < end; c++)
+      if (suppress(row, column[c - first])) bits |= 1ull << (c - first);
+    if (bits != 0) atomicOr(&row_bits[r], bits);
+  }
+  __syncthreads();
+  if (threadIdx.x < kNmsMaskTile && row_tile * kNmsMaskTile + threadIdx.x < n)
+    mask[(size_t)(row_tile * kNmsMaskTile + threadIdx.x) * words +
+         column_tile] = row_bits[threadIdx.x];
+}
+
+// One warp walks a list's @n boxes best first (the mask of
+// p3dc_nms_mask_tile, at most 64 x 64 words), keeping a box unless a kept
+// one suppressed it, up to @limit; the kept boxes' indices go to @kept in
+// order.  Returns their number, the same in every lane.  64 boxes (one
+// mask word) at a time: the chunk's own bits are fetched for all its rows
+// at once (while the previous chunk's kept rows are gathered) and walked
+// from registers, and only then are the kept rows' later words gathered,
+// several rows' loads in flight, so the walk seldom waits on a load.
+__device__ __forceinline__ uint32_t
+p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
+                   uint32_t limit, uint32_t *kept) {
+  const uint32_t lane = threadIdx.x % 32;
+  uint32_t count = 0;
+  // lane l holds the removed bits of words l and l + 32
+  unsigned long long removed0 = 0, removed1 = 0;
+  // the chunk's own word of each of its rows: lane l holds rows base + l
+  // and base + 32 + l; the next chunk's are loaded while this chunk's kept
+  // rows are gathered
+  unsigned long long diag_lo = 0, diag_hi = 0;
+  if (n > 0) {
+    const uint32_t m = min(64u, n);
+    diag_lo = lane < m ? mask[(size_t)lane * words] : 0;
+    diag_hi = lane + 32 < m ? mask[(size_t)(32 + lane) * words] : 0;
+  }
+  for (uint32_t chunk = 0; chunk * 64 < n && count < limit; chunk++) {
+    const uint32_t base = chunk * 64, m = min(64u, n - base);
+    // what earlier chunks removed from this one
+    const unsigned long long removed =
+        __shfl_sync(0xffffffffu, chunk < 32 ? removed0 : removed1, chunk % 32);
+    const unsigned long long live =
+        (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed;
+    // the chunk's live boxes, best first, until the list's output is full
+    unsigned long long kept_bits =
+        p3dc_greedy_walk_tile(live, diag_lo, diag_hi, [&](uint32_t k) {
+          if (count >= limit) return false;
+          if (lane == 0) kept[count] = base + k;
+          count++;
+          return true;
+        });
+    const uint32_t next = base + 64;
+    unsigned long long next_lo = 0, next_hi = 0;
+    if (next < n) {
+      const uint32_t next_m = min(64u, n - next);
+      if (lane < next_m)
+        next_lo = mask[(size_t)(next + lane) * words + chunk + 1];
+      if (lane + 32 < next_m)
+        next_hi = mask[(size_t)(next + 32 + lane) * words + chunk + 1];
+    }
+    // the kept rows' later words, each lane its own, kNmsGatherBatch rows'
+    // loads in flight at once
+    const bool lo = lane > chunk && lane < words;
+    const bool hi = lane + 32 > chunk && lane + 32 < words;
+    while (kept_bits != 0) {
+      unsigned long long got_lo[kNmsGatherBatch], got_hi[kNmsGatherBatch];
+#pragma unroll
+      for (uint32_t u = 0; u < kNmsGatherBatch; u++) {
+        got_lo[u] = got_hi[u] = 0;
+        if (kept_bits == 0) continue;
+        const uint32_t k = __ffsll((long long)kept_bits) - 1;
+        kept_bits &= kept_bits - 1;
+        const unsigned long long *row = mask + (size_t)(base + k) * words;
+        if (lo) got_lo[u] = row[lane];
+        if (hi) got_hi[u] = row[lane + 32];
+      }
+#pragma unroll
+      for (uint32_t u = 0; u < kNmsGatherBatch; u++) {
+        removed0 |= got_lo[u];
+        removed1 |= got_hi[u];
+      }
+    }
+    diag_lo = next_lo;
+    diag_hi = next_hi;
+  }
+  return count;
+}
+
+#endif  // P3DC_DECODE_LISTS_CUH

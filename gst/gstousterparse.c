@@ -290,24 +290,55 @@ begin_frame (P3dOusterParse * self, const P3dOusterPacket * packet,
   return TRUE;
 }
 
-/* Ends the open frame; @complete_end: its last packets came (or a later
- * frame began, so that the missing ones are lost, not pending). */
+/* A frame's packets in the order the sensor sends them: from the window's
+ * first. */
+static guint
+packet_order (P3dOusterParse * self, guint index)
+{
+  guint n = (self->info.columns_per_frame + self->info.columns_per_packet -
+      1) / self->info.columns_per_packet;
+
+  return (index + n - p3d_ouster_decoder_first_packet (self->decoder)) % n;
+}
+
+/* Ends the open frame. The packets it lacks are lost, except those before
+ * the first one seen when the stream began inside the frame, and at the
+ * end of the stream those after the last one seen: then the frame is
+ * partial. */
 static void
 end_frame (P3dOusterParse * self, gboolean at_eos)
 {
   P3dLidarParse *parse = P3D_LIDAR_PARSE (self);
+  guint n = (self->info.columns_per_frame + self->info.columns_per_packet -
+      1) / self->info.columns_per_packet;
+  guint first = G_MAXUINT, last = 0, k, lost = 0;
   gboolean partial = self->frame_partial;
-  guint missing = self->packets_per_frame > self->n_received ?
-      self->packets_per_frame - self->n_received : 0;
-  gsize n;
+  gsize points;
 
-  if (at_eos && missing > 0)
-    partial = TRUE;
-  else
-    p3d_lidar_parse_count (parse, P3D_LIDAR_COUNT_LOST, missing);
-  n = p3d_ouster_grid_compact (self->decoder,
+  for (k = 0; k < n; k++) {
+    if (self->received[k]) {
+      first = MIN (first, packet_order (self, k));
+      last = MAX (last, packet_order (self, k));
+    }
+  }
+  for (k = 0; k < n; k++) {
+    guint order = packet_order (self, k);
+
+    if (self->received[k]
+        || !p3d_ouster_decoder_packet_expected (self->decoder, k))
+      continue;
+    if (self->frame_partial && order < first)
+      continue;
+    if (at_eos && order > last) {
+      partial = TRUE;
+      continue;
+    }
+    lost++;
+  }
+  p3d_lidar_parse_count (parse, P3D_LIDAR_COUNT_LOST, lost);
+  points = p3d_ouster_grid_compact (self->decoder,
       p3d_lidar_parse_get_layout (parse), self->grid, self->valid);
-  p3d_lidar_parse_set_points (parse, n, (gint64) self->last_time);
+  p3d_lidar_parse_set_points (parse, points, (gint64) self->last_time);
   p3d_lidar_parse_end_sweep (parse, partial, self->frame_discont);
   self->have_frame = FALSE;
   self->grid = NULL;

@@ -170,6 +170,8 @@ p3d_velodyne_parse_finalize (GObject * object)
   P3dVelodyneParse *self = P3D_VELODYNE_PARSE (object);
 
   g_free (self->calibration);
+  /* a start that failed leaves it */
+  g_free (self->calibration_path);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 

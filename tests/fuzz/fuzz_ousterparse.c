@@ -135,8 +135,11 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   }
   nested = fuzz_below (&reader, 2);
   if (fuzz_below (&reader, 8) == 0) {
-    /* the metadata is the input's own text */
-    gsize length = MIN (fuzz_below (&reader, 2048), reader.size - reader.pos);
+    /* the metadata is the input's own text (MIN evaluates twice: the
+     * length is read first) */
+    gsize length = fuzz_below (&reader, 2048);
+
+    length = MIN (length, reader.size - reader.pos);
 
     g_object_set (parser, "metadata", fuzz_lidar_file ("os.json",
             (const gchar *) reader.data + reader.pos, length), NULL);

@@ -634,10 +634,11 @@ assert_same_points (GPtrArray * a, GPtrArray * b)
   }
 }
 
-/* Plays @pcap over UDP on 127.0.0.1 at the capture's pace into udpsrc !
- * velodyneparse; returns the sweeps and (in *stats) the parser's stats. */
+/* Plays @pcap (@n_packets data packets) over UDP on 127.0.0.1 at the
+ * capture's pace into udpsrc ! velodyneparse; returns the sweeps and (in
+ * *stats) the parser's stats. */
 static GPtrArray *
-loopback (const gchar * pcap, GstStructure ** stats)
+loopback (const gchar * pcap, guint n_packets, GstStructure ** stats)
 {
   guint16 port = lidartest_free_port ();
   gchar *rx_line = g_strdup_printf ("udpsrc address=127.0.0.1 port=%u "
@@ -653,6 +654,7 @@ loopback (const gchar * pcap, GstStructure ** stats)
   GstBus *bus = gst_element_get_bus (tx);
   GstMessage *message;
   GPtrArray *sweeps;
+  guint waited;
 
   fail_unless (rx != NULL && tx != NULL);
   fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
@@ -666,8 +668,18 @@ loopback (const gchar * pcap, GstStructure ** stats)
   fail_unless (message != NULL
       && GST_MESSAGE_TYPE (message) == GST_MESSAGE_EOS);
   gst_message_unref (message);
-  /* the last datagrams cross the loopback; then the receiver's EOS */
-  g_usleep (300 * 1000);
+  /* the receiver takes every datagram (slowly under valgrind), then EOS */
+  for (waited = 0; waited < 60000; waited += 20) {
+    GstStructure *now;
+    guint64 taken = 0;
+
+    g_object_get (parser, "stats", &now, NULL);
+    gst_structure_get_uint64 (now, "packets", &taken);
+    gst_structure_free (now);
+    if (taken >= n_packets)
+      break;
+    g_usleep (20 * 1000);
+  }
   gst_element_send_event (rx, gst_event_new_eos ());
   gst_object_unref (bus);
   bus = gst_element_get_bus (rx);
@@ -755,7 +767,7 @@ GST_START_TEST (test_pcap_and_loopback)
         0.001 + 2e-5, 1e-6, "pcap sweep");
 
   /* over UDP: the same sweeps */
-  from_udp = loopback (pcap, &stats);
+  from_udp = loopback (pcap, gen->packets->len, &stats);
   assert_same_points (from_udp, from_file);
   fail_unless (gst_structure_get_uint64 (stats, "lost-packets", &value));
   fail_unless_equals_int64 (value, 0);
@@ -763,7 +775,7 @@ GST_START_TEST (test_pcap_and_loopback)
   g_ptr_array_unref (from_udp);
 
   /* with every 40th packet dropped: counted, sweeps still out */
-  from_udp = loopback (dropped, &stats);
+  from_udp = loopback (dropped, packets->len, &stats);
   fail_unless (gst_structure_get_uint64 (stats, "lost-packets", &value));
   fail_unless_equals_int64 (value, gen->packets->len - packets->len);
   fail_unless_equals_int (from_udp->len, from_file->len);

@@ -15,9 +15,11 @@
  * says what arrived.
  *
  * Points are in the sensor frame (x forward, y left, z up; the
- * lidar-to-sensor transform applied), in destaggered order: the columns
- * of the destaggered image one after the other, each column's beams from
- * the first. Columns marked invalid and pixels without a return are left
+ * lidar-to-sensor transform applied), in destaggered order: the rows of
+ * the destaggered image one after the other (the first beam's, the
+ * highest, first), as ouster-sdk lays out a destaggered point cloud; a
+ * pixel's two returns side by side. Columns marked invalid and pixels
+ * without a return are left
  * out. The intensity is the reflectivity, the time the column's timestamp
  * since the frame's first column, the ring the rank of the beam's
  * altitude (0 the lowest). Of dual returns, returns keeps both, the

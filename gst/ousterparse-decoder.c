@@ -611,28 +611,33 @@ p3d_ouster_decode (const P3dOusterDecoder * decoder, const guint8 * data,
   gsize pixel = pixel_size (profile);
   gsize header = profile == P3D_OUSTER_PROFILE_LEGACY ?
       LEGACY_COLUMN_HEADER_SIZE : COLUMN_HEADER_SIZE;
+  guint32 range_mask = profile == P3D_OUSTER_PROFILE_LEGACY ? 0xfffff : 0x7ffff;
   guint w = metadata->columns_per_frame, h = metadata->beams;
   guint grid_returns = decoder->grid_returns;
   const guint stride = layout->stride;
+  /* counted here: valid[] is guint64 too, and stores to it would make the
+   * compiler keep the counts in memory */
+  guint64 no_return = 0, duplicates = 0, invalid = 0;
   guint c, b;
 
   for (c = 0; c < packet->n_columns; c++) {
     const guint8 *column = data + decoder->columns_offset +
         c * decoder->column_size;
     guint m = packet->measurement_id[c];
+    const gfloat *lut = decoder->lut + (gsize) m * h * 6;
     gfloat time;
 
     if (!packet->valid[c]) {
-      counts->invalid_columns++;
+      invalid++;
       continue;
     }
     time = (gfloat) ((gdouble) (gint64) (packet->timestamp[c] - t0) * 1e-9);
-    for (b = 0; b < h; b++) {
+    for (b = 0; b < h; b++, lut += 6) {
       const guint8 *px = column + header + b * pixel;
-      const gfloat *lut = decoder->lut + ((gsize) m * h + b) * 6;
       guint u = m + decoder->shift[b];
       guint32 r[2], intensity[2];
-      guint keep, n, slot;
+      guint keep, n;
+      gsize slot;
       gboolean repeat;
 
       if (u >= w)
@@ -646,23 +651,24 @@ p3d_ouster_decode (const P3dOusterDecoder * decoder, const guint8 * data,
         intensity[1] = w1 >> 24;
         keep = p3d_lidar_pick_returns (decoder->returns, r[0], intensity[0],
             r[1], intensity[1], &repeat);
-        counts->duplicate_returns += repeat;
-        counts->no_return += (r[0] == 0) + (r[1] == 0);
+        duplicates += repeat;
+        no_return += (r[0] == 0) + (r[1] == 0);
       } else {
-        r[0] = read_u32 (px) & (profile == P3D_OUSTER_PROFILE_LEGACY ?
-            0xfffff : 0x7ffff);
+        r[0] = read_u32 (px) & range_mask;
         intensity[0] = px[4];
         r[1] = intensity[1] = 0;
         keep = r[0] != 0;
-        counts->no_return += r[0] == 0;
+        no_return += r[0] == 0;
       }
-      slot = (u * h + b) * grid_returns;
+      /* the destaggered image row by row: each beam's pixels of a packet
+       * land side by side */
+      slot = ((gsize) b * w + u) * grid_returns;
       for (n = 0; n < 2; n++) {
         gfloat *p, range;
 
         if (!(keep & (1u << n)))
           continue;
-        p = grid + (gsize) slot *stride;
+        p = grid + slot * stride;
         range = (gfloat) r[n];
         p[0] = range * lut[0] + lut[3];
         p[1] = range * lut[1] + lut[4];
@@ -670,10 +676,34 @@ p3d_ouster_decode (const P3dOusterDecoder * decoder, const guint8 * data,
         p3d_lidar_point_set_channels (layout, p, (gfloat) intensity[n], time,
             decoder->ring[b]);
         valid[slot / 64] |= G_GUINT64_CONSTANT (1) << (slot % 64);
-        if (grid_returns == 2)
-          slot++;
+        slot++;
       }
     }
+  }
+  counts->no_return += no_return;
+  counts->duplicate_returns += duplicates;
+  counts->invalid_columns += invalid;
+}
+
+/* Moves point @from to @to, @stride floats (3 to 5: copies the compiler
+ * unrolls). */
+static inline void
+move_point (gfloat * grid, gsize to, gsize from, guint stride)
+{
+  gfloat *d = grid + to * stride;
+  const gfloat *s = grid + from * stride;
+
+  switch (stride) {
+    case 5:
+      d[4] = s[4];
+      /* fall through */
+    case 4:
+      d[3] = s[3];
+      /* fall through */
+    default:
+      d[0] = s[0];
+      d[1] = s[1];
+      d[2] = s[2];
   }
 }
 
@@ -688,13 +718,17 @@ p3d_ouster_grid_compact (const P3dOusterDecoder * decoder,
   for (word = 0; word < words; word++) {
     guint64 bits = valid[word];
 
+    /* a run of points already in place moves nothing */
+    if (bits == G_MAXUINT64 && n == word * 64) {
+      n += 64;
+      continue;
+    }
     while (bits != 0) {
       gsize slot = word * 64 + (gsize) __builtin_ctzll (bits);
 
       bits &= bits - 1;
       if (slot != n)
-        memcpy (grid + n * stride, grid + slot * stride,
-            stride * sizeof (gfloat));
+        move_point (grid, n, slot, stride);
       n++;
     }
   }

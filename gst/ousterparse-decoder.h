@@ -9,12 +9,14 @@
  * firmware user manual lays them out: columns of a header (timestamp in
  * nanoseconds, measurement id, frame id or status) and one pixel per beam.
  *
- * A frame is decoded into a grid of points in destaggered order (column by
- * column of the destaggered image, each column's beams from the first),
- * p3d_ouster_decode() placing each packet's pixels in their slots whatever
- * the order the packets come in; p3d_ouster_grid_compact() then keeps the
- * pixels that have a return, in place. Points are in the sensor frame
- * (lidar-to-sensor transform applied), metres.
+ * A frame is decoded into a grid of points in destaggered order (the
+ * destaggered image row by row: the first beam's columns, then the next
+ * beam's, as ouster-sdk lays out a destaggered point cloud), and each
+ * pixel's returns side by side; p3d_ouster_decode() places each packet's
+ * pixels in their slots whatever the order the packets come in, and
+ * p3d_ouster_grid_compact() then keeps the pixels that have a return, in
+ * place. Points are in the sensor frame (lidar-to-sensor transform
+ * applied), metres.
  */
 #ifndef __P3D_OUSTER_DECODER_H__
 #define __P3D_OUSTER_DECODER_H__

@@ -55,19 +55,14 @@ static const P3dLidarPointLayout xyzit = { 5, 3, 4, -1 };
 
 /* One pass of @stream through the decoder; returns the points written. */
 static gsize
-decode_velodyne (Stream * stream, gfloat * sweep, gsize capacity)
+decode_velodyne (Stream * stream, P3dVelodyneDecoder * decoder, gfloat * sweep,
+    gsize capacity)
 {
-  GError *error = NULL;
-  P3dVelodyneDecoder *decoder = p3d_velodyne_decoder_new (stream->model,
-      stream->have_calibration ? &stream->calibration : NULL,
-      P3D_LIDAR_RETURNS_BOTH, stream->cut, &error);
   gsize total = 0, in_sweep = 0;
   guint p;
 
-  if (decoder == NULL) {
-    g_printerr ("%s: %s\n", stream->name, error->message);
-    exit (1);
-  }
+  /* every pass is a stream of its own */
+  p3d_velodyne_decoder_reset (decoder);
   for (p = 0; p < stream->packets->len; p++) {
     gsize size;
     const guint8 *data = g_bytes_get_data (stream->packets->pdata[p], &size);
@@ -92,15 +87,13 @@ decode_velodyne (Stream * stream, gfloat * sweep, gsize capacity)
     in_sweep += n;
     total += n;
   }
-  p3d_velodyne_decoder_free (decoder);
   return total;
 }
 
 static gsize
-decode_ouster (Stream * stream, gfloat * grid, guint64 * valid)
+decode_ouster (Stream * stream, P3dOusterDecoder * decoder, gfloat * grid,
+    guint64 * valid)
 {
-  P3dOusterDecoder *decoder = p3d_ouster_decoder_new (&stream->metadata,
-      P3D_LIDAR_RETURNS_BOTH);
   gsize slots = p3d_ouster_decoder_grid_points (decoder);
   gsize total = 0, words = (slots + 63) / 64;
   guint frame = G_MAXUINT, p;
@@ -123,7 +116,6 @@ decode_ouster (Stream * stream, gfloat * grid, guint64 * valid)
         grid, valid, &counts);
   }
   total += p3d_ouster_grid_compact (decoder, &xyzit, grid, valid);
-  p3d_ouster_decoder_free (decoder);
   return total;
 }
 
@@ -135,16 +127,31 @@ bench_decoder (Stream * stream, gdouble seconds)
   gsize capacity = 4 << 20;
   gfloat *sweep = g_new (gfloat, capacity * xyzit.stride);
   guint64 *valid = g_new0 (guint64, capacity / 64 + 1);
+  P3dVelodyneDecoder *velodyne = NULL;
+  P3dOusterDecoder *ouster = NULL;
+  GError *error = NULL;
   gdouble rates[RUNS];
   guint r, i, j;
 
+  /* made once, as the elements make them at start */
+  if (stream->ouster) {
+    ouster = p3d_ouster_decoder_new (&stream->metadata, P3D_LIDAR_RETURNS_BOTH);
+  } else {
+    velodyne = p3d_velodyne_decoder_new (stream->model,
+        stream->have_calibration ? &stream->calibration : NULL,
+        P3D_LIDAR_RETURNS_BOTH, stream->cut, &error);
+    if (velodyne == NULL) {
+      g_printerr ("%s: %s\n", stream->name, error->message);
+      exit (1);
+    }
+  }
   for (r = 0; r < RUNS; r++) {
     gint64 start = g_get_monotonic_time (), now;
     gsize points = 0;
 
     do {
-      gsize n = stream->ouster ? decode_ouster (stream, sweep, valid) :
-          decode_velodyne (stream, sweep, capacity);
+      gsize n = stream->ouster ? decode_ouster (stream, ouster, sweep, valid) :
+          decode_velodyne (stream, velodyne, sweep, capacity);
 
       if (stream->points == 0)
         stream->points = n;
@@ -168,6 +175,10 @@ bench_decoder (Stream * stream, gdouble seconds)
       }
   g_free (sweep);
   g_free (valid);
+  if (velodyne != NULL)
+    p3d_velodyne_decoder_free (velodyne);
+  if (ouster != NULL)
+    p3d_ouster_decoder_free (ouster);
   return rates[RUNS / 2];
 }
 
@@ -197,15 +208,26 @@ packet_of_pass (Stream * stream, guint p, guint pass)
           NULL), size);
 
   if (!stream->ouster && size == P3D_VELODYNE_DATA_PACKET_SIZE) {
-    const guint8 *first = g_bytes_get_data (stream->packets->pdata[0], NULL);
-    const guint8 *last = g_bytes_get_data (stream->packets->pdata
-        [stream->packets->len - 1], NULL);
-    guint32 span = (get_u32 (last + 1200) - get_u32 (first + 1200) + 3600000000u
-        + 1000) % 3600000000u;
+    const guint8 *first = NULL, *last = NULL;
+    guint32 span;
+    guint q;
+
+    /* the first and last data packets (recordings hold position packets) */
+    for (q = 0; q < stream->packets->len; q++) {
+      if (g_bytes_get_size (stream->packets->pdata[q]) !=
+          P3D_VELODYNE_DATA_PACKET_SIZE)
+        continue;
+      last = g_bytes_get_data (stream->packets->pdata[q], NULL);
+      if (first == NULL)
+        first = last;
+    }
+    span = (get_u32 (last + 1200) - get_u32 (first + 1200) + 3600000000u +
+        1000) % 3600000000u;
 
     put_u32 (data + 1200, (guint32) ((get_u32 (data + 1200) + (guint64) pass *
                 span) % 3600000000u));
-  } else if (stream->ouster) {
+  } else if (stream->ouster
+      && size == p3d_ouster_metadata_packet_size (&stream->metadata)) {
     const P3dOusterMetadata *md = &stream->metadata;
     gboolean legacy = md->profile == P3D_OUSTER_PROFILE_LEGACY;
     gsize column = (size - (legacy ? 0 : 64)) / md->columns_per_packet;

@@ -1067,9 +1067,10 @@ ouster_gen_sweep (const OusterGen * gen, guint frame, const gboolean * sent,
     }
     have_t0 = TRUE;
   }
-  /* destaggered: column u of the image holds beam b's column u - shift */
-  for (u = 0; u < w; u++) {
-    for (b = 0; b < h; b++) {
+  /* destaggered, row by row: column u of the image holds beam b's column
+   * u - shift */
+  for (b = 0; b < h; b++) {
+    for (u = 0; u < w; u++) {
       gint shifted = ((gint) u - md->pixel_shift_by_row[b]) % (gint) w;
       guint m = (guint) (shifted < 0 ? shifted + (gint) w : shifted);
       guint idx = frame * w + m;

@@ -193,8 +193,8 @@ typedef struct
 OusterGen *ouster_gen_new (const OusterGenParams * params);
 void ouster_gen_free (OusterGen * gen);
 
-/* The sweep of frame @frame, destaggered, from the packets for which
- * @sent[p] is TRUE (NULL: all). */
+/* The sweep of frame @frame, destaggered (the image's rows one after the
+ * other), from the packets for which @sent[p] is TRUE (NULL: all). */
 LidarSweep *ouster_gen_sweep (const OusterGen * gen, guint frame,
     const gboolean * sent, P3dLidarReturns returns);
 

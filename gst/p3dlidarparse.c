@@ -216,8 +216,8 @@ p3d_lidar_parse_class_init (P3dLidarParseClass * klass)
           READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PARTIAL_SWEEPS,
       g_param_spec_boolean ("partial-sweeps", "Partial sweeps",
-          "Also output the partial sweeps: before the stream's first cut, "
-          "after a gap that broke a sweep, and at the end of the stream; "
+          "Also output partial sweeps, revolutions or frames whose start or "
+          "end the stream lacks (at its start, after a gap, at its end); "
           "false drops them (stats counts them)", DEFAULT_PARTIAL_SWEEPS,
           READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,

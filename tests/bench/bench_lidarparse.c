@@ -17,8 +17,10 @@
  * pool, timestamps, GstBaseParse) on the streaming thread, in system
  * memory.
  *
- * The last lines are a markdown table for docs/performance.md. CPU only:
- * it builds without CUDA.
+ * Then, for each recording, what the element makes of it sweep by sweep
+ * (points, nearest and farthest, the ground's height, the time between
+ * sweeps): a check of a real sensor's output by eye. The tables are
+ * markdown. CPU only: it builds without CUDA.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
@@ -359,6 +362,88 @@ bench_pipeline (Stream * stream)
   return points / ((end - start) * 1e-6);
 }
 
+static gint
+compare_floats (gconstpointer a, gconstpointer b)
+{
+  gfloat x = *(const gfloat *) a, y = *(const gfloat *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* What the element makes of a recording, sweep by sweep: its points, the
+ * nearest and farthest, the ground's height (the 5th percentile of z of
+ * the points 3 to 20 m away on the ground plane) and the time from the
+ * sweep before; a check by eye of a real sensor's output (whole
+ * revolutions, stable counts, a ground plane where the sensor sits). */
+static void
+describe (Stream * stream)
+{
+  gchar *line;
+  GstElement *pipeline, *src, *sink;
+  GstSample *sample;
+  GstClockTime previous = GST_CLOCK_TIME_NONE;
+  guint p, s = 0;
+
+  if (stream->ouster)
+    line = g_strdup_printf ("appsrc name=src format=time ! ousterparse "
+        "metadata=\"%s\" ! application/x-point-cloud,format=xyzi ! appsink "
+        "name=sink sync=false", stream->metadata_path);
+  else
+    line = g_strdup_printf ("appsrc name=src format=time ! velodyneparse "
+        "model=%s cut-angle=%f ! application/x-point-cloud,format=xyzi ! "
+        "appsink name=sink sync=false",
+        p3d_velodyne_model_get_info (stream->model)->nick, stream->cut);
+  pipeline = gst_parse_launch (line, NULL);
+  g_free (line);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  g_object_set (src, "max-bytes", (guint64) 0, NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  for (p = 0; p < stream->packets->len; p++)
+    gst_app_src_push_buffer (GST_APP_SRC (src),
+        gst_buffer_new_wrapped_bytes (stream->packets->pdata[p]));
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  printf ("\n%s\n\n| sweep | points | nearest, m | farthest, m | ground z, m "
+      "| from the sweep before, ms |\n| --- | --- | --- | --- | --- | --- |\n",
+      stream->name);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstBuffer *buffer = gst_sample_get_buffer (sample);
+    GArray *ground = g_array_new (FALSE, FALSE, sizeof (gfloat));
+    gfloat nearest = G_MAXFLOAT, farthest = 0;
+    GstMapInfo map;
+    gsize n, i;
+
+    gst_buffer_map (buffer, &map, GST_MAP_READ);
+    n = map.size / 16;
+    for (i = 0; i < n; i++) {
+      const gfloat *q = (const gfloat *) map.data + 4 * i;
+      gfloat r = sqrtf (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+      gfloat flat = sqrtf (q[0] * q[0] + q[1] * q[1]);
+
+      nearest = MIN (nearest, r);
+      farthest = MAX (farthest, r);
+      if (flat > 3 && flat < 20)
+        g_array_append_val (ground, q[2]);
+    }
+    gst_buffer_unmap (buffer, &map);
+    g_array_sort (ground, compare_floats);
+    printf ("| %u | %" G_GSIZE_FORMAT " | %.2f | %.1f | %.2f | ", s++, n,
+        nearest, farthest, ground->len ? g_array_index (ground, gfloat,
+            ground->len / 20) : NAN);
+    if (GST_CLOCK_TIME_IS_VALID (previous))
+      printf ("%.1f |\n", (GST_BUFFER_PTS (buffer) - previous) / 1e6);
+    else
+      printf ("|\n");
+    previous = GST_BUFFER_PTS (buffer);
+    g_array_unref (ground);
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+}
+
 /* The UDP payloads of a classic pcap file (Ethernet, IPv4). */
 static GPtrArray *
 read_pcap (const gchar * path)
@@ -470,6 +555,7 @@ int
 main (int argc, char **argv)
 {
   GPtrArray *streams = g_ptr_array_new ();
+  guint recordings;
   gdouble seconds = 1.0;
   gboolean pipeline = FALSE;
   gint i;
@@ -535,6 +621,7 @@ main (int argc, char **argv)
       return 1;
     }
   }
+  recordings = streams->len;
   g_ptr_array_add (streams, velodyne_stream (P3D_VELODYNE_MODEL_VLP16, 0x37,
           FALSE));
   g_ptr_array_add (streams, velodyne_stream (P3D_VELODYNE_MODEL_HDL32E, 0x37,
@@ -567,5 +654,7 @@ main (int argc, char **argv)
     printf (" |\n");
     fflush (stdout);
   }
+  for (i = 0; i < (gint) recordings; i++)
+    describe (streams->pdata[i]);
   return 0;
 }

@@ -33,6 +33,9 @@ enum
 #define POOL_MIN_BUFFERS 2
 /* At most this many sweeps end in one packet (a break and a cut). */
 #define MAX_DONE 4
+/* A sensor clock that moves on by more than this since the first packet
+ * (a year) is placed on the running time again. */
+#define MAX_CLOCK_JUMP (G_GUINT64_CONSTANT (365) * 24 * 3600 * GST_SECOND)
 
 #define SRC_CAPS \
     P3D_MEDIA_TYPE_POINT_CLOUD ", format = (string) " P3D_POINT_FORMATS_ALL \
@@ -732,21 +735,25 @@ sweep_pts (P3dLidarParse * self, gint64 t0, GstClockTime arrival,
   P3dLidarParsePrivate *priv = PRIV (self);
   GstClockTime arrived = GST_CLOCK_TIME_NONE;
 
-  /* the first firing happened this long before its packet arrived */
+  /* the first firing happened this long before its packet arrived;
+   * differences of sensor times are taken unsigned: a sensor's clock can
+   * be anything, and a wrap must not be undefined */
   if (GST_CLOCK_TIME_IS_VALID (arrival)) {
-    gint64 before = MAX (packet_end - t0, 0);
+    guint64 before = packet_end > t0 ? (guint64) packet_end - (guint64) t0 : 0;
 
-    arrived = arrival > (GstClockTime) before ? arrival - before : 0;
+    arrived = arrival > before ? arrival - before : 0;
   }
   if (priv->active_clock == P3D_LIDAR_CLOCK_ARRIVAL
       && GST_CLOCK_TIME_IS_VALID (arrived))
     return arrived;
-  if (!priv->anchored || t0 < priv->anchor_sensor) {
+  /* a clock that went back, or jumped by centuries, starts again */
+  if (!priv->anchored || t0 < priv->anchor_sensor
+      || (guint64) t0 - (guint64) priv->anchor_sensor > MAX_CLOCK_JUMP) {
     priv->anchored = TRUE;
     priv->anchor_sensor = t0;
     priv->anchor_pts = GST_CLOCK_TIME_IS_VALID (arrived) ? arrived : 0;
   }
-  return priv->anchor_pts + (GstClockTime) (t0 - priv->anchor_sensor);
+  return priv->anchor_pts + ((guint64) t0 - (guint64) priv->anchor_sensor);
 }
 
 gboolean
@@ -860,7 +867,7 @@ p3d_lidar_parse_end_sweep (P3dLidarParse * self, gboolean partial,
   done->buffer = priv->sweep;
   priv->sweep = NULL;
   done->pts = priv->sweep_pts;
-  done->duration = (GstClockTime) (priv->sweep_last - priv->sweep_t0);
+  done->duration = (guint64) priv->sweep_last - (guint64) priv->sweep_t0;
   done->offset = priv->pushed + priv->n_done - 1;
   done->discont = priv->discont;
   priv->discont = FALSE;

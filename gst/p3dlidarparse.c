@@ -908,7 +908,7 @@ p3d_lidar_parse_count (P3dLidarParse * self, P3dLidarCount what, guint64 n)
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
         ("Packets were %s: sweeps go out with what arrived",
             what == P3D_LIDAR_COUNT_LOST ? "lost" : what ==
-            P3D_LIDAR_COUNT_LATE ? "late (dropped)" : "repeated (dropped)"),
+            P3D_LIDAR_COUNT_LATE ? "late" : "repeated"),
         ("%" G_GUINT64_FORMAT " at once; the stats property counts lost, "
             "late and repeated packets; said once a stream", n));
     priv->warned_loss = TRUE;

@@ -16,11 +16,13 @@
 #include "gstboxparse.h"
 #include "gstcameratestsrc.h"
 #include "gstnms.h"
+#include "gstousterparse.h"
 #include "gstpcdparse.h"
 #include "gstpillarencode.h"
 #include "gstpillarfeat.h"
 #include "gstpointcloudparse.h"
 #include "gstpointcloudtestsrc.h"
+#include "gstvelodyneparse.h"
 #include "gstvoxelize.h"
 
 static gboolean
@@ -38,6 +40,8 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (pointcloudtestsrc, plugin);
   ok |= GST_ELEMENT_REGISTER (pcdparse, plugin);
   ok |= GST_ELEMENT_REGISTER (pointcloudparse, plugin);
+  ok |= GST_ELEMENT_REGISTER (velodyneparse, plugin);
+  ok |= GST_ELEMENT_REGISTER (ousterparse, plugin);
   ok |= GST_ELEMENT_REGISTER (boxenc, plugin);
   ok |= GST_ELEMENT_REGISTER (boxparse, plugin);
   ok |= GST_ELEMENT_REGISTER (bevrender, plugin);

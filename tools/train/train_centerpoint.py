@@ -284,7 +284,13 @@ def make_batch(frames, indices, flips, grid, min_points, rng):
 def decode(outputs, config):
     """Boxes per frame after the coder and the rotated NMS: lists of
     dicts in boxenc's fields, best first."""
-    coder, nms = config["coder"], config["test_nms"]
+    return [rotate_nms(boxes, config["test_nms"])
+            for boxes in decode_candidates(outputs, config["coder"])]
+
+
+def decode_candidates(outputs, coder):
+    """Boxes per frame after the coder (top max_num, score and post-centre
+    range), before any NMS: lists of dicts in boxenc's fields."""
     out = outputs[0]
     heat = torch.sigmoid(out["heatmap"].float())
     b, n_cls, h, w = heat.shape
@@ -314,12 +320,8 @@ def decode(outputs, config):
     table = torch.stack([x, y, z, size[:, 0], size[:, 1], size[:, 2], yaw,
                          scores, label.float()], dim=2).cpu()
     keep = keep.cpu()
-    frames = []
-    for i in range(b):
-        boxes = [dict(zip(eval_ap.BOX_FIELDS, row[:8]), label=int(row[8]))
-                 for row in table[i][keep[i]].tolist()]
-        frames.append(rotate_nms(boxes, nms))
-    return frames
+    return [[dict(zip(eval_ap.BOX_FIELDS, row[:8]), label=int(row[8]))
+             for row in table[i][keep[i]].tolist()] for i in range(b)]
 
 
 def rotate_nms(boxes, nms):

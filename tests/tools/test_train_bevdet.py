@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""tools/train/'s camera model without a GPU: lss_pool.py's geometry and
+pooling against the bevpool element itself (and the worked example of
+docs/calibration.md), the data loader on frames cameratestsrc generates,
+the depth targets, the model's state_dict names, BEVDet's Scale-NMS, and
+the training targets against the decode on the model's grid.
+
+Needs torch and numpy (as the training machine has); exits 77 (skipped)
+where they are missing, as on CI.  The tests that run elements need
+gst-launch-1.0 and the plugin (GST_PLUGIN_PATH; meson test sets it) and
+skip without them.
+"""
+
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy
+    import torch
+except ImportError:
+    print("torch or numpy is not installed: skipped")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import bevdet_model  # noqa: E402
+import check_lss_pool  # noqa: E402
+import eval_ap  # noqa: E402
+import generate_camera_data  # noqa: E402
+import lss_pool  # noqa: E402
+import train_bevdet  # noqa: E402
+import train_centerpoint  # noqa: E402
+
+RIG = os.path.abspath(os.path.join(ROOT, "examples", "data",
+                                   "rig-nuscenes-704x256.json"))
+SIX = os.path.abspath(os.path.join(ROOT, "examples", "data",
+                                   "six-cameras.json"))
+
+
+def load_config():
+    with open(os.path.join(ROOT, "tools", "train",
+                           "bevdet_config.json")) as stream:
+        return json.load(stream)
+
+
+def have_elements():
+    if shutil.which("gst-launch-1.0") is None:
+        return False
+    done = subprocess.run(["gst-inspect-1.0", "bevpool"],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    return done.returncode == 0
+
+
+ELEMENTS = have_elements()
+needs_elements = unittest.skipUnless(
+    ELEMENTS, "gst-launch-1.0 or the plugin (GST_PLUGIN_PATH) is missing")
+
+
+class Geometry(unittest.TestCase):
+    def test_worked_example(self):
+        # docs/calibration.md: camera 0 of six-cameras.json, feature pixel
+        # u 44, v 16 at bin 19 of <1,60,0.5> lands in cell (x 216, y 179)
+        grid = lss_pool.BevGrid([-54, 54, 0.3], [-54, 54, 0.3], [-10, 10, 20],
+                                [1, 60, 0.5], (704, 256), (88, 32))
+        self.assertEqual(grid.n, [360, 360, 1])
+        self.assertEqual(grid.depth_bins, 118)
+        geometry = lss_pool.Geometry(lss_pool.read_calibration(SIX), grid)
+        self.assertEqual(int(geometry.cell[0, 19, 16, 44]), 179 * 360 + 216)
+
+    def test_truncation_and_floor(self):
+        # one camera looking along +x from the origin: the ray of the
+        # image centre at depth d is the point (d, 0, 0); with an x bound
+        # starting 0.25 beyond 1 m, the 1 m point is 0.25 / 0.5 = -0.5
+        # cells below it: truncation keeps it in cell 0, floor drops it
+        camera = {"name": "c", "intrinsics": [[100, 0, 50, 0],
+                                              [0, 100, 50, 0], [0, 0, 1, 0],
+                                              [0, 0, 0, 1]],
+                  "camera_to_lidar": [[0, 0, 1, 0], [-1, 0, 0, 0],
+                                      [0, -1, 0, 0], [0, 0, 0, 1]],
+                  "img_aug": lss_pool.IDENTITY, "image_size": None}
+        for rounding, first in (("truncate", 0), ("floor", -1)):
+            grid = lss_pool.BevGrid([1.25, 3.25, 0.5], [-1, 1, 2],
+                                    [-1, 1, 2], [1, 3.5, 0.5], (101, 101),
+                                    (3, 3), rounding)
+            cells = lss_pool.Geometry([camera], grid).cell[0, :, 1, 1]
+            # depths 1, 1.5, 2, 2.5, 3: t = -0.5, 0.5, 1.5, 2.5, 3.5
+            self.assertEqual(cells.tolist(), [first, 0, 1, 2, 3])
+
+    @needs_elements
+    def test_counts_equal_element(self):
+        config = load_config()
+        with tempfile.TemporaryDirectory() as work:
+            for rounding in ("truncate", "floor"):
+                grid = bevdet_model.grid_of(config)
+                grid.rounding = rounding
+                problems, points, cells = check_lss_pool.check_counts(
+                    "gst-launch-1.0", grid, RIG, 6, "cpu", work)
+                self.assertEqual(problems, [], rounding)
+                self.assertGreater(points, 100000)
+                self.assertGreater(cells, 5000)
+
+    @needs_elements
+    def test_comparison_sees_a_wrong_rule(self):
+        # the element with truncation against lss_pool's floor geometry
+        # (the lower bound of the rig's y axis is crossed by the side
+        # cameras' rays, so the two rules differ in the first row)
+        config = load_config()
+        grid = bevdet_model.grid_of(config)
+        floor = bevdet_model.grid_of(config)
+        floor.rounding = "floor"
+        with tempfile.TemporaryDirectory() as work:
+            fw, fh = grid.feature_size
+            features = numpy.ones((6, fh, fw, 1), numpy.float32)
+            depth = numpy.ones((6, grid.depth_bins, fh, fw), numpy.float32)
+            element = check_lss_pool.run_bevpool(
+                "gst-launch-1.0", grid, RIG, "cpu", features, depth, work,
+                "counts")
+        counts = lss_pool.Geometry(lss_pool.read_calibration(RIG),
+                                   floor).counts()
+        self.assertFalse(numpy.array_equal(element, counts.reshape(
+            element.shape)))
+
+    @needs_elements
+    def test_frame_equals_element(self):
+        config = load_config()
+        with tempfile.TemporaryDirectory() as work:
+            problems, worst, nonzero = check_lss_pool.check_frame(
+                "gst-launch-1.0", config, RIG, "cpu", 900001,
+                torch.device("cpu"), work)
+        self.assertEqual(problems, [])
+        self.assertLess(worst, check_lss_pool.RELATIVE)
+        self.assertGreater(nonzero, 100000)
+
+
+class Pooling(unittest.TestCase):
+    def test_against_brute_force(self):
+        # a small random grid: lss_pool.Pool against a loop over every
+        # frustum point of the geometry, in float64
+        grid = lss_pool.BevGrid([-8, 8, 1], [-8, 8, 1], [-3, 3, 3],
+                                [1, 9, 1], (64, 32), (8, 4))
+        cameras = lss_pool.read_calibration(SIX)[:2]
+        geometry = lss_pool.Geometry(cameras, grid)
+        generator = torch.Generator().manual_seed(5)
+        depth = torch.rand((2, 2, 8, 4, 8), generator=generator)
+        features = torch.randn((2, 2, 4, 8, 3), generator=generator)
+        got = lss_pool.Pool(geometry)(depth, features)
+        nx, ny, nz = grid.n
+        self.assertEqual(tuple(got.shape), (2, 3 * nz, ny, nx))
+        expected = numpy.zeros((2, nz, 3, ny, nx))
+        for (n, d, v, u), cell in numpy.ndenumerate(geometry.cell):
+            if cell < 0:
+                continue
+            z, rest = divmod(int(cell), ny * nx)
+            y, x = divmod(rest, nx)
+            for b in range(2):
+                expected[b, z, :, y, x] += float(depth[b, n, d, v, u]) \
+                    * features[b, n, v, u].double().numpy()
+        expected = expected.reshape(2, 3 * nz, ny, nx)
+        self.assertGreater(numpy.count_nonzero(expected), 50)
+        numpy.testing.assert_allclose(got.numpy(), expected, rtol=1e-5,
+                                      atol=1e-5)
+
+
+@needs_elements
+class Loader(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp()
+        generate_camera_data.main(["--out", cls.work, "--train-seeds", "1",
+                                   "--train-frames", "2", "--heldout-seeds",
+                                   "1", "--heldout-frames", "1", "--jobs",
+                                   "2"])
+        with open(os.path.join(cls.work, "manifest.json")) as stream:
+            cls.manifest = json.load(stream)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work)
+
+    def test_frames(self):
+        config = load_config()
+        grid = bevdet_model.grid_of(config)
+        entries = [s for s in self.manifest["seeds"] if s["set"] == "train"]
+        frames = train_bevdet.FrameSet(entries, 6, grid,
+                                       torch.device("cpu"), 2, False)
+        self.assertEqual(len(frames), 2)
+        self.assertEqual(tuple(frames.images.shape), (2, 6, 256, 704, 3))
+        directory = entries[0]["dir"]
+        for k in range(2):
+            for camera in (0, 5):
+                raw = numpy.fromfile(os.path.join(
+                    directory, "cam%d-%06d.rgb" % (camera, k)), numpy.uint8)
+                self.assertEqual(frames.images[k, camera].numpy().tobytes(),
+                                 raw.tobytes())
+                full = numpy.fromfile(os.path.join(
+                    directory, "depth%d-%06d.raw" % (camera, k)), "<u2") \
+                    .reshape(256, 704)
+                # the rays of bevpool's frustum: columns u x 703 / 43 and
+                # rows v x 255 / 15, to the nearest pixel
+                for u, column in ((0, 0), (1, 16), (21, 343), (43, 703)):
+                    for v, row in ((0, 0), (7, 119), (15, 255)):
+                        self.assertAlmostEqual(
+                            float(frames.depth[k, camera, v, u]),
+                            full[row, column] / 1000.0, places=6)
+            truth = eval_ap.read_frames(os.path.join(directory,
+                                                     "truth.jsonl"))[k]
+            self.assertEqual(frames.boxes[k].shape[0], len(truth))
+            self.assertEqual(frames.boxes[k][:, 7].tolist(),
+                             [float(b["label"]) for b in truth])
+            # the lidar points in each box, as eval_ap counts them
+            points = eval_ap.read_points(os.path.join(
+                directory, "%06d.bin" % k), 4)
+            expected = eval_ap.count_points_in_boxes(points, truth)
+            self.assertEqual(frames.box_points[k].tolist(), expected)
+            self.assertGreater(sum(expected), 100)
+        # the sky has no depth, the ground in front of the cameras has
+        self.assertEqual(float(frames.depth[0, 0, 0, 21]), 0.0)
+        self.assertGreater(float(frames.depth[0, 0, 15, 21]), 1.0)
+
+
+class DepthTargets(unittest.TestCase):
+    def test_hand_worked(self):
+        grid = lss_pool.BevGrid([-1, 1, 1], [-1, 1, 1], [-1, 1, 2],
+                                [1.0, 52.0, 0.5], (704, 256), (44, 16))
+        depth = torch.tensor([[[1.25, 0.0, 51.5, 51.6, 0.9, 10.0, 3.1]]])
+        target, valid = train_bevdet.depth_targets(depth, grid)
+        self.assertEqual(tuple(target.shape), (1, 102, 1, 7))
+        self.assertEqual(valid[0, 0].tolist(),
+                         [True, False, True, False, False, True, True])
+        t = target[0, :, 0]
+        self.assertAlmostEqual(float(t[0, 0]), 0.5, places=6)
+        self.assertAlmostEqual(float(t[1, 0]), 0.5, places=6)
+        self.assertAlmostEqual(float(t[101, 2]), 1.0, places=6)
+        self.assertAlmostEqual(float(t[18, 5]), 1.0, places=6)
+        # 3.1 m: bin 4 (3.0 m) 0.8, bin 5 (3.5 m) 0.2
+        self.assertAlmostEqual(float(t[4, 6]), 0.8, places=5)
+        self.assertAlmostEqual(float(t[5, 6]), 0.2, places=5)
+        self.assertEqual(float(t[:, 1].sum()), 0.0)
+        self.assertEqual(float(t[:, 3].sum()), 0.0)
+        # every valid ray's distribution sums to 1 and its mean is the depth
+        bins = torch.arange(102).float() * 0.5 + 1.0
+        for i in (0, 2, 5, 6):
+            self.assertAlmostEqual(float(t[:, i].sum()), 1.0, places=5)
+            self.assertAlmostEqual(float((t[:, i] * bins).sum()),
+                                   float(depth[0, 0, i]), places=4)
+
+    def test_loss(self):
+        grid = lss_pool.BevGrid([-1, 1, 1], [-1, 1, 1], [-1, 1, 2],
+                                [1.0, 6.0, 1.0], (4, 4), (2, 1))
+        depth = torch.tensor([[[2.5, 0.0]]])
+        target, valid = train_bevdet.depth_targets(depth, grid)
+        right = torch.log(target.clamp(min=1e-9))
+        wrong = torch.roll(right, 2, dims=1)
+        best = float(train_bevdet.depth_loss(right, target, valid))
+        # the cross-entropy of the target with itself is its entropy, ln 2
+        self.assertAlmostEqual(best, math.log(2), places=4)
+        self.assertGreater(float(train_bevdet.depth_loss(wrong, target,
+                                                         valid)), best + 5)
+        # the ray without depth does not count
+        other = right.clone()
+        other[..., 1] = torch.randn(5, 1)
+        self.assertAlmostEqual(float(train_bevdet.depth_loss(
+            other, target, valid)), best, places=5)
+
+
+class Model(unittest.TestCase):
+    def test_state_dict_names(self):
+        config = load_config()
+        model = bevdet_model.BEVDet(config, lss_pool.read_calibration(RIG))
+        state = model.state_dict()
+        expected = {
+            "img_backbone.conv1.weight": (24, 3, 7, 7),
+            "img_backbone.bn1.running_var": (24,),
+            "img_backbone.layer1.0.conv1.weight": (24, 24, 3, 3),
+            "img_backbone.layer2.0.downsample.0.weight": (48, 24, 1, 1),
+            "img_backbone.layer2.0.downsample.1.running_mean": (48,),
+            "img_backbone.layer4.1.bn2.weight": (192,),
+            "img_neck.lateral_convs.0.conv.weight": (96, 96, 1, 1),
+            "img_neck.lateral_convs.1.conv.bias": (96,),
+            "img_neck.fpn_convs.0.conv.weight": (96, 96, 3, 3),
+            "img_view_transformer.depthnet.weight": (166, 96, 1, 1),
+            "img_view_transformer.depthnet.bias": (166,),
+            "img_view_transformer.frustum": (102, 16, 44, 3),
+            "img_view_transformer.dx": (3,),
+            "img_bev_encoder_backbone.layers.0.0.conv1.weight":
+                (64, 64, 3, 3),
+            "img_bev_encoder_backbone.layers.0.0.downsample.weight":
+                (64, 64, 3, 3),
+            "img_bev_encoder_backbone.layers.0.0.downsample.bias": (64,),
+            "img_bev_encoder_backbone.layers.2.1.bn2.running_var": (128,),
+            "img_bev_encoder_neck.conv.0.weight": (128, 192, 3, 3),
+            "img_bev_encoder_neck.conv.4.running_mean": (128,),
+            "img_bev_encoder_neck.up2.1.weight": (64, 128, 3, 3),
+            "img_bev_encoder_neck.up2.2.weight": (64,),
+            "img_bev_encoder_neck.up2.4.weight": (64, 64, 1, 1),
+            "img_bev_encoder_neck.up2.4.bias": (64,),
+            "pts_bbox_head.shared_conv.conv.weight": (64, 64, 3, 3),
+            "pts_bbox_head.task_heads.0.heatmap.1.bias": (3,),
+            "pts_bbox_head.task_heads.0.rot.0.bn.weight": (32,)}
+        for name, shape in expected.items():
+            self.assertIn(name, state)
+            self.assertEqual(tuple(state[name].shape), shape, name)
+        self.assertFalse(any(".pool." in k for k in state))
+        self.assertFalse(any("vel" in k for k in state))
+        self.assertFalse(any("img_backbone.layer4.1.conv3" in k
+                             for k in state))
+        # BEVDet's frustum: linspace columns and rows, arange depths
+        frustum = state["img_view_transformer.frustum"]
+        self.assertAlmostEqual(float(frustum[0, 0, 43, 0]), 703.0, places=3)
+        self.assertAlmostEqual(float(frustum[101, 15, 0, 2]), 51.5,
+                               places=5)
+        parameters = sum(p.numel() for p in model.parameters()
+                         if p.requires_grad)
+        self.assertLess(parameters * 4 / 1e6, 16.0)
+
+    def test_forward(self):
+        config = load_config()
+        model = bevdet_model.BEVDet(config, lss_pool.read_calibration(RIG))
+        model.eval()
+        with torch.no_grad():
+            outputs, logits = model(torch.zeros((1, 6, 3, 256, 704)))
+        self.assertEqual(tuple(logits.shape), (6, 102, 16, 44))
+        out = outputs[0]
+        self.assertEqual(tuple(out["heatmap"].shape), (1, 3, 80, 256))
+        self.assertEqual(tuple(out["dim"].shape), (1, 3, 80, 256))
+
+    def test_config_checks(self):
+        config = load_config()
+        cameras = lss_pool.read_calibration(RIG)
+        train_bevdet.check_config(config, cameras)
+        bad = json.loads(json.dumps(config))
+        bad["coder"]["out_size_factor"] = 8
+        with self.assertRaises(ValueError):
+            train_bevdet.check_config(bad, cameras)
+        bad = json.loads(json.dumps(config))
+        bad["data_config"]["cams"] = bad["data_config"]["cams"][::-1]
+        with self.assertRaises(ValueError):
+            train_bevdet.check_config(bad, cameras)
+        bad = json.loads(json.dumps(config))
+        bad["img_bev_encoder_neck"]["in_channels"] = 160
+        with self.assertRaises(ValueError):
+            bevdet_model.BEVDet(bad, cameras)
+
+
+def box(x, y, label, score, dx=0.7, dy=0.7, yaw=0.0):
+    return {"x": x, "y": y, "z": -0.8, "dx": dx, "dy": dy, "dz": 1.7,
+            "yaw": yaw, "score": score, "label": label}
+
+
+class ScaleNms(unittest.TestCase):
+    def test_rescale(self):
+        # two pedestrian boxes 0.5 m apart: BEV IoU 0.2 / 0.84 = 0.167
+        # unscaled, kept both at nms_thr 0.2; at twice their size 0.9 x 1.4
+        # / (2 x 1.96 - 1.26) = 0.47: the weaker one goes
+        pair = [box(0.0, 0.0, 1, 0.9), box(0.5, 0.0, 1, 0.8)]
+        plain = {"nms_thr": 0.2, "pre_max_size": 100, "post_max_size": 100}
+        self.assertEqual(len(train_bevdet.scale_nms(pair, plain)), 2)
+        scaled = dict(plain, nms_rescale_factor=[[1.0, 2.0, 1.5]])
+        kept = train_bevdet.scale_nms(pair, scaled)
+        self.assertEqual(len(kept), 1)
+        # the kept box comes back at its own size
+        self.assertEqual(kept[0], pair[0])
+        # the factor is the class's: two cars 0.5 m apart overlap anyway,
+        # two car-labelled small boxes are not rescaled
+        cars = [box(0.0, 0.0, 0, 0.9), box(0.5, 0.0, 0, 0.8)]
+        self.assertEqual(len(train_bevdet.scale_nms(cars, scaled)), 2)
+        # pre and post max sizes, best first
+        many = [box(3.0 * i, 0.0, 1, 0.1 * i) for i in range(1, 8)]
+        kept = train_bevdet.scale_nms(many, dict(scaled, pre_max_size=5,
+                                                 post_max_size=3))
+        self.assertEqual([b["score"] for b in kept],
+                         [0.1 * i for i in (7, 6, 5)])
+
+
+class TargetsAndDecode(unittest.TestCase):
+    """Perfect head outputs made from the targets on the camera model's
+    grid must decode to the true boxes (coder, grid and Scale-NMS agree)."""
+
+    def test_round_trip(self):
+        config = load_config()
+        heads = train_bevdet.head_config(config)
+        self.assertEqual(heads["grid"], [1024, 320, 1])
+        draw = random.Random(11)
+        frames = []
+        for _ in range(2):
+            boxes = []
+            for lane, label, size in ((-3.5, 0, (4.5, 1.9, 1.6)),
+                                      (7.0, 0, (4.3, 1.8, 1.5)),
+                                      (-8.6, 2, (1.8, 0.6, 1.7)),
+                                      (11.2, 1, (0.7, 0.65, 1.8)),
+                                      (12.3, 1, (0.65, 0.7, 1.7))):
+                x = -50.0 + draw.uniform(0, 3)
+                # the street's tracks: pedestrians on tracks 1.1 m apart
+                # (the Scale-NMS must keep both)
+                while x < 50:
+                    boxes.append([x, lane, -1.73 + size[2] / 2] + list(size)
+                                 + [draw.uniform(-math.pi, math.pi), label])
+                    x += size[0] + draw.uniform(1.5, 8)
+            frames.append(torch.tensor(boxes, dtype=torch.float32))
+        targets = train_centerpoint.Targets(heads, torch.device("cpu"))
+        all_boxes = torch.cat(frames)
+        frame = torch.cat([torch.full((len(f),), b, dtype=torch.int64)
+                           for b, f in enumerate(frames)])
+        heat, frame, cell, target = targets.build(all_boxes, frame, 2)
+        self.assertEqual(tuple(heat.shape), (2, 3, 80, 256))
+        self.assertEqual(int(heat.eq(1).sum()), len(all_boxes))
+        maps = torch.zeros((2, 8, 80 * 256))
+        maps[frame, :, cell] = target
+        maps = maps.view(2, 8, 80, 256)
+        p = heat.clamp(1e-6, 1 - 1e-6)
+        outputs = [{"heatmap": torch.log(p / (1 - p)), "reg": maps[:, 0:2],
+                    "height": maps[:, 2:3], "dim": maps[:, 3:6],
+                    "rot": maps[:, 6:8]}]
+        detections = train_bevdet.decode(outputs, config)
+        truth = [[dict(zip(eval_ap.BOX_FIELDS, row[:7] + [1.0]),
+                       label=int(row[7]), points=50) for row in f.tolist()]
+                 for f in frames]
+        results = eval_ap.evaluate(
+            [(detections, truth)], train_bevdet.model_range(config),
+            [(0, "car", 0.7), (1, "pedestrian", 0.7), (2, "cyclist", 0.7)])
+        for name, result in results.items():
+            self.assertEqual(result["ap"], 1.0, name)
+        # every peak gives its box (the cells around a peak give weaker,
+        # unit-size boxes: the perfect maps regress only the peaks)
+        peaks = sum(1 for f in detections for d in f if d["score"] > 0.99)
+        self.assertEqual(peaks, len(all_boxes))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

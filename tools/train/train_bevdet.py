@@ -628,6 +628,12 @@ def main(argv=None):
     log("held-out AP through PyTorch (R40; not the GStreamer pipeline):\n"
         + eval_ap.format_table(results, "r40"))
     log("within %g m ahead and behind: %s" % (NEAR_X, ap_text(near)))
+    summary_path = os.path.join(args.out, "summary.json")
+    summary["total_seconds"] = time.time() - STARTED
+    # written now and again after the pipeline's evaluation, so that a run
+    # stopped during that evaluation still leaves its numbers
+    with open(summary_path, "w") as stream:
+        json.dump(summary, stream, indent=1)
 
     if args.eval_pipeline:
         if weights is None:
@@ -654,7 +660,7 @@ def main(argv=None):
                 log("the pipeline evaluation failed: %s" % error)
                 summary["pipeline_error"] = str(error)
     summary["total_seconds"] = time.time() - STARTED
-    with open(os.path.join(args.out, "summary.json"), "w") as stream:
+    with open(summary_path, "w") as stream:
         json.dump(summary, stream, indent=1)
     log("summary: %d steps in %.0f s (%.1f ms a step), final loss %.4f "
         "(heatmap %.4f, bbox %.4f, depth %.4f), AP (PyTorch) %s%s, total "

@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import bevdet_model  # noqa: E402
 import check_lss_pool  # noqa: E402
 import eval_ap  # noqa: E402
+import eval_camera_pipeline  # noqa: E402
 import generate_camera_data  # noqa: E402
 import lss_pool  # noqa: E402
 import train_bevdet  # noqa: E402
@@ -350,6 +351,46 @@ class Model(unittest.TestCase):
         bad["img_bev_encoder_neck"]["in_channels"] = 160
         with self.assertRaises(ValueError):
             bevdet_model.BEVDet(bad, cameras)
+
+
+class Settings(unittest.TestCase):
+    """examples/models/bevdet-synthetic.sh, which the demo sources, says
+    what bevdet_config.json says."""
+
+    def read_settings(self):
+        values = {}
+        with open(os.path.join(ROOT, "examples", "models",
+                               "bevdet-synthetic.sh")) as stream:
+            for line in stream:
+                if line.startswith("BD_"):
+                    name, value = line.rstrip("\n").split("=", 1)
+                    values[name] = value.strip('"')
+        return values
+
+    @staticmethod
+    def properties(words):
+        out = {}
+        for word in words:
+            name, value = word.split("=", 1)
+            out[name] = [float(v) for v in value.strip("<>").split(",")]
+        return out
+
+    def test_settings(self):
+        config = load_config()
+        values = self.read_settings()
+        self.assertEqual(self.properties(values["BD_BEVPOOL"].split()),
+                         self.properties(
+                             eval_camera_pipeline.bevpool_properties(config)))
+        self.assertEqual(int(values["BD_CAMERAS"]),
+                         config["data_config"]["Ncams"])
+        cameras = lss_pool.read_calibration(os.path.join(
+            ROOT, values["BD_RIG"]))
+        self.assertEqual([c["name"] for c in cameras],
+                         config["data_config"]["cams"])
+        self.assertEqual(values["BD_CLASSES"].split(),
+                         config["head"]["tasks"][0]["class_names"])
+        self.assertEqual(values["BD_WEIGHTS"],
+                         "examples/models/bevdet-synthetic.safetensors")
 
 
 def box(x, y, label, score, dx=0.7, dy=0.7, yaw=0.0):

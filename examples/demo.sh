@@ -237,6 +237,111 @@ if [ "$backend" = cuda ] && [ -z "$input" ]; then
       n - 1, s, (n - 1) / s }')
 fi
 
+# == The cameras: six cameratestsrc cameras of the same held-out street
+# (examples/data/rig-nuscenes-704x256.json), boxoverlay drawing the detected
+# boxes on each, beside the bird's-eye view of the true boxes and the
+# detections. The boxes on the cameras are the camera model's
+# (examples/models/bevdet-synthetic.safetensors: camencode ! bevpool !
+# bevdetect) when it is there and the elements run on a GPU, else the
+# lidar model's: the camera network's CPU reference path takes minutes a
+# frame. Outputs: cameras-00.png... (one picture a frame: the front
+# cameras above the back ones, the bird's-eye view below them with the
+# true boxes wide and green, the lidar model's detections in their class
+# colours and the camera model's, when it ran, in light blue) and
+# cameras.webm (the pictures as a VP8 video a browser plays;
+# $DEMO_VIDEO_FRAMES frames on a GPU, default 50 at 10 a second, else the
+# detector's frames at 2 a second).
+if [ -z "$input" ]; then
+  # shellcheck source=examples/models/bevdet-synthetic.sh
+  . examples/models/bevdet-synthetic.sh
+  camera_frames=$detect_frames
+  video_rate=2
+  if [ "$backend" = cuda ]; then
+    camera_frames=${DEMO_VIDEO_FRAMES:-50}
+    video_rate=10
+  fi
+  # $1 frames of the six cameras, as gst-launch words, camera k linked to
+  # "$2k$3" (the caller's elements and pad)
+  cameras () {
+    k=0
+    while [ "$k" -lt "$BD_CAMERAS" ]; do
+      echo "cameratestsrc calibration=$BD_RIG camera=$k seed=$detect_seed" \
+        "num-buffers=$1 ! video/x-raw,format=RGB ! $2$k${3:-}"
+      k=$((k + 1))
+    done
+  }
+  lidar_boxes=$out/detections.jsonl
+  if [ "$camera_frames" -gt "$detect_frames" ]; then
+    lidar_boxes=$out/video-detections.jsonl
+    detector "$camera_frames" ! boxenc ! filesink location="$lidar_boxes"
+  fi
+  gst-launch-1.0 -q pointcloudtestsrc seed=$detect_seed emit=boxes \
+      num-buffers="$camera_frames" ! boxenc \
+    ! filesink location="$out/video-truth.jsonl"
+  camera_boxes=$lidar_boxes
+  camera_pad=""
+  camera_branch=""
+  if [ -f "$BD_WEIGHTS" ] && [ "$backend" = cuda ]; then
+    echo "== the camera model: cameratestsrc x $BD_CAMERAS ! camencode ! bevpool ! bevdetect"
+    camera_boxes=$out/camera-detections.jsonl
+    # shellcheck disable=SC2046,SC2086
+    gst-launch-1.0 -q camencode name=enc weights="$BD_WEIGHTS" \
+      ! bevpool calibration="$BD_RIG" $BD_BEVPOOL \
+      ! bevdetect weights="$BD_WEIGHTS" ! boxenc \
+      ! filesink location="$camera_boxes" \
+      $(cameras "$camera_frames" enc.sink_)
+    camera_source="the camera model's ($BD_WEIGHTS)"
+    # in the bird's-eye view too, in one colour over the lidar model's
+    camera_pad="boxes_2::color=0xff30d0ff boxes_2::line-width=2"
+    camera_pad="$camera_pad boxes_2::show-scores=false"
+    camera_branch="filesrc location=$camera_boxes ! boxparse ! r.boxes_2"
+  elif [ -f "$BD_WEIGHTS" ]; then
+    camera_source="the lidar model's (the camera model runs on a GPU only: its CPU path takes minutes a frame)"
+  else
+    camera_source="the lidar model's (no camera model in examples/models: tools/train/README.md makes one)"
+  fi
+  echo "== cameras: six tiles with $camera_source boxes, and the bird's-eye view"
+  rm -f "$out"/cameras-*.png
+  # the tiles: front left, front, front right above back left, back, back
+  # right (the rig's cameras are front, front right, front left, back,
+  # back left, back right); below them the bird's-eye view, turned so that
+  # forward is to the right: the whole area of the models, 0.048 m a pixel
+  layout="704,0 1408,0 0,0 704,256 0,256 1408,256"
+  mix="compositor name=mix background=black sink_6::xpos=0 sink_6::ypos=512"
+  k=0
+  for xy in $layout; do
+    mix="$mix sink_$k::xpos=${xy%,*} sink_$k::ypos=${xy#*,}"
+    k=$((k + 1))
+  done
+  overlays=""
+  k=0
+  while [ "$k" -lt "$BD_CAMERAS" ]; do
+    overlays="$overlays boxoverlay name=o$k calibration=$BD_RIG camera=$k"
+    overlays="$overlays ! videoconvert ! mix.sink_$k bt. ! queue ! o$k.boxes_sink"
+    k=$((k + 1))
+  done
+  # shellcheck disable=SC2046,SC2086
+  gst-launch-1.0 -q $mix ! videoconvert ! pngenc \
+      ! multifilesink location="$out/cameras-%02d.png" \
+    filesrc location="$camera_boxes" ! boxparse ! tee name=bt \
+    $overlays $(cameras "$camera_frames" "videoconvert ! o" .video_sink) \
+    bevrender name=r range="$CP_BEV_RANGE" height=2112 annotations=false \
+      boxes_0::color=0xff30c030 boxes_0::line-width=4 \
+      boxes_0::show-scores=false boxes_1::line-width=2 \
+      boxes_1::show-scores=false $camera_pad \
+    ! videoflip video-direction=90r ! videoconvert ! mix.sink_6 \
+    pointcloudtestsrc seed=$detect_seed num-buffers="$camera_frames" ! r.points_0 \
+    filesrc location="$out/video-truth.jsonl" ! boxparse ! r.boxes_0 \
+    filesrc location="$lidar_boxes" ! boxparse ! r.boxes_1 \
+    $camera_branch
+  # the pictures as a video: multifilesrc stamps them at the video's rate
+  gst-launch-1.0 -q multifilesrc location="$out/cameras-%02d.png" \
+      caps="image/png,framerate=$video_rate/1" \
+    ! pngdec ! videoconvert ! vp8enc deadline=1 target-bitrate=4000000 \
+    ! webmmux ! filesink location="$out/cameras.webm"
+  camera_summary="six cameras of seed $detect_seed, $camera_frames frames, with $camera_source boxes: $out/cameras-00.png..., $out/cameras.webm"
+fi
+
 echo "== sample sweeps for the README's example: $out/velodyne/"
 mkdir -p "$out/velodyne"
 gst-launch-1.0 -q pointcloudtestsrc seed=$seed num-buffers=3 format=xyzi \
@@ -280,6 +385,9 @@ echo "$detect_summary" | sed 's/^/  /'
 echo "  $detect_rate"
 if [ -n "${gpu_rate:-}" ]; then
   echo "  full rate on the GPU, into fakesink: $gpu_rate"
+fi
+if [ -n "${camera_summary:-}" ]; then
+  echo "cameras: $camera_summary"
 fi
 if [ -z "$input" ]; then
   echo "input: synthetic 64-beam lidar, pointcloudtestsrc seed $seed, $frames frames"

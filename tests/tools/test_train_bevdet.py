@@ -171,6 +171,39 @@ class Pooling(unittest.TestCase):
         numpy.testing.assert_allclose(got.numpy(), expected, rtol=1e-5,
                                       atol=1e-5)
 
+    def test_gradients(self):
+        # the training's gradients: for L = sum(weight x output), each
+        # depth probability's is its point's cell weight . its pixel's
+        # features, each feature's the sum over its pixel's points of
+        # depth x cell weight
+        grid = lss_pool.BevGrid([-8, 8, 1], [-8, 8, 1], [-3, 3, 6],
+                                [1, 9, 1], (64, 32), (8, 4))
+        geometry = lss_pool.Geometry(lss_pool.read_calibration(SIX)[:2],
+                                     grid)
+        generator = torch.Generator().manual_seed(9)
+        depth = torch.rand((1, 2, 8, 4, 8), generator=generator,
+                           requires_grad=True)
+        features = torch.randn((1, 2, 4, 8, 2), generator=generator,
+                               requires_grad=True)
+        out = lss_pool.Pool(geometry)(depth, features)
+        weight = torch.randn(out.shape, generator=generator)
+        (out * weight).sum().backward()
+        nx, ny, _ = grid.n
+        w = weight[0].reshape(2, ny * nx).double().numpy()
+        f = features[0].detach().double().numpy()
+        dd = numpy.zeros((2, 8, 4, 8))
+        df = numpy.zeros((2, 4, 8, 2))
+        for (n, d, v, u), cell in numpy.ndenumerate(geometry.cell):
+            if cell < 0:
+                continue
+            dd[n, d, v, u] = w[:, cell] @ f[n, v, u]
+            df[n, v, u] += float(depth[0, n, d, v, u]) * w[:, cell]
+        self.assertGreater(numpy.count_nonzero(dd), 20)
+        numpy.testing.assert_allclose(depth.grad[0].numpy(), dd, rtol=1e-5,
+                                      atol=1e-5)
+        numpy.testing.assert_allclose(features.grad[0].numpy(), df,
+                                      rtol=1e-5, atol=1e-5)
+
 
 @needs_elements
 class Loader(unittest.TestCase):

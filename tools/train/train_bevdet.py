@@ -369,8 +369,13 @@ def convert(converter, checkpoint, config_path, weights):
     if not os.path.exists(converter):
         log("no converter at %s: convert the checkpoint later" % converter)
         return None
+    with open(config_path) as stream:
+        heads = json.load(stream)["head"]["common_heads"]
+    # the converter merges --config into BEVDet-R50's values, whose heads
+    # have a velocity: the heads are set whole
     command = [sys.executable, converter, checkpoint, "-o", weights,
-               "--config", config_path]
+               "--config", config_path,
+               "--set", "head.common_heads=" + json.dumps(heads)]
     log("converting: " + " ".join(command))
     done = subprocess.run(command, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)

@@ -335,11 +335,17 @@ if [ -z "$input" ]; then
     filesrc location="$lidar_boxes" ! boxparse ! r.boxes_1 \
     $camera_branch
   # the pictures as a video: multifilesrc stamps them at the video's rate
-  gst-launch-1.0 -q multifilesrc location="$out/cameras-%02d.png" \
-      caps="image/png,framerate=$video_rate/1" \
-    ! pngdec ! videoconvert ! vp8enc deadline=1 target-bitrate=4000000 \
-    ! webmmux ! filesink location="$out/cameras.webm"
-  camera_summary="six cameras of seed $detect_seed, $camera_frames frames, with $camera_source boxes: $out/cameras-00.png..., $out/cameras.webm"
+  video=$out/cameras.webm
+  rm -f "$video"
+  if gst-inspect-1.0 vp8enc >/dev/null 2>&1; then
+    gst-launch-1.0 -q multifilesrc location="$out/cameras-%02d.png" \
+        caps="image/png,framerate=$video_rate/1" \
+      ! pngdec ! videoconvert ! vp8enc deadline=1 target-bitrate=4000000 \
+      ! webmmux ! filesink location="$video"
+  else
+    video="no video: vp8enc is missing (gstreamer1.0-plugins-good and libvpx)"
+  fi
+  camera_summary="six cameras of seed $detect_seed, $camera_frames frames, with $camera_source boxes: $out/cameras-00.png..., $video"
 fi
 
 echo "== sample sweeps for the README's example: $out/velodyne/"

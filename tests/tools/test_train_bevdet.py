@@ -36,6 +36,7 @@ import bevdet_model  # noqa: E402
 import check_lss_pool  # noqa: E402
 import eval_ap  # noqa: E402
 import eval_camera_pipeline  # noqa: E402
+import eval_pipeline  # noqa: E402
 import generate_camera_data  # noqa: E402
 import lss_pool  # noqa: E402
 import train_bevdet  # noqa: E402
@@ -65,6 +66,10 @@ def have_elements():
 ELEMENTS = have_elements()
 needs_elements = unittest.skipUnless(
     ELEMENTS, "gst-launch-1.0 or the plugin (GST_PLUGIN_PATH) is missing")
+CONVERTER = os.path.join(ROOT, "tools", "convert_bevdet.py")
+CAMERA_CHAIN = ELEMENTS and os.path.exists(CONVERTER) and subprocess.run(
+    ["gst-inspect-1.0", "camencode"], stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL).returncode == 0
 
 
 class Geometry(unittest.TestCase):
@@ -384,6 +389,106 @@ class Model(unittest.TestCase):
         bad["img_bev_encoder_neck"]["in_channels"] = 160
         with self.assertRaises(ValueError):
             bevdet_model.BEVDet(bad, cameras)
+
+
+def tiny_config():
+    """The camera model's config made tiny (the same structure, a few
+    channels, a coarse grid), so that its C reference path runs a frame
+    in seconds."""
+    config = load_config()
+    config["grid_config"].update(xbound=[-51.2, 51.2, 0.8],
+                                 ybound=[-16.0, 16.0, 0.8],
+                                 dbound=[1.0, 52.0, 2.0])
+    config["img_backbone"].update(base_channels=8, stem_channels=8)
+    config["img_neck"].update(in_channels=[32, 64], out_channels=16)
+    config["img_view_transformer"].update(numC_input=16, numC_Trans=8)
+    config["img_bev_encoder_backbone"].update(numC_input=8,
+                                              num_channels=[8, 16, 16])
+    config["img_bev_encoder_neck"].update(in_channels=24, out_channels=8)
+    config["head"].update(share_conv_channel=8, head_conv=8)
+    config["coder"]["out_size_factor"] = 8
+    # every box the NMS keeps: the comparison sees no cut at a count
+    config["test_nms"]["post_max_size"] = 1000
+    return config
+
+
+@unittest.skipUnless(CAMERA_CHAIN, "tools/convert_bevdet.py or camencode "
+                     "is missing (the bevdet and camencode branches)")
+class CameraPipeline(unittest.TestCase):
+    """A camera model in PyTorch and the same model converted, through
+    cameratestsrc x 6 ! camencode ! bevpool ! bevdetect (the C reference
+    path), give the same boxes on a frame of the street: the checkpoint's
+    names, the conversion, the image preprocessing, the pooling and the
+    decode all agree."""
+
+    def test_boxes(self):
+        config = tiny_config()
+        cameras = lss_pool.read_calibration(RIG)
+        torch.manual_seed(3)
+        model = bevdet_model.BEVDet(config, cameras)
+        generator = torch.Generator().manual_seed(4)
+        with torch.no_grad():
+            # BatchNorm statistics and affines of a trained net's sort, and
+            # a heatmap bias that leaves many cells above the threshold
+            for module in model.modules():
+                if isinstance(module, torch.nn.BatchNorm2d):
+                    module.running_mean.normal_(0, 0.2, generator=generator)
+                    module.running_var.uniform_(0.5, 2.0,
+                                                generator=generator)
+                    module.weight.uniform_(0.5, 1.5, generator=generator)
+                    module.bias.normal_(0, 0.1, generator=generator)
+            model.pts_bbox_head.task_heads[0].heatmap[1].bias.fill_(-1.2)
+        model.eval()
+        scene = {"framerate": 10, "cars": 16, "pedestrians": 12,
+                 "cyclists": 4}
+        entry = {"seed": 900001, "scene": scene}
+        with tempfile.TemporaryDirectory() as work:
+            line = []
+            for k in range(len(cameras)):
+                line += (["cameratestsrc", "calibration=" + RIG,
+                          "camera=%d" % k]
+                         + generate_camera_data.street_arguments(
+                             entry["seed"], scene, 1)
+                         + ["!", "video/x-raw,format=RGB", "!", "filesink",
+                            "location=" + os.path.join(work, "%d.rgb" % k)])
+            subprocess.run(["gst-launch-1.0", "-q"] + line, check=True)
+            images = numpy.stack([numpy.fromfile(
+                os.path.join(work, "%d.rgb" % k), numpy.uint8).reshape(
+                    256, 704, 3) for k in range(len(cameras))])
+            normalise = train_bevdet.Normalise(config, torch.device("cpu"))
+            with torch.no_grad():
+                outputs, _ = model(normalise(
+                    torch.from_numpy(images).unsqueeze(0)))
+            expected = train_bevdet.decode(outputs, config)
+            config_path = os.path.join(work, "config.json")
+            with open(config_path, "w") as stream:
+                json.dump(config, stream)
+            checkpoint = os.path.join(work, "model.pth")
+            train_centerpoint.save_checkpoint(checkpoint, model, config, {})
+            self.assertIsNotNone(train_bevdet.convert(
+                CONVERTER, checkpoint, config_path,
+                os.path.join(work, "model.safetensors")))
+            weights = os.path.join(work, "model.safetensors")
+            chain = eval_camera_pipeline.chain_words(
+                eval_pipeline.read_model(weights), weights, "cpu", RIG)
+            found = os.path.join(work, "boxes.jsonl")
+            subprocess.run(
+                ["timeout", "600", "gst-launch-1.0", "-q"]
+                + eval_camera_pipeline.pipeline(entry, 1, chain, RIG,
+                                                len(cameras), found),
+                check=True)
+            got = eval_ap.read_frames(found)
+        self.assertEqual(len(got), 1)
+        strong = sum(1 for b in expected[0] if b["score"] >= 0.2)
+        self.assertGreater(strong, 5)
+        agreement = eval_camera_pipeline.compare_detections(
+            expected, got, min_score=0.2, radius=0.05)
+        self.assertEqual(agreement["missed"], 0, agreement)
+        self.assertEqual(agreement["matched"], strong)
+        worst = agreement["largest_difference"]
+        self.assertLess(worst["centre"], 1e-3, agreement)
+        self.assertLess(worst["size"], 1e-3, agreement)
+        self.assertLess(worst["score"], 1e-4, agreement)
 
 
 class Settings(unittest.TestCase):

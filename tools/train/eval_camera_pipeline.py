@@ -57,6 +57,13 @@ def bevpool_properties(model):
         for key in ("xbound", "ybound", "zbound", "dbound")]
 
 
+def chain_words(model, weights, backend, rig, template=DEFAULT_CHAIN):
+    """The elements between the cameras and boxenc, as gst-launch words."""
+    return template.format(
+        weights=os.path.abspath(weights), backend=backend, rig=rig,
+        bevpool=" ".join(bevpool_properties(model))).split()
+
+
 def model_range(model):
     grid = model["grid_config"]
     return [grid["xbound"][0], grid["ybound"][0], grid["zbound"][0],
@@ -98,6 +105,41 @@ def run_seed(args, entry, frames, chain, rig, cameras):
     return found, truth, time.time() - started
 
 
+def compare_detections(reference, other, min_score=0.2, radius=0.2):
+    """How far the boxes of @other (frames of eval_ap dicts) are from
+    those of @reference on the same frames: each reference box of at least
+    @min_score matched to the nearest box of its label in the same frame
+    within @radius metres (centre to centre).  Returns the counts and the
+    largest differences of the matched boxes (centre, size, yaw, score)."""
+    import math
+
+    matched = missed = 0
+    worst = {"centre": 0.0, "size": 0.0, "yaw": 0.0, "score": 0.0}
+    for ref_boxes, boxes in zip(reference, other):
+        for box in ref_boxes:
+            if box["score"] < min_score:
+                continue
+            near = [b for b in boxes if b["label"] == box["label"]]
+            best = min(near, default=None, key=lambda b: math.hypot(
+                b["x"] - box["x"], b["y"] - box["y"]))
+            if best is None or math.hypot(best["x"] - box["x"],
+                                          best["y"] - box["y"]) > radius:
+                missed += 1
+                continue
+            matched += 1
+            turn = abs(best["yaw"] - box["yaw"]) % (2 * math.pi)
+            for key, value in (
+                    ("centre", math.sqrt(sum((best[k] - box[k]) ** 2
+                                             for k in "xyz"))),
+                    ("size", max(abs(best[k] - box[k])
+                                 for k in ("dx", "dy", "dz"))),
+                    ("yaw", min(turn, 2 * math.pi - turn)),
+                    ("score", abs(best["score"] - box["score"]))):
+                worst[key] = max(worst[key], value)
+    return {"min_score": min_score, "radius": radius, "matched": matched,
+            "missed": missed, "largest_difference": worst}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--weights", required=True)
@@ -125,9 +167,7 @@ def main(argv=None):
     with open(os.path.join(args.data, "manifest.json")) as stream:
         manifest = json.load(stream)
     os.makedirs(args.out, exist_ok=True)
-    chain = args.chain.format(
-        weights=os.path.abspath(args.weights), backend=args.backend,
-        rig=rig, bevpool=" ".join(bevpool_properties(model))).split()
+    chain = chain_words(model, args.weights, args.backend, rig, args.chain)
     entries = [e for e in manifest["seeds"] if e["set"] == "heldout"]
     if args.seeds is not None:
         entries = entries[:args.seeds]

@@ -661,6 +661,27 @@ def main(argv=None):
                 summary["heldout_eval_pipeline"] = pipeline
                 log("held-out AP through the pipeline: %s"
                     % ap_text(pipeline["classes"]))
+                # the pipeline's boxes against PyTorch's, frame by frame
+                torch_frames = dict(zip(heldout.names, detections))
+                pairs = []
+                for entry in manifest["seeds"]:
+                    path = os.path.join(pipeline_out,
+                                        "seed%d.jsonl" % entry["seed"])
+                    if entry["set"] != "heldout" or not os.path.exists(path):
+                        continue
+                    for k, boxes in enumerate(eval_ap.read_frames(path)):
+                        name = "seed%d/%06d" % (entry["seed"], k)
+                        pairs.append((torch_frames[name], boxes))
+                agreement = eval_camera_pipeline.compare_detections(
+                    [p[0] for p in pairs], [p[1] for p in pairs])
+                summary["pipeline_against_torch"] = agreement
+                log("the pipeline's boxes against PyTorch's (score >= %g): "
+                    "%d matched within %g m, %d not; largest differences "
+                    "%s" % (agreement["min_score"], agreement["matched"],
+                            agreement["radius"], agreement["missed"],
+                            ", ".join("%s %.3g" % kv for kv in
+                                      agreement["largest_difference"]
+                                      .items())))
             except Exception as error:  # the summary is still written
                 log("the pipeline evaluation failed: %s" % error)
                 summary["pipeline_error"] = str(error)

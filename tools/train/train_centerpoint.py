@@ -296,6 +296,12 @@ def decode_candidates(outputs, coder):
     b, n_cls, h, w = heat.shape
     k = min(coder["max_num"], n_cls * h * w)
     scores, index = heat.reshape(b, -1).topk(k, dim=1)
+    # equal scores in the order of their flat index, the rule of the
+    # elements' decode (topk leaves it open)
+    index, order = index.sort(dim=1)
+    scores = scores.gather(1, order)
+    scores, order = scores.sort(dim=1, descending=True, stable=True)
+    index = index.gather(1, order)
     label = torch.div(index, h * w, rounding_mode="floor")
     cell = index % (h * w)
     ys = torch.div(cell, w, rounding_mode="floor").float()

@@ -243,8 +243,8 @@ fi
 # detections. The boxes on the cameras are the camera model's
 # (examples/models/bevdet-synthetic.safetensors: camencode ! bevpool !
 # bevdetect) when it is there and the elements run on a GPU, else the
-# lidar model's: the camera network's CPU reference path takes minutes a
-# frame. Outputs: cameras-00.png... (one picture a frame: the front
+# lidar model's: the camera chain's C reference path takes about a minute
+# a frame. Outputs: cameras-00.png... (one picture a frame: the front
 # cameras above the back ones, the bird's-eye view below them with the
 # true boxes wide and green, the lidar model's detections in their class
 # colours and the camera model's, when it ran, in light blue) and
@@ -296,7 +296,7 @@ if [ -z "$input" ]; then
     camera_pad="$camera_pad boxes_2::show-scores=false"
     camera_branch="filesrc location=$camera_boxes ! boxparse ! r.boxes_2"
   elif [ -f "$BD_WEIGHTS" ]; then
-    camera_source="the lidar model's (the camera model runs on a GPU only: its CPU path takes minutes a frame)"
+    camera_source="the lidar model's (the camera model runs on a GPU only: its C reference path takes about a minute a frame)"
   else
     camera_source="the lidar model's (no camera model in examples/models: tools/train/README.md makes one)"
   fi

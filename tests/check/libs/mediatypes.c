@@ -1875,6 +1875,68 @@ GST_START_TEST (test_boxes)
 
 GST_END_TEST;
 
+/* The velocity of 3D boxes: a boolean field, false when absent (caps and
+ * files from before it keep their meaning), written only when true; a
+ * third tensor of two floats a record. */
+GST_START_TEST (test_boxes_velocity)
+{
+  static const gchar *const refused[] = {
+    "application/x-boxes3d, max-boxes=5, velocity=(int)1",
+    "application/x-boxes3d, max-boxes=5, velocity=(string)yes",
+    "application/x-boxes3d, max-boxes=5, velocity={ true, false }",
+  };
+  P3dBoxes3dInfo info, other;
+  P3dTensorLayout layout;
+  GstCaps *caps;
+  gchar *text;
+  guint i;
+
+  p3d_boxes3d_info_init (&info);
+  fail_if (info.velocity);
+  caps = caps_parse ("application/x-boxes3d, max-boxes=5");
+  fail_unless (p3d_boxes3d_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  fail_if (info.velocity);
+  p3d_boxes3d_info_get_layout (&info, &layout);
+  fail_unless_equals_int (layout.n_tensors, 2);
+  caps = caps_parse ("application/x-boxes3d, max-boxes=5, velocity=false");
+  fail_unless (p3d_boxes3d_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  fail_if (info.velocity);
+  caps = caps_parse ("application/x-boxes3d, max-boxes=500, velocity=true");
+  fail_unless (p3d_boxes3d_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  fail_unless (info.velocity);
+  p3d_boxes3d_info_get_layout (&info, &layout);
+  fail_unless_equals_int (layout.n_tensors, 3);
+  fail_unless_equals_uint64 (layout.size[P3D_BOXES_TENSOR_RECORDS], 18000);
+  fail_unless_equals_uint64 (layout.size[P3D_BOXES_TENSOR_COUNT], 4);
+  fail_unless_equals_uint64 (layout.size[P3D_BOXES_TENSOR_VELOCITY], 4000);
+  fail_unless_equals_uint64 (p3d_tensor_layout_get_total_size (&layout), 22004);
+  /* round trips, and velocity=true only when true */
+  caps = p3d_boxes3d_info_to_caps (&info);
+  text = gst_caps_to_string (caps);
+  fail_unless (strstr (text, "velocity=(boolean)true") != NULL, "%s", text);
+  g_free (text);
+  fail_unless (p3d_boxes3d_info_from_caps (&other, caps));
+  gst_caps_unref (caps);
+  fail_unless (p3d_boxes3d_info_is_equal (&info, &other));
+  other.velocity = FALSE;
+  fail_if (p3d_boxes3d_info_is_equal (&info, &other));
+  caps = p3d_boxes3d_info_to_caps (&other);
+  text = gst_caps_to_string (caps);
+  fail_unless (strstr (text, "velocity") == NULL, "%s", text);
+  g_free (text);
+  gst_caps_unref (caps);
+  for (i = 0; i < G_N_ELEMENTS (refused); i++) {
+    caps = caps_parse (refused[i]);
+    fail_if (p3d_boxes3d_info_from_caps (&info, caps), "%s", refused[i]);
+    gst_caps_unref (caps);
+  }
+}
+
+GST_END_TEST;
+
 /* ---- format tables ---- */
 
 GST_START_TEST (test_point_formats)
@@ -2136,6 +2198,7 @@ GST_START_TEST (test_layouts)
   fail_if (p3d_bev_features_info_get_layout (&bev, &layout));
 
   /* boxes: 36- and 24-byte records, and the count */
+  p3d_boxes3d_info_init (&boxes3d);
   boxes3d.max_boxes = 500;
   p3d_boxes3d_info_get_layout (&boxes3d, &layout);
   fail_unless_equals_int (layout.n_tensors, 2);
@@ -2183,6 +2246,7 @@ mediatypes_suite (void)
   tcase_add_test (tc, test_camera_features);
   tcase_add_test (tc, test_bev_features);
   tcase_add_test (tc, test_boxes);
+  tcase_add_test (tc, test_boxes_velocity);
   tcase_add_test (tc, test_point_formats);
   tcase_add_test (tc, test_data_formats_and_feature_sets);
   tcase_add_test (tc, test_layouts);

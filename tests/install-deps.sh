@@ -7,7 +7,7 @@ set -eu
 packages="meson ninja-build pkg-config gcc libglib2.0-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good libjson-glib-dev
-  liblzf-dev python3 python3-gi gir1.2-gstreamer-1.0
+  liblzf-dev libjpeg-dev python3 python3-gi gir1.2-gstreamer-1.0
   gir1.2-gst-plugins-base-1.0 valgrind indent clang-format"
 missing=""
 for p in $packages; do

@@ -552,6 +552,7 @@ check_image (const P3dTestBevDetArch * arch, guint64 seed)
   compare_output (image, buffers, "depth", depth);
   compare_output (image, buffers, "features", context);
   p3dc_convnet_cpu_buffers_free (&image->desc, buffers);
+  value_free (img);
   value_free (depth);
   value_free (context);
   p3d_model_free (model);

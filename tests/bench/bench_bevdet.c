@@ -76,8 +76,7 @@ step_prep (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3dc_camprep_cuda_run (c->prep, c->frames, c->input, c->half,
-      stream);
+  return p3dc_camprep_cuda_run (c->prep, c->frames, c->input, c->half, stream);
 }
 
 static P3dcResult
@@ -325,8 +324,7 @@ chain_init (Chain * c, const P3dModel * model, const P3dCalibration * calib,
     g_printerr ("%s\n", error->message);
     exit (1);
   }
-  P3D_BENCH_CHECK (p3d_model_decoder_workspace_new (c->decoder,
-          &c->workspace));
+  P3D_BENCH_CHECK (p3d_model_decoder_workspace_new (c->decoder, &c->workspace));
   c->capacity = p3d_model_decoder_get_capacity (c->decoder);
   c->boxes.boxes = device_alloc (c->capacity * 36);
   c->boxes.count = device_alloc (4);

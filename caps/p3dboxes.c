@@ -62,24 +62,43 @@ p3d_boxes3d_info_init (P3dBoxes3dInfo * info)
 gboolean
 p3d_boxes3d_info_from_caps (P3dBoxes3dInfo * info, const GstCaps * caps)
 {
+  const GstStructure *s;
+  gboolean velocity = FALSE;
+
   g_return_val_if_fail (info != NULL, FALSE);
-  return boxes_from_caps (caps, P3D_MEDIA_TYPE_BOXES3D, &info->max_boxes,
-      &info->fps_n, &info->fps_d);
+  if (!boxes_from_caps (caps, P3D_MEDIA_TYPE_BOXES3D, &info->max_boxes,
+          &info->fps_n, &info->fps_d))
+    return FALSE;
+  /* absent means false, so that caps and files from before the field
+   * describe what they always did */
+  s = gst_caps_get_structure (caps, 0);
+  if (gst_structure_has_field (s, "velocity")
+      && !gst_structure_get_boolean (s, "velocity", &velocity)) {
+    GST_DEBUG ("velocity is not a boolean in %" GST_PTR_FORMAT, caps);
+    return FALSE;
+  }
+  info->velocity = velocity;
+  return TRUE;
 }
 
 GstCaps *
 p3d_boxes3d_info_to_caps (const P3dBoxes3dInfo * info)
 {
+  GstCaps *caps;
+
   g_return_val_if_fail (info != NULL && info->max_boxes > 0, NULL);
-  return boxes_to_caps (P3D_MEDIA_TYPE_BOXES3D, info->max_boxes, info->fps_n,
+  caps = boxes_to_caps (P3D_MEDIA_TYPE_BOXES3D, info->max_boxes, info->fps_n,
       info->fps_d);
+  if (info->velocity)
+    gst_caps_set_simple (caps, "velocity", G_TYPE_BOOLEAN, TRUE, NULL);
+  return caps;
 }
 
 gboolean
 p3d_boxes3d_info_is_equal (const P3dBoxes3dInfo * a, const P3dBoxes3dInfo * b)
 {
   return a->max_boxes == b->max_boxes && a->fps_n == b->fps_n
-      && a->fps_d == b->fps_d;
+      && a->fps_d == b->fps_d && !a->velocity == !b->velocity;
 }
 
 void
@@ -87,6 +106,11 @@ p3d_boxes3d_info_get_layout (const P3dBoxes3dInfo * info,
     P3dTensorLayout * layout)
 {
   boxes_get_layout (info->max_boxes, P3D_BOX3D_RECORD_SIZE, layout);
+  if (info->velocity) {
+    layout->n_tensors = P3D_BOXES3D_N_TENSORS_VELOCITY;
+    layout->size[P3D_BOXES_TENSOR_VELOCITY] = (gsize) info->max_boxes *
+        P3D_BOX3D_VELOCITY_SIZE;
+  }
 }
 
 void

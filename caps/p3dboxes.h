@@ -1,11 +1,14 @@
 /* gst-perception: application/x-boxes3d and application/x-boxes2d.
  *
  * Caps fields: max-boxes (the capacity of the records tensor); optional
- * framerate.
+ * framerate; application/x-boxes3d also an optional boolean velocity
+ * (false when absent).
  *
  * Tensors, in this order:
- *   0 records [max-boxes] records, valid ones first, zeros after
- *   1 count   [1] uint32, the number of valid records
+ *   0 records  [max-boxes] records, valid ones first, zeros after
+ *   1 count    [1] uint32, the number of valid records
+ *   2 velocity [max-boxes][2] float32, vx and vy of each record in m/s
+ *              (zeros after the count); only with velocity=true
  *
  * A 3D box record is 36 bytes: x, y, z (centre), dx, dy, dz (full sizes),
  * yaw (radians, about z, counter-clockwise from +x), score as float32 and
@@ -26,6 +29,8 @@ G_BEGIN_DECLS
 
 #define P3D_BOX3D_RECORD_SIZE 36
 #define P3D_BOX2D_RECORD_SIZE 24
+/* the velocity tensor's bytes per record: vx, vy as float32 */
+#define P3D_BOX3D_VELOCITY_SIZE 8
 #define P3D_BOXES_MAX_BOXES (1u << 20)
 
 enum
@@ -33,6 +38,9 @@ enum
   P3D_BOXES_TENSOR_RECORDS = 0,
   P3D_BOXES_TENSOR_COUNT = 1,
   P3D_BOXES_N_TENSORS = 2,
+  /* application/x-boxes3d with velocity=true */
+  P3D_BOXES_TENSOR_VELOCITY = 2,
+  P3D_BOXES3D_N_TENSORS_VELOCITY = 3,
 };
 
 typedef struct
@@ -40,6 +48,8 @@ typedef struct
   guint max_boxes;
   gint fps_n;
   gint fps_d;
+  /* the velocity tensor follows the count */
+  gboolean velocity;
 
   /*< private > */
   gpointer _gst_reserved[GST_PADDING];

@@ -339,12 +339,23 @@ parse_test_nms (P3dCenterPointConfig * config, JsonObject * root,
     for (t = 0; t < config->n_tasks; t++)
       config->tasks[t].min_radius = radius[t];
   }
-  return p3d_model_json_double (nms, "test_nms", "nms_thr", 0.0, 1.0,
-      &config->nms_thr, error)
-      && p3d_model_json_uint (nms, "test_nms", "pre_max_size", 1, 1 << 20,
-      &config->pre_max_size, error)
-      && p3d_model_json_uint (nms, "test_nms", "post_max_size", 1, 1 << 20,
-      &config->post_max_size, error);
+  if (!p3d_model_json_double (nms, "test_nms", "nms_thr", 0.0, 1.0,
+          &config->nms_thr, error)
+      || !p3d_model_json_uint (nms, "test_nms", "pre_max_size", 1, 1 << 20,
+          &config->pre_max_size, error)
+      || !p3d_model_json_uint (nms, "test_nms", "post_max_size", 1, 1 << 20,
+          &config->post_max_size, error))
+    return FALSE;
+  /* one NMS for every task, its boxes unscaled */
+  for (t = 0; t < config->n_tasks; t++) {
+    guint c;
+
+    config->tasks[t].nms_type = config->nms_type;
+    config->tasks[t].nms_thr = config->nms_thr;
+    for (c = 0; c < config->tasks[t].n_classes; c++)
+      config->tasks[t].nms_rescale[c] = 1.0;
+  }
+  return TRUE;
 }
 
 void
@@ -357,6 +368,13 @@ p3d_centerpoint_config_clear (P3dCenterPointConfig * config)
     g_clear_pointer (&config->tasks[t].class_names, g_strfreev);
 }
 
+gboolean
+p3d_center_head_parse (P3dCenterPointConfig * config, JsonObject * root,
+    GError ** error)
+{
+  return parse_head (config, root, error) && parse_coder (config, root, error);
+}
+
 /* Every key of the config in @root into @config (cleared first). */
 static gboolean
 parse_config (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
@@ -366,8 +384,7 @@ parse_config (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
       && parse_pfn (config, root, error)
       && parse_backbone (config, root, error)
       && parse_neck (config, root, error)
-      && parse_head (config, root, error)
-      && parse_coder (config, root, error)
+      && p3d_center_head_parse (config, root, error)
       && parse_test_nms (config, root, error);
 }
 
@@ -552,12 +569,13 @@ build_neck (const P3dCenterPointConfig * config, P3dModelGraph * graph,
 
 /* CenterHead: the shared conv, then per task and head a ConvModule and the
  * final conv (with bias), "task<t>.<head>". */
-static void
-build_head (const P3dCenterPointConfig * config, P3dModelGraph * graph)
+void
+p3d_center_head_build (const P3dCenterPointConfig * config,
+    P3dModelGraph * graph, const gchar * input)
 {
   guint kernel = config->final_kernel, t, h;
 
-  add_conv (graph, P3D_MODEL_OP_CONV, g_strdup ("head.shared"), "neck",
+  add_conv (graph, P3D_MODEL_OP_CONV, g_strdup ("head.shared"), input,
       config->share_conv_channel, 3, 1, 1,
       g_strdup ("pts_bbox_head.shared_conv.conv.weight"),
       g_strdup ("pts_bbox_head.shared_conv.bn"), config->head_bn_eps);
@@ -602,7 +620,7 @@ family_build_graph (gconstpointer data, const gchar * name, GError ** error)
     p3d_model_graph_free (graph);
     return NULL;
   }
-  build_head (config, graph);
+  p3d_center_head_build (config, graph, "neck");
   return graph;
 }
 
@@ -630,9 +648,9 @@ find_heads (const P3dCenterPointConfig * config,
       continue;
     }
     if (output == NULL || output->channels != channels) {
-      bad_metadata (error, "the \"bev\" graph's output \"%s\" %s; the config "
-          "implies %u channels", name, output == NULL ? "is missing" :
-          "has another channel count", channels);
+      bad_metadata (error, "the \"%s\" graph's output \"%s\" %s; the config "
+          "implies %u channels", network->name, name, output == NULL ?
+          "is missing" : "has another channel count", channels);
       g_free (name);
       return FALSE;
     }
@@ -642,10 +660,23 @@ find_heads (const P3dCenterPointConfig * config,
             heads[0]->buffer : output->buffer].height
         || buffer->width != network->desc.buffers[heads[0] ?
             heads[0]->buffer : output->buffer].width)
-      return bad_metadata (error, "the \"bev\" graph's head maps differ in "
-          "size");
+      return bad_metadata (error, "the \"%s\" graph's head maps differ in "
+          "size", network->name);
   }
   return TRUE;
+}
+
+const P3dcConvBufferDesc *
+p3d_center_head_check (const P3dCenterPointConfig * config,
+    const P3dModelNetwork * network, GError ** error)
+{
+  const P3dModelOutput *heads[P3D_CENTERPOINT_N_HEADS];
+  guint t;
+
+  for (t = 0; t < config->n_tasks; t++)
+    if (!find_heads (config, network, t, heads, error))
+      return NULL;
+  return &network->desc.buffers[heads[P3D_CENTERPOINT_HEAD_HEATMAP]->buffer];
 }
 
 /* The pillar feature net, and the head maps' size against the coder. */
@@ -655,12 +686,10 @@ family_finish (P3dModel * model, P3dModelBuilder * builder, GError ** error)
   const P3dCenterPointConfig *config = model->config;
   const P3dModelNetwork *network = p3d_model_get_network (model, "bev");
   P3dModelPillars *pillars = &model->pillars_storage;
-  const P3dModelOutput *heads[P3D_CENTERPOINT_N_HEADS];
   const P3dcConvBufferDesc *map;
   const P3dcConvBufferDesc *canvas = &network->desc.buffers[0];
   gint64 shape[2];
   gfloat *weight;
-  guint t;
 
   pillars->point_channels = config->point_channels;
   pillars->features = config->features;
@@ -696,10 +725,9 @@ family_finish (P3dModel * model, P3dModelBuilder * builder, GError ** error)
         "the pillar net's canvas %u x %u x %u", canvas->channels,
         canvas->height, canvas->width, config->pfn_channels, config->grid[1],
         config->grid[0]);
-  for (t = 0; t < config->n_tasks; t++)
-    if (!find_heads (config, network, t, heads, error))
-      return FALSE;
-  map = &network->desc.buffers[heads[P3D_CENTERPOINT_HEAD_HEATMAP]->buffer];
+  map = p3d_center_head_check (config, network, error);
+  if (map == NULL)
+    return FALSE;
   if ((guint64) map->height * config->out_size_factor != config->grid[1]
       || (guint64) map->width * config->out_size_factor != config->grid[0])
     return bad_metadata (error, "coder.out_size_factor %u disagrees with the "
@@ -718,20 +746,27 @@ typedef struct
 {
   P3dcCenterPointParams params;
   guint n_tasks;
+  gboolean velocity;            /* every task has its vel head */
+  /* Scale-NMS's factor of every label, params.nms_scale's storage */
+  gfloat nms_scale[P3DC_CENTERPOINT_MAX_TASKS * P3D_CENTERPOINT_MAX_CLASSES];
 } DecodeParams;
 
-/* The decode's parameters from the config and the head maps' size. */
+/* The decode's parameters from the config and the head maps' size; with a
+ * per-task NMS (Scale-NMS), the labels' scale factors in @nms_scale (the
+ * labels' count of entries), which params->nms_scale then points at. */
 static void
 decode_params (const P3dCenterPointConfig * config, guint height, guint width,
-    gboolean model_nms, P3dcCenterPointParams * params)
+    gboolean model_nms, P3dcCenterPointParams * params, gfloat * nms_scale)
 {
-  guint t, i;
+  guint t, i, c;
 
   memset (params, 0, sizeof (*params));
   params->n_tasks = config->n_tasks;
   for (t = 0; t < config->n_tasks; t++) {
     params->tasks[t].num_classes = config->tasks[t].n_classes;
     params->tasks[t].min_radius = config->tasks[t].min_radius;
+    params->tasks[t].nms = config->tasks[t].nms_type;
+    params->tasks[t].nms_threshold = (float) config->tasks[t].nms_thr;
   }
   params->height = height;
   params->width = width;
@@ -745,8 +780,16 @@ decode_params (const P3dCenterPointConfig * config, guint height, guint width,
   for (i = 0; i < 6; i++)
     params->post_center_range[i] = (float) config->post_center_range[i];
   params->norm_bbox = config->norm_bbox;
-  params->nms = model_nms ? config->nms_type : P3DC_CENTERPOINT_NMS_NONE;
+  params->nms = !model_nms ? P3DC_CENTERPOINT_NMS_NONE :
+      config->per_task_nms ? P3DC_CENTERPOINT_NMS_PER_TASK : config->nms_type;
   params->nms_threshold = (float) config->nms_thr;
+  if (model_nms && config->per_task_nms && nms_scale != NULL) {
+    for (t = 0; t < config->n_tasks; t++)
+      for (c = 0; c < config->tasks[t].n_classes; c++)
+        nms_scale[config->tasks[t].label_offset + c] =
+            (gfloat) config->tasks[t].nms_rescale[c];
+    params->nms_scale = nms_scale;
+  }
   /* pre_max_size and post_max_size belong to the NMS: without it every
    * decoded box stays, up to max_num per task */
   params->pre_max_size = model_nms ? config->pre_max_size : 0;
@@ -758,6 +801,7 @@ static gpointer
 decode_params_new (const P3dModel * model, const P3dModelNetwork * network,
     gboolean model_nms, GPtrArray * outputs, GError ** error)
 {
+  /* a family that shares this decode starts its config with the head's */
   const P3dCenterPointConfig *config = model->config;
   DecodeParams *params = g_new0 (DecodeParams, 1);
   const P3dModelOutput *heads[P3D_CENTERPOINT_N_HEADS];
@@ -773,9 +817,19 @@ decode_params_new (const P3dModel * model, const P3dModelNetwork * network,
       g_ptr_array_add (outputs, (gpointer) heads[h]);
     map = &network->desc.buffers[heads[P3D_CENTERPOINT_HEAD_HEATMAP]->buffer];
   }
-  decode_params (config, map->height, map->width, model_nms, &params->params);
+  decode_params (config, map->height, map->width, model_nms, &params->params,
+      params->nms_scale);
   params->n_tasks = config->n_tasks;
+  params->velocity = config->head_channels[P3D_CENTERPOINT_HEAD_VEL] != 0;
   return params;
+}
+
+static gboolean
+decode_velocity (gconstpointer data)
+{
+  const DecodeParams *params = data;
+
+  return params->velocity;
 }
 
 static guint
@@ -852,10 +906,11 @@ decode_run_cuda (gconstpointer data, gpointer workspace,
   return p3dc_centerpoint_decode_cuda (workspace, maps, &output, stream);
 }
 
-static const P3dModelDecodeClass decode_class = {
+const P3dModelDecodeClass p3d_center_head_decode = {
   decode_params_new,
   g_free,
   decode_capacity,
+  decode_velocity,
   decode_workspace_new,
   decode_workspace_free,
   decode_run_cpu,
@@ -878,7 +933,7 @@ const P3dModelFamily p3d_model_family_centerpoint_pillar = {
   family_config_free,
   family_build_graph,
   family_finish,
-  &decode_class,
+  &p3d_center_head_decode,
 };
 
 /* ---- the typed view ---------------------------------------------------- */
@@ -949,5 +1004,5 @@ p3d_centerpoint_model_decode_params (const P3dCenterPointModel * model,
     gboolean model_nms, P3dcCenterPointParams * params)
 {
   decode_params (&model->config, model->head_height, model->head_width,
-      model_nms, params);
+      model_nms, params, NULL);
 }

@@ -62,6 +62,13 @@ typedef struct
    * suppressed (mmdetection3d's min_radius, used squared as it is);
    * 0 when the file gives none */
   gdouble min_radius;
+  /* the task's own NMS (circle or rotate) and rotate threshold, and the
+   * factor each class's box sizes are multiplied by for the overlap test
+   * (BEVDet's Scale-NMS, read when the config's per_task_nms is set; else
+   * the config's one NMS, factors 1) */
+  P3dcCenterPointNms nms_type;
+  gdouble nms_thr;
+  gdouble nms_rescale[P3D_CENTERPOINT_MAX_CLASSES];
 } P3dCenterPointTaskConfig;
 
 /* The config, as `p3d.model` gives it; every value range-checked. */
@@ -113,6 +120,9 @@ typedef struct
   /* the model's test-time NMS, per task */
   P3dcCenterPointNms nms_type;     /* circle or rotate */
   gdouble nms_thr;
+  /* each task's nms_type, nms_thr and nms_rescale (Scale-NMS) instead of
+   * the two above: FALSE for this family, set by bevdet's */
+  gboolean per_task_nms;
   guint pre_max_size;
   guint post_max_size;
 } P3dCenterPointConfig;

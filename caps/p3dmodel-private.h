@@ -10,6 +10,7 @@
 
 #include "p3dmodel.h"
 #include "p3dmodelgraph.h"
+#include "p3dcenterpoint.h"
 
 G_BEGIN_DECLS
 
@@ -101,6 +102,8 @@ typedef struct
       GPtrArray * outputs, GError ** error);
   void (*params_free) (gpointer params);
   guint (*capacity) (gconstpointer params);
+  /* whether the boxes have a velocity (P3dModelBoxes.velocity written) */
+    gboolean (*velocity) (gconstpointer params);
   P3dcResult (*workspace_new) (gconstpointer params, gpointer * workspace);
   void (*workspace_free) (gpointer workspace);
   /* @views: one per output (zeroed for a NULL one) */
@@ -142,6 +145,31 @@ struct _P3dModelFamily
 
 /* The families (p3dmodel.c's table). */
 extern const P3dModelFamily p3d_model_family_centerpoint_pillar;
+extern const P3dModelFamily p3d_model_family_bevdet;
+
+/* ---- mmdetection3d's CenterHead, shared by the families that end in it -
+ *
+ * A family whose config struct starts with a P3dCenterPointConfig (only
+ * its head, coder and test-NMS fields used) reads the "head" and "coder"
+ * keys with p3d_center_head_parse(), builds the head's layers with
+ * p3d_center_head_build(), checks its network's head outputs with
+ * p3d_center_head_check() and decodes with p3d_center_head_decode (the
+ * CenterPoint coder, and the config's test-time NMS: one for every task,
+ * or per task with Scale-NMS when per_task_nms is set). */
+
+/* "head" (tasks, heads, convs) and "coder" of @root into @config. */
+gboolean p3d_center_head_parse (P3dCenterPointConfig * config,
+    JsonObject * root, GError ** error);
+/* The shared conv reading @input, then per task t and head h the
+ * ConvModule and final conv of pts_bbox_head, tensors (and outputs)
+ * "task<t>.<h>". */
+void p3d_center_head_build (const P3dCenterPointConfig * config,
+    P3dModelGraph * graph, const gchar * input);
+/* Every task's head outputs of @network against the config; the heatmaps'
+ * map (whose size the coder must agree with), or NULL with @error. */
+const P3dcConvBufferDesc *p3d_center_head_check (const P3dCenterPointConfig
+    * config, const P3dModelNetwork * network, GError ** error);
+extern const P3dModelDecodeClass p3d_center_head_decode;
 
 G_END_DECLS
 

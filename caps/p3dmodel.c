@@ -11,6 +11,7 @@
 /* Every family this library reads; a new one adds its line. */
 static const P3dModelFamily *const families[] = {
   &p3d_model_family_centerpoint_pillar,
+  &p3d_model_family_bevdet,
 };
 
 static const P3dModelFamily *
@@ -274,6 +275,39 @@ p3d_model_network_get_output (const P3dModelNetwork * network,
   return NULL;
 }
 
+gboolean
+p3d_model_cameras_image_transform (const P3dModelCameras * cameras,
+    guint width, guint height, P3dModelImageTransform * transform)
+{
+  gdouble scale, scaled_width, scaled_height, crop_y;
+  P3dModelImageTransform t;
+
+  g_return_val_if_fail (cameras != NULL && transform != NULL, FALSE);
+  if (width == 0 || height == 0)
+    return FALSE;
+  /* as BEVDet's sample_augmentation: Python floats, int() truncating */
+  scale = (gdouble) cameras->input_width / (gdouble) width +
+      cameras->resize_test;
+  scaled_width = width * scale;
+  scaled_height = height * scale;
+  if (!(scaled_width >= 1) || !(scaled_height >= 1)
+      || scaled_width > 1e6 || scaled_height > 1e6)
+    return FALSE;
+  t.scale = scale;
+  t.scaled_width = (guint) scaled_width;
+  t.scaled_height = (guint) scaled_height;
+  crop_y = (1 - cameras->crop_h) * t.scaled_height;
+  t.crop_y = (gint) crop_y - (gint) cameras->input_height;
+  t.crop_x = (gint) (MAX (0, (gint) t.scaled_width -
+          (gint) cameras->input_width) / 2.0);
+  if (t.crop_y < 0 || t.crop_x < 0
+      || t.crop_x + cameras->input_width > t.scaled_width
+      || t.crop_y + cameras->input_height > t.scaled_height)
+    return FALSE;
+  *transform = t;
+  return TRUE;
+}
+
 /* ---- the decode ------------------------------------------------------ */
 
 struct _P3dModelDecoder
@@ -336,6 +370,12 @@ guint
 p3d_model_decoder_get_capacity (const P3dModelDecoder * decoder)
 {
   return decoder->klass->capacity (decoder->params);
+}
+
+gboolean
+p3d_model_decoder_has_velocity (const P3dModelDecoder * decoder)
+{
+  return decoder->klass->velocity (decoder->params);
 }
 
 P3dcResult

@@ -5,8 +5,9 @@
  * bevdetect, "image" for a camera encoder), each a layer graph of the
  * compute library (convnet.h) with BatchNorm folded, the buffers the
  * element feeds and the named outputs it reads; optionally the pillar
- * feature net that pillarencode runs; and the decode of the detection
- * head's maps into boxes.  Every model family (CenterPoint on pillars,
+ * feature net that pillarencode runs, or the cameras of a camera model and
+ * their preprocessing; and the decode of the detection head's maps into
+ * boxes.  Every model family (CenterPoint on pillars,
  * and the next ones) describes its networks in one form, the graph of
  * p3dmodelgraph.h, which the `p3d.model` metadata either implies (the
  * family builds it from its config) or carries (`"graph"`); one builder
@@ -68,6 +69,50 @@ typedef struct
   const gfloat *bias;           /* [out] */
 } P3dModelPillars;
 
+/* The cameras of a camera model (BEVDet) and what is done to their images
+ * before its "image" network, as its test-time pipeline does them; and the
+ * grid its camera features are pooled onto (bevpool's properties). */
+typedef struct
+{
+  guint n_cameras;              /* the "image" network's batch */
+  gchar **names;                /* NULL-terminated: the batch's order */
+  guint input_width, input_height;      /* the network's input image */
+  guint src_width, src_height;  /* the camera images it was trained on */
+  /* the test-time resize and crop (p3d_model_cameras_image_transform()) */
+  gdouble resize_test;
+  gdouble crop_h;               /* the share of the scaled image below the
+                                 * crop, BEVDet's mean of crop_h */
+  /* normalisation of each RGB channel: (v / 255 - mean) / std */
+  gdouble mean[3], std[3];
+  /* the BEV grid: min, max, step of x, y, z, and the depth bins */
+  gdouble xbound[3], ybound[3], zbound[3], dbound[3];
+  guint depth_bins;             /* ceil ((dbound max - min) / step) */
+  guint feature_channels;       /* the context features per pixel */
+  guint downsample;             /* input size / feature map size */
+} P3dModelCameras;
+
+/* The test-time transform of one camera image: scaled to scaled_width x
+ * scaled_height (scale times its size, truncated), then the network's
+ * input_width x input_height window at (crop_x, crop_y) cut out.  A pixel
+ * (u, v) of the camera image lands at (u * scale - crop_x, v * scale -
+ * crop_y) of the input: bevpool's img_aug is diag (scale, scale, 1) with
+ * translation (-crop_x, -crop_y, 0). */
+typedef struct
+{
+  gdouble scale;
+  guint scaled_width, scaled_height;
+  gint crop_x, crop_y;
+} P3dModelImageTransform;
+
+/* BEVDet's test-time sample_augmentation for a @width x @height image, in
+ * double as its Python computes it: scale = input_width / width +
+ * resize_test, the scaled size (guint) (size * scale), crop_y = (gint)
+ * ((1 - crop_h) * scaled_height) - input_height, crop_x = (gint) (MAX (0,
+ * scaled_width - input_width) / 2.0).  FALSE when the window does not lie
+ * inside the scaled image (an image too small for the network). */
+gboolean p3d_model_cameras_image_transform (const P3dModelCameras * cameras,
+    guint width, guint height, P3dModelImageTransform * transform);
+
 typedef struct _P3dModelFamily P3dModelFamily;
 
 typedef struct
@@ -76,11 +121,13 @@ typedef struct
   guint n_networks;
   P3dModelNetwork *networks;
   const P3dModelPillars *pillars;       /* NULL: the model has none */
+  const P3dModelCameras *cameras;       /* NULL: not a camera model */
 
   /*< private > */
   const P3dModelFamily *family;
   gpointer config;              /* the family's */
   P3dModelPillars pillars_storage;
+  P3dModelCameras cameras_storage;
   GPtrArray *arrays;            /* the folded weights and biases */
 } P3dModel;
 
@@ -140,6 +187,10 @@ void p3d_model_decoder_free (P3dModelDecoder * decoder);
 
 /* The most boxes one frame gives (the output caps' max-boxes). */
 guint p3d_model_decoder_get_capacity (const P3dModelDecoder * decoder);
+
+/* Whether the model decodes a velocity for each box (its head has one), so
+ * that P3dModelBoxes.velocity is written when given. */
+gboolean p3d_model_decoder_has_velocity (const P3dModelDecoder * decoder);
 
 /* The decode on the reference path: from the buffers of
  * p3dc_convnet_cpu() into @boxes (host memory). */

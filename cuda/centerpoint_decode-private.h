@@ -226,17 +226,38 @@ p3dc_cp_nms_round_trip (const P3dcBox3d * box, P3dcBox3d * out)
   out->dy = y2 - y1;
 }
 
+/* The NMS task @task runs (its own with P3DC_CENTERPOINT_NMS_PER_TASK). */
+static P3DC_HOST_DEVICE P3dcCenterPointNms
+p3dc_cp_task_nms (const P3dcCenterPointParams * params, uint32_t task)
+{
+  return params->nms == P3DC_CENTERPOINT_NMS_PER_TASK ?
+      params->tasks[task].nms : params->nms;
+}
+
+static P3DC_HOST_DEVICE float
+p3dc_cp_task_threshold (const P3dcCenterPointParams * params, uint32_t task)
+{
+  return params->nms == P3DC_CENTERPOINT_NMS_PER_TASK ?
+      params->tasks[task].nms_threshold : params->nms_threshold;
+}
+
 /* The NMS's view of @box, made once per box rather than once per pair: the
- * rectangle of the box (for rotate, after the round trip above).  Circle
- * NMS reads only its centre. */
+ * rectangle of the box (for rotate, its dx and dy times @scale, then the
+ * round trip above, as BEVDet's Scale-NMS scales box_preds before
+ * xywhr2xyxyr).  Circle NMS reads only its centre. */
 static P3DC_HOST_DEVICE void
-p3dc_cp_nms_rect (P3dcCenterPointNms nms, const P3dcBox3d * box,
+p3dc_cp_nms_rect (P3dcCenterPointNms nms, const P3dcBox3d * box, float scale,
     P3dcBevRect * rect)
 {
   P3dcBox3d b = *box;
 
-  if (nms == P3DC_CENTERPOINT_NMS_ROTATE)
-    p3dc_cp_nms_round_trip (box, &b);
+  if (nms == P3DC_CENTERPOINT_NMS_ROTATE) {
+    P3dcBox3d scaled = *box;
+
+    scaled.dx = box->dx * scale;
+    scaled.dy = box->dy * scale;
+    p3dc_cp_nms_round_trip (&scaled, &b);
+  }
   p3dc_bev_rect_set (rect, b.x, b.y, b.dx, b.dy, b.yaw);
 }
 

@@ -53,10 +53,13 @@ struct Workspace {
   float *velocity;           // [tasks][max_num][2]
   unsigned long long *mask;  // [tasks][max_num][words]
   uint32_t *kept;            // [tasks][max_num]
+  float *nms_scale;          // [labels], nullptr: every factor 1
 };
 
-__device__ uint32_t nms_count(const P3dcCenterPointParams &p, uint32_t boxes) {
-  if (p.nms == P3DC_CENTERPOINT_NMS_ROTATE && p.pre_max_size != 0)
+__device__ uint32_t nms_count(const P3dcCenterPointParams &p, uint32_t task,
+                              uint32_t boxes) {
+  if (p3dc_cp_task_nms(&p, task) == P3DC_CENTERPOINT_NMS_ROTATE &&
+      p.pre_max_size != 0)
     return min(boxes, p.pre_max_size);
   return boxes;
 }
@@ -101,6 +104,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
   __shared__ uint32_t chunk_total;
   const uint32_t task = blockIdx.x;
   const uint32_t cells = p.height * p.width;
+  const P3dcCenterPointNms nms = p3dc_cp_task_nms(&p, task);
 
   uint32_t label_offset = 0;
   for (uint32_t t = 0; t < task; t++) label_offset += p.tasks[t].num_classes;
@@ -136,8 +140,10 @@ __global__ void __launch_bounds__(kDecodeThreads)
       boxes[at] = box;
       velocity[2 * at] = vel[0];
       velocity[2 * at + 1] = vel[1];
-      if (p.nms != P3DC_CENTERPOINT_NMS_NONE)
-        p3dc_cp_nms_rect(p.nms, &box, nms_rects + at);
+      if (nms != P3DC_CENTERPOINT_NMS_NONE)
+        p3dc_cp_nms_rect(nms, &box,
+                         w.nms_scale != nullptr ? w.nms_scale[box.label] : 1.0f,
+                         nms_rects + at);
     }
     if (threadIdx.x == 0) chunk_total = total;
     __syncthreads();
@@ -151,13 +157,17 @@ __global__ void __launch_bounds__(kDecodeThreads)
 __global__ void __launch_bounds__(kNmsMaskThreads)
     mask_kernel(const P3dcCenterPointParams p, Workspace w, uint32_t words) {
   const uint32_t task = blockIdx.z;
+  const P3dcCenterPointNms nms = p3dc_cp_task_nms(&p, task);
+  if (nms == P3DC_CENTERPOINT_NMS_NONE) return;
   const double radius = p.tasks[task].min_radius;
-  p3dc_nms_mask_tile(
-      w.nms_rects + (size_t)task * p.max_num, nms_count(p, w.box_count[task]),
-      blockIdx.y, blockIdx.x, w.mask + (size_t)task * p.max_num * words, words,
-      [&](const P3dcBevRect &a, const P3dcBevRect &b) {
-        return p3dc_cp_suppresses(p.nms, radius, p.nms_threshold, &a, &b) != 0;
-      });
+  const float threshold = p3dc_cp_task_threshold(&p, task);
+  p3dc_nms_mask_tile(w.nms_rects + (size_t)task * p.max_num,
+                     nms_count(p, task, w.box_count[task]), blockIdx.y,
+                     blockIdx.x, w.mask + (size_t)task * p.max_num * words,
+                     words, [&](const P3dcBevRect &a, const P3dcBevRect &b) {
+                       return p3dc_cp_suppresses(nms, radius, threshold, &a,
+                                                 &b) != 0;
+                     });
 }
 
 __global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
@@ -168,11 +178,11 @@ __global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
 
   if (warp < p.n_tasks) {
     const uint32_t task = warp;
-    const uint32_t n = nms_count(p, w.box_count[task]);
+    const uint32_t n = nms_count(p, task, w.box_count[task]);
     const unsigned long long *mask = w.mask + (size_t)task * p.max_num * words;
     uint32_t *kept = w.kept + (size_t)task * p.max_num;
     uint32_t count = 0;
-    if (p.nms == P3DC_CENTERPOINT_NMS_NONE) {
+    if (p3dc_cp_task_nms(&p, task) == P3DC_CENTERPOINT_NMS_NONE) {
       count = min(n, per_task);
       for (uint32_t k = lane; k < count; k += 32) kept[k] = k;
     } else {
@@ -234,6 +244,7 @@ extern "C" void p3dc_centerpoint_decoder_free(P3dcCenterPointDecoder *d) {
   cudaFree(d->w.velocity);
   cudaFree(d->w.mask);
   cudaFree(d->w.kept);
+  cudaFree(d->w.nms_scale);
   delete d;
 }
 
@@ -252,12 +263,16 @@ extern "C" P3dcResult p3dc_centerpoint_decoder_new(
   P3dcCenterPointDecoder *d = new (std::nothrow) P3dcCenterPointDecoder();
   if (d == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   d->params = *params;
+  // the host array is copied below; the kernels read the device copy
+  d->params.nms_scale = nullptr;
   const uint32_t cells = params->height * params->width;
   uint32_t start[P3DC_CENTERPOINT_MAX_TASKS];
+  uint32_t labels = 0;
   d->total = 0;
   for (uint32_t t = 0; t < params->n_tasks; t++) {
     start[t] = d->total;
     d->total += params->tasks[t].num_classes * cells;
+    labels += params->tasks[t].num_classes;
   }
   d->words = (params->max_num + 63) / 64;
   d->capacity = p3dc_centerpoint_output_capacity(params);
@@ -275,6 +290,12 @@ extern "C" P3dcResult p3dc_centerpoint_decoder_new(
   error = alloc(&d->w.velocity, tasks * max_num * 2, error);
   error = alloc(&d->w.mask, tasks * max_num * d->words, error);
   error = alloc(&d->w.kept, tasks * max_num, error);
+  if (params->nms_scale != nullptr) {
+    error = alloc(&d->w.nms_scale, labels, error);
+    if (error == cudaSuccess)
+      error = cudaMemcpy(d->w.nms_scale, params->nms_scale,
+                         labels * sizeof(float), cudaMemcpyHostToDevice);
+  }
   if (error == cudaSuccess)
     error = cudaMemcpy(d->task_start, start, tasks * sizeof(uint32_t),
                        cudaMemcpyHostToDevice);

@@ -32,6 +32,14 @@
  *         nms_threshold, the boxes taken through mmdetection3d's xywhr ->
  *         xyxyr -> xywhr round trip first (x1 = x - dx / 2, x2 = x + dx / 2,
  *         then x = (x1 + x2) / 2, dx = x2 - x1), as nms_bev sees them.
+ *     The kind and threshold are the params' for every task, or, with
+ *     P3DC_CENTERPOINT_NMS_PER_TASK, each task's own: BEVDet's Scale-NMS,
+ *     whose rotate test also sees every box's dx and dy multiplied (in
+ *     float) by its class's factor nms_scale[label] before the round trip
+ *     (nms_rescale_factor: small objects made larger, so that neighbouring
+ *     detections of one pedestrian overlap; large ones smaller).  The
+ *     factor changes only what the NMS sees: the boxes output keep their
+ *     decoded sizes.
  *  5. The tasks' kept boxes concatenated in task order.
  *
  * sigmoid, exp and atan2 are computed from +, -, *, / only (no library
@@ -68,6 +76,9 @@ typedef enum
   P3DC_CENTERPOINT_NMS_NONE = 0, /* every decoded box, up to max_num */
   P3DC_CENTERPOINT_NMS_CIRCLE = 1,
   P3DC_CENTERPOINT_NMS_ROTATE = 2,
+  /* each task its own (P3dcCenterPointTask.nms, .nms_threshold): BEVDet's
+   * Scale-NMS */
+  P3DC_CENTERPOINT_NMS_PER_TASK = 3,
 } P3dcCenterPointNms;
 
 typedef struct
@@ -77,6 +88,10 @@ typedef struct
    * suppressed (mmdetection3d's min_radius[t]); double, as the Python
    * float circle_nms compares the float32 distance with */
   double min_radius;
+  /* with P3DC_CENTERPOINT_NMS_PER_TASK: this task's NMS (none, circle or
+   * rotate) and rotate's IoU threshold; unused otherwise */
+  P3dcCenterPointNms nms;
+  float nms_threshold;
 } P3dcCenterPointTask;
 
 typedef struct
@@ -98,11 +113,18 @@ typedef struct
   float nms_threshold;          /* rotate: IoU > it suppresses */
   uint32_t pre_max_size;        /* rotate: 0 = all */
   uint32_t post_max_size;       /* 0 = all (up to max_num) */
+  /* rotate: per global label (the sum of the tasks' classes entries,
+   * host memory, read when the decoder is made and by the reference), the
+   * factor a box's dx and dy are multiplied by for the overlap test;
+   * NULL: 1 for every label */
+  const float *nms_scale;
 } P3dcCenterPointParams;
 
 /* P3DC_OK, P3DC_ERROR_INVALID_ARGUMENT (no task, a task without classes, a
  * zero grid, max_num 0, a negative or NaN threshold, non-finite coder
- * values, a negative radius, an unknown NMS) or P3DC_ERROR_TOO_LARGE. */
+ * values, a negative radius, an unknown NMS or, per task, one that is
+ * neither none, circle nor rotate, a scale factor that is not finite and
+ * positive) or P3DC_ERROR_TOO_LARGE. */
 P3dcResult p3dc_centerpoint_params_validate (const P3dcCenterPointParams *
     params);
 

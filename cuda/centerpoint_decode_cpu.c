@@ -47,8 +47,30 @@ p3dc_centerpoint_params_validate (const P3dcCenterPointParams * params)
       return P3DC_ERROR_INVALID_ARGUMENT;
   if (params->nms != P3DC_CENTERPOINT_NMS_NONE
       && params->nms != P3DC_CENTERPOINT_NMS_CIRCLE
-      && params->nms != P3DC_CENTERPOINT_NMS_ROTATE)
+      && params->nms != P3DC_CENTERPOINT_NMS_ROTATE
+      && params->nms != P3DC_CENTERPOINT_NMS_PER_TASK)
     return P3DC_ERROR_INVALID_ARGUMENT;
+  if (params->nms == P3DC_CENTERPOINT_NMS_PER_TASK) {
+    for (t = 0; t < params->n_tasks; t++) {
+      const P3dcCenterPointTask *task = &params->tasks[t];
+
+      if ((task->nms != P3DC_CENTERPOINT_NMS_NONE
+              && task->nms != P3DC_CENTERPOINT_NMS_CIRCLE
+              && task->nms != P3DC_CENTERPOINT_NMS_ROTATE)
+          || !finite_float (task->nms_threshold))
+        return P3DC_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  if (params->nms_scale != NULL) {
+    uint32_t labels = 0, label;
+
+    for (t = 0; t < params->n_tasks; t++)
+      labels += params->tasks[t].num_classes;
+    for (label = 0; label < labels; label++)
+      if (!(params->nms_scale[label] > 0.0f)
+          || !finite_float (params->nms_scale[label]))
+        return P3DC_ERROR_INVALID_ARGUMENT;
+  }
   return P3DC_OK;
 }
 
@@ -89,6 +111,8 @@ decode_task (const P3dcCenterPointParams * params, uint32_t task,
 {
   const uint32_t cells = params->height * params->width;
   const uint32_t pairs = params->tasks[task].num_classes * cells;
+  const P3dcCenterPointNms nms = p3dc_cp_task_nms (params, task);
+  const float threshold = p3dc_cp_task_threshold (params, task);
   Candidate *candidates = malloc (sizeof (Candidate) * pairs);
   P3dcBox3d *boxes = malloc (sizeof (P3dcBox3d) * params->max_num);
   P3dcBevRect *nms_rects = malloc (sizeof (P3dcBevRect) * params->max_num);
@@ -130,12 +154,13 @@ decode_task (const P3dcCenterPointParams * params, uint32_t task,
   }
 
   considered = boxes_n;
-  if (params->nms == P3DC_CENTERPOINT_NMS_ROTATE && params->pre_max_size != 0
+  if (nms == P3DC_CENTERPOINT_NMS_ROTATE && params->pre_max_size != 0
       && params->pre_max_size < considered)
     considered = params->pre_max_size;
   limit = params->post_max_size != 0 ? params->post_max_size : considered;
   for (k = 0; k < considered; k++)
-    p3dc_cp_nms_rect (params->nms, &boxes[k], &nms_rects[k]);
+    p3dc_cp_nms_rect (nms, &boxes[k], params->nms_scale != NULL ?
+        params->nms_scale[boxes[k].label] : 1.0f, &nms_rects[k]);
   /* greedy, best first: a box survives unless a kept one suppresses it */
   for (k = 0; k < considered && kept < limit; k++) {
     if (removed[k])
@@ -146,12 +171,12 @@ decode_task (const P3dcCenterPointParams * params, uint32_t task,
       out->velocity[2 * (*written + kept) + 1] = velocity[2 * k + 1];
     }
     kept++;
-    if (params->nms == P3DC_CENTERPOINT_NMS_NONE)
+    if (nms == P3DC_CENTERPOINT_NMS_NONE)
       continue;
     for (j = k + 1; j < considered; j++)
-      if (!removed[j] && p3dc_cp_suppresses (params->nms,
-              params->tasks[task].min_radius, params->nms_threshold,
-              &nms_rects[k], &nms_rects[j]))
+      if (!removed[j] && p3dc_cp_suppresses (nms,
+              params->tasks[task].min_radius, threshold, &nms_rects[k],
+              &nms_rects[j]))
         removed[j] = 1;
   }
   *written += kept;

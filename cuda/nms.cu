@@ -310,3 +310,40 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
       (const uint32_t *)nms->index_out, (const uint32_t *)boxes, record_words,
       limit, (uint32_t *)out, out_count, kept_index);
 }
+
+namespace {
+
+__global__ void gather_kernel(const int32_t *__restrict__ kept_index,
+                              uint32_t capacity,
+                              const uint32_t *__restrict__ payload,
+                              uint32_t words, uint32_t *__restrict__ out) {
+  const size_t total = (size_t)capacity * words;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const int32_t index = kept_index[i / words];
+    out[i] = index < 0 ? 0u : payload[(size_t)index * words + i % words];
+  }
+}
+
+}  // namespace
+
+extern "C" P3dcResult p3dc_nms_gather_cuda(const int32_t *kept_index,
+                                           uint32_t capacity,
+                                           const void *payload, uint32_t words,
+                                           void *out, P3dcCudaStream stream) {
+  if (words == 0 || (capacity > 0 && (kept_index == nullptr ||
+                                      payload == nullptr || out == nullptr)))
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if ((((uintptr_t)kept_index) | ((uintptr_t)payload) | ((uintptr_t)out)) % 4 !=
+      0)
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (capacity == 0) return P3DC_OK;
+  const size_t total = (size_t)capacity * words;
+  const unsigned threads = 256;
+  const unsigned blocks = (unsigned)((total + threads - 1) / threads < 1024
+                                         ? (total + threads - 1) / threads
+                                         : 1024);
+  gather_kernel<<<blocks, threads, 0, (cudaStream_t)stream>>>(
+      kept_index, capacity, (const uint32_t *)payload, words, (uint32_t *)out);
+  return cudaGetLastError();
+}

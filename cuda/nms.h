@@ -158,6 +158,23 @@ P3dcResult p3dc_nms_cuda (P3dcNms * nms, const P3dcNmsParams * params,
     uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,
     P3dcCudaStream stream);
 
+/* What a box carries beside its record (application/x-boxes3d's velocity,
+ * vx and vy) follows it through the suppression: output entry k (k below
+ * @capacity) gets the @words 32-bit words of input entry kept_index[k] of
+ * @payload, or zeros where kept_index[k] is -1, kept_index being what
+ * p3dc_nms_cpu() or p3dc_nms_cuda() wrote (so @capacity their
+ * out_capacity, and every kept index below their input's capacity).
+ * @out must not overlap @payload.  P3DC_ERROR_INVALID_ARGUMENT for a NULL
+ * pointer (with a capacity above 0) or 0 words. */
+P3dcResult p3dc_nms_gather_cpu (const int32_t * kept_index, uint32_t capacity,
+    const void *payload, uint32_t words, void *out);
+/* The same on the device (4-byte aligned pointers), queued on @stream
+ * behind the p3dc_nms_cuda() that wrote @kept_index; no host
+ * synchronization. */
+P3dcResult p3dc_nms_gather_cuda (const int32_t * kept_index,
+    uint32_t capacity, const void *payload, uint32_t words, void *out,
+    P3dcCudaStream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -164,3 +164,21 @@ p3dc_nms_cpu (const P3dcNmsParams * params, const void *boxes,
   free (kept);
   return P3DC_OK;
 }
+
+P3dcResult
+p3dc_nms_gather_cpu (const int32_t * kept_index, uint32_t capacity,
+    const void *payload, uint32_t words, void *out)
+{
+  const uint32_t *in = payload;
+  uint32_t *dst = out;
+  uint32_t k, w;
+
+  if (words == 0 || (capacity > 0 && (kept_index == NULL || payload == NULL
+              || out == NULL)))
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  for (k = 0; k < capacity; k++)
+    for (w = 0; w < words; w++)
+      dst[(size_t) k * words + w] = kept_index[k] < 0 ? 0u :
+          in[(size_t) kept_index[k] * words + w];
+  return P3DC_OK;
+}

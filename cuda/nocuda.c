@@ -64,6 +64,19 @@ p3dc_nms_cuda (P3dcNms * nms, const P3dcNmsParams * params, const void *boxes,
 }
 
 P3dcResult
+p3dc_nms_gather_cuda (const int32_t * kept_index, uint32_t capacity,
+    const void *payload, uint32_t words, void *out, P3dcCudaStream stream)
+{
+  (void) kept_index;
+  (void) capacity;
+  (void) payload;
+  (void) words;
+  (void) out;
+  (void) stream;
+  return P3DC_ERROR_NO_CUDA;
+}
+
+P3dcResult
 p3dc_voxelizer_new (const P3dcVoxelizeParams * params, size_t max_points_hint,
     P3dcVoxelizer ** voxelizer)
 {

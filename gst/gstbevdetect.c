@@ -2,20 +2,23 @@
  * SECTION:element-bevdetect
  * @title: bevdetect
  *
- * The detector of a CenterPoint model on a bird's-eye-view feature map: the
- * 2D backbone (SECOND), the neck (SECONDFPN) and the CenterHead of the
- * model in a safetensors weights file (docs/weights.md), then the decode of
- * the head's maps into boxes as mmdetection3d's CenterPointBBoxCoder does:
+ * The detector of a BEV model on a bird's-eye-view feature map: the 2D
+ * backbone, neck and CenterHead of the model in a safetensors weights file
+ * (docs/weights.md; CenterPoint's SECOND and SECONDFPN, or BEVDet's
+ * ResNetForBEVDet and FPN_LSS), then the decode of the head's maps into
+ * boxes as mmdetection3d's CenterPointBBoxCoder does:
  * per task, the heatmap's sigmoid, the best max-num (class, cell) pairs,
  * those scoring above the coder's threshold inside its post-centre range,
  * each with its offset, height, exp of its size and atan2 of its yaw; labels
  * count over all tasks' classes. With model-nms (the default) the model's
  * own test-time NMS runs per task as its configuration says (rotated-box
- * IoU or CenterPoint's circle rule), so the boxes equal what
- * mmdetection3d's predict() returns; z is the box centre, as every
- * application/x-boxes3d record (mmdetection3d puts z at the bottom).
- * Velocity, which the head also predicts, has no field in the records and
- * is not output.
+ * IoU or CenterPoint's circle rule, or BEVDet's Scale-NMS: per task one of
+ * them, the boxes of each class scaled for the overlap test), so the boxes
+ * equal what mmdetection3d's (or BEVDet's) predict returns; z is the box
+ * centre, as every application/x-boxes3d record (mmdetection3d puts z at
+ * the bottom). A head with a vel branch gives each box a velocity: the
+ * output then has velocity=true and the velocity tensor, unless downstream
+ * asks for velocity=false (the records alone).
  *
  * The input is any application/x-bev-features whose channels and size match
  * the weights (pillarencode's canvas, or bevpool's for a camera model). The
@@ -139,9 +142,9 @@ p3d_bev_detect_class_init (P3dBevDetectClass * klass)
 
   gst_element_class_set_static_metadata (element_class,
       "BEV detector", "Filter/Analyzer/Lidar",
-      "Bird's-eye-view features to 3D boxes through a CenterPoint backbone, "
-      "neck and head and its box decode, on CUDA (cuDNN) or on the CPU",
-      "gst-perception developers");
+      "Bird's-eye-view features to 3D boxes through a model's BEV backbone, "
+      "neck and CenterHead and its box decode (CenterPoint, BEVDet), on "
+      "CUDA (cuDNN) or on the CPU", "gst-perception developers");
 
   sink_caps = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
   src_caps = gst_caps_from_string (P3D_MEDIA_TYPE_BOXES3D);
@@ -302,7 +305,7 @@ p3d_bev_detect_transform_media_caps (P3dCudaFilter * filter,
 {
   P3dBevDetect *self = P3D_BEV_DETECT (filter);
   GstCaps *result = gst_caps_new_empty ();
-  gboolean have_model;
+  gboolean have_model, velocity = FALSE;
   P3dcConvBufferDesc canvas = { 0, };
   guint capacity = 0;
   guint i;
@@ -312,6 +315,7 @@ p3d_bev_detect_transform_media_caps (P3dCudaFilter * filter,
   if (have_model) {
     canvas = self->network->desc.buffers[0];
     capacity = p3d_model_decoder_get_capacity (self->decoder);
+    velocity = p3d_model_decoder_has_velocity (self->decoder);
   }
   GST_OBJECT_UNLOCK (self);
 
@@ -337,6 +341,18 @@ p3d_bev_detect_transform_media_caps (P3dCudaFilter * filter,
     }
     if ((v = gst_structure_get_value (s, "framerate")))
       gst_structure_set_value (other, "framerate", v);
+    if (direction == GST_PAD_SINK && have_model) {
+      /* what the model gives first, so that a sink taking either gets it;
+       * the other for a sink that wants the records alone, or (a model
+       * without velocity) wants one, which set_info then refuses with a
+       * reason rather than a bare not-negotiated */
+      GstStructure *second = gst_structure_copy (other);
+
+      gst_structure_set (other, "velocity", G_TYPE_BOOLEAN, velocity, NULL);
+      gst_structure_set (second, "velocity", G_TYPE_BOOLEAN, !velocity, NULL);
+      result = gst_caps_merge_structure (result, other);
+      other = second;
+    }
     result = gst_caps_merge_structure (result, other);
   }
   return result;
@@ -400,6 +416,12 @@ p3d_bev_detect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         out_info.max_boxes, capacity);
     return FALSE;
   }
+  if (out_info.velocity && !p3d_model_decoder_has_velocity (self->decoder)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The output caps ask for velocity=true, but the model's head has no "
+        "vel branch");
+    return FALSE;
+  }
 
   GST_OBJECT_LOCK (self);
   precision = self->precision;
@@ -450,11 +472,12 @@ p3d_bev_detect_stop_device (P3dCudaFilter * filter)
 }
 
 static void
-boxes_from_map (P3dTensorMap * out, P3dModelBoxes * boxes)
+boxes_from_map (P3dBevDetect * self, P3dTensorMap * out, P3dModelBoxes * boxes)
 {
   boxes->boxes = out->data[P3D_BOXES_TENSOR_RECORDS];
   boxes->count = out->data[P3D_BOXES_TENSOR_COUNT];
-  boxes->velocity = NULL;
+  boxes->velocity = self->out_info.velocity ?
+      out->data[P3D_BOXES_TENSOR_VELOCITY] : NULL;
 }
 
 static GstFlowReturn
@@ -477,7 +500,7 @@ p3d_bev_detect_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
   }
   result = p3dc_convnet_cpu (desc, input, self->cpu_buffers);
   if (result == P3DC_OK) {
-    boxes_from_map (out, &boxes);
+    boxes_from_map (self, out, &boxes);
     result = p3d_model_decoder_run_cpu (self->decoder, self->cpu_buffers,
         &boxes);
   }
@@ -501,7 +524,7 @@ p3d_bev_detect_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
               self->in_info.format == P3D_DATA_FORMAT_F16, filter->stream),
           "running the network"))
     return GST_FLOW_ERROR;
-  boxes_from_map (out, &boxes);
+  boxes_from_map (self, out, &boxes);
   if (!p3d_cuda_filter_check (filter, p3d_model_decoder_run_cuda
           (self->decoder, self->decode_workspace, self->net, &boxes,
               filter->stream), "decoding boxes"))

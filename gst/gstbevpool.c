@@ -538,6 +538,23 @@ p3d_bev_pool_transform_media_caps (P3dCudaFilter * filter,
   return result;
 }
 
+/* The cameras the geometry projects: the calibration's, each camera's
+ * image augmentation replaced by the one the input caps carry when they
+ * carry one (camencode's resize and crop: the frustum its network saw). */
+static P3dcCameraCalib *
+geometry_cameras (P3dBevPool * self)
+{
+  P3dcCameraCalib *cameras = g_memdup2 (self->calibration->cameras,
+      self->calibration->n_cameras * sizeof (P3dcCameraCalib));
+  guint i;
+
+  if (self->in_info.has_image)
+    for (i = 0; i < self->calibration->n_cameras; i++)
+      p3d_camera_features_info_get_img_aug (&self->in_info, i,
+          cameras[i].img_aug);
+  return cameras;
+}
+
 /* Computes the geometry of self->params for self->calibration, on the
  * device (queued on the element's stream; the device is current in
  * set_info and process_cuda) or on the host. */
@@ -545,8 +562,8 @@ static gboolean
 update_geometry (P3dBevPool * self, GError ** error)
 {
   P3dCudaFilter *filter = P3D_CUDA_FILTER (self);
-  P3dcResult result = p3dc_bevpool_calib_check (&self->params,
-      self->calibration->cameras);
+  P3dcCameraCalib *cameras = geometry_cameras (self);
+  P3dcResult result = p3dc_bevpool_calib_check (&self->params, cameras);
 
   self->geometry_valid = FALSE;
   if (result != P3DC_OK) {
@@ -557,26 +574,27 @@ update_geometry (P3dBevPool * self, GError ** error)
     /* name the camera whose matrices cannot be used */
     one.cameras = 1;
     for (i = 0; i < self->calibration->n_cameras; i++)
-      if (p3dc_bevpool_calib_check (&one,
-              &self->calibration->cameras[i]) != P3DC_OK)
+      if (p3dc_bevpool_calib_check (&one, &cameras[i]) != P3DC_OK)
         break;
     GST_OBJECT_LOCK (self);
     path = g_strdup (self->calibration_path);
     GST_OBJECT_UNLOCK (self);
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
         "Calibration of camera %u (%s) cannot be used: its intrinsics or "
-        "image augmentation cannot be inverted (calibration %s: %s)", i,
+        "image augmentation%s cannot be inverted (calibration %s: %s)", i,
         i < self->calibration->n_cameras ? self->calibration->names[i] :
-        "?", GST_STR_NULL (path), p3dc_result_string (result));
+        "?", self->in_info.has_image ? " (the image-aug of the input caps)" :
+        "", GST_STR_NULL (path), p3dc_result_string (result));
     g_free (path);
+    g_free (cameras);
     return FALSE;
   }
   if (filter->use_cuda)
     result = p3dc_bevpool_geometry_compute_cuda (self->geometry_cuda,
-        self->calibration->cameras, filter->stream);
+        cameras, filter->stream);
   else
-    result = p3dc_bevpool_geometry_compute_cpu (self->geometry,
-        self->calibration->cameras);
+    result = p3dc_bevpool_geometry_compute_cpu (self->geometry, cameras);
+  g_free (cameras);
   if (result != P3DC_OK) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
         "computing the geometry failed: %s", p3dc_result_string (result));
@@ -606,6 +624,7 @@ p3d_bev_pool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dBevFeaturesInfo out_info;
   P3dcBevPoolParams params;
   P3dcResult result;
+  gboolean same_image;
 
   if (!p3d_camera_features_info_from_caps (&in_info, incaps)
       || !p3d_bev_features_info_from_caps (&out_info, outcaps)
@@ -623,6 +642,17 @@ p3d_bev_pool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   params.channels = in_info.channels;
   params.feat_width = in_info.width;
   params.feat_height = in_info.height;
+  /* the network input that camencode's caps name is the frustum's image */
+  if (in_info.has_image) {
+    if (in_info.image_width != params.image_width
+        || in_info.image_height != params.image_height)
+      GST_INFO_OBJECT (self, "the input caps' image-width %u and "
+          "image-height %u replace the properties' %u x %u",
+          in_info.image_width, in_info.image_height, params.image_width,
+          params.image_height);
+    params.image_width = in_info.image_width;
+    params.image_height = in_info.image_height;
+  }
   result = p3dc_bevpool_params_init (&params);
   if (result != P3DC_OK) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
@@ -631,10 +661,12 @@ p3d_bev_pool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         in_info.height, p3dc_result_string (result));
     return FALSE;
   }
+  same_image = p3d_camera_features_info_image_is_equal (&in_info,
+      &self->in_info);
   self->in_info = in_info;
   self->out_info = out_info;
   /* A format or framerate change needs no new geometry. */
-  if (self->geometry_valid
+  if (self->geometry_valid && same_image
       && memcmp (&params, &self->params, sizeof (params)) == 0)
     goto layouts;
   self->params = params;

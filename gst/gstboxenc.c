@@ -11,7 +11,9 @@
  * {"frame":0,"pts":100000000,"count":2,"type":"3d"} (pts in nanoseconds,
  * null when the buffer has none), then one object per box with the
  * record's fields by name: x, y, z, dx, dy, dz, yaw, score, label (3D) or
- * x1, y1, x2, y2, score, label (2D). Numbers are written as json-glib writes
+ * x1, y1, x2, y2, score, label (2D); 3D boxes with a velocity
+ * (velocity=true caps) also vx and vy after yaw (KITTI lines have no place
+ * for them). Numbers are written as json-glib writes
  * doubles, so they read back to the same float; NaN and infinities become
  * the strings "NaN", "Infinity" and "-Infinity".
  *
@@ -311,9 +313,11 @@ p3d_box_enc_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   P3dBoxes2dInfo info2d;
   gboolean ok = TRUE;
 
+  self->velocity = FALSE;
   if (p3d_boxes3d_info_from_caps (&info3d, media_caps)) {
     self->kind = P3D_BOX_KIND_3D;
     self->max_boxes = info3d.max_boxes;
+    self->velocity = info3d.velocity;
     p3d_boxes3d_info_get_layout (&info3d, &self->layout);
   } else if (p3d_boxes2d_info_from_caps (&info2d, media_caps)) {
     self->kind = P3D_BOX_KIND_2D;
@@ -330,10 +334,11 @@ p3d_box_enc_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   return ok;
 }
 
-/* The text of one frame of @count records at @records. */
+/* The text of one frame of @count records at @records (with their
+ * velocities at @velocity, NULL: none). */
 static GString *
-encode_frame (P3dBoxEnc * self, const guint8 * records, guint32 count,
-    GstClockTime pts)
+encode_frame (P3dBoxEnc * self, const guint8 * records,
+    const guint8 * velocity, guint32 count, GstClockTime pts)
 {
   gsize record_size = self->kind == P3D_BOX_KIND_3D ? P3D_BOX3D_RECORD_SIZE :
       P3D_BOX2D_RECORD_SIZE;
@@ -359,10 +364,16 @@ encode_frame (P3dBoxEnc * self, const guint8 * records, guint32 count,
       P3dcBox3d box;
 
       memcpy (&box, record, sizeof (box));
-      if (self->out_format == P3D_BOX_TEXT_JSON)
+      if (self->out_format == P3D_BOX_TEXT_JSON && velocity != NULL) {
+        gfloat v[2];
+
+        memcpy (v, velocity + i * P3D_BOX3D_VELOCITY_SIZE, sizeof (v));
+        p3d_box_text_append_json_box3d_velocity (text, &box, v);
+      } else if (self->out_format == P3D_BOX_TEXT_JSON) {
         p3d_box_text_append_json_box3d (text, &box);
-      else
+      } else {
         p3d_box_text_append_kitti_box3d (text, &box, labels);
+      }
     } else {
       P3dcBox2d box;
 
@@ -419,7 +430,8 @@ p3d_box_enc_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
     gst_buffer_unref (inbuf);
     return GST_FLOW_ERROR;
   }
-  text = encode_frame (self, map.data[P3D_BOXES_TENSOR_RECORDS], count,
+  text = encode_frame (self, map.data[P3D_BOXES_TENSOR_RECORDS],
+      self->velocity ? map.data[P3D_BOXES_TENSOR_VELOCITY] : NULL, count,
       GST_BUFFER_PTS (inbuf));
   p3d_tensor_unmap (&map);
 

@@ -27,6 +27,7 @@ struct _P3dBoxEnc
   P3dBoxTextFormat out_format;
   P3dBoxKind kind;
   guint max_boxes;
+  gboolean velocity;           /* 3D boxes with the velocity tensor */
   P3dTensorLayout layout;
 
   /* streaming */

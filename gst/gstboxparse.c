@@ -28,8 +28,10 @@
  * line whose count differs from the boxes that follow it. Boxes beyond
  * max-boxes are dropped with a warning (posted again only after a frame
  * that fits). A KITTI type that is neither in labels nor a number drops
- * its lines, with one warning per name. docs/elements/boxparse.md has the
- * details.
+ * its lines, with one warning per name. With velocity, 3D boxes go out
+ * with the velocity tensor (caps velocity=true): each JSON box's vx and
+ * vy, zeros for a box without them and for KITTI lines.
+ * docs/elements/boxparse.md has the details.
  *
  * A raw record file (the tensors as filesink wrote them) needs no parser:
  * multifilesrc location=boxes_%05d.bin caps="application/x-boxes3d,
@@ -63,6 +65,7 @@ enum
   PROP_BOX_TYPE,
   PROP_LABELS,
   PROP_FRAME_PER_BUFFER,
+  PROP_VELOCITY,
 };
 
 #define DEFAULT_FORMAT P3D_BOX_TEXT_JSON
@@ -71,6 +74,7 @@ enum
 #define DEFAULT_BOX_TYPE P3D_BOX_TYPE_AUTO
 #define DEFAULT_LABELS P3D_BOX_TEXT_DEFAULT_LABELS
 #define DEFAULT_FRAME_PER_BUFFER FALSE
+#define DEFAULT_VELOCITY FALSE
 
 /* A box line is about 200 bytes; anything this long is not text of ours
  * (binary data, or a file without line ends) and is refused rather than
@@ -173,6 +177,12 @@ p3d_box_parse_class_init (P3dBoxParseClass * klass)
           "multifilesrc); otherwise frames are delimited by JSON frame "
           "lines, empty lines and the end of the stream",
           DEFAULT_FRAME_PER_BUFFER, READY_FLAGS));
+  g_object_class_install_property (gobject_class, PROP_VELOCITY,
+      g_param_spec_boolean ("velocity", "Velocity",
+          "3D boxes: output each box's velocity too (caps velocity=true, "
+          "the velocity tensor after the count), from the vx and vy of the "
+          "JSON lines that boxenc writes for such boxes; zeros for a box "
+          "without them and for KITTI lines", DEFAULT_VELOCITY, READY_FLAGS));
 
   gst_element_class_set_static_metadata (element_class, "Box parser",
       "Codec/Parser/Boxes",
@@ -209,6 +219,7 @@ p3d_box_parse_init (P3dBoxParse * self)
   p3d_box_text_set_labels (DEFAULT_LABELS, &self->labels_text, &self->labels,
       &why);
   self->frame_per_buffer = DEFAULT_FRAME_PER_BUFFER;
+  self->velocity = DEFAULT_VELOCITY;
   self->line = g_string_new (NULL);
 }
 
@@ -221,6 +232,7 @@ p3d_box_parse_finalize (GObject * object)
   g_strfreev (self->labels);
   g_strfreev (self->stream_labels);
   g_free (self->records);
+  g_free (self->velocities);
   g_string_free (self->line, TRUE);
   if (self->unknown_labels)
     g_hash_table_unref (self->unknown_labels);
@@ -258,6 +270,9 @@ p3d_box_parse_set_property (GObject * object, guint prop_id,
     case PROP_FRAME_PER_BUFFER:
       self->frame_per_buffer = g_value_get_boolean (value);
       break;
+    case PROP_VELOCITY:
+      self->velocity = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -287,6 +302,9 @@ p3d_box_parse_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_FRAME_PER_BUFFER:
       g_value_set_boolean (value, self->frame_per_buffer);
+      break;
+    case PROP_VELOCITY:
+      g_value_set_boolean (value, self->velocity);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -342,6 +360,7 @@ p3d_box_parse_start (GstBaseParse * parse)
   g_strfreev (self->stream_labels);
   self->stream_labels = g_strdupv (self->labels);
   self->stream_frame_per_buffer = self->frame_per_buffer;
+  self->stream_velocity = self->velocity;
   box_type = self->box_type;
   GST_OBJECT_UNLOCK (self);
 
@@ -354,6 +373,9 @@ p3d_box_parse_start (GstBaseParse * parse)
   g_free (self->records);
   self->records = g_malloc0 ((gsize) self->stream_max_boxes *
       P3D_BOX3D_RECORD_SIZE);
+  g_free (self->velocities);
+  self->velocities = self->stream_velocity ?
+      g_new0 (gfloat, (gsize) self->stream_max_boxes * 2) : NULL;
   self->caps_sent = FALSE;
   self->frames_out = 0;
   if (self->unknown_labels)
@@ -376,6 +398,7 @@ p3d_box_parse_stop (GstBaseParse * parse)
   P3dBoxParse *self = P3D_BOX_PARSE (parse);
 
   g_clear_pointer (&self->records, g_free);
+  g_clear_pointer (&self->velocities, g_free);
   g_clear_pointer (&self->stream_labels, g_strfreev);
   g_clear_pointer (&self->unknown_labels, g_hash_table_unref);
   g_string_truncate (self->line, 0);
@@ -383,7 +406,7 @@ p3d_box_parse_stop (GstBaseParse * parse)
 }
 
 static GstCaps *
-caps_for_kind (P3dBoxKind kind, guint max_boxes)
+caps_for_kind (P3dBoxKind kind, guint max_boxes, gboolean velocity)
 {
   if (kind == P3D_BOX_KIND_2D) {
     P3dBoxes2dInfo info;
@@ -396,6 +419,7 @@ caps_for_kind (P3dBoxKind kind, guint max_boxes)
 
     p3d_boxes3d_info_init (&info);
     info.max_boxes = max_boxes;
+    info.velocity = velocity;
     return p3d_boxes3d_info_to_caps (&info);
   }
 }
@@ -407,6 +431,7 @@ possible_caps (P3dBoxParse * self)
   GstCaps *caps;
   P3dBoxKind kind;
   guint max_boxes;
+  gboolean velocity;
 
   caps = gst_pad_get_current_caps (GST_BASE_PARSE_SRC_PAD (self));
   if (caps != NULL)
@@ -415,18 +440,21 @@ possible_caps (P3dBoxParse * self)
   if (GST_STATE (self) >= GST_STATE_PAUSED) {
     kind = self->kind;
     max_boxes = self->stream_max_boxes;
+    velocity = self->stream_velocity;
   } else {
     kind = self->box_type == P3D_BOX_TYPE_3D ? P3D_BOX_KIND_3D :
         self->box_type == P3D_BOX_TYPE_2D ? P3D_BOX_KIND_2D :
         self->format == P3D_BOX_TEXT_KITTI ? P3D_BOX_KIND_3D :
         P3D_BOX_KIND_UNKNOWN;
     max_boxes = self->max_boxes;
+    velocity = self->velocity;
   }
   GST_OBJECT_UNLOCK (self);
   if (kind != P3D_BOX_KIND_UNKNOWN)
-    return caps_for_kind (kind, max_boxes);
-  caps = caps_for_kind (P3D_BOX_KIND_3D, max_boxes);
-  return gst_caps_merge (caps, caps_for_kind (P3D_BOX_KIND_2D, max_boxes));
+    return caps_for_kind (kind, max_boxes, velocity);
+  caps = caps_for_kind (P3D_BOX_KIND_3D, max_boxes, velocity);
+  return gst_caps_merge (caps, caps_for_kind (P3D_BOX_KIND_2D, max_boxes,
+          FALSE));
 }
 
 static gboolean
@@ -478,7 +506,8 @@ ensure_caps (P3dBoxParse * self)
     GST_DEBUG_OBJECT (self, "no line gave the box type: %s from "
         "downstream", self->kind == P3D_BOX_KIND_2D ? "2d" : "3d");
   }
-  caps = caps_for_kind (self->kind, self->stream_max_boxes);
+  caps = caps_for_kind (self->kind, self->stream_max_boxes,
+      self->stream_velocity);
   if (!gst_pad_push_event (srcpad, gst_event_new_caps (caps))) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream does not accept %" GST_PTR_FORMAT, caps),
@@ -499,7 +528,8 @@ finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
     GstClockTime fallback_pts)
 {
   gsize size;
-  GstMemory *records, *count;
+  GstMemory *records, *count, *velocity = NULL;
+  gboolean with_velocity;
   GstMapInfo info;
   GstBuffer *buffer;
   guint32 n_records = self->n_records;
@@ -517,6 +547,7 @@ finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
   if (!ensure_caps (self))
     return GST_FLOW_NOT_NEGOTIATED;
   size = record_size (self->kind);
+  with_velocity = self->stream_velocity && self->kind == P3D_BOX_KIND_3D;
 
   if (dropped > 0) {
     if (!self->saturated)
@@ -534,7 +565,10 @@ finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
 
   records = gst_allocator_alloc (NULL, self->stream_max_boxes * size, NULL);
   count = gst_allocator_alloc (NULL, sizeof (guint32), NULL);
-  if (records == NULL || count == NULL
+  if (with_velocity)
+    velocity = gst_allocator_alloc (NULL, (gsize) self->stream_max_boxes *
+        P3D_BOX3D_VELOCITY_SIZE, NULL);
+  if (records == NULL || count == NULL || (with_velocity && velocity == NULL)
       || !gst_memory_map (records, &info, GST_MAP_WRITE)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Cannot allocate a frame of %u boxes", self->stream_max_boxes),
@@ -544,6 +578,8 @@ finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
       gst_memory_unref (records);
     if (count)
       gst_memory_unref (count);
+    if (velocity)
+      gst_memory_unref (velocity);
     return GST_FLOW_ERROR;
   }
   memcpy (info.data, self->records, n_records * size);
@@ -552,10 +588,19 @@ finish_frame (P3dBoxParse * self, GstBaseParseFrame * frame, gsize consumed,
   gst_memory_map (count, &info, GST_MAP_WRITE);
   memcpy (info.data, &n_records, sizeof (n_records));
   gst_memory_unmap (count, &info);
+  if (with_velocity) {
+    gst_memory_map (velocity, &info, GST_MAP_WRITE);
+    memcpy (info.data, self->velocities, n_records * P3D_BOX3D_VELOCITY_SIZE);
+    memset (info.data + n_records * P3D_BOX3D_VELOCITY_SIZE, 0,
+        info.size - n_records * P3D_BOX3D_VELOCITY_SIZE);
+    gst_memory_unmap (velocity, &info);
+  }
 
   buffer = gst_buffer_new ();
   gst_buffer_append_memory (buffer, records);
   gst_buffer_append_memory (buffer, count);
+  if (with_velocity)
+    gst_buffer_append_memory (buffer, velocity);
   /* pre_push_frame stamps it, after the base class has had its say */
   self->out_pts = self->frame_pts != P3D_BOX_TEXT_NO_PTS ?
       self->frame_pts : fallback_pts;
@@ -653,6 +698,10 @@ add_box (P3dBoxParse * self, const P3dBoxLine * parsed)
       memcpy (dst, &parsed->box3d, size);
     else
       memcpy (dst, &parsed->box2d, size);
+    /* zeros for a box without one (line_init) */
+    if (self->velocities != NULL)
+      memcpy (self->velocities + 2 * self->n_records, parsed->velocity,
+          sizeof (parsed->velocity));
     self->n_records++;
   }
   self->n_box_lines++;

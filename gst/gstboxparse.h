@@ -31,12 +31,14 @@ struct _P3dBoxParse {
   gchar *labels_text;
   gchar **labels;
   gboolean frame_per_buffer;
+  gboolean velocity;
 
   /* streaming (the properties as they were at READY -> PAUSED) */
   P3dBoxTextFormat stream_format;
   guint stream_max_boxes;
   gchar **stream_labels;
   gboolean stream_frame_per_buffer;
+  gboolean stream_velocity;
   P3dBoxKind kind; /* the stream's, once known */
   gboolean failed; /* an error was posted: read no more */
   gboolean caps_sent;
@@ -56,6 +58,7 @@ struct _P3dBoxParse {
   guint64 frame_pts;
   gint64 frame_count; /* announced by its frame line, or -1 */
   guint8 *records;    /* stream_max_boxes records */
+  gfloat *velocities; /* with stream_velocity: their vx, vy */
   guint n_records;
   guint n_box_lines;          /* n_records plus those beyond max-boxes */
   gboolean saturated;         /* the last frame had boxes dropped */

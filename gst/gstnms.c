@@ -18,7 +18,8 @@
  * between boxes of the same label. Thresholds can change while playing.
  *
  * The output has the input's caps: the kept boxes, best score first, then
- * zeros. Records with a NaN or infinite field, or a negative size, are
+ * zeros; 3D boxes with a velocity (caps velocity=true) keep it with them.
+ * Records with a NaN or infinite field, or a negative size, are
  * dropped. A count tensor larger than max-boxes is read as max-boxes (the
  * reference path posts a warning the first time; the CUDA path clamps on
  * the device, where the count stays). "mode" decides the media type, so it
@@ -119,6 +120,7 @@ p3d_nms_iou_rule_get_type (void)
 G_DEFINE_TYPE (P3dNms, p3d_nms, P3D_TYPE_CUDA_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (nms, "nms", GST_RANK_NONE, P3D_TYPE_NMS);
 
+static void p3d_nms_finalize (GObject * object);
 static void p3d_nms_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void p3d_nms_get_property (GObject * object, guint prop_id,
@@ -146,6 +148,7 @@ p3d_nms_class_init (P3dNmsClass * klass)
   P3dCudaFilterClass *filter_class = P3D_CUDA_FILTER_CLASS (klass);
   GstCaps *caps;
 
+  gobject_class->finalize = p3d_nms_finalize;
   gobject_class->set_property = p3d_nms_set_property;
   gobject_class->get_property = p3d_nms_get_property;
 
@@ -232,6 +235,15 @@ p3d_nms_init (P3dNms * self)
   self->params.post_max = DEFAULT_POST_MAX;
   self->params.per_class = DEFAULT_PER_CLASS;
   self->params.iou_rule = DEFAULT_IOU_RULE;
+}
+
+static void
+p3d_nms_finalize (GObject * object)
+{
+  P3dNms *self = P3D_NMS (object);
+
+  g_free (self->kept_index);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -359,6 +371,19 @@ nms_workspace_new (P3dCudaFilter * filter, gpointer * workspace)
   return p3dc_nms_new (P3D_NMS (filter)->max_boxes, (P3dcNms **) workspace);
 }
 
+static gint
+kept_index_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  return p3dc_cuda_malloc (workspace,
+      sizeof (gint32) * P3D_NMS (filter)->max_boxes);
+}
+
+static void
+kept_index_free (gpointer kept_index)
+{
+  p3dc_cuda_free (kept_index);
+}
+
 static gboolean
 p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -367,6 +392,7 @@ p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dNms *self = P3D_NMS (filter);
   P3dcNmsMode mode;
   guint max_boxes;
+  gboolean velocity = FALSE;
 
   GST_OBJECT_LOCK (self);
   mode = self->params.mode;
@@ -384,6 +410,7 @@ p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     if (!p3d_boxes3d_info_from_caps (&info, incaps))
       return FALSE;
     max_boxes = info.max_boxes;
+    velocity = info.velocity;
     p3d_boxes3d_info_get_layout (&info, in_layout);
   }
   if (max_boxes > P3DC_NMS_MAX_CAPACITY) {
@@ -398,11 +425,28 @@ p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
    * so it must be max-boxes exactly, never more. */
   self->max_boxes = max_boxes;
   if (filter->use_cuda && (self->nms == NULL
-          || p3dc_nms_get_capacity (self->nms) != max_boxes)
-      && !p3d_cuda_filter_replace_workspace (filter, (gpointer *) & self->nms,
-          (GDestroyNotify) p3dc_nms_free, nms_workspace_new,
-          "allocating the NMS workspace", error))
+          || p3dc_nms_get_capacity (self->nms) != max_boxes)) {
+    if (!p3d_cuda_filter_replace_workspace (filter, (gpointer *) & self->nms,
+            (GDestroyNotify) p3dc_nms_free, nms_workspace_new,
+            "allocating the NMS workspace", error))
+      return FALSE;
+    g_clear_pointer (&self->kept_index_device, kept_index_free);
+  }
+  if (filter->use_cuda && velocity && self->kept_index_device == NULL
+      && !p3d_cuda_filter_replace_workspace (filter,
+          (gpointer *) & self->kept_index_device, kept_index_free,
+          kept_index_new, "allocating the NMS workspace", error))
     return FALSE;
+  g_clear_pointer (&self->kept_index, g_free);
+  if (!filter->use_cuda && velocity) {
+    self->kept_index = g_try_new (gint32, max_boxes);
+    if (self->kept_index == NULL) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+          "Not enough memory for the indices of %u boxes", max_boxes);
+      return FALSE;
+    }
+  }
+  self->velocity = velocity;
   self->mode = mode;
   self->warned_count = FALSE;
   return TRUE;
@@ -415,6 +459,7 @@ p3d_nms_stop_device (P3dCudaFilter * filter)
 
   p3dc_nms_free (self->nms);
   self->nms = NULL;
+  g_clear_pointer (&self->kept_index_device, kept_index_free);
 }
 
 /* This frame's parameters: thresholds and the IoU rule may change while
@@ -450,7 +495,12 @@ p3d_nms_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
     n_boxes = self->max_boxes;
   }
   result = p3dc_nms_cpu (&params, in->data[P3D_BOXES_TENSOR_RECORDS], n_boxes,
-      out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes, &kept, NULL);
+      out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes, &kept,
+      self->velocity ? self->kept_index : NULL);
+  if (result == P3DC_OK && self->velocity)
+    result = p3dc_nms_gather_cpu (self->kept_index, self->max_boxes,
+        in->data[P3D_BOXES_TENSOR_VELOCITY], 2,
+        out->data[P3D_BOXES_TENSOR_VELOCITY]);
   if (result != P3DC_OK) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("NMS failed"),
         ("%s", p3dc_result_string (result)));
@@ -472,8 +522,16 @@ p3d_nms_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
               in->data[P3D_BOXES_TENSOR_RECORDS],
               in->data[P3D_BOXES_TENSOR_COUNT],
               out->data[P3D_BOXES_TENSOR_RECORDS], self->max_boxes,
-              out->data[P3D_BOXES_TENSOR_COUNT], NULL, filter->stream),
-          "suppressing boxes"))
+              out->data[P3D_BOXES_TENSOR_COUNT],
+              self->velocity ? self->kept_index_device : NULL,
+              filter->stream), "suppressing boxes"))
+    return GST_FLOW_ERROR;
+  /* each kept box's velocity, behind the suppression on the stream */
+  if (self->velocity && !p3d_cuda_filter_check (filter,
+          p3dc_nms_gather_cuda (self->kept_index_device, self->max_boxes,
+              in->data[P3D_BOXES_TENSOR_VELOCITY], 2,
+              out->data[P3D_BOXES_TENSOR_VELOCITY], filter->stream),
+          "carrying the velocities"))
     return GST_FLOW_ERROR;
   return GST_FLOW_OK;
 }

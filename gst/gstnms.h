@@ -23,9 +23,15 @@ struct _P3dNms
   guint max_boxes;
   P3dcNmsMode mode;
   gboolean warned_count;
+  /* the boxes carry a velocity, which follows each kept box */
+  gboolean velocity;
+  /* the kept boxes' input indices, to carry their velocities: host for
+   * the reference path, device for the CUDA one (max_boxes entries) */
+  gint32 *kept_index;
 
   /* device */
   P3dcNms *nms;
+  gint32 *kept_index_device;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (nms);

@@ -274,8 +274,11 @@ p3d_box_text_append_json_frame (GString * out, guint64 frame, guint64 pts,
   json_append_line (out, builder);
 }
 
-void
-p3d_box_text_append_json_box3d (GString * out, const P3dcBox3d * box)
+/* The record's fields, then the label; with @velocity, "vx" and "vy"
+ * after "yaw". */
+static void
+append_json_box3d (GString * out, const P3dcBox3d * box,
+    const gfloat * velocity)
 {
   JsonBuilder *builder = json_builder_new ();
   const gfloat values[] = { box->x, box->y, box->z, box->dx, box->dy,
@@ -284,12 +287,30 @@ p3d_box_text_append_json_box3d (GString * out, const P3dcBox3d * box)
   guint i;
 
   json_builder_begin_object (builder);
-  for (i = 0; i < G_N_ELEMENTS (json_fields_3d); i++)
+  for (i = 0; i < G_N_ELEMENTS (json_fields_3d); i++) {
     json_add_float (builder, json_fields_3d[i], values[i]);
+    if (velocity != NULL && strcmp (json_fields_3d[i], "yaw") == 0) {
+      json_add_float (builder, "vx", velocity[0]);
+      json_add_float (builder, "vy", velocity[1]);
+    }
+  }
   json_builder_set_member_name (builder, "label");
   json_builder_add_int_value (builder, box->label);
   json_builder_end_object (builder);
   json_append_line (out, builder);
+}
+
+void
+p3d_box_text_append_json_box3d (GString * out, const P3dcBox3d * box)
+{
+  append_json_box3d (out, box, NULL);
+}
+
+void
+p3d_box_text_append_json_box3d_velocity (GString * out,
+    const P3dcBox3d * box, const gfloat velocity[2])
+{
+  append_json_box3d (out, box, velocity);
 }
 
 void
@@ -604,6 +625,13 @@ json_parse_box (JsonObject * object, P3dBoxKind kind, P3dBoxLine * out,
   }
   if (!json_get_label (object, &label, why))
     return P3D_BOX_LINE_ERROR;
+  if (kind == P3D_BOX_KIND_3D && (json_object_has_member (object, "vx")
+          || json_object_has_member (object, "vy"))) {
+    if (!json_get_float (object, "vx", &out->velocity[0], why)
+        || !json_get_float (object, "vy", &out->velocity[1], why))
+      return P3D_BOX_LINE_ERROR;
+    out->has_velocity = TRUE;
+  }
 
   out->kind = kind;
   if (kind == P3D_BOX_KIND_3D) {

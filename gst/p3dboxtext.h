@@ -2,7 +2,8 @@
  * writes and boxparse reads (docs/elements/boxenc.md describes them).
  *
  * JSON lines: a frame line {"frame":N,"pts":T,"count":K,"type":"3d"} and
- * one object per box with the record's fields by name; numbers as
+ * one object per box with the record's fields by name (a 3D box with a
+ * velocity also "vx" and "vy", after "yaw"); numbers as
  * json-glib writes doubles (they read back to the same float), a
  * non-finite float as the string "NaN", "Infinity" or "-Infinity".
  * KITTI label lines: type truncated occluded alpha bbox(4) h w l x y z
@@ -72,6 +73,9 @@ gboolean p3d_box_text_set_labels (const gchar * text, gchar ** labels_text,
 void p3d_box_text_append_json_frame (GString * out, guint64 frame,
     guint64 pts, guint count, P3dBoxKind kind);
 void p3d_box_text_append_json_box3d (GString * out, const P3dcBox3d * box);
+/* ... with its velocity, vx and vy in m/s, as "vx" and "vy". */
+void p3d_box_text_append_json_box3d_velocity (GString * out,
+    const P3dcBox3d * box, const gfloat velocity[2]);
 void p3d_box_text_append_json_box2d (GString * out, const P3dcBox2d * box);
 void p3d_box_text_append_kitti_box3d (GString * out, const P3dcBox3d * box,
     gchar ** labels);
@@ -95,6 +99,8 @@ typedef enum
  * @count: a frame line's "count", or -1 when absent
  * @box3d: the box, when @kind is 3D
  * @box2d: the box, when @kind is 2D
+ * @has_velocity: a JSON 3D box with "vx" and "vy"
+ * @velocity: then those, in m/s; else zeros
  */
 typedef struct
 {
@@ -104,12 +110,15 @@ typedef struct
   gint64 count;
   P3dcBox3d box3d;
   P3dcBox2d box2d;
+  gboolean has_velocity;
+  gfloat velocity[2];
 } P3dBoxLine;
 
 /* Readers of one line (NUL-terminated, without its end of line). @kind is
  * the stream's kind of box, or UNKNOWN to take it from the line (a JSON box
- * with "x1" is 2D, one with "x" 3D; KITTI lines are 3D unless told 2D). On
- * ERROR, @why gets the reason; on UNKNOWN_LABEL, the type name. */
+ * with "x1" is 2D, one with "x" 3D; KITTI lines are 3D unless told 2D). A
+ * 3D JSON box may give "vx" and "vy" (both or neither). On ERROR, @why
+ * gets the reason; on UNKNOWN_LABEL, the type name. */
 P3dBoxLineType p3d_box_text_parse_json (const gchar * line, P3dBoxKind kind,
     P3dBoxLine * out, gchar ** why);
 P3dBoxLineType p3d_box_text_parse_kitti (const gchar * line, P3dBoxKind kind,

@@ -7,9 +7,9 @@ set -eu
 packages="meson ninja-build pkg-config gcc libglib2.0-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
-  libjson-glib-dev libyaml-dev liblzf-dev python3 python3-gi python3-yaml
-  gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 python3-distributed
-  valgrind indent clang-format"
+  libjson-glib-dev libyaml-dev liblzf-dev libjpeg-dev python3 python3-gi
+  python3-yaml gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+  python3-distributed valgrind indent clang-format"
 missing=""
 for p in $packages; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -108,12 +108,13 @@ fuzz_buffer (FuzzReader * reader, const P3dTensorLayout * layout,
   return buffer;
 }
 
-/* The layout that the caps of an output say its buffers have, and the
- * most its count (the last tensor) may say, 0 for a media type without a
- * count; FALSE for a media type this file does not know (nothing to
- * check). */
+/* The layout that the caps of an output say its buffers have, the most
+ * its count may say (0 for a media type without a count) and which tensor
+ * the count is (the last, but for boxes, whose velocity may follow it);
+ * FALSE for a media type this file does not know (nothing to check). */
 static gboolean
-output_layout (GstCaps * caps, P3dTensorLayout * layout, guint * capacity)
+output_layout (GstCaps * caps, P3dTensorLayout * layout, guint * capacity,
+    guint * count_index)
 {
   const gchar *name = gst_structure_get_name (gst_caps_get_structure (caps,
           0));
@@ -146,6 +147,8 @@ output_layout (GstCaps * caps, P3dTensorLayout * layout, guint * capacity)
       abort ();
     p3d_boxes3d_info_get_layout (&info, layout);
     *capacity = info.max_boxes;
+    *count_index = P3D_BOXES_TENSOR_COUNT;
+    return TRUE;
   } else if (g_str_equal (name, P3D_MEDIA_TYPE_BOXES2D)) {
     P3dBoxes2dInfo info;
 
@@ -156,11 +159,12 @@ output_layout (GstCaps * caps, P3dTensorLayout * layout, guint * capacity)
   } else {
     return FALSE;
   }
+  *count_index = layout->n_tensors - 1;
   return TRUE;
 }
 
-/* An output is sized as its caps say, and its count (the last tensor of
- * every tensor media type) is within the capacity. */
+/* An output is sized as its caps say, and its count is within the
+ * capacity. */
 static void
 check_output (GstSample * sample)
 {
@@ -169,7 +173,7 @@ check_output (GstSample * sample)
   P3dTensorLayout layout;
   GstVideoInfo video;
   GstMapInfo map;
-  guint capacity, i;
+  guint capacity, count_index, i;
   guint32 count;
 
   if (caps == NULL || buffer == NULL)
@@ -179,7 +183,7 @@ check_output (GstSample * sample)
       abort ();
     return;
   }
-  if (!output_layout (caps, &layout, &capacity))
+  if (!output_layout (caps, &layout, &capacity, &count_index))
     return;
   if (gst_buffer_n_memory (buffer) != layout.n_tensors)
     abort ();
@@ -191,12 +195,11 @@ check_output (GstSample * sample)
   if (capacity == 0)
     return;
   /* the outputs are in system memory (backend=cpu, appsink's caps) */
-  if (!gst_memory_map (gst_buffer_peek_memory (buffer, layout.n_tensors - 1),
-          &map, GST_MAP_READ) || map.size != sizeof (count))
+  if (!gst_memory_map (gst_buffer_peek_memory (buffer, count_index), &map,
+          GST_MAP_READ) || map.size != sizeof (count))
     abort ();
   memcpy (&count, map.data, sizeof (count));
-  gst_memory_unmap (gst_buffer_peek_memory (buffer, layout.n_tensors - 1),
-      &map);
+  gst_memory_unmap (gst_buffer_peek_memory (buffer, count_index), &map);
   if (count > capacity)
     abort ();
 }

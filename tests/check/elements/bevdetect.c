@@ -37,9 +37,11 @@ detect_harness (const gchar * weights, const gchar * backend,
 }
 
 /* Pushes @canvas (F16 when @half: @canvas is rounded in place) and returns
- * the output's boxes. */
+ * the output's boxes (and in @velocity, when not NULL, its velocities,
+ * NULL when it has none). */
 static guint
-detect (GstHarness * h, gfloat * canvas, gboolean half, P3dcBox3d ** boxes)
+detect_velocity (GstHarness * h, gfloat * canvas, gboolean half,
+    P3dcBox3d ** boxes, gfloat ** velocity)
 {
   GstBuffer *out;
   guint count;
@@ -48,9 +50,15 @@ detect (GstHarness * h, gfloat * canvas, gboolean half, P3dcBox3d ** boxes)
           modeltest_canvas_buffer (canvas, half)), GST_FLOW_OK);
   out = gst_harness_pull (h);
   fail_unless (out != NULL);
-  count = modeltest_read_boxes (out, boxes);
+  count = modeltest_read_boxes_velocity (out, boxes, velocity);
   gst_buffer_unref (out);
   return count;
+}
+
+static guint
+detect (GstHarness * h, gfloat * canvas, gboolean half, P3dcBox3d ** boxes)
+{
+  return detect_velocity (h, canvas, half, boxes, NULL);
 }
 
 /* ---- caps ----------------------------------------------------------- */
@@ -151,20 +159,28 @@ GST_START_TEST (test_reference_boxes)
   for (frame = 0; frame < 3; frame++) {
     gfloat *canvas = modeltest_random_canvas (1000 + 10 * __i__ + frame);
     P3dcBox3d *actual, *expected;
+    gfloat *actual_velocity, *expected_velocity;
     guint actual_count, expected_count;
     gchar *what = g_strdup_printf ("case %d frame %u", __i__, frame);
 
     if (frame == 1)             /* an empty canvas: the head's biases only */
       memset (canvas, 0, MODELTEST_CANVAS_VALUES * sizeof (gfloat));
-    actual_count = detect (h, canvas, rc->half, &actual);
+    actual_count = detect_velocity (h, canvas, rc->half, &actual,
+        &actual_velocity);
     expected_count = modeltest_reference_boxes (path, &rc->model, rc->nms,
-        canvas, &expected);
+        canvas, &expected, &expected_velocity);
     assert_same_boxes (actual, actual_count, expected, expected_count, what);
+    /* the model has vel heads: every box's velocity, zeros after them */
+    fail_unless (actual_velocity != NULL, "%s: no velocity", what);
+    elemtest_assert_bytes (actual_velocity, expected_velocity,
+        modeltest_capacity (&rc->model, rc->nms) * 8, what);
     GST_INFO ("%s: %u boxes", what, actual_count);
     total += actual_count;
     g_free (what);
     g_free (actual);
     g_free (expected);
+    g_free (actual_velocity);
+    g_free (expected_velocity);
     g_free (canvas);
   }
   /* the random models detect something */
@@ -443,6 +459,123 @@ GST_START_TEST (test_backend_auto)
 
 GST_END_TEST;
 
+/* ---- a camera model: BEVDet's BEV encoder and head -------------------- */
+
+/* bevdetect on a tiny BEVDet model (ResNetForBEVDet, FPN_LSS, a CenterHead
+ * of two tasks with vel, Scale-NMS) fed what bevpool outputs on its grid,
+ * F32 and F16: the boxes and velocities the model layer's reference
+ * makes, bit for bit, and the velocity tensor left out when downstream
+ * asks for the records alone. */
+GST_START_TEST (test_camera_model)
+{
+  P3dTestBevDetArch arch;
+  gchar *path;
+  guint half, velocity, frame, total = 0;
+
+  p3d_test_bevdet_arch_init (&arch);
+  path = modeltest_bevdet_write (&arch, 91);
+  for (half = 0; half < 2; half++)
+    for (velocity = 0; velocity < 2; velocity++) {
+      gchar *caps = modeltest_bevdet_caps (&arch, half ? "F16" : "F32");
+      gchar *launch = g_strdup_printf ("bevdetect backend=cpu weights=%s",
+          path);
+      GstHarness *h = gst_harness_new_parse (launch);
+
+      gst_harness_set_src_caps_str (h, caps);
+      gst_harness_set_sink_caps_str (h, velocity ? "application/x-boxes3d" :
+          "application/x-boxes3d, velocity=false");
+      for (frame = 0; frame < 2; frame++) {
+        gfloat *canvas = modeltest_bevdet_canvas (&arch, 40 + frame);
+        P3dcBox3d *actual, *expected;
+        gfloat *actual_velocity, *expected_velocity;
+        guint actual_count, expected_count, capacity;
+        gchar *what = g_strdup_printf ("camera model, %s input, %s, frame "
+            "%u", half ? "F16" : "F32", velocity ? "velocity" :
+            "records alone", frame);
+        GstBuffer *out;
+
+        fail_unless_equals_int (gst_harness_push (h,
+                modeltest_bevdet_buffer (&arch, canvas, half)), GST_FLOW_OK);
+        out = gst_harness_pull (h);
+        actual_count = modeltest_read_boxes_velocity (out, &actual,
+            &actual_velocity);
+        gst_buffer_unref (out);
+        expected_count = modeltest_bevdet_reference (path, TRUE, canvas,
+            &expected, &expected_velocity, &capacity);
+        assert_same_boxes (actual, actual_count, expected, expected_count,
+            what);
+        if (velocity) {
+          fail_unless (actual_velocity != NULL, "%s: no velocity", what);
+          elemtest_assert_bytes (actual_velocity, expected_velocity,
+              capacity * 8, what);
+        } else {
+          fail_unless (actual_velocity == NULL, "%s: a velocity", what);
+        }
+        total += actual_count;
+        g_free (actual);
+        g_free (expected);
+        g_free (actual_velocity);
+        g_free (expected_velocity);
+        g_free (canvas);
+        g_free (what);
+      }
+      gst_harness_teardown (h);
+      g_free (launch);
+      g_free (caps);
+    }
+  fail_unless (total > 0);
+  modeltest_remove (path);
+}
+
+GST_END_TEST;
+
+/* A head without vel: the output has no velocity, and a downstream that
+ * wants one is refused with a negotiation error. */
+GST_START_TEST (test_camera_model_without_velocity)
+{
+  P3dTestBevDetArch arch;
+  gchar *path, *caps, *launch, *message;
+  GstHarness *h;
+  gfloat *canvas;
+  GstBuffer *out;
+  GstCaps *current;
+  gboolean velocity = TRUE;
+
+  p3d_test_bevdet_arch_init (&arch);
+  arch.head.vel = FALSE;
+  path = modeltest_bevdet_write (&arch, 92);
+  caps = modeltest_bevdet_caps (&arch, "F32");
+  launch = g_strdup_printf ("bevdetect backend=cpu weights=%s", path);
+  h = gst_harness_new_parse (launch);
+  gst_harness_set_src_caps_str (h, caps);
+  gst_harness_set_sink_caps_str (h, "application/x-boxes3d");
+  canvas = modeltest_bevdet_canvas (&arch, 3);
+  fail_unless_equals_int (gst_harness_push (h, modeltest_bevdet_buffer (&arch,
+              canvas, FALSE)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless_equals_int (gst_buffer_n_memory (out), 2);
+  gst_buffer_unref (out);
+  current = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (gst_structure_get_boolean (gst_caps_get_structure (current, 0),
+          "velocity", &velocity));
+  fail_if (velocity);
+  gst_caps_unref (current);
+  gst_harness_teardown (h);
+  g_free (launch);
+
+  launch = g_strdup_printf ("bevdetect backend=cpu weights=%s", path);
+  message = elemtest_expect_caps_refused (launch, caps,
+      "application/x-boxes3d, velocity=true", GST_CORE_ERROR,
+      GST_CORE_ERROR_NEGOTIATION, NULL);
+  g_free (message);
+  g_free (launch);
+  g_free (canvas);
+  g_free (caps);
+  modeltest_remove (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 bevdetect_suite (void)
 {
@@ -460,6 +593,8 @@ bevdetect_suite (void)
   tcase_add_loop_test (tc, test_caps_mismatch, 0,
       G_N_ELEMENTS (caps_mismatches));
   tcase_add_test (tc, test_backend_auto);
+  tcase_add_test (tc, test_camera_model);
+  tcase_add_test (tc, test_camera_model_without_velocity);
   return s;
 }
 

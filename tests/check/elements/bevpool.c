@@ -546,6 +546,80 @@ GST_START_TEST (test_geometry_kept_when_sizes_unchanged)
 
 GST_END_TEST;
 
+/* camencode's caps name each camera's image augmentation and the network
+ * input: bevpool's frustum then uses them in place of the calibration's
+ * img_aug and its image-width / image-height properties (which are set to
+ * other values here), giving the output of a calibration that holds that
+ * augmentation; a new image-aug in the caps recomputes the geometry, the
+ * same one does not. */
+GST_START_TEST (test_caps_image_aug)
+{
+  const gdouble augs[2][6] = { {0.5, 0, -3, 0, 0.5, -2}, {-1, 0, 47, 0, 1, 0}
+  };
+  gchar *dir = bevpoolrig_make_dir ();
+  P3dcCameraCalib cameras[2];
+  gchar *path = bevpoolrig_write_calibration (dir, "calib.json", 2, 0, FALSE,
+      cameras);
+  const BevpoolrigConfig *c = &bevpoolrig_small_config;
+  gchar *properties = bevpoolrig_properties (c, path,
+      "image-width=100 image-height=60");
+  gchar *launch = g_strdup_printf ("bevpool backend=cpu %s", properties);
+  GstHarness *h = gst_harness_new_parse (launch);
+  guint variant, frame = 0;
+
+  gst_harness_set_sink_caps_str (h, "application/x-bev-features");
+  for (variant = 0; variant < 3; variant++) {
+    const gdouble *aug = augs[variant == 1];
+    gchar *base = bevpoolrig_caps (c, BEVPOOLRIG_DEPTH_BINS, FALSE);
+    gchar *caps = g_strdup_printf ("%s, image-width=(int)%u, "
+        "image-height=(int)%u, image-aug=(double)<%.17g,%.17g,%.17g,%.17g,"
+        "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g>", base,
+        BEVPOOLRIG_IMAGE_WIDTH, BEVPOOLRIG_IMAGE_HEIGHT, aug[0], aug[1],
+        aug[2], aug[3], aug[4], aug[5], aug[0], aug[1], aug[2], aug[3],
+        aug[4], aug[5]);
+    P3dcCameraCalib expected[2];
+    guint i;
+
+    memcpy (expected, cameras, sizeof (expected));
+    for (i = 0; i < 2; i++) {
+      memset (expected[i].img_aug, 0, sizeof (expected[i].img_aug));
+      expected[i].img_aug[0] = aug[0];
+      expected[i].img_aug[1] = aug[1];
+      expected[i].img_aug[3] = aug[2];
+      expected[i].img_aug[4] = aug[3];
+      expected[i].img_aug[5] = aug[4];
+      expected[i].img_aug[7] = aug[5];
+      expected[i].img_aug[10] = expected[i].img_aug[15] = 1.0;
+    }
+    gst_harness_set_src_caps_str (h, caps);
+    for (i = 0; i < 2; i++) {
+      BevpoolrigFrame f;
+      GstBuffer *out;
+
+      bevpoolrig_frame_make (&f, c, BEVPOOLRIG_DEPTH_BINS, FALSE, 1100 +
+          frame++);
+      fail_unless_equals_int (gst_harness_push (h,
+              bevpoolrig_frame_buffer (&f)), GST_FLOW_OK);
+      out = gst_harness_pull (h);
+      assert_bev (out, c, expected, &f, FALSE, caps);
+      gst_buffer_unref (out);
+      bevpoolrig_frame_clear (&f);
+    }
+    /* the transform of variant 0, then another, then variant 0 again */
+    fail_unless_equals_uint64 (geometry_updates (h), variant + 1);
+    g_free (caps);
+    g_free (base);
+  }
+  gst_harness_teardown (h);
+  g_free (launch);
+  g_free (properties);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* A record as filesink wrote it: both tensors in one memory. */
 GST_START_TEST (test_packed_record_accepted)
 {
@@ -996,6 +1070,7 @@ bevpool_suite (void)
   tcase_add_test (tc, test_calibration_change_while_playing);
   tcase_add_test (tc, test_geometry_kept_when_sizes_unchanged);
   tcase_add_test (tc, test_packed_record_accepted);
+  tcase_add_test (tc, test_caps_image_aug);
   tcase_add_test (tc, test_no_calibration_is_an_error);
   tcase_add_test (tc, test_unreadable_calibration_is_an_error);
   tcase_add_test (tc, test_invalid_json_is_an_error);

@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "p3dtest-box.h"
+#include "p3dtest-elem.h"
 #include "p3dperception.h"
 #include "p3dtest.h"
 
@@ -85,6 +86,60 @@ GST_START_TEST (test_json_3d_known)
   text = encode (h, boxes, 0, 4, sizeof (P3dcBox3d), GST_CLOCK_TIME_NONE);
   fail_unless_equals_string (text,
       "{\"frame\":1,\"pts\":null,\"count\":0,\"type\":\"3d\"}\n");
+  g_free (text);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Boxes with a velocity (velocity=true): vx and vy after yaw in JSON
+ * lines; KITTI lines have no place for them. */
+GST_START_TEST (test_json_velocity)
+{
+  GstHarness *h = enc_harness ("", "application/x-boxes3d, max-boxes=3, "
+      "velocity=true");
+  const P3dcBox3d boxes[3] = { unnamed, pedestrian, {0,} };
+  const gfloat velocity[6] = { 2.5f, -0.5f, 0.0f, 1.25f, 7.0f, 7.0f };
+  const guint32 count = 2;
+  gconstpointer data[3] = { boxes, &count, velocity };
+  gsize sizes[3] = { sizeof (boxes), 4, sizeof (velocity) };
+  GstBuffer *out;
+  gchar *text;
+
+  fail_unless_equals_int (gst_harness_push (h,
+          elemtest_tensors_buffer (3, data, sizes)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  text = boxtest_text (out);
+  gst_buffer_unref (out);
+  fail_unless_equals_string (text,
+      "{\"frame\":0,\"pts\":null,\"count\":2,\"type\":\"3d\"}\n"
+      "{\"x\":1.5,\"y\":-2.25,\"z\":0.125,\"dx\":4.0,\"dy\":1.75,\"dz\":1.5,"
+      "\"yaw\":0.10000000149011612,\"vx\":2.5,\"vy\":-0.5,\"score\":0.5,"
+      "\"label\":5}\n"
+      "{\"x\":-3.0,\"y\":0.0,\"z\":-0.0,\"dx\":0.80000001192092896,"
+      "\"dy\":0.60000002384185791,\"dz\":1.7300000190734863,"
+      "\"yaw\":-3.1415927410125732,\"vx\":0.0,\"vy\":1.25,\"score\":0.5,"
+      "\"label\":1}\n");
+  g_free (text);
+  gst_harness_teardown (h);
+
+  /* a buffer without the velocity tensor does not fit these caps */
+  h = enc_harness ("", "application/x-boxes3d, max-boxes=3, velocity=true");
+  gst_harness_play (h);
+  fail_unless_equals_int (gst_harness_push (h, boxtest_buffer (boxes, 2, 3,
+              sizeof (P3dcBox3d))), GST_FLOW_ERROR);
+  gst_harness_teardown (h);
+
+  h = enc_harness ("format=kitti", "application/x-boxes3d, max-boxes=3, "
+      "velocity=true");
+  fail_unless_equals_int (gst_harness_push (h,
+          elemtest_tensors_buffer (3, data, sizes)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  text = boxtest_text (out);
+  gst_buffer_unref (out);
+  fail_unless (strstr (text, "2.5") == NULL && strstr (text, "1.25") == NULL,
+      "%s", text);
+  fail_unless_equals_int (strlen (text) > 0, TRUE);
   g_free (text);
   gst_harness_teardown (h);
 }
@@ -437,6 +492,7 @@ boxenc_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_json_3d_known);
+  tcase_add_test (tc, test_json_velocity);
   tcase_add_test (tc, test_json_2d_known);
   tcase_add_test (tc, test_json_non_finite_is_valid_json);
   tcase_add_test (tc, test_kitti_3d_known);

@@ -165,6 +165,43 @@ GST_START_TEST (test_json_known)
 
 GST_END_TEST;
 
+/* velocity=true: the velocity tensor after the count, each JSON box's vx
+ * and vy (zeros for a box without them, and after the boxes); the caps say
+ * velocity=true.  Without the property the records alone. */
+GST_START_TEST (test_json_velocity)
+{
+  static const gchar text[] =
+      "{\"frame\":0,\"pts\":null,\"count\":2,\"type\":\"3d\"}\n"
+      "{\"x\":1,\"y\":2,\"z\":3,\"dx\":4,\"dy\":1,\"dz\":1.5,\"yaw\":0,"
+      "\"vx\":2.5,\"vy\":-0.75,\"score\":0.5,\"label\":5}\n"
+      "{\"x\":4,\"y\":5,\"z\":6,\"dx\":4,\"dy\":1,\"dz\":1.5,\"yaw\":0,"
+      "\"score\":0.25,\"label\":1}\n";
+  const gfloat want[6] = { 2.5f, -0.75f, 0.0f, 0.0f, 0.0f, 0.0f };
+  Parser p = parser_new ("max-boxes=3 velocity=true");
+  P3dcBox3d boxes[3];
+  GstBuffer *out;
+
+  fail_unless_equals_int (push_text (&p, text), GST_FLOW_OK);
+  push_eos (&p);
+  out = gst_harness_pull (p.h);
+  fail_unless_equals_int (gst_buffer_n_memory (out), 3);
+  elemtest_assert_tensor (out, 2, want, sizeof (want), "velocity");
+  gst_buffer_unref (out);
+  assert_caps (&p, "application/x-boxes3d, max-boxes=(int)3, "
+      "velocity=(boolean)true");
+  parser_free (&p);
+
+  p = parser_new ("max-boxes=3");
+  fail_unless_equals_int (push_text (&p, text), GST_FLOW_OK);
+  push_eos (&p);
+  fail_unless_equals_int (pull_3d (&p, boxes, 3), 2);
+  fail_unless (boxes[0].x == 1.0f && boxes[1].score == 0.25f);
+  assert_caps (&p, "application/x-boxes3d, max-boxes=(int)3");
+  parser_free (&p);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_json_2d_from_the_text)
 {
   Parser p = parser_new ("max-boxes=2");
@@ -726,6 +763,7 @@ boxparse_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_json_known);
+  tcase_add_test (tc, test_json_velocity);
   tcase_add_test (tc, test_json_2d_from_the_text);
   tcase_add_test (tc, test_kitti_known);
   tcase_add_test (tc, test_kitti_frames);

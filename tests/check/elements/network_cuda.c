@@ -15,7 +15,9 @@
  *    flip can change a suppression: the counts are compared within
  *    2 + 25 %.
  *  - the chain pillarencode ! bevdetect with CUDA memory between them
- *    equals the reference chain as above.
+ *    equals the reference chain as above;
+ *  - bevdetect on a tiny BEVDet model (camera BEV features, Scale-NMS,
+ *    velocity) as for CenterPoint, the velocities of matched boxes too.
  * Each comparison prints what it measured (largest differences, counts).
  * Needs a GPU (and cuDNN for bevdetect). */
 #include <math.h>
@@ -474,6 +476,99 @@ GST_START_TEST (test_bevdetect)
 
 GST_END_TEST;
 
+/* ---- a camera model ------------------------------------------------------ */
+
+/* bevdetect on a tiny BEVDet model (its "bev" network: ResNetForBEVDet,
+ * FPN_LSS with bilinear align_corners, a CenterHead with vel, Scale-NMS)
+ * on bevpool-shaped features: precision=f32 against backend=cpu, every box
+ * matched within 1e-4 and each matched box's velocity within 1e-4 of
+ * 1 + |v|; precision=f16 with the model's NMS, the counts within 2 + 25 %
+ * as for CenterPoint. */
+GST_START_TEST (test_bevdetect_camera_model)
+{
+  P3dTestBevDetArch arch;
+  gchar *path, *caps;
+  guint f16, cuda_out, frame;
+  gdouble worst = 0;
+
+  p3d_test_bevdet_arch_init (&arch);
+  path = modeltest_bevdet_write (&arch, 93);
+  caps = modeltest_bevdet_caps (&arch, "F32");
+  for (f16 = 0; f16 < 2; f16++)
+    for (cuda_out = 0; cuda_out < 2; cuda_out++) {
+      gchar *cpu_launch = g_strdup_printf ("bevdetect backend=cpu "
+          "weights=%s", path);
+      gchar *cuda_launch = g_strdup_printf ("bevdetect backend=cuda "
+          "precision=%s weights=%s", f16 ? "f16" : "f32", path);
+      GstHarness *cpu = harness (cpu_launch, caps, "application/x-boxes3d",
+          FALSE);
+      GstHarness *cuda = harness (cuda_launch, caps, "application/x-boxes3d",
+          cuda_out);
+
+      for (frame = 0; frame < 3; frame++) {
+        gfloat *canvas = modeltest_bevdet_canvas (&arch, 60 + frame);
+        GstBuffer *expected = push_pull (cpu, modeltest_bevdet_buffer (&arch,
+                canvas, FALSE));
+        GstBuffer *actual = push_pull (cuda, modeltest_bevdet_buffer (&arch,
+                canvas, FALSE));
+        gchar *what = g_strdup_printf ("camera model, precision %s, output "
+            "in %s memory, frame %u", f16 ? "f16" : "f32",
+            cuda_out ? "CUDA" : "system", frame);
+        P3dcBox3d *a, *e;
+        gfloat *av, *ev;
+        guint na, ne, i, j;
+
+        assert_memory (actual, cuda_out);
+        na = modeltest_read_boxes_velocity (actual, &a, &av);
+        ne = modeltest_read_boxes_velocity (expected, &e, &ev);
+        fail_unless (av != NULL && ev != NULL, "%s: no velocity", what);
+        if (!f16) {
+          worst = MAX (worst, match_f32 (a, na, e, ne, what));
+          /* the velocity of each reference box's closest match */
+          for (i = 0; i < ne; i++) {
+            guint best = 0;
+            gdouble best_d = G_MAXDOUBLE;
+
+            for (j = 0; j < na; j++)
+              if (a[j].label == e[i].label && box_difference (&a[j], &e[i])
+                  < best_d) {
+                best_d = box_difference (&a[j], &e[i]);
+                best = j;
+              }
+            fail_unless (fabs (av[2 * best] - ev[2 * i]) <= 1e-4 * (1 +
+                    fabs (ev[2 * i])) && fabs (av[2 * best + 1] -
+                    ev[2 * i + 1]) <= 1e-4 * (1 + fabs (ev[2 * i + 1])),
+                "%s: box %u velocity (%g, %g), reference (%g, %g)", what, i,
+                av[2 * best], av[2 * best + 1], ev[2 * i], ev[2 * i + 1]);
+          }
+        } else {
+          fail_unless (ABS ((gint) na - (gint) ne) <= 2 + (gint) ne / 4,
+              "%s: %u CUDA boxes, %u reference boxes", what, na, ne);
+          g_print ("network_cuda: %s: %u reference boxes, %u CUDA boxes\n",
+              what, ne, na);
+        }
+        g_free (a);
+        g_free (e);
+        g_free (av);
+        g_free (ev);
+        gst_buffer_unref (expected);
+        gst_buffer_unref (actual);
+        g_free (what);
+        g_free (canvas);
+      }
+      gst_harness_teardown (cpu);
+      gst_harness_teardown (cuda);
+      g_free (cpu_launch);
+      g_free (cuda_launch);
+    }
+  g_print ("network_cuda: camera model, precision f32: largest difference of "
+      "a matched box %.3g (relative to 1 + |value|; bound 1e-4)\n", worst);
+  g_free (caps);
+  modeltest_remove (path);
+}
+
+GST_END_TEST;
+
 /* ---- the chain --------------------------------------------------------- */
 
 /* pillarencode ! bevdetect on the device, the canvas in CUDA memory
@@ -545,6 +640,7 @@ network_cuda_suite (void)
   tcase_add_test (tc, test_pillarencode);
   tcase_add_loop_test (tc, test_bevdetect, 0, G_N_ELEMENTS (detect_cases));
   tcase_add_test (tc, test_chain);
+  tcase_add_test (tc, test_bevdetect_camera_model);
   return s;
 }
 

@@ -244,6 +244,92 @@ GST_START_TEST (test_output_matches_library)
 
 GST_END_TEST;
 
+/* 3D boxes with a velocity (velocity=true): each kept box keeps its own,
+ * found here by matching the kept records against the input's; zeros
+ * after the kept ones; the output caps say velocity=true as the input's. */
+GST_START_TEST (test_velocity_follows_boxes)
+{
+  guint m;
+
+  for (m = 0; m < 3; m++) {
+    gchar *launch = g_strdup_printf ("nms backend=cpu mode=%s",
+        modes[m].nick);
+    GstHarness *h = gst_harness_new_parse (launch);
+    gfloat velocity[2 * MAX_BOXES] = { 0 };
+    gconstpointer data[3];
+    gsize sizes[3];
+    P3dcNmsParams params;
+    P3dTestRng rng;
+    GstBuffer *out;
+    GstMapInfo records, speeds;
+    GstCaps *out_caps;
+    gboolean has_velocity = FALSE;
+    guint32 kept = 0;
+    guint8 *expected;
+    Frame frame;
+    guint i, j;
+
+    gst_harness_set_src_caps_str (h, "application/x-boxes3d, "
+        "max-boxes=(int)64, velocity=true");
+    gst_harness_set_sink_caps_str (h, "application/x-boxes3d");
+    frame_init (&frame, modes[m].mode, MAX_BOXES, 50, 300 + m);
+    p3d_test_rng_init (&rng, 400 + m);
+    for (i = 0; i < 2 * frame.count; i++)
+      velocity[i] = p3d_test_rng_uniform (&rng, -20.0f, 20.0f);
+    data[0] = frame.records;
+    data[1] = &frame.count;
+    data[2] = velocity;
+    sizes[0] = MAX_BOXES * frame.record_size;
+    sizes[1] = 4;
+    sizes[2] = sizeof (velocity);
+    fail_unless_equals_int (gst_harness_push (h,
+            elemtest_tensors_buffer (3, data, sizes)), GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    fail_unless_equals_int (gst_buffer_n_memory (out), 3);
+    element_default_params (&params, modes[m].mode);
+    expected = expected_records (&params, &frame, frame.count, &kept);
+    fail_unless (kept > 5 && kept < 45);
+    fail_unless (gst_memory_map (gst_buffer_peek_memory (out, 0), &records,
+            GST_MAP_READ));
+    fail_unless (gst_memory_map (gst_buffer_peek_memory (out, 2), &speeds,
+            GST_MAP_READ));
+    fail_unless_equals_int (speeds.size, sizeof (velocity));
+    fail_unless (memcmp (records.data, expected, kept * frame.record_size)
+        == 0);
+    for (i = 0; i < MAX_BOXES; i++) {
+      const gfloat *v = (const gfloat *) speeds.data + 2 * i;
+
+      if (i >= kept) {
+        fail_unless (v[0] == 0.0f && v[1] == 0.0f, "%s: velocity %u after "
+            "the kept boxes", modes[m].nick, i);
+        continue;
+      }
+      for (j = 0; j < frame.count; j++)
+        if (memcmp (records.data + i * frame.record_size, frame.records +
+                j * frame.record_size, frame.record_size) == 0)
+          break;
+      fail_unless (j < frame.count);
+      fail_unless (v[0] == velocity[2 * j] && v[1] == velocity[2 * j + 1],
+          "%s: kept box %u (input %u) has velocity (%g, %g), not (%g, %g)",
+          modes[m].nick, i, j, v[0], v[1], velocity[2 * j],
+          velocity[2 * j + 1]);
+    }
+    gst_memory_unmap (gst_buffer_peek_memory (out, 0), &records);
+    gst_memory_unmap (gst_buffer_peek_memory (out, 2), &speeds);
+    out_caps = gst_pad_get_current_caps (h->sinkpad);
+    fail_unless (gst_structure_get_boolean (gst_caps_get_structure (out_caps,
+                0), "velocity", &has_velocity) && has_velocity);
+    gst_caps_unref (out_caps);
+    gst_buffer_unref (out);
+    g_free (expected);
+    frame_clear (&frame);
+    gst_harness_teardown (h);
+    g_free (launch);
+  }
+}
+
+GST_END_TEST;
+
 /* Records beyond the count are not boxes, whatever they hold. */
 GST_START_TEST (test_records_beyond_count_ignored)
 {
@@ -786,6 +872,7 @@ nms_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_output_matches_library);
+  tcase_add_test (tc, test_velocity_follows_boxes);
   tcase_add_test (tc, test_records_beyond_count_ignored);
   tcase_add_test (tc, test_mode_decides_caps);
   tcase_add_test (tc, test_thresholds_change_while_playing);

@@ -1,4 +1,5 @@
-/* nms's CUDA path as an element: backend=cuda keeps exactly the boxes of
+/* nms's CUDA path as an element: backend=cuda keeps exactly the boxes (and
+ * their velocities) of
  * backend=cpu, byte for byte, in every mode, at the capacities that pick
  * each of the device path's three sorts, with the output negotiated in
  * system memory and in memory:CUDAMemory, over frames whose counts go up
@@ -15,15 +16,17 @@
 #include "nms.h"
 #include "p3dtest.h"
 
-/* Clusters of overlapping boxes, scores with ties, three labels. */
+/* Clusters of overlapping boxes, scores with ties, three labels; with
+ * @velocity (3D boxes) each box's vx, vy after the count. */
 static GstBuffer *
-boxes_buffer (P3dcNmsMode mode, guint max_boxes, guint count, guint32
-    count_written, guint64 seed)
+boxes_buffer_velocity (P3dcNmsMode mode, guint max_boxes, guint count, guint32
+    count_written, guint64 seed, gboolean velocity)
 {
   gsize record_size = p3dc_nms_record_size (mode);
   guint8 *records = g_malloc0 (max_boxes * record_size);
-  gconstpointer data[2] = { records, &count_written };
-  gsize sizes[2] = { max_boxes * record_size, 4 };
+  gfloat *speeds = g_new0 (gfloat, 2 * max_boxes);
+  gconstpointer data[3] = { records, &count_written, speeds };
+  gsize sizes[3] = { max_boxes * record_size, 4, max_boxes * 8 };
   const gfloat nan_value = NAN;
   gfloat cx = 0, cy = 0, yaw = 0;
   P3dTestRng rng;
@@ -68,10 +71,21 @@ boxes_buffer (P3dcNmsMode mode, guint max_boxes, guint count, guint32
     /* now and then a record to drop: a NaN first field */
     if (i % 17 == 16)
       memcpy (records + i * record_size, &nan_value, 4);
+    speeds[2 * i] = p3d_test_rng_uniform (&rng, -20.0f, 20.0f);
+    speeds[2 * i + 1] = p3d_test_rng_uniform (&rng, -20.0f, 20.0f);
   }
-  buffer = elemtest_tensors_buffer (2, data, sizes);
+  buffer = elemtest_tensors_buffer (velocity ? 3 : 2, data, sizes);
   g_free (records);
+  g_free (speeds);
   return buffer;
+}
+
+static GstBuffer *
+boxes_buffer (P3dcNmsMode mode, guint max_boxes, guint count, guint32
+    count_written, guint64 seed)
+{
+  return boxes_buffer_velocity (mode, max_boxes, count, count_written, seed,
+      FALSE);
 }
 
 GST_START_TEST (test_nms)
@@ -120,6 +134,39 @@ GST_START_TEST (test_nms)
       g_free (caps);
     }
   }
+}
+
+GST_END_TEST;
+
+/* 3D boxes with a velocity: the device gather carries the same velocities
+ * as the reference path, in each sort of the device path. */
+GST_START_TEST (test_nms_velocity)
+{
+  static const gchar *const modes[] = { "mode=bev-rotated iou-threshold=0.1",
+    "mode=circle distance-threshold=1.5 post-max=50"
+  };
+  static const guint capacities[] = { 64, 2000, 6000 };
+  guint m, c, i;
+
+  for (c = 0; c < G_N_ELEMENTS (capacities); c++)
+    for (m = 0; m < G_N_ELEMENTS (modes); m++) {
+      guint max_boxes = capacities[c];
+      guint counts[] = { max_boxes * 2 / 3, 0, max_boxes, max_boxes / 3 };
+      GstBuffer *inputs[G_N_ELEMENTS (counts)];
+      gchar *caps = g_strdup_printf ("application/x-boxes3d, "
+          "max-boxes=(int)%u, velocity=true", max_boxes);
+      BackendtestSetup setup = { "nms", modes[m], caps,
+        "application/x-boxes3d", ""
+      };
+
+      for (i = 0; i < G_N_ELEMENTS (counts); i++)
+        inputs[i] = boxes_buffer_velocity (m == 0 ? P3DC_NMS_BEV_ROTATED :
+            P3DC_NMS_CIRCLE, max_boxes, counts[i], counts[i],
+            5000 + 100 * c + 10 * m + i, TRUE);
+      backendtest_compare (&setup, inputs, G_N_ELEMENTS (inputs));
+      backendtest_unref_all (inputs, G_N_ELEMENTS (inputs));
+      g_free (caps);
+    }
 }
 
 GST_END_TEST;
@@ -174,6 +221,7 @@ nms_cuda_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nms);
   tcase_add_test (tc, test_nms_renegotiated_smaller);
+  tcase_add_test (tc, test_nms_velocity);
   return s;
 }
 

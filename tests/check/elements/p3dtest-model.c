@@ -9,6 +9,7 @@
 #include "half.h"
 #include "p3dtest-model.h"
 #include "p3dcenterpoint.h"
+#include "p3dmodel.h"
 #include "p3dtest-tinymodel.h"
 
 static const gchar *const task_json[2] = {
@@ -313,12 +314,33 @@ modeltest_bev_caps (const gchar * format)
 guint
 modeltest_read_boxes (GstBuffer * buffer, P3dcBox3d ** boxes)
 {
+  return modeltest_read_boxes_velocity (buffer, boxes, NULL);
+}
+
+guint
+modeltest_read_boxes_velocity (GstBuffer * buffer, P3dcBox3d ** boxes,
+    gfloat ** velocity)
+{
   GstMemory *records = gst_buffer_peek_memory (buffer, 0);
   GstMemory *count_mem = gst_buffer_peek_memory (buffer, 1);
+  guint n_memories = gst_buffer_n_memory (buffer);
   GstMapInfo info;
   guint32 count;
 
-  fail_unless_equals_int (gst_buffer_n_memory (buffer), 2);
+  fail_unless (n_memories == 2 || n_memories == 3, "%u memories", n_memories);
+  if (velocity != NULL) {
+    *velocity = NULL;
+    if (n_memories == 3) {
+      GstMemory *v = gst_buffer_peek_memory (buffer, 2);
+      gsize capacity = gst_memory_get_sizes (records, NULL, NULL) /
+          sizeof (P3dcBox3d);
+
+      fail_unless (gst_memory_map (v, &info, GST_MAP_READ));
+      fail_unless_equals_int (info.size, capacity * 8);
+      *velocity = g_memdup2 (info.data, info.size);
+      gst_memory_unmap (v, &info);
+    }
+  }
   fail_unless (gst_memory_map (count_mem, &info, GST_MAP_READ));
   fail_unless_equals_int (info.size, 4);
   memcpy (&count, info.data, 4);
@@ -372,7 +394,7 @@ decode_params (const ModeltestOptions * options, gboolean nms,
 guint
 modeltest_reference_boxes (const gchar * path,
     const ModeltestOptions * options, gboolean nms, const gfloat * canvas,
-    P3dcBox3d ** boxes)
+    P3dcBox3d ** boxes, gfloat ** velocity)
 {
   GError *error = NULL;
   P3dWeights *weights = p3d_weights_open (path, &error);
@@ -410,10 +432,112 @@ modeltest_reference_boxes (const gchar * path,
   *boxes = g_new0 (P3dcBox3d, capacity);
   output.boxes = *boxes;
   output.count = &count;
-  output.velocity = NULL;
+  output.velocity = velocity ? (*velocity = g_new0 (gfloat, 2 * capacity)) :
+      NULL;
   fail_unless_equals_int (p3dc_centerpoint_decode_cpu (&params, maps,
           &output), P3DC_OK);
   p3dc_convnet_cpu_buffers_free (&model->net, buffers);
   p3d_centerpoint_model_free (model);
+  return count;
+}
+
+/* ---- tiny camera models -------------------------------------------------- */
+
+gchar *
+modeltest_bevdet_write (const P3dTestBevDetArch * arch, guint64 seed)
+{
+  TinyModel *m = p3d_test_bevdet_model_new (arch, seed);
+  gchar *config = p3d_test_bevdet_config (arch, FALSE);
+  gchar *path = tiny_model_write (m, config, NULL);
+
+  g_free (config);
+  tiny_model_free (m);
+  return path;
+}
+
+gchar *
+modeltest_bevdet_caps (const P3dTestBevDetArch * arch, const gchar * format)
+{
+  return g_strdup_printf ("application/x-bev-features, format=%s, "
+      "channels=(int)%u, width=(int)%u, height=(int)%u, layout=yx, "
+      "range=<%.1f, %.1f, -10.0, %.1f, %.1f, 10.0>", format,
+      arch->context_channels,
+      arch->grid_x, arch->grid_y, -(gdouble) arch->grid_x / 2.0,
+      -(gdouble) arch->grid_y / 2.0, arch->grid_x / 2.0, arch->grid_y / 2.0);
+}
+
+static gsize
+bevdet_canvas_values (const P3dTestBevDetArch * arch)
+{
+  return (gsize) arch->context_channels * arch->grid_x * arch->grid_y;
+}
+
+gfloat *
+modeltest_bevdet_canvas (const P3dTestBevDetArch * arch, guint64 seed)
+{
+  gsize n = bevdet_canvas_values (arch), i;
+  gfloat *canvas = g_new (gfloat, n);
+  P3dTestRng rng;
+
+  p3d_test_rng_init (&rng, seed);
+  for (i = 0; i < n; i++)
+    canvas[i] = p3d_test_rng_below (&rng, 3) == 0 ? 0.0f :
+        p3d_test_rng_uniform (&rng, 0.0f, 3.0f);
+  return canvas;
+}
+
+GstBuffer *
+modeltest_bevdet_buffer (const P3dTestBevDetArch * arch, gfloat * canvas,
+    gboolean half)
+{
+  gsize n = bevdet_canvas_values (arch), i;
+
+  if (half) {
+    guint16 *halves = g_new (guint16, n);
+
+    for (i = 0; i < n; i++) {
+      halves[i] = p3dc_float_to_half (canvas[i]);
+      canvas[i] = p3dc_half_to_float (halves[i]);
+    }
+    return gst_buffer_new_wrapped (halves, n * 2);
+  }
+  return gst_buffer_new_memdup (canvas, n * 4);
+}
+
+guint
+modeltest_bevdet_reference (const gchar * path, gboolean nms,
+    const gfloat * canvas, P3dcBox3d ** boxes, gfloat ** velocity,
+    guint * capacity)
+{
+  GError *error = NULL;
+  P3dWeights *weights = p3d_weights_open (path, &error);
+  P3dModel *model;
+  const P3dModelNetwork *bev;
+  P3dModelDecoder *decoder;
+  P3dModelBoxes out;
+  guint32 count = 0;
+  float **buffers;
+
+  fail_unless (weights != NULL, "%s", error ? error->message : "");
+  model = p3d_model_new (weights, &error);
+  fail_unless (model != NULL, "%s", error ? error->message : "");
+  p3d_weights_free (weights);
+  bev = p3d_model_get_network (model, "bev");
+  decoder = p3d_model_decoder_new (model, "bev", nms, &error);
+  fail_unless (decoder != NULL, "%s", error ? error->message : "");
+  *capacity = p3d_model_decoder_get_capacity (decoder);
+  buffers = p3dc_convnet_cpu_buffers_new (&bev->desc);
+  fail_unless_equals_int (p3dc_convnet_cpu (&bev->desc, canvas, buffers),
+      P3DC_OK);
+  *boxes = g_new0 (P3dcBox3d, *capacity);
+  *velocity = g_new0 (gfloat, 2 * *capacity);
+  out.boxes = *boxes;
+  out.count = &count;
+  out.velocity = *velocity;
+  fail_unless_equals_int (p3d_model_decoder_run_cpu (decoder, buffers, &out),
+      P3DC_OK);
+  p3dc_convnet_cpu_buffers_free (&bev->desc, buffers);
+  p3d_model_decoder_free (decoder);
+  p3d_model_free (model);
   return count;
 }

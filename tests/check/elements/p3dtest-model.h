@@ -18,6 +18,7 @@
 #include "boxes.h"
 #include "p3dtest.h"
 #include "p3dtest-tinymodel.h"
+#include "p3dtest-bevdet.h"
 
 G_BEGIN_DECLS
 
@@ -106,17 +107,44 @@ gchar *modeltest_bev_caps (const gchar * format);
 /* The boxes of an x-boxes3d buffer (mapped on the host, a copy for CUDA
  * memory): the count, and a copy of the records in @boxes (g_free). */
 guint modeltest_read_boxes (GstBuffer * buffer, P3dcBox3d ** boxes);
+/* ... and a copy of the velocity tensor in @velocity (2 floats a record,
+ * the whole capacity; NULL when the buffer has none). */
+guint modeltest_read_boxes_velocity (GstBuffer * buffer, P3dcBox3d ** boxes,
+    gfloat ** velocity);
 
 /* The boxes the compute library's reference (p3dc_convnet_cpu, then
  * p3dc_centerpoint_decode_cpu) makes of @canvas with the model in @path,
  * written from @options, with the decode parameters written out here from
- * the model's config; with @nms the model's test-time NMS. */
+ * the model's config; with @nms the model's test-time NMS; their
+ * velocities (the capacity's, g_free) in @velocity when not NULL. */
 guint modeltest_reference_boxes (const gchar * path,
     const ModeltestOptions * options, gboolean nms, const gfloat * canvas,
-    P3dcBox3d ** boxes);
+    P3dcBox3d ** boxes, gfloat ** velocity);
 /* Boxes the element's output holds: n_tasks * min (max_num, post_max)
  * with the model's NMS, n_tasks * max_num without. */
 guint modeltest_capacity (const ModeltestOptions * options, gboolean nms);
+
+/* ---- tiny camera models: BEVDet (p3dtest-bevdet.h) ------------------ */
+
+/* @arch's model, random from @seed, written to a new temporary file (its
+ * path, for modeltest_remove()). */
+gchar *modeltest_bevdet_write (const P3dTestBevDetArch * arch, guint64 seed);
+/* The caps of bevdetect's input for @arch: bevpool's output on its grid. */
+gchar *modeltest_bevdet_caps (const P3dTestBevDetArch * arch,
+    const gchar * format);
+/* A random BEV canvas of @arch ([C][grid y][grid x], pooled features:
+ * non-negative, a third of the cells empty). */
+gfloat *modeltest_bevdet_canvas (const P3dTestBevDetArch * arch,
+    guint64 seed);
+GstBuffer *modeltest_bevdet_buffer (const P3dTestBevDetArch * arch,
+    gfloat * canvas, gboolean half);
+/* What the model layer makes of @canvas with the weights in @path: its
+ * "bev" network on the reference (p3dc_convnet_cpu) and its decoder (with
+ * its test-time NMS when @nms); the boxes, and the velocities of the whole
+ * capacity (zeros when the model has none) and the capacity. */
+guint modeltest_bevdet_reference (const gchar * path, gboolean nms,
+    const gfloat * canvas, P3dcBox3d ** boxes, gfloat ** velocity,
+    guint * capacity);
 
 /* The bad weights every network element must refuse when it starts, each
  * with an error naming the file and what is wrong (no weights property, a

@@ -682,6 +682,62 @@ GST_START_TEST (test_format_enum)
 
 GST_END_TEST;
 
+/* A 3D box's velocity: written as vx and vy after yaw, read back bit for
+ * bit; both or neither; a box without them reads as zeros; ignored on 2D
+ * boxes, whose records have no place for it. */
+GST_START_TEST (test_json_velocity)
+{
+  const P3dcBox3d box = { 1.5f, -2.0f, 0.25f, 4.0f, 1.75f, 1.5f, 0.1f, 0.5f,
+    3
+  };
+  const gfloat velocity[2] = { 0.1f, -12.75f };
+  GString *out = g_string_new (NULL);
+  P3dBoxLine line;
+  gchar *why = NULL;
+
+  p3d_box_text_append_json_box3d_velocity (out, &box, velocity);
+  fail_unless (g_str_has_suffix (out->str, "\n"));
+  fail_unless (strstr (out->str, "\"yaw\":") < strstr (out->str, "\"vx\":")
+      && strstr (out->str, "\"vx\":") < strstr (out->str, "\"vy\":")
+      && strstr (out->str, "\"vy\":") < strstr (out->str, "\"score\":"),
+      "%s", out->str);
+  g_string_truncate (out, out->len - 1);
+  fail_unless_equals_int (p3d_box_text_parse_json (out->str,
+          P3D_BOX_KIND_UNKNOWN, &line, &why), P3D_BOX_LINE_BOX);
+  fail_unless (line.has_velocity);
+  fail_unless (line.velocity[0] == 0.1f && line.velocity[1] == -12.75f);
+  fail_unless (memcmp (&line.box3d, &box, sizeof (box)) == 0);
+
+  g_string_truncate (out, 0);
+  p3d_box_text_append_json_box3d (out, &box);
+  fail_unless (strstr (out->str, "vx") == NULL);
+  fail_unless_equals_int (p3d_box_text_parse_json (out->str,
+          P3D_BOX_KIND_3D, &line, &why), P3D_BOX_LINE_BOX);
+  fail_if (line.has_velocity);
+  fail_unless (line.velocity[0] == 0.0f && line.velocity[1] == 0.0f);
+
+  fail_unless_equals_int (p3d_box_text_parse_json ("{\"x\": 1, \"y\": 2, "
+          "\"z\": 3, \"dx\": 1, \"dy\": 1, \"dz\": 1, \"yaw\": 0, "
+          "\"vx\": 2, \"score\": 0.5, \"label\": 1}", P3D_BOX_KIND_3D,
+          &line, &why), P3D_BOX_LINE_ERROR);
+  fail_unless (strstr (why, "\"vy\" is missing") != NULL, "%s", why);
+  g_clear_pointer (&why, g_free);
+  fail_unless_equals_int (p3d_box_text_parse_json ("{\"x\": 1, \"y\": 2, "
+          "\"z\": 3, \"dx\": 1, \"dy\": 1, \"dz\": 1, \"yaw\": 0, "
+          "\"vx\": \"fast\", \"vy\": 0, \"score\": 0.5, \"label\": 1}",
+          P3D_BOX_KIND_3D, &line, &why), P3D_BOX_LINE_ERROR);
+  fail_unless (strstr (why, "vx") != NULL, "%s", why);
+  g_clear_pointer (&why, g_free);
+  fail_unless_equals_int (p3d_box_text_parse_json ("{\"x1\": 1, \"y1\": 2, "
+          "\"x2\": 3, \"y2\": 4, \"vx\": 1, \"score\": 0.5, "
+          "\"label\": 1}", P3D_BOX_KIND_UNKNOWN, &line, &why),
+      P3D_BOX_LINE_BOX);
+  fail_if (line.has_velocity);
+  g_string_free (out, TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 boxtext_suite (void)
 {
@@ -702,6 +758,7 @@ boxtext_suite (void)
   tcase_add_test (tc, test_kitti_read);
   tcase_add_test (tc, test_kitti_errors);
   tcase_add_test (tc, test_format_enum);
+  tcase_add_test (tc, test_json_velocity);
   return s;
 }
 

@@ -1,7 +1,8 @@
 /* The CenterPoint decode reference: its exp, sigmoid and atan2 against the
  * C library in double (the measured bound is printed), boxes worked out by
  * hand, the top-k order against a brute-force oracle (many equal scores),
- * circle and rotate NMS against hand-worked cases and a brute-force greedy,
+ * circle and rotate NMS and BEVDet's Scale-NMS against hand-worked cases
+ * and a brute-force greedy,
  * F16 and channels-last views equal to F32 NCHW. */
 #include <math.h>
 #include <string.h>
@@ -218,9 +219,40 @@ GST_START_TEST (test_params)
   fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
       P3DC_ERROR_TOO_LARGE);
   p.n_tasks = 6;
-  p.nms = (P3dcCenterPointNms) 3;
+  p.nms = (P3dcCenterPointNms) 4;
   fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
       P3DC_ERROR_INVALID_ARGUMENT);
+  /* Scale-NMS: each task's own kind (none, circle or rotate) and a
+   * finite threshold, factors finite and positive */
+  {
+    gfloat scale[10] = { 1, 0.7f, 0.7f, 0.4f, 0.55f, 1.1f, 1, 1, 4.5f, 9 };
+    guint32 t;
+
+    p.nms = P3DC_CENTERPOINT_NMS_PER_TASK;
+    for (t = 0; t < 6; t++) {
+      p.tasks[t].nms = t == 3 ? P3DC_CENTERPOINT_NMS_CIRCLE :
+          P3DC_CENTERPOINT_NMS_ROTATE;
+      p.tasks[t].nms_threshold = 0.2f;
+    }
+    p.nms_scale = scale;
+    fail_unless_equals_int (p3dc_centerpoint_params_validate (&p), P3DC_OK);
+    p.tasks[4].nms = P3DC_CENTERPOINT_NMS_PER_TASK;
+    fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+        P3DC_ERROR_INVALID_ARGUMENT);
+    p.tasks[4].nms = P3DC_CENTERPOINT_NMS_NONE;
+    p.tasks[5].nms_threshold = NAN;
+    fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+        P3DC_ERROR_INVALID_ARGUMENT);
+    p.tasks[5].nms_threshold = 0.5f;
+    scale[9] = 0.0f;
+    fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+        P3DC_ERROR_INVALID_ARGUMENT);
+    scale[9] = INFINITY;
+    fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
+        P3DC_ERROR_INVALID_ARGUMENT);
+    p.nms_scale = NULL;
+    fail_unless_equals_int (p3dc_centerpoint_params_validate (&p), P3DC_OK);
+  }
   p.nms = P3DC_CENTERPOINT_NMS_CIRCLE;
   p.tasks[0].min_radius = -1.0;
   fail_unless_equals_int (p3dc_centerpoint_params_validate (&p),
@@ -530,14 +562,99 @@ GST_START_TEST (test_rotate_nms)
 
 GST_END_TEST;
 
+/* Scale-NMS, per task.  Task 0 (one class, rotate, threshold 0.2): unit
+ * boxes A at x 0 (logit 3) and B at x 1.5 (logit 2, cell 1 + reg 0.5),
+ * apart; scaled by 2 they are 2 m squares overlapping by 0.5 x 2 (IoU 1 /
+ * 7 = 0.14), by 4 4 m squares overlapping by 2.5 x 4 (IoU 10 / 22 = 0.45).
+ * Task 1 (two classes, circle, min_radius 1): class 0 at x 4 (logit 3),
+ * class 1 at x 4.8 (logit 2, cell 5 + reg -0.2), squared distance 0.64:
+ * suppressed whatever the factors.  The params' own threshold (0.9) and
+ * kind (the per-task marker) are not the tasks'. */
+GST_START_TEST (test_scale_nms)
+{
+  const guint32 classes[2] = { 1, 2 };
+  gfloat scale[3] = { 4.0f, 100.0f, 100.0f };
+  P3dcCenterPointParams p;
+  P3dcCenterPointTaskMaps maps[2];
+  TaskTensor t[2];
+  Output o;
+  guint32 x, k;
+
+  params_init (&p, 2, classes, 1, 8);
+  p.out_size_factor = 1.0f;
+  p.voxel_size[0] = p.voxel_size[1] = 1.0f;
+  p.pc_range[0] = p.pc_range[1] = 0.0f;
+  p.nms = P3DC_CENTERPOINT_NMS_PER_TASK;
+  p.nms_threshold = 0.9f;
+  p.tasks[0].nms = P3DC_CENTERPOINT_NMS_ROTATE;
+  p.tasks[0].nms_threshold = 0.2f;
+  p.tasks[1].nms = P3DC_CENTERPOINT_NMS_CIRCLE;
+  p.tasks[1].min_radius = 1.0;
+  p.nms_scale = scale;
+  for (k = 0; k < 2; k++) {
+    task_tensor_init (&t[k], classes[k], 1, 8);
+    for (x = 0; x < 8; x++) {
+      *at (&t[k], 0, 0, x) = -10.0f;
+      if (k == 1)
+        *at (&t[k], 1, 0, x) = -10.0f;
+      /* rot (0, 1): yaw 0 */
+      *at (&t[k], classes[k] + 7, 0, x) = 1.0f;
+    }
+    task_tensor_maps (&t[k], &maps[k]);
+  }
+  *at (&t[0], 0, 0, 0) = 3.0f;
+  *at (&t[0], 0, 0, 1) = 2.0f;
+  *at (&t[0], 1, 0, 1) = 0.5f;
+  *at (&t[1], 0, 0, 4) = 3.0f;
+  *at (&t[1], 1, 0, 5) = 2.0f;
+  *at (&t[1], 2, 0, 5) = -0.2f;
+
+  /* x4: B goes; the cone goes too (circle) */
+  run_decode (&p, maps, &o);
+  fail_unless_equals_int (o.count, 2);
+  fail_unless (o.boxes[0].x == 0.0f && o.boxes[0].label == 0);
+  /* the boxes keep their decoded sizes */
+  fail_unless (o.boxes[0].dx == 1.0f && o.boxes[0].dy == 1.0f);
+  fail_unless (o.boxes[1].x == 4.0f && o.boxes[1].label == 1);
+  output_clear (&o);
+  /* x2: IoU 0.14, B stays */
+  scale[0] = 2.0f;
+  run_decode (&p, maps, &o);
+  fail_unless_equals_int (o.count, 3);
+  fail_unless (o.boxes[1].x == 1.5f);
+  output_clear (&o);
+  /* ... unless the task's threshold is below it */
+  p.tasks[0].nms_threshold = 0.1f;
+  run_decode (&p, maps, &o);
+  fail_unless_equals_int (o.count, 2);
+  output_clear (&o);
+  /* no factors: unit boxes 1.5 m apart stay */
+  p.nms_scale = NULL;
+  run_decode (&p, maps, &o);
+  fail_unless_equals_int (o.count, 3);
+  output_clear (&o);
+  /* task 1 without NMS: both its boxes */
+  p.tasks[1].nms = P3DC_CENTERPOINT_NMS_NONE;
+  run_decode (&p, maps, &o);
+  fail_unless_equals_int (o.count, 4);
+  fail_unless (o.boxes[3].x == 4.8f && o.boxes[3].label == 2);
+  output_clear (&o);
+  g_free (t[0].data);
+  g_free (t[1].data);
+}
+
+GST_END_TEST;
+
 /* The NMS on random maps against a brute-force greedy over the boxes the
- * decode keeps without NMS. */
+ * decode keeps without NMS: circle, rotate, and Scale-NMS (task 0 rotate
+ * with its two classes' sizes scaled by 1.5 and 0.5, task 1 circle). */
 GST_START_TEST (test_nms_against_greedy)
 {
   const guint32 classes[2] = { 2, 1 };
+  const gfloat scale[3] = { 1.5f, 0.5f, 3.0f };
   guint mode, seed;
 
-  for (mode = 0; mode < 2; mode++) {
+  for (mode = 0; mode < 3; mode++) {
     for (seed = 0; seed < 3; seed++) {
       P3dcCenterPointParams p;
       P3dcCenterPointTaskMaps maps[2];
@@ -557,18 +674,24 @@ GST_START_TEST (test_nms_against_greedy)
         task_tensor_maps (&tensors[t], &maps[t]);
       }
       run_decode (&p, maps, &all);
-      p.nms = mode ? P3DC_CENTERPOINT_NMS_ROTATE : P3DC_CENTERPOINT_NMS_CIRCLE;
+      p.nms = mode == 2 ? P3DC_CENTERPOINT_NMS_PER_TASK : mode ?
+          P3DC_CENTERPOINT_NMS_ROTATE : P3DC_CENTERPOINT_NMS_CIRCLE;
+      p.tasks[0].nms = P3DC_CENTERPOINT_NMS_ROTATE;
+      p.tasks[0].nms_threshold = 0.2f;
+      p.tasks[1].nms = P3DC_CENTERPOINT_NMS_CIRCLE;
+      p.nms_scale = mode == 2 ? scale : NULL;
       p.pre_max_size = 250;
       p.post_max_size = 40;
       run_decode (&p, maps, &kept);
       for (t = 0; t < 2; t++) {
         guint32 n = 0, count = 0, label_end = t == 0 ? 2 : 3;
+        gboolean rotate = mode == 1 || (mode == 2 && t == 0);
         gboolean *removed;
 
         while (from + n < all.count && all.boxes[from + n].label
             < (gint32) label_end)
           n++;
-        if (mode && n > 250)
+        if (rotate && n > 250)
           n = 250;
         removed = g_new0 (gboolean, n);
         for (i = 0; i < n && count < 40; i++) {
@@ -583,9 +706,17 @@ GST_START_TEST (test_nms_against_greedy)
             P3dcBox3d a = all.boxes[from + i], b = all.boxes[from + j];
             gboolean hit;
 
-            if (mode) {
-              p3dc_cp_nms_round_trip (&all.boxes[from + i], &a);
-              p3dc_cp_nms_round_trip (&all.boxes[from + j], &b);
+            if (rotate) {
+              P3dcBox3d sa = a, sb = b;
+
+              if (mode == 2) {
+                sa.dx = a.dx * scale[a.label];
+                sa.dy = a.dy * scale[a.label];
+                sb.dx = b.dx * scale[b.label];
+                sb.dy = b.dy * scale[b.label];
+              }
+              p3dc_cp_nms_round_trip (&sa, &a);
+              p3dc_cp_nms_round_trip (&sb, &b);
               hit = p3dc_box3d_bev_rotated_iou (&a, &b) > 0.2f;
             } else {
               gfloat dx = a.x - b.x, dy = a.y - b.y;
@@ -689,6 +820,7 @@ centerpoint_decode_suite (void)
   tcase_add_test (tc, test_topk_against_oracle);
   tcase_add_test (tc, test_circle_nms);
   tcase_add_test (tc, test_rotate_nms);
+  tcase_add_test (tc, test_scale_nms);
   tcase_add_test (tc, test_nms_against_greedy);
   tcase_add_test (tc, test_half_nhwc_views);
   return s;

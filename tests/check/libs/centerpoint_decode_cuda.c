@@ -1,7 +1,8 @@
 /* The CenterPoint decode kernels against the reference, which they must
  * match bit for bit (sigmoid, exp and atan2 are the shared versions made of +, -, * and /, so
  * the measured tolerance is 0): the nuScenes head (6 tasks, 10 classes,
- * 128 x 128, max-num 500, post-max 83) in every NMS mode, from F32 NCHW
+ * 128 x 128, max-num 500, post-max 83) in every NMS mode (BEVDet's
+ * Scale-NMS among them: per-task kinds and sizes scaled per class), from F32 NCHW
  * maps and from F16 channels-last maps (the conv net's buffers), many equal
  * scores, frames in sequence through one workspace, guard bytes behind the
  * output. */
@@ -245,10 +246,39 @@ gpu_case_run_check (GpuCase * c, const gchar * what)
   g_free (ref_velocity);
 }
 
+/* BEVDet's test_cfg: per task its NMS and threshold, and the sizes of each
+ * label scaled for the overlap test (a factor per global label). */
+static const P3dcCenterPointNms bevdet_nms[MAX_TASKS] = {
+  P3DC_CENTERPOINT_NMS_ROTATE, P3DC_CENTERPOINT_NMS_ROTATE,
+  P3DC_CENTERPOINT_NMS_ROTATE, P3DC_CENTERPOINT_NMS_CIRCLE,
+  P3DC_CENTERPOINT_NMS_ROTATE, P3DC_CENTERPOINT_NMS_ROTATE,
+};
+
+static const gfloat bevdet_thr[MAX_TASKS] = { 0.2f, 0.2f, 0.2f, 0.2f, 0.2f,
+  0.5f
+};
+
+static const gfloat bevdet_scale[10] = { 1.0f, 0.7f, 0.7f, 0.4f, 0.55f, 1.1f,
+  1.0f, 1.0f, 4.5f, 9.0f
+};
+
+static void
+params_scale_nms (P3dcCenterPointParams * p)
+{
+  guint32 t;
+
+  for (t = 0; t < p->n_tasks; t++) {
+    p->tasks[t].nms = bevdet_nms[t];
+    p->tasks[t].nms_threshold = bevdet_thr[t];
+  }
+  p->nms_scale = bevdet_scale;
+}
+
 GST_START_TEST (test_nuscenes_every_mode)
 {
   const P3dcCenterPointNms modes[] = { P3DC_CENTERPOINT_NMS_CIRCLE,
-    P3DC_CENTERPOINT_NMS_ROTATE, P3DC_CENTERPOINT_NMS_NONE
+    P3DC_CENTERPOINT_NMS_ROTATE, P3DC_CENTERPOINT_NMS_NONE,
+    P3DC_CENTERPOINT_NMS_PER_TASK
   };
   guint m, half;
 
@@ -261,6 +291,8 @@ GST_START_TEST (test_nuscenes_every_mode)
           half ? "F16 NHWC" : "F32 NCHW");
 
       params_nuscenes (&p, MAX_TASKS, modes[m]);
+      if (modes[m] == P3DC_CENTERPOINT_NMS_PER_TASK)
+        params_scale_nms (&p);
       c = gpu_case_new (&p, half);
       p3d_test_rng_init (&rng, 10 * m + half);
       gpu_case_fill (c, &rng, FALSE);

@@ -1656,6 +1656,118 @@ GST_START_TEST (test_camera_features)
 
 GST_END_TEST;
 
+/* The optional image fields that camencode writes: read back exactly (the
+ * transforms as doubles, through text too), all three or none, image-aug
+ * 6 finite numbers a camera, the sizes in range; and the img_aug matrix
+ * bevpool makes of them. */
+GST_START_TEST (test_camera_features_image)
+{
+  const MediaType *type = &media_types[CAMERA_FEATURES];
+  const gchar *aug6 = "image-aug=(double)<0.48,0,-32,0,0.48,-176,"
+      "0.48,0,-32,0,0.48,-176,0.48,0,-32,0,0.48,-176,"
+      "0.48,0,-32,0,0.48,-176,0.48,0,-32,0,0.48,-176,"
+      "0.48,0,-32,0,0.48,-176>";
+  P3dCameraFeaturesInfo info, other;
+  P3dTestRng rng;
+  GValue array = G_VALUE_INIT, number = G_VALUE_INIT;
+  gdouble matrix[16];
+  gchar *patch;
+  guint i, k;
+
+  p3d_test_rng_init (&rng, 405);
+  for (i = 0; i < 200; i++) {
+    p3d_camera_features_info_init (&info);
+    info.format = 1 + p3d_test_rng_below (&rng, 2);
+    info.cameras = 1 + p3d_test_rng_below (&rng, 64);
+    info.channels = 1 + p3d_test_rng_below (&rng, 100);
+    info.depth_bins = 1 + p3d_test_rng_below (&rng, 100);
+    info.width = 1 + p3d_test_rng_below (&rng, 50);
+    info.height = 1 + p3d_test_rng_below (&rng, 20);
+    info.has_image = TRUE;
+    info.image_width = 1 + p3d_test_rng_below (&rng, 65536);
+    info.image_height = 1 + p3d_test_rng_below (&rng, 65536);
+    for (k = 0; k < info.cameras * 6; k++)
+      info.image_aug[k / 6][k % 6] = (p3d_test_rng_u32 (&rng) - 2e9) / 3e5 /
+          (1 + p3d_test_rng_below (&rng, 1000));
+    check_round_trip (type, &info);
+    other = info;
+    other.image_aug[info.cameras - 1][5] += 1.0 / 1024;
+    fail_if (p3d_camera_features_info_is_equal (&info, &other));
+    fail_if (p3d_camera_features_info_image_is_equal (&info, &other));
+    other = info;
+    other.image_width++;
+    fail_if (p3d_camera_features_info_is_equal (&info, &other));
+    other = info;
+    other.has_image = FALSE;
+    fail_if (p3d_camera_features_info_is_equal (&info, &other));
+    fail_if (p3d_camera_features_info_image_is_equal (&info, &other));
+  }
+
+  patch = g_strdup_printf ("image-width=704, image-height=256, %s", aug6);
+  check_patch (CAMERA_FEATURES, patch, TRUE);
+  g_free (patch);
+  patch = g_strdup_printf ("image-width=704, %s", aug6);
+  check_patch (CAMERA_FEATURES, patch, FALSE);
+  g_free (patch);
+  patch = g_strdup_printf ("image-height=256, %s", aug6);
+  check_patch (CAMERA_FEATURES, patch, FALSE);
+  g_free (patch);
+  check_patch (CAMERA_FEATURES, "image-width=704, image-height=256", FALSE);
+  patch = g_strdup_printf ("image-width=0, image-height=256, %s", aug6);
+  check_patch (CAMERA_FEATURES, patch, FALSE);
+  g_free (patch);
+  patch = g_strdup_printf ("image-width=704, image-height=65537, %s", aug6);
+  check_patch (CAMERA_FEATURES, patch, FALSE);
+  g_free (patch);
+  /* 5 cameras' numbers for 6 cameras */
+  check_patch (CAMERA_FEATURES, "image-width=704, image-height=256, "
+      "image-aug=(double)<1,0,0,0,1,0,1,0,0,0,1,0,1,0,0,0,1,0,"
+      "1,0,0,0,1,0,1,0,0,0,1,0>", FALSE);
+  check_patch (CAMERA_FEATURES, "image-width=704, image-height=256, "
+      "image-aug=(string)identity", FALSE);
+
+  /* a non-finite number */
+  p3d_camera_features_info_init (&info);
+  info.format = P3D_DATA_FORMAT_F32;
+  info.cameras = 1;
+  info.channels = info.depth_bins = info.width = info.height = 1;
+  info.has_image = TRUE;
+  info.image_width = 704;
+  info.image_height = 256;
+  info.image_aug[0][0] = info.image_aug[0][4] = 0.48;
+  info.image_aug[0][2] = -32;
+  info.image_aug[0][5] = -176;
+  check_round_trip (type, &info);
+  {
+    GstCaps *caps = p3d_camera_features_info_to_caps (&info);
+
+    gst_value_array_init (&array, 6);
+    g_value_init (&number, G_TYPE_DOUBLE);
+    for (k = 0; k < 6; k++) {
+      g_value_set_double (&number, k == 3 ? INFINITY : 0.5);
+      gst_value_array_append_value (&array, &number);
+    }
+    gst_structure_set_value (gst_caps_get_structure (caps, 0), "image-aug",
+        &array);
+    check_caps (type, caps, FALSE, "an infinite image-aug");
+    g_value_unset (&number);
+    g_value_unset (&array);
+    gst_caps_unref (caps);
+  }
+
+  p3d_camera_features_info_get_img_aug (&info, 0, matrix);
+  for (k = 0; k < 16; k++) {
+    const gdouble want[16] = { 0.48, 0, 0, -32, 0, 0.48, 0, -176, 0, 0, 1, 0,
+      0, 0, 0, 1
+    };
+
+    fail_unless (matrix[k] == want[k], "img_aug[%u] is %g, not %g", k,
+        matrix[k], want[k]);
+  }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bev_features)
 {
   const MediaType *type = &media_types[BEV_FEATURES];
@@ -1871,6 +1983,68 @@ GST_START_TEST (test_boxes)
 
   check_boxes (BOXES3D);
   check_boxes (BOXES2D);
+}
+
+GST_END_TEST;
+
+/* The velocity of 3D boxes: a boolean field, false when absent (caps and
+ * files from before it keep their meaning), written only when true; a
+ * third tensor of two floats a record. */
+GST_START_TEST (test_boxes_velocity)
+{
+  static const gchar *const refused[] = {
+    "application/x-boxes3d, max-boxes=5, velocity=(int)1",
+    "application/x-boxes3d, max-boxes=5, velocity=(string)yes",
+    "application/x-boxes3d, max-boxes=5, velocity={ true, false }",
+  };
+  P3dBoxes3dInfo info, other;
+  P3dTensorLayout layout;
+  GstCaps *caps;
+  gchar *text;
+  guint i;
+
+  p3d_boxes3d_info_init (&info);
+  fail_if (info.velocity);
+  caps = caps_parse ("application/x-boxes3d, max-boxes=5");
+  fail_unless (p3d_boxes3d_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  fail_if (info.velocity);
+  p3d_boxes3d_info_get_layout (&info, &layout);
+  fail_unless_equals_int (layout.n_tensors, 2);
+  caps = caps_parse ("application/x-boxes3d, max-boxes=5, velocity=false");
+  fail_unless (p3d_boxes3d_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  fail_if (info.velocity);
+  caps = caps_parse ("application/x-boxes3d, max-boxes=500, velocity=true");
+  fail_unless (p3d_boxes3d_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  fail_unless (info.velocity);
+  p3d_boxes3d_info_get_layout (&info, &layout);
+  fail_unless_equals_int (layout.n_tensors, 3);
+  fail_unless_equals_uint64 (layout.size[P3D_BOXES_TENSOR_RECORDS], 18000);
+  fail_unless_equals_uint64 (layout.size[P3D_BOXES_TENSOR_COUNT], 4);
+  fail_unless_equals_uint64 (layout.size[P3D_BOXES_TENSOR_VELOCITY], 4000);
+  fail_unless_equals_uint64 (p3d_tensor_layout_get_total_size (&layout), 22004);
+  /* round trips, and velocity=true only when true */
+  caps = p3d_boxes3d_info_to_caps (&info);
+  text = gst_caps_to_string (caps);
+  fail_unless (strstr (text, "velocity=(boolean)true") != NULL, "%s", text);
+  g_free (text);
+  fail_unless (p3d_boxes3d_info_from_caps (&other, caps));
+  gst_caps_unref (caps);
+  fail_unless (p3d_boxes3d_info_is_equal (&info, &other));
+  other.velocity = FALSE;
+  fail_if (p3d_boxes3d_info_is_equal (&info, &other));
+  caps = p3d_boxes3d_info_to_caps (&other);
+  text = gst_caps_to_string (caps);
+  fail_unless (strstr (text, "velocity") == NULL, "%s", text);
+  g_free (text);
+  gst_caps_unref (caps);
+  for (i = 0; i < G_N_ELEMENTS (refused); i++) {
+    caps = caps_parse (refused[i]);
+    fail_if (p3d_boxes3d_info_from_caps (&info, caps), "%s", refused[i]);
+    gst_caps_unref (caps);
+  }
 }
 
 GST_END_TEST;
@@ -2136,6 +2310,7 @@ GST_START_TEST (test_layouts)
   fail_if (p3d_bev_features_info_get_layout (&bev, &layout));
 
   /* boxes: 36- and 24-byte records, and the count */
+  p3d_boxes3d_info_init (&boxes3d);
   boxes3d.max_boxes = 500;
   p3d_boxes3d_info_get_layout (&boxes3d, &layout);
   fail_unless_equals_int (layout.n_tensors, 2);
@@ -2181,8 +2356,10 @@ mediatypes_suite (void)
   tcase_add_test (tc, test_pillars_set_gives_readable_caps);
   tcase_add_test (tc, test_pillars_f16_limit);
   tcase_add_test (tc, test_camera_features);
+  tcase_add_test (tc, test_camera_features_image);
   tcase_add_test (tc, test_bev_features);
   tcase_add_test (tc, test_boxes);
+  tcase_add_test (tc, test_boxes_velocity);
   tcase_add_test (tc, test_point_formats);
   tcase_add_test (tc, test_data_formats_and_feature_sets);
   tcase_add_test (tc, test_layouts);

@@ -1247,6 +1247,34 @@ GST_START_TEST (test_many_classes)
 
 GST_END_TEST;
 
+/* The payload gather by hand: kept boxes 2 and 0 of three, then the rest
+ * of the capacity empty. */
+GST_START_TEST (test_gather)
+{
+  const gint32 kept[4] = { 2, 0, -1, -1 };
+  const gfloat velocity[6] = { 1, 2, 3, 4, 5, 6 };
+  const gfloat want[8] = { 5, 6, 1, 2, 0, 0, 0, 0 };
+  gfloat out[8];
+
+  memset (out, 0xab, sizeof (out));
+  fail_unless_equals_int (p3dc_nms_gather_cpu (kept, 4, velocity, 2, out),
+      P3DC_OK);
+  fail_unless (memcmp (out, want, sizeof (want)) == 0);
+  /* one word a box */
+  memset (out, 0xab, sizeof (out));
+  fail_unless_equals_int (p3dc_nms_gather_cpu (kept, 4, velocity, 1, out),
+      P3DC_OK);
+  fail_unless (out[0] == 3 && out[1] == 1 && out[2] == 0 && out[3] == 0);
+  fail_unless_equals_int (p3dc_nms_gather_cpu (kept, 4, velocity, 0, out),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_gather_cpu (kept, 4, NULL, 2, out),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_nms_gather_cpu (NULL, 0, NULL, 2, NULL),
+      P3DC_OK);
+}
+
+GST_END_TEST;
+
 static Suite *
 nms_suite (void)
 {
@@ -1275,6 +1303,7 @@ nms_suite (void)
   tcase_add_test (tc, test_random_bev_aligned);
   tcase_add_test (tc, test_random_circle);
   tcase_add_test (tc, test_many_classes);
+  tcase_add_test (tc, test_gather);
   return s;
 }
 

@@ -50,6 +50,48 @@ device_garbage (gsize size)
   return device;
 }
 
+/* What a box carries beside its record (a velocity: two words) follows the
+ * kept boxes on both paths: the device gather from the device indices
+ * equals the reference's from the reference's, bit for bit, and each
+ * entry is its box's payload (zeros past the kept ones). */
+static void
+compare_gather (const gchar * what, gconstpointer d_index,
+    const gint32 * want_index, guint n, guint out_capacity)
+{
+  gsize in_size = (gsize) MAX (n, 1) * 8, out_size = (gsize) MAX
+      (out_capacity, 1) * 8;
+  guint32 *payload = g_malloc (in_size);
+  guint32 *want = g_malloc0 (out_size), *got = g_malloc0 (out_size);
+  gpointer d_payload, d_out;
+  guint i;
+
+  for (i = 0; i < 2 * MAX (n, 1); i++)
+    payload[i] = 0x10000u + i;
+  fail_unless_equals_int (p3dc_nms_gather_cpu (want_index, out_capacity,
+          payload, 2, want), P3DC_OK);
+  d_payload = device_copy (payload, in_size);
+  d_out = device_garbage (out_size);
+  fail_unless_equals_int (p3dc_nms_gather_cuda (d_index, out_capacity,
+          d_payload, 2, d_out, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got, d_out, out_size,
+          stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
+  for (i = 0; i < out_capacity; i++) {
+    guint32 expect = want_index[i] < 0 ? 0 : 0x10000u + 2 * want_index[i];
+
+    fail_unless (want[2 * i] == expect && want[2 * i + 1] == (expect ?
+            expect + 1 : 0), "%s: reference payload %u", what, i);
+    fail_unless (got[2 * i] == want[2 * i] && got[2 * i + 1] ==
+        want[2 * i + 1], "%s: CUDA payload %u: %x %x, reference %x %x",
+        what, i, got[2 * i], got[2 * i + 1], want[2 * i], want[2 * i + 1]);
+  }
+  fail_unless_equals_int (p3dc_cuda_free (d_payload), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_out), P3DC_OK);
+  g_free (payload);
+  g_free (want);
+  g_free (got);
+}
+
 /* Runs both paths on @boxes (@n records on the host; the device count is
  * @device_count, which the CUDA path clamps to its capacity, so the
  * reference gets min (device_count, capacity) of them) and compares. */
@@ -95,6 +137,8 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
   for (i = 0; with_index && i < out_capacity; i++)
     fail_unless (got_index[i] == want_index[i], "%s: kept index %u: "
         "CUDA %d, reference %d", what, i, got_index[i], want_index[i]);
+  if (with_index)
+    compare_gather (what, d_index, want_index, n, out_capacity);
   for (i = 0; i < out_capacity; i++)
     fail_unless (memcmp (got_out + i * record_size, want_out + i *
             record_size, record_size) == 0, "%s: output record %u "

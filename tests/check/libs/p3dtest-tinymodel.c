@@ -27,10 +27,9 @@ tensor_free (gpointer data)
   g_free (t);
 }
 
-/* A tensor @name (taken) of random values in [lo, hi). */
-static TinyModelTensor *
-add_tensor (TinyModel * m, P3dTestRng * rng, gchar * name, guint n_dims,
-    const gint64 * shape, gfloat lo, gfloat hi)
+TinyModelTensor *
+tiny_model_add_tensor (TinyModel * m, P3dTestRng * rng, gchar * name,
+    guint n_dims, const gint64 * shape, gfloat lo, gfloat hi)
 {
   TinyModelTensor *t = g_new0 (TinyModelTensor, 1);
   gsize i;
@@ -57,33 +56,35 @@ add_tensor (TinyModel * m, P3dTestRng * rng, gchar * name, guint n_dims,
   return t;
 }
 
-static void
-add_conv (TinyModel * m, P3dTestRng * rng, gchar * name, gint64 d0,
+void
+tiny_model_add_conv (TinyModel * m, P3dTestRng * rng, gchar * name, gint64 d0,
     gint64 d1, gint64 k, gint64 fan_in)
 {
   const gint64 shape[4] = { d0, d1, k, k };
   gfloat bound = 2.0f / sqrtf ((gfloat) fan_in);
 
-  add_tensor (m, rng, name, 4, shape, -bound, bound);
+  tiny_model_add_tensor (m, rng, name, 4, shape, -bound, bound);
 }
 
-static void
-add_norm (TinyModel * m, P3dTestRng * rng, gchar * prefix, gint64 channels)
+void
+tiny_model_add_norm (TinyModel * m, P3dTestRng * rng, gchar * prefix,
+    gint64 channels)
 {
   const gint64 shape[1] = { channels };
   TinyModelTensor *gamma;
   gsize i;
 
-  gamma = add_tensor (m, rng, g_strdup_printf ("%s.weight", prefix), 1,
+  gamma =
+      tiny_model_add_tensor (m, rng, g_strdup_printf ("%s.weight", prefix), 1,
       shape, 0.5f, 1.5f);
   for (i = 0; i < gamma->count; i += 3)
     gamma->values[i] = -gamma->values[i];
-  add_tensor (m, rng, g_strdup_printf ("%s.bias", prefix), 1, shape, -0.5f,
-      0.5f);
-  add_tensor (m, rng, g_strdup_printf ("%s.running_mean", prefix), 1, shape,
-      -0.3f, 0.3f);
-  add_tensor (m, rng, g_strdup_printf ("%s.running_var", prefix), 1, shape,
-      0.05f, 2.0f);
+  tiny_model_add_tensor (m, rng, g_strdup_printf ("%s.bias", prefix), 1, shape,
+      -0.5f, 0.5f);
+  tiny_model_add_tensor (m, rng, g_strdup_printf ("%s.running_mean", prefix), 1,
+      shape, -0.3f, 0.3f);
+  tiny_model_add_tensor (m, rng, g_strdup_printf ("%s.running_var", prefix), 1,
+      shape, 0.05f, 2.0f);
   g_free (prefix);
 }
 
@@ -98,15 +99,15 @@ add_neck_stage (TinyModel * m, P3dTestRng * rng, guint s)
   gchar *name = g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s);
 
   if (stride > 1 || (stride == 1 && !a->conv_for_no_stride)) {
-    add_conv (m, rng, name, a->stage_channels[s], a->neck_channels[s],
-        (gint64) stride, a->stage_channels[s]);
+    tiny_model_add_conv (m, rng, name, a->stage_channels[s],
+        a->neck_channels[s], (gint64) stride, a->stage_channels[s]);
   } else {
     gint64 k = (gint64) round (1 / stride);
 
-    add_conv (m, rng, name, a->neck_channels[s], a->stage_channels[s], k,
-        a->stage_channels[s] * k * k);
+    tiny_model_add_conv (m, rng, name, a->neck_channels[s],
+        a->stage_channels[s], k, a->stage_channels[s] * k * k);
   }
-  add_norm (m, rng, g_strdup_printf ("pts_neck.deblocks.%u.1", s),
+  tiny_model_add_norm (m, rng, g_strdup_printf ("pts_neck.deblocks.%u.1", s),
       a->neck_channels[s]);
 }
 
@@ -124,43 +125,67 @@ add_task (TinyModel * m, P3dTestRng * rng, guint t)
 
     if (h == 4 && !a->vel)
       continue;
-    add_conv (m, rng,
+    tiny_model_add_conv (m, rng,
         g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.conv.weight", t,
             head), a->head_conv, a->share_channels, k,
         a->share_channels * k * k);
-    add_norm (m, rng, g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.bn",
-            t, head), a->head_conv);
-    add_conv (m, rng,
+    tiny_model_add_norm (m, rng,
+        g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.0.bn", t, head),
+        a->head_conv);
+    tiny_model_add_conv (m, rng,
         g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.1.weight", t, head),
         out, a->head_conv, k, a->head_conv * k * k);
     /* heatmap logits around sigmoid^-1 of a 0.1 threshold, so that a share
      * of the cells pass it, as in a trained model's busy frame */
-    add_tensor (m, rng,
+    tiny_model_add_tensor (m, rng,
         g_strdup_printf ("pts_bbox_head.task_heads.%u.%s.1.bias", t, head), 1,
         bias_shape, h == 5 ? -2.5f : -1.0f, h == 5 ? 0.0f : 1.0f);
   }
 }
 
 TinyModel *
-tiny_model_new (const TinyModelArch * arch, guint64 seed)
+tiny_model_new_empty (const TinyModelArch * arch)
 {
   TinyModel *m = g_new0 (TinyModel, 1);
-  const gint64 pfn_shape[2] = { arch->pfn_out, arch->pfn_in };
-  guint s, k, t, in, neck_total = 0;
-  P3dTestRng rng;
 
   fail_unless (arch->n_stages <= TINY_MODEL_MAX_STAGES);
   fail_unless (arch->n_tasks <= TINY_MODEL_MAX_TASKS);
   m->arch = *arch;
   m->tensors = g_ptr_array_new_with_free_func (tensor_free);
   m->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  return m;
+}
+
+void
+tiny_model_add_center_head (TinyModel * m, P3dTestRng * rng, guint in_channels)
+{
+  const TinyModelArch *arch = &m->arch;
+  guint t;
+
+  tiny_model_add_conv (m, rng,
+      g_strdup ("pts_bbox_head.shared_conv.conv.weight"),
+      arch->share_channels, in_channels, 3, in_channels * 9);
+  tiny_model_add_norm (m, rng, g_strdup ("pts_bbox_head.shared_conv.bn"),
+      arch->share_channels);
+  for (t = 0; t < arch->n_tasks; t++)
+    add_task (m, rng, t);
+}
+
+TinyModel *
+tiny_model_new (const TinyModelArch * arch, guint64 seed)
+{
+  TinyModel *m = tiny_model_new_empty (arch);
+  const gint64 pfn_shape[2] = { arch->pfn_out, arch->pfn_in };
+  guint s, k, in, neck_total = 0;
+  P3dTestRng rng;
+
   p3d_test_rng_init (&rng, seed);
 
-  add_tensor (m, &rng,
+  tiny_model_add_tensor (m, &rng,
       g_strdup ("pts_voxel_encoder.pfn_layers.0.linear.weight"), 2,
       pfn_shape, -0.3f, 0.3f);
-  add_norm (m, &rng, g_strdup ("pts_voxel_encoder.pfn_layers.0.norm"),
-      arch->pfn_out);
+  tiny_model_add_norm (m, &rng,
+      g_strdup ("pts_voxel_encoder.pfn_layers.0.norm"), arch->pfn_out);
   in = arch->pfn_out;
   for (s = 0; s < arch->n_stages; s++) {
     guint channels = arch->stage_channels[s];
@@ -168,10 +193,12 @@ tiny_model_new (const TinyModelArch * arch, guint64 seed)
     for (k = 0; k <= arch->stage_layers[s]; k++) {
       guint from = k == 0 ? in : channels;
 
-      add_conv (m, &rng, g_strdup_printf ("pts_backbone.blocks.%u.%u.weight",
-              s, 3 * k), channels, from, 3, from * 9);
-      add_norm (m, &rng, g_strdup_printf ("pts_backbone.blocks.%u.%u", s,
-              3 * k + 1), channels);
+      tiny_model_add_conv (m, &rng,
+          g_strdup_printf ("pts_backbone.blocks.%u.%u.weight", s, 3 * k),
+          channels, from, 3, from * 9);
+      tiny_model_add_norm (m, &rng,
+          g_strdup_printf ("pts_backbone.blocks.%u.%u", s, 3 * k + 1),
+          channels);
     }
     in = channels;
   }
@@ -179,12 +206,7 @@ tiny_model_new (const TinyModelArch * arch, guint64 seed)
     add_neck_stage (m, &rng, s);
     neck_total += arch->neck_channels[s];
   }
-  add_conv (m, &rng, g_strdup ("pts_bbox_head.shared_conv.conv.weight"),
-      arch->share_channels, neck_total, 3, neck_total * 9);
-  add_norm (m, &rng, g_strdup ("pts_bbox_head.shared_conv.bn"),
-      arch->share_channels);
-  for (t = 0; t < arch->n_tasks; t++)
-    add_task (m, &rng, t);
+  tiny_model_add_center_head (m, &rng, neck_total);
   return m;
 }
 

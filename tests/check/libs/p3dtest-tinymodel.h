@@ -12,6 +12,8 @@
 
 #include <glib.h>
 
+#include "p3dtest.h"
+
 G_BEGIN_DECLS
 
 #define TINY_MODEL_MAX_STAGES 4
@@ -57,6 +59,23 @@ typedef struct
  * 1 / sqrt (fan-in), the fan-in being the terms one output sums (a
  * transposed conv's kernel equals its stride: its input channels). */
 TinyModel *tiny_model_new (const TinyModelArch * arch, guint64 seed);
+
+/* The pieces, for the tiny models of the other families that end in a
+ * CenterHead (p3dtest-bevdet.h): a model of no tensor with @arch (only its
+ * head fields read), a tensor @name (taken) of uniform values in [lo, hi)
+ * (running means rounded to F16 and written so), a conv weight [d0][d1][k]
+ * [k] within twice PyTorch's bound for @fan_in, a BatchNorm @prefix
+ * (taken), and the CenterHead on @in_channels: the shared conv and every
+ * task's heads. */
+TinyModel *tiny_model_new_empty (const TinyModelArch * arch);
+TinyModelTensor *tiny_model_add_tensor (TinyModel * m, P3dTestRng * rng,
+    gchar * name, guint n_dims, const gint64 * shape, gfloat lo, gfloat hi);
+void tiny_model_add_conv (TinyModel * m, P3dTestRng * rng, gchar * name,
+    gint64 d0, gint64 d1, gint64 k, gint64 fan_in);
+void tiny_model_add_norm (TinyModel * m, P3dTestRng * rng, gchar * prefix,
+    gint64 channels);
+void tiny_model_add_center_head (TinyModel * m, P3dTestRng * rng,
+    guint in_channels);
 void tiny_model_free (TinyModel * m);
 /* The tensor @name (fails the test when there is none). */
 TinyModelTensor *tiny_model_get (TinyModel * m, const gchar * name);

@@ -20,7 +20,7 @@
  * transform keeps the network's input inside of, in system memory or in
  * our CUDA memory; each camera its own size. A YUV frame becomes RGB as
  * libjpeg decodes a JPEG (the matrix and range of its colorimetry), so
- * that "jpegparse ! jpegdec idct-method=islow ! camencode" gives the
+ * that "jpegdec idct-method=islow ! camencode" gives the
  * network exactly the pixels BEVDet's PIL pipeline gives it from the same
  * JPEG. The CUDA path equals the reference path bit for bit up to the
  * network, whose arithmetic the precision property chooses.
@@ -43,8 +43,8 @@
  *     ! bevpool calibration=nuscenes-bevdet.json xbound="<-51.2,51.2,0.8>" \
  *       ybound="<-51.2,51.2,0.8>" zbound="<-10,10,20>" dbound="<1,60,1>" \
  *     ! bevdetect weights=bevdet.safetensors ! boxenc ! filesink location=boxes.jsonl \
- *   filesrc location=front_left.jpg ! jpegparse ! jpegdec idct-method=islow ! enc.sink_0 \
- *   filesrc location=front.jpg ! jpegparse ! jpegdec idct-method=islow ! enc.sink_1 \
+ *   filesrc location=front_left.jpg ! jpegdec idct-method=islow ! enc.sink_0 \
+ *   filesrc location=front.jpg ! jpegdec idct-method=islow ! enc.sink_1 \
  *   ...
  * ]|
  */

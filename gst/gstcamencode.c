@@ -648,7 +648,9 @@ open_device (P3dCamEncode * self, gint device_id, P3dPrecision precision,
   }
   self->half = precision == P3D_PRECISION_F16;
   ok = check_cuda (self, p3dc_cuda_stream_create (&self->stream),
-      "creating a stream");
+      "creating a stream")
+      && check_cuda (self, p3dc_cuda_event_create (&self->peer_event),
+      "creating an event");
   if (ok) {
     self->net_message[0] = '\0';
     result = p3dc_convnet_cuda_new (desc, self->half, &self->net,
@@ -700,12 +702,16 @@ close_device (P3dCamEncode * self)
       self->scratch[i] = NULL;
       self->scratch_sizes[i] = 0;
     }
+    if (self->peer_event)
+      log_failure (self, p3dc_cuda_event_destroy (self->peer_event),
+          "destroying an event");
     if (self->stream)
       log_failure (self, p3dc_cuda_stream_destroy (self->stream),
           "destroying the stream");
     device_leave (self, previous);
   }
   self->device_input = NULL;
+  self->peer_event = NULL;
   self->stream = NULL;
   self->use_cuda = FALSE;
   self->device_id = -1;
@@ -1568,13 +1574,23 @@ device_buffer (P3dCamEncode * self, gpointer * slot, gsize * slot_size,
   return *slot;
 }
 
+/* How a frame's memory learns that the set's reads of it are done. */
+typedef enum
+{
+  READ_NOTHING,                 /* a host frame, copied before the call
+                                 * returned */
+  READ_HERE,                    /* our memory on our device */
+  READ_FROM_PEER,               /* our memory on another device */
+} FrameRead;
+
 /* The frame of camera @pad on the device: its own memory when it is our
  * CUDA memory on our device (the stream waits for its producer), else a
  * copy, from the host or device to device. @mapped says whether @frame
- * holds a mapping to release after the set's work is queued. */
+ * holds a mapping to release after the set's work is queued, @read how
+ * the memory learns that the reads are done. */
 static gboolean
 frame_on_device (P3dCamEncode * self, P3dCamEncodePad * pad,
-    GstVideoFrame * frame, gboolean * mapped, gboolean * recorded,
+    GstVideoFrame * frame, gboolean * mapped, FrameRead * read,
     P3dcCamPrepFrame * planes)
 {
   GstMemory *mem = gst_buffer_n_memory (pad->frame) == 1 ?
@@ -1585,7 +1601,7 @@ frame_on_device (P3dCamEncode * self, P3dCamEncodePad * pad,
   guint8 *device;
 
   *mapped = FALSE;
-  *recorded = FALSE;
+  *read = READ_NOTHING;
   if (mem != NULL && p3d_is_cuda_memory (mem)
       && ((P3dCudaMemory *) mem)->device_id == self->device_id) {
     if (!map_frame (self, pad, frame, P3D_MAP_CUDA))
@@ -1594,7 +1610,7 @@ frame_on_device (P3dCamEncode * self, P3dCamEncodePad * pad,
     if (!p3d_cuda_memory_wait (mem, self->stream))
       return check_cuda (self, P3DC_ERROR_INVALID_ARGUMENT,
           "ordering a frame after its producer");
-    *recorded = TRUE;
+    *read = READ_HERE;
     frame_planes (frame, planes);
     return TRUE;
   }
@@ -1616,7 +1632,7 @@ frame_on_device (P3dCamEncode * self, P3dCamEncodePad * pad,
                 (guint8 *) cmem->device_data + mem->offset, cmem->device_id,
                 mem->size, self->stream), "copying a frame between devices"))
       return FALSE;
-    *recorded = TRUE;
+    *read = READ_FROM_PEER;
     frame_planes (frame, planes);
     for (p = 0; p < 3; p++)
       if (planes->planes[p] != NULL)
@@ -1759,10 +1775,10 @@ process_cuda (P3dCamEncode * self, GList * pads, GstBuffer * out)
 {
   GstVideoFrame frames[P3D_CAMERA_FEATURES_MAX_CAMERAS];
   gboolean mapped[P3D_CAMERA_FEATURES_MAX_CAMERAS] = { FALSE, };
-  gboolean recorded[P3D_CAMERA_FEATURES_MAX_CAMERAS] = { FALSE, };
+  FrameRead read[P3D_CAMERA_FEATURES_MAX_CAMERAS] = { READ_NOTHING, };
   P3dcCamPrepFrame planes[P3D_CAMERA_FEATURES_MAX_CAMERAS];
   GstFlowReturn ret = GST_FLOW_ERROR;
-  gboolean ok = TRUE;
+  gboolean ok = TRUE, peers = FALSE;
   gint previous;
   GList *l;
 
@@ -1783,19 +1799,31 @@ process_cuda (P3dCamEncode * self, GList * pads, GstBuffer * out)
     P3dCamEncodePad *pad = l->data;
     guint k = pad->camera;
 
-    ok = frame_on_device (self, pad, &frames[k], &mapped[k], &recorded[k],
+    ok = frame_on_device (self, pad, &frames[k], &mapped[k], &read[k],
         &planes[k]);
+    peers |= read[k] == READ_FROM_PEER;
   }
   ok = ok && check_cuda (self, p3dc_camprep_cuda_run (self->prep, planes,
           self->device_input, self->half, self->stream),
       "preparing the images");
-  /* the frames' producers may reuse them once these reads are done */
+  /* the frames' producers may reuse them once these reads are done: a
+   * memory of our device records our stream, one of another device our
+   * event (an event records only on a stream of its own device) */
+  if (peers)
+    ok = check_cuda (self, p3dc_cuda_event_record (self->peer_event,
+            self->stream), "recording the copies between devices") && ok;
   for (l = pads; l != NULL; l = l->next) {
     P3dCamEncodePad *pad = l->data;
     guint k = pad->camera;
+    gboolean recorded = TRUE;
 
-    if (recorded[k] && !p3d_cuda_memory_record (gst_buffer_peek_memory
-            (pad->frame, 0), self->stream))
+    if (read[k] == READ_HERE)
+      recorded = p3d_cuda_memory_record (gst_buffer_peek_memory (pad->frame,
+              0), self->stream);
+    else if (read[k] == READ_FROM_PEER)
+      recorded = p3d_cuda_memory_record_from (gst_buffer_peek_memory
+          (pad->frame, 0), self->peer_event);
+    if (!recorded)
       ok = check_cuda (self, P3DC_ERROR_INVALID_ARGUMENT,
           "recording the read of a frame");
     if (mapped[k])

@@ -88,6 +88,8 @@ struct _P3dCamEncode
   gboolean use_cuda;
   gint device_id;
   P3dcCudaStream stream;
+  /* recorded after reading frames of another device, for their memories */
+  P3dcCudaEvent peer_event;
   GstAllocator *allocator;
   GstContext *context;
 

@@ -315,8 +315,8 @@ GST_START_TEST (test_blurbs)
     g_type_class_unref (klass);
     gst_object_unref (factory);
   }
-  /* the six GPU filters, pointcloudtestsrc and pcdparse */
-  fail_unless_equals_int (with_device, 8);
+  /* the six GPU filters, camencode, pointcloudtestsrc and pcdparse */
+  fail_unless_equals_int (with_device, 9);
   gst_plugin_feature_list_free (features);
 }
 

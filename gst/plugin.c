@@ -14,6 +14,7 @@
 #include "gstboxenc.h"
 #include "gstboxoverlay.h"
 #include "gstboxparse.h"
+#include "gstcamencode.h"
 #include "gstcameratestsrc.h"
 #include "gstnms.h"
 #include "gstousterparse.h"
@@ -37,6 +38,7 @@ plugin_init (GstPlugin * plugin)
   ok |= GST_ELEMENT_REGISTER (bevdetect, plugin);
   ok |= GST_ELEMENT_REGISTER (nms, plugin);
   ok |= GST_ELEMENT_REGISTER (bevpool, plugin);
+  ok |= GST_ELEMENT_REGISTER (camencode, plugin);
   ok |= GST_ELEMENT_REGISTER (pointcloudtestsrc, plugin);
   ok |= GST_ELEMENT_REGISTER (pcdparse, plugin);
   ok |= GST_ELEMENT_REGISTER (pointcloudparse, plugin);

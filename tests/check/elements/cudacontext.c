@@ -315,9 +315,9 @@ GST_START_TEST (test_blurbs)
     g_type_class_unref (klass);
     gst_object_unref (factory);
   }
-  /* the six GPU filters, pointcloudtestsrc, pcdparse, velodyneparse and
-   * ousterparse */
-  fail_unless_equals_int (with_device, 10);
+  /* the six GPU filters, camencode, pointcloudtestsrc, pcdparse,
+   * velodyneparse and ousterparse */
+  fail_unless_equals_int (with_device, 11);
   gst_plugin_feature_list_free (features);
 }
 

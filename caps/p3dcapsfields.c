@@ -211,3 +211,93 @@ p3d_grid_from_range (const gdouble * voxel_size, const gdouble * range,
   }
   return TRUE;
 }
+
+typedef struct
+{
+  const GstStructure *other;
+  GQuark field;
+} ConflictSearch;
+
+static gboolean
+find_conflicting_field (GQuark field, const GValue * value, gpointer data)
+{
+  ConflictSearch *search = data;
+  const GValue *other = gst_structure_id_get_value (search->other, field);
+
+  if (other == NULL || gst_value_intersect (NULL, value, other))
+    return TRUE;
+  search->field = field;
+  return FALSE;
+}
+
+static gchar *
+serialize_value (const GValue * value)
+{
+  gchar *text = value ? gst_value_serialize (value) : NULL;
+
+  return text ? text : g_strdup ("?");
+}
+
+gboolean
+p3d_caps_find_conflicting_field (const GstCaps * a, const GstCaps * b,
+    gchar ** field, gchar ** a_value, gchar ** b_value)
+{
+  const GstStructure *first;
+  guint i;
+
+  if (a == NULL || b == NULL || gst_caps_is_empty (a) || gst_caps_is_empty (b)
+      || gst_caps_can_intersect (a, b))
+    return FALSE;
+  first = gst_caps_get_structure (a, 0);
+  for (i = 0; i < gst_caps_get_size (b); i++) {
+    const GstStructure *s = gst_caps_get_structure (b, i);
+    ConflictSearch search = { s, 0 };
+
+    if (!gst_structure_has_name (s, gst_structure_get_name (first)))
+      continue;
+    gst_structure_foreach (first, find_conflicting_field, &search);
+    if (search.field == 0)
+      continue;
+    *field = g_strdup (g_quark_to_string (search.field));
+    *a_value = serialize_value (gst_structure_id_get_value (first,
+            search.field));
+    *b_value = serialize_value (gst_structure_id_get_value (s, search.field));
+    return TRUE;
+  }
+  return FALSE;
+}
+
+gchar *
+p3d_caps_describe_conflict (const GstCaps * a, const GstCaps * b)
+{
+  gchar *field, *a_value, *b_value, *why;
+  guint i;
+
+  if (a == NULL || b == NULL || gst_caps_is_empty (a)
+      || gst_caps_is_empty (b))
+    return g_strdup ("one side has no caps at all");
+  if (gst_caps_can_intersect (a, b))
+    return NULL;
+  if (p3d_caps_find_conflicting_field (a, b, &field, &a_value, &b_value)) {
+    why = g_strdup_printf ("%s: %s against %s", field, a_value, b_value);
+    g_free (field);
+    g_free (a_value);
+    g_free (b_value);
+    return why;
+  }
+  for (i = 0; i < gst_caps_get_size (b); i++) {
+    if (gst_structure_has_name (gst_caps_get_structure (b, i),
+            gst_structure_get_name (gst_caps_get_structure (a, 0)))) {
+      gchar *fa = gst_caps_features_to_string (gst_caps_get_features (a, 0));
+      gchar *fb = gst_caps_features_to_string (gst_caps_get_features (b, i));
+
+      why = g_strdup_printf ("memory %s against %s", fa, fb);
+      g_free (fa);
+      g_free (fb);
+      return why;
+    }
+  }
+  return g_strdup_printf ("media type %s against %s",
+      gst_structure_get_name (gst_caps_get_structure (a, 0)),
+      gst_structure_get_name (gst_caps_get_structure (b, 0)));
+}

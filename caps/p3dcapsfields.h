@@ -33,6 +33,19 @@ gboolean p3d_structure_get_framerate (const GstStructure * s, gint * fps_n,
     gint * fps_d);
 void p3d_structure_set_framerate (GstStructure * s, gint fps_n, gint fps_d);
 
+/* Why @a and @b have nothing in common, for the debug log: the first
+ * structure of @a against each of @b, the media type or the first field
+ * whose values do not intersect, with both values ("features:
+ * pointpillars-10 against mmdet3d-11"). NULL when they intersect. */
+gchar *p3d_caps_describe_conflict (const GstCaps * a, const GstCaps * b);
+
+/* The first field of the first structure of @a whose value no structure
+ * of @b of the same media type can take: its name and both values as
+ * gst-launch writes them (free all three). FALSE when there is none (the
+ * caps intersect, or differ in media type or memory only). */
+gboolean p3d_caps_find_conflicting_field (const GstCaps * a,
+    const GstCaps * b, gchar ** field, gchar ** a_value, gchar ** b_value);
+
 /* grid[i] = round((max - min) / size) for each of @axes axes, with
  * range = (mins..., maxes...); FALSE unless every count is in [1, 2^31). */
 gboolean p3d_grid_from_range (const gdouble * voxel_size,

@@ -151,13 +151,13 @@ p3d_bev_pool_class_init (P3dBevPoolClass * klass)
           "recomputed", NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_IMAGE_WIDTH,
-      g_param_spec_uint ("image-width", "Image width",
+      p3d_param_spec_uint ("image-width", "Image width",
           "Width in pixels of the network's input image, after augmentation "
           "(BEVFusion nuScenes: 704)", 1, 65536, DEFAULT_IMAGE_WIDTH,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_IMAGE_HEIGHT,
-      g_param_spec_uint ("image-height", "Image height",
+      p3d_param_spec_uint ("image-height", "Image height",
           "Height in pixels of the network's input image, after augmentation "
           "(BEVFusion nuScenes: 256)", 1, 65536, DEFAULT_IMAGE_HEIGHT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "gstbevrender.h"
+#include "p3dparamspec.h"
 #include "p3dproperties.h"
 
 GST_DEBUG_CATEGORY (p3d_bev_render_debug);
@@ -205,9 +206,11 @@ p3d_bev_render_request_new_pad (GstElement * element, GstPadTemplate * templ,
   GstPad *pad = GST_ELEMENT_CLASS (parent_class)->request_new_pad (element,
       templ, req_name, caps);
 
-  if (pad != NULL)
+  if (pad != NULL) {
+    p3d_object_watch_properties (G_OBJECT (pad), element);
     gst_child_proxy_child_added (GST_CHILD_PROXY (element), G_OBJECT (pad),
         GST_OBJECT_NAME (pad));
+  }
   return pad;
 }
 
@@ -256,7 +259,7 @@ static GParamSpec *
 double_pair_spec (const gchar * name, const gchar * nick, const gchar * blurb)
 {
   return gst_param_spec_array (name, nick, blurb,
-      g_param_spec_double ("value", "Value", "One value", -G_MAXDOUBLE,
+      p3d_param_spec_double ("value", "Value", "One value", -G_MAXDOUBLE,
           G_MAXDOUBLE, 0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 }
@@ -281,32 +284,32 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           "area of the voxels' and features' caps, else the KITTI "
           "PointPillars area below", -G_MAXDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_METRES_PER_PIXEL,
-      g_param_spec_double ("metres-per-pixel", "Metres per pixel",
+      p3d_param_spec_double ("metres-per-pixel", "Metres per pixel",
           "Ground size of a pixel; width or height left at 0 is then the "
           "range's extent at this scale. 0: the scale at which the range "
           "fits the width and height set (0.1 when neither is set)", 0.0,
           1e6, DEFAULT_METRES_PER_PIXEL, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_WIDTH,
-      g_param_spec_int ("width", "Width",
+      p3d_param_spec_int ("width", "Width",
           "Image width in pixels; 0: the range's extent along y at the scale "
           "(see metres-per-pixel)", 0, P3D_BEV_MAX_SIDE, DEFAULT_WIDTH,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
-      g_param_spec_int ("height", "Height",
+      p3d_param_spec_int ("height", "Height",
           "Image height in pixels; 0: the range's extent along x at the "
           "scale (see metres-per-pixel)", 0, P3D_BEV_MAX_SIDE, DEFAULT_HEIGHT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_BACKGROUND_COLOR,
-      g_param_spec_uint ("background-color", "Background color",
+      p3d_param_spec_uint ("background-color", "Background color",
           "Background colour as 0xAARRGGBB (alpha too: 0x00000000 gives a "
           "transparent background for overlays)", 0, G_MAXUINT32,
           DEFAULT_BACKGROUND_COLOR, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_POINT_SIZE,
-      g_param_spec_uint ("point-size", "Point size",
+      p3d_param_spec_uint ("point-size", "Point size",
           "Side in pixels of the square drawn for a point", 1, MAX_POINT_SIZE,
           DEFAULT_POINT_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
@@ -329,7 +332,7 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           DEFAULT_SHOW_SCORES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_GRID_SPACING,
-      g_param_spec_double ("grid-spacing", "Grid spacing",
+      p3d_param_spec_double ("grid-spacing", "Grid spacing",
           "Grid lines every this many metres along x and y, the two through "
           "the sensor brighter; 0: no grid", 0.0, 1e6, DEFAULT_GRID_SPACING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -413,6 +416,7 @@ p3d_bev_render_init (P3dBevRender * self)
   self->show_scores = DEFAULT_SHOW_SCORES;
   self->grid_spacing = DEFAULT_GRID_SPACING;
   self->annotations = DEFAULT_ANNOTATIONS;
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
   self->base_time = GST_CLOCK_TIME_NONE;
   gst_video_info_init (&self->out_info);
 }
@@ -442,11 +446,18 @@ set_range (P3dBevRender * self, const GValue * value)
     for (i = 0; i < 4; i++)
       values[i] = g_value_get_double (gst_value_array_get_value (value, i));
   } else {
-    /* as p3d_value_get_doubles: a GLib warning, which reaches the user */
-    g_warning ("%s: range needs 4 values <xmin,ymin,xmax,ymax> or 1 <r>, "
-        "got %u; the property keeps its value", GST_OBJECT_NAME (self), n);
+    gchar *why = g_strdup_printf ("needs 4 values <xmin,ymin,xmax,ymax> or "
+        "1 <r>, got %u", n);
+
+    /* as p3d_value_get_doubles: a GLib warning, which reaches the user,
+     * and the element refuses to start */
+    g_warning ("%s: range %s; the property keeps its value",
+        GST_OBJECT_NAME (self), why);
+    p3d_object_set_bad_value (G_OBJECT (self), "range", why);
+    g_free (why);
     return;
   }
+  p3d_object_set_bad_value (G_OBJECT (self), "range", NULL);
   memcpy (self->range, values, sizeof (values));
   self->range_set = TRUE;
 }
@@ -462,8 +473,12 @@ set_value_range (P3dBevRender * self, const GValue * value,
     return;
   if (!(parsed[1] > parsed[0]) || !isfinite (parsed[0])
       || !isfinite (parsed[1])) {
-    GST_WARNING_OBJECT (self, "%s <%g,%g>: high must be above low: ignored",
-        name, parsed[0], parsed[1]);
+    gchar *why = g_strdup_printf ("<%g,%g>: the high end must be a finite "
+        "number above the low end", parsed[0], parsed[1]);
+
+    /* kept out, and the element refuses to start, or stops when playing */
+    p3d_object_set_bad_value (G_OBJECT (self), name, why);
+    g_free (why);
     return;
   }
   memcpy (pair, parsed, sizeof (parsed));
@@ -603,6 +618,36 @@ forget_all_buffers (P3dBevRender * self)
   g_list_free_full (pads, gst_object_unref);
 }
 
+/* The element's properties and its pads' (p3dparamspec.h). */
+static gboolean
+check_properties (P3dBevRender * self)
+{
+  GstIterator *it;
+  GValue item = G_VALUE_INIT;
+  gboolean ok, done = FALSE;
+
+  ok = p3d_element_check_properties (GST_ELEMENT (self));
+  it = gst_element_iterate_sink_pads (GST_ELEMENT (self));
+  while (ok && !done) {
+    switch (gst_iterator_next (it, &item)) {
+      case GST_ITERATOR_OK:
+        ok = p3d_object_check_properties (g_value_get_object (&item),
+            GST_ELEMENT (self));
+        g_value_reset (&item);
+        break;
+      case GST_ITERATOR_RESYNC:
+        gst_iterator_resync (it);
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return ok;
+}
+
 static gboolean
 p3d_bev_render_start (GstAggregator * agg)
 {
@@ -612,6 +657,8 @@ p3d_bev_render_start (GstAggregator * agg)
   P3dBevView view;
   gchar *why = NULL;
 
+  if (!check_properties (self))
+    return FALSE;
   GST_OBJECT_LOCK (self);
   memcpy (range, self->range, sizeof (range));
   metres_per_pixel = self->metres_per_pixel;

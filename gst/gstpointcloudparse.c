@@ -41,6 +41,7 @@
 
 #include "gstpointcloudparse.h"
 #include "half.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_point_cloud_parse_debug);
 #define GST_CAT_DEFAULT p3d_point_cloud_parse_debug
@@ -177,7 +178,7 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
           "is refused at start (a raw record does not say what it holds)",
           P3D_TYPE_POINT_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CHANNELS,
-      g_param_spec_uint ("channels", "Channels",
+      p3d_param_spec_uint ("channels", "Channels",
           "Values per input record; those after format's channels are "
           "skipped (Waymo's 6 columns with format=xyzi: 6); 0: as many as "
           "format has", 0, MAX_CHANNELS, DEFAULT_CHANNELS, READY_FLAGS));
@@ -186,13 +187,13 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
           "The type of every input value", P3D_TYPE_POINT_CLOUD_PARSE_DATA,
           DEFAULT_DATA_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_POINTS_PER_FRAME,
-      g_param_spec_uint ("points-per-frame", "Points per frame",
+      p3d_param_spec_uint ("points-per-frame", "Points per frame",
           "Points per output sweep, for a stream of sweeps of one size; the "
           "last may be shorter. 0: everything up to end-of-stream is one "
           "sweep (one file, one sweep)", 0, G_MAXUINT,
           DEFAULT_POINTS_PER_FRAME, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FRAMERATE,
-      gst_param_spec_fraction ("framerate", "Frame rate",
+      p3d_param_spec_fraction ("framerate", "Frame rate",
           "Sweeps per second: the caps' framerate and, when the input has "
           "no timestamps, sweep n's timestamp n / framerate; 0/1: none",
           0, 1, G_MAXINT, 1, DEFAULT_FPS_N, DEFAULT_FPS_D, READY_FLAGS));
@@ -229,6 +230,7 @@ p3d_point_cloud_parse_init (P3dPointCloudParse * self)
   self->fps_n = DEFAULT_FPS_N;
   self->fps_d = DEFAULT_FPS_D;
   p3d_point_cloud_info_init (&self->out_info);
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static P3dPointCloudParsePreset
@@ -326,6 +328,9 @@ p3d_point_cloud_parse_start (GstBaseParse * parse)
 {
   P3dPointCloudParse *self = P3D_POINT_CLOUD_PARSE (parse);
   gsize frame_bytes;
+
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
 
   GST_OBJECT_LOCK (self);
   self->in_finfo = p3d_point_format_get_info (self->format);

@@ -120,7 +120,7 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
           "a warning at start when that is not max)",
           -G_MAXDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
-      g_param_spec_uint ("max-points", "Max points",
+      p3d_param_spec_uint ("max-points", "Max points",
           "Points kept per voxel, the first ones in input order (later ones "
           "are dropped and counted); an output buffer, max-voxels x "
           "(max-points x channels x 4 + 20) + 4 bytes, must not exceed "
@@ -129,7 +129,7 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
           DEFAULT_MAX_POINTS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MAX_VOXELS,
-      g_param_spec_uint ("max-voxels", "Max voxels",
+      p3d_param_spec_uint ("max-voxels", "Max voxels",
           "Voxels kept per frame, the first ones by first point (later ones "
           "are dropped and counted); OpenPCDet uses 40000 for KITTI pillars, "
           "CenterPoint 160000 for its 3D grid; an output buffer, max-voxels "
@@ -166,6 +166,10 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   trans_class->start = GST_DEBUG_FUNCPTR (p3d_voxelize_start);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_voxelize_transform_media_caps);
+  /* the properties' voxels first; others downstream asks for are refused
+   * naming the property */
+  filter_class->sink_fallback_caps = P3D_POINT_CLOUD_CAPS_ALL;
+  filter_class->src_fallback_caps = P3D_VOXELS_CAPS_ALL;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_voxelize_set_info);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_voxelize_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cpu);
@@ -458,6 +462,57 @@ set_settings_error (P3dVoxelize * self, const P3dPointFormatInfo * finfo,
   }
 }
 
+/* Downstream asked for voxels that are not the properties' (a caps filter
+ * after voxelize): the first field that differs, both values and the
+ * property to set. */
+static gboolean
+voxels_match_properties (const P3dVoxelsInfo * expected,
+    const P3dVoxelsInfo * out_info, GError ** error)
+{
+  gchar *ours, *theirs;
+
+  if (expected->finfo != out_info->finfo) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for voxels of format=%s, the input points are "
+        "format=%s: voxels keep the points' format", out_info->finfo->name,
+        expected->finfo->name);
+    return FALSE;
+  }
+  if (expected->max_voxels != out_info->max_voxels) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for max-voxels=%u, the property is max-voxels=%u: "
+        "set voxelize max-voxels=%u", out_info->max_voxels,
+        expected->max_voxels, out_info->max_voxels);
+    return FALSE;
+  }
+  if (expected->max_points != out_info->max_points) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for max-points=%u, the property is max-points=%u: "
+        "set voxelize max-points=%u", out_info->max_points,
+        expected->max_points, out_info->max_points);
+    return FALSE;
+  }
+  if (p3d_voxel_grid_is_equal (&expected->grid, &out_info->grid))
+    return TRUE;
+  if (memcmp (expected->grid.voxel_size, out_info->grid.voxel_size,
+          sizeof (expected->grid.voxel_size)) != 0) {
+    ours = p3d_doubles_to_string (expected->grid.voxel_size, 3);
+    theirs = p3d_doubles_to_string (out_info->grid.voxel_size, 3);
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for voxel-size=%s, the property is voxel-size=%s: "
+        "set voxelize voxel-size=\"%s\"", theirs, ours, theirs);
+  } else {
+    ours = p3d_doubles_to_string (expected->grid.range, 6);
+    theirs = p3d_doubles_to_string (out_info->grid.range, 6);
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for range=%s, the property is range=%s: set "
+        "voxelize range=\"%s\"", theirs, ours, theirs);
+  }
+  g_free (ours);
+  g_free (theirs);
+  return FALSE;
+}
+
 static gboolean
 p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -478,20 +533,16 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     set_settings_error (self, in_info.finfo, error);
     return FALSE;
   }
-  if (!p3d_voxels_info_from_caps (&out_info, outcaps))
-    return FALSE;
-  if (expected.finfo != out_info.finfo
-      || expected.max_voxels != out_info.max_voxels
-      || expected.max_points != out_info.max_points
-      || !p3d_voxel_grid_is_equal (&expected.grid, &out_info.grid)) {
+  if (!p3d_voxels_info_from_caps (&out_info, outcaps)) {
+    gchar *text = gst_caps_to_string (outcaps);
+
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "the output caps do not describe the voxels of the properties "
-        "(format %s, max-voxels %u in the caps against %u, max-points %u "
-        "against %u)", p3d_point_format_to_string (out_info.finfo->format),
-        out_info.max_voxels, expected.max_voxels, out_info.max_points,
-        expected.max_points);
+        "Downstream asks for caps that describe no voxels: %s", text);
+    g_free (text);
     return FALSE;
   }
+  if (!voxels_match_properties (&expected, &out_info, error))
+    return FALSE;
   result = p3dc_voxelize_params_init (&params, out_info.grid.voxel_size,
       out_info.grid.range, in_info.finfo->channels, out_info.max_points,
       out_info.max_voxels);

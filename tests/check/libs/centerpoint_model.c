@@ -772,6 +772,15 @@ static const BadModel bad_models[] = {
           "pts_backbone.blocks.0.1.running_var"}, 0,
       P3D_WEIGHTS_ERROR_BAD_VALUE, {"pts_backbone.blocks.0.1.running_var[0]",
           "negative"}},
+  /* weights that cannot be right, refused at load, not per frame */
+  {NO_CHANGE, {NULL, NULL, 0, {0}, NULL, NULL,
+          "pts_backbone.blocks.1.3.weight"}, 0, P3D_WEIGHTS_ERROR_BAD_VALUE,
+      {"tensor 'pts_backbone.blocks.1.3.weight' holds nan at element 0",
+          "finite"}},
+  {NO_CHANGE, {NULL, NULL, 0, {0}, NULL, NULL,
+          "pts_voxel_encoder.pfn_layers.0.linear.weight"}, 0,
+      P3D_WEIGHTS_ERROR_BAD_VALUE,
+      {"'pts_voxel_encoder.pfn_layers.0.linear.weight' holds nan"}},
 };
 
 GST_START_TEST (test_bad_model)

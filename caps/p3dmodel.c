@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "p3dmodel-private.h"
+#include "p3djson.h"
 
 /* Every family this library reads; a new one adds its line. */
 static const P3dModelFamily *const families[] = {
@@ -192,7 +193,7 @@ p3d_model_new (const P3dWeights * weights, GError ** error)
     return NULL;
   }
   parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, json, -1, &json_error)) {
+  if (!p3d_json_parser_load (parser, json, -1, &json_error)) {
     g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
         "%s: " P3D_MODEL_METADATA_KEY " is not valid JSON: %s",
         p3d_weights_get_name (weights), json_error->message);

@@ -10,6 +10,7 @@
 
 #include "half.h"
 #include "p3dweights.h"
+#include "p3djson.h"
 
 /* safetensors itself refuses larger headers: a bigger one is garbage. */
 #define MAX_HEADER_SIZE 100000000
@@ -382,7 +383,7 @@ parse_header (P3dWeights * weights, GError ** error)
   data_size = size - 8 - header_size;
 
   parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, header, header_size, &json_error)) {
+  if (!p3d_json_parser_load (parser, header, header_size, &json_error)) {
     g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_HEADER,
         "%s: the safetensors header is not valid JSON: %s", weights->name,
         json_error->message);

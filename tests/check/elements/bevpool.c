@@ -888,8 +888,9 @@ GST_START_TEST (test_wrong_buffer_size_is_an_error)
 
 GST_END_TEST;
 
-/* While playing, a new file of another camera count, then an unreadable
- * one: errors at the next frame, naming what is wrong. */
+/* While playing, a new file of another camera count, then a missing one, a
+ * deeply nested one and a device: errors at the next frame, naming what is
+ * wrong. */
 GST_START_TEST (test_bad_calibration_change_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
@@ -899,6 +900,9 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
   gchar *three =
       bevpoolrig_write_calibration (dir, "three.json", 3, 0, FALSE, cameras);
   gchar *missing = g_build_filename (dir, "missing.json", NULL);
+  gchar *deep = g_build_filename (dir, "deep.json", NULL);
+  gchar *open = g_strnfill (100000, '['), *close = g_strnfill (100000, ']');
+  gchar *deep_text = g_strdup_printf ("{\"cameras\": %s%s}", open, close);
   GstHarness *h =
       bevpool_harness (&bevpoolrig_small_config, path, BEVPOOLRIG_DEPTH_BINS,
       FALSE,
@@ -929,6 +933,24 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
       GST_RESOURCE_ERROR_NOT_FOUND, missing, NULL);
   g_free (text);
 
+  /* nested 100 000 levels deep: it overflowed the streaming thread's stack
+   * in json-glib (issue 32.1) */
+  fail_unless (g_file_set_contents (deep, deep_text, -1, NULL));
+  g_object_set (bevpool, "calibration", deep, NULL);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
+      GST_FLOW_ERROR);
+  text = elemtest_expect_error (bus, GST_STREAM_ERROR,
+      GST_STREAM_ERROR_DECODE, deep, "nested more than 64 levels deep", NULL);
+  g_free (text);
+
+  /* not a regular file: /dev/zero was read for ever (issue 32.3) */
+  g_object_set (bevpool, "calibration", "/dev/zero", NULL);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
+      GST_FLOW_ERROR);
+  text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
+      GST_RESOURCE_ERROR_OPEN_READ, "/dev/zero", "not a regular file", NULL);
+  g_free (text);
+
   bevpoolrig_frame_clear (&f);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
@@ -937,6 +959,10 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
   g_free (path);
   g_free (three);
   g_free (missing);
+  g_free (deep);
+  g_free (deep_text);
+  g_free (open);
+  g_free (close);
   elemtest_remove_dir (dir);
   g_free (dir);
 }

@@ -813,6 +813,37 @@ GST_START_TEST (test_bad_model)
 
 GST_END_TEST;
 
+/* A `p3d.model` document nested 100 000 levels deep overflowed json-glib's
+ * recursion (issue 32.1): refused by the depth scan, naming the file. */
+GST_START_TEST (test_deep_metadata)
+{
+  TinyModel *m = tiny_new (10, TRUE);
+  GString *config = g_string_new ("{\"architecture\": ");
+  gchar *path;
+  GError *error = NULL;
+  guint i;
+
+  for (i = 0; i < 100000; i++)
+    g_string_append (config, "[");
+  for (i = 0; i < 100000; i++)
+    g_string_append (config, "]");
+  g_string_append (config, "}");
+  path = tiny_model_write (m, config->str, NULL);
+  fail_if (load (path, &error));
+  fail_unless (g_error_matches (error, P3D_WEIGHTS_ERROR,
+          P3D_WEIGHTS_ERROR_BAD_METADATA));
+  fail_unless (strstr (error->message, path) != NULL
+      && strstr (error->message, "not valid JSON: nested more than 64 levels "
+          "deep") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  g_unlink (path);
+  g_free (path);
+  g_string_free (config, TRUE);
+  tiny_model_free (m);
+}
+
+GST_END_TEST;
+
 /* A rotate-NMS config may leave out min_radius; a file without the vel
  * tensors needs no vel head. */
 GST_START_TEST (test_rotate_without_radius)
@@ -849,6 +880,7 @@ centerpoint_model_suite (void)
   tcase_add_test (tc, test_forward_without_vel);
   tcase_add_test (tc, test_other_feature_sets);
   tcase_add_loop_test (tc, test_bad_model, 0, G_N_ELEMENTS (bad_models));
+  tcase_add_test (tc, test_deep_metadata);
   tcase_add_test (tc, test_rotate_without_radius);
   return s;
 }

@@ -524,6 +524,31 @@ GST_START_TEST (test_non_finite)
 
 GST_END_TEST;
 
+/* A header nested 100 000 levels deep overflowed json-glib's recursion
+ * (issue 32.1): refused by the depth scan, naming the file. */
+GST_START_TEST (test_deep_header)
+{
+  gchar *path = temp_path ("deep.safetensors");
+  GString *header = g_string_new ("{\"__metadata__\": {\"a\": \"b\"}, "
+      "\"w\": ");
+  static const gchar *const words[] = { "deep.safetensors",
+    "not valid JSON", "nested more than 64 levels deep", NULL
+  };
+  guint i;
+
+  for (i = 0; i < 100000; i++)
+    g_string_append (header, "{\"a\":");
+  for (i = 0; i < 100000; i++)
+    g_string_append (header, "}");
+  g_string_append (header, "}");
+  p3d_test_write_raw_safetensors (path, header->str, NULL, 0);
+  expect_open_error (path, P3D_WEIGHTS_ERROR_BAD_HEADER, words);
+  g_string_free (header, TRUE);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* The same bytes from memory: no file needed, the name in messages. */
 GST_START_TEST (test_from_bytes)
 {
@@ -561,6 +586,7 @@ weights_suite (void)
   tcase_add_test (tc, test_header_details);
   tcase_add_test (tc, test_from_bytes);
   tcase_add_test (tc, test_non_finite);
+  tcase_add_test (tc, test_deep_header);
   return s;
 }
 

@@ -940,6 +940,13 @@ p3d_pcd_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
         G_GUINT64_FORMAT ": not a whole file, at least %" G_GSIZE_FORMAT,
         map.size, self->offset, file_size);
     flow = wait_for_more (self, map.data, map.size, &progress, file_size);
+  } else if (file_size > self->active_max_file_size) {
+    /* whole already, but max-file-size counts the file's bytes, whatever
+     * blocks they came in (it was refused only when it arrived in pieces) */
+    p3d_pcd_header_clear (&header);
+    flow = post_too_large (self, map.size, "a file of %" G_GSIZE_FORMAT
+        " bytes, more than max-file-size (%" G_GUINT64_FORMAT ")", file_size,
+        self->active_max_file_size);
   } else if (!ensure_caps (self)) {
     p3d_pcd_header_clear (&header);
     self->failed = TRUE;

@@ -617,6 +617,76 @@ assert_start_error (const gchar * calibration, GQuark domain, gint code, ...)
   gst_object_unref (bevpool);
 }
 
+/* Issue 32.4: a grid whose frames cost minutes (zbound's 1 cm step: 2000
+ * height cells, 2 GB frames of a tiny input) or depth bins past the limit
+ * are refused at start, naming the properties; the largest grid allowed
+ * starts. */
+GST_START_TEST (test_grid_limits)
+{
+  static const struct
+  {
+    const gchar *property, *value;
+    const gchar *words[3];
+  } cases[] = {
+    {"zbound", "<-10,10,0.01>", {"Invalid properties xbound, ybound and "
+                "zbound", "360 x 360 x 2000 = 259200000 cells, more than "
+                "bevpool's limit of 4194304", "zbound's step"}},
+    {"xbound", "<-500,500,0.05>", {"20000 x 360 x 1 = 7200000 cells", NULL}},
+    {"dbound", "<1,60,0.001>", {"Invalid property dbound: <1,60,0.001> makes "
+                "59000 depth bins, more than bevpool's limit of 1024", NULL}},
+  };
+  gchar *dir = bevpoolrig_make_dir ();
+  P3dcCameraCalib cameras[2];
+  gchar *path = bevpoolrig_write_calibration (dir, "two.json", 2, 0, FALSE,
+      cameras);
+  GstElement *bevpool;
+  guint i, j;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GstBus *bus = gst_bus_new ();
+    GstMessage *message;
+    GError *error = NULL;
+
+    bevpool = gst_element_factory_make ("bevpool", NULL);
+    g_object_set (bevpool, "backend", 2 /* cpu */ , "calibration", path,
+        NULL);
+    gst_util_set_object_arg (G_OBJECT (bevpool), cases[i].property,
+        cases[i].value);
+    gst_element_set_bus (bevpool, bus);
+    fail_unless_equals_int (gst_element_set_state (bevpool, GST_STATE_PAUSED),
+        GST_STATE_CHANGE_FAILURE);
+    message = elemtest_pop (bus, GST_MESSAGE_ERROR);
+    fail_unless (message != NULL, "%s=%s started", cases[i].property,
+        cases[i].value);
+    gst_message_parse_error (message, &error, NULL);
+    fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_SETTINGS), "%s", error->message);
+    for (j = 0; j < G_N_ELEMENTS (cases[i].words) && cases[i].words[j]; j++)
+      fail_unless (strstr (error->message, cases[i].words[j]) != NULL,
+          "\"%s\" not in %s", cases[i].words[j], error->message);
+    g_clear_error (&error);
+    gst_message_unref (message);
+    gst_element_set_state (bevpool, GST_STATE_NULL);
+    gst_element_set_bus (bevpool, NULL);
+    gst_object_unref (bus);
+    gst_object_unref (bevpool);
+  }
+  /* 2048 x 2048 x 1: the limit itself */
+  bevpool = gst_element_factory_make ("bevpool", NULL);
+  g_object_set (bevpool, "backend", 2 /* cpu */ , "calibration", path, NULL);
+  gst_util_set_object_arg (G_OBJECT (bevpool), "xbound", "<-102.4,102.4,0.1>");
+  gst_util_set_object_arg (G_OBJECT (bevpool), "ybound", "<-102.4,102.4,0.1>");
+  fail_unless (gst_element_set_state (bevpool, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  gst_element_set_state (bevpool, GST_STATE_NULL);
+  gst_object_unref (bevpool);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_no_calibration_is_an_error)
 {
   assert_start_error (NULL, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
@@ -1023,6 +1093,7 @@ bevpool_suite (void)
   tcase_add_test (tc, test_geometry_kept_when_sizes_unchanged);
   tcase_add_test (tc, test_packed_record_accepted);
   tcase_add_test (tc, test_no_calibration_is_an_error);
+  tcase_add_test (tc, test_grid_limits);
   tcase_add_test (tc, test_unreadable_calibration_is_an_error);
   tcase_add_test (tc, test_invalid_json_is_an_error);
   tcase_add_test (tc, test_missing_key_is_an_error);

@@ -181,7 +181,7 @@ draw_detections () {
     truth_branch="filesrc location=$2 ! boxparse ! r.boxes_0"
   fi
   # shellcheck disable=SC2046,SC2086
-  gst-launch-1.0 -q bevrender name=r $4 \
+  gst-launch-1.0 -q bevrender name=r $4 weights="$CP_WEIGHTS" \
       boxes_0::color=0xff30c030 boxes_0::line-width=3 \
       boxes_0::show-scores=false boxes_0::caption="true boxes" \
     ! pngenc ! multifilesink location="$3" \

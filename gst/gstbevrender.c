@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "gstbevrender.h"
+#include "p3dmodel.h"
 #include "p3dparamspec.h"
 #include "p3dproperties.h"
 
@@ -70,6 +71,8 @@ enum
   PROP_GRID_SPACING,
   PROP_ANNOTATIONS,
   PROP_VOXELS_OFF_GRID,
+  PROP_CLASS_NAMES,
+  PROP_WEIGHTS,
 };
 
 /* The KITTI PointPillars area (OpenPCDet), without its z bounds. */
@@ -344,6 +347,22 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           "(top left) and the sensor as an arrow head pointing to +x",
           DEFAULT_ANNOTATIONS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_CLASS_NAMES,
+      gst_param_spec_array ("class-names", "Class names",
+          "The class of each box label from 0, for the legend: "
+          "\"<car,pedestrian,cyclist>\" names label 0 car; not set: the "
+          "names in the weights file, else \"label N\"",
+          g_param_spec_string ("name", "Name", "One class name", NULL,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_WEIGHTS,
+      g_param_spec_string ("weights", "Weights",
+          "A model's safetensors file (docs/weights.md) whose class names "
+          "label the boxes in the legend, read when the element starts; "
+          "class-names wins over it", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_VOXELS_OFF_GRID,
       g_param_spec_uint64 ("voxels-off-grid", "Voxels off the grid",
           "Voxels and pillars not drawn since the start because their x, y "
@@ -427,6 +446,9 @@ p3d_bev_render_finalize (GObject * object)
   P3dBevRender *self = P3D_BEV_RENDER (object);
 
   g_free (self->magnitudes);
+  g_strfreev (self->class_names);
+  g_strfreev (self->weights_class_names);
+  g_free (self->weights);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -528,6 +550,20 @@ p3d_bev_render_set_property (GObject * object, guint prop_id,
     case PROP_ANNOTATIONS:
       self->annotations = g_value_get_boolean (value);
       break;
+    case PROP_CLASS_NAMES:{
+      guint n = gst_value_array_get_size (value), i;
+
+      g_strfreev (self->class_names);
+      self->class_names = n > 0 ? g_new0 (gchar *, n + 1) : NULL;
+      for (i = 0; i < n; i++)
+        self->class_names[i] =
+            g_value_dup_string (gst_value_array_get_value (value, i));
+      break;
+    }
+    case PROP_WEIGHTS:
+      g_free (self->weights);
+      self->weights = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -582,6 +618,21 @@ p3d_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_VOXELS_OFF_GRID:
       g_value_set_uint64 (value, self->voxels_off_grid);
       break;
+    case PROP_CLASS_NAMES:{
+      guint i;
+
+      for (i = 0; self->class_names && self->class_names[i]; i++) {
+        GValue name = G_VALUE_INIT;
+
+        g_value_init (&name, G_TYPE_STRING);
+        g_value_set_string (&name, self->class_names[i]);
+        gst_value_array_append_and_take_value (value, &name);
+      }
+      break;
+    }
+    case PROP_WEIGHTS:
+      g_value_set_string (value, self->weights);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -616,6 +667,42 @@ forget_all_buffers (P3dBevRender * self)
   for (l = pads; l != NULL; l = l->next)
     p3d_bev_render_pad_forget (P3D_BEV_RENDER_PAD (l->data));
   g_list_free_full (pads, gst_object_unref);
+}
+
+/* The class names of the weights property's model, for the legend. */
+static gboolean
+load_class_names (P3dBevRender * self)
+{
+  GError *error = NULL;
+  P3dWeights *weights;
+  gchar *path, **names = NULL;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->weights);
+  g_clear_pointer (&self->weights_class_names, g_strfreev);
+  GST_OBJECT_UNLOCK (self);
+  if (path == NULL)
+    return TRUE;
+  weights = p3d_weights_open (path, &error);
+  if (weights != NULL)
+    names = p3d_model_read_class_names (weights, &error);
+  if (names == NULL) {
+    if (g_error_matches (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_OPEN))
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("Cannot read weights file %s (property weights)", path),
+          ("%s", error->message));
+    else
+      GST_ELEMENT_ERROR (self, STREAM, DECODE,
+          ("Cannot read class names from weights file %s (property "
+              "weights): %s", path, error->message), (NULL));
+  }
+  GST_OBJECT_LOCK (self);
+  self->weights_class_names = names;
+  GST_OBJECT_UNLOCK (self);
+  g_clear_error (&error);
+  p3d_weights_free (weights);
+  g_free (path);
+  return names != NULL;
 }
 
 /* The element's properties and its pads' (p3dparamspec.h). */
@@ -656,8 +743,23 @@ p3d_bev_render_start (GstAggregator * agg)
   gint width, height;
   P3dBevView view;
   gchar *why = NULL;
+  guint n_inputs;
 
   if (!check_properties (self))
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  n_inputs = GST_ELEMENT (self)->numsinkpads;
+  GST_OBJECT_UNLOCK (self);
+  /* the aggregator would wait for ever for input that cannot come */
+  if (n_inputs == 0) {
+    GST_ELEMENT_ERROR (self, CORE, PAD,
+        ("bevrender has no input: link a source to one of its request pads "
+            "points_%%u, voxels_%%u, features_%%u or boxes_%%u (in "
+            "gst-launch-1.0: name the element, r, and link ... ! r.points_0)"),
+        ("no sink pad was requested before the element started"));
+    return FALSE;
+  }
+  if (!load_class_names (self))
     return FALSE;
   GST_OBJECT_LOCK (self);
   memcpy (range, self->range, sizeof (range));
@@ -1129,6 +1231,8 @@ typedef struct
   gboolean show_scores;
   gdouble grid_spacing;
   gboolean annotations;
+  /* a copy: the property may change while the frame is drawn */
+  gchar **class_names;
 } RenderSettings;
 
 static void
@@ -1145,6 +1249,8 @@ read_settings (P3dBevRender * self, RenderSettings * settings)
   settings->show_scores = self->show_scores;
   settings->grid_spacing = self->grid_spacing;
   settings->annotations = self->annotations;
+  settings->class_names = g_strdupv (self->class_names ? self->class_names :
+      self->weights_class_names);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1294,6 +1400,7 @@ draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
   style.color = pad->box_color;
   style.line_width = pad->line_width;
   style.show_scores = settings->show_scores && pad->show_scores;
+  style.class_names = (const gchar * const *) settings->class_names;
   caption = g_strdup (pad->caption != NULL ? pad->caption : GST_PAD_NAME (pad));
   GST_OBJECT_UNLOCK (pad);
   /* the property is RGB: boxes are opaque */
@@ -1366,12 +1473,15 @@ draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
       if (pad->input != layer || pad->current == NULL)
         continue;
       ret = draw_input (self, pad, &picture, &settings);
-      if (ret != GST_FLOW_OK)
+      if (ret != GST_FLOW_OK) {
+        g_strfreev (settings.class_names);
         return ret;
+      }
     }
   }
   if (settings.annotations)
     p3d_bev_picture_finish (&picture);
+  g_strfreev (settings.class_names);
   return GST_FLOW_OK;
 }
 

@@ -21,8 +21,11 @@
  * max-points in their voxel or in a voxel beyond max-voxels are dropped and
  * counted: the "stats" property holds the counts of the last frame, a
  * "voxelize-stats" element message carries them for every frame when
- * post-stats is set, and a warning is posted when a frame hits max-points
- * or max-voxels after one that did not. On the CUDA path the counts are
+ * post-stats is set, and a warning is posted when a frame loses voxels to
+ * max-voxels after one that did not (points beyond max-points in a voxel
+ * are how PointPillars-style models are trained: counted, not warned
+ * about). Frames are numbered from 0 in messages, as boxenc writes them.
+ * On the CUDA path the counts are
  * read back without stopping the stream, so they arrive a frame or two
  * after the voxels (all of them by the end of the stream).
  *
@@ -37,6 +40,8 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+
+#include <math.h>
 
 #include "gstvoxelize.h"
 #include "p3dproperties.h"
@@ -110,15 +115,16 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   g_object_class_install_property (gobject_class, PROP_VOXEL_SIZE,
       p3d_param_spec_double_array ("voxel-size", "Voxel size",
           "Cell size along x, y and z in metres, e.g. \"<0.16,0.16,4.0>\" "
-          "(PointPillars KITTI) or \"<0.075,0.075,0.2>\" (CenterPoint)",
-          G_MINDOUBLE, G_MAXDOUBLE));
+          "(PointPillars KITTI) or \"<0.075,0.075,0.2>\" (CenterPoint); "
+          "above 0 and within float32's range (cells are computed in "
+          "float32)", G_MINDOUBLE, G_MAXFLOAT));
   g_object_class_install_property (gobject_class, PROP_RANGE,
       p3d_param_spec_double_array ("range", "Range",
           "The box to voxelize, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
           "the grid is round((max - min) / voxel-size) cells per axis, which "
           "cover min .. min + cells x voxel-size (the caps' effective-range; "
-          "a warning at start when that is not max)",
-          -G_MAXDOUBLE, G_MAXDOUBLE));
+          "a warning at start when that is not max); within float32's range",
+          -G_MAXFLOAT, G_MAXFLOAT));
   g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
       p3d_param_spec_uint ("max-points", "Max points",
           "Points kept per voxel, the first ones in input order (later ones "
@@ -320,6 +326,47 @@ warn_if_not_whole (P3dVoxelize * self, const gdouble * voxel_size,
           "set a range of whole voxels to voxelize exactly the range"));
 }
 
+/* Why the compute library refuses the grid, in the properties' terms:
+ * the first axis whose range is empty or whose cells are too many or too
+ * few, or the buffers max-voxels and max-points make. */
+static gchar *
+explain_grid (const gdouble * voxel_size, const gdouble * range,
+    guint max_points, guint max_voxels)
+{
+  static const gchar axes[] = "xyz";
+  guint64 cells = 1;
+  guint a;
+
+  for (a = 0; a < 3; a++) {
+    gdouble extent = range[a + 3] - range[a];
+    gdouble n = round (extent / voxel_size[a]);
+
+    if (!(range[a + 3] > range[a]))
+      return g_strdup_printf ("range's %cmax %g is not above its %cmin %g",
+          axes[a], range[a + 3], axes[a], range[a]);
+    if (!isfinite (extent))
+      return g_strdup_printf ("range's %c extent %g .. %g is beyond float "
+          "arithmetic", axes[a], range[a], range[a + 3]);
+    if (n < 1.0)
+      return g_strdup_printf ("voxel-size %g along %c is larger than the "
+          "range's extent %g (no whole cell)", voxel_size[a], axes[a], extent);
+    if (n > P3DC_VOXELIZE_MAX_GRID_AXIS)
+      return g_strdup_printf ("voxel-size %g over the range's %g m along %c "
+          "makes %.0f cells, more than %u", voxel_size[a], extent, axes[a], n,
+          P3DC_VOXELIZE_MAX_GRID_AXIS);
+    cells *= (guint64) n;
+  }
+  if (cells > P3DC_VOXELIZE_MAX_GRID_CELLS)
+    return g_strdup_printf ("a grid of %" G_GUINT64_FORMAT " cells, more "
+        "than %u: a coarser voxel-size or a smaller range", cells,
+        P3DC_VOXELIZE_MAX_GRID_CELLS);
+  if (max_voxels > P3DC_VOXELIZE_MAX_VOXELS
+      || max_points > P3DC_VOXELIZE_MAX_POINTS_PER_VOXEL)
+    return g_strdup_printf ("max-voxels %u x max-points %u is more than "
+        "voxelize supports", max_voxels, max_points);
+  return g_strdup ("the compute library refuses it");
+}
+
 static gboolean
 p3d_voxelize_start (GstBaseTransform * trans)
 {
@@ -345,12 +392,17 @@ p3d_voxelize_start (GstBaseTransform * trans)
   result = p3dc_voxelize_params_init (&params, voxel_size, range, 3,
       max_points, max_voxels);
   if (result != P3DC_OK) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Invalid voxel grid: voxel-size <%g, %g, %g> over range "
-            "<%g, %g, %g, %g, %g, %g>", voxel_size[0], voxel_size[1],
-            voxel_size[2], range[0], range[1], range[2], range[3], range[4],
-            range[5]), ("%s (max-points %u, max-voxels %u)",
+    gchar *why = explain_grid (voxel_size, range, max_points, max_voxels);
+    gchar *size_text = p3d_doubles_to_string (voxel_size, 3);
+    gchar *range_text = p3d_doubles_to_string (range, 6);
+
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Invalid voxel grid: voxel-size=%s over range=%s: %s", size_text,
+            range_text, why), ("%s (max-points %u, max-voxels %u)",
             p3dc_result_string (result), max_points, max_voxels));
+    g_free (why);
+    g_free (size_text);
+    g_free (range_text);
     return FALSE;
   }
   warn_if_not_whole (self, voxel_size, range);
@@ -577,25 +629,40 @@ p3d_voxelize_stop_device (P3dCudaFilter * filter)
   self->voxelizer = NULL;
 }
 
-/* Records the statistics of one frame; posts what the user asked for. */
+/* A frame's timestamp for a message: "none" rather than GStreamer's
+ * 99:99:99.999999999 for a frame without one. */
+static gchar *
+pts_text (GstClockTime pts)
+{
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    return g_strdup ("none");
+  return g_strdup_printf ("%" GST_TIME_FORMAT, GST_TIME_ARGS (pts));
+}
+
+/* Records the statistics of one frame; posts what the user asked for.
+ * Frames are numbered from 0, as boxenc writes them. */
 static void
 publish_stats (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
     GstClockTime pts)
 {
   gboolean saturated = stats->points_over_max_points > 0
       || stats->voxels_dropped > 0;
+  /* points beyond max-points in a voxel are what PointPillars-style models
+   * are trained with (counted, not a fault); voxels beyond max-voxels are
+   * ground the network never sees, objects lost */
+  gboolean lost = stats->voxels_dropped > 0;
   gboolean warn, warn_empty, post;
   GstStructure *s = NULL;
   guint64 frame;
 
   GST_OBJECT_LOCK (self);
   self->last_stats = *stats;
-  self->frames++;
   frame = self->frames;
+  self->frames++;
   if (saturated)
     self->saturated_frames++;
-  warn = saturated && !self->saturated;
-  self->saturated = saturated;
+  warn = lost && !self->saturated;
+  self->saturated = lost;
   /* a wrong range or an empty file gives no voxels at all: say so once */
   warn_empty = stats->voxels == 0 && !self->warned_empty;
   self->warned_empty = self->warned_empty || warn_empty;
@@ -607,31 +674,34 @@ publish_stats (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
   GST_OBJECT_UNLOCK (self);
 
   if (warn) {
+    gchar *when = pts_text (pts);
+
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Frame %" G_GUINT64_FORMAT " hit max-points or max-voxels: "
-            "%u points and %u voxels dropped", frame,
-            stats->points_over_max_points + stats->points_over_max_voxels,
-            stats->voxels_dropped),
-        ("pts %" GST_TIME_FORMAT ": points-over-max-points %u, "
-            "points-over-max-voxels %u, voxels-dropped %u (max-points %u, "
-            "max-voxels %u); later saturated frames are counted in the stats "
-            "property until a frame is not saturated", GST_TIME_ARGS (pts),
-            stats->points_over_max_points, stats->points_over_max_voxels,
-            stats->voxels_dropped, self->params.max_points,
-            self->params.max_voxels));
+        ("Frame %" G_GUINT64_FORMAT " had more than max-voxels %u voxels: %u "
+            "voxels and their %u points were dropped; raise max-voxels to "
+            "keep them", frame, self->params.max_voxels,
+            stats->voxels_dropped, stats->points_over_max_voxels),
+        ("pts %s: voxels %u, voxels-dropped %u, points-over-max-voxels %u, "
+            "points-over-max-points %u (max-points %u); later frames that "
+            "lose voxels are counted in the stats property until one does "
+            "not", when, stats->voxels, stats->voxels_dropped,
+            stats->points_over_max_voxels, stats->points_over_max_points,
+            self->params.max_points));
+    g_free (when);
   }
   if (warn_empty) {
     const gdouble *r = self->out_info.grid.range;
+    gchar *when = pts_text (pts);
 
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
         ("Frame %" G_GUINT64_FORMAT " has no point inside the range "
             "<%g, %g, %g, %g, %g, %g>: %s", frame, r[0], r[1], r[2], r[3],
             r[4], r[5], stats->points_in == 0 ? "the frame is empty" :
             "every point is outside it or not finite"),
-        ("pts %" GST_TIME_FORMAT ": points-in %u, points-out-of-range %u, "
-            "points-nonfinite %u; posted once per stream", GST_TIME_ARGS (pts),
-            stats->points_in, stats->points_out_of_range,
-            stats->points_nonfinite));
+        ("pts %s: points-in %u, points-out-of-range %u, points-nonfinite %u; "
+            "posted once per stream", when, stats->points_in,
+            stats->points_out_of_range, stats->points_nonfinite));
+    g_free (when);
   }
   if (s)
     gst_element_post_message (GST_ELEMENT (self),

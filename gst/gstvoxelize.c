@@ -385,6 +385,7 @@ p3d_voxelize_start (GstBaseTransform * trans)
   self->frames = self->saturated_frames = 0;
   self->saturated = FALSE;
   self->warned_empty = FALSE;
+  self->first_size = -1;
   GST_OBJECT_UNLOCK (self);
 
   /* Refuse a bad grid here, with the values, rather than as a failed
@@ -716,6 +717,41 @@ p3d_voxelize_readback (P3dCudaFilter * filter, gconstpointer record,
   publish_stats (P3D_VOXELIZE (filter), record, pts);
 }
 
+/* A raw sweep file read by filesrc with caps alone arrives as the reader's
+ * blocks: every buffer the same size, a power of two, at contiguous byte
+ * offsets from 0, each a "sweep" of a few hundred points that voxelizes
+ * without a word (issue 25.2). The first two buffers tell; said once. */
+static void
+check_file_blocks (P3dVoxelize * self, GstBuffer * inbuf)
+{
+  gsize size = gst_buffer_get_size (inbuf);
+
+  if (self->first_size == 0)
+    return;
+  if (self->first_size < 0) {
+    self->first_size = 0;
+    if (GST_BUFFER_OFFSET (inbuf) == 0
+        && GST_BUFFER_OFFSET_END (inbuf) == size && size >= 512
+        && (size & (size - 1)) == 0) {
+      self->first_size = size;
+      self->first_offset_end = size;
+    }
+    return;
+  }
+  if (GST_BUFFER_OFFSET (inbuf) == self->first_offset_end
+      && size == (gsize) self->first_size)
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("The sweeps are a file reader's blocks: the first two are %"
+            G_GSIZE_FORMAT " bytes each (%" G_GSIZE_FORMAT " points), one "
+            "after the other in one stream. Read a raw sweep file with "
+            "pointcloudparse (filesrc location=sweep.bin ! pointcloudparse "
+            "preset=kitti), which makes one sweep of each file", size,
+            size / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info)),
+        ("buffers of byte offsets 0 and %" G_GUINT64_FORMAT "; said once",
+            self->first_offset_end));
+  self->first_size = 0;
+}
+
 static void
 output_from_map (P3dTensorMap * out, P3dcVoxelizeOutput * output)
 {
@@ -735,6 +771,7 @@ p3d_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
   P3dcResult result;
   gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
 
+  check_file_blocks (self, inbuf);
   output_from_map (out, &output);
   output.stats = &stats;
   result = p3dc_voxelize_cpu (&self->params, in->data[0], n_points, &output);
@@ -764,6 +801,7 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
             P3DC_VOXELIZE_MAX_INPUT));
     return GST_FLOW_ERROR;
   }
+  check_file_blocks (self, inbuf);
   slot = p3d_cuda_filter_readback_slot (filter);
   if (slot == NULL)
     return GST_FLOW_ERROR;

@@ -1,6 +1,7 @@
 /* voxelize as an element, on its reference path: negotiation of every
  * point format, output tensors equal to the compute library called
  * directly, statistics and the saturation warning, and bad input. */
+#include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
@@ -417,6 +418,57 @@ GST_START_TEST (test_invalid_grid_is_an_error)
 
 GST_END_TEST;
 
+/* A raw sweep file read with caps alone arrives as filesrc's blocks, each
+ * a "sweep" of 256 points (issue 25.2): one warning naming
+ * pointcloudparse. One file through pointcloudparse, and files of other
+ * sizes one per buffer, are not blocks. */
+GST_START_TEST (test_file_blocks_warning)
+{
+  gchar *dir = g_dir_make_tmp ("voxelize-XXXXXX", NULL);
+  gchar *path = g_build_filename (dir, "sweep.bin", NULL);
+  gfloat *points = g_new0 (gfloat, 600 * 4);
+  const gchar *launches[] = {
+    "filesrc location=%s ! application/x-point-cloud,format=xyzi "
+        "! voxelize backend=cpu ! appsink name=sink",
+    "filesrc location=%s ! pointcloudparse preset=kitti "
+        "! voxelize backend=cpu ! appsink name=sink",
+  };
+  guint i;
+
+  for (i = 0; i < 600; i++)
+    points[i * 4] = 1.0f + 0.01f * i;
+  fail_unless (g_file_set_contents (path, (const gchar *) points,
+          600 * 16, NULL));
+  for (i = 0; i < G_N_ELEMENTS (launches); i++) {
+    gchar *launch = g_strdup_printf (launches[i], path);
+    ElemtestRun run;
+    gchar *text;
+
+    elemtest_run (launch, &run);
+    fail_unless (run.error == NULL, "%s", run.error);
+    fail_unless_equals_int (run.samples->len, i == 0 ? 3 : 1);
+    if (i == 0) {
+      fail_unless (run.warning != NULL, "no warning");
+      text = elemtest_message_text (run.warning);
+      fail_unless (g_str_has_prefix (text, "The sweeps are a file reader's "
+              "blocks: the first two are 4096 bytes each (256 points)")
+          && strstr (text, "pointcloudparse"), "%s", text);
+      g_free (text);
+    } else {
+      fail_unless (run.warning == NULL);
+    }
+    elemtest_run_clear (&run);
+    g_free (launch);
+  }
+  g_unlink (path);
+  g_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+  g_free (points);
+}
+
+GST_END_TEST;
+
 /* Issue 32.11: a range beyond float32 (in which cells are computed) said
  * only "invalid argument"; a grid of too many cells names the axis. */
 GST_START_TEST (test_grid_messages)
@@ -690,6 +742,7 @@ voxelize_suite (void)
   tcase_add_test (tc, test_empty_sweep);
   tcase_add_test (tc, test_stats_and_saturation_warning);
   tcase_add_test (tc, test_grid_messages);
+  tcase_add_test (tc, test_file_blocks_warning);
   tcase_add_test (tc, test_no_point_in_range_warning);
   tcase_add_test (tc, test_post_stats_messages);
   tcase_add_test (tc, test_truncated_buffer_is_an_error);

@@ -45,8 +45,11 @@ if [ -z "${DEMO_PLUGIN_PATH:-}" ]; then
   build=${BUILDDIR:-build}
 
   # Only the GPU architecture of this machine's GPU (meson.build adds Hopper,
-  # sm_90, to every build), instead of the six of a release build: the first
-  # build is then about a minute on 2 cores rather than several.
+  # sm_90, to every build), instead of the six of a release build, so that
+  # the CUDA files compile once each. The first build is 90 steps, most of
+  # its time in the CUDA files: 6 min 23 s on a 2-core machine shared with
+  # other jobs (load average 8), measured from a fresh clone, where the
+  # whole demo took 7 min 3 s.
   gpu_arch () {
     if command -v nvidia-smi >/dev/null 2>&1; then
       nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \

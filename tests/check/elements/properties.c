@@ -111,11 +111,14 @@ bad_values (GParamSpec * pspec)
 static gboolean
 is_numeric (GParamSpec * pspec)
 {
+  /* a vector of numbers too; not one of strings (bevrender's class-names) */
   return G_IS_PARAM_SPEC_INT (pspec) || G_IS_PARAM_SPEC_UINT (pspec)
       || G_IS_PARAM_SPEC_UINT64 (pspec) || G_IS_PARAM_SPEC_INT64 (pspec)
       || G_IS_PARAM_SPEC_FLOAT (pspec) || G_IS_PARAM_SPEC_DOUBLE (pspec)
       || GST_IS_PARAM_SPEC_FRACTION (pspec)
-      || GST_IS_PARAM_SPEC_ARRAY_LIST (pspec);
+      || (GST_IS_PARAM_SPEC_ARRAY_LIST (pspec)
+      && GST_PARAM_SPEC_ARRAY_LIST (pspec)->element_spec != NULL
+      && is_numeric (GST_PARAM_SPEC_ARRAY_LIST (pspec)->element_spec));
 }
 
 /* The value as gst-launch-1.0 would store it, serialized. */
@@ -292,7 +295,7 @@ GST_START_TEST (test_issue_values)
   } lines[] = {
     {"pointcloudtestsrc num-buffers=1 ! voxelize voxel-size=\"<-0.16,0.16,4>\" "
           "! fakesink", "Invalid property voxel-size: -0.16 (value 1 of 3) "
-          "is not a finite number above 0"},
+          "is not above 0"},
     {"pointcloudtestsrc num-buffers=1 ! voxelize max-points=0 ! fakesink",
         "Invalid property max-points: 0 is not from 1 to 1024"},
     {"pointcloudtestsrc num-buffers=1 emit=boxes ! nms iou-threshold=5 "

@@ -12,6 +12,20 @@ GST_DEBUG_CATEGORY_EXTERN (p3d_caps_debug);
 
 void p3d_caps_debug_init (void);
 
+/* Why the caps were refused, in the debug log ("refused: ...") and kept
+ * for this thread, so that a filter that refuses caps without a reason of
+ * its own can say which field (p3d_caps_take_refusal ()). */
+#define P3D_CAPS_REFUSE(...) \
+  G_STMT_START { \
+    gchar *_p3d_why = gst_info_strdup_printf (__VA_ARGS__); \
+    GST_DEBUG ("refused: %s", _p3d_why); \
+    p3d_caps_set_refusal (_p3d_why); \
+  } G_STMT_END
+
+void p3d_caps_set_refusal (gchar * why);
+/* The last refusal of this thread since the last call, or NULL. */
+gchar *p3d_caps_take_refusal (void);
+
 /* The single fixed structure of @caps when its name is @media_type. */
 const GstStructure *p3d_caps_get_fixed_structure (const GstCaps * caps,
     const gchar * media_type);

@@ -645,6 +645,7 @@ check_output_caps (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
   GstCaps *media_in, *media_out, *makes;
   gchar *field, *asked, *made;
   const gchar *name = GST_ELEMENT_NAME (self);
+  GstElementFactory *factory;
   GParamSpec *pspec;
   gboolean ok;
 
@@ -662,12 +663,13 @@ check_output_caps (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
   if (ok)
     return TRUE;
   pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self), field);
+  /* an element made by GType (g_object_new) has no factory */
+  factory = gst_element_get_factory (GST_ELEMENT (self));
   if (pspec && (pspec->flags & G_PARAM_WRITABLE))
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
         "Downstream asks for %s=%s, %s makes %s=%s: set %s %s=%s or let "
         "downstream take %s", field, asked, name, field, made,
-        GST_OBJECT_NAME (gst_element_get_factory (GST_ELEMENT (self))),
-        field, asked, made);
+        factory ? GST_OBJECT_NAME (factory) : name, field, asked, made);
   else
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
         "Downstream asks for %s=%s, %s makes %s=%s from its input and "
@@ -677,6 +679,42 @@ check_output_caps (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
   g_free (asked);
   g_free (made);
   return FALSE;
+}
+
+/* A set_info that refused without a reason: the caps do not parse. Says
+ * which side and, where the pad template tells, the field and both values;
+ * GST_DEBUG=p3dcaps:5 has the parser's reason. */
+static void
+set_unparsed_error (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
+    gchar * refusal, GError ** error)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstCaps *sink = gst_pad_get_pad_template_caps (trans->sinkpad);
+  GstCaps *src = gst_pad_get_pad_template_caps (trans->srcpad);
+  gchar *in_why = p3d_caps_describe_conflict (incaps, sink);
+  gchar *out_why = p3d_caps_describe_conflict (outcaps, src);
+
+  if (in_why)
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the input caps are not what %s takes (%s)", GST_ELEMENT_NAME (self),
+        in_why);
+  else if (out_why)
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the output caps are not what %s makes (%s)",
+        GST_ELEMENT_NAME (self), out_why);
+  else if (refusal)
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the caps cannot be used by %s: %s", GST_ELEMENT_NAME (self), refusal);
+  else
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the caps miss a field or hold one out of range for %s "
+        "(GST_DEBUG=p3dcaps:5 says which; both caps are in the debug text)",
+        GST_ELEMENT_NAME (self));
+  g_free (refusal);
+  g_free (in_why);
+  g_free (out_why);
+  gst_caps_unref (sink);
+  gst_caps_unref (src);
 }
 
 /* Calls the subclass's set_info with the device current; posts its reason
@@ -694,6 +732,7 @@ call_set_info (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
   memset (out_layout, 0, sizeof (*out_layout));
   if (self->use_cuda && !device_enter (self, &previous))
     return FALSE;
+  g_free (p3d_caps_take_refusal ());
   ok = check_output_caps (self, incaps, outcaps, &error)
       && klass->set_info (self, incaps, in_layout, outcaps, out_layout, &error);
   if (self->use_cuda)
@@ -702,8 +741,8 @@ call_set_info (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
     return TRUE;
 
   if (error == NULL)
-    g_set_error (&error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "the caps do not fit the element's properties");
+    set_unparsed_error (self, incaps, outcaps, p3d_caps_take_refusal (),
+        &error);
   /* The base class offers the same caps again with the next buffer: one
    * message for one refusal. */
   if (self->refused_incaps && gst_caps_is_equal (self->refused_incaps, incaps)

@@ -118,6 +118,11 @@ static const Case cases[] = {
         {"mode=iou works on application/x-boxes2d",
               "the input is application/x-boxes3d", "set nms mode=bev-rotated",
           NULL}},
+  {"voxels caps without a grid into pillarfeat (the parser's reason)",
+        CANVAS_SOURCE "application/x-voxels,format=xyzi,channels=4,"
+        "max-voxels=4,max-points=2 ! pillarfeat ! fakesink", "pillarfeat",
+        {"the caps cannot be used by p3dpillarfeat0: no array field voxel-size",
+          NULL}},
   {"2D boxes into nms mode=circle",
         CANVAS_SOURCE "application/x-boxes2d,max-boxes=4 ! nms mode=circle "
         "! fakesink", "nms",

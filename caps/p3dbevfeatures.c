@@ -28,7 +28,7 @@ p3d_bev_features_info_get_layout (const P3dBevFeaturesInfo * info,
   memset (layout, 0, sizeof (*layout));
   /* The buffer, not just the tensor, so that filesink can write it. */
   if (size > P3D_RECORD_MAX_BYTES) {
-    GST_DEBUG ("refused: %u channels of %u x %u %s make a record of %"
+    P3D_CAPS_REFUSE ("%u channels of %u x %u %s make a record of %"
         G_GUINT64_FORMAT " bytes, more than %" G_GSIZE_FORMAT, info->channels,
         info->width, info->height, p3d_data_format_to_string (info->format),
         size, P3D_RECORD_MAX_BYTES);
@@ -55,7 +55,7 @@ p3d_bev_features_info_from_caps (P3dBevFeaturesInfo * info,
   parsed.format = p3d_data_format_from_string (gst_structure_get_string (s,
           "format"));
   if (parsed.format == P3D_DATA_FORMAT_UNKNOWN) {
-    GST_DEBUG ("refused: unknown format '%s'",
+    P3D_CAPS_REFUSE ("unknown format '%s'",
         GST_STR_NULL (gst_structure_get_string (s, "format")));
     return FALSE;
   }
@@ -75,7 +75,7 @@ p3d_bev_features_info_from_caps (P3dBevFeaturesInfo * info,
     } else if (g_strcmp0 (layout, "xy") == 0) {
       parsed.layout = P3D_BEV_FEATURES_LAYOUT_XY;
     } else {
-      GST_DEBUG ("refused: layout '%s' is neither yx nor xy",
+      P3D_CAPS_REFUSE ("layout '%s' is neither yx nor xy",
           GST_STR_NULL (layout));
       return FALSE;
     }
@@ -86,7 +86,7 @@ p3d_bev_features_info_from_caps (P3dBevFeaturesInfo * info,
     if (!(parsed.range[3] > parsed.range[0])
         || !(parsed.range[4] > parsed.range[1])
         || !(parsed.range[5] >= parsed.range[2])) {
-      GST_DEBUG ("refused: empty range");
+      P3D_CAPS_REFUSE ("empty range");
       return FALSE;
     }
     parsed.has_range = TRUE;

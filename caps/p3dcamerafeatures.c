@@ -30,7 +30,7 @@ p3d_camera_features_info_get_layout (const P3dCameraFeaturesInfo * info,
   memset (layout, 0, sizeof (*layout));
   /* Both tensors together: filesink writes a buffer in one call. */
   if (features + depth > P3D_RECORD_MAX_BYTES) {
-    GST_DEBUG ("refused: %u cameras of %u x %u pixels of %u channels and %u "
+    P3D_CAPS_REFUSE ("%u cameras of %u x %u pixels of %u channels and %u "
         "depth bins in %s make a record of %" G_GUINT64_FORMAT " bytes, more "
         "than %" G_GSIZE_FORMAT, info->cameras, info->width, info->height,
         info->channels, info->depth_bins,
@@ -92,7 +92,7 @@ p3d_camera_features_info_from_caps (P3dCameraFeaturesInfo * info,
   parsed.format = p3d_data_format_from_string (gst_structure_get_string (s,
           "format"));
   if (parsed.format == P3D_DATA_FORMAT_UNKNOWN) {
-    GST_DEBUG ("refused: unknown format '%s'",
+    P3D_CAPS_REFUSE ("unknown format '%s'",
         GST_STR_NULL (gst_structure_get_string (s, "format")));
     return FALSE;
   }

@@ -22,6 +22,23 @@ p3d_caps_debug_init (void)
   }
 }
 
+static GPrivate last_refusal = G_PRIVATE_INIT (g_free);
+
+void
+p3d_caps_set_refusal (gchar * why)
+{
+  g_private_replace (&last_refusal, why);
+}
+
+gchar *
+p3d_caps_take_refusal (void)
+{
+  gchar *why = g_private_get (&last_refusal);
+
+  g_private_set (&last_refusal, NULL);
+  return why;
+}
+
 const GstStructure *
 p3d_caps_get_fixed_structure (const GstCaps * caps, const gchar * media_type)
 {
@@ -29,12 +46,12 @@ p3d_caps_get_fixed_structure (const GstCaps * caps, const gchar * media_type)
 
   p3d_caps_debug_init ();
   if (caps == NULL || !gst_caps_is_fixed (caps)) {
-    GST_DEBUG ("refused: caps are not fixed: %" GST_PTR_FORMAT, caps);
+    P3D_CAPS_REFUSE ("caps are not fixed: %" GST_PTR_FORMAT, caps);
     return NULL;
   }
   s = gst_caps_get_structure (caps, 0);
   if (!gst_structure_has_name (s, media_type)) {
-    GST_DEBUG ("refused: media type %s, expected %s",
+    P3D_CAPS_REFUSE ("media type %s, expected %s",
         gst_structure_get_name (s), media_type);
     return NULL;
   }
@@ -48,11 +65,11 @@ p3d_structure_get_uint_in_range (const GstStructure * s, const gchar * field,
   gint v;
 
   if (!gst_structure_get_int (s, field, &v)) {
-    GST_DEBUG ("refused: no integer field %s in %" GST_PTR_FORMAT, field, s);
+    P3D_CAPS_REFUSE ("no integer field %s in %" GST_PTR_FORMAT, field, s);
     return FALSE;
   }
   if (v < 0 || (guint) v < min || (guint) v > max) {
-    GST_DEBUG ("refused: %s = %d is outside [%u, %u]", field, v, min, max);
+    P3D_CAPS_REFUSE ("%s = %d is outside [%u, %u]", field, v, min, max);
     return FALSE;
   }
   *value = (guint) v;
@@ -81,18 +98,18 @@ p3d_structure_get_double_array (const GstStructure * s, const gchar * field,
   guint i;
 
   if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)) {
-    GST_DEBUG ("refused: no array field %s in %" GST_PTR_FORMAT, field, s);
+    P3D_CAPS_REFUSE ("no array field %s in %" GST_PTR_FORMAT, field, s);
     return FALSE;
   }
   if (gst_value_array_get_size (array) != n) {
-    GST_DEBUG ("refused: %s has %u values, expected %u", field,
+    P3D_CAPS_REFUSE ("%s has %u values, expected %u", field,
         gst_value_array_get_size (array), n);
     return FALSE;
   }
   for (i = 0; i < n; i++) {
     if (!value_get_number (gst_value_array_get_value (array, i), &values[i])
         || !isfinite (values[i])) {
-      GST_DEBUG ("refused: %s[%u] is not a finite number", field, i);
+      P3D_CAPS_REFUSE ("%s[%u] is not a finite number", field, i);
       return FALSE;
     }
   }
@@ -108,7 +125,7 @@ p3d_structure_get_uint_array (const GstStructure * s, const gchar * field,
 
   if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)
       || gst_value_array_get_size (array) != n) {
-    GST_DEBUG ("refused: %s is not an array of %u integers", field, n);
+    P3D_CAPS_REFUSE ("%s is not an array of %u integers", field, n);
     return FALSE;
   }
   for (i = 0; i < n; i++) {
@@ -116,12 +133,12 @@ p3d_structure_get_uint_array (const GstStructure * s, const gchar * field,
     gint x;
 
     if (!G_VALUE_HOLDS_INT (v)) {
-      GST_DEBUG ("refused: %s[%u] is not an integer", field, i);
+      P3D_CAPS_REFUSE ("%s[%u] is not an integer", field, i);
       return FALSE;
     }
     x = g_value_get_int (v);
     if (x < 0 || (guint) x < min || (guint) x > max) {
-      GST_DEBUG ("refused: %s[%u] = %d is outside [%u, %u]", field, i, x, min,
+      P3D_CAPS_REFUSE ("%s[%u] = %d is outside [%u, %u]", field, i, x, min,
           max);
       return FALSE;
     }
@@ -174,7 +191,7 @@ p3d_structure_get_framerate (const GstStructure * s, gint * fps_n, gint * fps_d)
   }
   if (!gst_structure_get_fraction (s, "framerate", fps_n, fps_d)
       || *fps_n < 0 || *fps_d <= 0) {
-    GST_DEBUG ("refused: invalid framerate in %" GST_PTR_FORMAT, s);
+    P3D_CAPS_REFUSE ("invalid framerate in %" GST_PTR_FORMAT, s);
     return FALSE;
   }
   return TRUE;
@@ -198,16 +215,106 @@ p3d_grid_from_range (const gdouble * voxel_size, const gdouble * range,
     gdouble cells;
 
     if (!(voxel_size[i] > 0.0) || !(extent > 0.0)) {
-      GST_DEBUG ("refused: axis %u has size %g over [%g, %g]", i,
+      P3D_CAPS_REFUSE ("axis %u has size %g over [%g, %g]", i,
           voxel_size[i], range[i], range[axes + i]);
       return FALSE;
     }
     cells = round (extent / voxel_size[i]);
     if (cells < 1.0 || cells > G_MAXINT32) {
-      GST_DEBUG ("refused: axis %u would have %g cells", i, cells);
+      P3D_CAPS_REFUSE ("axis %u would have %g cells", i, cells);
       return FALSE;
     }
     grid[i] = (guint) cells;
   }
   return TRUE;
+}
+
+typedef struct
+{
+  const GstStructure *other;
+  GQuark field;
+} ConflictSearch;
+
+static gboolean
+find_conflicting_field (GQuark field, const GValue * value, gpointer data)
+{
+  ConflictSearch *search = data;
+  const GValue *other = gst_structure_id_get_value (search->other, field);
+
+  if (other == NULL || gst_value_intersect (NULL, value, other))
+    return TRUE;
+  search->field = field;
+  return FALSE;
+}
+
+static gchar *
+serialize_value (const GValue * value)
+{
+  gchar *text = value ? gst_value_serialize (value) : NULL;
+
+  return text ? text : g_strdup ("?");
+}
+
+gboolean
+p3d_caps_find_conflicting_field (const GstCaps * a, const GstCaps * b,
+    gchar ** field, gchar ** a_value, gchar ** b_value)
+{
+  const GstStructure *first;
+  guint i;
+
+  if (a == NULL || b == NULL || gst_caps_is_empty (a) || gst_caps_is_empty (b)
+      || gst_caps_can_intersect (a, b))
+    return FALSE;
+  first = gst_caps_get_structure (a, 0);
+  for (i = 0; i < gst_caps_get_size (b); i++) {
+    const GstStructure *s = gst_caps_get_structure (b, i);
+    ConflictSearch search = { s, 0 };
+
+    if (!gst_structure_has_name (s, gst_structure_get_name (first)))
+      continue;
+    gst_structure_foreach (first, find_conflicting_field, &search);
+    if (search.field == 0)
+      continue;
+    *field = g_strdup (g_quark_to_string (search.field));
+    *a_value = serialize_value (gst_structure_id_get_value (first,
+            search.field));
+    *b_value = serialize_value (gst_structure_id_get_value (s, search.field));
+    return TRUE;
+  }
+  return FALSE;
+}
+
+gchar *
+p3d_caps_describe_conflict (const GstCaps * a, const GstCaps * b)
+{
+  gchar *field, *a_value, *b_value, *why;
+  guint i;
+
+  if (a == NULL || b == NULL || gst_caps_is_empty (a)
+      || gst_caps_is_empty (b))
+    return g_strdup ("one side has no caps at all");
+  if (gst_caps_can_intersect (a, b))
+    return NULL;
+  if (p3d_caps_find_conflicting_field (a, b, &field, &a_value, &b_value)) {
+    why = g_strdup_printf ("%s: %s against %s", field, a_value, b_value);
+    g_free (field);
+    g_free (a_value);
+    g_free (b_value);
+    return why;
+  }
+  for (i = 0; i < gst_caps_get_size (b); i++) {
+    if (gst_structure_has_name (gst_caps_get_structure (b, i),
+            gst_structure_get_name (gst_caps_get_structure (a, 0)))) {
+      gchar *fa = gst_caps_features_to_string (gst_caps_get_features (a, 0));
+      gchar *fb = gst_caps_features_to_string (gst_caps_get_features (b, i));
+
+      why = g_strdup_printf ("memory %s against %s", fa, fb);
+      g_free (fa);
+      g_free (fb);
+      return why;
+    }
+  }
+  return g_strdup_printf ("media type %s against %s",
+      gst_structure_get_name (gst_caps_get_structure (a, 0)),
+      gst_structure_get_name (gst_caps_get_structure (b, 0)));
 }

@@ -13,6 +13,7 @@
 
 #include "p3dcenterpoint.h"
 #include "p3dmodel-private.h"
+#include "p3djson.h"
 
 static const gchar *const head_names[P3D_CENTERPOINT_N_HEADS] = {
   "reg", "height", "dim", "rot", "vel", "heatmap",
@@ -401,7 +402,7 @@ p3d_centerpoint_config_parse (P3dCenterPointConfig * config,
   memset (config, 0, sizeof (*config));
 
   parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, json, -1, &json_error)) {
+  if (!p3d_json_parser_load (parser, json, -1, &json_error)) {
     g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
         P3D_CENTERPOINT_METADATA_KEY " is not valid JSON: %s",
         json_error->message);

@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+#include "p3dcapsfields.h"
 #include "p3dcudafilter.h"
+#include "p3dparamspec.h"
 #include "p3dtensorpool.h"
 #include "runtime.h"
 
@@ -86,6 +88,8 @@ static gboolean p3d_cuda_filter_sink_event (GstBaseTransform * trans,
     GstEvent * event);
 static void p3d_cuda_filter_set_context (GstElement * element,
     GstContext * context);
+static GstStateChangeReturn p3d_cuda_filter_change_state (GstElement *
+    element, GstStateChange transition);
 static void p3d_cuda_filter_finalize (GObject * object);
 
 static void
@@ -99,6 +103,8 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
   gobject_class->get_property = p3d_cuda_filter_get_property;
   gobject_class->finalize = p3d_cuda_filter_finalize;
   element_class->set_context = GST_DEBUG_FUNCPTR (p3d_cuda_filter_set_context);
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (p3d_cuda_filter_change_state);
 
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
@@ -109,7 +115,7 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device ID",
+      p3d_param_spec_int ("cuda-device-id", "CUDA device ID",
           "The CUDA device to run on; -1: the device the pipeline already "
           "uses (shared by the other elements, or the one the input is on), "
           "else device 0", -1,
@@ -139,6 +145,7 @@ p3d_cuda_filter_class_init (P3dCudaFilterClass * klass)
 
   gst_type_mark_as_plugin_api (P3D_TYPE_BACKEND, 0);
   gst_type_mark_as_plugin_api (P3D_TYPE_CUDA_FILTER, 0);
+  p3d_caps_debug_init ();
 }
 
 static void
@@ -147,6 +154,18 @@ p3d_cuda_filter_init (P3dCudaFilter * self)
   self->backend = DEFAULT_BACKEND;
   self->requested_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->device_id = -1;
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
+}
+
+/* Every property in range before anything starts (p3dparamspec.h), whatever
+ * a subclass's start() does first. */
+static GstStateChangeReturn
+p3d_cuda_filter_change_state (GstElement * element, GstStateChange transition)
+{
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED
+      && !p3d_element_check_properties (element))
+    return GST_STATE_CHANGE_FAILURE;
+  return GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 }
 
 static void
@@ -156,6 +175,8 @@ p3d_cuda_filter_finalize (GObject * object)
 
   gst_clear_caps (&self->incaps);
   gst_clear_caps (&self->outcaps);
+  gst_clear_caps (&self->refused_incaps);
+  gst_clear_caps (&self->refused_outcaps);
   if (self->context)
     gst_context_unref (self->context);
   self->context = NULL;
@@ -524,10 +545,41 @@ p3d_cuda_filter_stop (GstBaseTransform * trans)
   close_device (self);
   gst_clear_caps (&self->incaps);
   gst_clear_caps (&self->outcaps);
+  gst_clear_caps (&self->refused_incaps);
+  gst_clear_caps (&self->refused_outcaps);
   GST_OBJECT_LOCK (self);
   self->started = FALSE;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
+}
+
+/* GST_DEBUG=p3dcaps:5: why a caps query on one of our pads came back
+ * empty, the field and both values, where the pipeline's negotiation
+ * otherwise fails with a bare "not-negotiated" further up. */
+static void
+log_empty_caps_query (P3dCudaFilter * self, GstPadDirection direction,
+    GstQuery * query)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstCaps *filter = NULL, *result = NULL, *takes;
+  gchar *why;
+
+  if (gst_debug_category_get_threshold (p3d_caps_debug) < GST_LEVEL_DEBUG)
+    return;
+  gst_query_parse_caps (query, &filter);
+  gst_query_parse_caps_result (query, &result);
+  if (filter == NULL || result == NULL || !gst_caps_is_empty (result))
+    return;
+  takes = gst_pad_query_caps (direction == GST_PAD_SINK ?
+      GST_BASE_TRANSFORM_SINK_PAD (trans) : GST_BASE_TRANSFORM_SRC_PAD (trans),
+      NULL);
+  why = p3d_caps_describe_conflict (filter, takes);
+  GST_CAT_DEBUG_OBJECT (p3d_caps_debug, self, "caps query on the %s pad came "
+      "back empty: %s (asked for %" GST_PTR_FORMAT "; the pad takes %"
+      GST_PTR_FORMAT ")", direction == GST_PAD_SINK ? "sink" : "src",
+      why ? why : "no conflicting field found", filter, takes);
+  g_free (why);
+  gst_caps_unref (takes);
 }
 
 static gboolean
@@ -535,11 +587,15 @@ p3d_cuda_filter_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
 {
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
+  gboolean ret;
 
   if (p3d_cuda_handle_context_query (GST_ELEMENT (self), query, &self->context))
     return TRUE;
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
+  ret = GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
       query);
+  if (ret && GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    log_empty_caps_query (self, direction, query);
+  return ret;
 }
 
 static GstCaps *
@@ -549,10 +605,15 @@ p3d_cuda_filter_transform_caps (GstBaseTransform * trans,
   P3dCudaFilter *self = P3D_CUDA_FILTER (trans);
   P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
   GstCaps *media, *other, *result;
+  const gchar *fallback;
 
   media = p3d_caps_without_features (caps);
   other = klass->transform_media_caps (self, direction, media);
   gst_caps_unref (media);
+  fallback = direction == GST_PAD_SINK ? klass->src_fallback_caps :
+      klass->sink_fallback_caps;
+  if (fallback)
+    other = gst_caps_merge (other, gst_caps_from_string (fallback));
   /* Keep frames on the device when it processes them. */
   result = p3d_caps_with_usable_memories (other, self->use_cuda);
   gst_caps_unref (other);
@@ -565,7 +626,95 @@ p3d_cuda_filter_transform_caps (GstBaseTransform * trans,
   }
   GST_DEBUG_OBJECT (self, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
       direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+  if (gst_caps_is_empty (result) && !gst_caps_is_empty (caps))
+    GST_CAT_DEBUG_OBJECT (p3d_caps_debug, self, "no %s caps for %s caps %"
+        GST_PTR_FORMAT "%s%" GST_PTR_FORMAT, direction == GST_PAD_SINK ?
+        "src" : "sink", direction == GST_PAD_SINK ? "sink" : "src", caps,
+        filter ? " within " : "", filter);
   return result;
+}
+
+/* With a src fallback, downstream may have chosen output caps that are not
+ * what the element makes of @incaps: names the first field that differs,
+ * both values, and the property to set when one has the field's name. */
+static gboolean
+check_output_caps (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
+    GError ** error)
+{
+  P3dCudaFilterClass *klass = P3D_CUDA_FILTER_GET_CLASS (self);
+  GstCaps *media_in, *media_out, *makes;
+  gchar *field, *asked, *made;
+  const gchar *name = GST_ELEMENT_NAME (self);
+  GstElementFactory *factory;
+  GParamSpec *pspec;
+  gboolean ok;
+
+  if (klass->src_fallback_caps == NULL)
+    return TRUE;
+  media_in = p3d_caps_without_features (incaps);
+  media_out = p3d_caps_without_features (outcaps);
+  makes = klass->transform_media_caps (self, GST_PAD_SINK, media_in);
+  ok = gst_caps_can_intersect (media_out, makes)
+      || !p3d_caps_find_conflicting_field (media_out, makes, &field, &asked,
+      &made);
+  gst_caps_unref (media_in);
+  gst_caps_unref (media_out);
+  gst_caps_unref (makes);
+  if (ok)
+    return TRUE;
+  pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self), field);
+  /* an element made by GType (g_object_new) has no factory */
+  factory = gst_element_get_factory (GST_ELEMENT (self));
+  if (pspec && (pspec->flags & G_PARAM_WRITABLE))
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for %s=%s, %s makes %s=%s: set %s %s=%s or let "
+        "downstream take %s", field, asked, name, field, made,
+        factory ? GST_OBJECT_NAME (factory) : name, field, asked, made);
+  else
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for %s=%s, %s makes %s=%s from its input and "
+        "settings: let downstream take %s=%s", field, asked, name, field,
+        made, field, made);
+  g_free (field);
+  g_free (asked);
+  g_free (made);
+  return FALSE;
+}
+
+/* A set_info that refused without a reason: the caps do not parse. Says
+ * which side and, where the pad template tells, the field and both values;
+ * GST_DEBUG=p3dcaps:5 has the parser's reason. */
+static void
+set_unparsed_error (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
+    gchar * refusal, GError ** error)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstCaps *sink = gst_pad_get_pad_template_caps (trans->sinkpad);
+  GstCaps *src = gst_pad_get_pad_template_caps (trans->srcpad);
+  gchar *in_why = p3d_caps_describe_conflict (incaps, sink);
+  gchar *out_why = p3d_caps_describe_conflict (outcaps, src);
+
+  if (in_why)
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the input caps are not what %s takes (%s)", GST_ELEMENT_NAME (self),
+        in_why);
+  else if (out_why)
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the output caps are not what %s makes (%s)",
+        GST_ELEMENT_NAME (self), out_why);
+  else if (refusal)
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the caps cannot be used by %s: %s", GST_ELEMENT_NAME (self), refusal);
+  else
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "the caps miss a field or hold one out of range for %s "
+        "(GST_DEBUG=p3dcaps:5 says which; both caps are in the debug text)",
+        GST_ELEMENT_NAME (self));
+  g_free (refusal);
+  g_free (in_why);
+  g_free (out_why);
+  gst_caps_unref (sink);
+  gst_caps_unref (src);
 }
 
 /* Calls the subclass's set_info with the device current; posts its reason
@@ -583,21 +732,34 @@ call_set_info (P3dCudaFilter * self, GstCaps * incaps, GstCaps * outcaps,
   memset (out_layout, 0, sizeof (*out_layout));
   if (self->use_cuda && !device_enter (self, &previous))
     return FALSE;
-  ok = klass->set_info (self, incaps, in_layout, outcaps, out_layout, &error);
+  g_free (p3d_caps_take_refusal ());
+  ok = check_output_caps (self, incaps, outcaps, &error)
+      && klass->set_info (self, incaps, in_layout, outcaps, out_layout, &error);
   if (self->use_cuda)
     device_leave (self, previous);
   if (ok)
     return TRUE;
 
   if (error == NULL)
-    g_set_error (&error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "the caps do not fit the element's properties");
+    set_unparsed_error (self, incaps, outcaps, p3d_caps_take_refusal (),
+        &error);
+  /* The base class offers the same caps again with the next buffer: one
+   * message for one refusal. */
+  if (self->refused_incaps && gst_caps_is_equal (self->refused_incaps, incaps)
+      && self->refused_outcaps
+      && gst_caps_is_equal (self->refused_outcaps, outcaps)) {
+    GST_DEBUG_OBJECT (self, "the same caps again: %s", error->message);
+    g_clear_error (&error);
+    return FALSE;
+  }
+  gst_caps_replace (&self->refused_incaps, incaps);
+  gst_caps_replace (&self->refused_outcaps, outcaps);
   /* the user's first clue: the field and the values, not "not-negotiated" */
   gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR,
       error->domain, error->code,
       g_strdup_printf ("Cannot use the negotiated caps: %s", error->message),
-      g_strdup_printf ("input %" GST_PTR_FORMAT ", output %" GST_PTR_FORMAT,
-          incaps, outcaps), __FILE__, GST_FUNCTION, __LINE__);
+      gst_info_strdup_printf ("input %" GST_PTR_FORMAT ", output %"
+          GST_PTR_FORMAT, incaps, outcaps), __FILE__, GST_FUNCTION, __LINE__);
   g_clear_error (&error);
   return FALSE;
 }

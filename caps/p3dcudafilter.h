@@ -99,6 +99,9 @@ struct _P3dCudaFilter
   gboolean out_cuda;
   GstCaps *incaps;
   GstCaps *outcaps;
+  /* the last caps set_info refused, posted once */
+  GstCaps *refused_incaps;
+  GstCaps *refused_outcaps;
   GstContext *context;
   P3dReadback *readback;
   gpointer readback_record;
@@ -144,6 +147,18 @@ struct _P3dCudaFilter
  *     the end of the stream
  * @bad_input_hint: optional: what the user may change when an input buffer
  *     does not hold the tensors its caps describe, added to that error
+ * @sink_fallback_caps: optional, where a property or a model constrains
+ *     the sink caps: media caps (a pad template's) offered on the sink pad
+ *     after what transform_media_caps gives
+ * @src_fallback_caps: the same for the src pad
+ *
+ * The fallbacks: caps that contradict a property or a model are then still
+ * negotiated when the peer takes nothing else, and this element refuses
+ * them with the field, both values and what to set (set_info's error, or
+ * the base class's when the output caps are not what transform_media_caps
+ * makes of the input), instead of a caps query that comes back empty and
+ * a bare not-negotiated from a source upstream. Peers that can follow the
+ * constraint still get it: it comes first.
  */
 struct _P3dCudaFilterClass
 {
@@ -164,6 +179,8 @@ struct _P3dCudaFilterClass
   void (*readback) (P3dCudaFilter * self, gconstpointer record,
       GstClockTime pts);
   const gchar *bad_input_hint;
+  const gchar *sink_fallback_caps;
+  const gchar *src_fallback_caps;
 
   /*< private > */
   gpointer _gst_reserved[GST_PADDING];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "p3dmodel-private.h"
+#include "p3djson.h"
 
 /* Every family this library reads; a new one adds its line. */
 static const P3dModelFamily *const families[] = {
@@ -193,7 +194,7 @@ p3d_model_new (const P3dWeights * weights, GError ** error)
     return NULL;
   }
   parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, json, -1, &json_error)) {
+  if (!p3d_json_parser_load (parser, json, -1, &json_error)) {
     g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
         "%s: " P3D_MODEL_METADATA_KEY " is not valid JSON: %s",
         p3d_weights_get_name (weights), json_error->message);
@@ -232,6 +233,69 @@ p3d_model_new (const P3dWeights * weights, GError ** error)
     return NULL;
   }
   return model;
+}
+
+gchar **
+p3d_model_read_class_names (const P3dWeights * weights, GError ** error)
+{
+  const gchar *json = p3d_weights_get_metadata (weights,
+      P3D_MODEL_METADATA_KEY);
+  JsonParser *parser;
+  JsonNode *head = NULL, *tasks = NULL;
+  GPtrArray *names;
+  GError *json_error = NULL;
+  guint t, c;
+
+  g_return_val_if_fail (weights != NULL, NULL);
+  if (json == NULL) {
+    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_MISSING_METADATA,
+        "%s has no \"" P3D_MODEL_METADATA_KEY "\" metadata, so no class "
+        "names", p3d_weights_get_name (weights));
+    return NULL;
+  }
+  parser = json_parser_new ();
+  if (!p3d_json_parser_load (parser, json, -1, &json_error)) {
+    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
+        "%s: " P3D_MODEL_METADATA_KEY " is not valid JSON: %s",
+        p3d_weights_get_name (weights), json_error->message);
+    g_error_free (json_error);
+    g_object_unref (parser);
+    return NULL;
+  }
+  if (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    head = json_object_get_member (json_node_get_object
+        (json_parser_get_root (parser)), "head");
+  if (head != NULL && JSON_NODE_HOLDS_OBJECT (head))
+    tasks = json_object_get_member (json_node_get_object (head), "tasks");
+  names = g_ptr_array_new_with_free_func (g_free);
+  for (t = 0; tasks != NULL && JSON_NODE_HOLDS_ARRAY (tasks)
+      && t < json_array_get_length (json_node_get_array (tasks)); t++) {
+    JsonNode *task = json_array_get_element (json_node_get_array (tasks), t);
+    JsonNode *list = JSON_NODE_HOLDS_OBJECT (task) ?
+        json_object_get_member (json_node_get_object (task), "class_names") :
+        NULL;
+
+    for (c = 0; list != NULL && JSON_NODE_HOLDS_ARRAY (list)
+        && c < json_array_get_length (json_node_get_array (list)); c++) {
+      JsonNode *name = json_array_get_element (json_node_get_array (list), c);
+
+      g_ptr_array_add (names, JSON_NODE_HOLDS_VALUE (name)
+          && json_node_get_value_type (name) == G_TYPE_STRING ?
+          g_strdup (json_node_get_string (name)) :
+          g_strdup_printf ("label %u", names->len));
+    }
+  }
+  g_object_unref (parser);
+  if (names->len == 0) {
+    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
+        "%s: " P3D_MODEL_METADATA_KEY " names no classes (no "
+        "head.tasks[].class_names)", p3d_weights_get_name (weights));
+    g_ptr_array_unref (names);
+    return NULL;
+  }
+  g_ptr_array_set_free_func (names, NULL);
+  g_ptr_array_add (names, NULL);
+  return (gchar **) g_ptr_array_free (names, FALSE);
 }
 
 void

@@ -138,6 +138,15 @@ typedef struct
  * (P3D_WEIGHTS_ERROR, naming the file and the key, layer or tensor) when
  * anything is missing or wrong.  The model keeps nothing of @weights. */
 P3dModel *p3d_model_new (const P3dWeights * weights, GError ** error);
+
+/* The class names of the model in @weights in label order, from its
+ * `p3d.model` metadata alone (the class_names of every task of "head",
+ * as the CenterPoint and BEVDet heads write them; labels count over the
+ * tasks in order), NULL-terminated, for whoever draws or writes boxes:
+ * the tensors are not read. NULL and @error (naming the file) when the
+ * metadata holds none. */
+gchar **p3d_model_read_class_names (const P3dWeights * weights,
+    GError ** error);
 void p3d_model_free (P3dModel * model);
 
 /* The network @name, or NULL when the model has none of that name. */

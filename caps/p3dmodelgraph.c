@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "p3dmodel-private.h"
+#include "p3djson.h"
 
 /* Bounds of the values a layer may give (the compute library's). */
 #define MAX_CHANNELS 65536
@@ -584,7 +585,7 @@ p3d_model_graph_parse (const gchar * name, const gchar * json, GError ** error)
   GError *json_error = NULL;
   P3dModelGraph *graph;
 
-  if (!json_parser_load_from_data (parser, json, -1, &json_error)) {
+  if (!p3d_json_parser_load (parser, json, -1, &json_error)) {
     g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
         P3D_MODEL_METADATA_KEY ": graph \"%s\" is not valid JSON: %s", name,
         json_error->message);

@@ -20,5 +20,6 @@
 #include "p3dreadback.h"
 #include "p3dtensorpool.h"
 #include "p3dcudafilter.h"
+#include "p3dparamspec.h"
 
 #endif /* __P3D_PERCEPTION_H__ */

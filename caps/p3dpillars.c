@@ -31,7 +31,7 @@ record_size_valid (guint max_voxels, guint max_points, guint channels,
       channels, format);
 
   if (size > P3D_RECORD_MAX_BYTES) {
-    GST_DEBUG ("refused: %u voxels of %u points of %u %s features make a "
+    P3D_CAPS_REFUSE ("%u voxels of %u points of %u %s features make a "
         "record of %" G_GUINT64_FORMAT " bytes, more than %" G_GSIZE_FORMAT,
         max_voxels, max_points, channels, p3d_data_format_to_string (format),
         size, P3D_RECORD_MAX_BYTES);
@@ -82,14 +82,14 @@ p3d_pillars_info_from_caps (P3dPillarsInfo * info, const GstCaps * caps)
   parsed.format = p3d_data_format_from_string (gst_structure_get_string (s,
           "format"));
   if (parsed.format == P3D_DATA_FORMAT_UNKNOWN) {
-    GST_DEBUG ("refused: unknown format '%s'",
+    P3D_CAPS_REFUSE ("unknown format '%s'",
         GST_STR_NULL (gst_structure_get_string (s, "format")));
     return FALSE;
   }
   parsed.features =
       p3d_feature_set_from_string (gst_structure_get_string (s, "features"));
   if (parsed.features == P3D_FEATURE_SET_UNKNOWN) {
-    GST_DEBUG ("refused: unknown feature set '%s'",
+    P3D_CAPS_REFUSE ("unknown feature set '%s'",
         GST_STR_NULL (gst_structure_get_string (s, "features")));
     return FALSE;
   }

@@ -46,7 +46,7 @@ p3d_point_cloud_info_from_caps (P3dPointCloudInfo * info, const GstCaps * caps)
   format = p3d_point_format_from_string (gst_structure_get_string (s,
           "format"));
   if (format == P3D_POINT_FORMAT_UNKNOWN) {
-    GST_DEBUG ("refused: unknown point format '%s'",
+    P3D_CAPS_REFUSE ("unknown point format '%s'",
         GST_STR_NULL (gst_structure_get_string (s, "format")));
     return FALSE;
   }

@@ -83,7 +83,7 @@ effective_range_agrees (const GstStructure * s, const P3dVoxelGrid * grid)
   p3d_voxel_grid_get_effective_range (grid, expected);
   for (i = 0; i < 6; i++) {
     if (fabs (given[i] - expected[i]) > 1e-9 * MAX (1.0, fabs (expected[i]))) {
-      GST_DEBUG ("refused: effective-range[%u] = %.17g, but range, "
+      P3D_CAPS_REFUSE ("effective-range[%u] = %.17g, but range, "
           "voxel-size and grid give %.17g", i, given[i], expected[i]);
       return FALSE;
     }
@@ -105,7 +105,7 @@ p3d_structure_get_voxel_grid (const GstStructure * s, P3dVoxelGrid * grid)
     return FALSE;
   for (i = 0; i < 3; i++) {
     if (cells[i] != parsed.grid[i]) {
-      GST_DEBUG ("refused: grid[%u] = %u, but range and voxel-size give %u",
+      P3D_CAPS_REFUSE ("grid[%u] = %u, but range and voxel-size give %u",
           i, cells[i], parsed.grid[i]);
       return FALSE;
     }
@@ -141,12 +141,12 @@ static gboolean
 voxels_sizes_valid (guint max_voxels, guint max_points, guint channels)
 {
   if (max_voxels < 1 || max_voxels > P3D_VOXELS_MAX_VOXELS) {
-    GST_DEBUG ("refused: max-voxels %u outside [1, %u]", max_voxels,
+    P3D_CAPS_REFUSE ("max-voxels %u outside [1, %u]", max_voxels,
         P3D_VOXELS_MAX_VOXELS);
     return FALSE;
   }
   if (max_points < 1 || max_points > P3D_VOXELS_MAX_POINTS) {
-    GST_DEBUG ("refused: max-points %u outside [1, %u]", max_points,
+    P3D_CAPS_REFUSE ("max-points %u outside [1, %u]", max_points,
         P3D_VOXELS_MAX_POINTS);
     return FALSE;
   }
@@ -154,7 +154,7 @@ voxels_sizes_valid (guint max_voxels, guint max_points, guint channels)
    * every tensor, each smaller than the record, fits a buffer pool). */
   if (p3d_voxels_get_record_size (max_voxels, max_points, channels) >
       P3D_RECORD_MAX_BYTES) {
-    GST_DEBUG ("refused: %u voxels of %u points of %u channels make a "
+    P3D_CAPS_REFUSE ("%u voxels of %u points of %u channels make a "
         "record of %" G_GUINT64_FORMAT " bytes, more than %" G_GSIZE_FORMAT,
         max_voxels, max_points, channels,
         p3d_voxels_get_record_size (max_voxels, max_points, channels),
@@ -212,7 +212,7 @@ p3d_voxels_info_from_caps (P3dVoxelsInfo * info, const GstCaps * caps)
   format = p3d_point_format_from_string (gst_structure_get_string (s,
           "format"));
   if (format == P3D_POINT_FORMAT_UNKNOWN) {
-    GST_DEBUG ("refused: unknown point format '%s'",
+    P3D_CAPS_REFUSE ("unknown point format '%s'",
         GST_STR_NULL (gst_structure_get_string (s, "format")));
     return FALSE;
   }
@@ -220,7 +220,7 @@ p3d_voxels_info_from_caps (P3dVoxelsInfo * info, const GstCaps * caps)
   if (!p3d_structure_get_uint_in_range (s, "channels", 3, 64, &channels))
     return FALSE;
   if (channels != parsed.finfo->channels) {
-    GST_DEBUG ("refused: channels = %u but format %s has %u", channels,
+    P3D_CAPS_REFUSE ("channels = %u but format %s has %u", channels,
         parsed.finfo->name, parsed.finfo->channels);
     return FALSE;
   }

@@ -3,12 +3,14 @@
 #include "config.h"
 #endif
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
 
 #include "half.h"
 #include "p3dweights.h"
+#include "p3djson.h"
 
 /* safetensors itself refuses larger headers: a bigger one is garbage. */
 #define MAX_HEADER_SIZE 100000000
@@ -381,7 +383,7 @@ parse_header (P3dWeights * weights, GError ** error)
   data_size = size - 8 - header_size;
 
   parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, header, header_size, &json_error)) {
+  if (!p3d_json_parser_load (parser, header, header_size, &json_error)) {
     g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_HEADER,
         "%s: the safetensors header is not valid JSON: %s", weights->name,
         json_error->message);
@@ -585,6 +587,48 @@ p3d_weights_lookup (const P3dWeights * weights, const gchar * name,
   return tensor;
 }
 
+/* Refuses a tensor with a value that no trained network holds: NaN or an
+ * infinity (or, from F64, a value beyond float32's range, which the
+ * conversion made infinite), naming the tensor and the first such
+ * element, so that the model fails at load rather than per frame. */
+static gboolean
+check_finite (const P3dWeights * weights, const P3dWeightsTensor * tensor,
+    const gfloat * values, gsize n_elements, GError ** error)
+{
+  const guint8 *src = tensor->data;
+  gsize i;
+
+  for (i = 0; i < n_elements; i++) {
+    gchar text[G_ASCII_DTOSTR_BUF_SIZE];
+
+    if (isfinite (values[i]))
+      continue;
+    if (tensor->dtype == P3D_WEIGHTS_DTYPE_F64) {
+      guint64 bits;
+      gdouble value;
+
+      memcpy (&bits, src + 8 * i, 8);
+      bits = GUINT64_FROM_LE (bits);
+      memcpy (&value, &bits, 8);
+      if (isfinite (value)) {
+        g_ascii_formatd (text, sizeof (text), "%g", value);
+        g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_VALUE,
+            "%s: tensor '%s' holds %s at element %" G_GSIZE_FORMAT ", beyond "
+            "the float32 range (about 3.4e38) the network computes in",
+            weights->name, tensor->name, text, i);
+        return FALSE;
+      }
+    }
+    g_ascii_formatd (text, sizeof (text), "%g", values[i]);
+    g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_VALUE,
+        "%s: tensor '%s' holds %s at element %" G_GSIZE_FORMAT ": weights "
+        "must be finite numbers (a diverged training run, or a corrupt "
+        "file?)", weights->name, tensor->name, text, i);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean
 p3d_weights_read_float (const P3dWeights * weights,
     const P3dWeightsTensor * tensor, gfloat * dest, gsize n_elements,
@@ -605,7 +649,7 @@ p3d_weights_read_float (const P3dWeights * weights,
         bits = GUINT32_FROM_LE (bits);
         memcpy (&dest[i], &bits, 4);
       }
-      return TRUE;
+      break;
     case P3D_WEIGHTS_DTYPE_F16:
       for (i = 0; i < n_elements; i++) {
         guint16 bits;
@@ -613,7 +657,7 @@ p3d_weights_read_float (const P3dWeights * weights,
         memcpy (&bits, src + 2 * i, 2);
         dest[i] = p3dc_half_to_float (GUINT16_FROM_LE (bits));
       }
-      return TRUE;
+      break;
     case P3D_WEIGHTS_DTYPE_BF16:
       /* bfloat16 is the upper half of a float32 */
       for (i = 0; i < n_elements; i++) {
@@ -624,7 +668,7 @@ p3d_weights_read_float (const P3dWeights * weights,
         bits = (guint32) GUINT16_FROM_LE (half) << 16;
         memcpy (&dest[i], &bits, 4);
       }
-      return TRUE;
+      break;
     case P3D_WEIGHTS_DTYPE_F64:
       for (i = 0; i < n_elements; i++) {
         guint64 bits;
@@ -635,7 +679,7 @@ p3d_weights_read_float (const P3dWeights * weights,
         memcpy (&value, &bits, 8);
         dest[i] = (gfloat) value;
       }
-      return TRUE;
+      break;
     default:
       g_set_error (error, P3D_WEIGHTS_ERROR,
           P3D_WEIGHTS_ERROR_UNSUPPORTED_DTYPE,
@@ -644,6 +688,7 @@ p3d_weights_read_float (const P3dWeights * weights,
           weights->name, tensor->name, dtypes[tensor->dtype].name);
       return FALSE;
   }
+  return check_finite (weights, tensor, dest, n_elements, error);
 }
 
 const gchar *

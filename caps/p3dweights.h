@@ -117,7 +117,10 @@ const P3dWeightsTensor *p3d_weights_lookup (const P3dWeights * weights,
 
 /* Converts all of @tensor (F32, F16, BF16 or F64) to float32 in @dest,
  * which holds @n_elements floats: it must equal the tensor's element
- * count.  Other dtypes: FALSE and an error naming the dtype. */
+ * count.  Other dtypes: FALSE and an error naming the dtype.  A NaN or an
+ * infinity, or an F64 value beyond the float32 range: FALSE and
+ * P3D_WEIGHTS_ERROR_BAD_VALUE naming the tensor, the value and its
+ * element. */
 gboolean p3d_weights_read_float (const P3dWeights * weights,
     const P3dWeightsTensor * tensor, gfloat * dest, gsize n_elements,
     GError ** error);

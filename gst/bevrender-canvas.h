@@ -166,6 +166,8 @@ void p3d_bev_canvas_draw_box (P3dCanvas * canvas, const P3dBevView * view,
  * @line_width: side in pixels of the square drawn at each pixel of a line
  *     (1: 1-pixel lines); wide lines centre on the thin ones
  * @show_scores: write the scores
+ * @class_names: NULL, or the class name of each label from 0, as many as
+ *     there are, NULL-terminated: the legend names a label's colour with it
  *
  * How a set of boxes is drawn, so that two sets (true boxes and a
  * detector's) can be told apart in one picture.
@@ -175,6 +177,7 @@ typedef struct
   P3dColor color;
   guint line_width;
   gboolean show_scores;
+  const gchar *const *class_names;
 } P3dBevBoxStyle;
 
 /**

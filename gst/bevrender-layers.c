@@ -134,6 +134,18 @@ p3d_bev_picture_draw_features (P3dBevPicture * picture,
       "features: norm", 0.0, largest, "");
 }
 
+/* @label's name in @names (NULL-terminated), or NULL. */
+static const gchar *
+class_name (const gchar * const *names, gint32 label)
+{
+  gint32 i;
+
+  for (i = 0; names != NULL && names[i] != NULL; i++)
+    if (i == label)
+      return names[i];
+  return NULL;
+}
+
 void
 p3d_bev_picture_draw_boxes (P3dBevPicture * picture, const guint8 * records,
     guint32 count, const P3dBevBoxStyle * style, const gchar * caption)
@@ -154,6 +166,7 @@ p3d_bev_picture_draw_boxes (P3dBevPicture * picture, const guint8 * records,
 
     memcpy (&label, records + (gsize) i * P3DC_BOX3D_SIZE +
         G_STRUCT_OFFSET (P3dcBox3d, label), sizeof (label));
-    p3d_bev_legend_add_label (&picture->legend, label);
+    p3d_bev_legend_add_label (&picture->legend, label,
+        class_name (style->class_names, label));
   }
 }

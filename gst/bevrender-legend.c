@@ -69,14 +69,18 @@ p3d_bev_legend_add_swatch (P3dBevLegend * legend, P3dColor color,
 }
 
 void
-p3d_bev_legend_add_label (P3dBevLegend * legend, gint32 label)
+p3d_bev_legend_add_label (P3dBevLegend * legend, gint32 label,
+    const gchar * name)
 {
-  gchar text[32];
+  gchar text[sizeof (legend->entries[0].text)];
   guint before = legend->n_entries;
 
   if (legend->n_labels == P3D_BEV_LEGEND_MAX_LABELS)
     return;
-  g_snprintf (text, sizeof (text), "boxes label %d", label);
+  if (name != NULL)
+    g_snprintf (text, sizeof (text), "boxes: %s", name);
+  else
+    g_snprintf (text, sizeof (text), "boxes label %d", label);
   p3d_bev_legend_add_swatch (legend, p3d_color_for_label (label), text);
   if (legend->n_entries > before)
     legend->n_labels++;

@@ -46,9 +46,11 @@ void p3d_bev_legend_add_ramp (P3dBevLegend * legend, P3dBevColorMap map,
  * added again. */
 void p3d_bev_legend_add_swatch (P3dBevLegend * legend, P3dColor color,
     const gchar * text);
-/* The colour of boxes of @label ("boxes label 2"), once per label, at most
- * P3D_BEV_LEGEND_MAX_LABELS of them. */
-void p3d_bev_legend_add_label (P3dBevLegend * legend, gint32 label);
+/* The colour of boxes of @label, once per label, at most
+ * P3D_BEV_LEGEND_MAX_LABELS of them: "boxes: car" with its class @name,
+ * "boxes label 2" when @name is NULL. */
+void p3d_bev_legend_add_label (P3dBevLegend * legend, gint32 label,
+    const gchar * name);
 
 /* The legend in a panel of @background at the top left corner, its text in
  * @foreground. */

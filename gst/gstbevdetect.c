@@ -156,6 +156,9 @@ p3d_bev_detect_class_init (P3dBevDetectClass * klass)
   trans_class->stop = GST_DEBUG_FUNCPTR (p3d_bev_detect_stop);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_bev_detect_transform_media_caps);
+  /* the model's values first; others reach set_info, which names them */
+  filter_class->sink_fallback_caps = P3D_BEV_FEATURES_CAPS_ALL;
+  filter_class->src_fallback_caps = P3D_MEDIA_TYPE_BOXES3D;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_bev_detect_set_info);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_bev_detect_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_bev_detect_process_cpu);
@@ -395,33 +398,67 @@ p3d_bev_detect_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dBoxes3dInfo out_info;
   P3dPrecision precision;
   gboolean half;
+  gchar *weights;
 
-  if (!p3d_bev_features_info_from_caps (&in_info, incaps)
-      || !p3d_boxes3d_info_from_caps (&out_info, outcaps))
-    return FALSE;
-  if (in_info.channels != canvas->channels || in_info.width != canvas->width
-      || in_info.height != canvas->height
-      || in_info.layout != P3D_BEV_FEATURES_LAYOUT_YX) {
+  if (!p3d_bev_features_info_from_caps (&in_info, incaps)) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "The BEV features are channels=%u height=%u width=%u (layout %s), "
-        "the model takes channels=%u height=%u width=%u (layout yx)",
-        in_info.channels, in_info.height, in_info.width,
-        in_info.layout == P3D_BEV_FEATURES_LAYOUT_YX ? "yx" : "xy",
-        canvas->channels, canvas->height, canvas->width);
+        "The input caps are not a BEV canvas: %s (GST_DEBUG=p3dcaps:5 says "
+        "which field)", gst_structure_get_name (gst_caps_get_structure
+            (incaps, 0)));
+    return FALSE;
+  }
+  if (!p3d_boxes3d_info_from_caps (&out_info, outcaps)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The output caps describe no 3D boxes (GST_DEBUG=p3dcaps:5 says "
+        "which field)");
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  weights = g_strdup (self->weights);
+  GST_OBJECT_UNLOCK (self);
+  if (in_info.channels != canvas->channels) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The BEV features have channels=%u, the model in %s takes "
+        "channels=%u: give the element before bevdetect the same model "
+        "(pillarencode weights=%s), or make bevpool's channels (the camera "
+        "features' channels x the z cells of zbound) %u", in_info.channels,
+        weights, canvas->channels, weights, canvas->channels);
+    g_free (weights);
+    return FALSE;
+  }
+  if (in_info.width != canvas->width || in_info.height != canvas->height) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The BEV features are width=%u height=%u, the model in %s takes "
+        "width=%u height=%u: set the grid before bevdetect to the model's "
+        "(voxelize voxel-size and range, or bevpool xbound and ybound)",
+        in_info.width, in_info.height, weights, canvas->width, canvas->height);
+    g_free (weights);
+    return FALSE;
+  }
+  if (in_info.layout != P3D_BEV_FEATURES_LAYOUT_YX) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The BEV features have layout=xy, the model in %s takes layout=yx: "
+        "set bevpool layout=yx", weights);
+    g_free (weights);
     return FALSE;
   }
   if (out_info.max_boxes != capacity) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "The output caps hold max-boxes=%u, the model outputs up to %u",
-        out_info.max_boxes, capacity);
+        "Downstream asks for max-boxes=%u, the model in %s outputs up to "
+        "max-boxes=%u: the caps after bevdetect must take max-boxes=%u",
+        out_info.max_boxes, weights, capacity, capacity);
+    g_free (weights);
     return FALSE;
   }
   if (out_info.velocity && !p3d_model_decoder_has_velocity (self->decoder)) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "The output caps ask for velocity=true, but the model's head has no "
-        "vel branch");
+        "Downstream asks for velocity=true, but the model in %s has no "
+        "velocity branch: the caps after bevdetect must take velocity=false",
+        weights);
+    g_free (weights);
     return FALSE;
   }
+  g_free (weights);
 
   GST_OBJECT_LOCK (self);
   precision = self->precision;

@@ -61,6 +61,12 @@ static const gdouble default_ybound[3] = { -54.0, 54.0, 0.3 };
 static const gdouble default_zbound[3] = { -10.0, 10.0, 20.0 };
 static const gdouble default_dbound[3] = { 1.0, 60.0, 0.5 };
 
+/* Grids past these are refused at start (docs/elements/bevpool.md): 2^22
+ * output cells (BEVFusion's 360 x 360 x 1 is 129 600) and 1024 depth bins
+ * (BEVFusion 118). */
+#define P3D_BEV_POOL_MAX_CELLS (1u << 22)
+#define P3D_BEV_POOL_MAX_DEPTH_BINS 1024
+
 #define DEFAULT_CELL_ROUNDING P3DC_BEV_ROUND_TRUNCATE
 #define DEFAULT_LAYOUT P3DC_BEV_LAYOUT_YX
 
@@ -151,13 +157,13 @@ p3d_bev_pool_class_init (P3dBevPoolClass * klass)
           "recomputed", NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_IMAGE_WIDTH,
-      g_param_spec_uint ("image-width", "Image width",
+      p3d_param_spec_uint ("image-width", "Image width",
           "Width in pixels of the network's input image, after augmentation "
           "(BEVFusion nuScenes: 704)", 1, 65536, DEFAULT_IMAGE_WIDTH,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_IMAGE_HEIGHT,
-      g_param_spec_uint ("image-height", "Image height",
+      p3d_param_spec_uint ("image-height", "Image height",
           "Height in pixels of the network's input image, after augmentation "
           "(BEVFusion nuScenes: 256)", 1, 65536, DEFAULT_IMAGE_HEIGHT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -411,6 +417,47 @@ set_calibration (P3dBevPool * self, P3dCalibration * calibration)
   GST_OBJECT_UNLOCK (self);
 }
 
+/* A grid the properties describe whose cost no input can justify: an
+ * output of more than P3D_BEV_POOL_MAX_CELLS cells (a zbound step of 1 cm
+ * made 2 GB frames of a tiny input, minutes each), or more than
+ * P3D_BEV_POOL_MAX_DEPTH_BINS depth bins. The geometry's own cost grows
+ * with the input's depth tensor, which the caps bound. */
+static gboolean
+check_grid_size (P3dBevPool * self, const P3dcBevPoolParams * params)
+{
+  guint64 cells = (guint64) params->nx * params->ny * params->nz;
+  gchar *x, *y, *z, *d;
+  gboolean ok = TRUE;
+
+  x = p3d_doubles_to_string (params->xbound, 3);
+  y = p3d_doubles_to_string (params->ybound, 3);
+  z = p3d_doubles_to_string (params->zbound, 3);
+  d = p3d_doubles_to_string (params->dbound, 3);
+  if (cells > P3D_BEV_POOL_MAX_CELLS) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Invalid properties xbound, ybound and zbound: %s, %s and %s make "
+            "a grid of %u x %u x %u = %" G_GUINT64_FORMAT " cells, more than "
+            "bevpool's limit of %u: set coarser steps or smaller bounds%s",
+            x, y, z, params->nx, params->ny, params->nz, cells,
+            P3D_BEV_POOL_MAX_CELLS, params->nz > 1 ? " (zbound's step makes "
+            "one channel block per height cell)" : ""),
+        ("each cell of each channel is written every frame"));
+    ok = FALSE;
+  } else if (params->depth_bins > P3D_BEV_POOL_MAX_DEPTH_BINS) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Invalid property dbound: %s makes %u depth bins, more than "
+            "bevpool's limit of %u: set a coarser step", d,
+            params->depth_bins, P3D_BEV_POOL_MAX_DEPTH_BINS),
+        ("BEVFusion uses 118 bins, BEVDet 59"));
+    ok = FALSE;
+  }
+  g_free (x);
+  g_free (y);
+  g_free (z);
+  g_free (d);
+  return ok;
+}
+
 static gboolean
 p3d_bev_pool_start (GstBaseTransform * trans)
 {
@@ -433,6 +480,8 @@ p3d_bev_pool_start (GstBaseTransform * trans)
         ("%s", p3dc_result_string (result)));
     return FALSE;
   }
+  if (!check_grid_size (self, &params))
+    return FALSE;
   self->geometry_updates = 0;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans);
 }

@@ -48,6 +48,8 @@
 #include <string.h>
 
 #include "gstbevrender.h"
+#include "p3dmodel.h"
+#include "p3dparamspec.h"
 #include "p3dproperties.h"
 
 GST_DEBUG_CATEGORY (p3d_bev_render_debug);
@@ -69,6 +71,8 @@ enum
   PROP_GRID_SPACING,
   PROP_ANNOTATIONS,
   PROP_VOXELS_OFF_GRID,
+  PROP_CLASS_NAMES,
+  PROP_WEIGHTS,
 };
 
 /* The KITTI PointPillars area (OpenPCDet), without its z bounds. */
@@ -205,9 +209,11 @@ p3d_bev_render_request_new_pad (GstElement * element, GstPadTemplate * templ,
   GstPad *pad = GST_ELEMENT_CLASS (parent_class)->request_new_pad (element,
       templ, req_name, caps);
 
-  if (pad != NULL)
+  if (pad != NULL) {
+    p3d_object_watch_properties (G_OBJECT (pad), element);
     gst_child_proxy_child_added (GST_CHILD_PROXY (element), G_OBJECT (pad),
         GST_OBJECT_NAME (pad));
+  }
   return pad;
 }
 
@@ -256,7 +262,7 @@ static GParamSpec *
 double_pair_spec (const gchar * name, const gchar * nick, const gchar * blurb)
 {
   return gst_param_spec_array (name, nick, blurb,
-      g_param_spec_double ("value", "Value", "One value", -G_MAXDOUBLE,
+      p3d_param_spec_double ("value", "Value", "One value", -G_MAXDOUBLE,
           G_MAXDOUBLE, 0.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 }
@@ -281,32 +287,32 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           "area of the voxels' and features' caps, else the KITTI "
           "PointPillars area below", -G_MAXDOUBLE, G_MAXDOUBLE));
   g_object_class_install_property (gobject_class, PROP_METRES_PER_PIXEL,
-      g_param_spec_double ("metres-per-pixel", "Metres per pixel",
+      p3d_param_spec_double ("metres-per-pixel", "Metres per pixel",
           "Ground size of a pixel; width or height left at 0 is then the "
           "range's extent at this scale. 0: the scale at which the range "
           "fits the width and height set (0.1 when neither is set)", 0.0,
           1e6, DEFAULT_METRES_PER_PIXEL, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_WIDTH,
-      g_param_spec_int ("width", "Width",
+      p3d_param_spec_int ("width", "Width",
           "Image width in pixels; 0: the range's extent along y at the scale "
           "(see metres-per-pixel)", 0, P3D_BEV_MAX_SIDE, DEFAULT_WIDTH,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_HEIGHT,
-      g_param_spec_int ("height", "Height",
+      p3d_param_spec_int ("height", "Height",
           "Image height in pixels; 0: the range's extent along x at the "
           "scale (see metres-per-pixel)", 0, P3D_BEV_MAX_SIDE, DEFAULT_HEIGHT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_BACKGROUND_COLOR,
-      g_param_spec_uint ("background-color", "Background color",
+      p3d_param_spec_uint ("background-color", "Background color",
           "Background colour as 0xAARRGGBB (alpha too: 0x00000000 gives a "
           "transparent background for overlays)", 0, G_MAXUINT32,
           DEFAULT_BACKGROUND_COLOR, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_POINT_SIZE,
-      g_param_spec_uint ("point-size", "Point size",
+      p3d_param_spec_uint ("point-size", "Point size",
           "Side in pixels of the square drawn for a point", 1, MAX_POINT_SIZE,
           DEFAULT_POINT_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
@@ -329,7 +335,7 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           DEFAULT_SHOW_SCORES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_GRID_SPACING,
-      g_param_spec_double ("grid-spacing", "Grid spacing",
+      p3d_param_spec_double ("grid-spacing", "Grid spacing",
           "Grid lines every this many metres along x and y, the two through "
           "the sensor brighter; 0: no grid", 0.0, 1e6, DEFAULT_GRID_SPACING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -341,6 +347,22 @@ p3d_bev_render_class_init (P3dBevRenderClass * klass)
           "(top left) and the sensor as an arrow head pointing to +x",
           DEFAULT_ANNOTATIONS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_CLASS_NAMES,
+      gst_param_spec_array ("class-names", "Class names",
+          "The class of each box label from 0, for the legend: "
+          "\"<car,pedestrian,cyclist>\" names label 0 car; not set: the "
+          "names in the weights file, else \"label N\"",
+          g_param_spec_string ("name", "Name", "One class name", NULL,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_WEIGHTS,
+      g_param_spec_string ("weights", "Weights",
+          "A model's safetensors file (docs/weights.md) whose class names "
+          "label the boxes in the legend, read when the element starts; "
+          "class-names wins over it", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_VOXELS_OFF_GRID,
       g_param_spec_uint64 ("voxels-off-grid", "Voxels off the grid",
           "Voxels and pillars not drawn since the start because their x, y "
@@ -413,6 +435,7 @@ p3d_bev_render_init (P3dBevRender * self)
   self->show_scores = DEFAULT_SHOW_SCORES;
   self->grid_spacing = DEFAULT_GRID_SPACING;
   self->annotations = DEFAULT_ANNOTATIONS;
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
   self->base_time = GST_CLOCK_TIME_NONE;
   gst_video_info_init (&self->out_info);
 }
@@ -423,6 +446,9 @@ p3d_bev_render_finalize (GObject * object)
   P3dBevRender *self = P3D_BEV_RENDER (object);
 
   g_free (self->magnitudes);
+  g_strfreev (self->class_names);
+  g_strfreev (self->weights_class_names);
+  g_free (self->weights);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -442,11 +468,18 @@ set_range (P3dBevRender * self, const GValue * value)
     for (i = 0; i < 4; i++)
       values[i] = g_value_get_double (gst_value_array_get_value (value, i));
   } else {
-    /* as p3d_value_get_doubles: a GLib warning, which reaches the user */
-    g_warning ("%s: range needs 4 values <xmin,ymin,xmax,ymax> or 1 <r>, "
-        "got %u; the property keeps its value", GST_OBJECT_NAME (self), n);
+    gchar *why = g_strdup_printf ("needs 4 values <xmin,ymin,xmax,ymax> or "
+        "1 <r>, got %u", n);
+
+    /* as p3d_value_get_doubles: a GLib warning, which reaches the user,
+     * and the element refuses to start */
+    g_warning ("%s: range %s; the property keeps its value",
+        GST_OBJECT_NAME (self), why);
+    p3d_object_set_bad_value (G_OBJECT (self), "range", why);
+    g_free (why);
     return;
   }
+  p3d_object_set_bad_value (G_OBJECT (self), "range", NULL);
   memcpy (self->range, values, sizeof (values));
   self->range_set = TRUE;
 }
@@ -462,8 +495,12 @@ set_value_range (P3dBevRender * self, const GValue * value,
     return;
   if (!(parsed[1] > parsed[0]) || !isfinite (parsed[0])
       || !isfinite (parsed[1])) {
-    GST_WARNING_OBJECT (self, "%s <%g,%g>: high must be above low: ignored",
-        name, parsed[0], parsed[1]);
+    gchar *why = g_strdup_printf ("<%g,%g>: the high end must be a finite "
+        "number above the low end", parsed[0], parsed[1]);
+
+    /* kept out, and the element refuses to start, or stops when playing */
+    p3d_object_set_bad_value (G_OBJECT (self), name, why);
+    g_free (why);
     return;
   }
   memcpy (pair, parsed, sizeof (parsed));
@@ -512,6 +549,20 @@ p3d_bev_render_set_property (GObject * object, guint prop_id,
       break;
     case PROP_ANNOTATIONS:
       self->annotations = g_value_get_boolean (value);
+      break;
+    case PROP_CLASS_NAMES:{
+      guint n = gst_value_array_get_size (value), i;
+
+      g_strfreev (self->class_names);
+      self->class_names = n > 0 ? g_new0 (gchar *, n + 1) : NULL;
+      for (i = 0; i < n; i++)
+        self->class_names[i] =
+            g_value_dup_string (gst_value_array_get_value (value, i));
+      break;
+    }
+    case PROP_WEIGHTS:
+      g_free (self->weights);
+      self->weights = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -567,6 +618,21 @@ p3d_bev_render_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_VOXELS_OFF_GRID:
       g_value_set_uint64 (value, self->voxels_off_grid);
       break;
+    case PROP_CLASS_NAMES:{
+      guint i;
+
+      for (i = 0; self->class_names && self->class_names[i]; i++) {
+        GValue name = G_VALUE_INIT;
+
+        g_value_init (&name, G_TYPE_STRING);
+        g_value_set_string (&name, self->class_names[i]);
+        gst_value_array_append_and_take_value (value, &name);
+      }
+      break;
+    }
+    case PROP_WEIGHTS:
+      g_value_set_string (value, self->weights);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -603,6 +669,72 @@ forget_all_buffers (P3dBevRender * self)
   g_list_free_full (pads, gst_object_unref);
 }
 
+/* The class names of the weights property's model, for the legend. */
+static gboolean
+load_class_names (P3dBevRender * self)
+{
+  GError *error = NULL;
+  P3dWeights *weights;
+  gchar *path, **names = NULL;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->weights);
+  g_clear_pointer (&self->weights_class_names, g_strfreev);
+  GST_OBJECT_UNLOCK (self);
+  if (path == NULL)
+    return TRUE;
+  weights = p3d_weights_open (path, &error);
+  if (weights != NULL)
+    names = p3d_model_read_class_names (weights, &error);
+  if (names == NULL) {
+    if (g_error_matches (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_OPEN))
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("Cannot read weights file %s (property weights)", path),
+          ("%s", error->message));
+    else
+      GST_ELEMENT_ERROR (self, STREAM, DECODE,
+          ("Cannot read class names from weights file %s (property "
+              "weights): %s", path, error->message), (NULL));
+  }
+  GST_OBJECT_LOCK (self);
+  self->weights_class_names = names;
+  GST_OBJECT_UNLOCK (self);
+  g_clear_error (&error);
+  p3d_weights_free (weights);
+  g_free (path);
+  return names != NULL;
+}
+
+/* The element's properties and its pads' (p3dparamspec.h). */
+static gboolean
+check_properties (P3dBevRender * self)
+{
+  GstIterator *it;
+  GValue item = G_VALUE_INIT;
+  gboolean ok, done = FALSE;
+
+  ok = p3d_element_check_properties (GST_ELEMENT (self));
+  it = gst_element_iterate_sink_pads (GST_ELEMENT (self));
+  while (ok && !done) {
+    switch (gst_iterator_next (it, &item)) {
+      case GST_ITERATOR_OK:
+        ok = p3d_object_check_properties (g_value_get_object (&item),
+            GST_ELEMENT (self));
+        g_value_reset (&item);
+        break;
+      case GST_ITERATOR_RESYNC:
+        gst_iterator_resync (it);
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return ok;
+}
+
 static gboolean
 p3d_bev_render_start (GstAggregator * agg)
 {
@@ -611,7 +743,24 @@ p3d_bev_render_start (GstAggregator * agg)
   gint width, height;
   P3dBevView view;
   gchar *why = NULL;
+  guint n_inputs;
 
+  if (!check_properties (self))
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  n_inputs = GST_ELEMENT (self)->numsinkpads;
+  GST_OBJECT_UNLOCK (self);
+  /* the aggregator would wait for ever for input that cannot come */
+  if (n_inputs == 0) {
+    GST_ELEMENT_ERROR (self, CORE, PAD,
+        ("bevrender has no input: link a source to one of its request pads "
+            "points_%%u, voxels_%%u, features_%%u or boxes_%%u (in "
+            "gst-launch-1.0: name the element, r, and link ... ! r.points_0)"),
+        ("no sink pad was requested before the element started"));
+    return FALSE;
+  }
+  if (!load_class_names (self))
+    return FALSE;
   GST_OBJECT_LOCK (self);
   memcpy (range, self->range, sizeof (range));
   metres_per_pixel = self->metres_per_pixel;
@@ -1082,6 +1231,8 @@ typedef struct
   gboolean show_scores;
   gdouble grid_spacing;
   gboolean annotations;
+  /* a copy: the property may change while the frame is drawn */
+  gchar **class_names;
 } RenderSettings;
 
 static void
@@ -1098,6 +1249,8 @@ read_settings (P3dBevRender * self, RenderSettings * settings)
   settings->show_scores = self->show_scores;
   settings->grid_spacing = self->grid_spacing;
   settings->annotations = self->annotations;
+  settings->class_names = g_strdupv (self->class_names ? self->class_names :
+      self->weights_class_names);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1247,6 +1400,7 @@ draw_boxes (P3dBevRender * self, P3dBevRenderPad * pad,
   style.color = pad->box_color;
   style.line_width = pad->line_width;
   style.show_scores = settings->show_scores && pad->show_scores;
+  style.class_names = (const gchar * const *) settings->class_names;
   caption = g_strdup (pad->caption != NULL ? pad->caption : GST_PAD_NAME (pad));
   GST_OBJECT_UNLOCK (pad);
   /* the property is RGB: boxes are opaque */
@@ -1319,12 +1473,15 @@ draw_frame (P3dBevRender * self, GList * pads, GstVideoFrame * frame)
       if (pad->input != layer || pad->current == NULL)
         continue;
       ret = draw_input (self, pad, &picture, &settings);
-      if (ret != GST_FLOW_OK)
+      if (ret != GST_FLOW_OK) {
+        g_strfreev (settings.class_names);
         return ret;
+      }
     }
   }
   if (settings.annotations)
     p3d_bev_picture_finish (&picture);
+  g_strfreev (settings.class_names);
   return GST_FLOW_OK;
 }
 

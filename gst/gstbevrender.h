@@ -41,6 +41,10 @@ struct _P3dBevRender
   gboolean show_scores;
   gdouble grid_spacing;
   gboolean annotations;
+  /* the class-names property, and the weights file's names (at start) */
+  gchar **class_names;
+  gchar *weights;
+  gchar **weights_class_names;
 
   /* request pads, under the object lock: the next number of each kind */
   guint next_serial[P3D_BEV_RENDER_N_INPUTS];

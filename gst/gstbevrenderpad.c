@@ -129,13 +129,13 @@ p3d_bev_render_pad_class_init (P3dBevRenderPadClass * klass)
    * be told apart in one picture; set in gst-launch as
    * "bevrender name=r boxes_0::color=0xff40c040 ...". */
   g_object_class_install_property (gobject_class, PROP_PAD_COLOR,
-      g_param_spec_uint ("color", "Color",
+      p3d_param_spec_uint ("color", "Color",
           "Boxes pads: the colour of every box of this pad and its score, "
           "0xAARRGGBB (drawn opaque); 0: each box in the colour of its label",
           0, G_MAXUINT32, DEFAULT_PAD_COLOR, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_PAD_LINE_WIDTH,
-      g_param_spec_uint ("line-width", "Line width",
+      p3d_param_spec_uint ("line-width", "Line width",
           "Boxes pads: width in pixels of the boxes' edges and heading lines, "
           "centred on the 1-pixel lines (a wide outline under a thin one "
           "reads as a halo)", 1, P3D_CANVAS_MAX_LINE_WIDTH,

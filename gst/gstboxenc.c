@@ -422,10 +422,15 @@ p3d_box_enc_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
   }
   memcpy (&count, map.data[P3D_BOXES_TENSOR_COUNT], sizeof (count));
   if (count > self->max_boxes) {
+    /* "none", not GStreamer's 99:99:99.999999999, for no timestamp */
+    gchar *when = GST_BUFFER_PTS_IS_VALID (inbuf) ?
+        g_strdup_printf ("%" GST_TIME_FORMAT,
+        GST_TIME_ARGS (GST_BUFFER_PTS (inbuf))) : g_strdup ("none");
+
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Box count %u is more than max-boxes %u", count, self->max_boxes),
-        ("frame %" G_GUINT64_FORMAT ", pts %" GST_TIME_FORMAT,
-            self->frame_number, GST_TIME_ARGS (GST_BUFFER_PTS (inbuf))));
+        ("frame %" G_GUINT64_FORMAT ", pts %s", self->frame_number, when));
+    g_free (when);
     p3d_tensor_unmap (&map);
     gst_buffer_unref (inbuf);
     return GST_FLOW_ERROR;

@@ -47,6 +47,7 @@
 #include "box_overlap.h"
 #include "gstboxoverlay.h"
 #include "p3dcamerafile.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_box_overlay_debug);
 #define GST_CAT_DEFAULT p3d_box_overlay_debug
@@ -124,20 +125,20 @@ p3d_box_overlay_class_init (P3dBoxOverlayClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_CAMERA,
-      g_param_spec_uint ("camera", "Camera",
+      p3d_param_spec_uint ("camera", "Camera",
           "Which camera of the calibration file the frames come from, from "
           "0 in the file's order", 0, G_MAXINT, DEFAULT_CAMERA,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_COLOR,
-      g_param_spec_uint ("color", "Color",
+      p3d_param_spec_uint ("color", "Color",
           "Colour of every box and score as 0xRRGGBB; 0: each box in the "
           "colour of its label, as bevrender's legend (label 0 magenta, 1 "
           "white, 2 orange)", 0, 0xffffff, DEFAULT_COLOR,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_LINE_WIDTH,
-      g_param_spec_uint ("line-width", "Line width",
+      p3d_param_spec_uint ("line-width", "Line width",
           "Width of the boxes' lines in pixels", 1, P3D_CANVAS_MAX_LINE_WIDTH,
           DEFAULT_LINE_WIDTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
@@ -206,6 +207,7 @@ p3d_box_overlay_init (P3dBoxOverlay * self)
   self->boxes_end = GST_CLOCK_TIME_NONE;
   gst_video_info_init (&self->video_info);
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -298,6 +300,9 @@ p3d_box_overlay_start (GstAggregator * agg)
   gchar *path;
   guint camera;
   gboolean ok;
+
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->calibration);

@@ -53,6 +53,7 @@
 
 #include "gstboxparse.h"
 #include "p3dparse.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_box_parse_debug);
 #define GST_CAT_DEFAULT p3d_box_parse_debug
@@ -157,7 +158,7 @@ p3d_box_parse_class_init (P3dBoxParseClass * klass)
           "not choose it", P3D_TYPE_BOX_TEXT_FORMAT, DEFAULT_FORMAT,
           READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MAX_BOXES,
-      g_param_spec_uint ("max-boxes", "Max boxes",
+      p3d_param_spec_uint ("max-boxes", "Max boxes",
           "Capacity of an output frame (the max-boxes of the caps); boxes "
           "beyond it are dropped with a warning", 1, P3D_BOXES_MAX_BOXES,
           DEFAULT_MAX_BOXES, READY_FLAGS));
@@ -221,6 +222,7 @@ p3d_box_parse_init (P3dBoxParse * self)
   self->frame_per_buffer = DEFAULT_FRAME_PER_BUFFER;
   self->velocity = DEFAULT_VELOCITY;
   self->line = g_string_new (NULL);
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -354,6 +356,9 @@ p3d_box_parse_start (GstBaseParse * parse)
   P3dBoxParse *self = P3D_BOX_PARSE (parse);
   P3dBoxType box_type;
 
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
+
   GST_OBJECT_LOCK (self);
   self->stream_format = self->format;
   self->stream_max_boxes = self->max_boxes;
@@ -480,6 +485,49 @@ p3d_box_parse_src_query (GstBaseParse * parse, GstQuery * query)
   return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
 }
 
+/* Whether downstream takes @caps; otherwise an error naming the boxes'
+ * type and what downstream takes. */
+static gboolean
+downstream_takes (P3dBoxParse * self, GstCaps * caps)
+{
+  GstPad *srcpad = GST_BASE_PARSE_SRC_PAD (self);
+  GstCaps *peer = gst_pad_peer_query_caps (srcpad, NULL);
+  GString *takes;
+  gchar *ours;
+  guint i;
+
+  if (peer == NULL || gst_caps_can_intersect (peer, caps)) {
+    gst_clear_caps (&peer);
+    return TRUE;
+  }
+  takes = g_string_new (NULL);
+  if (gst_caps_is_empty (peer))
+    g_string_append (takes, "nothing");
+  for (i = 0; i < gst_caps_get_size (peer); i++) {
+    const GstStructure *s = gst_caps_get_structure (peer, i);
+    gchar *text = gst_structure_to_string (s);
+
+    /* GStreamer 1.22 ends a structure's text with ';' */
+    g_strdelimit (text, ";", ' ');
+    g_strchomp (text);
+    if (strstr (takes->str, text) == NULL)
+      g_string_append_printf (takes, "%s%s", takes->len ? "; " : "", text);
+    g_free (text);
+  }
+  ours = gst_caps_to_string (caps);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+      ("The boxes are %s boxes (%s), downstream takes %s",
+          self->kind == P3D_BOX_KIND_2D ? "2D" : "3D",
+          self->kind == P3D_BOX_KIND_2D ? P3D_MEDIA_TYPE_BOXES2D :
+          P3D_MEDIA_TYPE_BOXES3D, takes->str),
+      ("caps %s; the text's fields (or box-type) decide between 3D and 2D "
+          "boxes, and max-boxes the capacity", ours));
+  g_free (ours);
+  g_string_free (takes, TRUE);
+  gst_caps_unref (peer);
+  return FALSE;
+}
+
 /* Sends the caps before the first frame (the base class sends the segment
  * after them). With the kind still unknown (no line has told),
  * downstream's first choice decides. */
@@ -508,6 +556,14 @@ ensure_caps (P3dBoxParse * self)
   }
   caps = caps_for_kind (self->kind, self->stream_max_boxes,
       self->stream_velocity);
+  /* a caps event downstream refuses is kept as sticky and fails only the
+   * frame after it, whose flow is lost when it is pushed at drain: a
+   * one-frame file would end with no output and no error */
+  if (!downstream_takes (self, caps)) {
+    gst_caps_unref (caps);
+    self->failed = TRUE;
+    return FALSE;
+  }
   if (!gst_pad_push_event (srcpad, gst_event_new_caps (caps))) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream does not accept %" GST_PTR_FORMAT, caps),

@@ -58,6 +58,7 @@
 #include "gstcamencode.h"
 #include "half.h"
 #include "p3dmodelfile.h"
+#include "p3dparamspec.h"
 #include "runtime.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_cam_encode_debug);
@@ -227,7 +228,7 @@ p3d_cam_encode_class_init (P3dCamEncodeClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device ID",
+      p3d_param_spec_int ("cuda-device-id", "CUDA device ID",
           "The CUDA device to run on; -1: the device the pipeline already "
           "uses (shared by the other elements), else device 0; frames on "
           "another device are copied to it", -1, G_MAXINT32,
@@ -316,6 +317,7 @@ p3d_cam_encode_init (P3dCamEncode * self)
   self->missing = DEFAULT_MISSING_CAMERA;
   self->device_id = -1;
   self->base_time = GST_CLOCK_TIME_NONE;
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -788,6 +790,8 @@ p3d_cam_encode_start (GstAggregator * agg)
   gint requested, device_id;
   gchar *why = NULL;
 
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
   GST_OBJECT_LOCK (self);
   backend = self->backend;
   requested = self->requested_device_id;

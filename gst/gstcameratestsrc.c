@@ -45,6 +45,7 @@
 
 #include "gstcameratestsrc.h"
 #include "p3dcamerafile.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_camera_test_src_debug);
 #define GST_CAT_DEFAULT p3d_camera_test_src_debug
@@ -169,7 +170,7 @@ p3d_camera_test_src_class_init (P3dCameraTestSrcClass * klass)
           "image_size; examples/data/rig-nuscenes-704x256.json has six",
           NULL, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CAMERA,
-      g_param_spec_uint ("camera", "Camera",
+      p3d_param_spec_uint ("camera", "Camera",
           "Which camera of the calibration file this source is, from 0 in "
           "the file's order; it also picks the camera's own sensor noise",
           0, G_MAXINT, DEFAULT_CAMERA, PARAM_FLAGS));
@@ -179,12 +180,12 @@ p3d_camera_test_src_class_init (P3dCameraTestSrcClass * klass)
           "of every pixel", P3D_TYPE_CAMERA_TEST_SRC_EMIT, DEFAULT_EMIT,
           PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed",
+      p3d_param_spec_uint64 ("seed", "Seed",
           "Places the walls and objects, picks their colours and drives the "
           "noise: the same seed as a pointcloudtestsrc's gives the street it "
           "sees", 0, G_MAXUINT64, DEFAULT_SEED, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FRAMERATE,
-      gst_param_spec_fraction ("framerate", "Frame rate",
+      p3d_param_spec_fraction ("framerate", "Frame rate",
           "Frames per second: the caps' framerate and the buffers' "
           "timestamps; frame n shows the street at n / framerate seconds",
           1, G_MAXINT, G_MAXINT, 1, DEFAULT_FPS_N, DEFAULT_FPS_D, PARAM_FLAGS));
@@ -193,15 +194,15 @@ p3d_camera_test_src_class_init (P3dCameraTestSrcClass * klass)
           "Objects move from frame to frame; when false every frame is "
           "frame 0, its noise included", DEFAULT_MOTION, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CARS,
-      g_param_spec_uint ("cars", "Cars",
+      p3d_param_spec_uint ("cars", "Cars",
           "Cars in the lanes and the parking lane (as pointcloudtestsrc's)",
           0, P3D_STREET_MAX_CARS, DEFAULT_CARS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PEDESTRIANS,
-      g_param_spec_uint ("pedestrians", "Pedestrians",
+      p3d_param_spec_uint ("pedestrians", "Pedestrians",
           "Pedestrians on the sidewalks (as pointcloudtestsrc's)", 0,
           P3D_STREET_MAX_PEDESTRIANS, DEFAULT_PEDESTRIANS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CYCLISTS,
-      g_param_spec_uint ("cyclists", "Cyclists",
+      p3d_param_spec_uint ("cyclists", "Cyclists",
           "Cyclists in the bike lanes (as pointcloudtestsrc's)", 0,
           P3D_STREET_MAX_CYCLISTS, DEFAULT_CYCLISTS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_WALLS,
@@ -213,22 +214,22 @@ p3d_camera_test_src_class_init (P3dCameraTestSrcClass * klass)
           "The ground plane (without it the sky shows below the horizon)",
           DEFAULT_GROUND, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SENSOR_HEIGHT,
-      g_param_spec_double ("sensor-height", "Sensor height",
+      p3d_param_spec_double ("sensor-height", "Sensor height",
           "Height of the lidar (the origin of the calibration's "
           "camera-to-lidar) above the ground in metres, as "
           "pointcloudtestsrc's: the ground is at z = -sensor-height", 0.0,
           100.0, DEFAULT_SENSOR_HEIGHT, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SUN_AZIMUTH,
-      g_param_spec_double ("sun-azimuth", "Sun azimuth",
+      p3d_param_spec_double ("sun-azimuth", "Sun azimuth",
           "Where the sunlight comes from, degrees from forward (+x) towards "
           "the left (+y)", -360.0, 360.0, DEFAULT_SUN_AZIMUTH, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SUN_ELEVATION,
-      g_param_spec_double ("sun-elevation", "Sun elevation",
+      p3d_param_spec_double ("sun-elevation", "Sun elevation",
           "Height of the sun above the horizon in degrees (90: overhead); "
           "boxes cast shadows on the ground from 5 degrees up",
           0.0, 90.0, DEFAULT_SUN_ELEVATION, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_NOISE,
-      g_param_spec_double ("noise", "Noise",
+      p3d_param_spec_double ("noise", "Noise",
           "Standard deviation of the sensor noise added to each colour "
           "channel, in levels of 255 (0: none); depth and labels have none",
           0.0, P3D_CAMERA_RENDER_MAX_NOISE, DEFAULT_NOISE, PARAM_FLAGS));
@@ -277,6 +278,7 @@ p3d_camera_test_src_init (P3dCameraTestSrc * self)
 
   gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
   gst_base_src_set_live (GST_BASE_SRC (self), FALSE);
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -423,6 +425,9 @@ p3d_camera_test_src_start (GstBaseSrc * src)
   gchar *path, *why = NULL, *name = NULL;
   guint camera;
   gboolean ok;
+
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
 
   GST_OBJECT_LOCK (self);
   params = self->street_params;

@@ -160,32 +160,32 @@ p3d_nms_class_init (P3dNmsClass * klass)
           P3D_TYPE_NMS_MODE, DEFAULT_MODE, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
-      g_param_spec_float ("iou-threshold", "IoU threshold",
+      p3d_param_spec_float ("iou-threshold", "IoU threshold",
           "iou and bev modes: a box overlapping a kept box by an IoU greater "
           "than this is suppressed (OpenPCDet uses 0.01 for KITTI "
           "PointPillars, torchvision examples 0.5)", 0.0f, 1.0f,
           DEFAULT_IOU_THRESHOLD, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_DISTANCE_THRESHOLD,
-      g_param_spec_float ("distance-threshold", "Distance threshold",
+      p3d_param_spec_float ("distance-threshold", "Distance threshold",
           "circle mode: a box whose centre lies closer than this many metres "
           "to a kept box's centre is suppressed (CenterPoint's min_radius is "
           "this value squared)", 0.0f, G_MAXFLOAT, DEFAULT_DISTANCE_THRESHOLD,
           PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_OFFSET,
-      g_param_spec_uint ("offset", "Offset",
+      p3d_param_spec_uint ("offset", "Offset",
           "iou mode: 1 counts a box from x1 to x2 as x2 - x1 + 1 pixels wide "
           "(Faster R-CNN), 0 as x2 - x1", 0, 1, DEFAULT_OFFSET, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SCORE_THRESHOLD,
-      g_param_spec_float ("score-threshold", "Score threshold",
+      p3d_param_spec_float ("score-threshold", "Score threshold",
           "Boxes scoring below this are dropped before suppression (the "
           "default keeps every finite score, logits included)",
           -G_MAXFLOAT, G_MAXFLOAT, DEFAULT_SCORE_THRESHOLD, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PRE_MAX,
-      g_param_spec_uint ("pre-max", "Pre max",
+      p3d_param_spec_uint ("pre-max", "Pre max",
           "Keep only this many best-scoring boxes before suppression "
           "(0: all)", 0, G_MAXUINT32, DEFAULT_PRE_MAX, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_POST_MAX,
-      g_param_spec_uint ("post-max", "Post max",
+      p3d_param_spec_uint ("post-max", "Post max",
           "Output at most this many boxes (0: all)", 0, G_MAXUINT32,
           DEFAULT_POST_MAX, PLAYING_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PER_CLASS,
@@ -212,6 +212,12 @@ p3d_nms_class_init (P3dNmsClass * klass)
 
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_nms_transform_media_caps);
+  /* the mode's box type first; the other one reaches set_info, which names
+   * the mode */
+  filter_class->sink_fallback_caps = P3D_MEDIA_TYPE_BOXES3D "; "
+      P3D_MEDIA_TYPE_BOXES2D;
+  filter_class->src_fallback_caps = P3D_MEDIA_TYPE_BOXES3D "; "
+      P3D_MEDIA_TYPE_BOXES2D;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_nms_set_info);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_nms_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_nms_process_cpu);
@@ -384,6 +390,31 @@ kept_index_free (gpointer kept_index)
   p3dc_cuda_free (kept_index);
 }
 
+/* The mode decides the box type of both pads: names the mode and the boxes
+ * that came. */
+static gboolean
+box_types_fit_mode (P3dcNmsMode mode, GstCaps * incaps, GstCaps * outcaps,
+    GError ** error)
+{
+  const gchar *wanted = media_type_for_mode (mode);
+  const gchar *in = gst_structure_get_name (gst_caps_get_structure (incaps,
+          0));
+  const gchar *out = gst_structure_get_name (gst_caps_get_structure (outcaps,
+          0));
+  GEnumValue *value = g_enum_get_value (g_type_class_peek
+      (P3D_TYPE_NMS_MODE), mode);
+
+  if (g_str_equal (in, wanted) && g_str_equal (out, wanted))
+    return TRUE;
+  g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+      "mode=%s works on %s, but %s %s: set nms mode=%s", value ?
+      value->value_nick : "?", wanted, g_str_equal (in, wanted) ?
+      "downstream takes" : "the input is", g_str_equal (in, wanted) ? out :
+      in, mode == P3DC_NMS_IOU ? "bev-rotated (or bev-aligned, circle) for "
+      "3D boxes" : "iou for 2D boxes");
+  return FALSE;
+}
+
 static gboolean
 p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -397,6 +428,8 @@ p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   GST_OBJECT_LOCK (self);
   mode = self->params.mode;
   GST_OBJECT_UNLOCK (self);
+  if (!box_types_fit_mode (mode, incaps, outcaps, error))
+    return FALSE;
   if (mode == P3DC_NMS_IOU) {
     P3dBoxes2dInfo info;
 

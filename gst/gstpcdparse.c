@@ -52,6 +52,7 @@
 #include "gstpcdparse.h"
 #include "p3dparse.h"
 #include "pcdparse-reader.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_pcd_parse_debug);
 #define GST_CAT_DEFAULT p3d_pcd_parse_debug
@@ -152,19 +153,19 @@ p3d_pcd_parse_class_init (P3dPcdParseClass * klass)
           "there; false: files may be split anywhere between buffers",
           DEFAULT_BUFFER_IS_FILE, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FRAMERATE,
-      gst_param_spec_fraction ("framerate", "Frame rate",
+      p3d_param_spec_fraction ("framerate", "Frame rate",
           "Files per second: the caps' framerate, each file's duration, and "
           "file n's timestamp n / framerate when upstream gives none; 0/1: "
           "no framerate, such buffers carry no timestamp", 0, 1, G_MAXINT, 1,
           DEFAULT_FPS_N, DEFAULT_FPS_D, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MAX_FILE_SIZE,
-      g_param_spec_uint64 ("max-file-size", "Max file size",
+      p3d_param_spec_uint64 ("max-file-size", "Max file size",
           "Largest PCD file in bytes: a header announcing more (points x "
           "point size, or the compressed size) is refused at once, and no "
           "more than this is held while waiting for the end of a file",
           1, MAX_MAX_FILE_SIZE, DEFAULT_MAX_FILE_SIZE, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device",
+      p3d_param_spec_int ("cuda-device-id", "CUDA device",
           "The CUDA device holding the buffers when memory:CUDAMemory is "
           "negotiated; -1: the device the pipeline already uses (shared by "
           "the other elements), else device 0", -1, G_MAXINT,
@@ -214,6 +215,7 @@ p3d_pcd_parse_init (P3dPcdParse * self)
   self->fps_d = DEFAULT_FPS_D;
   self->max_file_size = DEFAULT_MAX_FILE_SIZE;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -339,6 +341,9 @@ static gboolean
 p3d_pcd_parse_start (GstBaseParse * parse)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (parse);
+
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
 
   GST_OBJECT_LOCK (self);
   self->active_format = self->format;
@@ -935,6 +940,13 @@ p3d_pcd_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame,
         G_GUINT64_FORMAT ": not a whole file, at least %" G_GSIZE_FORMAT,
         map.size, self->offset, file_size);
     flow = wait_for_more (self, map.data, map.size, &progress, file_size);
+  } else if (file_size > self->active_max_file_size) {
+    /* whole already, but max-file-size counts the file's bytes, whatever
+     * blocks they came in (it was refused only when it arrived in pieces) */
+    p3d_pcd_header_clear (&header);
+    flow = post_too_large (self, map.size, "a file of %" G_GSIZE_FORMAT
+        " bytes, more than max-file-size (%" G_GUINT64_FORMAT ")", file_size,
+        self->active_max_file_size);
   } else if (!ensure_caps (self)) {
     p3d_pcd_header_clear (&header);
     self->failed = TRUE;

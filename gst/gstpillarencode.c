@@ -36,6 +36,7 @@
 
 #include "gstpillarencode.h"
 #include "p3dmodelfile.h"
+#include "p3dproperties.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_pillar_encode_debug);
 #define GST_CAT_DEFAULT p3d_pillar_encode_debug
@@ -113,6 +114,9 @@ p3d_pillar_encode_class_init (P3dPillarEncodeClass * klass)
   trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillar_encode_sink_event);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_pillar_encode_transform_media_caps);
+  /* the model's values first; others reach set_info, which names them */
+  filter_class->sink_fallback_caps = P3D_PILLARS_CAPS_ALL;
+  filter_class->src_fallback_caps = P3D_BEV_FEATURES_CAPS_ALL;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillar_encode_set_info);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_pillar_encode_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillar_encode_process_cpu);
@@ -296,39 +300,42 @@ p3d_pillar_encode_transform_media_caps (P3dCudaFilter * filter,
 }
 
 /* Whether the voxel grid of the caps is the one the model was trained on:
- * the scatter's canvas and every layer after it depend on it. */
+ * the scatter's canvas and every layer after it depend on it. Otherwise
+ * @why names voxelize's property, both values and what to set. */
 static gboolean
 grid_matches_model (const P3dModelPillars * config,
-    const P3dVoxelGrid * grid, gchar ** why)
+    const P3dVoxelGrid * grid, const gchar * weights, gchar ** why)
 {
+  gchar *size = p3d_doubles_to_string (grid->voxel_size, 3);
+  gchar *range = p3d_doubles_to_string (grid->range, 6);
+  gchar *model_size = p3d_doubles_to_string (config->voxel_size, 3);
+  gchar *model_range = p3d_doubles_to_string (config->point_cloud_range, 6);
+  gboolean size_ok = TRUE, range_ok = TRUE;
   guint a;
 
-  for (a = 0; a < 3; a++) {
-    if (grid->grid[a] != config->grid[a]
-        || fabs (grid->voxel_size[a] - config->voxel_size[a]) > 1e-6
-        * fabs (config->voxel_size[a])) {
-      *why = g_strdup_printf ("grid %u x %u x %u of %g x %g x %g m cells, "
-          "the model was trained on %u x %u x %u of %g x %g x %g m",
-          grid->grid[0], grid->grid[1], grid->grid[2], grid->voxel_size[0],
-          grid->voxel_size[1], grid->voxel_size[2], config->grid[0],
-          config->grid[1], config->grid[2], config->voxel_size[0],
-          config->voxel_size[1], config->voxel_size[2]);
-      return FALSE;
-    }
-  }
-  for (a = 0; a < 6; a++) {
-    if (fabs (grid->range[a] - config->point_cloud_range[a]) > 1e-4) {
-      *why = g_strdup_printf ("range <%g, %g, %g, %g, %g, %g>, the model "
-          "was trained on <%g, %g, %g, %g, %g, %g>", grid->range[0],
-          grid->range[1], grid->range[2], grid->range[3], grid->range[4],
-          grid->range[5], config->point_cloud_range[0],
-          config->point_cloud_range[1], config->point_cloud_range[2],
-          config->point_cloud_range[3], config->point_cloud_range[4],
-          config->point_cloud_range[5]);
-      return FALSE;
-    }
-  }
-  return TRUE;
+  for (a = 0; a < 3; a++)
+    size_ok = size_ok && grid->grid[a] == config->grid[a]
+        && fabs (grid->voxel_size[a] - config->voxel_size[a]) <= 1e-6
+        * fabs (config->voxel_size[a]);
+  for (a = 0; a < 6; a++)
+    range_ok = range_ok
+        && fabs (grid->range[a] - config->point_cloud_range[a]) <= 1e-4;
+  if (!size_ok)
+    *why = g_strdup_printf ("voxelize voxel-size=%s over range=%s makes a "
+        "%u x %u x %u grid; the model in %s was trained on voxel-size=%s "
+        "over range=%s, a %u x %u x %u grid: set voxelize voxel-size=\"%s\" "
+        "range=\"%s\"", size, range, grid->grid[0], grid->grid[1],
+        grid->grid[2], weights, model_size, model_range, config->grid[0],
+        config->grid[1], config->grid[2], model_size, model_range);
+  else if (!range_ok)
+    *why = g_strdup_printf ("voxelize range=%s, the model in %s was trained "
+        "on range=%s: set voxelize range=\"%s\"", range, weights,
+        model_range, model_range);
+  g_free (size);
+  g_free (range);
+  g_free (model_size);
+  g_free (model_range);
+  return size_ok && range_ok;
 }
 
 static gint
@@ -351,26 +358,40 @@ p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dBevFeaturesInfo out_info;
   P3dcPillarEncodeParams params = { 0, };
   P3dcResult result;
-  gchar *why = NULL;
+  gchar *why = NULL, *weights;
 
-  if (!p3d_pillars_info_from_caps (&in_info, incaps)
-      || !p3d_bev_features_info_from_caps (&out_info, outcaps))
-    return FALSE;
-  if (in_info.channels != model->in_channels) {
+  if (!p3d_pillars_info_from_caps (&in_info, incaps)) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "The pillar features have %u channels (features=%s), the weights' "
-        "pillar feature net takes %u (features=%s): set pillarfeat "
-        "features=%s", in_info.channels,
-        p3d_feature_set_to_string (in_info.features), model->in_channels,
-        p3d_feature_set_to_string (model->features),
-        p3d_feature_set_to_string (model->features));
+        "The input caps are not pillar features: %s (GST_DEBUG=p3dcaps:5 "
+        "says which field)", gst_structure_get_name (gst_caps_get_structure
+            (incaps, 0)));
     return FALSE;
   }
-  if (!grid_matches_model (model, &in_info.grid, &why)) {
+  if (!p3d_bev_features_info_from_caps (&out_info, outcaps)) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "The voxels do not match the model: %s; set voxelize's voxel-size "
-        "and range to the model's", why);
+        "The output caps describe no BEV canvas (GST_DEBUG=p3dcaps:5 says "
+        "which field)");
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  weights = g_strdup (self->weights);
+  GST_OBJECT_UNLOCK (self);
+  if (in_info.features != model->features
+      || in_info.channels != model->in_channels) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "pillarfeat features=%s (%u channels), the model in %s takes "
+        "features=%s (%u channels): set pillarfeat features=%s",
+        p3d_feature_set_to_string (in_info.features), in_info.channels,
+        weights, p3d_feature_set_to_string (model->features),
+        model->in_channels, p3d_feature_set_to_string (model->features));
+    g_free (weights);
+    return FALSE;
+  }
+  if (!grid_matches_model (model, &in_info.grid, weights, &why)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The voxels do not match the model: %s", why);
     g_free (why);
+    g_free (weights);
     return FALSE;
   }
   if (out_info.channels != model->out_channels
@@ -378,12 +399,17 @@ p3d_pillar_encode_set_info (P3dCudaFilter * filter, GstCaps * incaps,
       || out_info.height != in_info.grid.grid[1]
       || out_info.layout != P3D_BEV_FEATURES_LAYOUT_YX) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "The output caps are not the model's canvas: channels=%u width=%u "
-        "height=%u, the model makes channels=%u width=%u height=%u (layout "
-        "yx)", out_info.channels, out_info.width, out_info.height,
+        "Downstream asks for a canvas of channels=%u width=%u height=%u "
+        "(layout %s), the model in %s makes channels=%u width=%u "
+        "height=%u (layout yx): the element after pillarencode must take "
+        "the model's canvas (bevdetect with the same weights file)",
+        out_info.channels, out_info.width, out_info.height,
+        out_info.layout == P3D_BEV_FEATURES_LAYOUT_YX ? "yx" : "xy", weights,
         model->out_channels, in_info.grid.grid[0], in_info.grid.grid[1]);
+    g_free (weights);
     return FALSE;
   }
+  g_free (weights);
 
   params.in_channels = in_info.channels;
   params.out_channels = model->out_channels;

@@ -103,6 +103,9 @@ p3d_pillar_feat_class_init (P3dPillarFeatClass * klass)
   trans_class->sink_event = GST_DEBUG_FUNCPTR (p3d_pillar_feat_sink_event);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_pillar_feat_transform_media_caps);
+  /* the property's feature set first; another one downstream asks for is
+   * refused naming the property */
+  filter_class->src_fallback_caps = P3D_PILLARS_CAPS_ALL;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillar_feat_set_info);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillar_feat_process_cpu);
   filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_pillar_feat_process_cuda);
@@ -257,6 +260,7 @@ p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dPillarsInfo out_info;
   P3dcPillarFeatParams params;
   P3dcResult result;
+  P3dFeatureSet features;
 
   if (!p3d_voxels_info_from_caps (&in_info, incaps))
     return FALSE;
@@ -264,14 +268,29 @@ p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     set_output_error (&in_info, outcaps, error);
     return FALSE;
   }
+  GST_OBJECT_LOCK (self);
+  features = self->features;
+  GST_OBJECT_UNLOCK (self);
+  if (out_info.features != features) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for features=%s, the property is features=%s: set "
+        "pillarfeat features=%s", p3d_feature_set_to_string
+        (out_info.features), p3d_feature_set_to_string (features),
+        p3d_feature_set_to_string (out_info.features));
+    return FALSE;
+  }
   if (out_info.max_voxels != in_info.max_voxels
       || out_info.max_points != in_info.max_points
       || !p3d_voxel_grid_is_equal (&out_info.grid, &in_info.grid)) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "the output does not describe the input voxels (max-voxels %u "
-        "against %u, max-points %u against %u, or another grid)",
-        out_info.max_voxels, in_info.max_voxels, out_info.max_points,
-        in_info.max_points);
+        "Downstream asks for pillars of max-voxels=%u max-points=%u on a "
+        "%u x %u x %u grid, the input voxels have max-voxels=%u "
+        "max-points=%u on a %u x %u x %u grid: pillar features keep "
+        "voxelize's max-voxels, max-points, voxel-size and range; set those",
+        out_info.max_voxels, out_info.max_points, out_info.grid.grid[0],
+        out_info.grid.grid[1], out_info.grid.grid[2], in_info.max_voxels,
+        in_info.max_points, in_info.grid.grid[0], in_info.grid.grid[1],
+        in_info.grid.grid[2]);
     return FALSE;
   }
   result = p3dc_pillarfeat_params_init (&params,

@@ -41,6 +41,7 @@
 
 #include "gstpointcloudparse.h"
 #include "half.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_point_cloud_parse_debug);
 #define GST_CAT_DEFAULT p3d_point_cloud_parse_debug
@@ -177,7 +178,7 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
           "is refused at start (a raw record does not say what it holds)",
           P3D_TYPE_POINT_FORMAT, DEFAULT_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CHANNELS,
-      g_param_spec_uint ("channels", "Channels",
+      p3d_param_spec_uint ("channels", "Channels",
           "Values per input record; those after format's channels are "
           "skipped (Waymo's 6 columns with format=xyzi: 6); 0: as many as "
           "format has", 0, MAX_CHANNELS, DEFAULT_CHANNELS, READY_FLAGS));
@@ -186,13 +187,13 @@ p3d_point_cloud_parse_class_init (P3dPointCloudParseClass * klass)
           "The type of every input value", P3D_TYPE_POINT_CLOUD_PARSE_DATA,
           DEFAULT_DATA_FORMAT, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_POINTS_PER_FRAME,
-      g_param_spec_uint ("points-per-frame", "Points per frame",
+      p3d_param_spec_uint ("points-per-frame", "Points per frame",
           "Points per output sweep, for a stream of sweeps of one size; the "
           "last may be shorter. 0: everything up to end-of-stream is one "
           "sweep (one file, one sweep)", 0, G_MAXUINT,
           DEFAULT_POINTS_PER_FRAME, READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FRAMERATE,
-      gst_param_spec_fraction ("framerate", "Frame rate",
+      p3d_param_spec_fraction ("framerate", "Frame rate",
           "Sweeps per second: the caps' framerate and, when the input has "
           "no timestamps, sweep n's timestamp n / framerate; 0/1: none",
           0, 1, G_MAXINT, 1, DEFAULT_FPS_N, DEFAULT_FPS_D, READY_FLAGS));
@@ -229,6 +230,7 @@ p3d_point_cloud_parse_init (P3dPointCloudParse * self)
   self->fps_n = DEFAULT_FPS_N;
   self->fps_d = DEFAULT_FPS_D;
   p3d_point_cloud_info_init (&self->out_info);
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static P3dPointCloudParsePreset
@@ -326,6 +328,9 @@ p3d_point_cloud_parse_start (GstBaseParse * parse)
 {
   P3dPointCloudParse *self = P3D_POINT_CLOUD_PARSE (parse);
   gsize frame_bytes;
+
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
 
   GST_OBJECT_LOCK (self);
   self->in_finfo = p3d_point_format_get_info (self->format);
@@ -518,6 +523,72 @@ post_size_error (P3dPointCloudParse * self, gsize size)
       ("input cut short, or a record layout that is not the file's"));
 }
 
+/* What the file that starts with @data (@size bytes) is when it is one of
+ * the formats the plugin reads elsewhere, and where it goes; NULL when it
+ * may be raw point records. A raw float file that starts with these bytes
+ * is not met in practice: their first bytes would be text. */
+static const gchar *
+other_format (const guint8 * data, gsize size)
+{
+  static const guint32 pcap_magics[] = { 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d,
+    0x4d3cb2a1, 0x0a0d0d0a
+  };
+  gsize text = MIN (size, 64), i;
+  guint64 header_size;
+  guint32 magic;
+
+  if (size >= 4) {
+    memcpy (&magic, data, 4);
+    for (i = 0; i < G_N_ELEMENTS (pcap_magics); i++)
+      if (magic == pcap_magics[i] || GUINT32_SWAP_LE_BE (magic) ==
+          pcap_magics[i])
+        return "this is a packet capture (pcap): sensor packets, not point "
+            "records; a lidar's packets are decoded by its packet parser";
+  }
+  if (size >= 9) {
+    memcpy (&header_size, data, 8);
+    header_size = GUINT64_FROM_LE (header_size);
+    if (data[8] == '{' && header_size >= 2 && header_size < (1u << 30))
+      return "this is a safetensors file (a model's weights): give it to "
+          "pillarencode and bevdetect as weights=";
+  }
+  for (i = 0; i < text; i++)
+    if (!g_ascii_isprint (data[i]) && !g_ascii_isspace (data[i]))
+      return NULL;
+  if (g_str_has_prefix ((const gchar *) data, "# .PCD")
+      || g_str_has_prefix ((const gchar *) data, "VERSION")
+      || g_str_has_prefix ((const gchar *) data, "FIELDS"))
+    return "this is a PCD file: use pcdparse (filesrc location=cloud.pcd ! "
+        "pcdparse)";
+  if (text >= 16)
+    return "this is text: boxes as JSON lines or KITTI labels are read by "
+        "boxparse, a calibration by the calibration property of bevpool, "
+        "cameratestsrc and boxoverlay";
+  return NULL;
+}
+
+/* Refuses a stream that starts as a file of another format, saying which
+ * element reads it: a PCD file whose size was a multiple of 16 bytes gave
+ * 107 885 garbage points (issue 25.2). */
+static gboolean
+check_not_another_format (P3dPointCloudParse * self, GstBuffer * buffer)
+{
+  GstMapInfo map;
+  const gchar *what;
+
+  if (!gst_buffer_map (buffer, &map, GST_MAP_READ))
+    return TRUE;
+  what = other_format (map.data, map.size);
+  gst_buffer_unmap (buffer, &map);
+  if (what == NULL)
+    return TRUE;
+  GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE,
+      ("The input is not raw point records: %s", what),
+      ("pointcloudparse reads headerless records (KITTI .bin, nuScenes "
+          ".pcd.bin); its first bytes say otherwise"));
+  return FALSE;
+}
+
 static GstFlowReturn
 p3d_point_cloud_parse_handle_frame (GstBaseParse * parse,
     GstBaseParseFrame * frame, gint * skipsize)
@@ -528,6 +599,9 @@ p3d_point_cloud_parse_handle_frame (GstBaseParse * parse,
   GstFlowReturn ret;
 
   *skipsize = 0;
+  /* the first bytes of the stream: a file of another kind? */
+  if (!self->saw_data && !check_not_another_format (self, frame->buffer))
+    return GST_FLOW_ERROR;
   self->saw_data = TRUE;
   if (self->active_points_per_frame > 0
       && size >= self->active_points_per_frame * self->in_record) {

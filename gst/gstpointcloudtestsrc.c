@@ -37,6 +37,7 @@
 
 #include "gstpointcloudtestsrc.h"
 #include "p3dcudacontext.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_point_cloud_test_src_debug);
 #define GST_CAT_DEFAULT p3d_point_cloud_test_src_debug
@@ -177,45 +178,45 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
   gobject_class->finalize = p3d_point_cloud_test_src_finalize;
 
   g_object_class_install_property (gobject_class, PROP_BEAMS,
-      g_param_spec_uint ("beams", "Beams",
+      p3d_param_spec_uint ("beams", "Beams",
           "Lasers, spread evenly from fov-down to fov-up (64: HDL-64E; 32 "
           "with fov-up=10 fov-down=-30: HDL-32E)", 0, P3D_LIDAR_MAX_BEAMS,
           DEFAULT_BEAMS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_POINTS_PER_REVOLUTION,
-      g_param_spec_uint ("points-per-revolution", "Points per revolution",
+      p3d_param_spec_uint ("points-per-revolution", "Points per revolution",
           "Firings of each beam per revolution (azimuth steps); beams times "
           "this is the most points a frame can have", 0, P3D_LIDAR_MAX_RAYS,
           DEFAULT_POINTS_PER_REVOLUTION, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FOV_UP,
-      g_param_spec_double ("fov-up", "Upper field of view",
+      p3d_param_spec_double ("fov-up", "Upper field of view",
           "Elevation of the highest beam in degrees; must be above fov-down",
           -90.0, 90.0, DEFAULT_FOV_UP, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FOV_DOWN,
-      g_param_spec_double ("fov-down", "Lower field of view",
+      p3d_param_spec_double ("fov-down", "Lower field of view",
           "Elevation of the lowest beam in degrees (negative: below the "
           "horizon)", -90.0, 90.0, DEFAULT_FOV_DOWN, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MAX_RANGE,
-      g_param_spec_double ("max-range", "Maximum range",
+      p3d_param_spec_double ("max-range", "Maximum range",
           "Returns farther than this (metres, after noise) give no point; "
           "objects whose centre is farther give no box", 0.0, 1e4,
           DEFAULT_MAX_RANGE, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_RANGE_NOISE,
-      g_param_spec_double ("range-noise", "Range noise",
+      p3d_param_spec_double ("range-noise", "Range noise",
           "Standard deviation of the Gaussian noise added to each range, in "
           "metres (0: exact geometry)", 0.0, 100.0, DEFAULT_RANGE_NOISE,
           PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SENSOR_HEIGHT,
-      g_param_spec_double ("sensor-height", "Sensor height",
+      p3d_param_spec_double ("sensor-height", "Sensor height",
           "Height of the lidar above the ground in metres (1.73: KITTI); "
           "the ground is at z = -sensor-height", 0.0, 100.0,
           DEFAULT_SENSOR_HEIGHT, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_FRAMERATE,
-      gst_param_spec_fraction ("framerate", "Frame rate",
+      p3d_param_spec_fraction ("framerate", "Frame rate",
           "Revolutions (buffers) per second: the caps' framerate, the "
           "buffers' timestamps and the time between two frames of motion",
           0, 1, G_MAXINT, 1, DEFAULT_FPS_N, DEFAULT_FPS_D, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed",
+      p3d_param_spec_uint64 ("seed", "Seed",
           "Places the walls and objects and drives the noise: the same seed "
           "and properties give the same bytes on every machine", 0,
           G_MAXUINT64, DEFAULT_SEED, PARAM_FLAGS));
@@ -229,15 +230,15 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
           "frame 0, computed once, and all buffers share its memory",
           DEFAULT_MOTION, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CARS,
-      g_param_spec_uint ("cars", "Cars",
+      p3d_param_spec_uint ("cars", "Cars",
           "Cars in the lanes and the parking lane", 0, P3D_STREET_MAX_CARS,
           DEFAULT_CARS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_PEDESTRIANS,
-      g_param_spec_uint ("pedestrians", "Pedestrians",
+      p3d_param_spec_uint ("pedestrians", "Pedestrians",
           "Pedestrians on the sidewalks", 0, P3D_STREET_MAX_PEDESTRIANS,
           DEFAULT_PEDESTRIANS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CYCLISTS,
-      g_param_spec_uint ("cyclists", "Cyclists",
+      p3d_param_spec_uint ("cyclists", "Cyclists",
           "Cyclists in the bike lanes", 0, P3D_STREET_MAX_CYCLISTS,
           DEFAULT_CYCLISTS, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_WALLS,
@@ -253,17 +254,17 @@ p3d_point_cloud_test_src_class_init (P3dPointCloudTestSrcClass * klass)
           "What each buffer holds: the points, or the scene's boxes",
           P3D_TYPE_POINT_CLOUD_TEST_SRC_EMIT, DEFAULT_EMIT, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_MAX_BOXES,
-      g_param_spec_uint ("max-boxes", "Max boxes",
+      p3d_param_spec_uint ("max-boxes", "Max boxes",
           "Capacity of a boxes buffer (the caps' max-boxes) with emit=boxes "
           "or candidates; boxes beyond it are dropped, with a warning", 1,
           P3D_BOXES_MAX_BOXES, DEFAULT_MAX_BOXES, PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CANDIDATES_PER_OBJECT,
-      g_param_spec_uint ("candidates-per-object", "Candidates per object",
+      p3d_param_spec_uint ("candidates-per-object", "Candidates per object",
           "Jittered boxes around each object with emit=candidates", 1,
           MAX_CANDIDATES_PER_OBJECT, DEFAULT_CANDIDATES_PER_OBJECT,
           PARAM_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device",
+      p3d_param_spec_int ("cuda-device-id", "CUDA device",
           "The CUDA device holding the buffers when memory:CUDAMemory is "
           "negotiated; -1: the device the pipeline already uses (shared by "
           "the other elements), else device 0", -1, G_MAXINT,
@@ -319,6 +320,7 @@ p3d_point_cloud_test_src_init (P3dPointCloudTestSrc * self)
 
   gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
   gst_base_src_set_live (GST_BASE_SRC (self), FALSE);
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -497,6 +499,9 @@ p3d_point_cloud_test_src_start (GstBaseSrc * src)
   P3dLidarSceneParams params;
   const gchar *property;
   gchar *why = NULL;
+
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
 
   GST_OBJECT_LOCK (self);
   params = self->params;

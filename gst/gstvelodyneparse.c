@@ -44,6 +44,7 @@
 #include <math.h>
 
 #include "gstvelodyneparse.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_velodyne_parse_debug);
 #define GST_CAT_DEFAULT p3d_velodyne_parse_debug
@@ -133,7 +134,7 @@ p3d_velodyne_parse_class_init (P3dVelodyneParseClass * klass)
           "for the models whose angles are built in", DEFAULT_CALIBRATION,
           READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUT_ANGLE,
-      g_param_spec_double ("cut-angle", "Cut angle",
+      p3d_param_spec_double ("cut-angle", "Cut angle",
           "Where a revolution ends, in degrees of the packets' azimuth "
           "(clockwise seen from above: 0 ahead, 90 right, 180 behind)",
           0.0, 360.0, DEFAULT_CUT_ANGLE, READY_FLAGS));

@@ -21,8 +21,11 @@
  * max-points in their voxel or in a voxel beyond max-voxels are dropped and
  * counted: the "stats" property holds the counts of the last frame, a
  * "voxelize-stats" element message carries them for every frame when
- * post-stats is set, and a warning is posted when a frame hits max-points
- * or max-voxels after one that did not. On the CUDA path the counts are
+ * post-stats is set, and a warning is posted when a frame loses voxels to
+ * max-voxels after one that did not (points beyond max-points in a voxel
+ * are how PointPillars-style models are trained: counted, not warned
+ * about). Frames are numbered from 0 in messages, as boxenc writes them.
+ * On the CUDA path the counts are
  * read back without stopping the stream, so they arrive a frame or two
  * after the voxels (all of them by the end of the stream).
  *
@@ -37,6 +40,8 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+
+#include <math.h>
 
 #include "gstvoxelize.h"
 #include "p3dproperties.h"
@@ -110,17 +115,18 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   g_object_class_install_property (gobject_class, PROP_VOXEL_SIZE,
       p3d_param_spec_double_array ("voxel-size", "Voxel size",
           "Cell size along x, y and z in metres, e.g. \"<0.16,0.16,4.0>\" "
-          "(PointPillars KITTI) or \"<0.075,0.075,0.2>\" (CenterPoint)",
-          G_MINDOUBLE, G_MAXDOUBLE));
+          "(PointPillars KITTI) or \"<0.075,0.075,0.2>\" (CenterPoint); "
+          "above 0 and within float32's range (cells are computed in "
+          "float32)", G_MINDOUBLE, G_MAXFLOAT));
   g_object_class_install_property (gobject_class, PROP_RANGE,
       p3d_param_spec_double_array ("range", "Range",
           "The box to voxelize, in metres: \"<xmin,ymin,zmin,xmax,ymax,zmax>\"; "
           "the grid is round((max - min) / voxel-size) cells per axis, which "
           "cover min .. min + cells x voxel-size (the caps' effective-range; "
-          "a warning at start when that is not max)",
-          -G_MAXDOUBLE, G_MAXDOUBLE));
+          "a warning at start when that is not max); within float32's range",
+          -G_MAXFLOAT, G_MAXFLOAT));
   g_object_class_install_property (gobject_class, PROP_MAX_POINTS,
-      g_param_spec_uint ("max-points", "Max points",
+      p3d_param_spec_uint ("max-points", "Max points",
           "Points kept per voxel, the first ones in input order (later ones "
           "are dropped and counted); an output buffer, max-voxels x "
           "(max-points x channels x 4 + 20) + 4 bytes, must not exceed "
@@ -129,7 +135,7 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
           DEFAULT_MAX_POINTS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MAX_VOXELS,
-      g_param_spec_uint ("max-voxels", "Max voxels",
+      p3d_param_spec_uint ("max-voxels", "Max voxels",
           "Voxels kept per frame, the first ones by first point (later ones "
           "are dropped and counted); OpenPCDet uses 40000 for KITTI pillars, "
           "CenterPoint 160000 for its 3D grid; an output buffer, max-voxels "
@@ -166,6 +172,10 @@ p3d_voxelize_class_init (P3dVoxelizeClass * klass)
   trans_class->start = GST_DEBUG_FUNCPTR (p3d_voxelize_start);
   filter_class->transform_media_caps =
       GST_DEBUG_FUNCPTR (p3d_voxelize_transform_media_caps);
+  /* the properties' voxels first; others downstream asks for are refused
+   * naming the property */
+  filter_class->sink_fallback_caps = P3D_POINT_CLOUD_CAPS_ALL;
+  filter_class->src_fallback_caps = P3D_VOXELS_CAPS_ALL;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_voxelize_set_info);
   filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_voxelize_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_voxelize_process_cpu);
@@ -316,6 +326,47 @@ warn_if_not_whole (P3dVoxelize * self, const gdouble * voxel_size,
           "set a range of whole voxels to voxelize exactly the range"));
 }
 
+/* Why the compute library refuses the grid, in the properties' terms:
+ * the first axis whose range is empty or whose cells are too many or too
+ * few, or the buffers max-voxels and max-points make. */
+static gchar *
+explain_grid (const gdouble * voxel_size, const gdouble * range,
+    guint max_points, guint max_voxels)
+{
+  static const gchar axes[] = "xyz";
+  guint64 cells = 1;
+  guint a;
+
+  for (a = 0; a < 3; a++) {
+    gdouble extent = range[a + 3] - range[a];
+    gdouble n = round (extent / voxel_size[a]);
+
+    if (!(range[a + 3] > range[a]))
+      return g_strdup_printf ("range's %cmax %g is not above its %cmin %g",
+          axes[a], range[a + 3], axes[a], range[a]);
+    if (!isfinite (extent))
+      return g_strdup_printf ("range's %c extent %g .. %g is beyond float "
+          "arithmetic", axes[a], range[a], range[a + 3]);
+    if (n < 1.0)
+      return g_strdup_printf ("voxel-size %g along %c is larger than the "
+          "range's extent %g (no whole cell)", voxel_size[a], axes[a], extent);
+    if (n > P3DC_VOXELIZE_MAX_GRID_AXIS)
+      return g_strdup_printf ("voxel-size %g over the range's %g m along %c "
+          "makes %.0f cells, more than %u", voxel_size[a], extent, axes[a], n,
+          P3DC_VOXELIZE_MAX_GRID_AXIS);
+    cells *= (guint64) n;
+  }
+  if (cells > P3DC_VOXELIZE_MAX_GRID_CELLS)
+    return g_strdup_printf ("a grid of %" G_GUINT64_FORMAT " cells, more "
+        "than %u: a coarser voxel-size or a smaller range", cells,
+        P3DC_VOXELIZE_MAX_GRID_CELLS);
+  if (max_voxels > P3DC_VOXELIZE_MAX_VOXELS
+      || max_points > P3DC_VOXELIZE_MAX_POINTS_PER_VOXEL)
+    return g_strdup_printf ("max-voxels %u x max-points %u is more than "
+        "voxelize supports", max_voxels, max_points);
+  return g_strdup ("the compute library refuses it");
+}
+
 static gboolean
 p3d_voxelize_start (GstBaseTransform * trans)
 {
@@ -334,6 +385,7 @@ p3d_voxelize_start (GstBaseTransform * trans)
   self->frames = self->saturated_frames = 0;
   self->saturated = FALSE;
   self->warned_empty = FALSE;
+  self->first_size = -1;
   GST_OBJECT_UNLOCK (self);
 
   /* Refuse a bad grid here, with the values, rather than as a failed
@@ -341,12 +393,17 @@ p3d_voxelize_start (GstBaseTransform * trans)
   result = p3dc_voxelize_params_init (&params, voxel_size, range, 3,
       max_points, max_voxels);
   if (result != P3DC_OK) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("Invalid voxel grid: voxel-size <%g, %g, %g> over range "
-            "<%g, %g, %g, %g, %g, %g>", voxel_size[0], voxel_size[1],
-            voxel_size[2], range[0], range[1], range[2], range[3], range[4],
-            range[5]), ("%s (max-points %u, max-voxels %u)",
+    gchar *why = explain_grid (voxel_size, range, max_points, max_voxels);
+    gchar *size_text = p3d_doubles_to_string (voxel_size, 3);
+    gchar *range_text = p3d_doubles_to_string (range, 6);
+
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Invalid voxel grid: voxel-size=%s over range=%s: %s", size_text,
+            range_text, why), ("%s (max-points %u, max-voxels %u)",
             p3dc_result_string (result), max_points, max_voxels));
+    g_free (why);
+    g_free (size_text);
+    g_free (range_text);
     return FALSE;
   }
   warn_if_not_whole (self, voxel_size, range);
@@ -458,6 +515,57 @@ set_settings_error (P3dVoxelize * self, const P3dPointFormatInfo * finfo,
   }
 }
 
+/* Downstream asked for voxels that are not the properties' (a caps filter
+ * after voxelize): the first field that differs, both values and the
+ * property to set. */
+static gboolean
+voxels_match_properties (const P3dVoxelsInfo * expected,
+    const P3dVoxelsInfo * out_info, GError ** error)
+{
+  gchar *ours, *theirs;
+
+  if (expected->finfo != out_info->finfo) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for voxels of format=%s, the input points are "
+        "format=%s: voxels keep the points' format", out_info->finfo->name,
+        expected->finfo->name);
+    return FALSE;
+  }
+  if (expected->max_voxels != out_info->max_voxels) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for max-voxels=%u, the property is max-voxels=%u: "
+        "set voxelize max-voxels=%u", out_info->max_voxels,
+        expected->max_voxels, out_info->max_voxels);
+    return FALSE;
+  }
+  if (expected->max_points != out_info->max_points) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for max-points=%u, the property is max-points=%u: "
+        "set voxelize max-points=%u", out_info->max_points,
+        expected->max_points, out_info->max_points);
+    return FALSE;
+  }
+  if (p3d_voxel_grid_is_equal (&expected->grid, &out_info->grid))
+    return TRUE;
+  if (memcmp (expected->grid.voxel_size, out_info->grid.voxel_size,
+          sizeof (expected->grid.voxel_size)) != 0) {
+    ours = p3d_doubles_to_string (expected->grid.voxel_size, 3);
+    theirs = p3d_doubles_to_string (out_info->grid.voxel_size, 3);
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for voxel-size=%s, the property is voxel-size=%s: "
+        "set voxelize voxel-size=\"%s\"", theirs, ours, theirs);
+  } else {
+    ours = p3d_doubles_to_string (expected->grid.range, 6);
+    theirs = p3d_doubles_to_string (out_info->grid.range, 6);
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "Downstream asks for range=%s, the property is range=%s: set "
+        "voxelize range=\"%s\"", theirs, ours, theirs);
+  }
+  g_free (ours);
+  g_free (theirs);
+  return FALSE;
+}
+
 static gboolean
 p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -478,20 +586,16 @@ p3d_voxelize_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     set_settings_error (self, in_info.finfo, error);
     return FALSE;
   }
-  if (!p3d_voxels_info_from_caps (&out_info, outcaps))
-    return FALSE;
-  if (expected.finfo != out_info.finfo
-      || expected.max_voxels != out_info.max_voxels
-      || expected.max_points != out_info.max_points
-      || !p3d_voxel_grid_is_equal (&expected.grid, &out_info.grid)) {
+  if (!p3d_voxels_info_from_caps (&out_info, outcaps)) {
+    gchar *text = gst_caps_to_string (outcaps);
+
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "the output caps do not describe the voxels of the properties "
-        "(format %s, max-voxels %u in the caps against %u, max-points %u "
-        "against %u)", p3d_point_format_to_string (out_info.finfo->format),
-        out_info.max_voxels, expected.max_voxels, out_info.max_points,
-        expected.max_points);
+        "Downstream asks for caps that describe no voxels: %s", text);
+    g_free (text);
     return FALSE;
   }
+  if (!voxels_match_properties (&expected, &out_info, error))
+    return FALSE;
   result = p3dc_voxelize_params_init (&params, out_info.grid.voxel_size,
       out_info.grid.range, in_info.finfo->channels, out_info.max_points,
       out_info.max_voxels);
@@ -526,25 +630,40 @@ p3d_voxelize_stop_device (P3dCudaFilter * filter)
   self->voxelizer = NULL;
 }
 
-/* Records the statistics of one frame; posts what the user asked for. */
+/* A frame's timestamp for a message: "none" rather than GStreamer's
+ * 99:99:99.999999999 for a frame without one. */
+static gchar *
+pts_text (GstClockTime pts)
+{
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    return g_strdup ("none");
+  return g_strdup_printf ("%" GST_TIME_FORMAT, GST_TIME_ARGS (pts));
+}
+
+/* Records the statistics of one frame; posts what the user asked for.
+ * Frames are numbered from 0, as boxenc writes them. */
 static void
 publish_stats (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
     GstClockTime pts)
 {
   gboolean saturated = stats->points_over_max_points > 0
       || stats->voxels_dropped > 0;
+  /* points beyond max-points in a voxel are what PointPillars-style models
+   * are trained with (counted, not a fault); voxels beyond max-voxels are
+   * ground the network never sees, objects lost */
+  gboolean lost = stats->voxels_dropped > 0;
   gboolean warn, warn_empty, post;
   GstStructure *s = NULL;
   guint64 frame;
 
   GST_OBJECT_LOCK (self);
   self->last_stats = *stats;
-  self->frames++;
   frame = self->frames;
+  self->frames++;
   if (saturated)
     self->saturated_frames++;
-  warn = saturated && !self->saturated;
-  self->saturated = saturated;
+  warn = lost && !self->saturated;
+  self->saturated = lost;
   /* a wrong range or an empty file gives no voxels at all: say so once */
   warn_empty = stats->voxels == 0 && !self->warned_empty;
   self->warned_empty = self->warned_empty || warn_empty;
@@ -556,31 +675,34 @@ publish_stats (P3dVoxelize * self, const P3dcVoxelizeStats * stats,
   GST_OBJECT_UNLOCK (self);
 
   if (warn) {
+    gchar *when = pts_text (pts);
+
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Frame %" G_GUINT64_FORMAT " hit max-points or max-voxels: "
-            "%u points and %u voxels dropped", frame,
-            stats->points_over_max_points + stats->points_over_max_voxels,
-            stats->voxels_dropped),
-        ("pts %" GST_TIME_FORMAT ": points-over-max-points %u, "
-            "points-over-max-voxels %u, voxels-dropped %u (max-points %u, "
-            "max-voxels %u); later saturated frames are counted in the stats "
-            "property until a frame is not saturated", GST_TIME_ARGS (pts),
-            stats->points_over_max_points, stats->points_over_max_voxels,
-            stats->voxels_dropped, self->params.max_points,
-            self->params.max_voxels));
+        ("Frame %" G_GUINT64_FORMAT " had more than max-voxels %u voxels: %u "
+            "voxels and their %u points were dropped; raise max-voxels to "
+            "keep them", frame, self->params.max_voxels,
+            stats->voxels_dropped, stats->points_over_max_voxels),
+        ("pts %s: voxels %u, voxels-dropped %u, points-over-max-voxels %u, "
+            "points-over-max-points %u (max-points %u); later frames that "
+            "lose voxels are counted in the stats property until one does "
+            "not", when, stats->voxels, stats->voxels_dropped,
+            stats->points_over_max_voxels, stats->points_over_max_points,
+            self->params.max_points));
+    g_free (when);
   }
   if (warn_empty) {
     const gdouble *r = self->out_info.grid.range;
+    gchar *when = pts_text (pts);
 
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
         ("Frame %" G_GUINT64_FORMAT " has no point inside the range "
             "<%g, %g, %g, %g, %g, %g>: %s", frame, r[0], r[1], r[2], r[3],
             r[4], r[5], stats->points_in == 0 ? "the frame is empty" :
             "every point is outside it or not finite"),
-        ("pts %" GST_TIME_FORMAT ": points-in %u, points-out-of-range %u, "
-            "points-nonfinite %u; posted once per stream", GST_TIME_ARGS (pts),
-            stats->points_in, stats->points_out_of_range,
-            stats->points_nonfinite));
+        ("pts %s: points-in %u, points-out-of-range %u, points-nonfinite %u; "
+            "posted once per stream", when, stats->points_in,
+            stats->points_out_of_range, stats->points_nonfinite));
+    g_free (when);
   }
   if (s)
     gst_element_post_message (GST_ELEMENT (self),
@@ -593,6 +715,41 @@ p3d_voxelize_readback (P3dCudaFilter * filter, gconstpointer record,
     GstClockTime pts)
 {
   publish_stats (P3D_VOXELIZE (filter), record, pts);
+}
+
+/* A raw sweep file read by filesrc with caps alone arrives as the reader's
+ * blocks: every buffer the same size, a power of two, at contiguous byte
+ * offsets from 0, each a "sweep" of a few hundred points that voxelizes
+ * without a word (issue 25.2). The first two buffers tell; said once. */
+static void
+check_file_blocks (P3dVoxelize * self, GstBuffer * inbuf)
+{
+  gsize size = gst_buffer_get_size (inbuf);
+
+  if (self->first_size == 0)
+    return;
+  if (self->first_size < 0) {
+    self->first_size = 0;
+    if (GST_BUFFER_OFFSET (inbuf) == 0
+        && GST_BUFFER_OFFSET_END (inbuf) == size && size >= 512
+        && (size & (size - 1)) == 0) {
+      self->first_size = size;
+      self->first_offset_end = size;
+    }
+    return;
+  }
+  if (GST_BUFFER_OFFSET (inbuf) == self->first_offset_end
+      && size == (gsize) self->first_size)
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("The sweeps are a file reader's blocks: the first two are %"
+            G_GSIZE_FORMAT " bytes each (%" G_GSIZE_FORMAT " points), one "
+            "after the other in one stream. Read a raw sweep file with "
+            "pointcloudparse (filesrc location=sweep.bin ! pointcloudparse "
+            "preset=kitti), which makes one sweep of each file", size,
+            size / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info)),
+        ("buffers of byte offsets 0 and %" G_GUINT64_FORMAT "; said once",
+            self->first_offset_end));
+  self->first_size = 0;
 }
 
 static void
@@ -614,6 +771,7 @@ p3d_voxelize_process_cpu (P3dCudaFilter * filter, GstBuffer * inbuf,
   P3dcResult result;
   gsize n_points = in->size[0] / P3D_POINT_CLOUD_INFO_STRIDE (&self->in_info);
 
+  check_file_blocks (self, inbuf);
   output_from_map (out, &output);
   output.stats = &stats;
   result = p3dc_voxelize_cpu (&self->params, in->data[0], n_points, &output);
@@ -643,6 +801,7 @@ p3d_voxelize_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
             P3DC_VOXELIZE_MAX_INPUT));
     return GST_FLOW_ERROR;
   }
+  check_file_blocks (self, inbuf);
   slot = p3d_cuda_filter_readback_slot (filter);
   if (slot == NULL)
     return GST_FLOW_ERROR;

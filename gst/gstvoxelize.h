@@ -38,6 +38,11 @@ struct _P3dVoxelize
   gboolean saturated;
   /* the warning for a frame without a point in the range was posted */
   gboolean warned_empty;
+
+  /* streaming: the first input buffer's size and byte offsets, to tell
+   * sweeps that are a file reader's blocks (-1: not seen; 0: checked) */
+  gint64 first_size;
+  guint64 first_offset_end;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (voxelize);

@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "p3dboxtext.h"
+#include "p3djson.h"
 
 /* The KITTI label fields, for error messages. */
 static const gchar *const kitti_field_names[] = {
@@ -723,7 +724,7 @@ p3d_box_text_parse_json (const gchar * line, P3dBoxKind kind,
   if (!json_integers_fit (line, why))
     return P3D_BOX_LINE_ERROR;
   parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, line, -1, &error)) {
+  if (!p3d_json_parser_load (parser, line, -1, &error)) {
     *why = g_strdup_printf ("not valid JSON (%s)", error->message);
     g_clear_error (&error);
     g_object_unref (parser);

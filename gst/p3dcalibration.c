@@ -3,12 +3,18 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "p3dcalibration.h"
+#include "p3djson.h"
 
 G_DEFINE_QUARK (p3d - calibration - error - quark, p3d_calibration_error);
 
@@ -160,9 +166,22 @@ parse_cameras_form (JsonArray * cameras, const gchar * origin, GError ** error)
       goto failed;
     }
     camera = json_node_get_object (node);
-    calibration->names[i] = json_object_has_member (camera, "name") ?
-        g_strdup (json_object_get_string_member_with_default (camera, "name",
-            "")) : g_strdup_printf ("camera%u", i);
+    if (json_object_has_member (camera, "name")) {
+      JsonNode *name = json_object_get_member (camera, "name");
+
+      /* a name that is not a string once left a NULL among the names,
+       * which cut g_strfreev () short (and leaked the rest) */
+      if (!JSON_NODE_HOLDS_VALUE (name)
+          || json_node_get_value_type (name) != G_TYPE_STRING) {
+        g_set_error (error, P3D_CALIBRATION_ERROR,
+            P3D_CALIBRATION_ERROR_SCHEMA, "%s: cameras[%u].name is not a "
+            "string", origin, i);
+        goto failed;
+      }
+      calibration->names[i] = g_strdup (json_node_get_string (name));
+    } else {
+      calibration->names[i] = g_strdup_printf ("camera%u", i);
+    }
 
     where = g_strdup_printf ("%s: cameras[%u].intrinsics", origin, i);
     ok = read_matrix (json_object_get_member (camera, "intrinsics"), TRUE,
@@ -285,7 +304,7 @@ p3d_calibration_parse (const gchar * data, gssize length,
   GError *parse_error = NULL;
   JsonNode *root;
 
-  if (!json_parser_load_from_data (parser, data, length, &parse_error)) {
+  if (!p3d_json_parser_load (parser, data, length, &parse_error)) {
     g_set_error (error, P3D_CALIBRATION_ERROR,
         P3D_CALIBRATION_ERROR_SYNTAX, "%s: not valid JSON: %s", origin,
         parse_error->message);
@@ -325,24 +344,81 @@ done:
   return calibration;
 }
 
+/* The whole of @path, at most P3D_CALIBRATION_MAX_FILE_SIZE bytes of a
+ * regular file: /dev/zero would otherwise be read for ever, and a FIFO
+ * would block the opening thread. */
+static gchar *
+read_file (const gchar * path, gsize * length, GError ** error)
+{
+  GString *contents;
+  struct stat info;
+  gint fd, saved;
+
+  fd = g_open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+  if (fd < 0) {
+    saved = errno;
+    g_set_error (error, P3D_CALIBRATION_ERROR, saved == ENOENT ?
+        P3D_CALIBRATION_ERROR_NOT_FOUND : P3D_CALIBRATION_ERROR_READ,
+        "cannot read %s: %s", path, g_strerror (saved));
+    return NULL;
+  }
+  if (fstat (fd, &info) != 0 || !S_ISREG (info.st_mode)) {
+    g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_READ,
+        "cannot read %s: not a regular file (a calibration is a JSON file)",
+        path);
+    g_close (fd, NULL);
+    return NULL;
+  }
+  if (info.st_size > P3D_CALIBRATION_MAX_FILE_SIZE) {
+    g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_SCHEMA,
+        "%s: %" G_GINT64_FORMAT " bytes, more than the %d a calibration "
+        "file may hold", path, (gint64) info.st_size,
+        P3D_CALIBRATION_MAX_FILE_SIZE);
+    g_close (fd, NULL);
+    return NULL;
+  }
+  /* a file that grows while it is read stops at the limit too */
+  contents = g_string_sized_new (info.st_size + 1);
+  for (;;) {
+    gchar block[4096];
+    gssize n = read (fd, block, sizeof (block));
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      saved = errno;
+      g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_READ,
+          "cannot read %s: %s", path, g_strerror (saved));
+      break;
+    }
+    if (n == 0) {
+      g_close (fd, NULL);
+      *length = contents->len;
+      return g_string_free (contents, FALSE);
+    }
+    if (contents->len + n > P3D_CALIBRATION_MAX_FILE_SIZE) {
+      g_set_error (error, P3D_CALIBRATION_ERROR, P3D_CALIBRATION_ERROR_SCHEMA,
+          "%s: more than the %d bytes a calibration file may hold", path,
+          P3D_CALIBRATION_MAX_FILE_SIZE);
+      break;
+    }
+    g_string_append_len (contents, block, n);
+  }
+  g_close (fd, NULL);
+  g_string_free (contents, TRUE);
+  return NULL;
+}
+
 P3dCalibration *
 p3d_calibration_load (const gchar * path, GError ** error)
 {
-  gchar *contents = NULL;
+  gchar *contents;
   gsize length = 0;
-  GError *read_error = NULL;
   P3dCalibration *calibration;
 
-  if (!g_file_get_contents (path, &contents, &length, &read_error)) {
-    /* a missing file and one that is there but unreadable (a directory,
-     * no permission) call for different fixes */
-    g_set_error (error, P3D_CALIBRATION_ERROR,
-        g_error_matches (read_error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ?
-        P3D_CALIBRATION_ERROR_NOT_FOUND : P3D_CALIBRATION_ERROR_READ,
-        "cannot read %s: %s", path, read_error->message);
-    g_clear_error (&read_error);
+  contents = read_file (path, &length, error);
+  if (contents == NULL)
     return NULL;
-  }
   calibration = p3d_calibration_parse (contents, length, path, error);
   g_free (contents);
   return calibration;

@@ -39,6 +39,12 @@ typedef enum
   P3D_CALIBRATION_ERROR_VALUE,      /* a value is not a finite number */
 } P3dCalibrationError;
 
+/* Largest calibration file read, in bytes: a calibration is kilobytes
+ * (six cameras of BEVFusion's nuScenes rig: 12 KB); a larger file, or one
+ * that is not a regular file (a device, a FIFO), is refused before it is
+ * read. */
+#define P3D_CALIBRATION_MAX_FILE_SIZE (1024 * 1024)
+
 /* Largest image side a file may give. */
 #define P3D_CALIBRATION_MAX_IMAGE_SIDE 16384
 
@@ -58,7 +64,9 @@ typedef struct
   P3dCalibrationImageSize *image_sizes;
 } P3dCalibration;
 
-/* NULL and @error naming the file, key, camera and row on failure. */
+/* NULL and @error naming the file, key, camera and row on failure; a JSON
+ * document nested deeper than P3D_JSON_MAX_DEPTH is refused before it is
+ * parsed (p3djson.h). */
 P3dCalibration *p3d_calibration_load (const gchar * path,
     GError ** error);
 P3dCalibration *p3d_calibration_parse (const gchar * data,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "p3dlidarparse.h"
+#include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_lidar_parse_debug);
 #define GST_CAT_DEFAULT p3d_lidar_parse_debug
@@ -228,7 +229,7 @@ p3d_lidar_parse_class_init (P3dLidarParseClass * klass)
           "false drops them (stats counts them)", DEFAULT_PARTIAL_SWEEPS,
           READY_FLAGS));
   g_object_class_install_property (gobject_class, PROP_CUDA_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device",
+      p3d_param_spec_int ("cuda-device-id", "CUDA device",
           "The device holding the sweeps when memory:CUDAMemory is "
           "negotiated; -1: the device the pipeline already uses (shared by "
           "the other elements), else device 0", -1, G_MAXINT,
@@ -274,6 +275,7 @@ p3d_lidar_parse_init (P3dLidarParse * self)
   priv->clock = DEFAULT_CLOCK;
   priv->partial_sweeps = DEFAULT_PARTIAL_SWEEPS;
   priv->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
+  p3d_object_watch_properties (G_OBJECT (self), GST_ELEMENT (self));
 }
 
 static void
@@ -449,6 +451,8 @@ p3d_lidar_parse_start (GstBaseParse * parse)
   P3dLidarParsePrivate *priv = PRIV (self);
   P3dLidarParseClass *klass = P3D_LIDAR_PARSE_GET_CLASS (self);
 
+  if (!p3d_element_check_properties (GST_ELEMENT (self)))
+    return FALSE;
   GST_OBJECT_LOCK (self);
   priv->active_format = priv->format;
   priv->active_returns = priv->returns;

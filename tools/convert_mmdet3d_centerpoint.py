@@ -3,7 +3,8 @@
 that gst-perception's pillarencode and bevdetect read (docs/weights.md).
 
     python3 tools/convert_mmdet3d_centerpoint.py CHECKPOINT.pth -o model.safetensors \
-        [--config values.json] [--set KEY=JSON ...] [--keep-dtype]
+        [--mmdet-config CONFIG.py] [--config values.json] [--set KEY=JSON ...] \
+        [--keep-dtype]
 
 CHECKPOINT.pth: a checkpoint saved by mmdetection3d (or any torch.save of a
 dict holding a 'state_dict', or of the state_dict itself) of a model built
@@ -11,13 +12,22 @@ like configs/_base_/models/centerpoint_pillar02_second_secfpn_nus.py:
 PillarFeatureNet (legacy=False), PointPillarsScatter, SECOND, SECONDFPN and
 CenterHead with the CenterPointBBoxCoder.
 
-The model's hyperparameters are not in the checkpoint: they come from the
-defaults below (the nuScenes config, centerpoint_pillar02_second_secfpn_nus
-with its 8xb4-cyclic-20e_nus-3d point cloud range), overridden by a JSON
-file in the same shape (--config, any subset of the keys) and then by
-single values (--set test_nms.type='"circle"' --set max_voxels=30000). The
-converter checks the result against the checkpoint's tensors (every tensor
-the config implies present, with the shape it implies) before it writes.
+The model's hyperparameters, in order, each overriding the one before:
+the defaults below (the nuScenes config, centerpoint_pillar02_second_secfpn_nus
+with its 8xb4-cyclic-20e_nus-3d point cloud range); the mmdetection3d
+config saved in the checkpoint's meta (mmengine's meta['cfg'], mmcv's
+meta['config']), when there is one; the mmdetection3d config file the model
+was trained with (--mmdet-config CONFIG.py, its _base_ files followed: the
+voxel layer, the PFN, backbone, neck and head settings, the coder and the
+test-time NMS of test_cfg.pts); a JSON file in the shape of the defaults
+(--config, any subset of the keys); single values (--set
+test_nms.type='"circle"' --set max_voxels=30000). An mmdetection3d config
+is read, never run: its assignments are evaluated on literals, dict(),
+lists, names assigned before, arithmetic, slices and sum(); anything else
+is left out. The converter says which test-time NMS the file will use and
+where that came from, and checks the result against the checkpoint's
+tensors (every tensor the config implies present, with the shape it
+implies) before it writes.
 
 Output: one safetensors file with every tensor of the state_dict under its
 own name (num_batches_tracked dropped; floating tensors stored as F32 unless
@@ -29,9 +39,11 @@ without torch.
 """
 
 import argparse
+import ast
 import copy
 import json
 import math
+import operator
 import os
 import struct
 import sys
@@ -345,19 +357,332 @@ def validate_config(config):
                                             sizes[0][0] * sizes[0][1]))
 
 
-def build_config(config_file=None, settings=()):
+# ---- mmdetection3d config files, read without running them ----
+
+class _Unknown:
+    """A value the reader cannot compute (a call it does not know, a name
+    it has not seen): left out of the config."""
+
+
+UNKNOWN = _Unknown()
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub,
+           ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow}
+_CALLS = {"dict": dict, "list": list, "tuple": tuple, "sum": sum,
+          "len": len, "min": min, "max": max, "abs": abs, "round": round,
+          "int": int, "float": float}
+
+
+def _evaluate(node, names):
+    """The value of the expression @node with the variables @names, or
+    UNKNOWN: only literals, containers, names, arithmetic, subscripts and
+    a few pure builtins, so that reading a config runs nothing of it."""
+    def ev(n):
+        value = _evaluate(n, names)
+        if value is UNKNOWN:
+            raise LookupError
+        return value
+    try:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [ev(e) for e in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        if isinstance(node, ast.Dict):
+            # an entry that cannot be read is left out, not the dict
+            out = {}
+            for key, value in zip(node.keys, node.values):
+                entry = _evaluate(value, names)
+                if key is None and isinstance(entry, dict):
+                    out.update(entry)
+                elif key is not None and entry is not UNKNOWN:
+                    out[ev(key)] = entry
+            return out
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "dict" and not node.args:
+            out = {}
+            for k in node.keywords:
+                entry = _evaluate(k.value, names)
+                if k.arg is not None and entry is not UNKNOWN:
+                    out[k.arg] = entry
+            return out
+        if isinstance(node, ast.Name):
+            if node.id in names:
+                return copy.deepcopy(names[node.id])
+            return {"True": True, "False": False, "None": None}.get(
+                node.id, UNKNOWN)
+        if isinstance(node, ast.UnaryOp) and isinstance(
+                node.op, (ast.USub, ast.UAdd)):
+            value = ev(node.operand)
+            return -value if isinstance(node.op, ast.USub) else +value
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return _BINARY[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.Subscript):
+            target = ev(node.value)
+            index = node.slice
+            if isinstance(index, ast.Slice):
+                return target[slice(
+                    ev(index.lower) if index.lower else None,
+                    ev(index.upper) if index.upper else None,
+                    ev(index.step) if index.step else None)]
+            return target[ev(index)]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in _CALLS:
+            args = [ev(a) for a in node.args]
+            kwargs = {k.arg: ev(k.value) for k in node.keywords
+                      if k.arg is not None}
+            return _CALLS[node.func.id](*args, **kwargs)
+    except (LookupError, TypeError, ValueError, KeyError, IndexError,
+            ZeroDivisionError, OverflowError):
+        pass
+    return UNKNOWN
+
+
+def _merge_mmdet(base, override):
+    """mmengine's merge: dicts key by key, _delete_=True replaces."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return copy.deepcopy(override)
+    if override.get("_delete_", False):
+        return {k: copy.deepcopy(v) for k, v in override.items()
+                if k != "_delete_"}
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        out[key] = _merge_mmdet(out.get(key), value) \
+            if isinstance(value, dict) else copy.deepcopy(value)
+    return out
+
+
+def _base_path(here, module, level):
+    """The file of a relative import in a new-style (read_base) config."""
+    folder = here
+    for _ in range(level - 1):
+        folder = os.path.dirname(folder)
+    return os.path.join(folder, *module.split(".")) + ".py"
+
+
+def read_mmdet_config_text(text, path=None, seen=None):
+    """The variables of an mmdetection3d config (its _base_ files merged
+    under it) as plain Python values. Values the reader cannot compute are
+    left out."""
+    seen = set(seen or ())
+    here = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    try:
+        tree = ast.parse(text, filename=path or "<config>")
+    except SyntaxError as e:
+        raise ConversionError("%s is not Python: %s" % (path or "the config",
+                                                        e))
+    names = {}
+
+    def include(base):
+        if not os.path.isabs(base):
+            base = os.path.normpath(os.path.join(here, base))
+        if base in seen:
+            raise ConversionError("%s includes itself through _base_" % base)
+        values = read_mmdet_config(base, seen | {base})
+        for key, value in values.items():
+            names[key] = _merge_mmdet(names.get(key), value)
+
+    def statements(body):
+        for node in body:
+            if isinstance(node, ast.With) and any(
+                    isinstance(i.context_expr, ast.Call) and
+                    getattr(i.context_expr.func, "id", "") == "read_base"
+                    for i in node.items):
+                for inner in node.body:
+                    if isinstance(inner, ast.ImportFrom) and inner.level > 0:
+                        include(_base_path(here, inner.module or "",
+                                           inner.level))
+                continue
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                value = _evaluate(node.value, names)
+                if name == "_base_":
+                    for base in (value if isinstance(value, (list, tuple))
+                                 else [value]):
+                        if isinstance(base, str):
+                            include(base)
+                elif value is not UNKNOWN:
+                    # a dict assigned in a file that has bases merges into
+                    # theirs, as mmengine does
+                    names[name] = _merge_mmdet(names.get(name), value) \
+                        if isinstance(value, dict) else value
+            elif isinstance(node, ast.Expr) and isinstance(
+                    node.value, ast.Call) and isinstance(
+                    node.value.func, ast.Attribute) and \
+                    node.value.func.attr == "update" and isinstance(
+                    node.value.func.value, ast.Name):
+                # new-style configs: model.update(dict(...))
+                target = node.value.func.value.id
+                for arg in node.value.args:
+                    value = _evaluate(arg, names)
+                    if isinstance(value, dict) and target in names:
+                        names[target] = _merge_mmdet(names[target], value)
+    statements(tree.body)
+    return {k: v for k, v in names.items() if not k.startswith("_")}
+
+
+def read_mmdet_config(path, seen=None):
+    with open(path) as f:
+        return read_mmdet_config_text(f.read(), path,
+                                      (seen or set()) | {os.path.abspath(path)})
+
+
+def _norm_eps(module, default=None):
+    norm = module.get("norm_cfg") if isinstance(module, dict) else None
+    return norm.get("eps", default) if isinstance(norm, dict) else default
+
+
+def settings_from_mmdet(values):
+    """The keys of our config that an mmdetection3d config gives (those it
+    holds; the others keep their values)."""
+    model = values.get("model", {})
+    out = {}
+    if not isinstance(model, dict):
+        return out
+    layer = (model.get("data_preprocessor") or {}).get("voxel_layer") or \
+        model.get("pts_voxel_layer") or {}
+    if "max_num_points" in layer:
+        out["max_points"] = layer["max_num_points"]
+    if "voxel_size" in layer:
+        out["voxel_size"] = list(layer["voxel_size"])
+    if "point_cloud_range" in layer:
+        out["point_cloud_range"] = list(layer["point_cloud_range"])
+    elif "point_cloud_range" in values:
+        out["point_cloud_range"] = list(values["point_cloud_range"])
+    if "max_voxels" in layer:
+        voxels = layer["max_voxels"]
+        # (training, testing): the second is what inference uses
+        out["max_voxels"] = voxels[1] if isinstance(
+            voxels, (list, tuple)) else voxels
+    encoder = model.get("pts_voxel_encoder") or {}
+    if "in_channels" in encoder:
+        out["point_channels"] = encoder["in_channels"]
+    if "feat_channels" in encoder:
+        out.setdefault("pfn", {})["channels"] = list(encoder["feat_channels"])
+    if _norm_eps(encoder) is not None:
+        out.setdefault("pfn", {})["bn_eps"] = _norm_eps(encoder)
+    scatter = model.get("pts_middle_encoder") or {}
+    if "output_shape" in scatter:
+        shape = list(scatter["output_shape"])
+        # mmdetection3d writes (rows, columns) = (y cells, x cells)
+        out["grid"] = [shape[1], shape[0], 1]
+    backbone = model.get("pts_backbone") or {}
+    for key in ("out_channels", "layer_nums", "layer_strides"):
+        if key in backbone:
+            out.setdefault("backbone", {})[key] = list(backbone[key])
+    if _norm_eps(backbone) is not None:
+        out.setdefault("backbone", {})["bn_eps"] = _norm_eps(backbone)
+    neck = model.get("pts_neck") or {}
+    for key in ("out_channels", "upsample_strides"):
+        if key in neck:
+            out.setdefault("neck", {})[key] = list(neck[key])
+    if "use_conv_for_no_stride" in neck:
+        out.setdefault("neck", {})["use_conv_for_no_stride"] = \
+            neck["use_conv_for_no_stride"]
+    if _norm_eps(neck) is not None:
+        out.setdefault("neck", {})["bn_eps"] = _norm_eps(neck)
+    head = model.get("pts_bbox_head") or {}
+    ours = {}
+    if "tasks" in head:
+        ours["tasks"] = [{"class_names": list(t["class_names"])}
+                         for t in head["tasks"]]
+    if "common_heads" in head:
+        ours["common_heads"] = {
+            name: (value[0] if isinstance(value, (list, tuple)) else value)
+            for name, value in head["common_heads"].items()}
+    if "share_conv_channel" in head:
+        ours["share_conv_channel"] = head["share_conv_channel"]
+    if "norm_bbox" in head:
+        ours["norm_bbox"] = head["norm_bbox"]
+    separate = head.get("separate_head") or {}
+    if "head_conv" in separate:
+        ours["head_conv"] = separate["head_conv"]
+    if "final_kernel" in separate:
+        ours["final_kernel"] = separate["final_kernel"]
+    if ours:
+        out["head"] = ours
+    coder = head.get("bbox_coder") or {}
+    ours = {k: (list(coder[k]) if isinstance(coder[k], (list, tuple))
+                else coder[k])
+            for k in ("post_center_range", "max_num", "score_threshold",
+                      "out_size_factor", "voxel_size", "pc_range")
+            if k in coder}
+    if ours:
+        out["coder"] = ours
+    test = (model.get("test_cfg") or {}).get("pts") or {}
+    nms = {}
+    if "nms_type" in test:
+        nms["type"] = test["nms_type"]
+    for key in ("min_radius", "nms_thr", "pre_max_size", "post_max_size"):
+        if key in test:
+            nms[key] = list(test[key]) if isinstance(
+                test[key], (list, tuple)) else test[key]
+    if nms:
+        out["test_nms"] = nms
+    return out
+
+
+def config_text_from_meta(meta):
+    """The config text a checkpoint's meta holds (mmengine: 'cfg'; mmcv
+    1.x: 'config'), or None."""
+    if not isinstance(meta, dict):
+        return None
+    for key in ("cfg", "config"):
+        if isinstance(meta.get(key), str):
+            return meta[key]
+    return None
+
+
+def build_config(config_file=None, settings=(), mmdet_config=None,
+                 meta_config_text=None, sources=None):
+    """The config from its layers (see the module's help); @sources, when
+    a dict, learns where test_nms.type came from."""
     config = copy.deepcopy(DEFAULT_CONFIG)
+    origin = "the converter's default (nuScenes centerpoint_pillar02, " \
+        "rotate)"
+    if meta_config_text:
+        mmdet = settings_from_mmdet(read_mmdet_config_text(meta_config_text))
+        config = merge(config, mmdet)
+        if "type" in mmdet.get("test_nms", {}):
+            origin = "the config in the checkpoint's meta"
+    if mmdet_config:
+        mmdet = settings_from_mmdet(read_mmdet_config(mmdet_config))
+        config = merge(config, mmdet)
+        if "type" in mmdet.get("test_nms", {}):
+            origin = mmdet_config
     if config_file:
         with open(config_file) as f:
-            config = merge(config, json.load(f))
+            values = json.load(f)
+        config = merge(config, values)
+        if "type" in values.get("test_nms", {}):
+            origin = config_file
     for setting in settings:
         apply_setting(config, setting)
+        if setting.split("=", 1)[0] == "test_nms.type":
+            origin = "--set"
     validate_config(config)
+    if sources is not None:
+        sources["test_nms.type"] = origin
     return config
 
 
-def load_state_dict(path):
-    """The checkpoint's state_dict as {name: tensor} (needs torch)."""
+def describe_nms(config, origin):
+    """One line: the test-time NMS the weights file makes bevdetect run."""
+    nms = config["test_nms"]
+    if nms["type"] == "circle":
+        what = "circle NMS (min_radius %s, squared metres per task)" % (
+            nms.get("min_radius"),)
+    else:
+        what = "rotate NMS (IoU threshold %s)" % nms.get("nms_thr")
+    return "test-time NMS: %s, pre_max_size %s, post_max_size %s; from %s" % (
+        what, nms.get("pre_max_size"), nms.get("post_max_size"), origin)
+
+
+def load_checkpoint(path):
+    """The checkpoint as torch.load gives it (needs torch)."""
     try:
         import torch
     except ImportError:
@@ -371,6 +696,12 @@ def load_state_dict(path):
               "loading it fully: only do this with a checkpoint you trust"
               % (path, str(e).splitlines()[0]), file=sys.stderr)
         checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    return checkpoint
+
+
+def load_state_dict(checkpoint, path):
+    """The checkpoint's state_dict as {name: tensor}."""
+    import torch
     state = checkpoint.get("state_dict", checkpoint) \
         if isinstance(checkpoint, dict) else None
     if not isinstance(state, dict):
@@ -399,8 +730,10 @@ def tensor_bytes(tensor, keep_dtype):
     return names[tensor.dtype], raw.numpy().tobytes()
 
 
-def convert(checkpoint, output, config, keep_dtype=False):
-    state = load_state_dict(checkpoint)
+def convert(checkpoint, output, config, keep_dtype=False, loaded=None):
+    if loaded is None:
+        loaded = load_checkpoint(checkpoint)
+    state = load_state_dict(loaded, checkpoint)
     check_tensors(config, {name: list(t.shape) for name, t in state.items()})
     tensors = []
     for name, value in state.items():
@@ -509,6 +842,11 @@ def main(argv=None):
     parser.add_argument("checkpoint", nargs="?",
                         help="mmdetection3d checkpoint (.pth)")
     parser.add_argument("-o", "--output", help="weights file to write")
+    parser.add_argument("--mmdet-config", metavar="CONFIG.py",
+                        help="the mmdetection3d config the model was "
+                        "trained with (read, not run; its _base_ files "
+                        "followed): the voxel layer, network, coder and "
+                        "test-time NMS settings")
     parser.add_argument("--config", help="JSON file of config values that "
                         "replace the nuScenes defaults (docs/weights.md)")
     parser.add_argument("--set", action="append", default=[],
@@ -526,20 +864,40 @@ def main(argv=None):
         if args.self_test:
             self_test()
             return 0
-        config = build_config(args.config, args.set)
+        sources = {}
+        if args.print_config and not args.checkpoint:
+            config = build_config(args.config, args.set, args.mmdet_config,
+                                  sources=sources)
+            print(json.dumps(config, indent=2))
+            print(describe_nms(config, sources["test_nms.type"]),
+                  file=sys.stderr)
+            return 0
+        if not args.checkpoint or (not args.output and not args.print_config):
+            parser.error("a checkpoint and -o OUTPUT are needed")
+        loaded = load_checkpoint(args.checkpoint)
+        meta_text = config_text_from_meta(
+            loaded.get("meta") if isinstance(loaded, dict) else None)
+        config = build_config(args.config, args.set, args.mmdet_config,
+                              meta_text, sources)
         if args.print_config:
             print(json.dumps(config, indent=2))
+            print(describe_nms(config, sources["test_nms.type"]),
+                  file=sys.stderr)
             return 0
-        if not args.checkpoint or not args.output:
-            parser.error("a checkpoint and -o OUTPUT are needed")
         count = convert(args.checkpoint, args.output, config,
-                        args.keep_dtype)
+                        args.keep_dtype, loaded)
     except ConversionError as e:
         print("error: %s" % e, file=sys.stderr)
         return 1
     print("wrote %s: %d tensors, %s with %d tasks" %
           (args.output, count, config["architecture"],
            len(config["head"]["tasks"])))
+    print(describe_nms(config, sources["test_nms.type"]))
+    if sources["test_nms.type"].startswith("the converter's default"):
+        print("note: neither --mmdet-config nor the checkpoint's meta gave "
+              "the test-time NMS: pass the mmdetection3d config the model "
+              "was trained with (--mmdet-config) if it is not rotate NMS",
+              file=sys.stderr)
     return 0
 
 

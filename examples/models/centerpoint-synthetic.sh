@@ -5,8 +5,8 @@
 # the voxelize and pillarfeat properties it was trained with, the area it
 # sees and its class names. They are tools/train/model_config.json's values
 # (docs/model.md has the table); pillarencode refuses input made with other
-# ones (a negotiation error naming both values), so a stale copy cannot
-# pass unnoticed.
+# ones (an error from pillarencode naming the field, both values and the
+# property to set), so a stale copy cannot pass unnoticed.
 #
 #   . examples/models/centerpoint-synthetic.sh
 #   gst-launch-1.0 ... ! voxelize voxel-size="$CP_VOXEL_SIZE" \

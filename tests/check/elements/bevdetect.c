@@ -395,8 +395,8 @@ static const CapsMismatch caps_mismatches[] = {
   {"application/x-bev-features, format=F16, channels=(int)8, "
         "width=(int)16, height=(int)32", {"height=32", "height=16", NULL}},
   {"application/x-bev-features, format=F32, channels=(int)8, "
-        "width=(int)16, height=(int)16, layout=xy", {"layout xy",
-          "layout yx", NULL}},
+        "width=(int)16, height=(int)16, layout=xy", {"layout=xy",
+          "layout=yx", NULL}},
 };
 
 GST_START_TEST (test_caps_mismatch)

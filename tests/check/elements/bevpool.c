@@ -691,6 +691,76 @@ assert_start_error (const gchar * calibration, GQuark domain, gint code, ...)
   gst_object_unref (bevpool);
 }
 
+/* Issue 32.4: a grid whose frames cost minutes (zbound's 1 cm step: 2000
+ * height cells, 2 GB frames of a tiny input) or depth bins past the limit
+ * are refused at start, naming the properties; the largest grid allowed
+ * starts. */
+GST_START_TEST (test_grid_limits)
+{
+  static const struct
+  {
+    const gchar *property, *value;
+    const gchar *words[3];
+  } cases[] = {
+    {"zbound", "<-10,10,0.01>", {"Invalid properties xbound, ybound and "
+                "zbound", "360 x 360 x 2000 = 259200000 cells, more than "
+                "bevpool's limit of 4194304", "zbound's step"}},
+    {"xbound", "<-500,500,0.05>", {"20000 x 360 x 1 = 7200000 cells", NULL}},
+    {"dbound", "<1,60,0.001>", {"Invalid property dbound: <1,60,0.001> makes "
+                "59000 depth bins, more than bevpool's limit of 1024", NULL}},
+  };
+  gchar *dir = bevpoolrig_make_dir ();
+  P3dcCameraCalib cameras[2];
+  gchar *path = bevpoolrig_write_calibration (dir, "two.json", 2, 0, FALSE,
+      cameras);
+  GstElement *bevpool;
+  guint i, j;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GstBus *bus = gst_bus_new ();
+    GstMessage *message;
+    GError *error = NULL;
+
+    bevpool = gst_element_factory_make ("bevpool", NULL);
+    g_object_set (bevpool, "backend", 2 /* cpu */ , "calibration", path,
+        NULL);
+    gst_util_set_object_arg (G_OBJECT (bevpool), cases[i].property,
+        cases[i].value);
+    gst_element_set_bus (bevpool, bus);
+    fail_unless_equals_int (gst_element_set_state (bevpool, GST_STATE_PAUSED),
+        GST_STATE_CHANGE_FAILURE);
+    message = elemtest_pop (bus, GST_MESSAGE_ERROR);
+    fail_unless (message != NULL, "%s=%s started", cases[i].property,
+        cases[i].value);
+    gst_message_parse_error (message, &error, NULL);
+    fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_SETTINGS), "%s", error->message);
+    for (j = 0; j < G_N_ELEMENTS (cases[i].words) && cases[i].words[j]; j++)
+      fail_unless (strstr (error->message, cases[i].words[j]) != NULL,
+          "\"%s\" not in %s", cases[i].words[j], error->message);
+    g_clear_error (&error);
+    gst_message_unref (message);
+    gst_element_set_state (bevpool, GST_STATE_NULL);
+    gst_element_set_bus (bevpool, NULL);
+    gst_object_unref (bus);
+    gst_object_unref (bevpool);
+  }
+  /* 2048 x 2048 x 1: the limit itself */
+  bevpool = gst_element_factory_make ("bevpool", NULL);
+  g_object_set (bevpool, "backend", 2 /* cpu */ , "calibration", path, NULL);
+  gst_util_set_object_arg (G_OBJECT (bevpool), "xbound", "<-102.4,102.4,0.1>");
+  gst_util_set_object_arg (G_OBJECT (bevpool), "ybound", "<-102.4,102.4,0.1>");
+  fail_unless (gst_element_set_state (bevpool, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  gst_element_set_state (bevpool, GST_STATE_NULL);
+  gst_object_unref (bevpool);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_no_calibration_is_an_error)
 {
   assert_start_error (NULL, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
@@ -962,8 +1032,9 @@ GST_START_TEST (test_wrong_buffer_size_is_an_error)
 
 GST_END_TEST;
 
-/* While playing, a new file of another camera count, then an unreadable
- * one: errors at the next frame, naming what is wrong. */
+/* While playing, a new file of another camera count, then a missing one, a
+ * deeply nested one and a device: errors at the next frame, naming what is
+ * wrong. */
 GST_START_TEST (test_bad_calibration_change_is_an_error)
 {
   gchar *dir = bevpoolrig_make_dir ();
@@ -973,6 +1044,9 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
   gchar *three =
       bevpoolrig_write_calibration (dir, "three.json", 3, 0, FALSE, cameras);
   gchar *missing = g_build_filename (dir, "missing.json", NULL);
+  gchar *deep = g_build_filename (dir, "deep.json", NULL);
+  gchar *open = g_strnfill (100000, '['), *close = g_strnfill (100000, ']');
+  gchar *deep_text = g_strdup_printf ("{\"cameras\": %s%s}", open, close);
   GstHarness *h =
       bevpool_harness (&bevpoolrig_small_config, path, BEVPOOLRIG_DEPTH_BINS,
       FALSE,
@@ -1003,6 +1077,24 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
       GST_RESOURCE_ERROR_NOT_FOUND, missing, NULL);
   g_free (text);
 
+  /* nested 100 000 levels deep: it overflowed the streaming thread's stack
+   * in json-glib (issue 32.1) */
+  fail_unless (g_file_set_contents (deep, deep_text, -1, NULL));
+  g_object_set (bevpool, "calibration", deep, NULL);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
+      GST_FLOW_ERROR);
+  text = elemtest_expect_error (bus, GST_STREAM_ERROR,
+      GST_STREAM_ERROR_DECODE, deep, "nested more than 64 levels deep", NULL);
+  g_free (text);
+
+  /* not a regular file: /dev/zero was read for ever (issue 32.3) */
+  g_object_set (bevpool, "calibration", "/dev/zero", NULL);
+  fail_unless_equals_int (gst_harness_push (h, bevpoolrig_frame_buffer (&f)),
+      GST_FLOW_ERROR);
+  text = elemtest_expect_error (bus, GST_RESOURCE_ERROR,
+      GST_RESOURCE_ERROR_OPEN_READ, "/dev/zero", "not a regular file", NULL);
+  g_free (text);
+
   bevpoolrig_frame_clear (&f);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
@@ -1011,6 +1103,10 @@ GST_START_TEST (test_bad_calibration_change_is_an_error)
   g_free (path);
   g_free (three);
   g_free (missing);
+  g_free (deep);
+  g_free (deep_text);
+  g_free (open);
+  g_free (close);
   elemtest_remove_dir (dir);
   g_free (dir);
 }
@@ -1072,6 +1168,7 @@ bevpool_suite (void)
   tcase_add_test (tc, test_packed_record_accepted);
   tcase_add_test (tc, test_caps_image_aug);
   tcase_add_test (tc, test_no_calibration_is_an_error);
+  tcase_add_test (tc, test_grid_limits);
   tcase_add_test (tc, test_unreadable_calibration_is_an_error);
   tcase_add_test (tc, test_invalid_json_is_an_error);
   tcase_add_test (tc, test_missing_key_is_an_error);

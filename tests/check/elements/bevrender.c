@@ -1508,6 +1508,70 @@ GST_START_TEST (test_array_property_wrong_count)
 
 GST_END_TEST;
 
+/* With no input pad the aggregator would wait for ever (issue 32.10): the
+ * start is refused, saying what to link. */
+GST_START_TEST (test_no_input)
+{
+  GstElement *pipeline = gst_parse_launch ("bevrender ! fakesink", NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *message;
+  GError *error = NULL;
+
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (message != NULL);
+  gst_message_parse_error (message, &error, NULL);
+  fail_unless (g_error_matches (error, GST_CORE_ERROR, GST_CORE_ERROR_PAD));
+  fail_unless (g_str_has_prefix (error->message, "bevrender has no input: "
+          "link a source to one of its request pads points_%u, voxels_%u, "
+          "features_%u or boxes_%u"), "%s", error->message);
+  g_clear_error (&error);
+  gst_message_unref (message);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* class-names reads as gst-launch writes it; a weights file that is not
+ * there stops the start naming it. */
+GST_START_TEST (test_class_names)
+{
+  GstElement *pipeline = gst_parse_launch ("pointcloudtestsrc num-buffers=1 "
+      "emit=boxes ! bevrender name=r class-names=\"<car,pedestrian,"
+      "cyclist>\" weights=/nonexistent.safetensors ! fakesink", NULL);
+  GstElement *render = gst_bin_get_by_name (GST_BIN (pipeline), "r");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GValue names = G_VALUE_INIT;
+  GstMessage *message;
+  GError *error = NULL;
+
+  g_value_init (&names, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (render), "class-names", &names);
+  fail_unless_equals_int (gst_value_array_get_size (&names), 3);
+  fail_unless_equals_string (g_value_get_string (gst_value_array_get_value
+          (&names, 2)), "cyclist");
+  g_value_unset (&names);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (message != NULL);
+  gst_message_parse_error (message, &error, NULL);
+  fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NOT_FOUND), "%s", error->message);
+  fail_unless (strstr (error->message, "/nonexistent.safetensors") != NULL);
+  g_clear_error (&error);
+  gst_message_unref (message);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (render);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 /* Caps a pad cannot draw from are refused by the accept-caps query and as
  * a caps event. */
 GST_START_TEST (test_bad_caps)
@@ -1763,6 +1827,8 @@ bevrender_suite (void)
   tcase_add_test (tc, test_centred_range);
   tcase_add_test (tc, test_bad_geometry);
   tcase_add_test (tc, test_array_property_wrong_count);
+  tcase_add_test (tc, test_no_input);
+  tcase_add_test (tc, test_class_names);
   tcase_add_test (tc, test_range_from_caps);
   tcase_add_test (tc, test_annotations);
   tcase_add_test (tc, test_scores_do_not_overlap);

@@ -625,8 +625,8 @@ GST_START_TEST (test_pads_against_model)
 GST_END_TEST;
 
 /* The bad weights every network element refuses, a model without
- * cameras, and a weight that is not a finite number: each an error when
- * the element starts. */
+ * cameras, and a weight that is not a finite number (refused at load,
+ * naming the tensor): each an error when the element starts. */
 GST_START_TEST (test_bad_weights)
 {
   const ModeltestOptions options = { 1, FALSE, 5 };
@@ -662,7 +662,8 @@ GST_START_TEST (test_bad_weights)
   gst_object_unref (gst_element_request_pad_simple (element, "sink_0"));
   gst_object_unref (gst_element_request_pad_simple (element, "sink_1"));
   text = modeltest_expect_start_error (element, GST_STREAM_ERROR,
-      GST_STREAM_ERROR_DECODE, path, "not a finite number", "layer 0", NULL);
+      GST_STREAM_ERROR_DECODE, path, "img_backbone.conv1.weight",
+      "must be finite", NULL);
   g_free (text);
   gst_object_unref (element);
   g_remove (path);

@@ -366,16 +366,14 @@ static void
 assert_refused (const gchar * properties, const gchar * caps)
 {
   GstHarness *h = gst_harness_new_parse (properties);
-  GstCaps *refused = gst_caps_from_string (caps);
 
   gst_harness_set_src_caps_str (h, caps);
   gst_harness_set_sink_caps_str (h, "application/x-boxes3d; "
       "application/x-boxes2d");
-  fail_unless (!gst_pad_peer_query_accept_caps (h->srcpad, refused),
-      "%s accepts %s", properties, caps);
+  /* the caps are offered last (so that nms, not the source, says what is
+   * wrong: elements/negotiation) and refused when set */
   fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate (NULL,
               36 * 8 + 4, NULL)), GST_FLOW_NOT_NEGOTIATED);
-  gst_caps_unref (refused);
   gst_harness_teardown (h);
 }
 

@@ -917,6 +917,53 @@ GST_START_TEST (test_announced_sizes)
 
 GST_END_TEST;
 
+/* Issue 32.9: max-file-size counts a file's bytes, whatever blocks they
+ * come in: a binary file over the limit was refused in 64-byte blocks and
+ * passed whole (filesrc's 4 KiB blocks). */
+GST_START_TEST (test_max_file_size_in_any_blocks)
+{
+  GByteArray *file = g_byte_array_new ();
+  static const gchar header[] = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\n"
+      "TYPE F F F\nCOUNT 1 1 1\nWIDTH 14\nHEIGHT 1\nPOINTS 14\n"
+      "DATA binary\n";
+  static const gsize chunks[] = { 64, 4096 };
+  gfloat points[14 * 3];
+  gchar *limit;
+  guint c, i;
+  Parser p;
+
+  for (i = 0; i < G_N_ELEMENTS (points); i++)
+    points[i] = (gfloat) i;
+  g_byte_array_append (file, (const guint8 *) header, strlen (header));
+  g_byte_array_append (file, (const guint8 *) points, sizeof (points));
+  fail_unless (file->len > 200 && file->len < 4096);
+  for (c = 0; c < G_N_ELEMENTS (chunks); c++) {
+    p = parser_new ("max-file-size=100", NULL);
+    for (i = 0; i < file->len; i += chunks[c])
+      if (push_bytes (&p, file->data + i, MIN (chunks[c], file->len - i)) !=
+          GST_FLOW_OK)
+        break;
+    fail_unless (i < file->len || chunks[c] >= file->len,
+        "all %u bytes taken in %" G_GSIZE_FORMAT "-byte blocks", file->len,
+        chunks[c]);
+    expect_error_parts (&p, "byte 0 (file 1): ", chunks[c] >= file->len ?
+        "a file of 267 bytes, more than max-file-size (100)" :
+        "max-file-size is 100");
+    fail_unless_equals_int (gst_harness_buffers_received (p.h), 0);
+    parser_free (&p);
+  }
+  /* at the limit it passes */
+  limit = g_strdup_printf ("max-file-size=%u", file->len);
+  p = parser_new (limit, NULL);
+  fail_unless_equals_int (push_array (&p, file), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (p.h), 1);
+  parser_free (&p);
+  g_free (limit);
+  g_byte_array_unref (file);
+}
+
+GST_END_TEST;
+
 /* Issue 11: messages that misled. A comment after the last point is read
  * as PCL reads it; 2 MiB of NUL bytes is an error with buffer-is-file as
  * without; a finite value beyond float32 is counted and said, once. */
@@ -1099,6 +1146,7 @@ pcdparse_suite (void)
   tcase_add_test (tc, test_pipelines);
   tcase_add_test (tc, test_linear_scanning);
   tcase_add_test (tc, test_announced_sizes);
+  tcase_add_test (tc, test_max_file_size_in_any_blocks);
   tcase_add_test (tc, test_issue11_input);
   return s;
 }

@@ -442,10 +442,14 @@ check_caps_refused (const gchar * caps, const gchar * const *words)
 
 GST_START_TEST (test_feature_set_mismatch)
 {
-  static const gchar *const ten[] = { "10 channels (features=pointpillars-10)",
-    "takes 11 (features=mmdet3d-11)", "features=mmdet3d-11", NULL
+  static const gchar *const ten[] = {
+    "features=pointpillars-10 (10 channels)",
+    "takes features=mmdet3d-11 (11 channels)",
+    "set pillarfeat features=mmdet3d-11", NULL
   };
-  static const gchar *const nine[] = { "9 channels", "takes 11", NULL };
+  static const gchar *const nine[] = { "features=mmdet3d-9 (9 channels)",
+    "takes features=mmdet3d-11 (11 channels)", NULL
+  };
   gchar *caps = pillars_caps ("F32", "pointpillars-10", MODELTEST_GRID_FIELDS);
 
   check_caps_refused (caps, ten);
@@ -460,16 +464,18 @@ GST_END_TEST;
 GST_START_TEST (test_grid_mismatch)
 {
   /* 1 m cells: an 8 x 8 grid over the model's range */
-  static const gchar *const coarse[] = { "grid 8 x 8 x 1 of 1 x 1 x 8 m",
-    "trained on 16 x 16 x 1 of 0.5 x 0.5 x 8 m", NULL
+  static const gchar *const coarse[] = { "voxel-size=<1,1,8>",
+    "a 8 x 8 x 1 grid", "trained on voxel-size=<0.5,0.5,8>",
+    "a 16 x 16 x 1 grid", NULL
   };
   /* the model's cells over a shifted range */
-  static const gchar *const shifted[] = { "range <-3, -4, -5, 5, 4, 3>",
-    "trained on <-4, -4, -5, 4, 4, 3>", NULL
+  static const gchar *const shifted[] = { "range=<-3,-4,-5,5,4,3>",
+    "trained on range=<-4,-4,-5,4,4,3>",
+    "set voxelize range=\"<-4,-4,-5,4,4,3>\"", NULL
   };
   /* the model's grid size, other cells */
-  static const gchar *const cells[] = { "of 0.25 x 0.25 x 8 m",
-    "of 0.5 x 0.5 x 8 m", NULL
+  static const gchar *const cells[] = { "voxel-size=<0.25,0.25,8>",
+    "voxel-size=<0.5,0.5,8>", NULL
   };
   gchar *caps;
 

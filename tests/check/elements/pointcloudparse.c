@@ -356,9 +356,10 @@ GST_START_TEST (test_truncated_input_is_an_error)
   gchar *text;
 
   gst_element_set_bus (h->element, bus);
-  /* one xyzi record and one byte */
+  /* one xyzi record and one byte, zeros (not uninitialized memory: the
+   * parser looks at the first bytes) */
   fail_unless_equals_int (gst_harness_push (h,
-          gst_buffer_new_allocate (NULL, 17, NULL)), GST_FLOW_OK);
+          gst_buffer_new_wrapped (g_malloc0 (17), 17)), GST_FLOW_OK);
   gst_harness_push_event (h, gst_event_new_eos ());
   text = pop_error (bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT);
   fail_unless (strstr (text, "17 bytes") != NULL, "%s", text);
@@ -529,6 +530,62 @@ GST_START_TEST (test_file_pull_mode)
 
 GST_END_TEST;
 
+/* Files of the other formats the plugin reads are refused, naming the
+ * element that reads them: a PCD file whose size is a whole number of
+ * 16-byte records gave 107 885 garbage points (issue 25.2). Each file is
+ * padded to whole records, as the case that passed unnoticed was. */
+GST_START_TEST (test_other_formats_refused)
+{
+  static const guint8 pcap[24] = { 0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0 };
+  static const guint8 safetensors[32] = { 24, 0, 0, 0, 0, 0, 0, 0, '{', '}' };
+  static const struct
+  {
+    const gchar *name;
+    gconstpointer bytes;
+    gsize size;
+    const gchar *words;
+  } files[] = {
+    {"PCD", "# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\n"
+          "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nWIDTH 1\n"
+          "HEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS 1\nDATA ascii\n1 2 3\n",
+        0, "this is a PCD file: use pcdparse"},
+    {"PCD without a comment", "VERSION .7\nFIELDS x y z\nSIZE 4 4 4\n"
+          "TYPE F F F\nCOUNT 1 1 1\nWIDTH 1\nHEIGHT 1\nPOINTS 1\n"
+          "DATA binary\n", 0, "this is a PCD file: use pcdparse"},
+    {"JSON lines", "{\"frame\":0,\"count\":1,\"type\":\"3d\"}\n{\"x\":1,"
+          "\"y\":2,\"z\":3,\"dx\":1,\"dy\":1,\"dz\":1,\"yaw\":0,"
+          "\"score\":1,\"label\":0}\n", 0, "read by boxparse"},
+    {"KITTI labels", "Car 0.00 0 -1.58 587.01 173.33 614.12 200.12 1.65 "
+          "1.67 3.64 -0.65 1.71 46.70 -1.59\n", 0, "read by boxparse"},
+    {"pcap", pcap, sizeof (pcap), "packet capture"},
+    {"safetensors", safetensors, sizeof (safetensors), "safetensors file"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (files); i++) {
+    gsize size = files[i].size ? files[i].size : strlen (files[i].bytes);
+    gsize padded = (size + 15) / 16 * 16;
+    guint8 *bytes = g_malloc0 (padded);
+    gchar *error = NULL;
+    GPtrArray *buffers;
+
+    memcpy (bytes, files[i].bytes, size);
+    /* text is padded with spaces, so that it stays text */
+    if (files[i].size == 0)
+      memset (bytes + size, ' ', padded - size);
+    buffers = run_file (bytes, padded, "", &error);
+    fail_unless_equals_int (buffers->len, 0);
+    fail_unless (error != NULL && g_str_has_prefix (error, "The input is "
+            "not raw point records: ") && strstr (error, files[i].words),
+        "%s: %s", files[i].name, GST_STR_NULL (error));
+    g_free (error);
+    g_ptr_array_unref (buffers);
+    g_free (bytes);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 pointcloudparse_suite (void)
 {
@@ -547,6 +604,7 @@ pointcloudparse_suite (void)
   tcase_add_test (tc, test_channels_fewer_than_format_fails_to_start);
   tcase_add_test (tc, test_format_auto_fails_to_start);
   tcase_add_test (tc, test_file_pull_mode);
+  tcase_add_test (tc, test_other_formats_refused);
   return s;
 }
 

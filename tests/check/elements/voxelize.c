@@ -1,6 +1,7 @@
 /* voxelize as an element, on its reference path: negotiation of every
  * point format, output tensors equal to the compute library called
  * directly, statistics and the saturation warning, and bad input. */
+#include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
@@ -187,6 +188,7 @@ GST_START_TEST (test_stats_and_saturation_warning)
   GstStructure *stats = NULL;
   GstMessage *msg;
   gfloat points[60 * 3];
+  gchar *text;
   guint i;
 
   gst_element_set_bus (h->element, bus);
@@ -215,8 +217,38 @@ GST_START_TEST (test_stats_and_saturation_warning)
   fail_unless_equals_int (structure_uint (stats, "points-over-max-voxels"), 16);
   gst_structure_free (stats);
 
+  /* frames from 0, as boxenc numbers them; a frame without a timestamp
+   * says so, not 99:99:99.999999999 (issue 25.4) */
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
-  fail_unless (msg != NULL, "no warning for a saturated frame");
+  fail_unless (msg != NULL, "no warning for a frame that lost voxels");
+  text = elemtest_message_text (msg);
+  fail_unless (g_str_has_prefix (text, "Frame 0 had more than max-voxels 2 "
+          "voxels: 16 voxels and their 16 points were dropped; raise "
+          "max-voxels") && strstr (text, "pts none") != NULL, "%s", text);
+  g_free (text);
+  gst_message_unref (msg);
+
+  /* points beyond max-points alone are how PointPillars models are
+   * trained: counted, no warning */
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (points, 40,
+              3)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  g_object_get (voxelize, "stats", &stats, NULL);
+  fail_unless_equals_int (structure_uint (stats, "points-over-max-points"), 8);
+  fail_unless_equals_int (structure_uint (stats, "voxels-dropped"), 0);
+  gst_structure_free (stats);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+
+  /* and a loss after a frame without one warns again, numbered */
+  fail_unless_equals_int (gst_harness_push (h, points_buffer (points, 60,
+              3)), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (h));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  text = elemtest_message_text (msg);
+  fail_unless (g_str_has_prefix (text, "Frame 2 had more than max-voxels"),
+      "%s", text);
+  g_free (text);
   gst_message_unref (msg);
 
   gst_object_unref (voxelize);
@@ -374,13 +406,112 @@ GST_START_TEST (test_invalid_grid_is_an_error)
   msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
   fail_unless (msg != NULL);
   gst_message_parse_error (msg, &error, NULL);
-  fail_unless (strstr (error->message, "range <10, -39.68, -3, 0, 39.68, 1>")
-      != NULL, "message: %s", error->message);
+  fail_unless (strstr (error->message, "range=<10,-39.68,-3,0,39.68,1>: "
+          "range's xmax 0 is not above its xmin 10") != NULL, "message: %s",
+      error->message);
   g_clear_error (&error);
   gst_message_unref (msg);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* A raw sweep file read with caps alone arrives as filesrc's blocks, each
+ * a "sweep" of 256 points (issue 25.2): one warning naming
+ * pointcloudparse. One file through pointcloudparse, and files of other
+ * sizes one per buffer, are not blocks. */
+GST_START_TEST (test_file_blocks_warning)
+{
+  gchar *dir = g_dir_make_tmp ("voxelize-XXXXXX", NULL);
+  gchar *path = g_build_filename (dir, "sweep.bin", NULL);
+  gfloat *points = g_new0 (gfloat, 600 * 4);
+  const gchar *launches[] = {
+    "filesrc location=%s ! application/x-point-cloud,format=xyzi "
+        "! voxelize backend=cpu ! appsink name=sink",
+    "filesrc location=%s ! pointcloudparse preset=kitti "
+        "! voxelize backend=cpu ! appsink name=sink",
+  };
+  guint i;
+
+  for (i = 0; i < 600; i++)
+    points[i * 4] = 1.0f + 0.01f * i;
+  fail_unless (g_file_set_contents (path, (const gchar *) points,
+          600 * 16, NULL));
+  for (i = 0; i < G_N_ELEMENTS (launches); i++) {
+    gchar *launch = g_strdup_printf (launches[i], path);
+    ElemtestRun run;
+    gchar *text;
+
+    elemtest_run (launch, &run);
+    fail_unless (run.error == NULL, "%s", run.error);
+    fail_unless_equals_int (run.samples->len, i == 0 ? 3 : 1);
+    if (i == 0) {
+      fail_unless (run.warning != NULL, "no warning");
+      text = elemtest_message_text (run.warning);
+      fail_unless (g_str_has_prefix (text, "The sweeps are a file reader's "
+              "blocks: the first two are 4096 bytes each (256 points)")
+          && strstr (text, "pointcloudparse"), "%s", text);
+      g_free (text);
+    } else {
+      fail_unless (run.warning == NULL);
+    }
+    elemtest_run_clear (&run);
+    g_free (launch);
+  }
+  g_unlink (path);
+  g_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+  g_free (points);
+}
+
+GST_END_TEST;
+
+/* Issue 32.11: a range beyond float32 (in which cells are computed) said
+ * only "invalid argument"; a grid of too many cells names the axis. */
+GST_START_TEST (test_grid_messages)
+{
+  static const struct
+  {
+    const gchar *properties, *words;
+  } cases[] = {
+    {"range=\"<0,-39.68,-3,1e39,39.68,1>\"", "Invalid property range: "
+          "1e+39 (value 4 of 6) is not from -3.40282e+38 to 3.40282e+38"},
+    {"voxel-size=\"<1e-7,0.16,4>\"", "voxel-size 1e-07 over the range's "
+          "69.12 m along x makes 691200000 cells, more than 16777216"},
+    {"voxel-size=\"<0.001,0.001,4>\"", "a grid of 5485363200 cells, more "
+          "than 2147483648"},
+    {"voxel-size=\"<0.16,0.16,40>\"", "voxel-size 40 along z is larger "
+          "than the range's extent 4 (no whole cell)"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gchar *launch = g_strdup_printf ("fakesrc num-buffers=1 ! "
+        "application/x-point-cloud,format=xyz ! voxelize backend=cpu %s "
+        "! fakesink", cases[i].properties);
+    GstElement *pipeline = gst_parse_launch (launch, NULL);
+    GstBus *bus = gst_element_get_bus (pipeline);
+    GstMessage *msg;
+    GError *error = NULL;
+
+    gst_element_set_state (pipeline, GST_STATE_PAUSED);
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL, "%s started", launch);
+    gst_message_parse_error (msg, &error, NULL);
+    fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_SETTINGS), "%s", error->message);
+    fail_unless (strstr (error->message, cases[i].words) != NULL,
+        "%s: %s", launch, error->message);
+    g_clear_error (&error);
+    gst_message_unref (msg);
+    gst_element_set_state (pipeline, GST_STATE_NULL);
+    gst_object_unref (bus);
+    gst_object_unref (pipeline);
+    g_free (launch);
+  }
 }
 
 GST_END_TEST;
@@ -610,6 +741,8 @@ voxelize_suite (void)
   tcase_add_test (tc, test_timestamps_kept);
   tcase_add_test (tc, test_empty_sweep);
   tcase_add_test (tc, test_stats_and_saturation_warning);
+  tcase_add_test (tc, test_grid_messages);
+  tcase_add_test (tc, test_file_blocks_warning);
   tcase_add_test (tc, test_no_point_in_range_warning);
   tcase_add_test (tc, test_post_stats_messages);
   tcase_add_test (tc, test_truncated_buffer_is_an_error);

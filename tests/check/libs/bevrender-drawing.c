@@ -241,6 +241,9 @@ GST_END_TEST;
 GST_START_TEST (test_box_labels)
 {
   static const P3dBevView shifted = { SIDE, SIDE, 0.5, 5.25, 10.25 };
+  static const gchar *const names[] = { "car", "pedestrian", "cyclist",
+    NULL
+  };
   P3dBevBoxStyle style = { 0, 1, FALSE };
   guint8 records[3 * P3DC_BOX3D_SIZE];
   P3dBevPicture picture;
@@ -255,6 +258,15 @@ GST_START_TEST (test_box_labels)
   assert_pixel (&picture, 3, 3, p3d_color_for_label (5));
   fail_unless_equals_int (picture.legend.n_entries, 2);
   assert_legend (&picture, 0, "boxes label 2");
+  assert_legend (&picture, 1, "boxes label 5");
+  g_free (picture.canvas.pixels);
+
+  /* with class names (issue 25.4): the name of a label that has one */
+  style.class_names = names;
+  picture_init (&picture, &shifted);
+  p3d_bev_picture_draw_boxes (&picture, records, 3, &style, "unused");
+  fail_unless_equals_int (picture.legend.n_entries, 2);
+  assert_legend (&picture, 0, "boxes: cyclist");
   assert_legend (&picture, 1, "boxes label 5");
   g_free (picture.canvas.pixels);
 }

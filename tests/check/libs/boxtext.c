@@ -501,6 +501,30 @@ GST_START_TEST (test_json_errors)
 
 GST_END_TEST;
 
+/* A line nested 100 000 levels deep overflowed json-glib's recursion
+ * (issue 32.1): refused by the depth scan before it is parsed. */
+GST_START_TEST (test_json_deep)
+{
+  GString *line = g_string_new ("{\"x\":");
+  P3dBoxLine parsed;
+  gchar *why = NULL;
+  guint i;
+
+  for (i = 0; i < 100000; i++)
+    g_string_append (line, "[");
+  for (i = 0; i < 100000; i++)
+    g_string_append (line, "]");
+  g_string_append (line, ",\"label\":0}");
+  fail_unless_equals_int (p3d_box_text_parse_json (line->str, P3D_BOX_KIND_3D,
+          &parsed, &why), P3D_BOX_LINE_ERROR);
+  fail_unless (g_str_has_prefix (why, "not valid JSON (nested more than 64 "
+          "levels deep"), "%s", why);
+  g_free (why);
+  g_string_free (line, TRUE);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------------ */
 /* KITTI label lines */
 
@@ -753,6 +777,7 @@ boxtext_suite (void)
   tcase_add_test (tc, test_json_round_trip);
   tcase_add_test (tc, test_json_read);
   tcase_add_test (tc, test_json_errors);
+  tcase_add_test (tc, test_json_deep);
   tcase_add_test (tc, test_kitti_written);
   tcase_add_test (tc, test_kitti_round_trip);
   tcase_add_test (tc, test_kitti_read);

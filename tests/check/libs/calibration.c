@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
@@ -266,6 +267,132 @@ GST_START_TEST (test_load_file)
 
 GST_END_TEST;
 
+/* Brackets: @depth opening ones, then as many closing ones. */
+static gchar *
+nested (const gchar * open, const gchar * close, guint depth)
+{
+  GString *text = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < depth; i++)
+    g_string_append (text, open);
+  for (i = 0; i < depth; i++)
+    g_string_append (text, close);
+  return g_string_free (text, FALSE);
+}
+
+/* A calibration whose unknown key holds @depth - 1 more levels: the
+ * document is @depth deep. */
+static gchar *
+calibration_of_depth (guint depth)
+{
+  gchar *deep = nested ("[", "]", depth - 1);
+  gchar *text = g_strdup_printf ("{\"x\": %s, %s", deep, cameras_form + 1);
+
+  g_free (deep);
+  return text;
+}
+
+/* json-glib recurses once per level: 100 000 levels overflowed the stack
+ * (issue 32.1). A scan of the bytes refuses more than 64 first, naming the
+ * file; brackets inside strings do not count. */
+GST_START_TEST (test_deep_json)
+{
+  gchar *deep = nested ("[", "]", 100000);
+  gchar *objects = nested ("{\"a\":", "}", 100000);
+  gchar *at_limit = calibration_of_depth (64);
+  gchar *over = calibration_of_depth (65);
+  gchar *strings = g_strdup_printf ("{\"x\": \"%s\", %s", deep,
+      cameras_form + 1);
+  const gchar *refused[3] = { deep, objects, over };
+  P3dCalibration *calibration;
+  GError *error = NULL;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (refused); i++) {
+    fail_if (p3d_calibration_parse (refused[i], -1, "deep.json", &error));
+    fail_unless (g_error_matches (error, P3D_CALIBRATION_ERROR,
+            P3D_CALIBRATION_ERROR_SYNTAX));
+    fail_unless (g_str_has_prefix (error->message, "deep.json: not valid "
+            "JSON: nested more than 64 levels deep"), "%s", error->message);
+    g_clear_error (&error);
+  }
+  calibration = p3d_calibration_parse (at_limit, -1, "f", &error);
+  fail_unless (calibration != NULL, "%s", error ? error->message : "");
+  assert_two_cameras (calibration);
+  p3d_calibration_free (calibration);
+  calibration = p3d_calibration_parse (strings, -1, "f", &error);
+  fail_unless (calibration != NULL, "%s", error ? error->message : "");
+  p3d_calibration_free (calibration);
+  g_free (deep);
+  g_free (objects);
+  g_free (at_limit);
+  g_free (over);
+  g_free (strings);
+}
+
+GST_END_TEST;
+
+/* A calibration is kilobytes: a file over 1 MiB, a device (/dev/zero was
+ * read for ever, issue 32.3) or a FIFO (opening it would wait for a
+ * writer) is refused before it is read, naming the file. */
+GST_START_TEST (test_file_limits)
+{
+  gchar *dir = g_dir_make_tmp ("p3d-calibration-XXXXXX", NULL);
+  gchar *big = g_build_filename (dir, "big.json", NULL);
+  gchar *fits = g_build_filename (dir, "fits.json", NULL);
+  gchar *fifo = g_build_filename (dir, "fifo.json", NULL);
+  gchar *padded;
+  gsize room = P3D_CALIBRATION_MAX_FILE_SIZE - strlen (cameras_form);
+  P3dCalibration *calibration;
+  GError *error = NULL;
+
+  /* the same document padded with spaces: to the limit, and a byte over */
+  padded = g_strnfill (P3D_CALIBRATION_MAX_FILE_SIZE + 1, ' ');
+  memcpy (padded, cameras_form, strlen (cameras_form));
+  fail_unless (g_file_set_contents (fits, padded, strlen (cameras_form) +
+          room, NULL));
+  fail_unless (g_file_set_contents (big, padded, -1, NULL));
+  calibration = p3d_calibration_load (fits, &error);
+  fail_unless (calibration != NULL, "%s", error ? error->message : "");
+  assert_two_cameras (calibration);
+  p3d_calibration_free (calibration);
+  fail_if (p3d_calibration_load (big, &error));
+  fail_unless (g_error_matches (error, P3D_CALIBRATION_ERROR,
+          P3D_CALIBRATION_ERROR_SCHEMA));
+  fail_unless (g_str_has_prefix (error->message, big)
+      && strstr (error->message, "1048577 bytes, more than the 1048576 a "
+          "calibration file may hold"), "%s", error->message);
+  g_clear_error (&error);
+
+  fail_if (p3d_calibration_load ("/dev/zero", &error));
+  fail_unless (g_error_matches (error, P3D_CALIBRATION_ERROR,
+          P3D_CALIBRATION_ERROR_READ));
+  fail_unless_equals_string (error->message, "cannot read /dev/zero: not a "
+      "regular file (a calibration is a JSON file)");
+  g_clear_error (&error);
+
+  fail_unless (mkfifo (fifo, 0600) == 0);
+  fail_if (p3d_calibration_load (fifo, &error));
+  fail_unless (g_error_matches (error, P3D_CALIBRATION_ERROR,
+          P3D_CALIBRATION_ERROR_READ));
+  fail_unless (strstr (error->message, "not a regular file") != NULL, "%s",
+      error->message);
+  g_clear_error (&error);
+
+  g_unlink (big);
+  g_unlink (fits);
+  g_unlink (fifo);
+  g_rmdir (dir);
+  g_free (padded);
+  g_free (big);
+  g_free (fits);
+  g_free (fifo);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 #define ROW4 "[1, 0, 0, 0]"
 #define M4 "[" ROW4 ", " ROW4 ", " ROW4 ", " ROW4 "]"
 #define CAMERA(intrinsics, to_lidar) \
@@ -296,6 +423,16 @@ GST_START_TEST (test_malformed)
         "f: \"cameras\" is empty"},
     {"{\"cameras\": [1]}", P3D_CALIBRATION_ERROR_SCHEMA,
         "f: cameras[0] is not an object"},
+    /* it once left a NULL among the names and leaked the others (32.8) */
+    {"{\"cameras\": [{\"name\": \"a\", \"intrinsics\": " M4 ", "
+          "\"camera_to_lidar\": " M4 "}, {\"name\": 7, \"intrinsics\": " M4
+          ", \"camera_to_lidar\": " M4 "}, {\"name\": \"c\", "
+          "\"intrinsics\": " M4 ", \"camera_to_lidar\": " M4 "}]}",
+          P3D_CALIBRATION_ERROR_SCHEMA,
+        "f: cameras[1].name is not a string"},
+    {"{\"cameras\": [{\"name\": [\"x\"], \"intrinsics\": " M4 ", "
+          "\"camera_to_lidar\": " M4 "}]}", P3D_CALIBRATION_ERROR_SCHEMA,
+        "f: cameras[0].name is not a string"},
     {"{\"cameras\": [{\"camera_to_lidar\": " M4 "}]}",
           P3D_CALIBRATION_ERROR_SCHEMA,
         "f: cameras[0].intrinsics is not an array of rows"},
@@ -578,6 +715,8 @@ calibration_suite (void)
   tcase_add_test (tc, test_load_file);
   tcase_add_test (tc, test_malformed);
   tcase_add_test (tc, test_truncated);
+  tcase_add_test (tc, test_deep_json);
+  tcase_add_test (tc, test_file_limits);
   tcase_add_test (tc, test_camera_projection);
   tcase_add_test (tc, test_camera_refused);
   return s;

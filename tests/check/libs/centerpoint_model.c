@@ -11,6 +11,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "p3dcenterpoint.h"
+#include "p3dmodel.h"
 #include "p3dtest.h"
 #include "p3dtest-tinymodel.h"
 
@@ -772,6 +773,15 @@ static const BadModel bad_models[] = {
           "pts_backbone.blocks.0.1.running_var"}, 0,
       P3D_WEIGHTS_ERROR_BAD_VALUE, {"pts_backbone.blocks.0.1.running_var[0]",
           "negative"}},
+  /* weights that cannot be right, refused at load, not per frame */
+  {NO_CHANGE, {NULL, NULL, 0, {0}, NULL, NULL,
+          "pts_backbone.blocks.1.3.weight"}, 0, P3D_WEIGHTS_ERROR_BAD_VALUE,
+      {"tensor 'pts_backbone.blocks.1.3.weight' holds nan at element 0",
+          "finite"}},
+  {NO_CHANGE, {NULL, NULL, 0, {0}, NULL, NULL,
+          "pts_voxel_encoder.pfn_layers.0.linear.weight"}, 0,
+      P3D_WEIGHTS_ERROR_BAD_VALUE,
+      {"'pts_voxel_encoder.pfn_layers.0.linear.weight' holds nan"}},
 };
 
 GST_START_TEST (test_bad_model)
@@ -799,6 +809,73 @@ GST_START_TEST (test_bad_model)
   g_unlink (path);
   g_free (path);
   g_free (config);
+  tiny_model_free (m);
+}
+
+GST_END_TEST;
+
+/* The class names, in label order over the tasks, from the metadata alone
+ * (bevrender's legend reads them). */
+GST_START_TEST (test_class_names)
+{
+  TinyModel *m = tiny_new (10, TRUE);
+  gchar *path = tiny_model_write (m, tiny_config, NULL);
+  gchar *no_config = tiny_model_write (m, NULL, NULL);
+  GError *error = NULL;
+  P3dWeights *weights;
+  gchar **names;
+
+  weights = p3d_weights_open (path, &error);
+  fail_unless (weights != NULL);
+  names = p3d_model_read_class_names (weights, &error);
+  fail_unless (names != NULL, "%s", error ? error->message : "");
+  fail_unless_equals_int (g_strv_length (names), 3);
+  fail_unless_equals_string (names[0], "car");
+  fail_unless_equals_string (names[1], "pedestrian");
+  fail_unless_equals_string (names[2], "cyclist");
+  g_strfreev (names);
+  p3d_weights_free (weights);
+  weights = p3d_weights_open (no_config, &error);
+  fail_if (p3d_model_read_class_names (weights, &error));
+  fail_unless (g_error_matches (error, P3D_WEIGHTS_ERROR,
+          P3D_WEIGHTS_ERROR_MISSING_METADATA));
+  g_clear_error (&error);
+  p3d_weights_free (weights);
+  g_unlink (path);
+  g_unlink (no_config);
+  g_free (path);
+  g_free (no_config);
+  tiny_model_free (m);
+}
+
+GST_END_TEST;
+
+/* A `p3d.model` document nested 100 000 levels deep overflowed json-glib's
+ * recursion (issue 32.1): refused by the depth scan, naming the file. */
+GST_START_TEST (test_deep_metadata)
+{
+  TinyModel *m = tiny_new (10, TRUE);
+  GString *config = g_string_new ("{\"architecture\": ");
+  gchar *path;
+  GError *error = NULL;
+  guint i;
+
+  for (i = 0; i < 100000; i++)
+    g_string_append (config, "[");
+  for (i = 0; i < 100000; i++)
+    g_string_append (config, "]");
+  g_string_append (config, "}");
+  path = tiny_model_write (m, config->str, NULL);
+  fail_if (load (path, &error));
+  fail_unless (g_error_matches (error, P3D_WEIGHTS_ERROR,
+          P3D_WEIGHTS_ERROR_BAD_METADATA));
+  fail_unless (strstr (error->message, path) != NULL
+      && strstr (error->message, "not valid JSON: nested more than 64 levels "
+          "deep") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  g_unlink (path);
+  g_free (path);
+  g_string_free (config, TRUE);
   tiny_model_free (m);
 }
 
@@ -840,6 +917,8 @@ centerpoint_model_suite (void)
   tcase_add_test (tc, test_forward_without_vel);
   tcase_add_test (tc, test_other_feature_sets);
   tcase_add_loop_test (tc, test_bad_model, 0, G_N_ELEMENTS (bad_models));
+  tcase_add_test (tc, test_deep_metadata);
+  tcase_add_test (tc, test_class_names);
   tcase_add_test (tc, test_rotate_without_radius);
   return s;
 }

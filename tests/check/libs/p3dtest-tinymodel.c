@@ -228,10 +228,12 @@ tiny_model_get (TinyModel * m, const gchar * name)
 }
 
 /* Adds @t as @shape (the values padded with 0.5 or cut, the first one
- * negated with @negative) in its dtype, or as I32 when @as_i32. */
+ * negated with @negative, NaN with @nan) in its dtype, or as I32 when
+ * @as_i32. */
 static void
 write_tensor (P3dTestSafetensors * st, const TinyModelTensor * t,
-    guint n_dims, const gint64 * shape, gboolean as_i32, gboolean negative)
+    guint n_dims, const gint64 * shape, gboolean as_i32, gboolean negative,
+    gboolean nan)
 {
   gsize count = 1, j;
   gfloat *values;
@@ -243,6 +245,8 @@ write_tensor (P3dTestSafetensors * st, const TinyModelTensor * t,
     values[j] = j < t->count ? t->values[j] : 0.5f;
   if (negative && count > 0)
     values[0] = -values[0];
+  if (nan && count > 0)
+    values[0] = NAN;
   if (as_i32) {
     gint32 *ints = g_new (gint32, MAX (count, 1));
 
@@ -291,7 +295,8 @@ tiny_model_write (TinyModel * m, const gchar * config,
     write_tensor (st, t, reshape ? mutation->n_dims : t->n_dims,
         reshape ? mutation->shape : t->shape,
         g_strcmp0 (mutation->as_i32, t->name) == 0,
-        g_strcmp0 (mutation->negative, t->name) == 0);
+        g_strcmp0 (mutation->negative, t->name) == 0,
+        g_strcmp0 (mutation->nan, t->name) == 0);
   }
   bytes = p3d_test_safetensors_serialize (st);
   p3d_test_safetensors_free (st);

@@ -89,6 +89,7 @@ typedef struct
   gint64 shape[4];              /* values cut, or padded with 0.5 */
   const gchar *as_i32;          /* tensor written as I32 */
   const gchar *negative;        /* tensor whose first value is negated */
+  const gchar *nan;             /* tensor whose first value is NaN */
 } TinyModelMutation;
 
 /* Writes @m with @config as its `p3d.model` metadata (none when NULL) and

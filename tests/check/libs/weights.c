@@ -2,6 +2,7 @@
  * good file read back exactly in every float dtype, lookups by name and
  * shape, metadata; and every way a file can be bad, each refused with its
  * own error code and a message that names what is wrong. */
+#include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
@@ -445,6 +446,109 @@ GST_START_TEST (test_header_details)
 
 GST_END_TEST;
 
+/* A value no trained network holds is refused when read, naming the
+ * tensor, the value and its element: NaN and infinities in every float
+ * dtype, and F64 values beyond the float32 range the network computes in
+ * (which the conversion would make infinite). Huge finite float32 values
+ * and F64 values within range pass. */
+GST_START_TEST (test_non_finite)
+{
+  P3dTestSafetensors *st = p3d_test_safetensors_new ();
+  const gint64 shape2[1] = { 2 };
+  const gfloat f32_nan[2] = { 0.5f, NAN };
+  const gfloat f32_inf[2] = { -INFINITY, 1.0f };
+  const gfloat f32_huge[2] = { 3.0e38f, -3.4e38f };
+  const guint16 f16_inf[2] = { GUINT16_TO_LE (0x3c00), GUINT16_TO_LE (0x7c00) };
+  const guint16 bf16_nan[2] = { GUINT16_TO_LE (0x7fc0), 0 };
+  const gdouble doubles_big[2] = { 1.0, 1e300 };
+  const gdouble doubles_ok[2] = { -3.4e38, 1e-300 };
+  guint64 f64_big[2], f64_ok[2];
+  struct
+  {
+    const gchar *name;
+    const gchar *words;         /* NULL: read without error */
+  } cases[] = {
+    {"f32_nan", "tensor 'f32_nan' holds nan at element 1"},
+    {"f32_inf", "tensor 'f32_inf' holds -inf at element 0"},
+    {"f32_huge", NULL},
+    {"f16_inf", "tensor 'f16_inf' holds inf at element 1"},
+    {"bf16_nan", "tensor 'bf16_nan' holds nan at element 0"},
+    {"f64_big", "tensor 'f64_big' holds 1e+300 at element 1, beyond the "
+          "float32 range"},
+    {"f64_ok", NULL},
+  };
+  gchar *path = temp_path ("nonfinite.safetensors");
+  P3dWeights *weights;
+  GError *error = NULL;
+  GBytes *bytes;
+  guint i;
+
+  for (i = 0; i < 2; i++) {
+    memcpy (&f64_big[i], &doubles_big[i], 8);
+    f64_big[i] = GUINT64_TO_LE (f64_big[i]);
+    memcpy (&f64_ok[i], &doubles_ok[i], 8);
+    f64_ok[i] = GUINT64_TO_LE (f64_ok[i]);
+  }
+  p3d_test_safetensors_add_f32 (st, "f32_nan", 1, shape2, f32_nan);
+  p3d_test_safetensors_add_f32 (st, "f32_inf", 1, shape2, f32_inf);
+  p3d_test_safetensors_add_f32 (st, "f32_huge", 1, shape2, f32_huge);
+  p3d_test_safetensors_add (st, "f16_inf", "F16", 1, shape2, f16_inf, 4);
+  p3d_test_safetensors_add (st, "bf16_nan", "BF16", 1, shape2, bf16_nan, 4);
+  p3d_test_safetensors_add (st, "f64_big", "F64", 1, shape2, f64_big, 16);
+  p3d_test_safetensors_add (st, "f64_ok", "F64", 1, shape2, f64_ok, 16);
+  bytes = p3d_test_safetensors_serialize (st);
+  p3d_test_safetensors_free (st);
+  p3d_test_write_bytes (path, bytes);
+  g_bytes_unref (bytes);
+  weights = p3d_weights_open (path, &error);
+  fail_unless (weights != NULL, "%s", error ? error->message : "");
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gfloat values[2];
+    gboolean ok = p3d_weights_read_float (weights, p3d_weights_find (weights,
+            cases[i].name), values, 2, &error);
+
+    if (cases[i].words == NULL) {
+      fail_unless (ok, "%s: %s", cases[i].name, error->message);
+      continue;
+    }
+    fail_unless (!ok, "%s was read", cases[i].name);
+    fail_unless (g_error_matches (error, P3D_WEIGHTS_ERROR,
+            P3D_WEIGHTS_ERROR_BAD_VALUE));
+    fail_unless (strstr (error->message, cases[i].words) != NULL
+        && strstr (error->message, path) != NULL, "%s", error->message);
+    g_clear_error (&error);
+  }
+  p3d_weights_free (weights);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* A header nested 100 000 levels deep overflowed json-glib's recursion
+ * (issue 32.1): refused by the depth scan, naming the file. */
+GST_START_TEST (test_deep_header)
+{
+  gchar *path = temp_path ("deep.safetensors");
+  GString *header = g_string_new ("{\"__metadata__\": {\"a\": \"b\"}, "
+      "\"w\": ");
+  static const gchar *const words[] = { "deep.safetensors",
+    "not valid JSON", "nested more than 64 levels deep", NULL
+  };
+  guint i;
+
+  for (i = 0; i < 100000; i++)
+    g_string_append (header, "{\"a\":");
+  for (i = 0; i < 100000; i++)
+    g_string_append (header, "}");
+  g_string_append (header, "}");
+  p3d_test_write_raw_safetensors (path, header->str, NULL, 0);
+  expect_open_error (path, P3D_WEIGHTS_ERROR_BAD_HEADER, words);
+  g_string_free (header, TRUE);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* The same bytes from memory: no file needed, the name in messages. */
 GST_START_TEST (test_from_bytes)
 {
@@ -481,6 +585,8 @@ weights_suite (void)
   tcase_add_loop_test (tc, test_bad_header, 0, G_N_ELEMENTS (bad_headers));
   tcase_add_test (tc, test_header_details);
   tcase_add_test (tc, test_from_bytes);
+  tcase_add_test (tc, test_non_finite);
+  tcase_add_test (tc, test_deep_header);
   return s;
 }
 

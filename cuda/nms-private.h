@@ -1,0 +1,23 @@
+/* gst-perception compute library: what nms's tests reach beyond nms.h
+ * (not installed). */
+#ifndef P3DC_NMS_PRIVATE_H
+#define P3DC_NMS_PRIVATE_H
+
+#include "nms.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* p3dc_nms_cpu (), and in *@pair_tests (may be NULL) how many pair tests
+ * its greedy walk made: the tests check that scattered boxes cost about
+ * one each, not one per kept box. */
+P3dcResult p3dc_nms_cpu_counted (const P3dcNmsParams * params,
+    const void *boxes, uint32_t n_boxes, void *out, uint32_t out_capacity,
+    uint32_t * out_count, int32_t * kept_index, uint64_t * pair_tests);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3DC_NMS_PRIVATE_H */

@@ -138,7 +138,7 @@ if [ "$full" = yes ]; then
   if configure "$sanitize" -Dcuda=disabled -Dbenchmarks=disabled \
       -Dexamples=disabled -Db_sanitize=address,undefined -Db_lundef=false \
       && compile "$sanitize"; then
-    system_plugins=$sanitize/system-plugins
+    system_plugins=$(cd "$sanitize" && pwd)/system-plugins
     rm -rf "$system_plugins"
     mkdir -p "$system_plugins"
     {

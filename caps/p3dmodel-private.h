@@ -199,6 +199,7 @@ struct _P3dModelFamily
 
 /* The families (p3dmodel.c's table). */
 extern const P3dModelFamily p3d_model_family_centerpoint_pillar;
+extern const P3dModelFamily p3d_model_family_pointpillars;
 
 G_END_DECLS
 

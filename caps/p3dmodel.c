@@ -11,6 +11,7 @@
 /* Every family this library reads; a new one adds its line. */
 static const P3dModelFamily *const families[] = {
   &p3d_model_family_centerpoint_pillar,
+  &p3d_model_family_pointpillars,
 };
 
 static const P3dModelFamily *

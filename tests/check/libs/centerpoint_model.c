@@ -676,7 +676,7 @@ static const BadModel bad_models[] = {
       P3D_WEIGHTS_ERROR_BAD_METADATA, {"not valid JSON"}},
   {"\"centerpoint-pillar\"", "\"pointrcnn\"", NO_MUTATION, 0,
         P3D_WEIGHTS_ERROR_BAD_METADATA, {"\"architecture\"",
-          "centerpoint-pillar"}},
+          "centerpoint-pillar or pointpillars"}},
   {"\"version\": 1", "\"version\": 2", NO_MUTATION, 0,
       P3D_WEIGHTS_ERROR_BAD_METADATA, {"\"version\"", "1..1"}},
   {"\"max_points\": 4", "\"max_points\": 0", NO_MUTATION, 0,

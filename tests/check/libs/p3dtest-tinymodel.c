@@ -292,3 +292,27 @@ tiny_model_replace_once (const gchar * text, const gchar * old,
   return g_strdup_printf ("%.*s%s%s", (gint) (at - text), text, new,
       at + strlen (old));
 }
+
+TinyModel *
+tiny_model_new_empty (void)
+{
+  TinyModel *m = g_new0 (TinyModel, 1);
+
+  m->tensors = g_ptr_array_new_with_free_func (tensor_free);
+  m->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  return m;
+}
+
+TinyModelTensor *
+tiny_model_add (TinyModel * m, P3dTestRng * rng, gchar * name, guint n_dims,
+    const gint64 * shape, gfloat lo, gfloat hi)
+{
+  return add_tensor (m, rng, name, n_dims, shape, lo, hi);
+}
+
+void
+tiny_model_add_norm (TinyModel * m, P3dTestRng * rng, gchar * prefix,
+    gint64 channels)
+{
+  add_norm (m, rng, prefix, channels);
+}

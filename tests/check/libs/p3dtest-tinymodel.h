@@ -12,6 +12,8 @@
 
 #include <glib.h>
 
+#include "p3dtest.h"
+
 G_BEGIN_DECLS
 
 #define TINY_MODEL_MAX_STAGES 4
@@ -81,6 +83,16 @@ gchar *tiny_model_write (TinyModel * m, const gchar * config,
  * unless @old is there exactly once). */
 gchar *tiny_model_replace_once (const gchar * text, const gchar * old,
     const gchar * new);
+
+/* A model of no tensors (its arch zero), for the tests of other families
+ * to fill: tiny_model_add() appends @name (taken) with random values in
+ * [@lo, @hi), tiny_model_add_norm() a BatchNorm's four tensors under
+ * @prefix (taken) as tiny_model_new() makes them. */
+TinyModel *tiny_model_new_empty (void);
+TinyModelTensor *tiny_model_add (TinyModel * m, P3dTestRng * rng,
+    gchar * name, guint n_dims, const gint64 * shape, gfloat lo, gfloat hi);
+void tiny_model_add_norm (TinyModel * m, P3dTestRng * rng, gchar * prefix,
+    gint64 channels);
 
 G_END_DECLS
 

@@ -605,6 +605,7 @@ GST_START_TEST (test_leftover_and_no_metadata)
   AnchorModel *m = anchormodel_new (&options);
   const gint64 shape[1] = { 4 };
   GError *error = NULL;
+  P3dModel *model;
   P3dTestRng rng;
   gchar *path;
 
@@ -614,7 +615,9 @@ GST_START_TEST (test_leftover_and_no_metadata)
   tiny_model_add (m->weights, &rng, g_strdup ("map_to_bev.unused"), 1,
       shape, 0.0f, 1.0f);
   path = anchormodel_write (m, NULL, NULL, FALSE, NULL);
-  fail_unless (load (path, &error) != NULL, "%s", error ? error->message : "");
+  model = load (path, &error);
+  fail_unless (model != NULL, "%s", error ? error->message : "");
+  p3d_model_free (model);
   g_unlink (path);
   g_free (path);
   tiny_model_add (m->weights, &rng, g_strdup ("dense_head.conv_iou.bias"), 1,

@@ -7,13 +7,15 @@
 # torch (with CUDA) importable by python3:
 #
 #   tests/bench/pointpillars-device-run.sh tests              # GPU tests
+#   tests/bench/pointpillars-device-run.sh sanitize           # memcheck
 #   tests/bench/pointpillars-device-run.sh compare SWEEPS_DIR # vs PyTorch
 #   tests/bench/pointpillars-device-run.sh bench SWEEPS_DIR   # timings
 #
 # tests: the GPU suite with PERCEPTION_REQUIRE_GPU=1 (anchor3d_decode_cuda
-#   and network_cuda hold the PointPillars cases), the anchor decode under
-#   compute-sanitizer memcheck and racecheck, and check_pillarize.py with
-#   CUDA elements for the PointPillars training's features.
+#   and network_cuda hold the PointPillars cases), and check_pillarize.py
+#   with CUDA elements for the PointPillars training's features.
+# sanitize: the anchor decode's GPU test and network_cuda's PointPillars
+#   cases under compute-sanitizer memcheck, the decode under racecheck.
 # compare: tests/reference/compare_pointpillars.py on every *.bin of
 #   SWEEPS_DIR (KITTI velodyne sweeps: ../shared/data/cuda-pointpillars).
 # bench: OpenPCDet's PointPillars (pointpillar.yaml, random weights
@@ -60,18 +62,26 @@ case "$part" in
   tests)
     step gpu-suite env PERCEPTION_REQUIRE_GPU=1 \
       meson test -C build --no-rebuild --suite gpu --print-errorlogs
+    grep -h "network_cuda: pointpillars\|network_cuda: bevdetect\|network_cuda: chain" \
+      build/meson-logs/testlog.txt > "$out/network_cuda-figures.txt" 2>/dev/null
+    step check-pillarize python3 tools/train/check_pillarize.py \
+      --features pointpillars-10 --config tools/train/pointpillars.yaml \
+      --work /tmp/pp-check --seeds 3 77 --frames 2 --backend cuda \
+      --devices cuda cpu
+    ;;
+  sanitize)
     step memcheck env PERCEPTION_REQUIRE_GPU=1 \
       meson test -C build --no-rebuild libs/anchor3d_decode_cuda \
         --wrapper 'compute-sanitizer --tool memcheck --error-exitcode 1'
     step racecheck env PERCEPTION_REQUIRE_GPU=1 \
       meson test -C build --no-rebuild libs/anchor3d_decode_cuda \
         --wrapper 'compute-sanitizer --tool racecheck --error-exitcode 1'
-    grep -h "network_cuda: pointpillars\|network_cuda: bevdetect\|network_cuda: chain" \
-      build/meson-logs/testlog*.txt > "$out/network_cuda-figures.txt" 2>/dev/null
-    step check-pillarize python3 tools/train/check_pillarize.py \
-      --features pointpillars-10 --config tools/train/pointpillars.yaml \
-      --work /tmp/pp-check --seeds 3 77 --frames 2 --backend cuda \
-      --devices cuda cpu
+    # network_cuda's PointPillars cases alone (GST_CHECKS picks a test
+    # function by name)
+    step memcheck-network env PERCEPTION_REQUIRE_GPU=1 CK_FORK=no \
+      GST_CHECKS=test_pointpillars \
+      compute-sanitizer --tool memcheck --error-exitcode 1 \
+        build/tests/check/elements/elements_network_cuda
     ;;
   compare)
     need_sweeps
@@ -110,7 +120,7 @@ case "$part" in
       --heads "$model/reference/heads.f32" --framework openpcdet
     ;;
   *)
-    echo "usage: $0 tests | compare SWEEPS_DIR | bench SWEEPS_DIR"
+    echo "usage: $0 tests | sanitize | compare SWEEPS_DIR | bench SWEEPS_DIR"
     exit 2
     ;;
 esac

@@ -26,7 +26,9 @@
 #   on that head's maps as PyTorch computed them, and on synthetic ones).
 #
 # Each step's output goes to its log; its last lines and exit status are
-# printed; the script's status is 1 when a step failed.
+# printed; the script's status is 1 when a step failed. Large intermediate
+# files (pillars, head maps, checkpoints: hundreds of MB) go to /tmp, not
+# to $OUT.
 set -u
 part=${1:-}
 sweeps=${2:-}
@@ -86,11 +88,12 @@ case "$part" in
   compare)
     need_sweeps
     step compare python3 tests/reference/compare_pointpillars.py \
-      --sweeps "$sweeps" --out "$out/compare-pointpillars"
+      --sweeps "$sweeps" --out "$out/compare-pointpillars" \
+      --work /tmp/compare-pointpillars
     ;;
   bench)
     need_sweeps
-    model=$out/openpcdet
+    model=/tmp/pointpillars-bench/openpcdet
     mkdir -p "$model"
     # the pillars of 000000 as pillarfeat writes them, for the calibration
     # and for PyTorch's input

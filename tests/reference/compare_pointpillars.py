@@ -5,7 +5,7 @@ PointPillars in PyTorch (pointpillars_torch.py), on the same random
 weights written in the framework's own checkpoint format and converted by
 its converter.
 
-  compare_pointpillars.py --sweeps DIR_OR_FILE... [--out DIR]
+  compare_pointpillars.py --sweeps DIR_OR_FILE... [--out DIR] [--work DIR]
       [--models openpcdet openpcdet-per-class mmdet3d] [--device cuda]
       [--backend auto] [--gst-launch gst-launch-1.0] [--seed 0]
       [--hit-rate 0.002] [--timeout 120]
@@ -46,8 +46,10 @@ and the boxes matched (same label, nearest centre):
        an NMS decision flipped), and yaws half a turn off (a direction
        classifier whose two logits nearly tie).
 
-Writes DIR/summary.json, DIR/summary.md (the tables for docs/weights.md)
-and every intermediate file; prints progress and the tables.  Exit 0 when
+Writes --out's summary.json, summary.md (the tables for docs/weights.md)
+and every box file (the reference's and ours, JSON lines); the large
+intermediate files (pillars, canvases, head maps, checkpoints and weights:
+about 200 MB a sweep) go to --work.  Prints progress and the tables.  Exit 0 when
 every F32 comparison passes, 1 otherwise, 2 when a step could not run.
 """
 
@@ -56,6 +58,7 @@ import glob
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -151,14 +154,19 @@ def init_model(ref, model, directory, pillars, args):
     return checkpoint, config, weights
 
 
-def reference(ref, model, checkpoint, config, pillars, directory, args):
+def reference(ref, model, checkpoint, config, pillars, directory, boxes,
+              args):
+    """pointpillars_torch.py run into @directory (its canvas and maps),
+    its boxes copied to @boxes."""
     code = ref.command_run(argparse.Namespace(
         framework=framework_of(model), checkpoint=checkpoint, config=config,
         pillars=pillars, frame=0, half=False, device=args.device,
         output=directory))
     if code != 0:
         raise SystemExit("%s: the reference failed on %s" % (model, pillars))
-    return os.path.join(directory, "boxes.jsonl")
+    os.makedirs(os.path.dirname(boxes), exist_ok=True)
+    shutil.copyfile(os.path.join(directory, "boxes.jsonl"), boxes)
+    return boxes
 
 
 def match(ref_rows, our_rows, radius):
@@ -262,6 +270,9 @@ def main(argv=None):
     parser.add_argument("--sweeps", nargs="+", required=True)
     parser.add_argument("--out", default=os.path.join(
         os.environ.get("OUT", "."), "compare-pointpillars"))
+    parser.add_argument("--work", default=os.path.join(
+        tempfile.gettempdir(), "compare-pointpillars"),
+                        help="for the large intermediate files")
     parser.add_argument("--models", nargs="+", choices=MODELS,
                         default=list(MODELS))
     parser.add_argument("--device", default="cuda")
@@ -293,11 +304,12 @@ def main(argv=None):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     started = time.time()
-    os.makedirs(os.path.join(args.out, "pillars"), exist_ok=True)
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(os.path.join(args.work, "pillars"), exist_ok=True)
     names = [os.path.splitext(os.path.basename(s))[0] for s in sweeps]
     pillars = {}
     for sweep, name in zip(sweeps, names):
-        pillars[name] = os.path.join(args.out, "pillars", name + ".f32")
+        pillars[name] = os.path.join(args.work, "pillars", name + ".f32")
         pillars_of(args, sweep, pillars[name])
     log("%d sweeps' pillars written (%.0f s)" % (len(sweeps),
                                                  time.time() - started))
@@ -305,15 +317,16 @@ def main(argv=None):
     results, per_sweep = {}, {}
     for model in args.models:
         directory = os.path.join(args.out, model)
+        work = os.path.join(args.work, model)
         checkpoint, config, weights = init_model(
-            ref, model, os.path.join(directory, "model"),
-            pillars[names[0]], args)
+            ref, model, os.path.join(work, "model"), pillars[names[0]], args)
         stats = {"F32": [], "F16": []}
         for sweep, name in zip(sweeps, names):
             ref_path = reference(ref, model, checkpoint, config,
                                  pillars[name],
-                                 os.path.join(directory, "reference", name),
-                                 args)
+                                 os.path.join(work, "reference", name),
+                                 os.path.join(directory, "reference",
+                                              name + ".jsonl"), args)
             ref_rows = ref.cp.read_jsonl(ref_path, 0)
             for precision in ("F32", "F16"):
                 path = os.path.join(directory, "ours-" + precision.lower(),

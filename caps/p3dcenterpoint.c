@@ -3,7 +3,8 @@
  * CenterPoint box coder): its `p3d.model` config, the graph of its "bev"
  * network built from it (or given in the metadata), its pillar feature
  * net, and its decode; plus the typed view of such a model that the tests
- * and the network benchmark read (p3dcenterpoint.h). */
+ * read (p3dcenterpoint.h).  The grid, the pillar net, SECOND and SECONDFPN
+ * are what every pillar family shares (p3dmodel-pillar.c). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -40,7 +41,6 @@ static gboolean
 parse_top (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
   const gchar *text;
-  guint n, i;
 
   text = p3d_model_json_string (root, NULL, "architecture", error);
   if (text == NULL)
@@ -48,120 +48,8 @@ parse_top (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
   if (strcmp (text, P3D_CENTERPOINT_ARCHITECTURE) != 0)
     return p3d_model_json_bad_key (error, NULL, "architecture",
         "is not \"" P3D_CENTERPOINT_ARCHITECTURE "\", the only one read");
-  if (!p3d_model_json_uint (root, NULL, "version", P3D_CENTERPOINT_VERSION,
-          P3D_CENTERPOINT_VERSION, &config->version, error)
-      || !p3d_model_json_uint (root, NULL, "point_channels", 3, 64,
-          &config->point_channels, error))
-    return FALSE;
-  text = p3d_model_json_string (root, NULL, "features", error);
-  if (text == NULL)
-    return FALSE;
-  config->features = p3d_feature_set_from_string (text);
-  if (config->features == P3D_FEATURE_SET_UNKNOWN)
-    return p3d_model_json_bad_key (error, NULL, "features",
-        "names a feature set that pillarfeat does not compute");
-  if (!p3d_model_json_doubles (root, NULL, "voxel_size", 3, 1e-3, 100.0,
-          config->voxel_size, error)
-      || !p3d_model_json_doubles (root, NULL, "point_cloud_range", 6, -1e4, 1e4,
-          config->point_cloud_range, error)
-      || !p3d_model_json_uint (root, NULL, "max_points", 1, 1024,
-          &config->max_points, error)
-      || !p3d_model_json_uint (root, NULL, "max_voxels", 1, 4194304,
-          &config->max_voxels, error))
-    return FALSE;
-  n = 3;
-  if (!p3d_model_json_uints (root, NULL, "grid", 3, 1, 16384, config->grid, &n,
-          error))
-    return FALSE;
-  for (i = 0; i < 3; i++) {
-    gdouble extent = config->point_cloud_range[i + 3] -
-        config->point_cloud_range[i];
-
-    if (!(extent > 0))
-      return p3d_model_json_bad_key (error, NULL, "point_cloud_range",
-          "must have each maximum above its minimum");
-    if (fabs (extent / config->voxel_size[i] - config->grid[i]) > 1e-3)
-      return p3d_model_json_bad_key (error, NULL, "grid",
-          "disagrees with point_cloud_range / voxel_size");
-  }
-  if (config->grid[2] != 1)
-    return p3d_model_json_bad_key (error, NULL, "grid",
-        "must have one z cell: the pillar net scatters onto one BEV plane");
-  return TRUE;
-}
-
-static gboolean
-parse_pfn (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
-{
-  JsonObject *pfn = p3d_model_json_object (root, NULL, "pfn", error);
-  guint n = 0;
-
-  if (pfn == NULL)
-    return FALSE;
-  if (!p3d_model_json_uints (pfn, "pfn", "channels", 1, 1, MAX_CHANNELS,
-          &config->pfn_channels, &n, error))
-    return FALSE;
-  return p3d_model_json_double (pfn, "pfn", "bn_eps", 1e-12, 1.0,
-      &config->pfn_bn_eps, error);
-}
-
-static gboolean
-parse_backbone (P3dCenterPointConfig * config, JsonObject * root,
-    GError ** error)
-{
-  JsonObject *backbone = p3d_model_json_object (root, NULL, "backbone", error);
-
-  if (backbone == NULL)
-    return FALSE;
-  config->n_stages = 0;
-  if (!p3d_model_json_uints (backbone, "backbone", "out_channels",
-          P3D_CENTERPOINT_MAX_STAGES, 1, MAX_CHANNELS,
-          config->backbone_out_channels, &config->n_stages, error)
-      || !p3d_model_json_uints (backbone, "backbone", "layer_nums",
-          P3D_CENTERPOINT_MAX_STAGES, 0, 64, config->backbone_layer_nums,
-          &config->n_stages, error)
-      || !p3d_model_json_uints (backbone, "backbone", "layer_strides",
-          P3D_CENTERPOINT_MAX_STAGES, 1, 8, config->backbone_layer_strides,
-          &config->n_stages, error))
-    return FALSE;
-  return p3d_model_json_double (backbone, "backbone", "bn_eps", 1e-12, 1.0,
-      &config->backbone_bn_eps, error);
-}
-
-static gboolean
-parse_neck (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
-{
-  JsonObject *neck = p3d_model_json_object (root, NULL, "neck", error);
-  guint n = config->n_stages, i;
-
-  if (neck == NULL)
-    return FALSE;
-  if (!p3d_model_json_uints (neck, "neck", "out_channels",
-          P3D_CENTERPOINT_MAX_STAGES, 1, MAX_CHANNELS,
-          config->neck_out_channels, &n, error)
-      || !p3d_model_json_doubles (neck, "neck", "upsample_strides",
-          config->n_stages, 1.0 / 16, 16, config->neck_upsample_strides, error))
-    return FALSE;
-  /* Strides of at least 1 are a transposed convolution's kernel, smaller
-   * ones the reciprocal of a convolution's: both must be whole. */
-  for (i = 0; i < config->n_stages; i++) {
-    gdouble stride = config->neck_upsample_strides[i];
-    gdouble whole = stride >= 1 ? stride : 1 / stride;
-
-    if (fabs (whole - round (whole)) > 1e-6) {
-      gchar *what = g_strdup_printf ("entry %u (%g) is neither a whole "
-          "number nor the reciprocal of one", i, stride);
-
-      p3d_model_json_bad_key (error, "neck", "upsample_strides", what);
-      g_free (what);
-      return FALSE;
-    }
-  }
-  if (!p3d_model_json_boolean (neck, "neck", "use_conv_for_no_stride", FALSE,
-          &config->neck_use_conv_for_no_stride, error))
-    return FALSE;
-  return p3d_model_json_double (neck, "neck", "bn_eps", 1e-12, 1.0,
-      &config->neck_bn_eps, error);
+  return p3d_model_json_uint (root, NULL, "version", P3D_CENTERPOINT_VERSION,
+      P3D_CENTERPOINT_VERSION, &config->version, error);
 }
 
 static gboolean
@@ -382,9 +270,7 @@ parse_config (P3dCenterPointConfig * config, JsonObject * root, GError ** error)
 {
   memset (config, 0, sizeof (*config));
   return parse_top (config, root, error)
-      && parse_pfn (config, root, error)
-      && parse_backbone (config, root, error)
-      && parse_neck (config, root, error)
+      && p3d_model_pillar_config_parse (&config->pillar, root, error)
       && p3d_center_head_parse (config, root, error)
       && parse_test_nms (config, root, error);
 }
@@ -454,120 +340,6 @@ family_config_free (gpointer config)
   g_free (config);
 }
 
-static gboolean
-bad_metadata (GError ** error, const gchar * format, ...)
-G_GNUC_PRINTF (2, 3);
-
-     static gboolean bad_metadata (GError ** error, const gchar * format, ...)
-{
-  va_list args;
-  gchar *text;
-
-  va_start (args, format);
-  text = g_strdup_vprintf (format, args);
-  va_end (args);
-  g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-      P3D_CENTERPOINT_METADATA_KEY ": %s", text);
-  g_free (text);
-  return FALSE;
-}
-
-/* A convolution with BatchNorm and ReLU, as mmdetection3d's modules
- * chain them. */
-static P3dModelLayer *
-add_conv (P3dModelGraph * graph, P3dModelOp op, gchar * name,
-    const gchar * input, guint out_channels, guint kernel, guint stride,
-    guint padding, gchar * weight, gchar * norm, gdouble eps)
-{
-  P3dModelLayer *layer = p3d_model_graph_add_layer (graph, op, name, input);
-
-  p3d_model_layer_set_square (layer, kernel, stride, padding);
-  layer->out_channels = out_channels;
-  layer->weight = weight;
-  layer->norm = norm;
-  layer->norm_eps = eps;
-  layer->relu = norm != NULL;
-  g_free (name);
-  return layer;
-}
-
-/* SECOND: per stage a strided conv, then layer_nums convs, each with
- * BatchNorm and ReLU. */
-static void
-build_backbone (const P3dCenterPointConfig * config, P3dModelGraph * graph,
-    guint sizes[][2])
-{
-  guint s, k, height = config->grid[1], width = config->grid[0];
-
-  for (s = 0; s < config->n_stages; s++) {
-    guint stride = config->backbone_layer_strides[s];
-
-    height = (height - 1) / stride + 1;
-    width = (width - 1) / stride + 1;
-    sizes[s][0] = height;
-    sizes[s][1] = width;
-    for (k = 0; k <= config->backbone_layer_nums[s]; k++)
-      add_conv (graph, P3D_MODEL_OP_CONV,
-          g_strdup_printf ("backbone.%u.%u", s, k), NULL,
-          config->backbone_out_channels[s], 3, k == 0 ? stride : 1, 1,
-          g_strdup_printf ("pts_backbone.blocks.%u.%u.weight", s, 3 * k),
-          g_strdup_printf ("pts_backbone.blocks.%u.%u", s, 3 * k + 1),
-          config->backbone_bn_eps);
-  }
-}
-
-/* SECONDFPN: each stage up- (transposed conv) or down-sampled (conv) to one
- * size, BatchNorm, ReLU, concatenated on channels as "neck". */
-static gboolean
-build_neck (const P3dCenterPointConfig * config, P3dModelGraph * graph,
-    guint sizes[][2], GError ** error)
-{
-  guint s, out[P3D_CENTERPOINT_MAX_STAGES][2];
-  P3dModelLayer *concat;
-  gchar *input;
-
-  for (s = 0; s < config->n_stages; s++) {
-    gdouble stride = config->neck_upsample_strides[s];
-    gboolean transposed = stride > 1 || (stride == 1
-        && !config->neck_use_conv_for_no_stride);
-    guint k = (guint) round (transposed ? stride : 1 / stride);
-
-    if (transposed) {
-      out[s][0] = sizes[s][0] * k;
-      out[s][1] = sizes[s][1] * k;
-    } else {
-      if (sizes[s][0] < k || sizes[s][1] < k)
-        return bad_metadata (error, "neck stage %u downsamples by %u a %u x "
-            "%u map", s, k, sizes[s][0], sizes[s][1]);
-      out[s][0] = (sizes[s][0] - k) / k + 1;
-      out[s][1] = (sizes[s][1] - k) / k + 1;
-    }
-    if (out[s][0] != out[0][0] || out[s][1] != out[0][1])
-      return bad_metadata (error, "neck stage %u gives a %u x %u map but "
-          "stage 0 a %u x %u one: neck.upsample_strides disagree with "
-          "backbone.layer_strides", s, out[s][0], out[s][1], out[0][0],
-          out[0][1]);
-    input = g_strdup_printf ("backbone.%u.%u", s,
-        config->backbone_layer_nums[s]);
-    add_conv (graph, transposed ? P3D_MODEL_OP_DECONV : P3D_MODEL_OP_CONV,
-        g_strdup_printf ("neck.%u", s), input, config->neck_out_channels[s],
-        k, k, 0, g_strdup_printf ("pts_neck.deblocks.%u.0.weight", s),
-        g_strdup_printf ("pts_neck.deblocks.%u.1", s), config->neck_bn_eps);
-    g_free (input);
-  }
-  concat = p3d_model_graph_add_layer (graph, P3D_MODEL_OP_CONCAT, "neck", NULL);
-  g_strfreev (concat->inputs);
-  concat->inputs = NULL;
-  for (s = 0; s < config->n_stages; s++) {
-    gchar *name = g_strdup_printf ("neck.%u", s);
-
-    p3d_model_layer_add_input (concat, name);
-    g_free (name);
-  }
-  p3d_model_graph_add_output (graph, "neck", "neck");
-  return TRUE;
-}
-
 /* CenterHead: the shared conv, then per task and head a ConvModule and the
  * final conv (with bias), "task<t>.<head>". */
 void
@@ -576,8 +348,8 @@ p3d_center_head_build (const P3dCenterPointConfig * config,
 {
   guint kernel = config->final_kernel, t, h;
 
-  add_conv (graph, P3D_MODEL_OP_CONV, g_strdup ("head.shared"), input,
-      config->share_conv_channel, 3, 1, 1,
+  p3d_model_graph_add_conv (graph, P3D_MODEL_OP_CONV, g_strdup ("head.shared"),
+      input, config->share_conv_channel, 3, 1, 1,
       g_strdup ("pts_bbox_head.shared_conv.conv.weight"),
       g_strdup ("pts_bbox_head.shared_conv.bn"), config->head_bn_eps);
   for (t = 0; t < config->n_tasks; t++) {
@@ -592,13 +364,14 @@ p3d_center_head_build (const P3dCenterPointConfig * config,
       name = g_strdup_printf ("task%u.%s", t, head_names[h]);
       prefix = g_strdup_printf ("pts_bbox_head.task_heads.%u.%s", t,
           head_names[h]);
-      add_conv (graph, P3D_MODEL_OP_CONV, g_strdup_printf ("%s.0", name),
-          "head.shared", config->head_conv, kernel, 1, kernel / 2,
-          g_strdup_printf ("%s.0.conv.weight", prefix),
+      p3d_model_graph_add_conv (graph, P3D_MODEL_OP_CONV,
+          g_strdup_printf ("%s.0", name), "head.shared", config->head_conv,
+          kernel, 1, kernel / 2, g_strdup_printf ("%s.0.conv.weight", prefix),
           g_strdup_printf ("%s.0.bn", prefix), config->head_bn_eps);
-      layer = add_conv (graph, P3D_MODEL_OP_CONV, g_strdup (name), NULL,
-          channels, kernel, 1, kernel / 2,
-          g_strdup_printf ("%s.1.weight", prefix), NULL, 0);
+      layer =
+          p3d_model_graph_add_conv (graph, P3D_MODEL_OP_CONV, g_strdup (name),
+          NULL, channels, kernel, 1, kernel / 2, g_strdup_printf ("%s.1.weight",
+              prefix), NULL, 0);
       layer->bias = g_strdup_printf ("%s.1.bias", prefix);
       p3d_model_graph_add_output (graph, name, name);
       g_free (name);
@@ -607,17 +380,21 @@ p3d_center_head_build (const P3dCenterPointConfig * config,
   }
 }
 
+/* mmdetection3d's names of SECOND's and SECONDFPN's tensors */
+static const P3dModelSecondNames second_names = {
+  "pts_backbone.blocks", 0, "pts_neck.deblocks",
+};
+
 static P3dModelGraph *
 family_build_graph (gconstpointer data, const gchar * name, GError ** error)
 {
   const P3dCenterPointConfig *config = data;
-  guint sizes[P3D_CENTERPOINT_MAX_STAGES][2];
   P3dModelGraph *graph;
 
-  graph = p3d_model_graph_new (name, "canvas", 1, config->pfn_channels,
-      config->grid[1], config->grid[0]);
-  build_backbone (config, graph, sizes);
-  if (!build_neck (config, graph, sizes, error)) {
+  graph = p3d_model_graph_new (name, "canvas", 1, config->pillar.pfn_channels,
+      config->pillar.grid[1], config->pillar.grid[0]);
+  if (!p3d_model_pillar_add_second (&config->pillar, &second_names, graph,
+          error)) {
     p3d_model_graph_free (graph);
     return NULL;
   }
@@ -649,9 +426,10 @@ find_heads (const P3dCenterPointConfig * config,
       continue;
     }
     if (output == NULL || output->channels != channels) {
-      bad_metadata (error, "the \"%s\" graph's output \"%s\" %s; the config "
-          "implies %u channels", network->name, name, output == NULL ?
-          "is missing" : "has another channel count", channels);
+      p3d_model_bad_metadata (error, "the \"%s\" graph's output \"%s\" %s; "
+          "the config implies %u channels", network->name, name,
+          output == NULL ? "is missing" : "has another channel count",
+          channels);
       g_free (name);
       return FALSE;
     }
@@ -661,8 +439,8 @@ find_heads (const P3dCenterPointConfig * config,
             heads[0]->buffer : output->buffer].height
         || buffer->width != network->desc.buffers[heads[0] ?
             heads[0]->buffer : output->buffer].width)
-      return bad_metadata (error, "the \"%s\" graph's head maps differ in "
-          "size", network->name);
+      return p3d_model_bad_metadata (error, "the \"%s\" graph's head maps "
+          "differ in size", network->name);
   }
   return TRUE;
 }
@@ -686,58 +464,26 @@ family_finish (P3dModel * model, P3dModelBuilder * builder, GError ** error)
 {
   const P3dCenterPointConfig *config = model->config;
   const P3dModelNetwork *network = p3d_model_get_network (model, "bev");
-  P3dModelPillars *pillars = &model->pillars_storage;
   const P3dcConvBufferDesc *map;
-  const P3dcConvBufferDesc *canvas = &network->desc.buffers[0];
-  gint64 shape[2];
-  gfloat *weight;
 
-  pillars->point_channels = config->point_channels;
-  pillars->features = config->features;
-  memcpy (pillars->voxel_size, config->voxel_size, sizeof
-      (pillars->voxel_size));
-  memcpy (pillars->point_cloud_range, config->point_cloud_range, sizeof
-      (pillars->point_cloud_range));
-  memcpy (pillars->grid, config->grid, sizeof (pillars->grid));
-  pillars->max_points = config->max_points;
-  pillars->max_voxels = config->max_voxels;
-  pillars->in_channels = p3d_feature_set_get_channels (config->features);
-  pillars->out_channels = config->pfn_channels;
-  shape[0] = pillars->out_channels;
-  shape[1] = pillars->in_channels;
-  weight = p3d_model_builder_read (builder,
-      "pts_voxel_encoder.pfn_layers.0.linear.weight", 2, shape, error);
-  if (weight == NULL)
+  if (!p3d_model_pillar_finish (model, builder, &config->pillar,
+          "pts_voxel_encoder.pfn_layers.0", error))
     return FALSE;
-  pillars->weight = weight;
-  pillars->bias = p3d_model_builder_fold_norm (builder,
-      "pts_voxel_encoder.pfn_layers.0.norm", weight, 1,
-      pillars->out_channels, pillars->in_channels, NULL, config->pfn_bn_eps,
-      error);
-  if (pillars->bias == NULL)
-    return FALSE;
-  model->pillars = pillars;
-
-  /* the scatter's canvas is the network's input */
-  if (canvas->channels != config->pfn_channels
-      || canvas->height != config->grid[1] || canvas->width != config->grid[0]
-      || network->desc.batch > 1)
-    return bad_metadata (error, "the \"bev\" graph's input is %u x %u x %u, "
-        "the pillar net's canvas %u x %u x %u", canvas->channels,
-        canvas->height, canvas->width, config->pfn_channels, config->grid[1],
-        config->grid[0]);
   map = p3d_center_head_check (config, network, error);
   if (map == NULL)
     return FALSE;
-  if ((guint64) map->height * config->out_size_factor != config->grid[1]
-      || (guint64) map->width * config->out_size_factor != config->grid[0])
-    return bad_metadata (error, "coder.out_size_factor %u disagrees with the "
-        "net, which maps the %u x %u grid to %u x %u",
-        config->out_size_factor, config->grid[0], config->grid[1], map->width,
+  if ((guint64) map->height * config->out_size_factor != config->pillar.grid[1]
+      || (guint64) map->width * config->out_size_factor !=
+      config->pillar.grid[0])
+    return p3d_model_bad_metadata (error,
+        "coder.out_size_factor %u disagrees with the "
+        "net, which maps the %u x %u grid to %u x %u", config->out_size_factor,
+        config->pillar.grid[0], config->pillar.grid[1], map->width,
         map->height);
   if ((guint64) map->height * map->width < config->max_num)
-    return bad_metadata (error, "coder.max_num %u exceeds the %u cells of a "
-        "head map", config->max_num, map->height * map->width);
+    return p3d_model_bad_metadata (error,
+        "coder.max_num %u exceeds the %u cells of a " "head map",
+        config->max_num, map->height * map->width);
   return TRUE;
 }
 

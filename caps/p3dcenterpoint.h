@@ -32,7 +32,7 @@ G_BEGIN_DECLS
 #define P3D_CENTERPOINT_ARCHITECTURE "centerpoint-pillar"
 #define P3D_CENTERPOINT_VERSION 1
 
-#define P3D_CENTERPOINT_MAX_STAGES 8
+#define P3D_CENTERPOINT_MAX_STAGES P3D_MODEL_MAX_STAGES
 #define P3D_CENTERPOINT_MAX_CLASSES 64  /* per task */
 
 /* The outputs of one task's head, in the order of the layer table. */
@@ -75,27 +75,9 @@ typedef struct
 typedef struct
 {
   guint version;
-  guint point_channels;         /* channels of the raw points (5: xyzit) */
-  P3dFeatureSet features;       /* the per-point feature set */
-  gdouble voxel_size[3];
-  gdouble point_cloud_range[6]; /* xmin ymin zmin xmax ymax zmax */
-  guint max_points;
-  guint max_voxels;
-  guint grid[3];                /* cells along x, y, z (z: 1, pillars) */
-
-  guint pfn_channels;           /* the one PFN layer's output */
-  gdouble pfn_bn_eps;
-
-  guint n_stages;
-  guint backbone_out_channels[P3D_CENTERPOINT_MAX_STAGES];
-  guint backbone_layer_nums[P3D_CENTERPOINT_MAX_STAGES];
-  guint backbone_layer_strides[P3D_CENTERPOINT_MAX_STAGES];
-  gdouble backbone_bn_eps;
-
-  guint neck_out_channels[P3D_CENTERPOINT_MAX_STAGES];
-  gdouble neck_upsample_strides[P3D_CENTERPOINT_MAX_STAGES];
-  gboolean neck_use_conv_for_no_stride;
-  gdouble neck_bn_eps;
+  /* the voxel grid (point_channels 5: xyzit), the pillar net, SECOND and
+   * SECONDFPN, as every pillar model has them */
+  P3dModelPillarConfig pillar;
 
   guint share_conv_channel;
   guint head_conv;

@@ -1,8 +1,9 @@
 /* gst-perception: inside the model layer.  What a model family file
- * (p3dcenterpoint.c, and the next ones) provides, and what it may use:
- * the JSON readers of `p3d.model` with their messages, the builder that
- * reads tensors and folds BatchNorm, and the build of a network from its
- * graph.  Not installed. */
+ * (p3dcenterpoint.c, p3dmodel-pointpillars.c, and the next ones) provides,
+ * and what it may use: the JSON readers of `p3d.model` with their
+ * messages, the builder that reads tensors and folds BatchNorm, the build
+ * of a network from its graph, and what the pillar families share (their
+ * grid, pillar net, SECOND and SECONDFPN).  Not installed. */
 #ifndef __P3D_MODEL_PRIVATE_H__
 #define __P3D_MODEL_PRIVATE_H__
 
@@ -88,6 +89,58 @@ void p3d_model_network_clear (P3dModelNetwork * network);
 P3dModelGraph *p3d_model_graph_from_node (const gchar * name, JsonNode * node,
     GError ** error);
 
+/* Sets P3D_WEIGHTS_ERROR_BAD_METADATA: `p3d.model: <text>` (a fault that
+ * no one key names); returns FALSE. */
+gboolean p3d_model_bad_metadata (GError ** error, const gchar * format, ...)
+    G_GNUC_PRINTF (2, 3);
+
+/* Appends a convolution (or a transposed one, by @op) making @name (taken)
+ * from @input (NULL: the previous layer), square @kernel, @stride and
+ * @padding, its weight @weight (taken) and, when @norm (taken) is not
+ * NULL, that BatchNorm with @eps and a ReLU, as mmdetection3d's and
+ * OpenPCDet's modules chain them. */
+P3dModelLayer *p3d_model_graph_add_conv (P3dModelGraph * graph,
+    P3dModelOp op, gchar * name, const gchar * input, guint out_channels,
+    guint kernel, guint stride, guint padding, gchar * weight, gchar * norm,
+    gdouble eps);
+
+/* ---- what the pillar families share (p3dmodel-pillar.c) ---------------- */
+
+/* The keys of @root that P3dModelPillarConfig holds: point_channels,
+ * features, voxel_size, point_cloud_range, max_points, max_voxels, grid,
+ * "pfn", "backbone" and "neck".  FALSE with @error naming the key. */
+gboolean p3d_model_pillar_config_parse (P3dModelPillarConfig * config,
+    JsonObject * root, GError ** error);
+
+/* The state_dict names of a SECOND backbone and SECONDFPN neck: stage i's
+ * convolution k is "<blocks>.<i>.<block_conv_offset + 3k>.weight" with its
+ * BatchNorm at the next index (OpenPCDet's offset is 1: its index 0 is a
+ * ZeroPad2d, which with an unpadded conv is our padding 1), and stage i's
+ * up- or down-sampling "<deblocks>.<i>.0.weight", BatchNorm ".1". */
+typedef struct
+{
+  const gchar *blocks;
+  guint block_conv_offset;
+  const gchar *deblocks;
+} P3dModelSecondNames;
+
+/* Appends to @graph (its input the pillar net's canvas) SECOND's layers
+ * "backbone.<i>.<k>" (3x3 convs, the first of a stage strided, each with
+ * BatchNorm and ReLU) and SECONDFPN's "neck.<i>" (a transposed conv for a
+ * stride of at least 1, else a conv, BatchNorm, ReLU), concatenated on
+ * channels as "neck", which is also an output.  FALSE with @error when the
+ * neck's stages do not reach one map size. */
+gboolean p3d_model_pillar_add_second (const P3dModelPillarConfig * config,
+    const P3dModelSecondNames * names, P3dModelGraph * graph,
+    GError ** error);
+
+/* After the networks: @model's pillar net (model->pillars) from the
+ * one-layer PFN "<pfn>.linear.weight" with the BatchNorm "<pfn>.norm"
+ * folded, and the "bev" network's input checked to be its canvas. */
+gboolean p3d_model_pillar_finish (P3dModel * model,
+    P3dModelBuilder * builder, const P3dModelPillarConfig * config,
+    const gchar * pfn, GError ** error);
+
 /* ---- families --------------------------------------------------------- */
 
 /* A family's decode of its head maps (p3dmodel.h's decoder). */
@@ -141,6 +194,10 @@ struct _P3dModelFamily
       GError ** error);
   /* NULL: the family decodes no boxes */
   const P3dModelDecodeClass *decode;
+  /* When not NULL, the prefixes (as @prefixes) of the model whose config
+   * this is, for a family whose files name their modules (PointPillars:
+   * each framework its own); @prefixes is then NULL. */
+  const gchar *const *(*config_prefixes) (gconstpointer config);
 };
 
 /* The families (p3dmodel.c's table). */
@@ -170,6 +227,8 @@ void p3d_center_head_build (const P3dCenterPointConfig * config,
 const P3dcConvBufferDesc *p3d_center_head_check (const P3dCenterPointConfig
     * config, const P3dModelNetwork * network, GError ** error);
 extern const P3dModelDecodeClass p3d_center_head_decode;
+
+extern const P3dModelFamily p3d_model_family_pointpillars;
 
 G_END_DECLS
 

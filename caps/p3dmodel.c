@@ -13,6 +13,7 @@
 static const P3dModelFamily *const families[] = {
   &p3d_model_family_centerpoint_pillar,
   &p3d_model_family_bevdet,
+  &p3d_model_family_pointpillars,
 };
 
 static const P3dModelFamily *
@@ -118,6 +119,8 @@ build_networks (P3dModel * model, JsonObject * root,
 static gboolean
 check_all_used (const P3dModel * model, P3dModelBuilder * b, GError ** error)
 {
+  const gchar *const *prefixes = model->family->config_prefixes != NULL ?
+      model->family->config_prefixes (model->config) : model->family->prefixes;
   guint i, p;
 
   for (i = 0; i < p3d_weights_get_n_tensors (b->weights); i++) {
@@ -126,8 +129,8 @@ check_all_used (const P3dModel * model, P3dModelBuilder * b, GError ** error)
     if (g_hash_table_contains (b->used, name)
         || g_str_has_suffix (name, "num_batches_tracked"))
       continue;
-    for (p = 0; model->family->prefixes[p] != NULL; p++) {
-      if (g_str_has_prefix (name, model->family->prefixes[p])) {
+    for (p = 0; prefixes[p] != NULL; p++) {
+      if (g_str_has_prefix (name, prefixes[p])) {
         g_set_error (error, P3D_WEIGHTS_ERROR,
             P3D_WEIGHTS_ERROR_BAD_METADATA,
             "%s: tensor '%s' belongs to no layer of the model that \""

@@ -113,6 +113,38 @@ typedef struct
 gboolean p3d_model_cameras_image_transform (const P3dModelCameras * cameras,
     guint width, guint height, P3dModelImageTransform * transform);
 
+/* The most stages of a SECOND backbone and its SECONDFPN neck. */
+#define P3D_MODEL_MAX_STAGES 8
+
+/* What the `p3d.model` of every pillar model holds (docs/weights.md), read
+ * once for every family that has it: the voxel grid its pillar feature net
+ * was trained on, that net's one layer, and its SECOND backbone and
+ * SECONDFPN neck; every value range-checked. */
+typedef struct
+{
+  guint point_channels;         /* channels of the raw points */
+  P3dFeatureSet features;       /* the per-point feature set */
+  gdouble voxel_size[3];
+  gdouble point_cloud_range[6]; /* xmin ymin zmin xmax ymax zmax */
+  guint max_points;
+  guint max_voxels;
+  guint grid[3];                /* cells along x, y, z (z: 1, pillars) */
+
+  guint pfn_channels;           /* the one PFN layer's output */
+  gdouble pfn_bn_eps;
+
+  guint n_stages;
+  guint backbone_out_channels[P3D_MODEL_MAX_STAGES];
+  guint backbone_layer_nums[P3D_MODEL_MAX_STAGES];
+  guint backbone_layer_strides[P3D_MODEL_MAX_STAGES];
+  gdouble backbone_bn_eps;
+
+  guint neck_out_channels[P3D_MODEL_MAX_STAGES];
+  gdouble neck_upsample_strides[P3D_MODEL_MAX_STAGES];
+  gboolean neck_use_conv_for_no_stride;
+  gdouble neck_bn_eps;
+} P3dModelPillarConfig;
+
 typedef struct _P3dModelFamily P3dModelFamily;
 
 typedef struct

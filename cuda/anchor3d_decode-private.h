@@ -226,6 +226,8 @@ static P3DC_HOST_DEVICE int
 p3dc_a3_suppresses (P3dcAnchor3dNms nms, float threshold,
     const P3dcA3Rect * a, const P3dcA3Rect * b)
 {
+  if (nms == P3DC_ANCHOR3D_NMS_NONE)
+    return 0;
   if (nms == P3DC_ANCHOR3D_NMS_ALIGNED)
     return p3dc_aligned_rect_iou (&a->aligned, &b->aligned, 0.0f) > threshold;
   if (nms == P3DC_ANCHOR3D_NMS_ROTATED_MMCV)

@@ -16,9 +16,10 @@
 //     score and rank, sorts them and decodes them.
 //  4. mask_kernel: 64 x 64 tiles of the suppression bits per list
 //     (p3dc_nms_mask_tile), a few blocks a multiprocessor walking the
-//     tiles the lists' boxes need.
+//     tiles the lists' boxes need (none without a NMS).
 //  5. reduce_kernel: one warp per list walks its boxes best first
-//     (p3dc_nms_walk_list), up to post_max; then the block writes the kept
+//     (p3dc_nms_walk_list; without a NMS it takes them all), up to
+//     post_max; then the block writes the kept
 //     boxes one list after another (mmdetection3d, when they are more than
 //     max_num: each box at its rank in the merge of the lists by score),
 //     zeroes the rest of the output and writes the count.
@@ -255,7 +256,13 @@ __global__ void reduce_kernel(const P3dcAnchor3dParams p, Workspace w,
   __shared__ uint32_t kept_count[P3DC_ANCHOR3D_MAX_CLASSES];
   const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  if (warp < lists) {
+  if (warp < lists && p.nms == P3DC_ANCHOR3D_NMS_NONE) {
+    // no suppression: the list's first post_max boxes
+    const uint32_t count = min(w.box_count[warp], p.post_max);
+    for (uint32_t k = lane; k < count; k += 32)
+      w.kept[(size_t)warp * p.pre_max + k] = k;
+    if (lane == 0) kept_count[warp] = count;
+  } else if (warp < lists) {
     const uint32_t count = p3dc_nms_walk_list(
         w.mask + (size_t)warp * p.pre_max * words, words, w.box_count[warp],
         p.post_max, w.kept + (size_t)warp * p.pre_max);
@@ -449,10 +456,12 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }
-  mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(p, d->w, d->words,
-                                                              d->lists);
-  error = cudaGetLastError();
-  if (error != cudaSuccess) return error;
+  if (p.nms != P3DC_ANCHOR3D_NMS_NONE) {
+    mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(
+        p, d->w, d->words, d->lists);
+    error = cudaGetLastError();
+    if (error != cudaSuccess) return error;
+  }
   reduce_kernel<<<1, 32 * d->lists, 0, stream>>>(p, d->w, d->words, d->lists,
                                                  d->capacity, *out);
   return cudaGetLastError();

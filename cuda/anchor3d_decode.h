@@ -76,7 +76,10 @@
  *                 (box_overlap.h; mmcv's nms_rotated);
  *   ROTATED_MMCV  mmcv's nms3d rule, that of OpenPCDet's iou3d_nms
  *                 (box_overlap.h);
- *   ALIGNED       the axis-aligned IoU of the rectangles, yaw ignored.
+ *   ALIGNED       the axis-aligned IoU of the rectangles, yaw ignored;
+ *   NONE          no suppression: every decoded box of the list is kept
+ *                 (the frameworks have no such mode; it is for a NMS
+ *                 downstream, bevdetect's model-nms=false),
  * at most post_max kept per list.  Output:
  *  OpenPCDet: the lists' kept boxes one list after another.
  *  mmdetection3d: the same, and when they are more than post_max (max_num)
@@ -175,6 +178,7 @@ typedef enum
   P3DC_ANCHOR3D_NMS_ROTATED = 0,
   P3DC_ANCHOR3D_NMS_ROTATED_MMCV = 1,
   P3DC_ANCHOR3D_NMS_ALIGNED = 2,
+  P3DC_ANCHOR3D_NMS_NONE = 3,
 } P3dcAnchor3dNms;
 
 typedef struct

@@ -140,7 +140,8 @@ p3dc_anchor3d_params_validate (const P3dcAnchor3dParams * params,
     return P3DC_ERROR_INVALID_ARGUMENT;
   if (params->nms != P3DC_ANCHOR3D_NMS_ROTATED
       && params->nms != P3DC_ANCHOR3D_NMS_ROTATED_MMCV
-      && params->nms != P3DC_ANCHOR3D_NMS_ALIGNED)
+      && params->nms != P3DC_ANCHOR3D_NMS_ALIGNED
+      && params->nms != P3DC_ANCHOR3D_NMS_NONE)
     return P3DC_ERROR_INVALID_ARGUMENT;
   if (params->num_classes == 0 || params->pre_max == 0 || params->post_max == 0)
     return P3DC_ERROR_INVALID_ARGUMENT;
@@ -266,7 +267,7 @@ nms_list (const P3dcAnchor3dParams * p, const P3dcAnchor3dTable * table,
     kept[*n_kept].position = *n_kept;
     (*n_kept)++;
     count++;
-    for (j = i + 1; j < boxes_n; j++)
+    for (j = i + 1; j < boxes_n && p->nms != P3DC_ANCHOR3D_NMS_NONE; j++)
       if (!removed[j] && p3dc_a3_suppresses (p->nms, p->nms_threshold,
               &rects[i], &rects[j]))
         removed[j] = 1;

@@ -9,7 +9,7 @@ examples/data/rig-nuscenes-704x256.json, whose 704 x 256 images it takes as
 they are (input size = source size, no test-time resize).
 
 Random weights detect nothing real: the model is for running pipelines,
-not for results (the tutorial's section 14 says how to make a calibrated
+not for results (the tutorial's section 15 says how to make a calibrated
 BEVDet-R50 with tests/reference/bevdet_torch.py).
 
     examples/make-camera-model.py OUT.safetensors [--seed N]

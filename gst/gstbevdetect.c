@@ -2,11 +2,20 @@
  * SECTION:element-bevdetect
  * @title: bevdetect
  *
- * The detector of a BEV model on a bird's-eye-view feature map: the 2D
- * backbone, neck and CenterHead of the model in a safetensors weights file
- * (docs/weights.md; CenterPoint's SECOND and SECONDFPN, or BEVDet's
- * ResNetForBEVDet and FPN_LSS), then the decode of the head's maps into
- * boxes as mmdetection3d's CenterPointBBoxCoder does:
+ * The detector of a model on a bird's-eye-view feature map: the 2D
+ * backbone, the neck and the detection head of the model in a safetensors
+ * weights file (docs/weights.md; CenterPoint's and PointPillars' SECOND and
+ * SECONDFPN, or BEVDet's ResNetForBEVDet and FPN_LSS), then the decode of
+ * the head's maps into boxes as the model's framework does it.
+ *
+ * A PointPillars model's anchor head (OpenPCDet's AnchorHeadSingle,
+ * mmdetection3d's Anchor3DHead) decodes its anchors' deltas and direction
+ * bins, keeps the best candidates of each list above the score threshold
+ * and runs the framework's rotated (or axis-aligned) NMS, so the boxes
+ * equal the framework's; model-nms=false outputs every candidate instead.
+ *
+ * A CenterHead (CenterPoint, BEVDet) decodes as mmdetection3d's
+ * CenterPointBBoxCoder does:
  * per task, the heatmap's sigmoid, the best max-num (class, cell) pairs,
  * those scoring above the coder's threshold inside its post-centre range,
  * each with its offset, height, exp of its size and atan2 of its yaw; labels
@@ -126,10 +135,12 @@ p3d_bev_detect_class_init (P3dBevDetectClass * klass)
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_MODEL_NMS,
       g_param_spec_boolean ("model-nms", "Model NMS",
-          "Apply the model's own test-time NMS per task, as its "
-          "configuration gives it, so the boxes equal the framework's; "
-          "FALSE: output every decoded box (up to the coder's max-num per "
-          "task) for a downstream nms", DEFAULT_MODEL_NMS,
+          "Apply the model's own test-time NMS (per task for CenterPoint, "
+          "per list for an anchor head), as its configuration gives it, so "
+          "the boxes equal the framework's; FALSE: output every decoded box "
+          "(CenterPoint: up to the coder's max-num per task; an anchor "
+          "head: the pre-max best candidates of each list) for a downstream "
+          "nms", DEFAULT_MODEL_NMS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_PRECISION,
@@ -142,9 +153,10 @@ p3d_bev_detect_class_init (P3dBevDetectClass * klass)
 
   gst_element_class_set_static_metadata (element_class,
       "BEV detector", "Filter/Analyzer/Lidar",
-      "Bird's-eye-view features to 3D boxes through a model's BEV backbone, "
-      "neck and CenterHead and its box decode (CenterPoint, BEVDet), on "
-      "CUDA (cuDNN) or on the CPU", "gst-perception developers");
+      "Bird's-eye-view features to 3D boxes through a model's backbone, "
+      "neck and head (CenterPoint, BEVDet, PointPillars' anchor heads) and "
+      "its box decode, on CUDA (cuDNN) or on the CPU",
+      "gst-perception developers");
 
   sink_caps = gst_caps_from_string (P3D_BEV_FEATURES_CAPS_ALL);
   src_caps = gst_caps_from_string (P3D_MEDIA_TYPE_BOXES3D);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Convert an mmdetection3d PointPillars checkpoint to the weights file that
-gst-perception's pillarencode and bevdetect read (docs/weights-anchor.md).
+gst-perception's pillarencode and bevdetect read (docs/weights.md, "PointPillars").
 
     python3 tools/convert_mmdet3d_pointpillars.py CHECKPOINT.pth -o model.safetensors \\
         [--config configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-3class.py] \\

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Convert an OpenPCDet PointPillars checkpoint to the weights file that
-gst-perception's pillarencode and bevdetect read (docs/weights-anchor.md).
+gst-perception's pillarencode and bevdetect read (docs/weights.md, "PointPillars").
 
     python3 tools/convert_openpcdet_pointpillars.py CHECKPOINT.pth \\
         --cfg tools/cfgs/kitti_models/pointpillar.yaml -o model.safetensors \\

@@ -1,4 +1,4 @@
-"""The PointPillars weights file (docs/weights-anchor.md): its `p3d.model`
+"""The PointPillars weights file (docs/weights.md): its `p3d.model`
 document, the checks the converters make before they write, and the
 tensors the document implies.  Shared by convert_openpcdet_pointpillars.py,
 convert_mmdet3d_pointpillars.py, the PyTorch reference and the training
@@ -157,6 +157,17 @@ def validate_config(config):
     need(config.get("framework") in FRAMEWORKS,
          "framework %r is none of %s" % (config.get("framework"),
                                          ", ".join(FRAMEWORKS)))
+    names = config["tensors"]
+    for part in ("pfn", "blocks", "deblocks", "cls", "box") + (
+            ("dir",) if config["head"].get("direction") is not None else ()):
+        name = names.get(part)
+        need(isinstance(name, str) and name and not name.startswith(".")
+             and not name.endswith("."),
+             "tensors.%s %r: a state_dict prefix such as "
+             "\"dense_head.conv_cls\"" % (part, name))
+    need(0 <= names["block_conv_offset"] <= 16,
+         "tensors.block_conv_offset %r: 0 to 16" %
+         names["block_conv_offset"])
     need(config["features"] in FEATURE_CHANNELS,
          "features %r is none of %s" % (config["features"],
                                         ", ".join(FEATURE_CHANNELS)))
@@ -194,20 +205,21 @@ def validate_config(config):
              1 <= len(s["rotations"]) <= MAX_ROTATIONS,
              "%s: 1 to %d sizes and 1 to %d rotations" %
              (where, MAX_SIZES, MAX_ROTATIONS))
-        need(all(len(z) == 3 and all(v > 0 and math.isfinite(v) for v in z)
+        need(all(len(z) == 3 and all(1e-3 <= v <= 1e3 for v in z)
                  for z in s["sizes"]),
-             "%s.sizes %r: [dx, dy, dz] of positive sizes" % (where,
-                                                             s["sizes"]))
-        values = list(s["x_range"]) + list(s["y_range"]) + [s["bottom"]] + \
-            list(s["rotations"])
+             "%s.sizes %r: [dx, dy, dz], sizes from 0.001 to 1000 m" %
+             (where, s["sizes"]))
+        values = list(s["x_range"]) + list(s["y_range"]) + [s["bottom"]]
         need(len(s["x_range"]) == 2 and len(s["y_range"]) == 2 and
-             all(math.isfinite(v) for v in values),
-             "%s: x_range, y_range ([start, end]), bottom and rotations must "
-             "be finite" % where)
+             all(abs(v) <= 1e4 for v in values) and
+             all(abs(v) <= 1e3 for v in s["rotations"]),
+             "%s: x_range, y_range ([start, end]) and bottom within 10 km, "
+             "rotations within 1000 rad" % where)
         need(s["placement"] != "span" or (height > 1 and width > 1),
              "%s: a span over a map of one cell" % where)
         stride = s.get("feature_map_stride")
-        need(stride is None or (config["grid"][0] == width * stride and
+        need(stride is None or (1 <= stride <= 64 and
+                                config["grid"][0] == width * stride and
                                 config["grid"][1] == height * stride),
              "%s.feature_map_stride %s: the network maps the grid %s to %d x "
              "%d" % (where, stride, config["grid"][:2], width, height))
@@ -225,22 +237,22 @@ def validate_config(config):
              direction["bins"])
         need(config["framework"] != "mmdet3d" or direction["bins"] == 2,
              "head.direction.bins: mmdetection3d's classifier has 2")
-        need(math.isfinite(direction["offset"]) and
-             math.isfinite(direction["limit_offset"]),
-             "head.direction offsets must be finite")
+        need(abs(direction["offset"]) <= 1e3 and
+             abs(direction["limit_offset"]) <= 1e3,
+             "head.direction offsets must be within 1000")
 
     post = config["post"]
     need(post["nms"] in NMS_KINDS, "post.nms %r is none of %s" %
          (post["nms"], ", ".join(NMS_KINDS)))
-    need(0 <= post["score_threshold"] < math.inf,
-         "post.score_threshold %r: a score, 0 or more" %
+    need(0 <= post["score_threshold"] <= 1,
+         "post.score_threshold %r: a score, 0 to 1" %
          post["score_threshold"])
-    need(0 <= post["nms_threshold"] < math.inf,
-         "post.nms_threshold %r: 0 or more" % post["nms_threshold"])
+    need(0 <= post["nms_threshold"] <= 1,
+         "post.nms_threshold %r: an IoU, 0 to 1" % post["nms_threshold"])
     need(1 <= post["pre_max"] <= MAX_PRE, "post.pre_max %r: 1 to %d" %
          (post["pre_max"], MAX_PRE))
-    need(post["post_max"] >= 1, "post.post_max %r: 1 or more" %
-         post["post_max"])
+    need(1 <= post["post_max"] <= 1 << 20, "post.post_max %r: 1 to %d" %
+         (post["post_max"], 1 << 20))
     return height, width
 
 

@@ -6,7 +6,7 @@
 # grid, bevdetect decodes boxes, boxenc writes them as JSON lines to
 # $OUT/camera-boxes.jsonl. The model is a tiny BEVDet of random weights
 # that examples/make-camera-model.py writes (no PyTorch needed): it runs
-# the chain, it does not detect anything real (the tutorial's section 14
+# the chain, it does not detect anything real (the tutorial's section 15
 # runs a calibrated BEVDet-R50 on the nuScenes demo images). On the CPU
 # path a frame takes a few seconds.
 #

@@ -1,17 +1,18 @@
-/* Benchmark of the network stage of a CenterPoint-pillar model on a real
- * sweep, with the compute library alone (no GStreamer pipeline):
+/* Benchmark of the network stage of a pillar model (CenterPoint-pillar,
+ * PointPillars with an anchor head) on a real sweep, with the compute
+ * library alone (no GStreamer pipeline):
  *
  *   bench_network --weights MODEL.safetensors --points SWEEP.bin
  *       [--format f16x5|f32x4] [--runs N] [--write-pillars FILE]
  *
  * --points: a headerless sweep, float16 x 5 (x y z intensity time: the
  * 271k-point nuScenes 10-sweep frame) or float32 x 4 (a KITTI .bin, time
- * then 0), widened on the host to the model's point channels in float32.
- * The model (p3d_centerpoint_model_new: its config, BatchNorm folded) gives
+ * then 0), widened or cut on the host to the model's point channels in
+ * float32.  The model (p3d_model_new: any family, BatchNorm folded) gives
  * every setting: voxel size, range, max-points and max-voxels of voxelize,
  * the feature set of pillarfeat, pillarencode's folded PFN layer and grid,
- * the network's layer table, and the decode's coder and test-time NMS
- * (p3d_centerpoint_model_decode_params, as the element bevdetect uses).
+ * the "bev" network's layer table, and its head's decode with the model's
+ * test-time NMS (the P3dModelDecoder the element bevdetect runs).
  *
  * For F16 and for F32 storage (pillar features, canvas and network all in
  * the one type, as a pipeline negotiates them), after a warm-up, CUDA events
@@ -27,16 +28,17 @@
  * --write-pillars FILE: after the run, write the F32 pillar features as
  * one record of application/x-pillar-features (features, coords, count:
  * what filesink writes after pillarfeat), the input
- * tests/bench/bench_centerpoint_torch.py times PyTorch on. */
+ * tests/bench/bench_centerpoint_torch.py and bench_pointpillars_torch.py
+ * time PyTorch on. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "centerpoint_decode.h"
+#include "boxes.h"
 #include "convnet.h"
 #include "p3dbench.h"
-#include "p3dcenterpoint.h"
+#include "p3dmodel.h"
 #include "pillarencode.h"
 #include "pillarfeat.h"
 #include "voxelize.h"
@@ -64,9 +66,9 @@ typedef struct
   P3dcPillarEncodeInput encode_in;
   void *canvas;
   P3dcConvNet *net;
-  P3dcCenterPointDecoder *decoder;
-  P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
-  P3dcCenterPointOutput boxes;
+  const P3dModelDecoder *decoder;
+  P3dModelDecodeWorkspace *decode_workspace;
+  P3dModelBoxes boxes;
 } Chain;
 
 static P3dcResult
@@ -109,7 +111,8 @@ step_decode (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3dc_centerpoint_decode_cuda (c->decoder, c->maps, &c->boxes, stream);
+  return p3d_model_decoder_run_cuda (c->decoder, c->decode_workspace, c->net,
+      &c->boxes, stream);
 }
 
 /* bevdetect's work: the network, then the decode of its maps. */
@@ -146,7 +149,7 @@ device_alloc (gsize size)
 }
 
 static void
-voxels_init (Voxels * v, const P3dCenterPointConfig * config,
+voxels_init (Voxels * v, const P3dModelPillars * config,
     const gfloat * points, gsize n_points, guint channels,
     P3dcCudaStream stream)
 {
@@ -184,15 +187,14 @@ voxels_clear (Voxels * v)
 }
 
 static void
-chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
-    guint channels, gboolean half, P3dcCudaStream stream)
+chain_init (Chain * c, const P3dModel * model, const P3dModelDecoder * decoder,
+    Voxels * voxels, guint channels, gboolean half, P3dcCudaStream stream)
 {
-  const P3dCenterPointConfig *config = &model->config;
+  const P3dModelPillars *config = model->pillars;
+  const P3dModelNetwork *network = p3d_model_get_network (model, "bev");
   P3dcPillarEncodeParams encode = { 0, };
-  P3dcCenterPointParams decode;
   char message[512] = "";
   P3dcResult result;
-  guint t;
 
   memset (c, 0, sizeof *c);
   c->half = half;
@@ -205,10 +207,10 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
           config->max_points, config->max_voxels, config->voxel_size,
           config->point_cloud_range));
   if (p3dc_pillar_feature_count (c->feat_params.features) !=
-      model->pfn_in_channels) {
+      config->in_channels) {
     g_printerr ("the feature set gives %u features, the PFN takes %u\n",
         p3dc_pillar_feature_count (c->feat_params.features),
-        model->pfn_in_channels);
+        config->in_channels);
     exit (1);
   }
   c->feat_in.voxels = voxels->out.voxels;
@@ -223,22 +225,22 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
           &c->feat_out, 0, stream));
 
   /* pillarencode: the folded PFN layer onto the model's canvas */
-  encode.in_channels = model->pfn_in_channels;
-  encode.out_channels = model->pfn_out_channels;
+  encode.in_channels = config->in_channels;
+  encode.out_channels = config->out_channels;
   encode.max_points = config->max_points;
   encode.max_voxels = config->max_voxels;
   encode.grid_x = config->grid[0];
   encode.grid_y = config->grid[1];
   encode.half_in = encode.half_out = half;
-  P3D_BENCH_CHECK (p3dc_pillarencoder_new (&encode, model->pfn_weight,
-          model->pfn_bias, &c->encoder));
+  P3D_BENCH_CHECK (p3dc_pillarencoder_new (&encode, config->weight,
+          config->bias, &c->encoder));
   c->encode_in.features = c->feat_out.features;
   c->encode_in.coords = c->feat_out.coords;
   c->encode_in.count = c->feat_out.count;
   c->canvas = device_alloc (p3dc_pillarencode_canvas_size (&encode));
 
   /* the network, its input the canvas (buffer 0) */
-  result = p3dc_convnet_cuda_new (&model->net, half, &c->net, message,
+  result = p3dc_convnet_cuda_new (&network->desc, half, &c->net, message,
       sizeof message);
   if (result != P3DC_OK) {
     g_printerr ("creating the %s network failed: %s (%s)\n",
@@ -246,29 +248,12 @@ chain_init (Chain * c, const P3dCenterPointModel * model, Voxels * voxels,
     exit (1);
   }
 
-  /* the decode with the model's test-time NMS, reading the head's buffers
-   * where they are */
-  p3d_centerpoint_model_decode_params (model, TRUE, &decode);
-  P3D_BENCH_CHECK (p3dc_centerpoint_decoder_new (&decode, &c->decoder));
-  for (t = 0; t < config->n_tasks; t++) {
-    const P3dCenterPointHeadOutput *heads = model->heads[t];
-    P3dcCenterPointTaskMaps *maps = &c->maps[t];
-
-    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
-            heads[P3D_CENTERPOINT_HEAD_HEATMAP].buffer, &maps->heatmap));
-    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
-            heads[P3D_CENTERPOINT_HEAD_REG].buffer, &maps->reg));
-    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
-            heads[P3D_CENTERPOINT_HEAD_HEIGHT].buffer, &maps->height));
-    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
-            heads[P3D_CENTERPOINT_HEAD_DIM].buffer, &maps->dim));
-    P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
-            heads[P3D_CENTERPOINT_HEAD_ROT].buffer, &maps->rot));
-    if (heads[P3D_CENTERPOINT_HEAD_VEL].channels > 0)
-      P3D_BENCH_CHECK (p3dc_convnet_cuda_view (c->net,
-              heads[P3D_CENTERPOINT_HEAD_VEL].buffer, &maps->vel));
-  }
-  c->boxes.boxes = device_alloc (p3dc_centerpoint_output_capacity (&decode) *
+  /* the head's decode with the model's test-time NMS, reading the head's
+   * buffers where they are */
+  c->decoder = decoder;
+  P3D_BENCH_CHECK (p3d_model_decoder_workspace_new (decoder,
+          &c->decode_workspace));
+  c->boxes.boxes = device_alloc (p3d_model_decoder_get_capacity (decoder) *
       sizeof (P3dcBox3d));
   c->boxes.count = device_alloc (sizeof (guint32));
   c->boxes.velocity = NULL;
@@ -283,7 +268,7 @@ chain_clear (Chain * c)
   p3dc_pillarencoder_free (c->encoder);
   p3dc_cuda_free (c->canvas);
   p3dc_convnet_cuda_free (c->net);
-  p3dc_centerpoint_decoder_free (c->decoder);
+  p3d_model_decode_workspace_free (c->decode_workspace);
   p3dc_cuda_free (c->boxes.boxes);
   p3dc_cuda_free (c->boxes.count);
 }
@@ -338,7 +323,7 @@ static const Stage stages[] = {
   {"pillarfeat", step_pillarfeat},
   {"pillarencode (PFN + scatter)", step_pillarencode},
   {"network (backbone + neck + head)", step_network},
-  {"decode + test NMS", step_decode},
+  {"decode + test NMS (the head's)", step_decode},
   {"bevdetect: network + decode", step_detect},
   {"**whole chain**, points on the GPU to kept boxes", step_chain},
 };
@@ -365,11 +350,12 @@ main (int argc, char **argv)
     {NULL}
   };
   GOptionContext *context =
-      g_option_context_new ("- time the CenterPoint-pillar network stage");
+      g_option_context_new ("- time a pillar model's network stage");
   GError *error = NULL;
   P3dWeights *weights;
-  P3dCenterPointModel *model;
-  const P3dCenterPointConfig *config;
+  P3dModel *model;
+  P3dModelDecoder *decoder;
+  const P3dModelPillars *config;
   P3dcCudaStream stream = NULL;
   P3dBenchStats stats[2][N_STAGES];
   guint32 voxel_count = 0, kept[2] = { 0, 0 };
@@ -411,13 +397,20 @@ main (int argc, char **argv)
     g_printerr ("%s: %s\n", weights_path, error->message);
     return 1;
   }
-  model = p3d_centerpoint_model_new (weights, &error);
+  model = p3d_model_new (weights, &error);
   p3d_weights_free (weights);
   if (model == NULL) {
     g_printerr ("%s: %s\n", weights_path, error->message);
     return 1;
   }
-  config = &model->config;
+  decoder = model->pillars != NULL ? p3d_model_decoder_new (model, "bev", TRUE,
+      &error) : NULL;
+  if (decoder == NULL) {
+    g_printerr ("%s: a %s model, not a pillar detector: %s\n", weights_path,
+        model->architecture, error ? error->message : "no pillar net");
+    return 1;
+  }
+  config = model->pillars;
   channels = config->point_channels;
   points = p3d_bench_load_points (points_path, file_channels, half_file,
       channels, &n_points);
@@ -444,7 +437,7 @@ main (int argc, char **argv)
   for (pass = 0; pass < 2; pass++) {
     Chain chain;
 
-    chain_init (&chain, model, &voxels, channels, pass == 0, stream);
+    chain_init (&chain, model, decoder, &voxels, channels, pass == 0, stream);
     for (s = 0; s < N_STAGES; s++)
       P3D_BENCH_CHECK (p3d_bench_gpu (stages[s].func, &chain, stream, WARMUP,
               runs, &stats[pass][s]));
@@ -457,15 +450,15 @@ main (int argc, char **argv)
     chain_clear (&chain);
   }
 
-  g_print ("CenterPoint-pillar network stage on %s (sm_%d%d, %d SMs)\n",
-      device_name, major, minor, sms);
+  g_print ("%s network stage on %s (sm_%d%d, %d SMs)\n",
+      model->architecture, device_name, major, minor, sms);
   g_print ("model %s: grid %u x %u, voxel %g x %g m, max-points %u, "
-      "max-voxels %u, features %s, %u tasks, %u network layers, %s NMS\n",
+      "max-voxels %u, features %s, %u network layers, up to %u boxes\n",
       weights_path, config->grid[0], config->grid[1], config->voxel_size[0],
       config->voxel_size[1], config->max_points, config->max_voxels,
-      p3d_feature_set_to_string (config->features), config->n_tasks,
-      model->net.n_layers,
-      config->nms_type == P3DC_CENTERPOINT_NMS_ROTATE ? "rotate" : "circle");
+      p3d_feature_set_to_string (config->features),
+      p3d_model_get_network (model, "bev")->desc.n_layers,
+      p3d_model_decoder_get_capacity (decoder));
   g_print ("points %s: %" G_GSIZE_FORMAT " (%s), pillars %u%s\n",
       points_path, n_points, half_file ? "float16 x 5" : "float32 x 4",
       voxel_count, voxel_count == config->max_voxels ?
@@ -484,7 +477,8 @@ main (int argc, char **argv)
 
   voxels_clear (&voxels);
   p3dc_cuda_stream_destroy (stream);
-  p3d_centerpoint_model_free (model);
+  p3d_model_decoder_free (decoder);
+  p3d_model_free (model);
   g_free (points);
   g_free (weights_path);
   g_free (points_path);

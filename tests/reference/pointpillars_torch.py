@@ -35,7 +35,7 @@ Commands:
       weight giving the same pillar features), the pillar-file reader.
 
   init --framework openpcdet|mmdet3d -o DIR [--calibrate PILLARS.bin]
-       [--seed 0] [--hit-rate 0.002] [--device cuda]
+       [--seed 0] [--hit-rate 0.002] [--small] [--device cuda]
       Random weights that behave like trained ones for the KITTI config
       (pointpillar.yaml; mmdetection3d's kitti-3d-3class): BatchNorm
       statistics measured on the input (a pillarfeat record, else synthetic
@@ -44,7 +44,9 @@ Commands:
       channel) score above the threshold.  Writes DIR/checkpoint.pth in the
       framework's layout ({'model_state'} / {'state_dict', 'meta': {'cfg'}}),
       DIR/config.yaml or DIR/config.py, and DIR/model.safetensors converted
-      by tools/convert_*_pointpillars.py.
+      by tools/convert_*_pointpillars.py.  --small: OpenPCDet's KITTI grid
+      with 8 channels in every layer (the example model of
+      examples/launch/cuda-pointpillars.sh, small enough for the C path).
 
   run --framework F --checkpoint CKPT --config CFG --pillars PILLARS.bin
       [--frame 0] [--half] [--device cuda] -o OUTDIR
@@ -97,9 +99,11 @@ check = cp.check
 
 # ---- the frameworks' configs -----------------------------------------------
 
-def openpcdet_cfg(tiny=False):
+def openpcdet_cfg(tiny=False, small=False):
     """pointpillar.yaml's content as OpenPCDet reads it (the parts a
-    PointPillar at test time uses)."""
+    PointPillar at test time uses); @tiny: a 32 x 32 grid and few channels;
+    @small: the KITTI grid (CUDA-PointPillars' preset) with few channels,
+    the network examples/models/pointpillars-kitti-small.safetensors has."""
     anchors = [
         {"class_name": "Car", "anchor_sizes": [[3.9, 1.6, 1.56]],
          "anchor_rotations": [0, 1.57], "anchor_bottom_heights": [-1.78],
@@ -157,6 +161,12 @@ def openpcdet_cfg(tiny=False):
         cfg["MODEL"]["BACKBONE_2D"].update(
             LAYER_NUMS=[1, 1, 1], NUM_FILTERS=[8, 12, 16],
             NUM_UPSAMPLE_FILTERS=[6, 6, 6])
+    if small:
+        cfg["MODEL"]["VFE"]["NUM_FILTERS"] = [8]
+        cfg["MODEL"]["MAP_TO_BEV"]["NUM_BEV_FEATURES"] = 8
+        cfg["MODEL"]["BACKBONE_2D"].update(
+            LAYER_NUMS=[1, 1, 1], NUM_FILTERS=[8, 8, 8],
+            NUM_UPSAMPLE_FILTERS=[8, 8, 8])
     return cfg
 
 
@@ -879,7 +889,11 @@ def load_model(framework, checkpoint, config_path, device):
 
 def command_init(args):
     device = torch.device(args.device)
-    cfg = openpcdet_cfg() if args.framework == "openpcdet" else mmdet3d_cfg()
+    if args.small and args.framework != "openpcdet":
+        raise SystemExit("--small is OpenPCDet's pointpillar.yaml with few "
+                         "channels")
+    cfg = openpcdet_cfg(small=args.small) if args.framework == "openpcdet" \
+        else mmdet3d_cfg()
     os.makedirs(args.output, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         write_config(args.framework, cfg, os.path.join(tmp, "c"))
@@ -1126,6 +1140,8 @@ def main():
     p.add_argument("--calibrate")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hit-rate", type=float, default=0.002)
+    p.add_argument("--small", action="store_true",
+                   help="pointpillar.yaml's grid, 8 channels everywhere")
     p.add_argument("--device", default=default_device)
     p = sub.add_parser("run")
     p.add_argument("--framework", choices=pp.FRAMEWORKS, required=True)

@@ -73,7 +73,7 @@ class Model(unittest.TestCase):
         for s in doc["head"]["anchors"]:
             for size in s["sizes"]:
                 for rotation in s["rotations"]:
-                    # the span placement of docs/weights-anchor.md
+                    # the span placement of docs/weights.md
                     x = s["x_range"][0] + 37 * (s["x_range"][1] -
                                                 s["x_range"][0]) / (width - 1)
                     y = s["y_range"][0] + 11 * (s["y_range"][1] -
@@ -162,7 +162,8 @@ class TargetsAndDecode(unittest.TestCase):
         labels, box_targets = targets.build(boxes, torch.zeros(1).long(), 1)
         b, n = labels.shape
         cls = torch.full((b, n, 3), -9.0)
-        cls[labels > 0, 0] = 9.0
+        # (a mask then an index: torch 1.13 refuses cls[labels > 0, 0])
+        cls[:, :, 0].masked_fill_(labels > 0, 9.0)
         rot = box_targets[..., 6] + targets.anchors[None, :, 6]
         bin_ = torch.floor(ppm.limit_period(rot - 0.78539, 0, 2 * math.pi) /
                            math.pi).long().clamp(0, 1)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/ usr / bin / env python3
 """Proves that pillarize.py gives the bytes of `voxelize ! pillarfeat`.
 
 Runs pointcloudtestsrc for a few frames of a few seeds (64 and 32 beams)
@@ -6,7 +6,7 @@ through
 
     pointcloudtestsrc ! tee ! multifilesink (the points, one file a frame)
                         tee ! voxelize ! tee ! filesink (x-voxels records)
-                                         tee ! pillarfeat features=mmdet3d-11
+                                         tee ! pillarfeat features=F
                                                ! filesink (x-pillar-features)
 
 with the model's voxel size, range, max-points and max-voxels, then runs
@@ -14,8 +14,17 @@ pillarize.py on each frame's points (on every torch device given) and
 compares every tensor of every record bit for bit.  Exit 0 when all agree,
 1 with the first differences otherwise.
 
+The features are mmdet3d-11 (the CenterPoint model's, model_config.json)
+or, with --features pointpillars-10, the PointPillars model's: what
+train_pointpillars.py feeds its network, pillarize.py's mmdet3d-11 less
+channel 4 (pointpillars_model.POINTPILLARS_10), must be pillarfeat's
+pointpillars-10 bytes.  --config takes the model's JSON document or an
+OpenPCDet YAML (pointpillars.yaml, read by the converter).
+
     GST_PLUGIN_PATH=build/gst python3 tools/train/check_pillarize.py \\
         --work /tmp/p3d-check [--backend cpu|cuda] [--devices cpu cuda]
+    GST_PLUGIN_PATH=build/gst python3 tools/train/check_pillarize.py \\
+        --features pointpillars-10 --config tools/train/pointpillars.yaml
 """
 
 import argparse
@@ -29,8 +38,22 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pillarize  # noqa: E402
 import sensors  # noqa: E402
+#what train_pointpillars.py feeds its network of pillarize's channels
+from pointpillars_model import POINTPILLARS_10  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_config(path):
+    """The model's voxel grid: its JSON document, or an OpenPCDet YAML as
+    the converter reads it."""
+    if path.endswith((".yaml", ".yml")):
+        sys.path.insert(0, os.path.join(HERE, ".."))
+        import convert_openpcdet_pointpillars as converter
+
+        return converter.build_config(path)
+    with open(path) as stream:
+        return json.load(stream)
 
 
 def gst_vector(values):
@@ -38,7 +61,7 @@ def gst_vector(values):
 
 
 def run_elements(gst_launch, work, seed, sensor, frames, config, backend,
-                 half):
+                 half, features):
     os.makedirs(work, exist_ok=True)
     features_caps = "application/x-pillar-features,format=%s" % (
         "F16" if half else "F32")
@@ -58,7 +81,7 @@ def run_elements(gst_launch, work, seed, sensor, frames, config, backend,
                           "v.", "!", "queue", "!", "filesink",
                           "location=" + os.path.join(work, "voxels.bin"),
                           "v.", "!", "queue", "!", "pillarfeat",
-                          "features=mmdet3d-11", "backend=" + backend, "!",
+                          "features=" + features, "backend=" + backend, "!",
                           features_caps, "!", "filesink",
                           "location=" + os.path.join(work, "features.bin")])
     subprocess.run([gst_launch, "-q"] + pipeline, check=True)
@@ -128,10 +151,13 @@ def main(argv=None):
                         help="instead of the model's (small values test the "
                         "caps: first points of a voxel, first voxels kept)")
     parser.add_argument("--max-voxels", type=int)
+    parser.add_argument("--features", default="mmdet3d-11",
+                        choices=("mmdet3d-11", "pointpillars-10"),
+                        help="pillarfeat's feature set (pointpillars-10: "
+                        "the PointPillars training's)")
     parser.add_argument("--gst-launch", default="gst-launch-1.0")
     args = parser.parse_args(argv)
-    with open(args.config) as stream:
-        config = json.load(stream)
+    config = read_config(args.config)
     for key in ("max_points", "max_voxels"):
         if getattr(args, key) is not None:
             config[key] = getattr(args, key)
@@ -145,17 +171,21 @@ def main(argv=None):
         for sensor in sorted(sensors.SENSORS):
             work = os.path.join(args.work, "seed%d-%s" % (seed, sensor))
             run_elements(args.gst_launch, work, seed, sensor, args.frames,
-                         config, args.backend, args.half)
+                         config, args.backend, args.half, args.features)
             for device in args.devices:
                 frames = [sensors.read_points(os.path.join(
                     work, "%06d.bin" % k)) for k in range(args.frames)]
                 points = torch.cat(frames).to(device)
-                # all frames in one call: the batched path training uses
+#all frames in one call : the batched path training uses
                 result = pillarize.pillarize(points, [len(f) for f in frames],
                                              grid, half=args.half)
                 for k in range(args.frames):
                     voxel_layout, feature_layout = \
                         pillarize.element_tensors(result, grid, k)
+                    if args.features == "pointpillars-10":
+                        feature_layout[0] = (
+                            "features", feature_layout[0][1][
+                                :, :, POINTPILLARS_10].contiguous())
                     what = "seed %d %s frame %d on %s:" % (seed, sensor, k,
                                                            device)
                     problems += compare(what + " voxels", voxel_layout,
@@ -176,7 +206,8 @@ def main(argv=None):
               (len(problems), compared))
         return 1
     print("check_pillarize: %d frames, every byte of voxelize and pillarfeat "
-          "(%s) reproduced" % (compared, "F16" if args.half else "F32"))
+          "(%s, %s) reproduced" % (compared, args.features,
+                                   "F16" if args.half else "F32"))
     return 0
 
 

@@ -6,12 +6,13 @@ For every held-out seed of a data manifest (generate_data.py), runs
 
     multifilesrc location=DIR/%06d.bin caps=application/x-point-cloud,format=xyzi
       ! voxelize voxel-size=... range=... max-points=... max-voxels=...
-      ! pillarfeat features=mmdet3d-11
+      ! pillarfeat features=F
       ! pillarencode weights=W ! bevdetect weights=W
       ! boxenc ! filesink location=OUT/seedS.jsonl
 
-with the grid of the weights' p3d.model, then tools/eval_ap.py over all
-seeds (true boxes from DIR/truth.jsonl, their points from DIR/%06d.bin).
+with the grid and feature set of the weights' p3d.model (a CenterPoint or
+a PointPillars model), then tools/eval_ap.py over all seeds (true boxes
+from DIR/truth.jsonl, their points from DIR/%06d.bin).
 
     GST_PLUGIN_PATH=build/gst python3 tools/train/eval_pipeline.py \\
         --weights centerpoint_synthetic.safetensors \\
@@ -52,6 +53,34 @@ def read_model(weights):
     return json.loads(header["__metadata__"]["p3d.model"])
 
 
+def class_names(model):
+    """Labels 0, 1, ...: a CenterPoint model's tasks' classes in order, a
+    PointPillars model's head.class_names."""
+    head = model["head"]
+    if "class_names" in head:
+        return list(head["class_names"])
+    return [n for t in head["tasks"] for n in t["class_names"]]
+
+
+def pipeline_command(gst_launch, model, directory, frames, chain, backend,
+                     detections):
+    """gst-launch-1.0's arguments for @frames frames of one seed's
+    directory through the chain to boxenc JSON lines in @detections."""
+    return [gst_launch, "-q",
+            "multifilesrc",
+            "location=" + os.path.join(directory, "%06d.bin"),
+            "stop-index=%d" % (frames - 1),
+            "caps=application/x-point-cloud,format=" + sensors.POINT_FORMAT,
+            "!", "voxelize", "voxel-size=" + vector(model["voxel_size"]),
+            "range=" + vector(model["point_cloud_range"]),
+            "max-points=%d" % model["max_points"],
+            "max-voxels=%d" % model["max_voxels"],
+            "backend=" + backend,
+            "!", "pillarfeat", "features=" + model["features"],
+            "backend=" + backend, "!"] + chain + [
+            "!", "boxenc", "!", "filesink", "location=" + detections]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--weights", required=True)
@@ -64,6 +93,10 @@ def main(argv=None):
                         help="the network elements between pillarfeat and "
                         "boxenc ({weights}, {backend} are replaced)")
     parser.add_argument("--gst-launch", default="gst-launch-1.0")
+    parser.add_argument("--timeout", type=float, default=300,
+                        help="seconds one seed's pipeline may take (a "
+                        "gst-launch-1.0 that hangs after an early error, "
+                        "docs/development.md, fails instead)")
     args = parser.parse_args(argv)
 
     model = read_model(args.weights)
@@ -81,20 +114,10 @@ def main(argv=None):
         frames = entry["frames"] if args.frames is None else \
             min(entry["frames"], args.frames)
         detections = os.path.join(args.out, "seed%d.jsonl" % entry["seed"])
-        pipeline = [
-            "multifilesrc",
-            "location=" + os.path.join(entry["dir"], "%06d.bin"),
-            "stop-index=%d" % (frames - 1),
-            "caps=application/x-point-cloud,format=" + sensors.POINT_FORMAT,
-            "!", "voxelize", "voxel-size=" + vector(model["voxel_size"]),
-            "range=" + vector(model["point_cloud_range"]),
-            "max-points=%d" % model["max_points"],
-            "max-voxels=%d" % model["max_voxels"],
-            "backend=" + args.backend,
-            "!", "pillarfeat", "features=" + model["features"],
-            "backend=" + args.backend, "!"] + chain + [
-            "!", "boxenc", "!", "filesink", "location=" + detections]
-        subprocess.run([args.gst_launch, "-q"] + pipeline, check=True)
+        subprocess.run(pipeline_command(args.gst_launch, model, entry["dir"],
+                                        frames, chain, args.backend,
+                                        detections),
+                       check=True, timeout=args.timeout)
         frames_run += frames
         truth = eval_ap.read_frames(os.path.join(entry["dir"], "truth.jsonl"))
         truth = truth[:frames]
@@ -105,8 +128,7 @@ def main(argv=None):
         print("seed %d: %d frames, %.1f s so far" % (
             entry["seed"], frames, time.time() - started), flush=True)
     classes = [(i, name, 0.5 if name == "car" else 0.25) for i, name in
-               enumerate(n for t in model["head"]["tasks"]
-                         for n in t["class_names"])]
+               enumerate(class_names(model))]
     results = eval_ap.evaluate(pairs, model["point_cloud_range"], classes)
     table = eval_ap.format_table(results, "r40")
     print(table)

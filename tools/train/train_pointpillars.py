@@ -20,10 +20,21 @@ Steps, each with progress lines on stdout:
     tools/eval_ap.py's rules;
  5. the checkpoint (OpenPCDet's layout: {"model_state", ...}), the weights
     file converted by tools/convert_openpcdet_pointpillars.py, the held-out
-    detections and truth, a log and a summary in --out.
+    detections and truth;
+ 6. the held-out AP of the weights file through the GStreamer pipeline
+    (eval_pipeline.py: voxelize ! pillarfeat ! pillarencode ! bevdetect !
+    boxenc, as a user runs the model), beside PyTorch's;
+ 7. a log and a summary (summary.json, the last log line) in --out.
 
+Before it trains, it checks what the end needs, so that a run never spends
+its time to fail there: the device, gst-launch-1.0 with the plugin
+(GST_PLUGIN_PATH), and the untrained model converted and run through the
+pipeline on one held-out frame.
+
+    source .device/env.sh && export GST_PLUGIN_PATH=$PWD/build/gst
     python3 tools/train/train_pointpillars.py --generate --jobs 16 \\
-        --data /tmp/p3d-train-data --out $OUT/train-pp --deadline 400
+        --data /tmp/p3d-train-data --out $OUT/train-pp --deadline 480 \\
+        --max-train-seconds 300
 
 Torch is needed only here (never by the product).
 """
@@ -32,9 +43,11 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
+import traceback
 
 import torch
 
@@ -43,6 +56,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 import convert_openpcdet_pointpillars as converter  # noqa: E402
 import eval_ap  # noqa: E402
+import eval_pipeline  # noqa: E402
 import pillarize  # noqa: E402
 import pointpillars_model as ppm  # noqa: E402
 import train_centerpoint as tc  # noqa: E402
@@ -157,6 +171,76 @@ def convert(checkpoint, config_path, weights):
     return {"path": weights, "bytes": os.path.getsize(weights)}
 
 
+def check_gstreamer(gst_launch):
+    """Whether gst-launch-1.0 runs and finds the network elements: the
+    message to act on, or None."""
+    launch = shutil.which(gst_launch)
+    if launch is None:
+        return "%s is not on the PATH (source .device/env.sh)" % gst_launch
+    inspect = os.path.join(os.path.dirname(launch), "gst-inspect-1.0")
+    for element in ("voxelize", "pillarfeat", "pillarencode", "bevdetect",
+                    "boxenc", "multifilesrc"):
+        # (--exists also asks for GStreamer's version of the plugin)
+        done = subprocess.run([inspect, element],
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        if done.returncode != 0:
+            return ("GStreamer has no element %s: set GST_PLUGIN_PATH to the "
+                    "build's gst folder (and the runtime with multifilesrc)"
+                    % element)
+    return None
+
+
+def pipeline_preflight(args, checkpoint, weights, manifest):
+    """The untrained model converted and run through the pipeline on one
+    held-out frame; the message to act on, or None."""
+    if convert(checkpoint, args.config, weights) is None:
+        return "the converter refused the untrained model"
+    model = eval_pipeline.read_model(weights)
+    entry = [e for e in manifest["seeds"] if e["set"] == "heldout"][0]
+    chain = eval_pipeline.DEFAULT_CHAIN.format(
+        weights=os.path.abspath(weights),
+        backend=args.pipeline_backend).split()
+    detections = os.path.join(args.out, "preflight_detections.jsonl")
+    command = eval_pipeline.pipeline_command(
+        args.gst_launch, model, entry["dir"], 1, chain,
+        args.pipeline_backend, detections)
+    log("pipeline preflight: " + " ".join(command))
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "the pipeline did not finish one frame in 120 s"
+    if done.returncode != 0 or not os.path.exists(detections):
+        return "the pipeline failed (%d): %s" % (done.returncode,
+                                                  done.stdout.strip())
+    log("pipeline preflight: %d bytes of boxes" %
+        os.path.getsize(detections))
+    return None
+
+
+def pipeline_evaluation(args, weights):
+    """eval_pipeline.py on the held-out seeds: its ap.json, or None (the
+    failure logged, with the command to run it again)."""
+    out = os.path.join(args.out, "pipeline_eval")
+    argv = ["--weights", weights, "--data", args.data, "--out", out,
+            "--backend", args.pipeline_backend, "--gst-launch",
+            args.gst_launch]
+    log("held-out AP through the GStreamer pipeline: eval_pipeline.py " +
+        " ".join(argv))
+    try:
+        if eval_pipeline.main(argv) != 0:
+            raise RuntimeError("eval_pipeline.py failed")
+        with open(os.path.join(out, "ap.json")) as stream:
+            return json.load(stream)
+    except Exception:  # noqa: BLE001: the training's results must survive
+        log("the pipeline evaluation failed; run it again with\n  "
+            "python3 tools/train/eval_pipeline.py " + " ".join(argv) +
+            "\n" + traceback.format_exc())
+        return None
+
+
 def main(argv=None):
     global LOG
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -182,8 +266,11 @@ def main(argv=None):
                         "(default: fitted to the time left)")
     parser.add_argument("--calibration-steps", type=int, default=30)
     parser.add_argument("--deadline", type=float, default=400,
-                        help="seconds from the start by which everything, "
-                        "evaluation and saving included, should be done")
+                        help="seconds from the start by which the training, "
+                        "PyTorch's evaluation and saving should be done "
+                        "(the pipeline's evaluation comes after)")
+    parser.add_argument("--max-train-seconds", type=float,
+                        help="at most this long for the training steps")
     parser.add_argument("--eval-reserve", type=float, default=70,
                         help="seconds kept for evaluation and saving")
     parser.add_argument("--min-train-points", type=int, default=1,
@@ -193,12 +280,29 @@ def main(argv=None):
                         default="bf16")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--log-every", type=int, default=500)
+    parser.add_argument("--no-pipeline-eval", dest="pipeline_eval",
+                        action="store_false",
+                        help="skip the GStreamer pipeline's preflight and "
+                        "held-out evaluation")
+    parser.add_argument("--pipeline-backend", default="auto",
+                        help="the elements' backend for the pipeline's "
+                        "evaluation")
+    parser.add_argument("--gst-launch", default="gst-launch-1.0")
     args = parser.parse_args(argv)
 
     os.makedirs(args.out, exist_ok=True)
     LOG = open(os.path.join(args.out, "train.log"), "w")
     log("command: " + " ".join([sys.executable] + sys.argv))
     log("torch %s, device %s" % (torch.__version__, args.device))
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        log("no CUDA device for torch: give --device cpu, or run on the GPU "
+            "machine")
+        return 2
+    if args.pipeline_eval:
+        problem = check_gstreamer(args.gst_launch)
+        if problem is not None:
+            log("before training: " + problem)
+            return 2
     cfg = converter.read_cfg(args.config)
     doc = converter.build_config(args.config)
     device = torch.device(args.device)
@@ -239,6 +343,16 @@ def main(argv=None):
     log("anchors: %d (%d x %d locations x %d)" % (
         anchors.shape[0], targets.height, targets.width,
         anchors.shape[0] // (targets.height * targets.width)))
+    checkpoint = os.path.join(args.out, "pointpillars_synthetic.pth")
+    weights_path = os.path.join(args.out, "pointpillars_synthetic.safetensors")
+    meta = {"seed": args.seed, "batch_size": args.batch_size,
+            "command": " ".join(sys.argv)}
+    if args.pipeline_eval:
+        save_checkpoint(checkpoint, model, dict(meta, steps=0, partial=True))
+        problem = pipeline_preflight(args, checkpoint, weights_path, manifest)
+        if problem is not None:
+            log("before training: " + problem)
+            return 2
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr / 10,
                                   weight_decay=args.weight_decay)
     rng = doc["point_cloud_range"]
@@ -284,7 +398,10 @@ def main(argv=None):
     if args.iterations:
         iterations = args.iterations
     else:
-        iterations = max(int((train_end - time.time()) / step_seconds), 10)
+        seconds = train_end - time.time()
+        if args.max_train_seconds is not None:
+            seconds = min(seconds, args.max_train_seconds)
+        iterations = max(int(seconds / step_seconds), 10)
     log("%.1f ms a step: %d training steps (%s)" % (
         step_seconds * 1e3, iterations,
         "given" if args.iterations else "fitted to the time left"))
@@ -294,14 +411,14 @@ def main(argv=None):
         div_factor=10, final_div_factor=100)
     history = []
     last_save = time.time()
-    checkpoint = os.path.join(args.out, "pointpillars_synthetic.pth")
-    meta = {"seed": args.seed, "batch_size": args.batch_size,
-            "command": " ".join(sys.argv)}
     done = 0
     stopped_early = False
     train_started = time.time()
+    train_limit = train_end + 20
+    if args.max_train_seconds is not None:
+        train_limit = min(train_limit, time.time() + args.max_train_seconds)
     for i in range(iterations):
-        if time.time() > train_end + 20:
+        if time.time() > train_limit:
             stopped_early = True
             log("deadline: stopping after %d of %d steps" % (i, iterations))
             break
@@ -336,8 +453,10 @@ def main(argv=None):
         stream.write("\n".join(heldout.names) + "\n")
     with open(os.path.join(args.out, "data_manifest.json"), "w") as stream:
         json.dump(manifest, stream, indent=1)
-    weights = convert(checkpoint, args.config, os.path.join(
-        args.out, "pointpillars_synthetic.safetensors"))
+    weights = convert(checkpoint, args.config, weights_path)
+    pipeline = None
+    if args.pipeline_eval and weights is not None:
+        pipeline = pipeline_evaluation(args, weights_path)
     summary = {
         "seed": args.seed, "command": " ".join(sys.argv),
         "torch": torch.__version__,
@@ -357,19 +476,36 @@ def main(argv=None):
         "weights": weights,
         "heldout_ap_torch_r40": {n: r["ap"] for n, r in results.items()},
         "heldout_eval": results,
+        "heldout_ap_pipeline_r40": (
+            {n: r["ap"] for n, r in pipeline["classes"].items()}
+            if pipeline else None),
+        "pipeline_eval": pipeline,
     }
     with open(os.path.join(args.out, "summary.json"), "w") as stream:
         json.dump(summary, stream, indent=1)
     log("held-out AP through PyTorch (R40; not the GStreamer pipeline):\n"
         + eval_ap.format_table(results, "r40"))
+    if pipeline:
+        log("held-out AP through the GStreamer pipeline (R40, backend %s, "
+            "%d frames in %.0f s):\n" % (pipeline["backend"],
+                                         pipeline["frames"],
+                                         pipeline["seconds"]) +
+            eval_ap.format_table(pipeline["classes"], "r40"))
+
+    def aps(table):
+        return " ".join("%s %s" % (n, "%.4f" % r["ap"] if r["ap"] is not None
+                                   else "n/a") for n, r in table.items())
+
     log("summary: %d steps in %.0f s (%.1f ms a step), final loss %.4f "
-        "(cls %.4f, box %.4f, dir %.4f), AP car %s pedestrian %s cyclist %s, "
-        "total %.0f s" % (
+        "(cls %.4f, box %.4f, dir %.4f); AP through PyTorch: %s; through the "
+        "pipeline: %s; total %.0f s" % (
             done, train_seconds, step_seconds * 1e3, *final_loss,
-            *["%.3f" % r["ap"] if r["ap"] is not None else "n/a"
-              for r in results.values()], time.time() - STARTED))
+            aps(results), aps(pipeline["classes"]) if pipeline else
+            "not measured", time.time() - STARTED))
     LOG.close()
-    return 0 if math.isfinite(final_loss[0]) else 1
+    if not math.isfinite(final_loss[0]) or weights is None:
+        return 1
+    return 0 if pipeline is not None or not args.pipeline_eval else 1
 
 
 if __name__ == "__main__":

@@ -18,6 +18,11 @@
  *    equals the reference chain as above;
  *  - bevdetect on a tiny BEVDet model (camera BEV features, Scale-NMS,
  *    velocity) as for CenterPoint, the velocities of matched boxes too.
+ *  - PointPillars models (an anchor head, OpenPCDet's and mmdetection3d's
+ *    conventions, p3dtest-anchormodel.h) through the same chain, F32 and
+ *    F16, with and without the model's NMS, compared as above (in F16 a
+ *    box whose two direction logits nearly tie may have its yaw half a
+ *    turn off: the same rectangle, counted as a flip and printed).
  * Each comparison prints what it measured (largest differences, counts).
  * Needs a GPU (and cuDNN for bevdetect). */
 #include <math.h>
@@ -26,6 +31,9 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
+#include <glib/gstdio.h>
+
+#include "p3dtest-anchormodel.h"
 #include "p3dtest-elem.h"
 #include "half.h"
 #include "p3dtest-model.h"
@@ -261,22 +269,25 @@ match_f32 (const P3dcBox3d * actual, guint n_actual, const P3dcBox3d * expected,
   return worst;
 }
 
-/* Whether @box is within the F16 tolerances of @e. */
+/* Whether @box is within the F16 tolerances of @e, the yaw modulo
+ * @yaw_period. */
 static gboolean
-f16_match (const P3dcBox3d * box, const P3dcBox3d * e)
+f16_match (const P3dcBox3d * box, const P3dcBox3d * e, gdouble yaw_period)
 {
   return box->label == e->label && fabs (box->x - e->x) <= 0.05
       && fabs (box->y - e->y) <= 0.05 && fabs (box->z - e->z) <= 0.05
       && fabs (box->dx - e->dx) <= 0.05 * e->dx
       && fabs (box->dy - e->dy) <= 0.05 * e->dy
       && fabs (box->dz - e->dz) <= 0.05 * e->dz
-      && yaw_difference (box->yaw, e->yaw) <= F16_YAW_TOLERANCE
+      && MIN (yaw_difference (box->yaw, e->yaw), yaw_difference (box->yaw +
+          2 * G_PI - yaw_period, e->yaw)) <= F16_YAW_TOLERANCE
       && fabs (box->score - e->score) <= 0.02;
 }
 
 typedef struct
 {
   guint compared, near_threshold;
+  guint flips;                  /* matched with the yaw half a turn off */
   gdouble position, size, yaw, score;   /* largest differences */
 } F16Stats;
 
@@ -304,7 +315,8 @@ nearest_same_label (const P3dcBox3d * b, const P3dcBox3d * to, guint n_to)
  * @to; its differences go to @stats. */
 static void
 match_f16_one_way (const P3dcBox3d * from, guint n_from, const P3dcBox3d * to,
-    guint n_to, F16Stats * stats, const gchar * what, const gchar * side)
+    guint n_to, gdouble yaw_period, F16Stats * stats, const gchar * what,
+    const gchar * side)
 {
   guint i, j;
 
@@ -319,10 +331,14 @@ match_f16_one_way (const P3dcBox3d * from, guint n_from, const P3dcBox3d * to,
     for (j = 0; j < n_to && !found; j++) {
       const P3dcBox3d *c = &to[j];
 
-      if (!f16_match (c, b))
+      if (!f16_match (c, b, yaw_period))
         continue;
       found = TRUE;
       stats->compared++;
+      if (yaw_difference (c->yaw, b->yaw) > F16_YAW_TOLERANCE) {
+        stats->flips++;
+        continue;
+      }
       stats->position = MAX (stats->position, MAX (fabs (c->x - b->x),
               MAX (fabs (c->y - b->y), fabs (c->z - b->z))));
       stats->size = MAX (stats->size, MAX (fabs (c->dx - b->dx) / b->dx,
@@ -348,22 +364,23 @@ match_f16_one_way (const P3dcBox3d * from, guint n_from, const P3dcBox3d * to,
 
 static void
 match_f16 (const P3dcBox3d * actual, guint n_actual, const P3dcBox3d * expected,
-    guint n_expected, const gchar * what)
+    guint n_expected, gdouble yaw_period, const gchar * what)
 {
   F16Stats stats = { 0, };
 
-  match_f16_one_way (expected, n_expected, actual, n_actual, &stats, what,
-      "reference");
-  match_f16_one_way (actual, n_actual, expected, n_expected, &stats, what,
-      "CUDA");
+  match_f16_one_way (expected, n_expected, actual, n_actual, yaw_period,
+      &stats, what, "reference");
+  match_f16_one_way (actual, n_actual, expected, n_expected, yaw_period,
+      &stats, what, "CUDA");
   fail_unless (ABS ((gint) n_actual - (gint) n_expected) <=
       (gint) stats.near_threshold, "%s: %u CUDA boxes, %u reference boxes, "
       "only %u within %g of the threshold", what, n_actual, n_expected,
       stats.near_threshold, F16_MARGIN);
   g_print ("network_cuda: %s: %u reference boxes, %u CUDA boxes, %u near "
-      "the threshold; largest differences: position %.3g m, size %.3g "
-      "relative, yaw %.3g rad, score %.3g\n", what, n_expected, n_actual,
-      stats.near_threshold, stats.position, stats.size, stats.yaw, stats.score);
+      "the threshold, %u with the direction flipped; largest differences: "
+      "position %.3g m, size %.3g relative, yaw %.3g rad, score %.3g\n", what,
+      n_expected, n_actual, stats.near_threshold, stats.flips,
+      stats.position, stats.size, stats.yaw, stats.score);
 }
 
 /* ---- bevdetect --------------------------------------------------------- */
@@ -391,7 +408,7 @@ static const ModeltestMutation full_max_num = {
 
 static void
 compare_boxes (GstBuffer * cuda_out, GstBuffer * cpu_out, gboolean f16,
-    gboolean nms, const gchar * what, gdouble * worst)
+    gboolean nms, gdouble yaw_period, const gchar * what, gdouble * worst)
 {
   P3dcBox3d *actual, *expected;
   guint n_actual = modeltest_read_boxes (cuda_out, &actual);
@@ -402,7 +419,7 @@ compare_boxes (GstBuffer * cuda_out, GstBuffer * cpu_out, gboolean f16,
 
     *worst = MAX (*worst, d);
   } else if (!nms) {
-    match_f16 (actual, n_actual, expected, n_expected, what);
+    match_f16 (actual, n_actual, expected, n_expected, yaw_period, what);
   } else {
     fail_unless (ABS ((gint) n_actual - (gint) n_expected) <=
         2 + (gint) n_expected / 4, "%s: %u CUDA boxes, %u reference boxes",
@@ -453,7 +470,8 @@ GST_START_TEST (test_bevdetect)
             modeltest_canvas_buffer (canvas, in_half));
 
         assert_memory (actual, cuda_out);
-        compare_boxes (actual, expected, dc->f16, dc->nms, what, &worst);
+        compare_boxes (actual, expected, dc->f16, dc->nms, 2 * G_PI, what,
+            &worst);
         gst_buffer_unref (expected);
         gst_buffer_unref (actual);
         g_free (what);
@@ -601,7 +619,7 @@ GST_START_TEST (test_chain)
             20 + 10 * frame, FALSE));
     gchar *what = g_strdup_printf ("chain, frame %u", frame);
 
-    compare_boxes (actual, expected, FALSE, TRUE, what, &worst);
+    compare_boxes (actual, expected, FALSE, TRUE, 2 * G_PI, what, &worst);
     gst_buffer_unref (expected);
     gst_buffer_unref (actual);
     g_free (what);
@@ -629,6 +647,123 @@ GST_START_TEST (test_chain)
 
 GST_END_TEST;
 
+/* ---- PointPillars ------------------------------------------------------ */
+
+typedef struct
+{
+  AnchorModelOptions model;
+  gboolean nms;
+  gboolean f16;                 /* features, canvas and network */
+} AnchorCase;
+
+static const AnchorCase anchor_cases[] = {
+  {{FALSE, FALSE, FALSE, FALSE, 81}, TRUE, FALSE},
+  {{FALSE, FALSE, FALSE, FALSE, 81}, FALSE, FALSE},
+  {{FALSE, TRUE, FALSE, FALSE, 82}, TRUE, FALSE},
+  {{TRUE, FALSE, FALSE, FALSE, 83}, TRUE, FALSE},
+  {{TRUE, FALSE, TRUE, TRUE, 84}, FALSE, FALSE},
+  {{FALSE, FALSE, FALSE, FALSE, 85}, FALSE, TRUE},
+  {{TRUE, FALSE, FALSE, FALSE, 86}, FALSE, TRUE},
+  {{FALSE, TRUE, FALSE, FALSE, 87}, TRUE, TRUE},
+  {{TRUE, FALSE, FALSE, FALSE, 88}, TRUE, TRUE},
+};
+
+/* The frame as x-pillar-features (F16: the features rounded). */
+static GstBuffer *
+anchor_pillars_buffer (const AnchorModelPillars * p, gboolean half)
+{
+  const gsize n = G_N_ELEMENTS (p->features);
+  guint16 *halves = g_new (guint16, n);
+  gconstpointer data[3];
+  gsize sizes[3], i;
+  GstBuffer *buffer;
+
+  for (i = 0; i < n; i++)
+    halves[i] = p3dc_float_to_half (p->features[i]);
+  data[0] = half ? (gconstpointer) halves : (gconstpointer) p->features;
+  sizes[0] = n * (half ? 2 : 4);
+  data[1] = p->coords;
+  sizes[1] = sizeof (p->coords);
+  data[2] = &p->count;
+  sizes[2] = 4;
+  buffer = elemtest_tensors_buffer (3, data, sizes);
+  g_free (halves);
+  return buffer;
+}
+
+/* pillarencode ! bevdetect of a PointPillars model, CUDA against the
+ * reference: F32 every box matched within 1e-4; F16 as the CenterPoint
+ * cases (without the model's NMS, pre-max raised to 4096 so that the score
+ * threshold is the only place a box can flip). */
+GST_START_TEST (test_pointpillars)
+{
+  static const guint frame_pillars[] = { 40, 0, ANCHORMODEL_MAX_VOXELS, 20 };
+  const AnchorCase *ac = &anchor_cases[__i__];
+  AnchorModel *m = anchormodel_new (&ac->model);
+  const gchar *pre = ac->model.mmdet3d ? "\"pre_max\": 50" : "\"pre_max\": 100";
+  gchar *path = anchormodel_write (m, pre, ac->f16 && !ac->nms ?
+      "\"pre_max\": 4096" : pre, FALSE, NULL);
+  gchar *caps = g_strdup_printf ("application/x-pillar-features, format=%s, "
+      "features=pointpillars-10, max-voxels=(int)%d, max-points=(int)%d, %s",
+      ac->f16 ? "F16" : "F32", ANCHORMODEL_MAX_VOXELS, ANCHORMODEL_MAX_POINTS,
+      ANCHORMODEL_GRID_FIELDS);
+  guint cuda_out, frame;
+  gdouble worst = 0;
+
+  for (cuda_out = 0; cuda_out < 2; cuda_out++) {
+    gchar *launch[2];
+    GstHarness *h[2];
+    guint b;
+
+    for (b = 0; b < 2; b++) {
+      launch[b] = g_strdup_printf ("pillarencode backend=%s weights=%s ! "
+          "bevdetect backend=%s weights=%s model-nms=%s precision=%s",
+          b ? "cuda" : "cpu", path, b ? "cuda" : "cpu", path,
+          ac->nms ? "true" : "false", ac->f16 ? "f16" : "f32");
+      h[b] = harness (launch[b], caps, "application/x-boxes3d", b && cuda_out);
+    }
+    assert_backend (h[1], "bevdetect", P3D_BACKEND_CUDA);
+    for (frame = 0; frame < G_N_ELEMENTS (frame_pillars); frame++) {
+      AnchorModelPillars pillars;
+      GstBuffer *expected, *actual;
+      gchar *what = g_strdup_printf ("pointpillars case %d (%s%s%s, %s "
+          "NMS, %s), output in %s memory, frame %u", __i__,
+          ac->model.mmdet3d ? "mmdet3d" : "openpcdet",
+          ac->model.per_class ? ", per class" : "",
+          ac->model.velocity ? ", velocity" : "",
+          ac->nms ? "model" : "no", ac->f16 ? "f16" : "f32",
+          cuda_out ? "CUDA" : "system", frame);
+
+      anchormodel_random_pillars (900 + 10 * __i__ + frame,
+          frame_pillars[frame], &pillars);
+      expected = push_pull (h[0], anchor_pillars_buffer (&pillars, ac->f16));
+      actual = push_pull (h[1], anchor_pillars_buffer (&pillars, ac->f16));
+      assert_memory (actual, cuda_out);
+      /* F16 can flip the direction bin of a box whose two direction logits
+       * are nearly equal: its yaw then moves by half a turn, the same
+       * rectangle (counted as a flip) */
+      compare_boxes (actual, expected, ac->f16, ac->nms, G_PI, what, &worst);
+      gst_buffer_unref (expected);
+      gst_buffer_unref (actual);
+      g_free (what);
+    }
+    for (b = 0; b < 2; b++) {
+      gst_harness_teardown (h[b]);
+      g_free (launch[b]);
+    }
+  }
+  if (!ac->f16)
+    g_print ("network_cuda: pointpillars case %d, precision f32: largest "
+        "difference of a matched box %.3g (relative to 1 + |value|; bound "
+        "1e-4)\n", __i__, worst);
+  g_free (caps);
+  g_unlink (path);
+  g_free (path);
+  anchormodel_free (m);
+}
+
+GST_END_TEST;
+
 static Suite *
 network_cuda_suite (void)
 {
@@ -641,6 +776,7 @@ network_cuda_suite (void)
   tcase_add_loop_test (tc, test_bevdetect, 0, G_N_ELEMENTS (detect_cases));
   tcase_add_test (tc, test_chain);
   tcase_add_test (tc, test_bevdetect_camera_model);
+  tcase_add_loop_test (tc, test_pointpillars, 0, G_N_ELEMENTS (anchor_cases));
   return s;
 }
 

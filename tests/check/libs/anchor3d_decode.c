@@ -2,8 +2,8 @@
  * configs worked by hand, one anchor's box from known deltas in both
  * frameworks' conventions, both direction bins, the limit offset at the
  * period boundary, the thresholds' >= and >, the lists, top-k and NMS of
- * both frameworks against brute-force oracles written here (many equal
- * scores), non-finite values dropped, and F16 channels-last views equal to
+ * both frameworks (and the lists without a NMS) against brute-force
+ * oracles written here (many equal scores), non-finite values dropped, and F16 channels-last views equal to
  * F32 NCHW. */
 #include <math.h>
 #include <string.h>
@@ -488,7 +488,9 @@ oracle_nms (const P3dcAnchor3dParams * p, const P3dcAnchor3dTable * t,
   for (i = 0; i < valid && count < limit; i++) {
     gboolean suppressed = FALSE;
 
-    for (j = 0; j < count && !suppressed; j++)
+    /* without a NMS every box is kept */
+    for (j = 0; j < count && !suppressed && p->nms != P3DC_ANCHOR3D_NMS_NONE;
+        j++)
       suppressed = p3dc_a3_suppresses (p->nms, p->nms_threshold,
           &rects[kept[j]], &rects[i]);
     if (!suppressed) {
@@ -672,7 +674,7 @@ GST_START_TEST (test_lists_against_oracle)
   guint rules, mode, ties, m;
 
   for (rules = 0; rules < 2; rules++) {
-    for (mode = 0; mode < 3; mode++) {
+    for (mode = 0; mode < 4; mode++) {
       for (ties = 0; ties < 2; ties++) {
         for (m = 0; m < G_N_ELEMENTS (pre_maxes); m++) {
           P3dcAnchor3dSet sets[3];
@@ -688,15 +690,15 @@ GST_START_TEST (test_lists_against_oracle)
             n = p3d_test_anchor3d_openpcdet_kitti (sets);
             p3d_test_anchor3d_openpcdet_params (&p);
             p.per_class = mode == 1;
-            p.nms = mode == 2 ? P3DC_ANCHOR3D_NMS_ALIGNED :
-                P3DC_ANCHOR3D_NMS_ROTATED_MMCV;
+            p.nms = mode == 2 ? P3DC_ANCHOR3D_NMS_ALIGNED : mode == 3 ?
+                P3DC_ANCHOR3D_NMS_NONE : P3DC_ANCHOR3D_NMS_ROTATED_MMCV;
             /* post_max above and below what the lists keep */
             p.post_max = m == 0 ? 500 : 30;
           } else {
             n = p3d_test_anchor3d_mmdet3d_kitti (sets);
             p3d_test_anchor3d_mmdet3d_params (&p);
-            p.nms = mode == 2 ? P3DC_ANCHOR3D_NMS_ALIGNED :
-                P3DC_ANCHOR3D_NMS_ROTATED;
+            p.nms = mode == 2 ? P3DC_ANCHOR3D_NMS_ALIGNED : mode == 3 ?
+                P3DC_ANCHOR3D_NMS_NONE : P3DC_ANCHOR3D_NMS_ROTATED;
             /* max_num below and above what the lists keep */
             p.post_max = mode == 1 ? 1000 : 25;
           }

@@ -2,10 +2,11 @@
  * match bit for bit (sigmoid and exp are the shared versions made of +, -,
  * * and /, so the measured tolerance is 0): KITTI's PointPillars head (432
  * x 496 pillars, 216 x 248 maps, 3 classes x 2 rotations) in OpenPCDet's
- * class-agnostic and per-class NMS and in mmdetection3d's, from F32 NCHW
- * maps and from F16 channels-last maps (the conv net's buffers), many equal
- * scores, every candidate above a threshold of 0, frames in sequence
- * through one workspace, guard bytes behind the output. */
+ * class-agnostic and per-class NMS and in mmdetection3d's, and without a
+ * NMS, from F32 NCHW maps and from F16 channels-last maps (the conv net's
+ * buffers), many equal scores, every candidate above a threshold of 0,
+ * frames in sequence through one workspace, guard bytes behind the
+ * output. */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
@@ -168,19 +169,20 @@ gpu_case_run_check (GpuCase * c, const gchar * what, guint32 min_boxes)
   g_free (ref_velocity);
 }
 
-/* The three rule sets on KITTI's map, F32 and F16. */
+/* The three rule sets on KITTI's map, and both frameworks without a NMS,
+ * F32 and F16. */
 GST_START_TEST (test_kitti_every_mode)
 {
   guint mode, half;
 
-  for (mode = 0; mode < 4; mode++) {
+  for (mode = 0; mode < 6; mode++) {
     for (half = 0; half < 2; half++) {
       P3dcAnchor3dParams p;
       GpuCase *c;
       P3dTestRng rng;
       gchar *what;
 
-      if (mode < 3) {
+      if (mode < 3 || mode == 4) {
         p3d_test_anchor3d_openpcdet_params (&p);
         p.per_class = mode == 1;
         if (mode == 2)
@@ -190,9 +192,15 @@ GST_START_TEST (test_kitti_every_mode)
         p.pre_max = 1000;
         p.post_max = 300;
       }
+      /* without a NMS, as bevdetect's model-nms=false asks for it */
+      if (mode >= 4) {
+        p.nms = P3DC_ANCHOR3D_NMS_NONE;
+        p.post_max = p.rules == P3DC_ANCHOR3D_MMDET3D ?
+            p.num_classes * p.pre_max : p.pre_max;
+      }
       what = g_strdup_printf ("mode %u %s", mode,
           half ? "F16 NHWC" : "F32 NCHW");
-      c = gpu_case_new (&p, mode == 3, 248, 216, half);
+      c = gpu_case_new (&p, mode == 3 || mode == 5, 248, 216, half);
       p3d_test_rng_init (&rng, 10 * mode + half);
       /* 0.5 % of the 964,224 (anchor, class) pairs: about 4800 */
       gpu_case_fill (c, &rng, 0.005, FALSE);

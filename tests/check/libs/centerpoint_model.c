@@ -361,16 +361,17 @@ GST_START_TEST (test_config)
 
   fail_unless (p3d_centerpoint_config_parse (&config, tiny_config, &error),
       "%s", error ? error->message : "");
-  fail_unless_equals_int (config.point_channels, 5);
-  fail_unless_equals_int (config.features, P3D_FEATURE_SET_POINTPILLARS_10);
-  fail_unless_equals_float (config.point_cloud_range[2], -5.0);
-  fail_unless_equals_int (config.grid[0], 8);
-  fail_unless_equals_int (config.max_voxels, 64);
-  fail_unless_equals_int (config.pfn_channels, 4);
-  fail_unless_equals_int (config.n_stages, 3);
-  fail_unless_equals_int (config.backbone_layer_nums[1], 2);
-  fail_unless_equals_float (config.neck_upsample_strides[0], 0.5);
-  fail_unless (config.neck_use_conv_for_no_stride);
+  fail_unless_equals_int (config.pillar.point_channels, 5);
+  fail_unless_equals_int (config.pillar.features,
+      P3D_FEATURE_SET_POINTPILLARS_10);
+  fail_unless_equals_float (config.pillar.point_cloud_range[2], -5.0);
+  fail_unless_equals_int (config.pillar.grid[0], 8);
+  fail_unless_equals_int (config.pillar.max_voxels, 64);
+  fail_unless_equals_int (config.pillar.pfn_channels, 4);
+  fail_unless_equals_int (config.pillar.n_stages, 3);
+  fail_unless_equals_int (config.pillar.backbone_layer_nums[1], 2);
+  fail_unless_equals_float (config.pillar.neck_upsample_strides[0], 0.5);
+  fail_unless (config.pillar.neck_use_conv_for_no_stride);
   fail_unless_equals_float (config.head_bn_eps, 1e-5);
   fail_unless_equals_int (config.n_tasks, 2);
   fail_unless_equals_int (config.n_classes, 3);
@@ -674,8 +675,9 @@ static const BadModel bad_models[] = {
       {"no \"p3d.model\" metadata", "convert_mmdet3d_centerpoint.py"}},
   {"{\"architecture\"", "{\"architecture\" {", NO_MUTATION, 0,
       P3D_WEIGHTS_ERROR_BAD_METADATA, {"not valid JSON"}},
-  {"\"centerpoint-pillar\"", "\"pointpillars\"", NO_MUTATION, 0,
-      P3D_WEIGHTS_ERROR_BAD_METADATA, {"\"architecture\""}},
+  {"\"centerpoint-pillar\"", "\"pointrcnn\"", NO_MUTATION, 0,
+        P3D_WEIGHTS_ERROR_BAD_METADATA, {"\"architecture\"",
+          "centerpoint-pillar, bevdet or pointpillars"}},
   {"\"version\": 1", "\"version\": 2", NO_MUTATION, 0,
       P3D_WEIGHTS_ERROR_BAD_METADATA, {"\"version\"", "1..1"}},
   {"\"max_points\": 4", "\"max_points\": 0", NO_MUTATION, 0,

@@ -1,8 +1,9 @@
 /* The model layer (caps/p3dmodel.h, p3dmodelgraph.h): a graph of every op,
  * written by this test as `p3d.model` JSON with random weights in a
  * safetensors file, built into the compute library's layer graph and run
- * by its reference against the graph evaluated here in float64 from the
- * raw tensors (BatchNorm unfolded, every op by its PyTorch definition);
+ * by its reference against the graph evaluated in float64 from the raw
+ * tensors (p3dtest-modeloracle.h: BatchNorm unfolded, every op by its
+ * PyTorch definition);
  * the fusions and in-place writes the build promises, and a
  * concatenation's copy where a convolution reads its input too; the graph's JSON
  * written back and read again; every fault of a graph refused with a
@@ -18,6 +19,7 @@
 #include "p3dcenterpoint.h"
 #include "p3dmodel-private.h"
 #include "p3dtest.h"
+#include "p3dtest-modeloracle.h"
 #include "p3dtest-safetensors.h"
 #include "p3dtest-tinymodel.h"
 
@@ -180,313 +182,19 @@ weights_of (Tensors * t, const gchar * metadata)
 
 /* ---- the graph in float64 ---------------------------------------------- */
 
-typedef struct
+static const gfloat *
+lookup (gpointer user_data, const gchar * name)
 {
-  guint c, h, w;
-  gdouble *v;                   /* [BATCH][c][h][w] */
-} Value;
-
-static Value *
-value_new (guint c, guint h, guint w)
-{
-  Value *v = g_new0 (Value, 1);
-
-  v->c = c;
-  v->h = h;
-  v->w = w;
-  v->v = g_new0 (gdouble, (gsize) BATCH * c * h * w);
-  return v;
+  return tensor (user_data, name);
 }
 
-static void
-value_free (gpointer data)
-{
-  Value *v = data;
-
-  g_free (v->v);
-  g_free (v);
-}
-
-static gdouble *
-at (const Value * v, guint n, guint c, guint y, guint x)
-{
-  return v->v + (((gsize) n * v->c + c) * v->h + y) * v->w + x;
-}
-
-/* BatchNorm in inference, as PyTorch computes it. */
-static gdouble
-norm (Tensors * t, const gchar * prefix, gdouble eps, guint c, gdouble x)
-{
-  gchar *names[4];
-  gdouble r;
-  guint i;
-  static const gchar *const parts[4] = {
-    "weight", "bias", "running_mean", "running_var"
-  };
-  const gfloat *p[4];
-
-  for (i = 0; i < 4; i++) {
-    names[i] = g_strdup_printf ("%s.%s", prefix, parts[i]);
-    p[i] = tensor (t, names[i]);
-    g_free (names[i]);
-  }
-  r = (x - p[2][c]) / sqrt ((gdouble) p[3][c] + eps) * p[0][c] + p[1][c];
-  return r;
-}
-
-static Value *
-eval_conv (Tensors * t, const P3dModelLayer * l, const Value * in)
-{
-  guint oh = (in->h + 2 * l->padding[0] - l->dilation[0] * (l->kernel[0] -
-          1) - 1) / l->stride[0] + 1;
-  guint ow = (in->w + 2 * l->padding[1] - l->dilation[1] * (l->kernel[1] -
-          1) - 1) / l->stride[1] + 1;
-  Value *out = value_new (l->out_channels, oh, ow);
-  const gfloat *w = tensor (t, l->weight);
-  const gfloat *b = l->bias ? tensor (t, l->bias) : NULL;
-  guint in_pg = in->c / l->groups, out_pg = l->out_channels / l->groups;
-  guint n, o, i, y, x, ky, kx;
-
-  for (n = 0; n < BATCH; n++)
-    for (o = 0; o < l->out_channels; o++)
-      for (y = 0; y < oh; y++)
-        for (x = 0; x < ow; x++) {
-          gdouble s = b ? b[o] : 0.0;
-
-          for (i = 0; i < in_pg; i++)
-            for (ky = 0; ky < l->kernel[0]; ky++)
-              for (kx = 0; kx < l->kernel[1]; kx++) {
-                gint iy = (gint) (y * l->stride[0] + ky * l->dilation[0]) -
-                    (gint) l->padding[0];
-                gint ix = (gint) (x * l->stride[1] + kx * l->dilation[1]) -
-                    (gint) l->padding[1];
-
-                if (iy < 0 || ix < 0 || iy >= (gint) in->h
-                    || ix >= (gint) in->w)
-                  continue;
-                s += w[((o * in_pg + i) * l->kernel[0] + ky) * l->kernel[1] +
-                    kx] * *at (in, n, o / out_pg * in_pg + i, iy, ix);
-              }
-          if (l->norm)
-            s = norm (t, l->norm, l->norm_eps, o, s);
-          *at (out, n, o, y, x) = s;
-        }
-  return out;
-}
-
-static Value *
-eval_deconv (Tensors * t, const P3dModelLayer * l, const Value * in)
-{
-  Value *out = value_new (l->out_channels, in->h * l->kernel[0],
-      in->w * l->kernel[1]);
-  const gfloat *w = tensor (t, l->weight);
-  guint n, o, i, y, x;
-
-  for (n = 0; n < BATCH; n++)
-    for (o = 0; o < out->c; o++)
-      for (y = 0; y < out->h; y++)
-        for (x = 0; x < out->w; x++) {
-          gdouble s = 0.0;
-          guint ky = y % l->kernel[0], kx = x % l->kernel[1];
-
-          for (i = 0; i < in->c; i++)
-            s += w[((i * out->c + o) * l->kernel[0] + ky) * l->kernel[1] +
-                kx] * *at (in, n, i, y / l->kernel[0], x / l->kernel[1]);
-          if (l->norm)
-            s = norm (t, l->norm, l->norm_eps, o, s);
-          *at (out, n, o, y, x) = s;
-        }
-  return out;
-}
-
-/* F.interpolate's source index rules, in float as PyTorch computes them. */
-static guint
-source_nearest (guint o, guint in, guint out)
-{
-  gfloat scale = (gfloat) in / (gfloat) out;
-
-  return MIN ((guint) floorf ((gfloat) o * scale), in - 1);
-}
-
-static void
-source_bilinear (guint o, guint in, guint out, gboolean align, guint * i0,
-    guint * i1, gdouble * l1)
-{
-  gfloat r;
-
-  if (align)
-    r = (out > 1 ? (gfloat) (in - 1) / (gfloat) (out - 1) : 0.0f) * o;
-  else
-    r = MAX ((gfloat) in / (gfloat) out * (o + 0.5f) - 0.5f, 0.0f);
-  *i0 = MIN ((guint) r, in - 1);
-  *i1 = *i0 < in - 1 ? *i0 + 1 : *i0;
-  *l1 = r - (gfloat) * i0;
-}
-
-static Value *
-eval_upsample (const P3dModelLayer * l, const Value * in, guint h, guint w)
-{
-  Value *out = value_new (in->c, h, w);
-  guint n, c, y, x;
-
-  for (n = 0; n < BATCH; n++)
-    for (c = 0; c < in->c; c++)
-      for (y = 0; y < h; y++)
-        for (x = 0; x < w; x++) {
-          if (!l->bilinear) {
-            *at (out, n, c, y, x) = *at (in, n, c, source_nearest (y, in->h,
-                    h), source_nearest (x, in->w, w));
-          } else {
-            guint y0, y1, x0, x1;
-            gdouble ly, lx;
-
-            source_bilinear (y, in->h, h, l->align_corners, &y0, &y1, &ly);
-            source_bilinear (x, in->w, w, l->align_corners, &x0, &x1, &lx);
-            *at (out, n, c, y, x) =
-                (1 - ly) * ((1 - lx) * *at (in, n, c, y0, x0) +
-                lx * *at (in, n, c, y0, x1)) +
-                ly * ((1 - lx) * *at (in, n, c, y1, x0) +
-                lx * *at (in, n, c, y1, x1));
-          }
-        }
-  return out;
-}
-
-static Value *
-eval_max_pool (const P3dModelLayer * l, const Value * in)
-{
-  guint oh = (in->h + 2 * l->padding[0] - l->kernel[0]) / l->stride[0] + 1;
-  guint ow = (in->w + 2 * l->padding[1] - l->kernel[1]) / l->stride[1] + 1;
-  Value *out = value_new (in->c, oh, ow);
-  guint n, c, y, x, ky, kx;
-
-  for (n = 0; n < BATCH; n++)
-    for (c = 0; c < in->c; c++)
-      for (y = 0; y < oh; y++)
-        for (x = 0; x < ow; x++) {
-          gdouble m = -INFINITY;
-
-          for (ky = 0; ky < l->kernel[0]; ky++)
-            for (kx = 0; kx < l->kernel[1]; kx++) {
-              gint iy = (gint) (y * l->stride[0] + ky) - (gint) l->padding[0];
-              gint ix = (gint) (x * l->stride[1] + kx) - (gint) l->padding[1];
-
-              if (iy >= 0 && ix >= 0 && iy < (gint) in->h && ix < (gint) in->w)
-                m = MAX (m, *at (in, n, c, iy, ix));
-            }
-          *at (out, n, c, y, x) = m;
-        }
-  return out;
-}
-
-/* Every tensor of @graph in float64, by name. */
+/* Every tensor of @graph in float64, by name (p3dtest-modeloracle.h). */
 static GHashTable *
 evaluate (const P3dModelGraph * graph, Tensors * t, const gfloat * input)
 {
-  GHashTable *values = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-      value_free);
-  Value *x = value_new (graph->channels, graph->height, graph->width);
-  guint i, k;
-  gsize e;
+  const ModelOracleTensors tensors = { lookup, t };
 
-  for (e = 0; e < (gsize) BATCH * x->c * x->h * x->w; e++)
-    x->v[e] = input[e];
-  g_hash_table_insert (values, graph->input, x);
-  for (i = 0; i < graph->layers->len; i++) {
-    const P3dModelLayer *l = graph->layers->pdata[i];
-    const Value *in = g_hash_table_lookup (values, l->inputs[0]);
-    Value *out = NULL;
-    gsize count;
-
-    switch (l->op) {
-      case P3D_MODEL_OP_CONV:
-        out = eval_conv (t, l, in);
-        break;
-      case P3D_MODEL_OP_DECONV:
-        out = eval_deconv (t, l, in);
-        break;
-      case P3D_MODEL_OP_ADD:{
-        const Value *in2 = g_hash_table_lookup (values, l->inputs[1]);
-
-        out = value_new (in->c, in->h, in->w);
-        for (e = 0; e < (gsize) BATCH * in->c * in->h * in->w; e++)
-          out->v[e] = in->v[e] + in2->v[e];
-        break;
-      }
-      case P3D_MODEL_OP_MAX_POOL:
-        out = eval_max_pool (l, in);
-        break;
-      case P3D_MODEL_OP_UPSAMPLE:{
-        guint h = in->h * l->scale[0], w = in->w * l->scale[1];
-
-        if (l->size_of != NULL) {
-          const Value *like = g_hash_table_lookup (values, l->size_of);
-
-          h = like->h;
-          w = like->w;
-        } else if (l->size[0] != 0) {
-          h = l->size[0];
-          w = l->size[1];
-        }
-        out = eval_upsample (l, in, h, w);
-        break;
-      }
-      case P3D_MODEL_OP_CONCAT:{
-        guint c = 0, offset = 0, n, cc;
-
-        for (k = 0; l->inputs[k] != NULL; k++)
-          c += ((Value *) g_hash_table_lookup (values, l->inputs[k]))->c;
-        out = value_new (c, in->h, in->w);
-        for (k = 0; l->inputs[k] != NULL; k++) {
-          const Value *part = g_hash_table_lookup (values, l->inputs[k]);
-
-          for (n = 0; n < BATCH; n++)
-            for (cc = 0; cc < part->c; cc++)
-              memcpy (at (out, n, offset + cc, 0, 0), at (part, n, cc, 0, 0),
-                  sizeof (gdouble) * in->h * in->w);
-          offset += part->c;
-        }
-        break;
-      }
-      case P3D_MODEL_OP_SLICE:{
-        guint n, c;
-
-        out = value_new (l->end - l->begin, in->h, in->w);
-        for (n = 0; n < BATCH; n++)
-          for (c = l->begin; c < l->end; c++)
-            memcpy (at (out, n, c - l->begin, 0, 0), at (in, n, c, 0, 0),
-                sizeof (gdouble) * in->h * in->w);
-        break;
-      }
-      case P3D_MODEL_OP_SOFTMAX:{
-        guint n, c, y, xx;
-
-        out = value_new (in->c, in->h, in->w);
-        for (n = 0; n < BATCH; n++)
-          for (y = 0; y < in->h; y++)
-            for (xx = 0; xx < in->w; xx++) {
-              gdouble sum = 0.0;
-
-              for (c = 0; c < in->c; c++)
-                sum += exp (*at (in, n, c, y, xx));
-              for (c = 0; c < in->c; c++)
-                *at (out, n, c, y, xx) = exp (*at (in, n, c, y, xx)) / sum;
-            }
-        break;
-      }
-      default:                 /* relu */
-        out = value_new (in->c, in->h, in->w);
-        memcpy (out->v, in->v, sizeof (gdouble) * BATCH * in->c * in->h *
-            in->w);
-        break;
-    }
-    count = (gsize) BATCH *out->c * out->h * out->w;
-    if (l->relu || l->op == P3D_MODEL_OP_RELU)
-      for (e = 0; e < count; e++)
-        out->v[e] = MAX (out->v[e], 0.0);
-    g_hash_table_insert (values, l->name, out);
-  }
-  return values;
+  return model_oracle_evaluate (graph, &tensors, input);
 }
 
 /* ---- building and running ---------------------------------------------- */
@@ -584,7 +292,7 @@ GST_START_TEST (test_every_op)
   for (o = 0; o < network.n_outputs; o++) {
     const P3dModelOutput *out = &network.outputs[o];
     const P3dModelGraphOutput *named = graph->outputs->pdata[o];
-    const Value *v = g_hash_table_lookup (expect, named->tensor);
+    const OracleValue *v = g_hash_table_lookup (expect, named->tensor);
     P3dcMapView view;
     guint b, c, y, x;
 
@@ -601,7 +309,7 @@ GST_START_TEST (test_every_op)
           for (x = 0; x < v->w; x++) {
             gdouble got = ((const gfloat *) view.data)[b * view.batch_stride +
                 c * view.channel_stride + y * view.row_stride + x];
-            gdouble want = *at (v, b, c, y, x);
+            gdouble want = *model_oracle_at (v, b, c, y, x);
 
             worst = MAX (worst, fabs (got - want) / (1 + fabs (want)));
             fail_unless (fabs (got - want) <= 1e-5 * (1 + fabs (want)),

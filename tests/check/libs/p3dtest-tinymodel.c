@@ -148,9 +148,11 @@ tiny_model_new_empty (const TinyModelArch * arch)
 {
   TinyModel *m = g_new0 (TinyModel, 1);
 
-  fail_unless (arch->n_stages <= TINY_MODEL_MAX_STAGES);
-  fail_unless (arch->n_tasks <= TINY_MODEL_MAX_TASKS);
-  m->arch = *arch;
+  if (arch != NULL) {
+    fail_unless (arch->n_stages <= TINY_MODEL_MAX_STAGES);
+    fail_unless (arch->n_tasks <= TINY_MODEL_MAX_TASKS);
+    m->arch = *arch;
+  }
   m->tensors = g_ptr_array_new_with_free_func (tensor_free);
   m->by_name = g_hash_table_new (g_str_hash, g_str_equal);
   return m;

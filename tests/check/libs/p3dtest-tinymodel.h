@@ -61,8 +61,9 @@ typedef struct
 TinyModel *tiny_model_new (const TinyModelArch * arch, guint64 seed);
 
 /* The pieces, for the tiny models of the other families that end in a
- * CenterHead (p3dtest-bevdet.h): a model of no tensor with @arch (only its
- * head fields read), a tensor @name (taken) of uniform values in [lo, hi)
+ * CenterHead (p3dtest-bevdet.h) and for the anchor models
+ * (p3dtest-anchormodel.h): a model of no tensor with @arch (only its head
+ * fields read; NULL: none), a tensor @name (taken) of uniform values in [lo, hi)
  * (running means rounded to F16 and written so), a conv weight [d0][d1][k]
  * [k] within twice PyTorch's bound for @fan_in, a BatchNorm @prefix
  * (taken), and the CenterHead on @in_channels: the shared conv and every

@@ -650,7 +650,8 @@ def build_config(bevdet_config=None, config_file=None, settings=()):
 def convert(checkpoint, output, config, keep_dtype=False):
     """Writes the weights file; returns the number of tensors."""
     import torch  # noqa: F401  (load_state_dict needs it)
-    state = common.load_state_dict(checkpoint)
+    state = common.load_state_dict(common.load_checkpoint(checkpoint),
+                                   checkpoint)
     check_geometry(config, state)
     state = {name: value for name, value in state.items()
              if name not in VIEW_TRANSFORMER_GEOMETRY}

@@ -392,9 +392,12 @@ main (int argc, char **argv)
       calib_path = argv[++i];
     else if (strcmp (argv[i], "--rgb") == 0 && i + 1 < (guint) argc)
       rgb_dir = argv[++i];
-    else if (strcmp (argv[i], "--runs") == 0 && i + 1 < (guint) argc)
-      runs = MAX (1, atoi (argv[++i]));
-    else {
+    else if (strcmp (argv[i], "--runs") == 0 && i + 1 < (guint) argc) {
+      /* one ++i: MAX evaluates its arguments twice */
+      gint value = atoi (argv[++i]);
+
+      runs = MAX (1, value);
+    } else {
       g_printerr ("usage: %s --weights MODEL.safetensors --calibration "
           "CALIB.json [--rgb DIR] [--runs N]\n", argv[0]);
       return 2;

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Compares every element's gst-inspect-1.0 output with its snapshot in
-# docs/inspect/, so that the property reference cannot drift from the code.
+# docs/inspect/, and the plugin's element list with the tutorial's, so that
+# the property reference cannot drift from the code.
 # The plugin's file name is left out (it depends on where it was built).
 #
 #   tests/inspect.sh [--update]     (GST_PLUGIN_PATH must find the plugin)
@@ -38,5 +39,16 @@ for f in "$dir"/*.txt; do
     *) echo "docs/inspect/$e.txt has no element"; status=1 ;;
   esac
 done
+# the tutorial's listing of the plugin (section 1) names every element
+listing=$(gst-inspect-1.0 perception 2>/dev/null | grep -E '^  [a-z0-9]+: ')
+tutorial=$(sed -n '/^gst-inspect-1.0 perception$/,/^## /p' \
+  "$here/docs/tutorial.md" | grep -E '^  [a-z0-9]+: ')
+if [ "$listing" != "$tutorial" ]; then
+  echo "docs/tutorial.md's gst-inspect-1.0 perception listing is not the plugin's:"
+  printf '%s\n' "$listing" > "$tmp.plugin"
+  printf '%s\n' "$tutorial" | diff -u - "$tmp.plugin"
+  rm -f "$tmp.plugin"
+  status=1
+fi
 [ "$update" = yes ] && echo "updated $(echo $elements | wc -w) snapshots in docs/inspect/"
 exit $status

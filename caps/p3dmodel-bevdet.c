@@ -71,24 +71,6 @@ typedef struct
   gdouble lss_bn_eps;
 } BevDetConfig;
 
-static gboolean
-bad_metadata (GError ** error, const gchar * format, ...)
-G_GNUC_PRINTF (2, 3);
-
-     static gboolean bad_metadata (GError ** error, const gchar * format, ...)
-{
-  va_list args;
-  gchar *text;
-
-  va_start (args, format);
-  text = g_strdup_vprintf (format, args);
-  va_end (args);
-  g_set_error (error, P3D_WEIGHTS_ERROR, P3D_WEIGHTS_ERROR_BAD_METADATA,
-      P3D_MODEL_METADATA_KEY ": %s", text);
-  g_free (text);
-  return FALSE;
-}
-
 /* ---- config ---------------------------------------------------------- */
 
 /* Refuses a key of @object that is not in @keys: in these sections a
@@ -1067,28 +1049,35 @@ check_image (const BevDetConfig * config, const P3dModelNetwork * network,
   if (p3dc_convnet_batch (&network->desc) != cameras->n_cameras
       || input->channels != 3 || input->height != cameras->input_height
       || input->width != cameras->input_width)
-    return bad_metadata (error, "the \"image\" graph's input is %u x %u x %u "
+    return p3d_model_bad_metadata (error,
+        "the \"image\" graph's input is %u x %u x %u "
         "x %u, data_config implies %u cameras of 3 x %u x %u",
         p3dc_convnet_batch (&network->desc), input->channels, input->height,
         input->width, cameras->n_cameras, cameras->input_height,
         cameras->input_width);
   if (depth == NULL || depth->channels != cameras->depth_bins)
-    return bad_metadata (error, "the \"image\" graph's output \"depth\" %s; "
-        "grid_config.dbound implies %u depth bins", depth == NULL ?
-        "is missing" : "has another channel count", cameras->depth_bins);
+    return p3d_model_bad_metadata (error,
+        "the \"image\" graph's output \"depth\" %s; "
+        "grid_config.dbound implies %u depth bins",
+        depth == NULL ? "is missing" : "has another channel count",
+        cameras->depth_bins);
   if (features == NULL || features->channels != cameras->feature_channels)
-    return bad_metadata (error, "the \"image\" graph's output \"features\" "
-        "%s; img_view_transformer.numC_Trans is %u", features == NULL ?
-        "is missing" : "has another channel count", cameras->feature_channels);
+    return p3d_model_bad_metadata (error,
+        "the \"image\" graph's output \"features\" "
+        "%s; img_view_transformer.numC_Trans is %u",
+        features == NULL ? "is missing" : "has another channel count",
+        cameras->feature_channels);
   map = &network->desc.buffers[depth->buffer];
   if (network->desc.buffers[features->buffer].height != map->height
       || network->desc.buffers[features->buffer].width != map->width)
-    return bad_metadata (error, "the \"image\" graph's outputs \"depth\" and "
+    return p3d_model_bad_metadata (error,
+        "the \"image\" graph's outputs \"depth\" and "
         "\"features\" differ in size");
   /* the frustum has input_size / downsample pixels: the maps must have as
    * many, or bevpool would pool them on the wrong rays */
   if (map->height != height || map->width != width)
-    return bad_metadata (error, "the \"image\" graph maps the %u x %u input "
+    return p3d_model_bad_metadata (error,
+        "the \"image\" graph maps the %u x %u input "
         "to %u x %u features, but data_config.input_size / "
         "img_view_transformer.downsample %u is %u x %u", cameras->input_width,
         cameras->input_height, map->width, map->height, cameras->downsample,
@@ -1117,7 +1106,7 @@ check_coder (const BevDetConfig * config, const P3dcConvBufferDesc * map,
 
     if (fabs (covered - extent) > 1e-4 * extent
         || fabs (head->coder_pc_range[axis] - bounds[axis][0]) > 1e-4 * extent)
-      return bad_metadata (error, "the coder (out_size_factor %u, "
+      return p3d_model_bad_metadata (error, "the coder (out_size_factor %u, "
           "voxel_size %g, pc_range %g) places the %u head cells along %c over "
           "[%g, %g], but grid_config covers [%g, %g]", head->out_size_factor,
           head->coder_voxel_size[axis], head->coder_pc_range[axis],
@@ -1126,8 +1115,9 @@ check_coder (const BevDetConfig * config, const P3dcConvBufferDesc * map,
           bounds[axis][1]);
   }
   if ((guint64) map->height * map->width < head->max_num)
-    return bad_metadata (error, "coder.max_num %u exceeds the %u cells of a "
-        "head map", head->max_num, map->height * map->width);
+    return p3d_model_bad_metadata (error,
+        "coder.max_num %u exceeds the %u cells of a " "head map", head->max_num,
+        map->height * map->width);
   return TRUE;
 }
 
@@ -1145,7 +1135,8 @@ finish (P3dModel * model, P3dModelBuilder * builder, GError ** error)
   if (input->channels != config->bev_in_channels
       || input->height != config->grid[1] || input->width != config->grid[0]
       || p3dc_convnet_batch (&bev->desc) != 1)
-    return bad_metadata (error, "the \"bev\" graph's input is %u x %u x %u, "
+    return p3d_model_bad_metadata (error,
+        "the \"bev\" graph's input is %u x %u x %u, "
         "the pooled features are %u x %u x %u (numC_Trans x z cells, y "
         "cells, x cells)", input->channels, input->height, input->width,
         config->bev_in_channels, config->grid[1], config->grid[0]);

@@ -2,9 +2,8 @@
 # The BEVDet comparison and benchmarks on the GPU machine, one device call,
 # every log under $OUT/bevdet/. Run from the repository root there, with
 # build/ (configured here with -Dcuda-architectures=90) and .device/
-# (../shared/device/prepare.sh with EXTRA_DEBS="libjson-glib-1.0-0 liblzf1
-# gstreamer1.0-plugins-good") carried, and torch and torchvision (with
-# CUDA) importable by python3:
+# (../shared/device/prepare.sh with the EXTRA_DEBS of docs/development.md)
+# carried, and torch and torchvision (with CUDA) importable by python3:
 #
 #   tests/bench/bevdet-device-run.sh DEMO_DIR INFO.json
 #

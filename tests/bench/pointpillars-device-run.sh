@@ -3,8 +3,8 @@
 # each fit one device call, every log under $OUT/<part>/. Run from the
 # repository root there, with build/ (configured here with
 # -Dcuda-architectures=90) and .device/ (../shared/device/prepare.sh with
-# EXTRA_DEBS="libjson-glib-1.0-0 gstreamer1.0-plugins-good") carried, and
-# torch (with CUDA) importable by python3:
+# the EXTRA_DEBS of docs/development.md) carried, and torch (with CUDA)
+# importable by python3:
 #
 #   tests/bench/pointpillars-device-run.sh tests              # GPU tests
 #   tests/bench/pointpillars-device-run.sh sanitize           # memcheck

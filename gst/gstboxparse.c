@@ -467,21 +467,8 @@ p3d_box_parse_src_query (GstBaseParse * parse, GstQuery * query)
 {
   P3dBoxParse *self = P3D_BOX_PARSE (parse);
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
-    GstCaps *filter, *caps = possible_caps (self);
-
-    gst_query_parse_caps (query, &filter);
-    if (filter != NULL) {
-      GstCaps *filtered = gst_caps_intersect_full (filter, caps,
-          GST_CAPS_INTERSECT_FIRST);
-
-      gst_caps_unref (caps);
-      caps = filtered;
-    }
-    gst_query_set_caps_result (query, caps);
-    gst_caps_unref (caps);
-    return TRUE;
-  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return p3d_parse_answer_caps_query (query, possible_caps (self));
   return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
 }
 

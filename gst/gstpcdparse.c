@@ -446,21 +446,8 @@ p3d_pcd_parse_src_query (GstBaseParse * parse, GstQuery * query)
 {
   P3dPcdParse *self = P3D_PCD_PARSE (parse);
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
-    GstCaps *filter, *caps = possible_caps (self);
-
-    gst_query_parse_caps (query, &filter);
-    if (filter != NULL) {
-      GstCaps *filtered = gst_caps_intersect_full (filter, caps,
-          GST_CAPS_INTERSECT_FIRST);
-
-      gst_caps_unref (caps);
-      caps = filtered;
-    }
-    gst_query_set_caps_result (query, caps);
-    gst_caps_unref (caps);
-    return TRUE;
-  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return p3d_parse_answer_caps_query (query, possible_caps (self));
   if (answer_context_query (self, query))
     return TRUE;
   return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
@@ -480,54 +467,15 @@ p3d_pcd_parse_sink_query (GstBaseParse * parse, GstQuery * query)
 static gboolean
 negotiate (P3dPcdParse * self)
 {
-  GstCaps *ours = possible_caps (self);
-  GstCaps *caps = gst_pad_peer_query_caps (GST_BASE_PARSE_SRC_PAD (self), ours);
-  P3dPointCloudInfo info;
-  guint i;
+  gboolean new_pool;
 
-  if (caps == NULL || gst_caps_is_empty (caps)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream accepts none of %" GST_PTR_FORMAT, ours),
-        ("the format and framerate properties fix what pcdparse offers"));
-    gst_caps_unref (ours);
-    gst_clear_caps (&caps);
+  if (!p3d_parse_negotiate_point_cloud (GST_BASE_PARSE (self),
+          possible_caps (self), PREFERRED_FORMAT, TRUE,
+          "the format and framerate properties fix what pcdparse offers",
+          &self->caps, &self->info, &self->cuda, &new_pool))
     return FALSE;
-  }
-  gst_caps_unref (ours);
-  caps = gst_caps_truncate (caps);
-  caps = gst_caps_make_writable (caps);
-  for (i = 0; i < gst_caps_get_size (caps); i++) {
-    GstStructure *s = gst_caps_get_structure (caps, i);
-
-    gst_structure_fixate_field_string (s, "format", PREFERRED_FORMAT);
-    if (gst_structure_has_field (s, "framerate"))
-      gst_structure_fixate_field_nearest_fraction (s, "framerate", 0, 1);
-  }
-  caps = gst_caps_fixate (caps);
-
-  if (!p3d_point_cloud_info_from_caps (&info, caps)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Cannot output %" GST_PTR_FORMAT, caps), (NULL));
-    gst_caps_unref (caps);
-    return FALSE;
-  }
-  if (self->caps == NULL || !gst_caps_is_equal (caps, self->caps)) {
-    GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
-    if (!gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (self),
-            gst_event_new_caps (caps))) {
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-          ("Downstream refused %" GST_PTR_FORMAT, caps), (NULL));
-      gst_caps_unref (caps);
-      return FALSE;
-    }
-    if (self->caps == NULL || !p3d_point_cloud_info_is_equal (&info,
-            &self->info) || p3d_caps_is_cuda (caps) != self->cuda)
-      clear_pool (self);
-    gst_caps_replace (&self->caps, caps);
-    self->info = info;
-    self->cuda = p3d_caps_is_cuda (caps);
-  }
-  gst_caps_unref (caps);
+  if (new_pool)
+    clear_pool (self);
   return TRUE;
 }
 

@@ -8,6 +8,7 @@
 
 #include "p3dlidarparse.h"
 #include "p3dparamspec.h"
+#include "p3dparse.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_lidar_parse_debug);
 #define GST_CAT_DEFAULT p3d_lidar_parse_debug
@@ -525,21 +526,8 @@ p3d_lidar_parse_src_query (GstBaseParse * parse, GstQuery * query)
 {
   P3dLidarParse *self = P3D_LIDAR_PARSE (parse);
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
-    GstCaps *filter, *caps = possible_caps (self);
-
-    gst_query_parse_caps (query, &filter);
-    if (filter != NULL) {
-      GstCaps *filtered = gst_caps_intersect_full (filter, caps,
-          GST_CAPS_INTERSECT_FIRST);
-
-      gst_caps_unref (caps);
-      caps = filtered;
-    }
-    gst_query_set_caps_result (query, caps);
-    gst_caps_unref (caps);
-    return TRUE;
-  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return p3d_parse_answer_caps_query (query, possible_caps (self));
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
       && answer_device_query (self, query))
     return TRUE;
@@ -565,51 +553,16 @@ static gboolean
 negotiate (P3dLidarParse * self)
 {
   P3dLidarParsePrivate *priv = PRIV (self);
-  GstCaps *ours = possible_caps (self);
-  GstCaps *caps = gst_pad_peer_query_caps (GST_BASE_PARSE_SRC_PAD (self), ours);
-  P3dPointCloudInfo info;
-  guint i;
+  gboolean new_pool;
 
-  if (caps == NULL || gst_caps_is_empty (caps)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream accepts none of %" GST_PTR_FORMAT, ours),
-        ("the format property fixes what the parser offers"));
-    gst_caps_unref (ours);
-    gst_clear_caps (&caps);
+  if (!p3d_parse_negotiate_point_cloud (GST_BASE_PARSE (self),
+          possible_caps (self), PREFERRED_FORMAT, FALSE,
+          "the format property fixes what the parser offers", &priv->caps,
+          &priv->info, &priv->cuda, &new_pool))
     return FALSE;
-  }
-  gst_caps_unref (ours);
-  caps = gst_caps_truncate (caps);
-  caps = gst_caps_make_writable (caps);
-  for (i = 0; i < gst_caps_get_size (caps); i++)
-    gst_structure_fixate_field_string (gst_caps_get_structure (caps, i),
-        "format", PREFERRED_FORMAT);
-  caps = gst_caps_fixate (caps);
-
-  if (!p3d_point_cloud_info_from_caps (&info, caps)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Cannot output %" GST_PTR_FORMAT, caps), (NULL));
-    gst_caps_unref (caps);
-    return FALSE;
-  }
-  if (priv->caps == NULL || !gst_caps_is_equal (caps, priv->caps)) {
-    GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
-    if (!gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (self),
-            gst_event_new_caps (caps))) {
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-          ("Downstream refused %" GST_PTR_FORMAT, caps), (NULL));
-      gst_caps_unref (caps);
-      return FALSE;
-    }
-    if (priv->caps == NULL || !p3d_point_cloud_info_is_equal (&info,
-            &priv->info) || p3d_caps_is_cuda (caps) != priv->cuda)
-      clear_pool (self);
-    gst_caps_replace (&priv->caps, caps);
-    priv->info = info;
-    priv->cuda = p3d_caps_is_cuda (caps);
-    layout_from_format (info.finfo, &priv->layout);
-  }
-  gst_caps_unref (caps);
+  if (new_pool)
+    clear_pool (self);
+  layout_from_format (priv->info.finfo, &priv->layout);
   return TRUE;
 }
 

@@ -1,5 +1,5 @@
-/* gst-perception: what our GstBaseParse subclasses (pcdparse, boxparse)
- * need besides the base class, written once.
+/* gst-perception: what our GstBaseParse subclasses (pcdparse, boxparse,
+ * the lidar parsers) need besides the base class, written once.
  *
  * A parser collects its frames in handle_frame, which in push mode always
  * gets every byte received and not yet consumed: that ends where the last
@@ -15,11 +15,17 @@
  * seekable upstream, which gives these parsers no input buffers, and at
  * the end of an input without frames would post its own error before the
  * element can say what the input held.
+ *
+ * Their src pads also answer alike, so that is here once too: the caps
+ * query, and the point-cloud caps that pcdparse and the lidar parsers
+ * (p3dlidarparse) choose with downstream before their first frame.
  */
 #ifndef __P3D_PARSE_H__
 #define __P3D_PARSE_H__
 
 #include <gst/base/gstbaseparse.h>
+
+#include "p3dperception.h"
 
 G_BEGIN_DECLS
 
@@ -34,6 +40,23 @@ typedef gboolean (*P3dParseInputFunc) (GstBaseParse * parse,
  * @input (NULL: none) sees each input buffer first. A buffer list is
  * chained buffer by buffer, so that @input sees each. */
 void p3d_parse_init (GstBaseParse * parse, P3dParseInputFunc input);
+
+/* Answers the caps query @query with @caps (taken), filtered by the
+ * query's filter in the filter's order. Returns TRUE. */
+gboolean p3d_parse_answer_caps_query (GstQuery * query, GstCaps * caps);
+
+/* Chooses the point-cloud caps to output from @ours (taken) with
+ * downstream: downstream's first choice, @format preferred where it leaves
+ * the format open, the lowest framerate where @framerate and it leaves
+ * that open. Caps other than *@caps are sent; then *@caps, *@info and
+ * *@cuda describe them, and *@new_pool says whether the format or memory
+ * changed from the previous ones (the pool must be replaced). FALSE after
+ * an error, @offers (the properties that fix @ours) its detail when
+ * downstream takes none of @ours. */
+gboolean p3d_parse_negotiate_point_cloud (GstBaseParse * parse,
+    GstCaps * ours, const gchar * format, gboolean framerate,
+    const gchar * offers, GstCaps ** caps, P3dPointCloudInfo * info,
+    gboolean * cuda, gboolean * new_pool);
 
 G_END_DECLS
 

@@ -319,6 +319,9 @@ GST_START_TEST (test_decoder)
 
     fail_unless (decoder != NULL, "%s", error ? error->message : "");
     fail_unless_equals_int (p3d_model_decoder_get_capacity (decoder), capacity);
+    /* the velocity tensor of bevdetect's output follows code size 9 */
+    fail_unless_equals_int (p3d_model_decoder_has_velocity (decoder),
+        options->velocity);
     fail_unless_equals_int (p3d_model_decoder_run_cpu (decoder, buffers,
             &boxes), P3DC_OK);
     anchormodel_decode_params (m, !nms, &params);

@@ -12,13 +12,18 @@
 #
 # 1. BEVDet-R50 with random weights calibrated on the demo images
 #    (bevdet_torch.py init), converted by tools/convert_bevdet.py.
-# 2. The reference (bevdet_torch.py run) in F32 and in F16 channels_last,
-#    from PIL's decode of the JPEGs, as BEVDet reads them.
+# 2. The reference (bevdet_torch.py run) in F32 and in F16 channels_last
+#    on the GPU, and in float64 on the CPU (the exact answer), from PIL's
+#    decode of the JPEGs, as BEVDet reads them.
 # 3. The pipeline (filesrc ! jpegdec ! videoconvert x 6 ! camencode !
 #    bevpool ! bevdetect ! boxenc, tutorial section 15) with CUDA elements
-#    in F32 and in F16, compared box for box with the reference of the same
-#    precision (bevdet_torch.py compare: F32 within 1e-4, F16 within the
-#    tolerances given below, every box matched).
+#    in F32 and in F16, compared box for box (bevdet_torch.py compare).
+#    F32: every box matched, and each field as close to the float64 answer
+#    as PyTorch's F32 is, within a factor 2 (or within 1e-4): two float32
+#    implementations of a network this deep each differ from the exact
+#    answer by about 1e-4 m, so 1e-4 between them is not a bound either
+#    one meets (docs/weights.md gives the figures).  F16: within the
+#    tolerances given below, every box matched.
 # 4. bench_bevdet (our chain, the compute library alone) and
 #    bench_bevdet_torch.py (eager F32, eager F16, torch.compile) on those
 #    weights and frames.
@@ -87,14 +92,25 @@ step init python3 tests/reference/bevdet_torch.py init \
 step reference-f32 python3 tests/reference/bevdet_torch.py run \
   --weights "$work/model.safetensors" --calibration "$work/calib.json" \
   --images "$demo" -o "$work/ref-f32" --device cuda
+step reference-f64 python3 tests/reference/bevdet_torch.py run \
+  --weights "$work/model.safetensors" --calibration "$work/calib.json" \
+  --images "$demo" -o "$work/ref-f64" --double --device cpu
 step reference-f16 python3 tests/reference/bevdet_torch.py run \
   --weights "$work/model.safetensors" --calibration "$work/calib.json" \
   --images "$demo" -o "$work/ref-f16" --half --device cuda
 step pipeline-f32 pipeline f32 "$work/ours-f32.jsonl"
 step pipeline-f16 pipeline f16 "$work/ours-f16.jsonl"
-cp "$work"/ours-f*.jsonl "$work"/ref-f32/boxes.jsonl "$out/" 2>/dev/null
+cp "$work"/ours-f*.jsonl "$out/" 2>/dev/null
+cp "$work"/ref-f32/boxes.jsonl "$out/ref-f32.jsonl" 2>/dev/null
 step compare-f32 python3 tests/reference/bevdet_torch.py compare \
-  --reference "$work/ref-f32/boxes.jsonl" --ours "$work/ours-f32.jsonl"
+  --reference "$work/ref-f64/boxes.jsonl" --ours "$work/ours-f32.jsonl" \
+  --peer "$work/ref-f32/boxes.jsonl"
+# for the record: ours against PyTorch's F32 directly (two float32
+# summation orders), not a pass criterion
+python3 tests/reference/bevdet_torch.py compare \
+  --reference "$work/ref-f32/boxes.jsonl" --ours "$work/ours-f32.jsonl" \
+  > "$out/compare-f32-torch.log" 2>&1
+tail -n 3 "$out/compare-f32-torch.log"
 # F16: our storage (NHWC, F32 accumulation) and PyTorch's F16
 # channels_last round differently; a box may move by centimetres
 step compare-f16 python3 tests/reference/bevdet_torch.py compare \

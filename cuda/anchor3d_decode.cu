@@ -8,21 +8,28 @@
 //     list), in whatever order the atomics give.
 //  2. select_kernel: one block per list keeps its pre_max largest keys,
 //     sorted (p3dc_topk_select, decode_lists.cuh; the keys are unique, so
-//     the result is the same whatever the list's order), then decodes
-//     their boxes and compacts the finite ones (block scan, so the order
-//     is kept), with each box's NMS view.
+//     the result is the same whatever the list's order).
 //     mmdetection3d: select_kernel keeps the nms_pre anchors; split_kernel,
 //     one block per class, lists those whose class score passes, keyed by
-//     score and rank, sorts them and decodes them.
+//     score and rank, and sorts them.
+//  3. decode_kernel: blocks of kDecodeThreads sorted keys of every list
+//     decode their boxes, each with its NMS view, and pack the finite ones
+//     at the start of the block's range (block scan, so the order is
+//     kept); place_kernel moves each block's boxes after those of the
+//     blocks before it.  Decoding is most of the per-box work (a list's
+//     4096 boxes took one block 60 us on the H200; spread over the device
+//     the two kernels take a few); the packing is two passes because a
+//     block's place depends on every block before it.
 //  4. mask_kernel: 64 x 64 tiles of the suppression bits per list
 //     (p3dc_nms_mask_tile), a few blocks a multiprocessor walking the
 //     tiles the lists' boxes need (none without a NMS).
-//  5. reduce_kernel: one warp per list walks its boxes best first
+//  5. walk_kernel: one block per list walks its boxes best first
 //     (p3dc_nms_walk_list; without a NMS it takes them all), up to
-//     post_max; then the block writes the kept
-//     boxes one list after another (mmdetection3d, when they are more than
-//     max_num: each box at its rank in the merge of the lists by score),
-//     zeroes the rest of the output and writes the count.
+//     post_max.
+//  6. reduce_kernel: one block writes the kept boxes one list after
+//     another (mmdetection3d, when they are more than max_num: each box at
+//     its rank in the merge of the lists by score), zeroes the rest of the
+//     output and writes the count.
 #include <cuda_runtime.h>
 
 #include <cub/block/block_scan.cuh>
@@ -35,12 +42,13 @@
 namespace {
 
 constexpr unsigned kScoreThreads = 256;
-constexpr unsigned kFullWarp = 0xffffffffu;
+constexpr unsigned kDecodeThreads = 256;
+constexpr unsigned kDecodeBlocks =
+    (P3DC_ANCHOR3D_MAX_PRE + kDecodeThreads - 1) / kDecodeThreads;
 static_assert(P3DC_ANCHOR3D_MAX_PRE <= kTopkSortKeys,
               "pre_max keys fit one sort");
 static_assert(P3DC_ANCHOR3D_MAX_PRE <= 64 * 64, "at most 64 mask words");
-static_assert(P3DC_ANCHOR3D_MAX_CLASSES * 32 <= 1024,
-              "one warp per list in one block");
+constexpr unsigned kReduceThreads = 256;
 
 // The anchors on the device.
 struct Anchors {
@@ -56,30 +64,21 @@ struct Workspace {
   unsigned long long *top;        // [stage-1 lists][pre_max], sorted
   unsigned long long *split;      // mmdetection3d: [classes][pre_max] listed
   unsigned long long *split_top;  // and sorted
+  uint32_t *split_count;          // mmdetection3d: [classes] listed
   uint32_t *box_count;            // [lists]: finite boxes
   P3dcBox3d *boxes;               // [lists][pre_max]
   P3dcA3Rect *rects;              // [lists][pre_max], as the NMS sees them
   float *velocity;                // [lists][pre_max][2]
-  unsigned long long *mask;       // [lists][pre_max][words]
-  uint32_t *kept;                 // [lists][pre_max]
+  // decode_kernel's output: each block's finite boxes from the start of
+  // its range, and their number
+  P3dcBox3d *decoded;         // [lists][pre_max]
+  P3dcA3Rect *decoded_rects;  // [lists][pre_max]
+  float *decoded_velocity;    // [lists][pre_max][2]
+  uint32_t *block_count;      // [lists][pre_max / kDecodeThreads]
+  unsigned long long *mask;   // [lists][pre_max][words]
+  uint32_t *kept;             // [lists][pre_max]
+  uint32_t *kept_count;       // [lists]
 };
-
-// Appends @key to list @list when @take, one atomic per warp: every lane
-// of the warp calls.
-__device__ __forceinline__ void append(const Workspace &w, uint32_t cells,
-                                       uint32_t list, bool take,
-                                       unsigned long long key) {
-  const unsigned ballot = __ballot_sync(kFullWarp, take);
-  if (ballot == 0) return;
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t leader = __ffs(ballot) - 1;
-  uint32_t base = 0;
-  if (lane == leader) base = atomicAdd(w.candidates + list, __popc(ballot));
-  base = __shfl_sync(kFullWarp, base, leader);
-  if (take)
-    w.keys[(size_t)list * cells + base + __popc(ballot & ((1u << lane) - 1))] =
-        key;
-}
 
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
@@ -92,92 +91,30 @@ __global__ void __launch_bounds__(kScoreThreads)
   if (p.rules == P3DC_ANCHOR3D_OPENPCDET && p.per_class) {
     for (uint32_t c = 0; c < p.num_classes; c++) {
       const float s = inside ? p3dc_a3_class_score(&p, &maps, k, c, y, x) : 0;
-      append(w, cells, c, inside && p3dc_a3_passes(&p, s), p3dc_a3_key(s, a));
+      p3dc_append_warp(w.keys + (size_t)c * cells, w.candidates + c,
+                       inside && p3dc_a3_passes(&p, s), p3dc_a3_key(s, a));
     }
   } else {
     int32_t label;
     const float s =
         inside ? p3dc_a3_best_score(&p, &maps, k, y, x, &label) : 0.0f;
-    append(w, cells, 0, inside && p3dc_a3_passes(&p, s), p3dc_a3_key(s, a));
+    p3dc_append_warp(w.keys, w.candidates, inside && p3dc_a3_passes(&p, s),
+                     p3dc_a3_key(s, a));
   }
 }
 
-// Decodes list @list's @n sorted keys (OpenPCDet: anchor indices;
-// mmdetection3d: ranks among the nms_pre) into its finite boxes, in order,
-// with their NMS views, and their number.  One block of kTopkThreads
-// threads, every thread calling, after a barrier that made @sorted
-// visible.
-__device__ __forceinline__ void decode_list(const P3dcAnchor3dParams &p,
-                                            const P3dcAnchor3dMaps &maps,
-                                            const Anchors &anchors,
-                                            const Workspace &w, uint32_t list,
-                                            const unsigned long long *sorted,
-                                            uint32_t n) {
-  using Scan = cub::BlockScan<uint32_t, kTopkThreads>;
-  __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ uint32_t chunk_total;
-  const bool mmdet3d = p.rules == P3DC_ANCHOR3D_MMDET3D;
-  P3dcBox3d *boxes = w.boxes + (size_t)list * p.pre_max;
-  P3dcA3Rect *rects = w.rects + (size_t)list * p.pre_max;
-  float *velocity = w.velocity + (size_t)list * p.pre_max * 2;
-  uint32_t written = 0;
-
-  for (uint32_t base = 0; base < n; base += kTopkThreads) {
-    const uint32_t i = base + threadIdx.x;
-    P3dcBox3d box;
-    float vel[2], raw_yaw;
-    uint32_t valid = 0;
-    if (i < n) {
-      const unsigned long long key = sorted[i];
-      const float score = p3dc_a3_key_score(key);
-      uint32_t a = p3dc_a3_key_index(key);
-      if (mmdet3d) a = p3dc_a3_key_index(w.top[a]);
-      const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
-      const uint32_t y = cell / anchors.width, x = cell % anchors.width;
-      int32_t label = (int32_t)list;
-      if (!mmdet3d && !p.per_class)
-        p3dc_a3_best_score(&p, &maps, k, y, x, &label);
-      valid = p3dc_a3_decode_box(
-          &p, &anchors.shapes[k], anchors.x[(size_t)k * anchors.width + x],
-          anchors.y[(size_t)k * anchors.height + y], &maps, k, y, x, score,
-          label, &box, &raw_yaw, vel);
-    }
-    uint32_t position, total;
-    Scan(scan_storage).ExclusiveSum(valid, position, total);
-    if (valid) {
-      const uint32_t at = written + position;
-      boxes[at] = box;
-      velocity[2 * at] = vel[0];
-      velocity[2 * at + 1] = vel[1];
-      p3dc_a3_nms_rect(&p, &box, raw_yaw, rects + at);
-    }
-    if (threadIdx.x == 0) chunk_total = total;
-    __syncthreads();
-    written += chunk_total;
-    // scan_storage and chunk_total are reused by the next chunk
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) w.box_count[list] = written;
-}
-
-// List blockIdx.x's pre_max best keys, sorted; OpenPCDet's lists decoded.
+// List blockIdx.x's pre_max best keys, sorted.
 __global__ void __launch_bounds__(kTopkThreads)
-    select_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
-                  const Anchors anchors, Workspace w, uint32_t cells) {
+    select_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t cells) {
   const uint32_t list = blockIdx.x;
   const uint32_t n = w.candidates[list];
-  const uint32_t want = min(n, p.pre_max);
-  unsigned long long *top = w.top + (size_t)list * p.pre_max;
-  p3dc_topk_select<P3DC_A3_KEY_BITS>(w.keys + (size_t)list * cells, n, want,
-                                     top);
-  if (p.rules == P3DC_ANCHOR3D_MMDET3D) return;
-  // the block's own global writes are visible to it after the barrier
-  __syncthreads();
-  decode_list(p, maps, anchors, w, list, top, want);
+  p3dc_topk_select<P3DC_A3_KEY_BITS>(w.keys + (size_t)list * cells, n,
+                                     min(n, p.pre_max),
+                                     w.top + (size_t)list * p.pre_max);
 }
 
-// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, sorted and
-// decoded.
+// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, sorted,
+// and its length.
 __global__ void __launch_bounds__(kTopkThreads)
     split_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
                  const Anchors anchors, Workspace w) {
@@ -185,23 +122,107 @@ __global__ void __launch_bounds__(kTopkThreads)
   const uint32_t c = blockIdx.x;
   const uint32_t n = min(w.candidates[0], p.pre_max);
   unsigned long long *list = w.split + (size_t)c * p.pre_max;
-  unsigned long long *sorted = w.split_top + (size_t)c * p.pre_max;
   if (threadIdx.x == 0) listed = 0;
   __syncthreads();
-  for (uint32_t rank = threadIdx.x; rank < n; rank += blockDim.x) {
-    const uint32_t a = p3dc_a3_key_index(w.top[rank]);
-    const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
-    const float s = p3dc_a3_class_score(&p, &maps, k, c, cell / anchors.width,
-                                        cell % anchors.width);
-    if (p3dc_a3_passes(&p, s))
-      list[atomicAdd(&listed, 1u)] = p3dc_a3_key(s, rank);
+  // whole warps a step, for the warp's one atomic
+  for (uint32_t base = 0; base < n; base += blockDim.x) {
+    const uint32_t rank = base + threadIdx.x;
+    bool take = false;
+    unsigned long long key = 0;
+    if (rank < n) {
+      const uint32_t a = p3dc_a3_key_index(w.top[rank]);
+      const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
+      const float s = p3dc_a3_class_score(&p, &maps, k, c, cell / anchors.width,
+                                          cell % anchors.width);
+      take = p3dc_a3_passes(&p, s);
+      key = p3dc_a3_key(s, rank);
+    }
+    p3dc_append_warp(list, &listed, take, key);
   }
   // the block's own global writes are visible to it after the barrier
   __syncthreads();
   const uint32_t count = listed;
-  p3dc_topk_select<P3DC_A3_KEY_BITS>(list, count, count, sorted);
-  __syncthreads();
-  decode_list(p, maps, anchors, w, c, sorted, count);
+  p3dc_topk_select<P3DC_A3_KEY_BITS>(list, count, count,
+                                     w.split_top + (size_t)c * p.pre_max);
+  if (threadIdx.x == 0) w.split_count[c] = count;
+}
+
+// Keys [blockIdx.x x kDecodeThreads, + kDecodeThreads) of list blockIdx.y
+// (OpenPCDet: its sorted anchor keys; mmdetection3d: the class's sorted
+// keys of ranks among the nms_pre) decoded: the finite boxes, in order,
+// from the start of the block's range, with their NMS views and velocity,
+// and their number.
+__global__ void __launch_bounds__(kDecodeThreads)
+    decode_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
+                  const Anchors anchors, Workspace w) {
+  using Scan = cub::BlockScan<uint32_t, kDecodeThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  const bool mmdet3d = p.rules == P3DC_ANCHOR3D_MMDET3D;
+  const uint32_t list = blockIdx.y;
+  const uint32_t n =
+      mmdet3d ? w.split_count[list] : min(w.candidates[list], p.pre_max);
+  const uint32_t first = blockIdx.x * kDecodeThreads;
+  if (first >= n) return;
+  const unsigned long long *sorted =
+      (mmdet3d ? w.split_top : w.top) + (size_t)list * p.pre_max;
+  const uint32_t i = first + threadIdx.x;
+  P3dcBox3d box;
+  float vel[2], raw_yaw;
+  uint32_t valid = 0;
+  if (i < n) {
+    const unsigned long long key = sorted[i];
+    const float score = p3dc_a3_key_score(key);
+    uint32_t a = p3dc_a3_key_index(key);
+    if (mmdet3d) a = p3dc_a3_key_index(w.top[a]);
+    const uint32_t k = a % anchors.n_anchors, cell = a / anchors.n_anchors;
+    const uint32_t y = cell / anchors.width, x = cell % anchors.width;
+    int32_t label = (int32_t)list;
+    if (!mmdet3d && !p.per_class)
+      p3dc_a3_best_score(&p, &maps, k, y, x, &label);
+    valid = p3dc_a3_decode_box(&p, &anchors.shapes[k],
+                               anchors.x[(size_t)k * anchors.width + x],
+                               anchors.y[(size_t)k * anchors.height + y], &maps,
+                               k, y, x, score, label, &box, &raw_yaw, vel);
+  }
+  uint32_t position, total;
+  Scan(scan_storage).ExclusiveSum(valid, position, total);
+  const size_t at = (size_t)list * p.pre_max + first + position;
+  if (valid) {
+    w.decoded[at] = box;
+    w.decoded_velocity[2 * at] = vel[0];
+    w.decoded_velocity[2 * at + 1] = vel[1];
+    p3dc_a3_nms_rect(&p, &box, raw_yaw, w.decoded_rects + at);
+  }
+  if (threadIdx.x == 0)
+    w.block_count[list * kDecodeBlocks + blockIdx.x] = total;
+}
+
+// Block blockIdx.x of list blockIdx.y's decoded boxes after those of the
+// blocks before it; block 0 also writes the list's number of boxes.
+__global__ void __launch_bounds__(kDecodeThreads)
+    place_kernel(const P3dcAnchor3dParams p, Workspace w) {
+  const bool mmdet3d = p.rules == P3DC_ANCHOR3D_MMDET3D;
+  const uint32_t list = blockIdx.y;
+  const uint32_t n =
+      mmdet3d ? w.split_count[list] : min(w.candidates[list], p.pre_max);
+  const uint32_t blocks = (n + kDecodeThreads - 1) / kDecodeThreads;
+  const uint32_t *counts = w.block_count + list * kDecodeBlocks;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    uint32_t total = 0;
+    for (uint32_t b = 0; b < blocks; b++) total += counts[b];
+    w.box_count[list] = total;
+  }
+  if (blockIdx.x >= blocks) return;
+  uint32_t offset = 0;
+  for (uint32_t b = 0; b < blockIdx.x; b++) offset += counts[b];
+  if (threadIdx.x >= counts[blockIdx.x]) return;
+  const size_t from =
+      (size_t)list * p.pre_max + blockIdx.x * kDecodeThreads + threadIdx.x;
+  const size_t to = (size_t)list * p.pre_max + offset + threadIdx.x;
+  w.boxes[to] = w.decoded[from];
+  w.rects[to] = w.decoded_rects[from];
+  w.velocity[2 * to] = w.decoded_velocity[2 * from];
+  w.velocity[2 * to + 1] = w.decoded_velocity[2 * from + 1];
 }
 
 // The lists' mask tiles, only those their boxes need (a list of n boxes
@@ -250,24 +271,29 @@ __device__ uint32_t kept_above(const P3dcAnchor3dParams &p, const Workspace &w,
   return low;
 }
 
-__global__ void reduce_kernel(const P3dcAnchor3dParams p, Workspace w,
-                              uint32_t words, uint32_t lists, uint32_t capacity,
-                              P3dcAnchor3dOutput out) {
-  __shared__ uint32_t kept_count[P3DC_ANCHOR3D_MAX_CLASSES];
-  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  if (warp < lists && p.nms == P3DC_ANCHOR3D_NMS_NONE) {
+// List blockIdx.x's kept boxes, best first, and their number.
+__global__ void __launch_bounds__(kNmsWalkThreads)
+    walk_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t words) {
+  const uint32_t list = blockIdx.x;
+  uint32_t *kept = w.kept + (size_t)list * p.pre_max;
+  uint32_t count;
+  if (p.nms == P3DC_ANCHOR3D_NMS_NONE) {
     // no suppression: the list's first post_max boxes
-    const uint32_t count = min(w.box_count[warp], p.post_max);
-    for (uint32_t k = lane; k < count; k += 32)
-      w.kept[(size_t)warp * p.pre_max + k] = k;
-    if (lane == 0) kept_count[warp] = count;
-  } else if (warp < lists) {
-    const uint32_t count = p3dc_nms_walk_list(
-        w.mask + (size_t)warp * p.pre_max * words, words, w.box_count[warp],
-        p.post_max, w.kept + (size_t)warp * p.pre_max);
-    if (lane == 0) kept_count[warp] = count;
+    count = min(w.box_count[list], p.post_max);
+    for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) kept[k] = k;
+  } else {
+    count = p3dc_nms_walk_list(w.mask + (size_t)list * p.pre_max * words, words,
+                               w.box_count[list], p.post_max, kept);
   }
+  if (threadIdx.x == 0) w.kept_count[list] = count;
+}
+
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t lists,
+                  uint32_t capacity, P3dcAnchor3dOutput out) {
+  __shared__ uint32_t kept_count[P3DC_ANCHOR3D_MAX_CLASSES];
+  for (uint32_t l = threadIdx.x; l < lists; l += blockDim.x)
+    kept_count[l] = w.kept_count[l];
   __syncthreads();
 
   uint32_t total = 0;
@@ -338,12 +364,18 @@ extern "C" void p3dc_anchor3d_decoder_free(P3dcAnchor3dDecoder *d) {
   cudaFree(d->w.top);
   cudaFree(d->w.split);
   cudaFree(d->w.split_top);
+  cudaFree(d->w.split_count);
   cudaFree(d->w.box_count);
   cudaFree(d->w.boxes);
   cudaFree(d->w.rects);
   cudaFree(d->w.velocity);
   cudaFree(d->w.mask);
+  cudaFree(d->w.decoded);
+  cudaFree(d->w.decoded_rects);
+  cudaFree(d->w.decoded_velocity);
+  cudaFree(d->w.block_count);
   cudaFree(d->w.kept);
+  cudaFree(d->w.kept_count);
   delete d;
 }
 
@@ -405,13 +437,19 @@ extern "C" P3dcResult p3dc_anchor3d_decoder_new(
   if (params->rules == P3DC_ANCHOR3D_MMDET3D) {
     error = alloc(&d->w.split, classes * pre, error);
     error = alloc(&d->w.split_top, classes * pre, error);
+    error = alloc(&d->w.split_count, classes, error);
   }
   error = alloc(&d->w.box_count, lists, error);
   error = alloc(&d->w.boxes, lists * pre, error);
   error = alloc(&d->w.rects, lists * pre, error);
   error = alloc(&d->w.velocity, lists * pre * 2, error);
+  error = alloc(&d->w.decoded, lists * pre, error);
+  error = alloc(&d->w.decoded_rects, lists * pre, error);
+  error = alloc(&d->w.decoded_velocity, lists * pre * 2, error);
+  error = alloc(&d->w.block_count, lists * kDecodeBlocks, error);
   error = alloc(&d->w.mask, lists * pre * d->words, error);
   error = alloc(&d->w.kept, lists * pre, error);
+  error = alloc(&d->w.kept_count, lists, error);
   error = upload(d->shapes, table->shapes, A, error);
   error = upload(d->x, table->x, (size_t)A * W, error);
   error = upload(d->y, table->y, (size_t)A * H, error);
@@ -446,8 +484,8 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
                  0, stream>>>(p, m, d->anchors, d->w, d->cells);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  select_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, m, d->anchors,
-                                                              d->w, d->cells);
+  select_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, d->w,
+                                                              d->cells);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   if (p.rules == P3DC_ANCHOR3D_MMDET3D) {
@@ -456,13 +494,26 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }
+  // blocks for the longest a list can be; those past its keys return
+  const dim3 decode_grid((p.pre_max + kDecodeThreads - 1) / kDecodeThreads,
+                         d->lists);
+  decode_kernel<<<decode_grid, kDecodeThreads, 0, stream>>>(p, m, d->anchors,
+                                                            d->w);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  place_kernel<<<decode_grid, kDecodeThreads, 0, stream>>>(p, d->w);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
   if (p.nms != P3DC_ANCHOR3D_NMS_NONE) {
     mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(
         p, d->w, d->words, d->lists);
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }
-  reduce_kernel<<<1, 32 * d->lists, 0, stream>>>(p, d->w, d->words, d->lists,
-                                                 d->capacity, *out);
+  walk_kernel<<<d->lists, kNmsWalkThreads, 0, stream>>>(p, d->w, d->words);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  reduce_kernel<<<1, kReduceThreads, 0, stream>>>(p, d->w, d->lists,
+                                                  d->capacity, *out);
   return cudaGetLastError();
 }

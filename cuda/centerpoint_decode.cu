@@ -17,10 +17,11 @@
 //  4. mask_kernel: 64 x 64 tiles of the pairwise suppression bits per task
 //     (p3dc_nms_mask_tile), from each box's NMS view (p3dc_cp_nms_rect) made
 //     once in decode_kernel, not once per pair.
-//  5. reduce_kernel: one warp per task walks its boxes best first
+//  5. walk_kernel: one block per task walks its boxes best first
 //     (p3dc_nms_walk_list), keeping a box unless a kept one suppressed it,
-//     up to post_max_size; then the block writes the tasks' kept boxes one
-//     after another, zeroes the rest of the output and writes the count.
+//     up to post_max_size.
+//  6. reduce_kernel: one block writes the tasks' kept boxes one after
+//     another, zeroes the rest of the output and writes the count.
 #include <cuda_runtime.h>
 
 #include <cub/block/block_scan.cuh>
@@ -37,8 +38,9 @@ constexpr unsigned kScoreThreads = 256;
 static_assert(P3DC_CENTERPOINT_MAX_NUM <= kTopkSortKeys,
               "max_num keys fit a sort");
 constexpr unsigned kDecodeThreads = 256;
-// reduce_kernel's lanes hold two mask words each
+// the walk's removed bits are 64 words
 static_assert(P3DC_CENTERPOINT_MAX_NUM <= 64 * 64, "at most 64 mask words");
+constexpr unsigned kReduceThreads = 256;
 
 struct TaskMapsArray {
   P3dcCenterPointTaskMaps task[P3DC_CENTERPOINT_MAX_TASKS];
@@ -53,6 +55,7 @@ struct Workspace {
   float *velocity;           // [tasks][max_num][2]
   unsigned long long *mask;  // [tasks][max_num][words]
   uint32_t *kept;            // [tasks][max_num]
+  uint32_t *kept_count;      // [tasks]
   float *nms_scale;          // [labels], nullptr: every factor 1
 };
 
@@ -170,26 +173,30 @@ __global__ void __launch_bounds__(kNmsMaskThreads)
                      });
 }
 
-__global__ void reduce_kernel(const P3dcCenterPointParams p, Workspace w,
-                              uint32_t words, uint32_t per_task,
-                              uint32_t capacity, P3dcCenterPointOutput out) {
-  __shared__ uint32_t kept_count[P3DC_CENTERPOINT_MAX_TASKS];
-  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  if (warp < p.n_tasks) {
-    const uint32_t task = warp;
-    const uint32_t n = nms_count(p, task, w.box_count[task]);
-    const unsigned long long *mask = w.mask + (size_t)task * p.max_num * words;
-    uint32_t *kept = w.kept + (size_t)task * p.max_num;
-    uint32_t count = 0;
-    if (p3dc_cp_task_nms(&p, task) == P3DC_CENTERPOINT_NMS_NONE) {
-      count = min(n, per_task);
-      for (uint32_t k = lane; k < count; k += 32) kept[k] = k;
-    } else {
-      count = p3dc_nms_walk_list(mask, words, n, per_task, kept);
-    }
-    if (lane == 0) kept_count[task] = count;
+// Task blockIdx.x's kept boxes, best first, and their number.
+__global__ void __launch_bounds__(kNmsWalkThreads)
+    walk_kernel(const P3dcCenterPointParams p, Workspace w, uint32_t words,
+                uint32_t per_task) {
+  const uint32_t task = blockIdx.x;
+  const uint32_t n = nms_count(p, task, w.box_count[task]);
+  uint32_t *kept = w.kept + (size_t)task * p.max_num;
+  uint32_t count;
+  if (p3dc_cp_task_nms(&p, task) == P3DC_CENTERPOINT_NMS_NONE) {
+    count = min(n, per_task);
+    for (uint32_t k = threadIdx.x; k < count; k += blockDim.x) kept[k] = k;
+  } else {
+    count = p3dc_nms_walk_list(w.mask + (size_t)task * p.max_num * words, words,
+                               n, per_task, kept);
   }
+  if (threadIdx.x == 0) w.kept_count[task] = count;
+}
+
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const P3dcCenterPointParams p, Workspace w, uint32_t capacity,
+                  P3dcCenterPointOutput out) {
+  __shared__ uint32_t kept_count[P3DC_CENTERPOINT_MAX_TASKS];
+  for (uint32_t t = threadIdx.x; t < p.n_tasks; t += blockDim.x)
+    kept_count[t] = w.kept_count[t];
   __syncthreads();
 
   // the tasks' kept boxes one after another
@@ -244,6 +251,7 @@ extern "C" void p3dc_centerpoint_decoder_free(P3dcCenterPointDecoder *d) {
   cudaFree(d->w.velocity);
   cudaFree(d->w.mask);
   cudaFree(d->w.kept);
+  cudaFree(d->w.kept_count);
   cudaFree(d->w.nms_scale);
   delete d;
 }
@@ -290,6 +298,7 @@ extern "C" P3dcResult p3dc_centerpoint_decoder_new(
   error = alloc(&d->w.velocity, tasks * max_num * 2, error);
   error = alloc(&d->w.mask, tasks * max_num * d->words, error);
   error = alloc(&d->w.kept, tasks * max_num, error);
+  error = alloc(&d->w.kept_count, tasks, error);
   if (params->nms_scale != nullptr) {
     error = alloc(&d->w.nms_scale, labels, error);
     if (error == cudaSuccess)
@@ -349,7 +358,10 @@ extern "C" P3dcResult p3dc_centerpoint_decode_cuda(
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }
-  reduce_kernel<<<1, 32 * P3DC_CENTERPOINT_MAX_TASKS, 0, stream>>>(
-      p, d->w, d->words, d->per_task, d->capacity, *out);
+  walk_kernel<<<p.n_tasks, kNmsWalkThreads, 0, stream>>>(p, d->w, d->words,
+                                                         d->per_task);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  reduce_kernel<<<1, kReduceThreads, 0, stream>>>(p, d->w, d->capacity, *out);
   return cudaGetLastError();
 }

@@ -17,8 +17,25 @@ constexpr unsigned kTopkDigitBits = 8;
 constexpr unsigned kNmsMaskTile = 64;
 constexpr unsigned kNmsMaskRowThreads = 8;
 constexpr unsigned kNmsMaskThreads = kNmsMaskTile * kNmsMaskRowThreads;
-// kept rows whose later mask words a lane loads at once in the walk
+// kept rows whose later mask words a thread loads at once in the walk
 constexpr unsigned kNmsGatherBatch = 8;
+
+// Appends @value to @out at the slot @count (shared or global) gives when
+// @take: one atomic per warp, not per value (a thousand threads' atomics
+// on one shared counter run one at a time).  Every lane of the warp calls;
+// the order of the values is the atomics'.
+template <typename T, typename V>
+__device__ __forceinline__ void p3dc_append_warp(T *out, uint32_t *count,
+                                                 bool take, V value) {
+  const unsigned ballot = __ballot_sync(0xffffffffu, take);
+  if (ballot == 0) return;
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t leader = __ffs(ballot) - 1;
+  uint32_t base = 0;
+  if (lane == leader) base = atomicAdd(count, (uint32_t)__popc(ballot));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  if (take) out[base + __popc(ballot & ((1u << lane) - 1))] = (T)value;
+}
 
 // The @want (at most kTopkSortKeys) largest of the @n keys of @list, in
 // descending order, into @top; the keys are nonzero, unique and below
@@ -88,9 +105,11 @@ __device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
   if (threadIdx.x == 0) gathered_count = 0;
   __syncthreads();
   const unsigned long long lowest = cut;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const unsigned long long key = list[i];
-    if (key >= lowest) gathered[atomicAdd(&gathered_count, 1u)] = key;
+  // whole warps a step, for the warp's one atomic
+  for (uint32_t base = 0; base < n; base += blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    const unsigned long long key = i < n ? list[i] : 0;
+    p3dc_append_warp(gathered, &gathered_count, i < n && key >= lowest, key);
   }
   __syncthreads();
   const uint32_t count = gathered_count;
@@ -160,80 +179,99 @@ __device__ __forceinline__ void p3dc_nms_mask_tile(
          column_tile] = row_bits[threadIdx.x];
 }
 
-// One warp walks a list's @n boxes best first (the mask of
-// p3dc_nms_mask_tile, at most 64 x 64 words), keeping a box unless a kept
-// one suppressed it, up to @limit; the kept boxes' indices go to @kept in
-// order.  Returns their number, the same in every lane.  64 boxes (one
-// mask word) at a time: the chunk's own bits are fetched for all its rows
-// at once (while the previous chunk's kept rows are gathered) and walked
-// from registers, and only then are the kept rows' later words gathered,
-// several rows' loads in flight, so the walk seldom waits on a load.
+// One block of kNmsWalkThreads threads walks a list's @n boxes best first
+// (the mask of p3dc_nms_mask_tile, at most 64 x 64 words), keeping a box
+// unless a kept one suppressed it, up to @limit; the kept boxes' indices
+// go to @kept in order.  Returns their number, the same in every thread;
+// every thread calls.  64 boxes (one mask word) at a time: warp 0 walks the
+// chunk from its own words (fetched while the previous chunk was
+// gathered), then the whole block gathers the kept rows' later words at
+// once into the removed bits in shared memory, each thread a word of a
+// quarter of the rows, eight rows' loads in flight.  The walk's serial
+// path is the tile walk and one round trip to L2 a chunk; when one warp
+// also gathered, the kept rows' loads (a round trip per eight rows) were
+// most of the walk's time.
+constexpr unsigned kNmsWalkThreads = 256;
+
 __device__ __forceinline__ uint32_t
 p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
                    uint32_t limit, uint32_t *kept) {
-  const uint32_t lane = threadIdx.x % 32;
+  constexpr uint32_t kPhases = kNmsWalkThreads / 64;
+  static_assert(kNmsWalkThreads % 64 == 0, "whole words a phase");
+  __shared__ unsigned long long removed[64];
+  __shared__ unsigned long long chunk_kept;
+  __shared__ uint32_t kept_total;
+  const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // the words of a row that the walk reads: the columns of the n boxes
+  const uint32_t used = (n + 63) / 64;
+  for (uint32_t i = threadIdx.x; i < 64; i += blockDim.x) removed[i] = 0;
+  if (threadIdx.x == 0) kept_total = 0;
   uint32_t count = 0;
-  // lane l holds the removed bits of words l and l + 32
-  unsigned long long removed0 = 0, removed1 = 0;
-  // the chunk's own word of each of its rows: lane l holds rows base + l
-  // and base + 32 + l; the next chunk's are loaded while this chunk's kept
-  // rows are gathered
+  // warp 0, lane l: the chunk's own word of rows base + l and base + 32 + l
   unsigned long long diag_lo = 0, diag_hi = 0;
-  if (n > 0) {
+  if (warp == 0 && n > 0) {
     const uint32_t m = min(64u, n);
-    diag_lo = lane < m ? mask[(size_t)lane * words] : 0;
-    diag_hi = lane + 32 < m ? mask[(size_t)(32 + lane) * words] : 0;
+    if (lane < m) diag_lo = mask[(size_t)lane * words];
+    if (lane + 32 < m) diag_hi = mask[(size_t)(32 + lane) * words];
   }
-  for (uint32_t chunk = 0; chunk * 64 < n && count < limit; chunk++) {
-    const uint32_t base = chunk * 64, m = min(64u, n - base);
-    // what earlier chunks removed from this one
-    const unsigned long long removed =
-        __shfl_sync(0xffffffffu, chunk < 32 ? removed0 : removed1, chunk % 32);
-    const unsigned long long live =
-        (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed;
-    // the chunk's live boxes, best first, until the list's output is full
-    unsigned long long kept_bits =
-        p3dc_greedy_walk_tile(live, diag_lo, diag_hi, [&](uint32_t k) {
-          if (count >= limit) return false;
-          if (lane == 0) kept[count] = base + k;
-          count++;
-          return true;
-        });
-    const uint32_t next = base + 64;
-    unsigned long long next_lo = 0, next_hi = 0;
-    if (next < n) {
-      const uint32_t next_m = min(64u, n - next);
-      if (lane < next_m)
-        next_lo = mask[(size_t)(next + lane) * words + chunk + 1];
-      if (lane + 32 < next_m)
-        next_hi = mask[(size_t)(next + 32 + lane) * words + chunk + 1];
-    }
-    // the kept rows' later words, each lane its own, kNmsGatherBatch rows'
-    // loads in flight at once
-    const bool lo = lane > chunk && lane < words;
-    const bool hi = lane + 32 > chunk && lane + 32 < words;
-    while (kept_bits != 0) {
-      unsigned long long got_lo[kNmsGatherBatch], got_hi[kNmsGatherBatch];
-#pragma unroll
-      for (uint32_t u = 0; u < kNmsGatherBatch; u++) {
-        got_lo[u] = got_hi[u] = 0;
-        if (kept_bits == 0) continue;
-        const uint32_t k = __ffsll((long long)kept_bits) - 1;
-        kept_bits &= kept_bits - 1;
-        const unsigned long long *row = mask + (size_t)(base + k) * words;
-        if (lo) got_lo[u] = row[lane];
-        if (hi) got_hi[u] = row[lane + 32];
+  __syncthreads();
+  for (uint32_t chunk = 0; chunk < used; chunk++) {
+    const uint32_t base = chunk * 64;
+    if (warp == 0) {
+      const uint32_t m = min(64u, n - base);
+      const unsigned long long live =
+          (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed[chunk];
+      // the chunk's live boxes, best first, until the list's output is full
+      const unsigned long long kept_bits =
+          p3dc_greedy_walk_tile(live, diag_lo, diag_hi, [&](uint32_t k) {
+            if (count >= limit) return false;
+            if (lane == 0) kept[count] = base + k;
+            count++;
+            return true;
+          });
+      const uint32_t next = base + 64;
+      diag_lo = diag_hi = 0;
+      if (next < n) {
+        const uint32_t next_m = min(64u, n - next);
+        if (lane < next_m)
+          diag_lo = mask[(size_t)(next + lane) * words + chunk + 1];
+        if (lane + 32 < next_m)
+          diag_hi = mask[(size_t)(next + 32 + lane) * words + chunk + 1];
       }
-#pragma unroll
-      for (uint32_t u = 0; u < kNmsGatherBatch; u++) {
-        removed0 |= got_lo[u];
-        removed1 |= got_hi[u];
+      if (lane == 0) {
+        chunk_kept = kept_bits;
+        kept_total = count;
       }
     }
-    diag_lo = next_lo;
-    diag_hi = next_hi;
+    __syncthreads();
+    if (kept_total >= limit || chunk + 1 >= used) break;
+    // thread t: word chunk + 1 + t % 64 of the kept rows whose rank among
+    // the chunk's kept is t / 64 modulo kPhases
+    const uint32_t word = chunk + 1 + threadIdx.x % 64;
+    if (word < used) {
+      unsigned long long bits = chunk_kept, gathered = 0;
+      for (uint32_t skip = threadIdx.x / 64; skip > 0 && bits != 0; skip--)
+        bits &= bits - 1;
+      while (bits != 0) {
+        unsigned long long got[kNmsGatherBatch];
+#pragma unroll
+        for (uint32_t u = 0; u < kNmsGatherBatch; u++) {
+          got[u] = 0;
+          if (bits == 0) continue;
+          const uint32_t k = __ffsll((long long)bits) - 1;
+          got[u] = mask[(size_t)(base + k) * words + word];
+#pragma unroll
+          for (uint32_t skip = 0; skip < kPhases; skip++) bits &= bits - 1;
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < kNmsGatherBatch; u++) gathered |= got[u];
+      }
+      if (gathered != 0) atomicOr(&removed[word], gathered);
+    }
+    // the removed bits are complete for the next chunk's walk
+    __syncthreads();
   }
-  return count;
+  return kept_total;
 }
 
 #endif  // P3DC_DECODE_LISTS_CUH

@@ -5,8 +5,8 @@
  * class-agnostic and per-class NMS and in mmdetection3d's, and without a
  * NMS, from F32 NCHW maps and from F16 channels-last maps (the conv net's
  * buffers), many equal scores, every candidate above a threshold of 0,
- * frames in sequence through one workspace, guard bytes behind the
- * output. */
+ * long chains of suppressions, frames in sequence through one workspace,
+ * guard bytes behind the output. */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
@@ -86,12 +86,12 @@ gpu_case_free (GpuCase * c)
   g_free (c);
 }
 
+/* Copies the host head to the device, as the case's storage wants it. */
 static void
-gpu_case_fill (GpuCase * c, P3dTestRng * rng, gdouble hit_rate, gboolean ties)
+gpu_case_upload (GpuCase * c)
 {
   guint16 *staged = NULL;
 
-  p3d_test_head_fill (&c->head, rng, hit_rate, ties);
   if (c->half)
     staged = p3d_test_head_to_nhwc (&c->head, c->stride);
   fail_unless_equals_int (p3dc_cuda_memcpy_htod (c->device,
@@ -100,6 +100,13 @@ gpu_case_fill (GpuCase * c, P3dTestRng * rng, gdouble hit_rate, gboolean ties)
   /* the copy reads @staged before the synchronization below frees it */
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
   g_free (staged);
+}
+
+static void
+gpu_case_fill (GpuCase * c, P3dTestRng * rng, gdouble hit_rate, gboolean ties)
+{
+  p3d_test_head_fill (&c->head, rng, hit_rate, ties);
+  gpu_case_upload (c);
 }
 
 static void
@@ -253,6 +260,65 @@ GST_START_TEST (test_ties_and_limits)
 
 GST_END_TEST;
 
+/* Two rows of cars whose scores fall along x, so that each box overlaps
+ * its neighbours in score order: the test NMS keeps every fifth (cars
+ * across, 1.6 m wide at 0.32 m a cell) or thirteenth (cars along, 3.9 m)
+ * box of a row, long chains of suppressions inside each 64-box chunk of
+ * the walk, and across chunks; the rows' scores interleave in the sorted
+ * list.  Every other anchor scores below the threshold. */
+GST_START_TEST (test_suppression_chains)
+{
+  guint rules, half;
+
+  for (rules = 0; rules < 3; rules++) {
+    for (half = 0; half < 2; half++) {
+      P3dcAnchor3dParams p;
+      GpuCase *c;
+      gchar *what;
+      guint32 i, x, k, car, car_class;
+
+      if (rules < 2) {
+        p3d_test_anchor3d_openpcdet_params (&p);
+        p.per_class = rules == 1;
+        car = 0;                /* OpenPCDet's sets: Car first */
+        car_class = 0;
+      } else {
+        p3d_test_anchor3d_mmdet3d_params (&p);
+        p.pre_max = 1000;
+        p.post_max = 300;
+        car = 4;                /* Pedestrian, Cyclist, Car */
+        car_class = 2;
+      }
+      c = gpu_case_new (&p, rules == 2, 248, 216, half);
+      for (i = 0; i < c->head.height * c->head.width *
+          p3d_test_head_channels (&c->head); i++)
+        c->head.data[i] = 0.0f;
+      for (k = 0; k < c->head.anchors; k++)
+        for (i = 0; i < c->head.classes; i++)
+          for (x = 0; x < c->head.width * c->head.height; x++)
+            *p3d_test_head_cls (&c->head, k, i, x / c->head.width,
+                x % c->head.width) = -8.0f;
+      for (x = 0; x < c->head.width; x++) {
+        /* logits 2 - x / 64 (every one F16-exact, scores above 0.2) on
+         * the cars across at row 100, 1/128 lower on those along at 20 */
+        *p3d_test_head_cls (&c->head, car + 1, car_class, 100, x) =
+            2.0f - (gfloat) x / 64.0f;
+        *p3d_test_head_cls (&c->head, car, car_class, 20, x) =
+            2.0f - (gfloat) x / 64.0f - 1.0f / 128.0f;
+      }
+      gpu_case_upload (c);
+      what = g_strdup_printf ("suppression chains, rules %u, %s", rules,
+          half ? "F16 NHWC" : "F32 NCHW");
+      /* 216 / 5 + 216 / 13 boxes kept, about */
+      gpu_case_run_check (c, what, 50);
+      g_free (what);
+      gpu_case_free (c);
+    }
+  }
+}
+
+GST_END_TEST;
+
 /* One workspace, several frames: nothing of a frame leaks into the next
  * (an empty frame among them). */
 GST_START_TEST (test_frame_sequence)
@@ -328,6 +394,7 @@ anchor3d_decode_cuda_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_kitti_every_mode);
   tcase_add_test (tc, test_ties_and_limits);
+  tcase_add_test (tc, test_suppression_chains);
   tcase_add_test (tc, test_frame_sequence);
   tcase_add_test (tc, test_invalid_arguments);
   return s;

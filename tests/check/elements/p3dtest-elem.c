@@ -286,8 +286,10 @@ expect_message_valist (GstBus * bus, GstMessageType type, GQuark domain,
     gint code, va_list needles)
 {
   /* a message may come from a streaming thread after a state change: wait
-   * for it (at once when it is there) */
-  GstMessage *message = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+   * for it (at once when it is there); a minute, since under valgrind on a
+   * loaded machine an aggregator's thread once took more than ten seconds
+   * to post camencode's error */
+  GstMessage *message = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
       type);
   const gchar *kind = type == GST_MESSAGE_ERROR ? "error" : "warning";
   GError *error = NULL;

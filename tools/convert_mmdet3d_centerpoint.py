@@ -691,7 +691,7 @@ def load_checkpoint(path):
                               "converter is plain Python")
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # mmengine checkpoints pickle more than tensors
+    except Exception as e:  # mmengine's and OpenPCDet's pickle more
         print("note: %s is not loadable with weights_only=True (%s); "
               "loading it fully: only do this with a checkpoint you trust"
               % (path, str(e).splitlines()[0]), file=sys.stderr)
@@ -699,13 +699,15 @@ def load_checkpoint(path):
     return checkpoint
 
 
-def load_state_dict(checkpoint, path):
-    """The checkpoint's state_dict as {name: tensor}."""
+def load_state_dict(checkpoint, path, key="state_dict"):
+    """The checkpoint's @key (mmdetection3d and BEVDet: state_dict;
+    OpenPCDet: model_state), or the checkpoint itself when it has none, as
+    {name: tensor}."""
     import torch
-    state = checkpoint.get("state_dict", checkpoint) \
+    state = checkpoint.get(key, checkpoint) \
         if isinstance(checkpoint, dict) else None
     if not isinstance(state, dict):
-        raise ConversionError("%s holds no state_dict" % path)
+        raise ConversionError("%s holds no %s" % (path, key))
     return {name: value for name, value in state.items()
             if torch.is_tensor(value) and
             not name.endswith("num_batches_tracked")}

@@ -297,27 +297,11 @@ def build_config(config_path=None, settings=(), meta_text=None):
 
 def load_checkpoint(path):
     """(state_dict {name: tensor}, meta config text or None)."""
-    try:
-        import torch
-    except ImportError:
-        raise ConversionError("reading a .pth checkpoint needs PyTorch; the "
-                              "rest of the converter is plain Python")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # mmengine checkpoints pickle more than tensors
-        print("note: %s is not loadable with weights_only=True (%s); loading "
-              "it fully: only do this with a checkpoint you trust" %
-              (path, str(e).splitlines()[0]), file=sys.stderr)
-        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    if not isinstance(checkpoint, dict):
-        raise ConversionError("%s holds no state_dict" % path)
-    state = checkpoint.get("state_dict", checkpoint)
+    checkpoint = pp.load_checkpoint(path)
+    state = pp.load_state_dict(checkpoint, path)
     meta = checkpoint.get("meta", {})
     text = meta.get("cfg") if isinstance(meta, dict) else None
-    return ({name: value for name, value in state.items()
-             if torch.is_tensor(value) and
-             not name.endswith("num_batches_tracked")},
-            text if isinstance(text, str) else None)
+    return state, text if isinstance(text, str) else None
 
 
 def convert(state, output, config, keep_dtype=False):

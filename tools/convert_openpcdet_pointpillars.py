@@ -238,25 +238,7 @@ def build_config(cfg_path=None, settings=()):
 
 def load_state_dict(path):
     """The checkpoint's model_state as {name: tensor} (needs torch)."""
-    try:
-        import torch
-    except ImportError:
-        raise ConversionError("reading a .pth checkpoint needs PyTorch; the "
-                              "rest of the converter is plain Python")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # OpenPCDet saves optimizer state and versions
-        print("note: %s is not loadable with weights_only=True (%s); loading "
-              "it fully: only do this with a checkpoint you trust" %
-              (path, str(e).splitlines()[0]), file=sys.stderr)
-        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    state = checkpoint.get("model_state", checkpoint) \
-        if isinstance(checkpoint, dict) else None
-    if not isinstance(state, dict):
-        raise ConversionError("%s holds no model_state" % path)
-    return {name: value for name, value in state.items()
-            if torch.is_tensor(value) and
-            not name.endswith("num_batches_tracked")}
+    return pp.load_state_dict(pp.load_checkpoint(path), path, "model_state")
 
 
 def convert(checkpoint, output, config, keep_dtype=False):

@@ -24,6 +24,8 @@ import convert_mmdet3d_centerpoint as base
 
 METADATA_KEY = base.METADATA_KEY
 ConversionError = base.ConversionError
+load_checkpoint = base.load_checkpoint
+load_state_dict = base.load_state_dict
 FEATURE_CHANNELS = base.FEATURE_CHANNELS
 
 PLACEMENTS = ("span", "centers", "corners")

@@ -43,6 +43,12 @@ guint p3d_test_gpus_required (void);
  * asks for @n or more, so that a multi-GPU run can never pass by skipping. */
 gboolean p3d_test_require_gpus (guint n);
 
+/* How long a test waits for a message it expects (an error from a
+ * streaming thread, say): a minute, since under valgrind on a loaded
+ * machine an aggregator's thread once took more than ten seconds to post
+ * camencode's error.  A test that passes never waits that long. */
+#define P3D_TEST_MESSAGE_WAIT (60 * GST_SECOND)
+
 /* Guard bytes: a device output is allocated with P3D_TEST_GUARD_BYTES more
  * behind it, all of value P3D_TEST_GUARD_VALUE, read back with them, and a
  * call that writes one of them wrote past its output. */

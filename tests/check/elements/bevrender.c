@@ -1155,7 +1155,7 @@ GST_START_TEST (test_bad_geometry)
   GError *error = NULL;
 
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  message = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+  message = gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
       GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   gst_message_parse_error (message, &error, NULL);
@@ -1519,7 +1519,9 @@ GST_START_TEST (test_no_input)
 
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
       GST_STATE_CHANGE_FAILURE);
-  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  message =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   gst_message_parse_error (message, &error, NULL);
   fail_unless (g_error_matches (error, GST_CORE_ERROR, GST_CORE_ERROR_PAD));
@@ -1556,7 +1558,9 @@ GST_START_TEST (test_class_names)
   g_value_unset (&names);
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
       GST_STATE_CHANGE_FAILURE);
-  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  message =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   gst_message_parse_error (message, &error, NULL);
   fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,

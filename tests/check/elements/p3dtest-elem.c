@@ -8,6 +8,7 @@
 #include <gst/check/gstharness.h>
 
 #include "p3dtest-elem.h"
+#include "p3dtest.h"
 #include "p3dperception.h"
 
 GstBuffer *
@@ -286,11 +287,9 @@ expect_message_valist (GstBus * bus, GstMessageType type, GQuark domain,
     gint code, va_list needles)
 {
   /* a message may come from a streaming thread after a state change: wait
-   * for it (at once when it is there); a minute, since under valgrind on a
-   * loaded machine an aggregator's thread once took more than ten seconds
-   * to post camencode's error */
-  GstMessage *message = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      type);
+   * for it (at once when it is there) */
+  GstMessage *message = gst_bus_timed_pop_filtered (bus,
+      P3D_TEST_MESSAGE_WAIT, type);
   const gchar *kind = type == GST_MESSAGE_ERROR ? "error" : "warning";
   GError *error = NULL;
   const gchar *needle;

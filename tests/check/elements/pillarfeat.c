@@ -809,7 +809,9 @@ pipeline_first_error (const gchar * description, const gchar * source)
   fail_unless (pipeline != NULL);
   bus = gst_element_get_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  msg =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (msg != NULL, "no error from %s", description);
   fail_unless_equals_string (GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)), source);
   gst_message_parse_error (msg, &error, NULL);

@@ -598,7 +598,7 @@ expect_start_error (const gchar * description, const gchar * name)
   gchar *debug = NULL;
 
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  message = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+  message = gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
       GST_MESSAGE_ERROR);
   fail_unless (message != NULL, "'%s' gave no error", description);
   gst_message_parse_error (message, &error, &debug);
@@ -646,7 +646,7 @@ expect_not_negotiated (const gchar * properties, const gchar * caps)
 
   g_object_set (filter, "caps", filter_caps, NULL);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  message = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+  message = gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
       GST_MESSAGE_ERROR);
   fail_unless (message != NULL, "'%s' to %s gave no error", properties, caps);
   gst_message_parse_error (message, &error, &debug);

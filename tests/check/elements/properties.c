@@ -162,7 +162,9 @@ expect_refused_at_start (GstElement * pipeline, GstElement * element,
 
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PAUSED),
       GST_STATE_CHANGE_FAILURE);
-  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  message =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (message != NULL, "%s: %s=%s started without an error",
       GST_ELEMENT_NAME (element), property, text);
   fail_unless (GST_MESSAGE_SRC (message) == GST_OBJECT (element));
@@ -314,7 +316,7 @@ GST_START_TEST (test_issue_values)
     fail_unless (pipeline != NULL);
     fail_unless_equals_int (gst_element_set_state (pipeline,
             GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-    message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND,
+    message = gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
         GST_MESSAGE_ERROR);
     fail_unless (message != NULL, "%s ran", lines[i].launch);
     gst_message_parse_error (message, &error, NULL);
@@ -347,7 +349,9 @@ GST_START_TEST (test_vector_length)
   bus = gst_element_get_bus (pipeline);
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
       GST_STATE_CHANGE_FAILURE);
-  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  message =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   gst_message_parse_error (message, &error, NULL);
   fail_unless (strstr (error->message, "Invalid property voxel-size: needs 3 "
@@ -387,7 +391,9 @@ GST_START_TEST (test_set_while_playing)
   g_object_set (nms, "iou-threshold", 0.3f, NULL);
   fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
   gst_util_set_object_arg (G_OBJECT (nms), "iou-threshold", "5");
-  message = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  message =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (message != NULL);
   fail_unless (GST_MESSAGE_SRC (message) == GST_OBJECT (nms));
   gst_message_parse_error (message, &error, NULL);

@@ -403,7 +403,9 @@ GST_START_TEST (test_invalid_grid_is_an_error)
 
   fail_unless (pipeline != NULL);
   gst_element_set_state (pipeline, GST_STATE_PAUSED);
-  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  msg =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (msg != NULL);
   gst_message_parse_error (msg, &error, NULL);
   fail_unless (strstr (error->message, "range=<10,-39.68,-3,0,39.68,1>: "
@@ -498,7 +500,9 @@ GST_START_TEST (test_grid_messages)
     GError *error = NULL;
 
     gst_element_set_state (pipeline, GST_STATE_PAUSED);
-    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+    msg =
+        gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+        GST_MESSAGE_ERROR);
     fail_unless (msg != NULL, "%s started", launch);
     gst_message_parse_error (msg, &error, NULL);
     fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
@@ -535,7 +539,9 @@ GST_START_TEST (test_record_too_large_is_an_error)
 
   fail_unless (pipeline != NULL);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  msg =
+      gst_bus_timed_pop_filtered (bus, P3D_TEST_MESSAGE_WAIT,
+      GST_MESSAGE_ERROR);
   fail_unless (msg != NULL);
   gst_message_parse_error (msg, &error, NULL);
   fail_unless (g_error_matches (error, GST_LIBRARY_ERROR,

@@ -95,13 +95,14 @@ get_uint64 (GstHarness * h, const gchar * name)
   return value;
 }
 
-/* A bus on the harnesses' element, to read its warnings and errors. */
+/* The bus of the harnesses' element (set before it played), to read its
+ * warnings and errors. */
 static GstBus *
 attach_bus (GstHarness * h)
 {
-  GstBus *bus = gst_bus_new ();
+  GstBus *bus = gst_element_get_bus (h->element);
 
-  gst_element_set_bus (h->element, bus);
+  fail_unless (bus != NULL);
   return bus;
 }
 

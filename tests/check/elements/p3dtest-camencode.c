@@ -129,9 +129,16 @@ camencode_test_harnesses (const gchar * path, const gchar * properties,
       properties ? properties : "");
   GstElement *element = gst_parse_launch (description, NULL);
   GstHarness **h = g_new0 (GstHarness *, n);
+  GstBus *bus;
   guint k;
 
   fail_unless (element != NULL, "%s", description);
+  /* a bus before any harness: a harness plays the element, a camera's
+   * caps go out when its harness gets them, and the element's thread may
+   * take them (and post an error for them) before the test's first push */
+  bus = gst_bus_new ();
+  gst_element_set_bus (element, bus);
+  gst_object_unref (bus);
   /* every camera's pad first: a harness starts the element, which checks
    * its pads against the model then */
   for (k = 0; k < n; k++) {
@@ -159,8 +166,15 @@ camencode_test_harnesses (const gchar * path, const gchar * properties,
 void
 camencode_test_harnesses_free (GstHarness ** h, guint n)
 {
+  GstBus *bus = gst_element_get_bus (h[0]->element);
   guint k;
 
+  /* the messages left on the bus hold the element */
+  if (bus != NULL) {
+    gst_element_set_bus (h[0]->element, NULL);
+    gst_bus_set_flushing (bus, TRUE);
+    gst_object_unref (bus);
+  }
   for (k = n; k > 0; k--)
     gst_harness_teardown (h[k - 1]);
   g_free (h);

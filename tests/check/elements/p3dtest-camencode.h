@@ -46,7 +46,9 @@ GstBuffer *camencode_test_frame (const gchar * caps, guint64 seed,
 /* camencode with @properties (backend, missing-camera, ...) and the model
  * of @path: one harness on each sink pad sink_0 ... sink_<n-1>, the first
  * also on the src pad, whose caps it asks for (@sink_caps: NULL for any);
- * @caps[k] the caps of camera k. Playing. */
+ * @caps[k] the caps of camera k. Playing, with a bus of its own set
+ * before the first harness (gst_element_get_bus()), so that no message
+ * is lost. */
 GstHarness **camencode_test_harnesses (const gchar * path,
     const gchar * properties, guint n, const gchar * const *caps,
     const gchar * sink_caps);

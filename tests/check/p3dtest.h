@@ -44,9 +44,9 @@ guint p3d_test_gpus_required (void);
 gboolean p3d_test_require_gpus (guint n);
 
 /* How long a test waits for a message it expects (an error from a
- * streaming thread, say): a minute, since under valgrind on a loaded
- * machine an aggregator's thread once took more than ten seconds to post
- * camencode's error.  A test that passes never waits that long. */
+ * streaming thread, say): a minute, so that valgrind or a loaded machine
+ * cannot fail a test that would pass; a test that passes never waits that
+ * long. */
 #define P3D_TEST_MESSAGE_WAIT (60 * GST_SECOND)
 
 /* Guard bytes: a device output is allocated with P3D_TEST_GUARD_BYTES more

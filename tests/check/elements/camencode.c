@@ -95,8 +95,8 @@ get_uint64 (GstHarness * h, const gchar * name)
   return value;
 }
 
-/* The bus of the harnesses' element (set before it played), to read its
- * warnings and errors. */
+/* The bus of the harnesses' element (set before the first harness), to
+ * read its warnings and errors. */
 static GstBus *
 attach_bus (GstHarness * h)
 {

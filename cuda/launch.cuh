@@ -11,6 +11,17 @@
 // gives.  Without the launch attribute, or on devices before sm_90, both
 // device calls do nothing and the launches are plain stream launches.
 //
+// And a second rule: what the kernels before it write, such a kernel reads
+// through plain pointers (no const __restrict__ on them, nor on the
+// pointers it writes, which would let the compiler prove the others
+// read-only), and the first values it needs with p3dc_load_after_wait().
+// The read-only path a const __restrict__ pointer allows is for data no
+// kernel writes while this one runs, which is not so before the wait
+// returns, and ptxas moves its loads above the wait: nms.cu's mask kernel
+// read the box count before it, and so worked on the previous call's count
+// (sm_90 SASS: LDG.E.CONSTANT before ACQBULK).  tests/pdl-loads-check.sh
+// looks for such loads in the built library.
+//
 // Why a chain of such kernels cannot deadlock: a dependent grid is
 // scheduled only once every block of the kernel before it has called
 // p3dc_allow_next_kernel() or exited (driver_types.h, the programmatic
@@ -21,6 +32,7 @@
 #define P3DC_LAUNCH_CUH
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 // Blocks until the kernel before this one on the stream has completed and
 // its memory operations are visible.
@@ -28,6 +40,19 @@ __device__ __forceinline__ void p3dc_wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();
 #endif
+}
+
+// A word the kernels before this one wrote, read after
+// p3dc_wait_for_previous_kernel(): a strong load (ld.relaxed.gpu), which
+// stays after the wait.  A weak one may not: ptxas turned __ldcg () of the
+// mask kernel's box count into a read-only load above the wait.
+__device__ __forceinline__ uint32_t p3dc_load_after_wait(const uint32_t *p) {
+  uint32_t value;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
+               : "=r"(value)
+               : "l"(p)
+               : "memory");
+  return value;
 }
 
 // Lets the next kernel's blocks be scheduled once every block of this one

@@ -5,9 +5,11 @@
 //  1. the boxes that take part, sorted by score, and their number m
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
 //     count; above, CUB's device sort over the whole capacity;
-//  2. the suppression mask, one bit per pair (nms_mask.cuh), also
-//     transposed up to 1024 boxes, as pair lists above; the kernel also
-//     zeroes the output;
+//  2. the suppression mask, one bit per pair, also transposed up to 1024
+//     boxes, as pair lists above; the kernels also zero the output.  Every
+//     pair is tested (nms_mask.cuh), except in bev-aligned and circle calls
+//     of more than 1024 boxes in workspaces of more than 4096: there the
+//     pairs are found through a grid of the boxes' centres (nms_grid.cuh);
 //  3. the greedy keep-reduction and the kept records, in one block
 //     (nms_reduce.cuh): up to 1024 boxes by sweeps over the transposed
 //     mask, above by rounds over the pair lists, and, where these do not
@@ -23,6 +25,7 @@
 #include "launch.cuh"
 #include "nms.h"
 #include "nms_common.cuh"
+#include "nms_grid.cuh"
 #include "nms_item.h"
 #include "nms_mask.cuh"
 #include "nms_reduce.cuh"
@@ -52,6 +55,15 @@ struct _P3dNms {
   size_t list_shared_bytes;
   void *sort_storage;
   size_t sort_storage_bytes;
+  // nms_grid.cuh, for capacities above kRankCapacity (NULL otherwise): the
+  // bounds, each box's cell and slot, the cells' counts and first slots,
+  // the boxes in cell order and their box numbers
+  p3dc_nms::GridBounds *grid_bounds;
+  uint2 *grid_place;
+  uint32_t *cell_counts;
+  uint32_t *cell_starts;
+  P3dcNmsItem *binned;
+  uint32_t *binned_index;
 };
 
 namespace p3dc_nms {
@@ -61,6 +73,13 @@ constexpr unsigned kThreads = 256;
 static unsigned grid_for(uint32_t count) {
   uint32_t blocks = (count + kThreads - 1) / kThreads;
   return blocks < 4096 ? blocks : 4096;
+}
+
+// Blocks of the grid kernels that give a warp to every box (or row of the
+// mask) of a full workspace.
+static unsigned warp_grid_for(uint32_t count) {
+  uint32_t blocks = (count + kGridWarps - 1) / kGridWarps;
+  return blocks < 8192 ? blocks : 8192;
 }
 
 // Blocks of @kernel (kMaskThreads threads) that fit on the device at once,
@@ -77,6 +96,14 @@ static cudaError_t mask_grid(Kernel kernel, int multiprocessors, size_t tiles,
   *blocks = (unsigned)(tiles < most ? tiles : most);
   if (*blocks == 0) *blocks = 1;
   return cudaSuccess;
+}
+
+// The grid's bounds where this call's mode finds its pairs through the grid
+// (nms_grid.cuh), in a workspace that has one; NULL otherwise.
+static GridBounds *grid_of(P3dcNms *nms, P3dcNmsMode mode) {
+  return mode == P3DC_NMS_BEV_ALIGNED || mode == P3DC_NMS_CIRCLE
+             ? nms->grid_bounds
+             : nullptr;
 }
 
 }  // namespace p3dc_nms
@@ -97,6 +124,12 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   cudaFree(nms->pair_columns);
   cudaFree(nms->pair_rows);
   cudaFree(nms->sort_storage);
+  cudaFree(nms->grid_bounds);
+  cudaFree(nms->grid_place);
+  cudaFree(nms->cell_counts);
+  cudaFree(nms->cell_starts);
+  cudaFree(nms->binned);
+  cudaFree(nms->binned_index);
   free(nms);
 }
 
@@ -183,6 +216,19 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
           self->index_in, self->index_out, (int)capacity);
     if (err == cudaSuccess)
       err = cudaMalloc(&self->sort_storage, self->sort_storage_bytes);
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->grid_bounds, sizeof(GridBounds));
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->grid_place, (size_t)capacity * sizeof(uint2));
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->cell_counts, kGridCells * sizeof(uint32_t));
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->cell_starts, (kGridCells + 1) * sizeof(uint32_t));
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->binned, (size_t)capacity * sizeof(P3dcNmsItem));
+    if (err == cudaSuccess)
+      err =
+          cudaMalloc(&self->binned_index, (size_t)capacity * sizeof(uint32_t));
   }
   if (err != cudaSuccess) {
     p3dc_nms_free(self);
@@ -195,8 +241,10 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
 // what the previous call's last kernel reads.
 static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
-                              const void *boxes, const uint32_t *n_boxes_device,
-                              float offset, bool chained, cudaStream_t s) {
+                              const P3dcNmsPairTest &test, const void *boxes,
+                              const uint32_t *n_boxes_device, bool chained,
+                              cudaStream_t s) {
+  const float offset = test.offset;
   const uint32_t capacity = nms->capacity;
   uint32_t pre_limit = capacity;
   if (params->pre_max > 0 && params->pre_max < pre_limit)
@@ -212,9 +260,10 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
                        nms->pair_counts);
   }
 
-  cudaError_t err = p3dc_launch(key_kernel, grid_for(capacity), kThreads, 0, s,
-                                false, mode, boxes, n_boxes_device, capacity,
-                                threshold, nms->keys_in, nms->index_in);
+  cudaError_t err =
+      p3dc_launch(key_kernel, grid_for(capacity), kThreads, 0, s, false, mode,
+                  boxes, n_boxes_device, capacity, threshold, nms->keys_in,
+                  nms->index_in, grid_of(nms, mode), nms->cell_counts);
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
@@ -223,9 +272,57 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
   if (err != cudaSuccess) return err;
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   return p3dc_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
-                     mode, boxes, (const uint32_t *)nms->keys_out,
+                     test, boxes, (const uint32_t *)nms->keys_out,
                      (const uint32_t *)nms->index_out, capacity, pre_limit,
-                     offset, nms->items, nms->item_count, nms->pair_counts);
+                     nms->items, nms->item_count, nms->pair_counts,
+                     grid_of(nms, mode));
+}
+
+// Stage 2 through the grid (nms_grid.cuh), for the modes grid_of() names:
+// its kernels return at once where the call is not for the grid, and the
+// dense kernel then runs.
+template <P3dcNmsMode kMode>
+static cudaError_t grid_stage_for(P3dcNms *nms, const P3dcNmsPairTest &test,
+                                  const OutputFill &fill, bool chained,
+                                  cudaStream_t s) {
+  const uint32_t capacity = nms->capacity;
+  const uint32_t *count = nms->item_count;
+  const GridBounds *bounds = nms->grid_bounds;
+  PairLists lists;
+  lists.counts = nms->pair_counts;
+  lists.columns = nms->pair_columns;
+  lists.rows = nms->pair_rows;
+  cudaError_t err = p3dc_launch(
+      grid_cell_kernel<kMode>, warp_grid_for(capacity), kGridThreads, 0, s,
+      chained, (const P3dcNmsItem *)nms->items, count, test, bounds,
+      nms->grid_place, nms->cell_counts, nms->mask);
+  if (err == cudaSuccess)
+    err = p3dc_launch(grid_scan_kernel, 1, kScanThreads, 0, s, chained, count,
+                      bounds, (const uint32_t *)nms->cell_counts,
+                      nms->cell_starts);
+  if (err == cudaSuccess)
+    err = p3dc_launch(grid_bin_kernel, grid_for(capacity), kThreads, 0, s,
+                      chained, (const P3dcNmsItem *)nms->items, count, bounds,
+                      (const uint2 *)nms->grid_place,
+                      (const uint32_t *)nms->cell_starts, nms->binned,
+                      nms->binned_index);
+  if (err == cudaSuccess)
+    err = p3dc_launch(
+        grid_pair_kernel<kMode>, warp_grid_for(capacity), kGridThreads, 0, s,
+        chained, (const P3dcNmsItem *)nms->items, count, test, bounds,
+        (const uint2 *)nms->grid_place, (const uint32_t *)nms->cell_starts,
+        (const P3dcNmsItem *)nms->binned, (const uint32_t *)nms->binned_index,
+        nms->mask, lists, fill);
+  return err;
+}
+
+static cudaError_t grid_stage(P3dcNms *nms, P3dcNmsMode mode,
+                              const P3dcNmsPairTest &test,
+                              const OutputFill &fill, bool chained,
+                              cudaStream_t s) {
+  if (mode == P3DC_NMS_CIRCLE)
+    return grid_stage_for<P3DC_NMS_CIRCLE>(nms, test, fill, chained, s);
+  return grid_stage_for<P3DC_NMS_BEV_ALIGNED>(nms, test, fill, chained, s);
 }
 
 // Stage 2 (nms_mask.cuh), which also zeroes the output.
@@ -240,28 +337,29 @@ static cudaError_t mask_stage(P3dcNms *nms, P3dcNmsMode mode,
   lists.counts = nms->pair_counts;
   lists.columns = nms->pair_columns;
   lists.rows = nms->pair_rows;
+  const GridBounds *grid = grid_of(nms, mode);
   if (mode == P3DC_NMS_BEV_ROTATED && test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
     return p3dc_launch(
         mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
         nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items, count, test,
-        nms->mask, nms->column_mask, lists, fill);
+        nms->mask, nms->column_mask, lists, fill, grid);
   switch (mode) {
     case P3DC_NMS_IOU:
       return p3dc_launch(mask_kernel<P3DC_NMS_IOU>, blocks, kMaskThreads, 0, s,
                          chained, items, count, test, nms->mask,
-                         nms->column_mask, lists, fill);
+                         nms->column_mask, lists, fill, grid);
     case P3DC_NMS_BEV_ALIGNED:
       return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks,
                          kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, nms->column_mask, lists, fill);
+                         nms->mask, nms->column_mask, lists, fill, grid);
     case P3DC_NMS_CIRCLE:
       return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0,
                          s, chained, items, count, test, nms->mask,
-                         nms->column_mask, lists, fill);
+                         nms->column_mask, lists, fill, grid);
     default:
       return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks,
                          kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, nms->column_mask, lists, fill);
+                         nms->mask, nms->column_mask, lists, fill, grid);
   }
 }
 
@@ -290,7 +388,7 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   cudaStream_t s = (cudaStream_t)stream;
   cudaError_t err;
 
-  err = sort_stage(nms, params, boxes, n_boxes_device, test.offset, chained, s);
+  err = sort_stage(nms, params, test, boxes, n_boxes_device, chained, s);
   if (err != cudaSuccess) return err;
 
   OutputFill fill;
@@ -298,6 +396,10 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   fill.words = (size_t)out_capacity * record_words;
   fill.kept_index = kept_index;
   fill.capacity = out_capacity;
+  if (grid_of(nms, params->mode) != nullptr) {
+    err = grid_stage(nms, params->mode, test, fill, chained, s);
+    if (err != cudaSuccess) return err;
+  }
   err = mask_stage(nms, params->mode, test, fill, chained, s);
   if (err != cudaSuccess) return err;
 

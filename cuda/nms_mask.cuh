@@ -6,7 +6,9 @@
 // the device, so the mask is dense whatever the workspace's capacity.  The
 // kernel also writes the mask by column for the reduction (nms_common.cuh):
 // for calls of at most 1024 boxes whole, the column mask; above, the pair
-// lists: each row's and each column's set bits as a list.
+// lists: each row's and each column's set bits as a list.  Where the call
+// finds its pairs through the grid (@grid not NULL, and nms_grid.cuh's
+// grid_frame() TRUE), this kernel returns at once.
 //
 // One block of 256 threads per tile (grid-stride over the tiles): thread t
 // takes row t % 64 against the 16 columns of part t / 64, so that a small
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "nms_common.cuh"
+#include "nms_grid.cuh"
 #include "nms_item.h"
 
 namespace p3dc_nms {
@@ -59,16 +62,6 @@ __device__ __forceinline__ float4 filter_shape(const P3dcNmsItem &item) {
     return make_float4(item.shape.centre[0], item.shape.centre[1], 0.0f, 0.0f);
   return make_float4(item.shape.aligned.x1, item.shape.aligned.y1,
                      item.shape.aligned.x2, item.shape.aligned.y2);
-}
-
-// FALSE for a box whose every pair test fails: a rectangle without area has
-// IoU 0 with everything (box_overlap.h); every circle counts.
-template <P3dcNmsMode kMode>
-__device__ __forceinline__ bool may_take_part(const P3dcNmsItem &item) {
-  if (kMode == P3DC_NMS_BEV_ROTATED || kMode == P3DC_NMS_BEV_ALIGNED)
-    return item.shape.rect.area > 0.0f;
-  if (kMode == P3DC_NMS_CIRCLE) return true;
-  return item.shape.aligned.area > 0.0f;
 }
 
 // The first pass on one pair: for circle the pair test itself; otherwise
@@ -119,11 +112,10 @@ __device__ __forceinline__ bool first_pass(const P3dcNmsPairTest &test,
 
 template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
 __global__ void __launch_bounds__(kMaskThreads)
-    mask_kernel(const P3dcNmsItem *__restrict__ items,
-                const uint32_t *__restrict__ item_count, P3dcNmsPairTest test,
-                unsigned long long *__restrict__ mask,
-                unsigned long long *__restrict__ column_mask, PairLists lists,
-                OutputFill fill) {
+    mask_kernel(const P3dcNmsItem *items, const uint32_t *item_count,
+                P3dcNmsPairTest test, unsigned long long *mask,
+                unsigned long long *column_mask, PairLists lists,
+                OutputFill fill, const GridBounds *grid) {
   constexpr bool kSecondPass = kMode != P3DC_NMS_CIRCLE;
   __shared__ float4 column_shapes[kTile];
   __shared__ int32_t column_labels[kTile];
@@ -145,8 +137,11 @@ __global__ void __launch_bounds__(kMaskThreads)
   const uint32_t part = tid / kTile;
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
+  const uint32_t m = p3dc_load_after_wait(item_count);
+  // the grid's kernels have found the pairs (nms_grid.cuh)
+  GridFrame frame;
+  if (grid != nullptr && grid_frame(grid, m, &frame)) return;
   fill_output(fill);
-  const uint32_t m = *item_count;
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t tiles = words * (words + 1) / 2;
   // lets the compiler drop the other modes and rule from the inlined pair
@@ -176,7 +171,7 @@ __global__ void __launch_bounds__(kMaskThreads)
       }
       row_bits[tid] = 0;
       const unsigned usable =
-          __ballot_sync(kFullWarp, j < m && may_take_part<kMode>(column));
+          __ballot_sync(kFullWarp, j < m && may_take_part(column, kMode));
       if (lane == 0) usable_columns[warp] = usable;
     }
     // (1) the tile's columns, rows, usable_columns and zeroed row_bits are
@@ -184,7 +179,7 @@ __global__ void __launch_bounds__(kMaskThreads)
     __syncthreads();
 
     unsigned long long candidates = 0;
-    if (i < m && may_take_part<kMode>(row_item)) {
+    if (i < m && may_take_part(row_item, kMode)) {
       // only the pairs above the diagonal, only the columns that are boxes
       const uint32_t first = row_tile == col_tile ? row + 1 : 0;
       const unsigned long long allowed =

@@ -63,8 +63,8 @@ constexpr uint32_t kFarBatch = 4;
 // tile, a row or column past the boxes), so the band never holds a word
 // that was not written.
 __device__ __forceinline__ unsigned long long band_word(
-    const unsigned long long *__restrict__ mask, uint32_t m, uint32_t words,
-    uint32_t row, uint32_t col) {
+    const unsigned long long *mask, uint32_t m, uint32_t words, uint32_t row,
+    uint32_t col) {
   if (row >= m || col >= words || col < row / kTile) return 0;
   return mask[(size_t)row * words + col];
 }
@@ -128,10 +128,9 @@ __device__ __forceinline__ void publish_kept(
 // The sweeps; TRUE (in every thread) when they settled, with tile_bits[]
 // (each tile's kept boxes), tile_start[], *kept_total and *decided_tiles
 // written as the walk writes them, and visible.
-__device__ bool sweep_keep(const unsigned long long *__restrict__ column_mask,
-                           uint32_t m, unsigned long long *tile_bits,
-                           uint16_t *tile_start, uint32_t *kept_total,
-                           uint32_t *decided_tiles) {
+__device__ bool sweep_keep(const unsigned long long *column_mask, uint32_t m,
+                           unsigned long long *tile_bits, uint16_t *tile_start,
+                           uint32_t *kept_total, uint32_t *decided_tiles) {
   // the kept boxes of a sweep as 32-bit words, by sweep parity
   __shared__ uint32_t kept[2][kReduceThreads / 32];
   const uint32_t i = threadIdx.x;
@@ -256,12 +255,10 @@ __device__ __forceinline__ void visit_list(const uint16_t *list,
 
 // TRUE (in every thread) when the rounds settled, with the results written
 // as sweep_keep writes them; tile_bits[] holds the kept boxes throughout.
-__device__ bool list_keep(const uint2 *__restrict__ counts,
-                          const uint16_t *__restrict__ columns,
-                          const uint16_t *__restrict__ rows, uint32_t m,
-                          uint32_t *shared, unsigned long long *tile_bits,
-                          uint16_t *tile_start, uint32_t *kept_total,
-                          uint32_t *decided_tiles) {
+__device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
+                          const uint16_t *rows, uint32_t m, uint32_t *shared,
+                          unsigned long long *tile_bits, uint16_t *tile_start,
+                          uint32_t *kept_total, uint32_t *decided_tiles) {
   uint32_t *waiting = shared;
   uint32_t *doomed = waiting + waiting_words(m);
   uint32_t *removed = doomed + group_words(m);
@@ -373,17 +370,13 @@ __device__ bool list_keep(const uint2 *__restrict__ counts,
 // mask kernel has zeroed the output (nms_common.cuh: fill_output); this one
 // writes the kept records and kept_index over its first entries.
 __global__ void __launch_bounds__(kReduceThreads, 1)
-    reduce_kernel(const unsigned long long *__restrict__ mask,
-                  const unsigned long long *__restrict__ column_mask,
-                  const uint2 *__restrict__ pair_counts,
-                  const uint16_t *__restrict__ pair_columns,
-                  const uint16_t *__restrict__ pair_rows,
-                  const uint32_t *__restrict__ item_count,
-                  const uint32_t *__restrict__ order,
-                  const uint32_t *__restrict__ boxes, uint32_t record_words,
-                  uint32_t limit, uint32_t *__restrict__ out,
-                  uint32_t *__restrict__ out_count,
-                  int32_t *__restrict__ kept_index) {
+    reduce_kernel(const unsigned long long *mask,
+                  const unsigned long long *column_mask,
+                  const uint2 *pair_counts, const uint16_t *pair_columns,
+                  const uint16_t *pair_rows, const uint32_t *item_count,
+                  const uint32_t *order, const uint32_t *__restrict__ boxes,
+                  uint32_t record_words, uint32_t limit, uint32_t *out,
+                  uint32_t *out_count, int32_t *kept_index) {
   // tile_bits[t]: until tile t is decided, the bits of its boxes that kept
   // boxes remove; from then on, the bits of its kept boxes.  Nothing writes
   // a tile's word after it is decided but warp 0, which decides it.
@@ -409,7 +402,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t warp = tid >> 5;
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
-  const uint32_t m = *item_count;
+  const uint32_t m = p3dc_load_after_wait(item_count);
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t chunks = (words + kChunkTiles - 1) / kChunkTiles;
 

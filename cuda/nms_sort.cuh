@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "nms_common.cuh"
+#include "nms_grid.cuh"
 #include "nms_item.h"
 
 namespace p3dc_nms {
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(kRankThreads)
   const uint32_t warp = threadIdx.x >> 5;
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
-  uint32_t n = *n_boxes_device;
+  uint32_t n = p3dc_load_after_wait(n_boxes_device);
   if (n > capacity) n = capacity;
   const uint32_t first = blockIdx.x * kRankBoxes;
   // block 0 always runs: it writes the count, 0 included
@@ -127,35 +128,44 @@ __global__ void __launch_bounds__(kRankThreads)
   }
 }
 
+// Also resets the grid's bounds and zeroes its cell counts (nms_grid.cuh),
+// where the call goes through the grid (@bounds not NULL).
 __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                            const uint32_t *__restrict__ n_boxes_device,
                            uint32_t capacity, float score_threshold,
                            uint32_t *__restrict__ keys,
-                           uint32_t *__restrict__ indices) {
+                           uint32_t *__restrict__ indices,
+                           GridBounds *__restrict__ bounds,
+                           uint32_t *__restrict__ cell_counts) {
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
-  uint32_t n = *n_boxes_device;
+  uint32_t n = p3dc_load_after_wait(n_boxes_device);
   if (n > capacity) n = capacity;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
-       i += gridDim.x * blockDim.x) {
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = first; i < capacity; i += stride) {
     keys[i] = i < n ? p3dc_nms_record_key(mode, boxes, i, score_threshold)
                     : P3DC_NMS_KEY_DROPPED;
     indices[i] = i;
   }
+  if (bounds == nullptr) return;
+  if (first == 0) bounds_reset(bounds);
+  for (uint32_t c = first; c < kGridCells; c += stride) cell_counts[c] = 0;
 }
 
 // After the device sort, which wrote @indices (the order): @limit is
 // pre_max (or the capacity).  The one thread at the end of the kept prefix
-// writes its length.
-__global__ void item_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
-                            const uint32_t *__restrict__ keys,
-                            const uint32_t *__restrict__ indices,
-                            uint32_t capacity, uint32_t limit, float offset,
-                            P3dcNmsItem *__restrict__ items,
-                            uint32_t *__restrict__ item_count,
-                            uint2 *__restrict__ pair_counts) {
+// writes its length.  Where the call goes through the grid (@bounds not
+// NULL), the items' points are gathered into its bounds (nms_grid.cuh).
+__global__ void item_kernel(P3dcNmsPairTest test,
+                            const void *__restrict__ boxes,
+                            const uint32_t *keys, const uint32_t *indices,
+                            uint32_t capacity, uint32_t limit,
+                            P3dcNmsItem *items, uint32_t *item_count,
+                            uint2 *pair_counts, GridBounds *bounds) {
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
+  BoundsPart part;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += gridDim.x * blockDim.x) {
     if (pair_counts != nullptr) pair_counts[i] = make_uint2(0, 0);
@@ -164,12 +174,15 @@ __global__ void item_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                       keys[i + 1] != P3DC_NMS_KEY_DROPPED;
     if (here) {
       P3dcNmsItem item;
-      p3dc_nms_item_set(&item, mode, boxes, indices[i], offset);
+      p3dc_nms_item_set(&item, test.mode, boxes, indices[i], test.offset);
       items[i] = item;
+      if (bounds != nullptr) part.add(grid_point(item, test));
     }
     if (here && !next) *item_count = i + 1;
     if (i == 0 && !here) *item_count = 0;
   }
+  // every lane of the warp leaves the loop (it has no early exit)
+  if (bounds != nullptr) bounds_publish(part, bounds);
 }
 
 }  // namespace p3dc_nms

@@ -2,7 +2,8 @@
  * in the same order, the same output bytes (zeros and -1 after the kept
  * ones), on the special cases of nms.c, on random layouts of every mode up
  * to 10,000 boxes and at the largest capacity, on extreme layouts (every
- * box the same, every box apart, a dense cluster), with a count on the device
+ * box the same, every box apart, a dense cluster) and on layouts that strain
+ * the grid of the larger calls, with a count on the device
  * below the capacity and above it (clamped), and with one workspace reused
  * across modes and parameters. */
 #include <math.h>
@@ -132,8 +133,9 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
             out_capacity * sizeof (gint32), stream), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
 
-  fail_unless (got_count == want_count, "%s: CUDA keeps %u boxes, "
-      "the reference %u", what, got_count, want_count);
+  fail_unless (got_count == want_count, "%s, workspace of %u: CUDA keeps "
+      "%u boxes, the reference %u", what, p3dc_nms_get_capacity (nms),
+      got_count, want_count);
   for (i = 0; with_index && i < out_capacity; i++)
     fail_unless (got_index[i] == want_index[i], "%s: kept index %u: "
         "CUDA %d, reference %d", what, i, got_index[i], want_index[i]);
@@ -580,10 +582,12 @@ GST_END_TEST;
  * and without post_max: every box the same (the first suppresses all, or
  * per class the first of each label), every box apart (all kept: 64 kept
  * boxes a tile, the most removals to apply), and a dense cluster where most
- * pairs overlap.  FULL_CAPACITY boxes (the sweeps), and 1500 (the rounds
+ * pairs overlap.  FULL_CAPACITY boxes (the sweeps), 1500 (the rounds
  * over the pair lists, whose boxes here have more pairs than the rounds
- * take: the walk). */
-static const guint extreme_sizes[] = { FULL_CAPACITY, 1500 };
+ * take: the walk), and 5000 (the same; bev-aligned and circle find their
+ * pairs through the grid, nms_grid.cuh: every centre at one point, one
+ * cell; the walk reads the mask the grid set). */
+static const guint extreme_sizes[] = { FULL_CAPACITY, 1500, 5000 };
 
 GST_START_TEST (test_extremes)
 {
@@ -693,6 +697,134 @@ GST_START_TEST (test_list_slots)
 
 GST_END_TEST;
 
+/* One layout of test_grid: box i of @n as a centre, a size and a label. */
+typedef struct
+{
+  gfloat x, y, dx, dy, yaw;
+  gint32 label;
+} GridBox;
+
+static void
+grid_layout (P3dTestRng * rng, guint layout, guint i, guint n, GridBox * b)
+{
+  b->yaw = p3d_test_rng_uniform (rng, -3.2f, 3.2f);
+  b->label = (gint32) (i % 3);
+  b->x = p3d_test_rng_uniform (rng, -60, 60);
+  b->y = p3d_test_rng_uniform (rng, -60, 60);
+  b->dx = p3d_test_rng_uniform (rng, 0.5f, 5);
+  b->dy = p3d_test_rng_uniform (rng, 0.5f, 2.5f);
+  switch (layout) {
+    case 0:
+      /* cars with a few boxes a hundred times larger, one over
+       * everything, and boxes without area (which take no part) */
+      if (i % 500 == 7) {
+        b->dx = p3d_test_rng_uniform (rng, 20, 200);
+        b->dy = p3d_test_rng_uniform (rng, 20, 200);
+      } else if (i % 97 == 3) {
+        b->dx = 0;
+      } else if (i == n / 2) {
+        b->x = b->y = 0;
+        b->dx = b->dy = 300;
+      }
+      break;
+    case 1:
+      /* a few far outliers: the cells are much larger than the boxes */
+      if (i % 1000 == 1) {
+        b->x = p3d_test_rng_uniform (rng, -1e5f, 1e5f);
+        b->y = p3d_test_rng_uniform (rng, -1e5f, 1e5f);
+      }
+      break;
+    case 2:
+      /* a lattice through the origin whose neighbours touch, overlap by
+       * little or stand apart by little, whatever the cells' edges: the
+       * pairs at the edge of every box's reach */
+      b->x = (gfloat) ((gint) (i % 80) - 40) * (2.0f + 1e-3f *
+          (gfloat) ((gint) (i % 3) - 1));
+      b->y = (gfloat) ((gint) (i / 80) - 40) * 2.0f;
+      b->dx = 2.0f;
+      b->dy = 1.0f + 1e-3f * (gfloat) (i % 5);
+      b->yaw = (i % 7 == 0) ? 1.5707964f : 0;
+      break;
+    default:
+      /* one box beyond the sizes whose pair test runs scaled
+       * (box_overlap.h): the dense kernel, in a workspace with a grid */
+      if (i == 11) {
+        b->x = 0x1p41f;
+        b->dx = b->dy = 0x1p42f;
+      }
+      break;
+  }
+}
+
+/* Bev-aligned and circle calls of more than 1024 boxes in a workspace
+ * above 4096 find their pairs through a grid of the centres (nms_grid.cuh)
+ * instead of by testing every pair: it must find every pair the test
+ * accepts.  Layouts that strain it: boxes of very different reaches, far
+ * outliers, pairs at the edge of the reaches, and a box the grid leaves to
+ * the dense kernel; per class or not; and the same layouts for the other
+ * modes, whose calls test every pair (mmcv's rule, the pixel offset). */
+GST_START_TEST (test_grid)
+{
+  const guint n = 6400;
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  guint layout, m, i, per_class;
+
+  p3d_test_rng_init (&rng, 27);
+  fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+  for (layout = 0; layout < 4; layout++) {
+    for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+      gsize record_size = p3dc_nms_record_size (m);
+      guint8 *boxes = g_malloc (n * record_size);
+
+      for (i = 0; i < n; i++) {
+        GridBox g;
+        gfloat score = p3d_test_rng_uniform (&rng, 0, 1);
+
+        grid_layout (&rng, layout, i, n, &g);
+        if (m == P3DC_NMS_IOU) {
+          /* pixels: ten to the metre */
+          P3dcBox2d b = { 10 * (g.x - 0.5f * g.dx), 10 * (g.y - 0.5f * g.dy),
+            10 * (g.x + 0.5f * g.dx), 10 * (g.y + 0.5f * g.dy), score, g.label
+          };
+          memcpy (boxes + i * record_size, &b, record_size);
+        } else {
+          P3dcBox3d b = { g.x, g.y, 0, g.dx, g.dy, 1.5f, g.yaw, score,
+            g.label
+          };
+          memcpy (boxes + i * record_size, &b, record_size);
+        }
+      }
+      for (per_class = 0; per_class < 2; per_class++) {
+        P3dcNmsParams p;
+        gchar *what = g_strdup_printf ("grid, layout %u, mode %u, per class "
+            "%u", layout, m, per_class);
+
+        /* circle: 2 m, the lattice's spacing; on the lattice any overlap
+         * at all suppresses, elsewhere a low threshold */
+        nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 2.0f :
+            layout == 2 ? 0.0f : 0.01f);
+        p.per_class = per_class;
+        compare (what, nms, &p, boxes, n, n, n, TRUE);
+        if (m == P3DC_NMS_BEV_ROTATED) {
+          p.iou_rule = P3DC_NMS_IOU_RULE_MMCV;
+          compare (what, nms, &p, boxes, n, n, n, TRUE);
+        }
+        if (m == P3DC_NMS_IOU) {
+          /* the legacy offset of a pixel widens every box */
+          p.offset = 1.0f;
+          compare (what, nms, &p, boxes, n, n, n, TRUE);
+        }
+        g_free (what);
+      }
+      g_free (boxes);
+    }
+  }
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
 /* The largest workspace (1024 mask words a row: every thread of the
  * reduction's scan has a tile), with a small and a full count. */
 GST_START_TEST (test_max_capacity)
@@ -740,6 +872,7 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_suppression_chains);
   tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);
+  tcase_add_test (tc, test_grid);
   tcase_add_test (tc, test_max_capacity);
   return s;
 }

@@ -47,6 +47,7 @@
 #include "box_overlap.h"
 #include "gstboxoverlay.h"
 #include "p3dcamerafile.h"
+#include "p3dcapsquery.h"
 #include "p3dparamspec.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_box_overlay_debug);
@@ -436,26 +437,16 @@ p3d_box_overlay_sink_query (GstAggregator * agg, GstAggregatorPad * aggpad,
 
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_CAPS:{
-      GstCaps *filter, *ours = video_caps (self), *downstream, *result;
+      GstCaps *ours = video_caps (self), *downstream, *result;
 
       /* what we draw in and downstream takes: the output is the input */
-      gst_query_parse_caps (query, &filter);
       downstream = gst_pad_peer_query_caps (GST_AGGREGATOR_SRC_PAD (self),
           ours);
       result = gst_caps_intersect_full (downstream, ours,
           GST_CAPS_INTERSECT_FIRST);
       gst_caps_unref (downstream);
       gst_caps_unref (ours);
-      if (filter) {
-        GstCaps *both = gst_caps_intersect_full (filter, result,
-            GST_CAPS_INTERSECT_FIRST);
-
-        gst_caps_unref (result);
-        result = both;
-      }
-      gst_query_set_caps_result (query, result);
-      gst_caps_unref (result);
-      return TRUE;
+      return p3d_answer_caps_query (query, result);
     }
     case GST_QUERY_ACCEPT_CAPS:{
       GstCaps *caps;

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "gstboxparse.h"
+#include "p3dcapsquery.h"
 #include "p3dparse.h"
 #include "p3dparamspec.h"
 
@@ -468,7 +469,7 @@ p3d_box_parse_src_query (GstBaseParse * parse, GstQuery * query)
   P3dBoxParse *self = P3D_BOX_PARSE (parse);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
-    return p3d_parse_answer_caps_query (query, possible_caps (self));
+    return p3d_answer_caps_query (query, possible_caps (self));
   return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);
 }
 

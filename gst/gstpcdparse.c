@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "gstpcdparse.h"
+#include "p3dcapsquery.h"
 #include "p3dparse.h"
 #include "pcdparse-reader.h"
 #include "p3dparamspec.h"
@@ -447,7 +448,7 @@ p3d_pcd_parse_src_query (GstBaseParse * parse, GstQuery * query)
   P3dPcdParse *self = P3D_PCD_PARSE (parse);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
-    return p3d_parse_answer_caps_query (query, possible_caps (self));
+    return p3d_answer_caps_query (query, possible_caps (self));
   if (answer_context_query (self, query))
     return TRUE;
   return GST_BASE_PARSE_CLASS (parent_class)->src_query (parse, query);

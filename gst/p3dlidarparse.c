@@ -8,6 +8,7 @@
 
 #include "p3dlidarparse.h"
 #include "p3dparamspec.h"
+#include "p3dcapsquery.h"
 #include "p3dparse.h"
 
 GST_DEBUG_CATEGORY_STATIC (p3d_lidar_parse_debug);
@@ -527,7 +528,7 @@ p3d_lidar_parse_src_query (GstBaseParse * parse, GstQuery * query)
   P3dLidarParse *self = P3D_LIDAR_PARSE (parse);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
-    return p3d_parse_answer_caps_query (query, possible_caps (self));
+    return p3d_answer_caps_query (query, possible_caps (self));
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
       && answer_device_query (self, query))
     return TRUE;

@@ -64,24 +64,6 @@ p3d_parse_init (GstBaseParse * parse, P3dParseInputFunc input)
 }
 
 gboolean
-p3d_parse_answer_caps_query (GstQuery * query, GstCaps * caps)
-{
-  GstCaps *filter;
-
-  gst_query_parse_caps (query, &filter);
-  if (filter != NULL) {
-    GstCaps *filtered = gst_caps_intersect_full (filter, caps,
-        GST_CAPS_INTERSECT_FIRST);
-
-    gst_caps_unref (caps);
-    caps = filtered;
-  }
-  gst_query_set_caps_result (query, caps);
-  gst_caps_unref (caps);
-  return TRUE;
-}
-
-gboolean
 p3d_parse_negotiate_point_cloud (GstBaseParse * parse, GstCaps * ours,
     const gchar * format, gboolean framerate, const gchar * offers,
     GstCaps ** caps, P3dPointCloudInfo * info, gboolean * cuda,

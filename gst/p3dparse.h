@@ -41,10 +41,6 @@ typedef gboolean (*P3dParseInputFunc) (GstBaseParse * parse,
  * chained buffer by buffer, so that @input sees each. */
 void p3d_parse_init (GstBaseParse * parse, P3dParseInputFunc input);
 
-/* Answers the caps query @query with @caps (taken), filtered by the
- * query's filter in the filter's order. Returns TRUE. */
-gboolean p3d_parse_answer_caps_query (GstQuery * query, GstCaps * caps);
-
 /* Chooses the point-cloud caps to output from @ours (taken) with
  * downstream: downstream's first choice, @format preferred where it leaves
  * the format open, the lowest framerate where @framerate and it leaves

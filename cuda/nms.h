@@ -135,8 +135,9 @@ P3dcResult p3dc_nms_cpu (const P3dcNmsParams * params, const void *boxes,
 /* Device workspace for up to @capacity input boxes (1 to
  * P3DC_NMS_MAX_CAPACITY), allocated on the current device: the suppression
  * mask (capacity * ceil (capacity / 64) * 8 bytes: 50 MB for 20000 boxes),
- * above 1024 boxes its pairs as lists (about 1 KB a box), sort buffers and
- * scratch.  P3DC_ERROR_TOO_LARGE above the maximum. */
+ * above 1024 boxes its pairs as lists (about 1 KB a box), sort buffers,
+ * above 4096 the grid of the centres (about 50 bytes a box and 128 KB)
+ * and scratch.  P3DC_ERROR_TOO_LARGE above the maximum. */
 typedef struct _P3dNms P3dcNms;
 P3dcResult p3dc_nms_new (uint32_t capacity, P3dcNms ** nms);
 void p3dc_nms_free (P3dcNms * nms);

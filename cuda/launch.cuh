@@ -43,10 +43,10 @@ __device__ __forceinline__ void p3dc_wait_for_previous_kernel() {
 }
 
 // A word the kernels before this one wrote, read after
-// p3dc_wait_for_previous_kernel(): a strong load (ld.relaxed.gpu) in an
-// asm statement the compiler keeps in order with the wait's, which stays
-// after the wait in the SASS (tests/pdl-loads-check.sh).  Whether a weak
-// load (__ldcg ()) always does was not established.
+// p3dc_wait_for_previous_kernel(): a strong load (ld.relaxed.gpu), in an
+// asm statement kept in order with the wait's (libs/nms_cuda, whose calls
+// change their counts from one to the next, passes with it).  Whether a
+// weak load (__ldcg ()) always stays after the wait was not established.
 __device__ __forceinline__ uint32_t p3dc_load_after_wait(const uint32_t *p) {
   uint32_t value;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"

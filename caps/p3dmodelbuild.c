@@ -15,8 +15,23 @@
  *    reads becomes that convolution's residual (a ResNet block's
  *    shortcut), and a ReLU whose input nothing else reads becomes the
  *    ReLU of the layer that makes it;
+ *  - convolutions that read one tensor with one window and one ReLU rule
+ *    (a detection head's first layers: CenterHead's ConvModules on the
+ *    shared conv's output, 36 on nuScenes; an anchor head's class, box and
+ *    direction convolutions) run as one convolution whose output holds
+ *    theirs side by side, where nothing reads their outputs but the
+ *    graph's outputs, or where each is read by one convolution and nothing
+ *    else; those convolutions (the heads' final layers), each reading its
+ *    slice with one window, then run as one grouped convolution, a group
+ *    each, every group's outputs padded with zero weights to the most any
+ *    has, rounded up to P3DC_CONVNET_CHANNEL_GRANULE (so that the CUDA
+ *    path runs cuDNN's groups, not a dense filter);
  * so the compute library runs fewer layers and no copies, with the same
- * results: the reference rounds a fused sum as it rounds the two layers.
+ * results: the reference rounds a fused sum as it rounds the two layers,
+ * and computes each channel of a merged convolution as the convolution it
+ * came from does, from the same weights in the same order.  (On cuDNN a
+ * head's many small convolutions cost a launch's latency each, about 10
+ * us on the H200, more than their arithmetic.)
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -121,7 +136,9 @@ typedef struct
   guint offset;
   gint buffer;                  /* with a buffer of its own: its index, -1
                                  * until a layer first writes it */
-  gboolean in_concat;           /* written into a concatenation */
+  gboolean placed;              /* written into channels of @base: a
+                                 * concatenation's, or a merged
+                                 * convolution's output */
 } Tensor;
 
 /* What each graph layer becomes. */
@@ -134,7 +151,24 @@ typedef struct
                                  * or that of an add or ReLU fused in) */
   gint residual;                /* a fused add's other input, or -1 */
   gboolean relu;
+  gint merge;                   /* the merge it runs in (Build.merges), or
+                                 * -1 */
 } Plan;
+
+/* Convolutions run as one layer, at the place of the first of them. */
+typedef struct
+{
+  gint tensor;                  /* what the layer writes (a tensor of the
+                                 * build, not of the graph) */
+  guint first;                  /* the graph layer where it runs */
+  guint n;
+  guint *members;               /* graph layers, in the order of their
+                                 * outputs in @tensor */
+  guint groups;                 /* 1: the members read one tensor; n: member
+                                 * k reads slice k of one buffer */
+  guint group_out;              /* groups > 1: the channels of each group's
+                                 * output */
+} Merge;
 
 typedef struct
 {
@@ -145,6 +179,7 @@ typedef struct
   Plan *plans;
   GArray *buffers;              /* P3dcConvBufferDesc */
   GArray *layers;               /* P3dcConvLayer */
+  GArray *merges;               /* Merge */
 } Build;
 
 static Tensor *
@@ -363,6 +398,7 @@ infer_shape (Build * b, guint index, GError ** error)
   plan->out = add_tensor (b, layer->name, c, h, w, index);
   plan->writes = plan->out;
   plan->residual = -1;
+  plan->merge = -1;
   plan->relu = layer->relu;
   plan->emits = layer->op != P3D_MODEL_OP_CONCAT
       && !(layer->op == P3D_MODEL_OP_SLICE && !layer->relu);
@@ -471,15 +507,162 @@ place_concats (Build * b)
 
       for (j = 0; j < k; j++)
         twice |= strcmp (layer->inputs[j], layer->inputs[k]) == 0;
-      if (!twice && !tensor->in_concat && !tensor->conv_reader
+      if (!twice && !tensor->placed && !tensor->conv_reader
           && writer_of (b, t) >= 0) {
-        tensor->in_concat = TRUE;
+        tensor->placed = TRUE;
         tensor->base = b->plans[i].out;
         tensor->offset = offset;
       }
       offset += tensor->channels;
     }
   }
+}
+
+/* ---- merged convolutions ------------------------------------------ */
+
+static gboolean
+same_window (const P3dModelLayer * a, const P3dModelLayer * c)
+{
+  guint k;
+
+  for (k = 0; k < 2; k++)
+    if (a->kernel[k] != c->kernel[k] || a->stride[k] != c->stride[k]
+        || a->padding[k] != c->padding[k] || a->dilation[k] != c->dilation[k])
+      return FALSE;
+  return TRUE;
+}
+
+/* Layer @i is a convolution that may join a merge: ungrouped, without a
+ * residual, in no merge yet, its output in a buffer of its own. */
+static gboolean
+mergeable (Build * b, guint i)
+{
+  const P3dModelLayer *layer = layer_at (b, i);
+  const Plan *plan = &b->plans[i];
+
+  return layer->op == P3D_MODEL_OP_CONV && plan->emits && plan->merge < 0
+      && plan->residual < 0 && layer->groups <= 1
+      && !tensor_at (b, plan->writes)->placed;
+}
+
+/* How many times the graph's layers read tensor @t (fused ones too); the
+ * last reader in @reader. */
+static guint
+readers_of (Build * b, gint t, guint * reader)
+{
+  guint i, k, n = 0;
+
+  for (i = 0; i < b->graph->layers->len; i++) {
+    const P3dModelLayer *layer = layer_at (b, i);
+
+    for (k = 0; layer->inputs[k] != NULL; k++) {
+      if (GPOINTER_TO_INT (g_hash_table_lookup (b->by_name,
+                  layer->inputs[k])) - 1 == t) {
+        n++;
+        *reader = i;
+      }
+    }
+  }
+  return n;
+}
+
+/* A merge of the @n graph layers @members, writing a new tensor of
+ * @channels that holds their outputs at @group_out channels each (0: side
+ * by side). */
+static void
+add_merge (Build * b, const guint * members, guint n, guint channels,
+    guint groups, guint group_out)
+{
+  const Tensor *like = tensor_at (b, b->plans[members[0]].writes);
+  Tensor merged = { 0 };
+  Merge m;
+  guint k, offset = 0;
+
+  merged.name = layer_at (b, members[0])->name;
+  merged.channels = channels;
+  merged.height = like->height;
+  merged.width = like->width;
+  m.first = members[0];
+  for (k = 1; k < n; k++)
+    m.first = MIN (m.first, members[k]);
+  merged.producer = m.first;
+  merged.base = b->tensors->len;
+  merged.buffer = -1;
+  g_array_append_val (b->tensors, merged);
+  m.tensor = b->tensors->len - 1;
+  m.n = n;
+  m.members = g_memdup2 (members, n * sizeof (guint));
+  m.groups = groups;
+  m.group_out = group_out;
+  g_array_append_val (b->merges, m);
+  for (k = 0; k < n; k++) {
+    Tensor *out = tensor_at (b, b->plans[members[k]].writes);
+
+    out->placed = TRUE;
+    out->base = m.tensor;
+    out->offset = group_out > 0 ? k * group_out : offset;
+    offset += out->channels;
+    b->plans[members[k]].merge = b->merges->len - 1;
+  }
+}
+
+/* Finds the convolutions to merge (the header comment): each set of
+ * siblings, and when each sibling's output is read by one convolution,
+ * those readers as one grouped convolution. */
+static void
+merge_convs (Build * b)
+{
+  guint n_layers = b->graph->layers->len;
+  guint *siblings = g_new (guint, MAX (n_layers, 1));
+  guint *readers = g_new (guint, MAX (n_layers, 1));
+  guint i, j, k, n;
+
+  for (i = 0; i < n_layers; i++) {
+    const P3dModelLayer *first = layer_at (b, i);
+    guint n_read = 0, total = 0, channels, widest = 0;
+    gboolean cousins = TRUE;
+
+    if (!mergeable (b, i))
+      continue;
+    n = 0;
+    for (j = i; j < n_layers; j++)
+      if (mergeable (b, j) && b->plans[j].in[0] == b->plans[i].in[0]
+          && b->plans[j].relu == b->plans[i].relu
+          && same_window (layer_at (b, j), first))
+        siblings[n++] = j;
+    if (n < 2)
+      continue;
+    channels = tensor_at (b, b->plans[i].writes)->channels;
+    for (k = 0; k < n; k++) {
+      gint t = b->plans[siblings[k]].writes;
+      guint count = (readers[k] = i, readers_of (b, t, &readers[k]));
+      const P3dModelLayer *reader = layer_at (b, readers[k]);
+
+      total += tensor_at (b, t)->channels;
+      n_read += count > 0;
+      cousins = cousins && count == 1 && mergeable (b, readers[k])
+          && b->plans[readers[k]].in[0] == t
+          && b->plans[readers[k]].relu == b->plans[readers[0]].relu
+          && same_window (reader, layer_at (b, readers[0]))
+          && tensor_at (b, t)->channels == channels;
+      if (count == 1)
+        widest = MAX (widest, reader->out_channels);
+    }
+    /* read by the graph's outputs alone, or by a convolution each that
+     * reads whole granules (a group of cuDNN's) */
+    if (n_read == 0) {
+      add_merge (b, siblings, n, total, 1, 0);
+    } else if (n_read == n && cousins
+        && channels % P3DC_CONVNET_CHANNEL_GRANULE == 0) {
+      guint group_out = (widest + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
+          P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE;
+
+      add_merge (b, siblings, n, total, 1, 0);
+      add_merge (b, readers, n, n * group_out, n, group_out);
+    }
+  }
+  g_free (siblings);
+  g_free (readers);
 }
 
 /* Where tensor @t lives: the tensor holding its buffer, and its first
@@ -493,7 +676,7 @@ locate (Build * b, gint t, guint * offset)
     const Tensor *tensor = tensor_at (b, t);
     gint producer = tensor->producer;
 
-    if (tensor->in_concat) {
+    if (tensor->placed) {
       total += tensor->offset;
       t = tensor->base;
       continue;
@@ -605,6 +788,65 @@ read_weights (Build * b, guint index, P3dcConvLayer * layer, GError ** error)
   return TRUE;
 }
 
+/* The window of graph layer @l on @layer: square layers leave the x
+ * fields zero, as the compute library's defaults. */
+static void
+set_window (P3dcConvLayer * layer, const P3dModelLayer * l)
+{
+  layer->kernel = l->kernel[0];
+  layer->stride = l->stride[0];
+  layer->padding = l->padding[0];
+  if (l->kernel[1] != l->kernel[0] || l->stride[1] != l->stride[0]
+      || l->padding[1] != l->padding[0]) {
+    layer->kernel_x = l->kernel[1];
+    layer->stride_x = l->stride[1];
+    layer->padding_x = l->padding[1];
+  }
+  layer->dilation = l->dilation[0] > 1 ? l->dilation[0] : 0;
+  layer->dilation_x = l->dilation[1] != l->dilation[0] ? l->dilation[1] : 0;
+}
+
+/* The one convolution of merge @m: its members' weights and biases one
+ * after another along the outputs (a group's padding rows zero). */
+static gboolean
+emit_merge (Build * b, const Merge * m, GError ** error)
+{
+  const P3dModelLayer *l = layer_at (b, m->members[0]);
+  const Plan *plan = &b->plans[m->members[0]];
+  guint out = tensor_at (b, m->tensor)->channels;
+  gsize inner = (gsize) tensor_at (b, plan->in[0])->channels *
+      l->kernel[0] * l->kernel[1];
+  gfloat *weight = g_new0 (gfloat, MAX (out * inner, 1));
+  gfloat *bias = g_new0 (gfloat, out);
+  P3dcConvLayer *layer;
+  guint k, row = 0;
+
+  g_ptr_array_add (b->builder->arrays, weight);
+  g_ptr_array_add (b->builder->arrays, bias);
+  for (k = 0; k < m->n; k++) {
+    P3dcConvLayer member;
+    guint channels = layer_at (b, m->members[k])->out_channels;
+
+    if (!read_weights (b, m->members[k], &member, error))
+      return FALSE;
+    if (m->groups > 1)
+      row = k * m->group_out;
+    memcpy (weight + row * inner, member.weight,
+        channels * inner * sizeof (gfloat));
+    memcpy (bias + row, member.bias, channels * sizeof (gfloat));
+    row += channels;
+  }
+  /* read from the first member's input: the whole tensor the siblings
+   * read, or the first of the slices the groups read */
+  layer = append (b, P3DC_CONV_2D, plan->in[0], m->tensor, plan->relu);
+  layer->in_channels *= m->groups;
+  set_window (layer, l);
+  layer->groups = m->groups > 1 ? m->groups : 0;
+  layer->weight = weight;
+  layer->bias = bias;
+  return TRUE;
+}
+
 static gboolean
 emit (Build * b, guint index, GError ** error)
 {
@@ -622,7 +864,7 @@ emit (Build * b, guint index, GError ** error)
               l->inputs[k])) - 1;
       const Tensor *tensor = tensor_at (b, t);
 
-      if (!tensor->in_concat || tensor->base != plan->out
+      if (!tensor->placed || tensor->base != plan->out
           || tensor->offset != offset) {
         guint out_base = plan->out;
 
@@ -636,6 +878,11 @@ emit (Build * b, guint index, GError ** error)
   }
   if (!plan->emits)
     return TRUE;
+  if (plan->merge >= 0) {
+    const Merge *m = &g_array_index (b->merges, Merge, plan->merge);
+
+    return index == m->first ? emit_merge (b, m, error) : TRUE;
+  }
   switch (l->op) {
     case P3D_MODEL_OP_CONV:
     case P3D_MODEL_OP_DECONV:
@@ -671,21 +918,8 @@ emit (Build * b, guint index, GError ** error)
       break;
   }
   if (l->op == P3D_MODEL_OP_CONV || l->op == P3D_MODEL_OP_DECONV
-      || l->op == P3D_MODEL_OP_MAX_POOL) {
-    /* square layers leave the x fields zero, as the compute library's
-     * defaults */
-    layer->kernel = l->kernel[0];
-    layer->stride = l->stride[0];
-    layer->padding = l->padding[0];
-    if (l->kernel[1] != l->kernel[0] || l->stride[1] != l->stride[0]
-        || l->padding[1] != l->padding[0]) {
-      layer->kernel_x = l->kernel[1];
-      layer->stride_x = l->stride[1];
-      layer->padding_x = l->padding[1];
-    }
-    layer->dilation = l->dilation[0] > 1 ? l->dilation[0] : 0;
-    layer->dilation_x = l->dilation[1] != l->dilation[0] ? l->dilation[1] : 0;
-  }
+      || l->op == P3D_MODEL_OP_MAX_POOL)
+    set_window (layer, l);
   if (l->op == P3D_MODEL_OP_CONV) {
     layer->groups = l->groups > 1 ? l->groups : 0;
     if (plan->residual >= 0) {
@@ -719,6 +953,7 @@ p3d_model_network_build (P3dModelNetwork * network,
   b.plans = g_new0 (Plan, MAX (graph->layers->len, 1));
   b.buffers = g_array_new (FALSE, TRUE, sizeof (P3dcConvBufferDesc));
   b.layers = g_array_new (FALSE, TRUE, sizeof (P3dcConvLayer));
+  b.merges = g_array_new (FALSE, TRUE, sizeof (Merge));
 
   add_tensor (&b, graph->input, graph->channels, graph->height, graph->width,
       -1);
@@ -744,6 +979,7 @@ p3d_model_network_build (P3dModelNetwork * network,
   if (ok) {
     fuse (&b);
     place_concats (&b);
+    merge_convs (&b);
   }
   for (i = 0; i < graph->layers->len && ok; i++)
     ok = emit (&b, i, error);
@@ -779,6 +1015,9 @@ p3d_model_network_build (P3dModelNetwork * network,
         "library runs: %s", graph->name, message);
     ok = FALSE;
   }
+  for (i = 0; i < b.merges->len; i++)
+    g_free (g_array_index (b.merges, Merge, i).members);
+  g_array_free (b.merges, TRUE);
   g_array_free (b.tensors, TRUE);
   g_hash_table_unref (b.by_name);
   g_free (b.plans);

@@ -134,6 +134,46 @@ typedef struct
 P3dcResult p3dc_convnet_kernel (const P3dcConvKernel * kernel,
     P3dcCudaStream stream);
 
+/* A grouped convolution whose groups have at most 8 outputs (a merged
+ * detection head's final layers, caps/p3dmodelbuild.c), on the tensor cores
+ * (convnet_grouped.cu): F16 NHWC storage, F32 accumulation, bias and ReLU in
+ * float, no residual; for the layers p3dc_convnet_grouped_supported()
+ * accepts, on devices of compute capability 8.0 and later. */
+typedef struct
+{
+  P3dcConvTensor in;            /* channel 0 of the input slice, F16 NHWC
+                                 * (channel stride 1, 16-byte aligned) */
+  P3dcConvTensor out;           /* channel 0 of the output slice */
+  uint32_t batch, in_height, in_width, out_height, out_width;
+  uint32_t groups, group_in, group_out;
+  uint32_t kernel_y, kernel_x, pad_y, pad_x;
+  const uint32_t *weight;       /* device: p3dc_convnet_grouped_weights() */
+  const float *bias;            /* device, [groups * group_out] */
+  int relu;
+} P3dcConvGrouped;
+
+/* Nonzero when the kernel runs a convolution of @geometry with these
+ * channels: groups of a multiple of 32 inputs and at most 8 outputs,
+ * stride 1, no dilation. */
+int p3dc_convnet_grouped_supported (uint32_t in_channels,
+    uint32_t out_channels, const P3dcConvGeometry * geometry);
+
+/* The 32-bit words of the kernel's weights, and the weights
+ * [groups * group_out][group_in][taps] (PyTorch's layout, taps = ky * kx)
+ * converted to F16 and laid out as the mma instruction's B fragments. */
+size_t p3dc_convnet_grouped_weight_words (uint32_t groups, uint32_t group_in,
+    uint32_t taps);
+void p3dc_convnet_grouped_weights (const float *weight, uint32_t groups,
+    uint32_t group_in, uint32_t group_out, uint32_t taps, uint32_t * words);
+
+/* Readies the kernel on the current device (its shared memory beyond the
+ * default 48 KB): once, before the first launch and outside any stream
+ * capture. */
+P3dcResult p3dc_convnet_grouped_prepare (void);
+
+P3dcResult p3dc_convnet_grouped (const P3dcConvGrouped * grouped,
+    P3dcCudaStream stream);
+
 #ifdef __cplusplus
 }
 #endif

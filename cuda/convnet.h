@@ -180,6 +180,13 @@ void p3dc_map_view_offset_channels (P3dcMapView * view, uint32_t channels);
 #define P3DC_CONVNET_MAX_DILATION 64u
 #define P3DC_CONVNET_MAX_BATCH 64u
 
+/* The CUDA path's F16 storage pads every tensor's channels to a multiple
+ * of this (the granule of cuDNN's tensor-core kernels), and runs a
+ * grouped convolution as cuDNN groups only when each group's input and
+ * output channels are multiples of it (else as the dense block-diagonal
+ * convolution): a net built for that path sizes its groups in granules. */
+#define P3DC_CONVNET_CHANNEL_GRANULE 8u
+
 /* Checks that @desc describes a net both paths can run: at least one layer;
  * a batch of at most P3DC_CONVNET_MAX_BATCH; every buffer non-empty and at
  * most P3DC_CONVNET_MAX_ELEMENTS elements over the batch; a known kind;

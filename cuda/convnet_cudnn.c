@@ -29,7 +29,11 @@
  * kernel: cuDNN's tensor-core kernels want packed tensors.  Grouped
  * convolutions run as cuDNN groups, except in F16 when a group's channels
  * are not a multiple of 8 (the storage pads whole tensors, not groups):
- * there the filter is the dense block-diagonal one, zeros between groups.
+ * there the filter is the dense block-diagonal one, zeros between groups;
+ * and except in F16 when the groups have at most 8 outputs (a merged
+ * detection head's final layers): cuDNN runs those a launch per group on a
+ * kernel without tensor cores, so they run on a tensor-core kernel of our
+ * own (convnet_grouped.cu) where the device has mma (sm_80 and later).
  * Last, creation runs the net once with plain launches (so that every
  * kernel is loaded before capture) and captures it into a CUDA graph on a
  * stream of its own: one launch per run instead of a call per layer,
@@ -91,6 +95,10 @@ typedef struct
   uint32_t conv_channels, conv_height, conv_width;
   /* the layer's output channels as stored (padded in F16) */
   uint32_t out_stored;
+  /* our grouped kernel's arguments, when it runs the layer (own_grouped) */
+  int own_grouped;
+  P3dcConvGrouped own;
+  void *own_weight;             /* device, the kernel's fragments */
 } Step;
 
 struct P3dcConvNet
@@ -129,7 +137,8 @@ element_size (const P3dcConvNet * net)
 static uint32_t
 stored_channels (const P3dcConvNet * net, uint32_t channels)
 {
-  return net->half ? (channels + 7u) / 8u * 8u : channels;
+  return net->half ? (channels + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
+      P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE : channels;
 }
 
 static cudnnDataType_t
@@ -453,6 +462,9 @@ step_clear (const P3dcConvNet * net, Step * step)
   cudaFree (step->bias_storage);
   cudaFree (step->bias_float);
   cudaFree (step->input_copy);
+  cudaFree (step->own_weight);
+  step->own_weight = NULL;
+  step->own_grouped = 0;
   step->x = step->y = step->bias_storage_desc = step->bias_float_desc = NULL;
   step->w = NULL;
   step->conv = NULL;
@@ -686,6 +698,87 @@ fail:
   return result;
 }
 
+/* Plans convolution @l on our grouped kernel (F16, P3dcConvGrouped): its
+ * fragments and F32 bias uploaded, its arguments set. */
+static P3dcResult
+plan_own_grouped (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l)
+{
+  Step *step = &net->steps[l];
+  const P3dcConvGeometry *g = &step->geometry;
+  const P3dcConvBufferDesc *in = &net->buffers[layer->input];
+  const P3dcConvBufferDesc *out = &net->buffers[layer->output];
+  const uint32_t taps = g->kernel[0] * g->kernel[1];
+  const uint32_t group_in = layer->in_channels / g->groups;
+  size_t words = p3dc_convnet_grouped_weight_words (g->groups, group_in, taps);
+  uint32_t *host = malloc (words * sizeof (uint32_t));
+  cudaError_t error;
+  P3dcResult result;
+
+  if (host == NULL)
+    return P3DC_ERROR_OUT_OF_MEMORY;
+  result = p3dc_convnet_grouped_prepare ();
+  if (result != P3DC_OK) {
+    free (host);
+    return result;
+  }
+  p3dc_convnet_grouped_weights (layer->weight, g->groups, group_in,
+      layer->out_channels / g->groups, taps, host);
+  error = cudaMalloc (&step->own_weight, words * sizeof (uint32_t));
+  if (error == cudaSuccess)
+    error = cudaMemcpy (step->own_weight, host, words * sizeof (uint32_t),
+        cudaMemcpyHostToDevice);
+  free (host);
+  if (error != cudaSuccess)
+    return (P3dcResult) error;
+  result = upload (layer->bias, layer->out_channels, 0,
+      (void **) &step->bias_float);
+  if (result != P3DC_OK)
+    return result;
+  memset (&step->own, 0, sizeof step->own);
+  step->own.in = buffer_tensor (net, layer->input, layer->input_channel_offset);
+  step->own.out = buffer_tensor (net, layer->output,
+      layer->output_channel_offset);
+  step->own.batch = net->batch;
+  step->own.in_height = in->height;
+  step->own.in_width = in->width;
+  step->own.out_height = out->height;
+  step->own.out_width = out->width;
+  step->own.groups = g->groups;
+  step->own.group_in = group_in;
+  step->own.group_out = layer->out_channels / g->groups;
+  step->own.kernel_y = g->kernel[0];
+  step->own.kernel_x = g->kernel[1];
+  step->own.pad_y = g->padding[0];
+  step->own.pad_x = g->padding[1];
+  step->own.weight = step->own_weight;
+  step->own.bias = step->bias_float;
+  step->own.relu = layer->relu;
+  step->own_grouped = 1;
+  step->grouped = 1;
+  return P3DC_OK;
+}
+
+/* Nonzero when convolution @layer runs on our grouped kernel: F16, a
+ * layout the kernel reads (an input offset of whole 16-byte loads), no
+ * residual, a device with mma. */
+static int
+own_grouped_fits (const P3dcConvNet * net, const P3dcConvLayer * layer,
+    const P3dcConvGeometry * g)
+{
+  int device = 0, major = 0;
+
+  if (!net->half || layer->kind != P3DC_CONV_2D || layer->residual
+      || layer->input_channel_offset % 8 != 0
+      || !p3dc_convnet_grouped_supported (layer->in_channels,
+          layer->out_channels, g))
+    return 0;
+  if (cudaGetDevice (&device) != cudaSuccess
+      || cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor,
+          device) != cudaSuccess)
+    return 0;
+  return major >= 8;
+}
+
 /* Plans convolution @l: with cuDNN's groups where they can be had (whole
  * groups of stored channels: in F16, group channel counts that are
  * multiples of 8, so that nothing inside a group is padding), else, or
@@ -698,9 +791,13 @@ plan_conv_groups (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
   const P3dcConvGeometry *g = &net->steps[l].geometry;
   P3dcResult result;
 
+  if (own_grouped_fits (net, layer, g))
+    return plan_own_grouped (net, layer, l);
   if (g->groups > 1 && (!net->half
-          || ((layer->in_channels / g->groups) % 8 == 0
-              && (layer->out_channels / g->groups) % 8 == 0))) {
+          || ((layer->in_channels / g->groups) %
+              P3DC_CONVNET_CHANNEL_GRANULE == 0
+              && (layer->out_channels / g->groups) %
+              P3DC_CONVNET_CHANNEL_GRANULE == 0))) {
     result = plan_conv (net, layer, l, 1, search, stream, message, message_len);
     if (result != P3DC_ERROR_UNSUPPORTED)
       return result;
@@ -728,7 +825,11 @@ queue_layers (P3dcConvNet * net, P3dcCudaEvent * events, int set_stream,
   for (l = 0; l < net->n_layers; l++) {
     const Step *step = &net->steps[l];
 
-    if (is_conv (net->layers[l].kind)) {
+    if (step->own_grouped) {
+      result = p3dc_convnet_grouped (&step->own, stream);
+      if (result != P3DC_OK)
+        return result;
+    } else if (is_conv (net->layers[l].kind)) {
       if (step->input_copy != NULL) {
         result = p3dc_convnet_kernel (&step->copy, stream);
         if (result != P3DC_OK)
@@ -1091,6 +1192,14 @@ p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
     snprintf (text, len, "%s %u %ux%u -> %ux%u: our kernel%s",
         p3dc_convnet_kind_name (l->kind), l->out_channels,
         net->buffers[l->input].height, net->buffers[l->input].width,
+        net->buffers[l->output].height, net->buffers[l->output].width,
+        l->relu ? " + ReLU" : "");
+    return;
+  }
+  if (step->own_grouped) {
+    snprintf (text, len, "%s %u->%u k%ux%u g%u %ux%u: our tensor-core "
+        "grouped kernel%s", p3dc_convnet_kind_name (l->kind), l->in_channels,
+        l->out_channels, g->kernel[0], g->kernel[1], g->groups,
         net->buffers[l->output].height, net->buffers[l->output].width,
         l->relu ? " + ReLU" : "");
     return;

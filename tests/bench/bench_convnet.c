@@ -10,7 +10,9 @@
  * convolution) to 128 channels each, concatenated; CenterHead: shared 3x3
  * 384 -> 64, then for each of the 6 nuScenes tasks (1, 2, 2, 1, 2, 2
  * classes) 6 heads (reg 2, height 1, dim 3, rot 2, vel 2, heatmap) of
- * 3x3 64 -> 64 + ReLU and 3x3 64 -> n.
+ * 3x3 64 -> 64 + ReLU and 3x3 64 -> n, as the model layer merges them:
+ * the 36 first convolutions as one 64 -> 2304, the 36 final ones as one
+ * grouped convolution of 36 groups of 64 -> 8 (n, padded).
  *
  * bevdet-image: BEVDet-R50's image side on six 3 x 256 x 704 images (a
  * batch of 6): torchvision's ResNet-50 (7x7 stride-2 stem, 3x3 stride-2
@@ -62,7 +64,7 @@ centerpoint_new (P3dTestRng * rng)
   static const guint32 widths[3] = { 64, 128, 256 }, nums[3] = { 3, 5, 5 };
 
   return convnet_test_net_centerpoint (rng, IN_CHANNELS, GRID, GRID, widths,
-      nums, 128, 64, TASKS, FALSE);
+      nums, 128, 64, TASKS, CONVNET_TEST_HEADS_MERGED);
 }
 
 /* A square convolution of @input into a new buffer (or channels [@offset,
@@ -204,10 +206,9 @@ basic_block (ConvnetTestNet * m, P3dTestRng * rng, guint32 x, guint32 out,
 static ConvnetTestNet *
 bevdet_bev_new (P3dTestRng * rng)
 {
-  static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
   static const guint32 classes[6] = { 1, 2, 2, 1, 2, 2 };
   ConvnetTestNet *m = convnet_test_net_new (64, 128, 128);
-  guint32 x = 0, feats[3], stage, cat, up, y, shared, t, h;
+  guint32 x = 0, feats[3], stage, cat, up, y, shared;
 
   for (stage = 0; stage < 3; stage++) {
     x = basic_block (m, rng, x, 128u << stage, 2, TRUE);
@@ -227,18 +228,8 @@ bevdet_bev_new (P3dTestRng * rng)
   y = conv (m, rng, up, 256, 3, 1, TRUE, -1, 1.0f);
   y = conv (m, rng, y, 256, 1, 1, FALSE, -1, 1.0f);
   shared = conv (m, rng, y, 64, 3, 1, TRUE, -1, 1.0f);
-  for (t = 0; t < TASKS; t++) {
-    for (h = 0; h < 6; h++) {
-      guint32 hidden = conv (m, rng, shared, 64, 3, 1, TRUE, -1, 1.0f);
-
-      conv (m, rng, hidden, h == 5 ? classes[t] : head_channels[h], 3, 1,
-          FALSE, -1, 1.0f);
-      if (h == 5)
-        g_array_append_val (m->heatmap_layers, (guint32) {
-            m->layers->len - 1}
-      );
-    }
-  }
+  /* CenterHead as the model layer merges it */
+  convnet_test_net_add_merged_heads (m, rng, shared, 64, TASKS, classes);
   convnet_test_net_finish (m, rng);
   return m;
 }

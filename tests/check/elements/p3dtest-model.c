@@ -425,9 +425,12 @@ modeltest_reference_boxes (const gchar * path,
     };
     guint h;
 
-    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++)
+    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
+      /* a head may be a channel slice (the build merges the heads) */
       p3dc_convnet_cpu_view (&model->net, heads[h].buffer,
           buffers[heads[h].buffer], views[h]);
+      p3dc_map_view_offset_channels (views[h], heads[h].channel_offset);
+    }
   }
   *boxes = g_new0 (P3dcBox3d, capacity);
   output.boxes = *boxes;

@@ -482,15 +482,18 @@ GST_START_TEST (test_centerpoint_pattern)
 {
   static const guint32 widths[3] = { 4, 6, 8 }, layer_nums[3] = { 1, 2, 1 };
   P3dTestRng rng;
-  guint concat;
+  static const gchar *const names[3] = {
+    "centerpoint (head buffers)", "centerpoint (task buffers)",
+    "centerpoint (merged heads)",
+  };
+  guint heads;
 
   p3d_test_rng_init (&rng, 13);
-  for (concat = 0; concat < 2; concat++) {
+  for (heads = 0; heads < 3; heads++) {
     ConvnetTestNet *net = convnet_test_net_centerpoint (&rng, 3, 16, 24,
-        widths, layer_nums, 4, 4, 2, concat);
+        widths, layer_nums, 4, 8, 2, (ConvnetTestHeads) heads);
 
-    check_against_oracle (net, concat ? "centerpoint (task buffers)" :
-        "centerpoint (head buffers)");
+    check_against_oracle (net, names[heads]);
     convnet_test_net_free (net);
   }
 }

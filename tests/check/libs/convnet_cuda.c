@@ -5,7 +5,9 @@
  * and channel slices read; adds, max pools, nearest and bilinear upsampling
  * with both corner rules, softmax, slices), on a net that takes each plan
  * of the cuDNN runner (cuDNN groups and the dense filter, the fused
- * residual and the epilogue's, an input slice copied), and on the
+ * residual and the epilogue's, an input slice copied), on grouped
+ * convolutions of few outputs a group (our tensor-core kernel in F16), and
+ * on the
  * CenterPoint pattern (3 strided stages, a neck of a stride-2, a 1x1 and a
  * transposed convolution concatenated, the shared head convolution and 6
  * heads per task), F32 and F16 storage, F32 and F16 input.  Each kind our
@@ -410,6 +412,88 @@ GST_START_TEST (test_conv_plans)
 
 GST_END_TEST;
 
+/* Grouped convolutions of few outputs a group (a merged head's final
+ * layers): in F16 our tensor-core kernel runs those with groups of a
+ * multiple of 32 inputs (1x3, 3x3 and 5x5 kernels with padding, 3, 5, 7
+ * and 8 outputs a group, groups of 32 and of 64 inputs, whose staged
+ * pixels are stored swizzled, an input slice at channel 32 read in place,
+ * an output slice), cuDNN the ones at input offsets that are not whole
+ * 16-byte loads (4) and with groups of 16 inputs; each against the
+ * reference as every net is. */
+GST_START_TEST (test_grouped_kernel)
+{
+  static const struct
+  {
+    guint32 in_offset, in, out, groups, kernel, kernel_x, padding, padding_x;
+    gboolean relu, ours;
+  } convs[] = {
+    {0, 96, 9, 3, 1, 3, 0, 1, TRUE, TRUE},
+    {32, 64, 16, 2, 3, 0, 1, 0, TRUE, TRUE},
+    {0, 128, 20, 4, 5, 0, 2, 0, FALSE, TRUE},
+    {0, 128, 14, 2, 3, 0, 1, 0, TRUE, TRUE},
+    {4, 64, 8, 2, 3, 0, 1, 0, FALSE, FALSE},
+    {0, 64, 8, 4, 3, 0, 1, 0, FALSE, FALSE},
+  };
+  P3dTestRng rng;
+  ConvnetTestNet *net;
+  P3dcConvLayer l;
+  guint32 sliced, i;
+  guint half, input_half;
+
+  p3d_test_rng_init (&rng, 29);
+  net = convnet_test_net_new (128, 7, 9);
+  net->desc.batch = 2;
+  /* the first layer's output lands at channel 3 of a buffer whose channels
+   * 0-2 a 1x1 convolution writes */
+  sliced = convnet_test_net_add_buffer (net, 12, 7, 9);
+  for (i = 0; i < G_N_ELEMENTS (convs); i++) {
+    memset (&l, 0, sizeof l);
+    l.kind = P3DC_CONV_2D;
+    l.input_channel_offset = convs[i].in_offset;
+    l.in_channels = convs[i].in;
+    l.out_channels = convs[i].out;
+    l.groups = convs[i].groups;
+    l.kernel = convs[i].kernel;
+    l.stride = 1;
+    l.padding = convs[i].padding;
+    if (convs[i].kernel_x != 0) {
+      l.kernel_x = convs[i].kernel_x;
+      l.stride_x = 1;
+      l.padding_x = convs[i].padding_x;
+    }
+    l.relu = convs[i].relu;
+    l.output = i == 0 ? sliced : convnet_test_net_add_buffer (net,
+        convs[i].out, 7, 9);
+    l.output_channel_offset = i == 0 ? 3 : 0;
+    convnet_test_net_add (net, &rng, &l, 0.5f);
+  }
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_2D;
+  l.kernel = l.stride = 1;
+  l.in_channels = 128;
+  l.out_channels = 3;
+  l.output = sliced;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  convnet_test_net_finish (net, &rng);
+
+  for (half = 0; half < 2; half++) {
+    P3dcConvNet *cnet = NULL;
+    char message[512];
+
+    fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
+            sizeof message) == P3DC_OK, "%s", message);
+    for (i = 0; i < G_N_ELEMENTS (convs); i++)
+      expect_plan (cnet, i, "our tensor-core grouped kernel",
+          half && convs[i].ours);
+    p3dc_convnet_cuda_free (cnet);
+    for (input_half = 0; input_half < 2; input_half++)
+      check_net (net, half, input_half, "grouped kernel");
+  }
+  convnet_test_net_free (net);
+}
+
+GST_END_TEST;
+
 /* One layer of each kind our kernels run, alone, on a batch of 2 with
  * channel slices: F32 storage equals the reference bit for bit (softmax
  * within 8 float roundings), F16 storage equals the reference's value on
@@ -515,7 +599,7 @@ GST_START_TEST (test_centerpoint_pattern)
   /* channel counts that tensor cores like, and odd ones */
   static const guint32 widths[2][3] = { {16, 32, 64}, {8, 12, 20} };
   static const guint32 layer_nums[3] = { 2, 3, 2 };
-  static const guint32 necks[2] = { 16, 12 }, heads[2] = { 16, 8 };
+  static const guint32 necks[2] = { 16, 12 }, heads[2] = { 32, 8 };
   static const guint32 inputs[2] = { 16, 5 };
   static const guint32 sizes[2][2] = { {64, 64}, {40, 56} };
   P3dTestRng rng;
@@ -525,11 +609,13 @@ GST_START_TEST (test_centerpoint_pattern)
   for (shape = 0; shape < 2; shape++) {
     ConvnetTestNet *net = convnet_test_net_centerpoint (&rng, inputs[shape],
         sizes[shape][0], sizes[shape][1], widths[shape], layer_nums,
-        necks[shape], heads[shape], 3, shape == 1);
+        necks[shape], heads[shape], 3, shape == 1 ?
+        CONVNET_TEST_HEADS_BY_TASK : CONVNET_TEST_HEADS_MERGED);
 
     for (half = 0; half < 2; half++)
       for (input_half = 0; input_half < 2; input_half++)
-        check_net (net, half, input_half, shape == 0 ? "centerpoint" :
+        check_net (net, half, input_half, shape == 0 ?
+            "centerpoint (merged heads)" :
             "centerpoint (odd channels, task buffers)");
     convnet_test_net_free (net);
   }
@@ -552,7 +638,7 @@ GST_START_TEST (test_views_and_arguments)
 
   p3d_test_rng_init (&rng, 23);
   net = convnet_test_net_centerpoint (&rng, 8, 16, 16, widths, layer_nums,
-      8, 8, 1, FALSE);
+      8, 8, 1, CONVNET_TEST_HEADS_APART);
   for (half = 0; half < 2; half++) {
     const P3dcConvBufferDesc *buf = &net->desc.buffers[3];
     const P3dcConvBufferDesc *buf0 = &net->desc.buffers[0];
@@ -649,6 +735,7 @@ convnet_cuda_suite (void)
   tcase_add_test (tc, test_random_nets);
   tcase_add_test (tc, test_random_graphs);
   tcase_add_test (tc, test_conv_plans);
+  tcase_add_test (tc, test_grouped_kernel);
   tcase_add_test (tc, test_kinds_alone);
   tcase_add_test (tc, test_centerpoint_pattern);
   tcase_add_test (tc, test_views_and_arguments);

@@ -5,7 +5,8 @@
  * tensors (p3dtest-modeloracle.h: BatchNorm unfolded, every op by its
  * PyTorch definition);
  * the fusions and in-place writes the build promises, and a
- * concatenation's copy where a convolution reads its input too; the graph's JSON
+ * concatenation's copy where a convolution reads its input too; a head's
+ * convolutions merged into one and one grouped; the graph's JSON
  * written back and read again; every fault of a graph refused with a
  * message naming the layer and the key; the CenterPoint family's graph
  * given explicitly in the metadata building the very network its config
@@ -214,6 +215,62 @@ build (const P3dModelGraph * graph, const P3dWeights * weights,
   return ok;
 }
 
+/* Runs @network (built from @graph) on the reference with a random input
+ * of the graph's shape and checks every output against the graph evaluated
+ * in float64. */
+static void
+check_against_graph (const P3dModelGraph * graph, Tensors * t,
+    const P3dModelNetwork * network)
+{
+  gsize n = (gsize) graph->batch * graph->channels * graph->height *
+      graph->width, e;
+  gfloat *input = g_new (gfloat, n);
+  float **buffers;
+  GHashTable *expect;
+  guint o;
+  gdouble worst = 0;
+
+  for (e = 0; e < n; e++)
+    input[e] = p3d_test_rng_uniform (&t->rng, -2.0f, 2.0f);
+  buffers = p3dc_convnet_cpu_buffers_new (&network->desc);
+  fail_unless (buffers != NULL);
+  fail_unless_equals_int (p3dc_convnet_cpu (&network->desc, input, buffers),
+      P3DC_OK);
+  expect = evaluate (graph, t, input);
+  for (o = 0; o < network->n_outputs; o++) {
+    const P3dModelOutput *out = &network->outputs[o];
+    const P3dModelGraphOutput *named = graph->outputs->pdata[o];
+    const OracleValue *v = g_hash_table_lookup (expect, named->tensor);
+    P3dcMapView view;
+    guint b, c, y, x;
+
+    fail_unless_equals_string (out->name, named->name);
+    fail_unless_equals_int (out->channels, v->c);
+    fail_unless_equals_int (network->desc.buffers[out->buffer].height, v->h);
+    fail_unless_equals_int (network->desc.buffers[out->buffer].width, v->w);
+    p3dc_convnet_cpu_view (&network->desc, out->buffer, out->buffer == 0 ?
+        input : buffers[out->buffer], &view);
+    p3dc_map_view_offset_channels (&view, out->channel_offset);
+    for (b = 0; b < graph->batch; b++)
+      for (c = 0; c < v->c; c++)
+        for (y = 0; y < v->h; y++)
+          for (x = 0; x < v->w; x++) {
+            gdouble got = ((const gfloat *) view.data)[b * view.batch_stride +
+                c * view.channel_stride + y * view.row_stride + x];
+            gdouble want = *model_oracle_at (v, b, c, y, x);
+
+            worst = MAX (worst, fabs (got - want) / (1 + fabs (want)));
+            fail_unless (fabs (got - want) <= 1e-5 * (1 + fabs (want)),
+                "output %s at n %u c %u y %u x %u: %.9g, the graph gives "
+                "%.9g", out->name, b, c, y, x, got, want);
+          }
+  }
+  GST_INFO ("largest difference %g", worst);
+  g_hash_table_unref (expect);
+  p3dc_convnet_cpu_buffers_free (&network->desc, buffers);
+  g_free (input);
+}
+
 static guint
 count_kind (const P3dcConvNetDesc * desc, P3dcConvKind kind)
 {
@@ -233,12 +290,6 @@ GST_START_TEST (test_every_op)
   P3dModelNetwork network;
   P3dWeights *weights;
   Tensors t;
-  gfloat *input;
-  float **buffers;
-  GHashTable *expect;
-  gsize n, e;
-  guint o;
-  gdouble worst = 0;
 
   fail_unless (graph != NULL, "%s", error ? error->message : "");
   tensors_init (&t, 31);
@@ -280,48 +331,7 @@ GST_START_TEST (test_every_op)
     fail_unless (p3d_model_network_get_output (&network, "nothing") == NULL);
   }
 
-  n = (gsize) BATCH *IN_C * IN_H * IN_W;
-  input = g_new (gfloat, n);
-  for (e = 0; e < n; e++)
-    input[e] = p3d_test_rng_uniform (&t.rng, -2.0f, 2.0f);
-  buffers = p3dc_convnet_cpu_buffers_new (&network.desc);
-  fail_unless (buffers != NULL);
-  fail_unless_equals_int (p3dc_convnet_cpu (&network.desc, input, buffers),
-      P3DC_OK);
-  expect = evaluate (graph, &t, input);
-  for (o = 0; o < network.n_outputs; o++) {
-    const P3dModelOutput *out = &network.outputs[o];
-    const P3dModelGraphOutput *named = graph->outputs->pdata[o];
-    const OracleValue *v = g_hash_table_lookup (expect, named->tensor);
-    P3dcMapView view;
-    guint b, c, y, x;
-
-    fail_unless_equals_string (out->name, named->name);
-    fail_unless_equals_int (out->channels, v->c);
-    fail_unless_equals_int (network.desc.buffers[out->buffer].height, v->h);
-    fail_unless_equals_int (network.desc.buffers[out->buffer].width, v->w);
-    p3dc_convnet_cpu_view (&network.desc, out->buffer, out->buffer == 0 ?
-        input : buffers[out->buffer], &view);
-    p3dc_map_view_offset_channels (&view, out->channel_offset);
-    for (b = 0; b < BATCH; b++)
-      for (c = 0; c < v->c; c++)
-        for (y = 0; y < v->h; y++)
-          for (x = 0; x < v->w; x++) {
-            gdouble got = ((const gfloat *) view.data)[b * view.batch_stride +
-                c * view.channel_stride + y * view.row_stride + x];
-            gdouble want = *model_oracle_at (v, b, c, y, x);
-
-            worst = MAX (worst, fabs (got - want) / (1 + fabs (want)));
-            fail_unless (fabs (got - want) <= 1e-5 * (1 + fabs (want)),
-                "output %s at n %u c %u y %u x %u: %.9g, the graph gives "
-                "%.9g", out->name, b, c, y, x, got, want);
-          }
-  }
-  GST_INFO ("largest difference %g", worst);
-
-  g_hash_table_unref (expect);
-  p3dc_convnet_cpu_buffers_free (&network.desc, buffers);
-  g_free (input);
+  check_against_graph (graph, &t, &network);
   p3d_model_network_clear (&network);
   p3d_weights_free (weights);
   tensors_clear (&t);
@@ -379,6 +389,142 @@ GST_START_TEST (test_concat_placement)
   fail_unless_equals_int (layers[2].output_channel_offset, 0);
   fail_unless_equals_int (layers[2].out_channels, 8);
   fail_unless (!layers[2].relu);
+  p3d_model_network_clear (&network);
+  p3d_weights_free (weights);
+  tensors_clear (&t);
+  g_ptr_array_unref (arrays);
+  p3d_model_graph_free (graph);
+}
+
+GST_END_TEST;
+
+/* A detection head's convolutions merged (caps/p3dmodelbuild.c): three
+ * 3x3 heads on a shared conv (ConvModule, then a final conv of 2, 1 and 3
+ * channels) become one convolution and one grouped one; three 1x1
+ * convolutions that only the outputs read (an anchor head's) become one;
+ * convolutions on one input whose outputs an add reads stay apart.  The
+ * outputs equal the graph's, evaluated without any merge. */
+GST_START_TEST (test_merged_heads)
+{
+  static const gchar graph_json[] =
+      "{\"input\": {\"name\": \"x\", \"batch\": 2, \"channels\": 6, "
+      "\"height\": 9, \"width\": 10}, \"layers\": ["
+      "{\"name\": \"s\", \"op\": \"conv\", \"out_channels\": 8, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"s.weight\", "
+      "\"norm\": \"s.bn\", \"relu\": true}, "
+      "{\"name\": \"e0\", \"op\": \"conv\", \"input\": \"x\", "
+      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"weight\": \"e0.weight\", \"relu\": true}, "
+      "{\"name\": \"e1\", \"op\": \"conv\", \"input\": \"x\", "
+      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"weight\": \"e1.weight\", \"relu\": true}, "
+      "{\"name\": \"sum\", \"op\": \"add\", \"inputs\": [\"e0\", \"e1\"]}, "
+      "{\"name\": \"a0\", \"op\": \"conv\", \"input\": \"s\", "
+      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"weight\": \"a0.weight\", \"norm\": \"a0.bn\", \"relu\": true}, "
+      "{\"name\": \"a\", \"op\": \"conv\", \"out_channels\": 2, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"a.weight\", "
+      "\"bias\": \"a.bias\"}, "
+      "{\"name\": \"p\", \"op\": \"conv\", \"input\": \"s\", "
+      "\"out_channels\": 2, \"kernel\": 1, \"weight\": \"p.weight\", "
+      "\"bias\": \"p.bias\"}, "
+      "{\"name\": \"b0\", \"op\": \"conv\", \"input\": \"s\", "
+      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"weight\": \"b0.weight\", \"norm\": \"b0.bn\", \"relu\": true}, "
+      "{\"name\": \"b\", \"op\": \"conv\", \"out_channels\": 1, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"b.weight\", "
+      "\"bias\": \"b.bias\"}, "
+      "{\"name\": \"q\", \"op\": \"conv\", \"input\": \"s\", "
+      "\"out_channels\": 1, \"kernel\": 1, \"weight\": \"q.weight\", "
+      "\"bias\": \"q.bias\"}, "
+      "{\"name\": \"c0\", \"op\": \"conv\", \"input\": \"s\", "
+      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"weight\": \"c0.weight\", \"norm\": \"c0.bn\", \"relu\": true}, "
+      "{\"name\": \"c\", \"op\": \"conv\", \"out_channels\": 3, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"c.weight\", "
+      "\"bias\": \"c.bias\"}, "
+      "{\"name\": \"r\", \"op\": \"conv\", \"input\": \"s\", "
+      "\"out_channels\": 4, \"kernel\": 1, \"weight\": \"r.weight\", "
+      "\"bias\": \"r.bias\"}], "
+      "\"outputs\": {\"a\": \"a\", \"b\": \"b\", \"c\": \"c\", \"p\": \"p\", "
+      "\"q\": \"q\", \"r\": \"r\", \"sum\": \"sum\"}}";
+  static const struct
+  {
+    const gchar *name;
+    guint out, kernel;
+    gboolean norm;
+  } convs[] = {
+    {"s", 8, 3, TRUE}, {"e0", 8, 3, FALSE}, {"e1", 8, 3, FALSE},
+    {"a0", 8, 3, TRUE}, {"b0", 8, 3, TRUE}, {"c0", 8, 3, TRUE},
+    {"a", 2, 3, FALSE}, {"b", 1, 3, FALSE}, {"c", 3, 3, FALSE},
+    {"p", 2, 1, FALSE}, {"q", 1, 1, FALSE}, {"r", 4, 1, FALSE},
+  };
+  static const gchar *const heads[3] = { "a", "b", "c" };
+  static const gchar *const sides[3] = { "p", "q", "r" };
+  static const guint side_offsets[3] = { 0, 2, 3 };
+  GError *error = NULL;
+  P3dModelGraph *graph = p3d_model_graph_parse ("bev", graph_json, &error);
+  GPtrArray *arrays = g_ptr_array_new_with_free_func (g_free);
+  P3dModelNetwork network;
+  const P3dcConvLayer *layers;
+  P3dWeights *weights;
+  Tensors t;
+  guint i;
+
+  fail_unless (graph != NULL, "%s", error ? error->message : "");
+  tensors_init (&t, 37);
+  for (i = 0; i < G_N_ELEMENTS (convs); i++) {
+    guint in = i < 3 ? 6 : 8;
+    const gint64 shape[4] = { convs[i].out, in, convs[i].kernel,
+      convs[i].kernel
+    };
+    const gint64 bias_shape[1] = { convs[i].out };
+    gchar *name = g_strdup_printf ("%s.weight", convs[i].name);
+
+    tensors_add (&t, name, 4, shape, -0.4f, 0.4f);
+    g_clear_pointer (&name, g_free);
+    if (convs[i].norm) {
+      name = g_strdup_printf ("%s.bn", convs[i].name);
+      tensors_add_norm (&t, name, convs[i].out);
+    } else if (i >= 6) {
+      name = g_strdup_printf ("%s.bias", convs[i].name);
+      tensors_add (&t, name, 1, bias_shape, -0.2f, 0.2f);
+    }
+    g_free (name);
+  }
+  weights = weights_of (&t, NULL);
+  fail_unless (build (graph, weights, &network, arrays, &error), "%s",
+      error ? error->message : "");
+  layers = network.desc.layers;
+  /* s, e0, e1, the add, the heads' first convolutions, their final ones,
+   * the 1x1 ones */
+  fail_unless_equals_int (network.desc.n_layers, 7);
+  fail_unless_equals_int (count_kind (&network.desc, P3DC_CONV_2D), 6);
+  fail_unless_equals_int (layers[4].in_channels, 8);
+  fail_unless_equals_int (layers[4].out_channels, 24);
+  fail_unless (layers[4].relu);
+  fail_unless_equals_int (layers[4].groups, 0);
+  fail_unless_equals_int (layers[5].input, layers[4].output);
+  fail_unless_equals_int (layers[5].input_channel_offset, 0);
+  fail_unless_equals_int (layers[5].in_channels, 24);
+  fail_unless_equals_int (layers[5].out_channels, 3 * 8);
+  fail_unless_equals_int (layers[5].groups, 3);
+  fail_unless (!layers[5].relu);
+  fail_unless_equals_int (layers[6].kernel, 1);
+  fail_unless_equals_int (layers[6].out_channels, 7);
+  for (i = 0; i < 3; i++) {
+    const P3dModelOutput *head = p3d_model_network_get_output (&network,
+        heads[i]);
+    const P3dModelOutput *side = p3d_model_network_get_output (&network,
+        sides[i]);
+
+    fail_unless_equals_int (head->buffer, layers[5].output);
+    fail_unless_equals_int (head->channel_offset, 8 * i);
+    fail_unless_equals_int (side->buffer, layers[6].output);
+    fail_unless_equals_int (side->channel_offset, side_offsets[i]);
+  }
+  check_against_graph (graph, &t, &network);
+
   p3d_model_network_clear (&network);
   p3d_weights_free (weights);
   tensors_clear (&t);
@@ -803,9 +949,12 @@ GST_START_TEST (test_decoder)
       &maps[t].vel, &maps[t].heatmap
     };
 
-    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++)
+    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++) {
       p3dc_convnet_cpu_view (&typed->net, typed->heads[t][h].buffer,
           buffers[typed->heads[t][h].buffer], views[h]);
+      p3dc_map_view_offset_channels (views[h],
+          typed->heads[t][h].channel_offset);
+    }
   }
   output.boxes = (P3dcBox3d *) theirs;
   output.count = &count_theirs;
@@ -840,6 +989,7 @@ model_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_every_op);
   tcase_add_test (tc, test_concat_placement);
+  tcase_add_test (tc, test_merged_heads);
   tcase_add_test (tc, test_json_round_trip);
   tcase_add_loop_test (tc, test_bad_graph, 0, G_N_ELEMENTS (bad_graphs));
   tcase_add_test (tc, test_bad_tensors);

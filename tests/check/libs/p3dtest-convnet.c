@@ -193,10 +193,11 @@ ConvnetTestNet *
 convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
     guint32 height, guint32 width, const guint32 widths[3],
     const guint32 layer_nums[3], guint32 neck, guint32 head, guint32 tasks,
-    gboolean concat_heads)
+    ConvnetTestHeads heads)
 {
   static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
   static const guint32 nuscenes_classes[6] = { 1, 2, 2, 1, 2, 2 };
+  const gboolean concat_heads = heads == CONVNET_TEST_HEADS_BY_TASK;
   ConvnetTestNet *net = convnet_test_net_new (in_channels, height, width);
   guint32 stage_out[3], previous = 0, h = height, w = width, i, n, t;
   guint32 concat, shared;
@@ -231,6 +232,15 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
   shared = convnet_test_net_add_buffer (net, head, h, w);
   convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, concat, shared, 0, head,
       3, 1, 1, TRUE, 0.2f);
+  if (heads == CONVNET_TEST_HEADS_MERGED) {
+    guint32 classes[64];
+
+    g_assert (tasks <= G_N_ELEMENTS (classes));
+    for (t = 0; t < tasks; t++)
+      classes[t] = nuscenes_classes[t % 6];
+    convnet_test_net_add_merged_heads (net, rng, shared, head, tasks, classes);
+    tasks = 0;
+  }
   for (t = 0; t < tasks; t++) {
     guint32 classes = nuscenes_classes[t % 6], channels[6], total = 0;
     guint32 task_out = 0;
@@ -265,6 +275,62 @@ convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
   }
   convnet_test_net_finish (net, rng);
   return net;
+}
+
+void
+convnet_test_net_add_merged_heads (ConvnetTestNet * net, P3dTestRng * rng,
+    guint32 shared, guint32 head, guint32 tasks, const guint32 * classes)
+{
+  static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
+  const P3dcConvBufferDesc *in = &g_array_index (net->buffers,
+      P3dcConvBufferDesc, shared);
+  const guint32 h = in->height, w = in->width, n = tasks * 6;
+  guint32 group_out = 0, hidden, out, t, i, c;
+  P3dcConvLayer layer;
+  gfloat *weight, *bias;
+
+  for (t = 0; t < tasks; t++)
+    group_out = MAX (group_out, MAX (3, classes[t]));
+  group_out = (group_out + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
+      P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE;
+  hidden = convnet_test_net_add_buffer (net, n * head, h, w);
+  out = convnet_test_net_add_buffer (net, n * group_out, h, w);
+  convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, shared, hidden, 0,
+      n * head, 3, 1, 1, TRUE, 0.2f);
+  memset (&layer, 0, sizeof layer);
+  layer.kind = P3DC_CONV_2D;
+  layer.in_channels = n * head;
+  layer.out_channels = n * group_out;
+  layer.kernel = 3;
+  layer.stride = 1;
+  layer.padding = 1;
+  layer.groups = n;
+  layer.input = hidden;
+  layer.output = out;
+  convnet_test_net_add (net, rng, &layer, 0.2f);
+  weight = (gfloat *) g_array_index (net->layers, P3dcConvLayer,
+      net->layers->len - 1).weight;
+  bias = (gfloat *) g_array_index (net->layers, P3dcConvLayer,
+      net->layers->len - 1).bias;
+  for (t = 0; t < tasks; t++)
+    for (i = 0; i < 6; i++) {
+      guint32 group = t * 6 + i;
+      guint32 used = i == 5 ? classes[t] : head_channels[i];
+
+      for (c = 0; c < group_out; c++) {
+        guint32 o = group * group_out + c;
+
+        if (c >= used) {
+          memset (weight + (gsize) o * head * 9, 0, head * 9 * sizeof (gfloat));
+          bias[o] = 0.0f;
+        } else if (i == 5) {
+          bias[o] = -2.19f;
+        }
+      }
+    }
+  g_array_append_val (net->heatmap_layers, (guint32) {
+      net->layers->len - 1}
+  );
 }
 
 /* ---- random graphs of every kind ------------------------------------ */

@@ -23,7 +23,8 @@ typedef struct
   GArray *layers;               /* P3dcConvLayer */
   GPtrArray *params;            /* the weights and biases, owned */
   GArray *heatmap_layers;       /* guint32: the CenterPoint pattern's
-                                 * layers that write a task's heatmap */
+                                 * layers that write a task's heatmap (or
+                                 * the merged heads' layer: every head) */
   gfloat *input;                /* buffer 0, [C][H][W] */
 } ConvnetTestNet;
 
@@ -65,18 +66,38 @@ ConvnetTestNet *convnet_test_net_random_graph (P3dTestRng * rng,
  * bilinear upsampling, 2 for an add, 1 otherwise. */
 guint32 convnet_test_layer_terms (const P3dcConvLayer * layer);
 
+/* How the CenterPoint pattern lays out its heads. */
+typedef enum
+{
+  CONVNET_TEST_HEADS_APART,     /* a buffer each */
+  CONVNET_TEST_HEADS_BY_TASK,   /* the heads of a task in slices of one
+                                 * buffer */
+  CONVNET_TEST_HEADS_MERGED,    /* as the model layer merges them
+                                 * (convnet_test_net_add_merged_heads) */
+} ConvnetTestHeads;
+
 /* The CenterPoint pattern: 3 stages (a 3x3 stride-2 convolution, then
  * layer_nums 3x3 ones), the neck (stride-2 2x2 convolution, 1x1
  * convolution, 2x2 transposed convolution, concatenated), the shared 3x3
  * head convolution and, per task, 6 heads of 3x3 + ReLU then 3x3 to (2, 1,
  * 3, 2, 2, classes) channels, the classes of nuScenes' six tasks (1, 2, 2,
- * 1, 2, 2) in turn; with @concat_heads the heads of a task write slices of
- * one buffer, else a buffer each. Biases are uniform in [-0.2, 0.2] but the
- * heatmaps', -2.19 as CenterPoint initializes them. */
+ * 1, 2, 2) in turn, laid out as @heads says. Biases are uniform in [-0.2,
+ * 0.2] but the heatmaps', -2.19 as CenterPoint initializes them. */
 ConvnetTestNet *convnet_test_net_centerpoint (P3dTestRng * rng,
     guint32 in_channels, guint32 height, guint32 width,
     const guint32 widths[3], const guint32 layer_nums[3], guint32 neck,
-    guint32 head, guint32 tasks, gboolean concat_heads);
+    guint32 head, guint32 tasks, ConvnetTestHeads heads);
+
+/* CenterHead's heads as caps/p3dmodelbuild.c runs them: every head's
+ * first 3x3 convolution (+ ReLU) on buffer @shared as one, into tasks x 6 x
+ * @head channels; then the heads' final 3x3 convolutions (2, 1, 3, 2, 2,
+ * @classes[t] channels) as one grouped convolution, a group a head, each
+ * group's outputs padded to P3DC_CONVNET_CHANNEL_GRANULE with zero
+ * weights and biases. Biases uniform in [-0.2, 0.2], the heatmaps' -2.19;
+ * the grouped layer goes into heatmap_layers. */
+void convnet_test_net_add_merged_heads (ConvnetTestNet * net,
+    P3dTestRng * rng, guint32 shared, guint32 head, guint32 tasks,
+    const guint32 * classes);
 
 /* The oracle: every buffer in float64 (out[0] is the input), and when
  * @magnitude is not NULL, the magnitude M of every element there: |x| for

@@ -24,8 +24,10 @@
  *    else; those convolutions (the heads' final layers), each reading its
  *    slice with one window, then run as one grouped convolution, a group
  *    each, every group's outputs padded with zero weights to the most any
- *    has, rounded up to P3DC_CONVNET_CHANNEL_GRANULE (so that the CUDA
- *    path runs cuDNN's groups, not a dense filter);
+ *    has, rounded up to P3DC_CONVNET_CHANNEL_GRANULE; only within the
+ *    bounds of the CUDA path's grouped kernel (convnet.h: groups of a
+ *    multiple of 32 inputs and at most 8 outputs, stride 1), since cuDNN
+ *    runs other such layers slower than the convolutions apart;
  * so the compute library runs fewer layers and no copies, with the same
  * results: the reference rounds a fused sum as it rounds the two layers,
  * and computes each channel of a merged convolution as the convolution it
@@ -532,6 +534,14 @@ same_window (const P3dModelLayer * a, const P3dModelLayer * c)
   return TRUE;
 }
 
+/* @l has stride 1 and no dilation, as the grouped kernel needs. */
+static gboolean
+same_stride_one (const P3dModelLayer * l)
+{
+  return l->stride[0] == 1 && l->stride[1] == 1 && l->dilation[0] <= 1
+      && l->dilation[1] <= 1;
+}
+
 /* Layer @i is a convolution that may join a merge: ungrouped, without a
  * residual, in no merge yet, its output in a buffer of its own. */
 static gboolean
@@ -649,11 +659,14 @@ merge_convs (Build * b)
         widest = MAX (widest, reader->out_channels);
     }
     /* read by the graph's outputs alone, or by a convolution each that
-     * reads whole granules (a group of cuDNN's) */
+     * the grouped layer can take on the CUDA path's tensor-core kernel
+     * (convnet.h; else the heads stay apart) */
     if (n_read == 0) {
       add_merge (b, siblings, n, total, 1, 0);
     } else if (n_read == n && cousins
-        && channels % P3DC_CONVNET_CHANNEL_GRANULE == 0) {
+        && channels % P3DC_CONVNET_GROUPED_INPUTS == 0
+        && widest <= P3DC_CONVNET_GROUPED_OUTPUTS
+        && same_stride_one (layer_at (b, readers[0]))) {
       guint group_out = (widest + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
           P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE;
 

@@ -187,6 +187,16 @@ void p3dc_map_view_offset_channels (P3dcMapView * view, uint32_t channels);
  * convolution): a net built for that path sizes its groups in granules. */
 #define P3DC_CONVNET_CHANNEL_GRANULE 8u
 
+/* In F16 the CUDA path runs a grouped convolution on a tensor-core kernel
+ * of its own when each group reads a multiple of
+ * P3DC_CONVNET_GROUPED_INPUTS channels and writes at most
+ * P3DC_CONVNET_GROUPED_OUTPUTS (stride 1, no dilation); cuDNN runs other
+ * grouped layers of so few outputs a launch per group on a kernel without
+ * tensor cores, several times slower than the convolutions apart, so a
+ * net built for that path makes such layers only within these bounds. */
+#define P3DC_CONVNET_GROUPED_INPUTS 32u
+#define P3DC_CONVNET_GROUPED_OUTPUTS 8u
+
 /* Checks that @desc describes a net both paths can run: at least one layer;
  * a batch of at most P3DC_CONVNET_MAX_BATCH; every buffer non-empty and at
  * most P3DC_CONVNET_MAX_ELEMENTS elements over the batch; a known kind;

@@ -35,6 +35,10 @@ namespace {
 constexpr unsigned kTileRows = 8;      // output rows of a block: a warp each
 constexpr unsigned kTileColumns = 32;  // output columns: two m16 tiles
 constexpr unsigned kBlockChannels = 32;
+static_assert(kBlockChannels == P3DC_CONVNET_GROUPED_INPUTS &&
+                  P3DC_CONVNET_GROUPED_OUTPUTS == 8,
+              "the bounds convnet.h promises: a 32-channel block a load "
+              "round, the mma's 8 outputs");
 // the largest input tile a block stages, in bytes
 constexpr size_t kMaxTileBytes = 96 * 1024;
 

@@ -399,11 +399,12 @@ GST_START_TEST (test_concat_placement)
 GST_END_TEST;
 
 /* A detection head's convolutions merged (caps/p3dmodelbuild.c): three
- * 3x3 heads on a shared conv (ConvModule, then a final conv of 2, 1 and 3
- * channels) become one convolution and one grouped one; three 1x1
- * convolutions that only the outputs read (an anchor head's) become one;
- * convolutions on one input whose outputs an add reads stay apart.  The
- * outputs equal the graph's, evaluated without any merge. */
+ * 3x3 heads on a shared conv (ConvModule of 32 channels, then a final conv
+ * of 2, 1 and 3 channels) become one convolution and one grouped one;
+ * three 1x1 convolutions that only the outputs read (an anchor head's)
+ * become one; convolutions on one input whose outputs an add reads, and
+ * heads of 16 channels (not the grouped kernel's multiple of 32), stay
+ * apart.  The outputs equal the graph's, evaluated without any merge. */
 GST_START_TEST (test_merged_heads)
 {
   static const gchar graph_json[] =
@@ -420,7 +421,7 @@ GST_START_TEST (test_merged_heads)
       "\"weight\": \"e1.weight\", \"relu\": true}, "
       "{\"name\": \"sum\", \"op\": \"add\", \"inputs\": [\"e0\", \"e1\"]}, "
       "{\"name\": \"a0\", \"op\": \"conv\", \"input\": \"s\", "
-      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"out_channels\": 32, \"kernel\": 3, \"padding\": 1, "
       "\"weight\": \"a0.weight\", \"norm\": \"a0.bn\", \"relu\": true}, "
       "{\"name\": \"a\", \"op\": \"conv\", \"out_channels\": 2, "
       "\"kernel\": 3, \"padding\": 1, \"weight\": \"a.weight\", "
@@ -429,7 +430,7 @@ GST_START_TEST (test_merged_heads)
       "\"out_channels\": 2, \"kernel\": 1, \"weight\": \"p.weight\", "
       "\"bias\": \"p.bias\"}, "
       "{\"name\": \"b0\", \"op\": \"conv\", \"input\": \"s\", "
-      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"out_channels\": 32, \"kernel\": 3, \"padding\": 1, "
       "\"weight\": \"b0.weight\", \"norm\": \"b0.bn\", \"relu\": true}, "
       "{\"name\": \"b\", \"op\": \"conv\", \"out_channels\": 1, "
       "\"kernel\": 3, \"padding\": 1, \"weight\": \"b.weight\", "
@@ -438,26 +439,44 @@ GST_START_TEST (test_merged_heads)
       "\"out_channels\": 1, \"kernel\": 1, \"weight\": \"q.weight\", "
       "\"bias\": \"q.bias\"}, "
       "{\"name\": \"c0\", \"op\": \"conv\", \"input\": \"s\", "
-      "\"out_channels\": 8, \"kernel\": 3, \"padding\": 1, "
+      "\"out_channels\": 32, \"kernel\": 3, \"padding\": 1, "
       "\"weight\": \"c0.weight\", \"norm\": \"c0.bn\", \"relu\": true}, "
       "{\"name\": \"c\", \"op\": \"conv\", \"out_channels\": 3, "
       "\"kernel\": 3, \"padding\": 1, \"weight\": \"c.weight\", "
       "\"bias\": \"c.bias\"}, "
       "{\"name\": \"r\", \"op\": \"conv\", \"input\": \"s\", "
       "\"out_channels\": 4, \"kernel\": 1, \"weight\": \"r.weight\", "
-      "\"bias\": \"r.bias\"}], "
+      "\"bias\": \"r.bias\"}, "
+      "{\"name\": \"t\", \"op\": \"conv\", \"input\": \"x\", "
+      "\"out_channels\": 8, \"kernel\": 1, \"weight\": \"t.weight\"}, "
+      "{\"name\": \"u0\", \"op\": \"conv\", \"out_channels\": 16, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"u0.weight\", "
+      "\"relu\": true}, "
+      "{\"name\": \"u\", \"op\": \"conv\", \"out_channels\": 2, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"u.weight\"}, "
+      "{\"name\": \"v0\", \"op\": \"conv\", \"input\": \"t\", "
+      "\"out_channels\": 16, \"kernel\": 3, \"padding\": 1, "
+      "\"weight\": \"v0.weight\", \"relu\": true}, "
+      "{\"name\": \"v\", \"op\": \"conv\", \"out_channels\": 2, "
+      "\"kernel\": 3, \"padding\": 1, \"weight\": \"v.weight\"}], "
       "\"outputs\": {\"a\": \"a\", \"b\": \"b\", \"c\": \"c\", \"p\": \"p\", "
-      "\"q\": \"q\", \"r\": \"r\", \"sum\": \"sum\"}}";
+      "\"q\": \"q\", \"r\": \"r\", \"sum\": \"sum\", \"u\": \"u\", "
+      "\"v\": \"v\"}}";
   static const struct
   {
     const gchar *name;
-    guint out, kernel;
-    gboolean norm;
+    guint out, in, kernel;
+    gboolean norm, bias;
   } convs[] = {
-    {"s", 8, 3, TRUE}, {"e0", 8, 3, FALSE}, {"e1", 8, 3, FALSE},
-    {"a0", 8, 3, TRUE}, {"b0", 8, 3, TRUE}, {"c0", 8, 3, TRUE},
-    {"a", 2, 3, FALSE}, {"b", 1, 3, FALSE}, {"c", 3, 3, FALSE},
-    {"p", 2, 1, FALSE}, {"q", 1, 1, FALSE}, {"r", 4, 1, FALSE},
+    {"s", 8, 6, 3, TRUE, FALSE}, {"e0", 8, 6, 3, FALSE, FALSE},
+    {"e1", 8, 6, 3, FALSE, FALSE}, {"a0", 32, 8, 3, TRUE, FALSE},
+    {"b0", 32, 8, 3, TRUE, FALSE}, {"c0", 32, 8, 3, TRUE, FALSE},
+    {"a", 2, 32, 3, FALSE, TRUE}, {"b", 1, 32, 3, FALSE, TRUE},
+    {"c", 3, 32, 3, FALSE, TRUE}, {"p", 2, 8, 1, FALSE, TRUE},
+    {"q", 1, 8, 1, FALSE, TRUE}, {"r", 4, 8, 1, FALSE, TRUE},
+    {"t", 8, 6, 1, FALSE, FALSE}, {"u0", 16, 8, 3, FALSE, FALSE},
+    {"u", 2, 16, 3, FALSE, FALSE}, {"v0", 16, 8, 3, FALSE, FALSE},
+    {"v", 2, 16, 3, FALSE, FALSE},
   };
   static const gchar *const heads[3] = { "a", "b", "c" };
   static const gchar *const sides[3] = { "p", "q", "r" };
@@ -474,8 +493,7 @@ GST_START_TEST (test_merged_heads)
   fail_unless (graph != NULL, "%s", error ? error->message : "");
   tensors_init (&t, 37);
   for (i = 0; i < G_N_ELEMENTS (convs); i++) {
-    guint in = i < 3 ? 6 : 8;
-    const gint64 shape[4] = { convs[i].out, in, convs[i].kernel,
+    const gint64 shape[4] = { convs[i].out, convs[i].in, convs[i].kernel,
       convs[i].kernel
     };
     const gint64 bias_shape[1] = { convs[i].out };
@@ -486,7 +504,7 @@ GST_START_TEST (test_merged_heads)
     if (convs[i].norm) {
       name = g_strdup_printf ("%s.bn", convs[i].name);
       tensors_add_norm (&t, name, convs[i].out);
-    } else if (i >= 6) {
+    } else if (convs[i].bias) {
       name = g_strdup_printf ("%s.bias", convs[i].name);
       tensors_add (&t, name, 1, bias_shape, -0.2f, 0.2f);
     }
@@ -497,21 +515,25 @@ GST_START_TEST (test_merged_heads)
       error ? error->message : "");
   layers = network.desc.layers;
   /* s, e0, e1, the add, the heads' first convolutions, their final ones,
-   * the 1x1 ones */
-  fail_unless_equals_int (network.desc.n_layers, 7);
-  fail_unless_equals_int (count_kind (&network.desc, P3DC_CONV_2D), 6);
+   * the 1x1 ones, then t and the four 16-channel head convolutions apart */
+  fail_unless_equals_int (network.desc.n_layers, 12);
+  fail_unless_equals_int (count_kind (&network.desc, P3DC_CONV_2D), 11);
   fail_unless_equals_int (layers[4].in_channels, 8);
-  fail_unless_equals_int (layers[4].out_channels, 24);
+  fail_unless_equals_int (layers[4].out_channels, 96);
   fail_unless (layers[4].relu);
   fail_unless_equals_int (layers[4].groups, 0);
   fail_unless_equals_int (layers[5].input, layers[4].output);
   fail_unless_equals_int (layers[5].input_channel_offset, 0);
-  fail_unless_equals_int (layers[5].in_channels, 24);
+  fail_unless_equals_int (layers[5].in_channels, 96);
   fail_unless_equals_int (layers[5].out_channels, 3 * 8);
   fail_unless_equals_int (layers[5].groups, 3);
   fail_unless (!layers[5].relu);
   fail_unless_equals_int (layers[6].kernel, 1);
   fail_unless_equals_int (layers[6].out_channels, 7);
+  for (i = 7; i < 12; i++) {
+    fail_unless_equals_int (layers[i].groups, 0);
+    fail_unless_equals_int (layers[i].out_channels, convs[i + 5].out);
+  }
   for (i = 0; i < 3; i++) {
     const P3dModelOutput *head = p3d_model_network_get_output (&network,
         heads[i]);

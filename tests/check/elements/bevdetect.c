@@ -2,7 +2,8 @@
  * channels and size on the sink side, max-boxes = the model's capacity on
  * the source side); the boxes equal those of the compute library's
  * reference called directly on the same canvas (F32 and F16 input, circle
- * and rotate NMS, one and two tasks, with and without the model's NMS); a
+ * and rotate NMS, one and two tasks, with and without the model's NMS,
+ * heads apart and merged into one buffer); a
  * head whose weights are zero except its biases gives boxes worked out by
  * hand; model-nms=false never gives fewer boxes, and every box the NMS
  * keeps is among them; every bad weights file refused when the element
@@ -144,6 +145,9 @@ static const ReferenceCase reference_cases[] = {
   {{1, TRUE, 23}, TRUE, FALSE},
   {{1, TRUE, 23}, FALSE, TRUE},
   {{2, TRUE, 24}, TRUE, TRUE},
+  /* heads of 32 channels: merged, their maps slices of one buffer */
+  {{2, FALSE, 25, 32}, TRUE, FALSE},
+  {{2, TRUE, 26, 32}, FALSE, TRUE},
 };
 
 GST_START_TEST (test_reference_boxes)
@@ -154,6 +158,10 @@ GST_START_TEST (test_reference_boxes)
   GstHarness *h = detect_harness (path, "cpu", rc->nms ? "model-nms=true" :
       "model-nms=false", rc->half ? "F16" : "F32");
   guint frame, total = 0;
+
+  /* 32-channel heads are merged: every map a slice of one buffer */
+  fail_unless_equals_int (modeltest_head_buffers (path),
+      rc->model.head_conv >= 32 ? 1 : 6 * rc->model.n_tasks);
 
   /* frames through one pool: the count goes up and down */
   for (frame = 0; frame < 3; frame++) {

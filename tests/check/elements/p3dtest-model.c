@@ -39,7 +39,7 @@ config_json (const ModeltestOptions * options)
       "\"layer_strides\": [2, 2], \"bn_eps\": 0.001}, "
       "\"neck\": {\"out_channels\": [8, 8], \"upsample_strides\": [1, 2], "
       "\"use_conv_for_no_stride\": false, \"bn_eps\": 0.001}, "
-      "\"head\": {\"share_conv_channel\": 8, \"head_conv\": 8, "
+      "\"head\": {\"share_conv_channel\": 8, \"head_conv\": %u, "
       "\"final_kernel\": 3, \"bn_eps\": 1e-05, \"tasks\": [%s], "
       "\"common_heads\": {\"reg\": 2, \"height\": 1, \"dim\": 3, \"rot\": 2, "
       "\"vel\": 2}, \"norm_bbox\": true}, "
@@ -47,7 +47,8 @@ config_json (const ModeltestOptions * options)
       "\"max_num\": %d, \"score_threshold\": 0.1, \"out_size_factor\": 2, "
       "\"voxel_size\": [0.5, 0.5], \"pc_range\": [-4, -4]}, "
       "\"test_nms\": {%s, \"pre_max_size\": 100, \"post_max_size\": %d}}",
-      MODELTEST_MAX_POINTS, MODELTEST_MAX_VOXELS, tasks, MODELTEST_MAX_NUM,
+      MODELTEST_MAX_POINTS, MODELTEST_MAX_VOXELS,
+      options->head_conv ? options->head_conv : 8, tasks, MODELTEST_MAX_NUM,
       nms, MODELTEST_POST_MAX);
   g_free (tasks);
   g_free (nms);
@@ -68,6 +69,8 @@ modeltest_model_new (const ModeltestOptions * options)
 
   fail_unless (options->n_tasks == 1 || options->n_tasks == 2);
   a.n_tasks = options->n_tasks;
+  if (options->head_conv != 0)
+    a.head_conv = options->head_conv;
   m->weights = tiny_model_new (&a, options->seed);
   m->config = config_json (options);
   m->n_tasks = options->n_tasks;
@@ -442,6 +445,30 @@ modeltest_reference_boxes (const gchar * path,
   p3dc_convnet_cpu_buffers_free (&model->net, buffers);
   p3d_centerpoint_model_free (model);
   return count;
+}
+
+guint
+modeltest_head_buffers (const gchar * path)
+{
+  GError *error = NULL;
+  P3dWeights *weights = p3d_weights_open (path, &error);
+  P3dCenterPointModel *model;
+  GHashTable *buffers = g_hash_table_new (NULL, NULL);
+  guint t, h, n;
+
+  fail_unless (weights != NULL, "%s", error ? error->message : "");
+  model = p3d_centerpoint_model_new (weights, &error);
+  fail_unless (model != NULL, "%s", error ? error->message : "");
+  p3d_weights_free (weights);
+  for (t = 0; t < model->config.n_tasks; t++)
+    for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++)
+      if (model->heads[t][h].channels > 0)
+        g_hash_table_add (buffers,
+            GUINT_TO_POINTER (model->heads[t][h].buffer));
+  n = g_hash_table_size (buffers);
+  g_hash_table_unref (buffers);
+  p3d_centerpoint_model_free (model);
+  return n;
 }
 
 /* ---- tiny camera models -------------------------------------------------- */

@@ -43,6 +43,8 @@ typedef struct
   guint n_tasks;                /* 1 (car) or 2 (car; pedestrian, cyclist) */
   gboolean rotate;              /* rotate NMS, else circle */
   guint64 seed;
+  guint head_conv;              /* the heads' ConvModule channels; 0: 8 (32
+                                 * and up: the build merges the heads) */
 } ModeltestOptions;
 
 typedef TinyModelTensor ModeltestTensor;
@@ -122,6 +124,10 @@ guint modeltest_reference_boxes (const gchar * path,
     P3dcBox3d ** boxes, gfloat ** velocity);
 /* Boxes the element's output holds: n_tasks * min (max_num, post_max)
  * with the model's NMS, n_tasks * max_num without. */
+/* The buffers of the model at @path that its heads' maps occupy: one when
+ * the build merged the heads, else one a head. */
+guint modeltest_head_buffers (const gchar * path);
+
 guint modeltest_capacity (const ModeltestOptions * options, gboolean nms);
 
 /* ---- tiny camera models: BEVDet (p3dtest-bevdet.h) ------------------ */

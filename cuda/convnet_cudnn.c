@@ -791,8 +791,13 @@ plan_conv_groups (P3dcConvNet * net, const P3dcConvLayer * layer, uint32_t l,
   const P3dcConvGeometry *g = &net->steps[l].geometry;
   P3dcResult result;
 
-  if (own_grouped_fits (net, layer, g))
-    return plan_own_grouped (net, layer, l);
+  if (own_grouped_fits (net, layer, g)) {
+    result = plan_own_grouped (net, layer, l);
+    if (result != P3DC_OK)
+      set_message (message, message_len, "layer %u: the grouped kernel's "
+          "plan failed: %s", l, p3dc_result_string (result));
+    return result;
+  }
   if (g->groups > 1 && (!net->half
           || ((layer->in_channels / g->groups) %
               P3DC_CONVNET_CHANNEL_GRANULE == 0

@@ -23,11 +23,12 @@
  *    graph's outputs, or where each is read by one convolution and nothing
  *    else; those convolutions (the heads' final layers), each reading its
  *    slice with one window, then run as one grouped convolution, a group
- *    each, every group's outputs padded with zero weights to the most any
- *    has, rounded up to P3DC_CONVNET_CHANNEL_GRANULE; only within the
- *    bounds of the CUDA path's grouped kernel (convnet.h: groups of a
- *    multiple of 32 inputs and at most 8 outputs, stride 1), since cuDNN
- *    runs other such layers slower than the convolutions apart;
+ *    each, every group's outputs padded with zero weights to the grouped
+ *    kernel's 8 (P3DC_CONVNET_GROUPED_OUTPUTS, also the F16 storage's
+ *    granule); only within the bounds of the CUDA path's grouped kernel
+ *    (convnet.h: groups of a multiple of 32 inputs and at most 8 outputs,
+ *    stride 1), since cuDNN runs other such layers slower than the
+ *    convolutions apart;
  * so the compute library runs fewer layers and no copies, with the same
  * results: the reference rounds a fused sum as it rounds the two layers,
  * and computes each channel of a merged convolution as the convolution it
@@ -645,8 +646,12 @@ merge_convs (Build * b)
     channels = tensor_at (b, b->plans[i].writes)->channels;
     for (k = 0; k < n; k++) {
       gint t = b->plans[siblings[k]].writes;
-      guint count = (readers[k] = i, readers_of (b, t, &readers[k]));
-      const P3dModelLayer *reader = layer_at (b, readers[k]);
+      const P3dModelLayer *reader;
+      guint count;
+
+      readers[k] = i;
+      count = readers_of (b, t, &readers[k]);
+      reader = layer_at (b, readers[k]);
 
       total += tensor_at (b, t)->channels;
       n_read += count > 0;
@@ -667,11 +672,9 @@ merge_convs (Build * b)
         && channels % P3DC_CONVNET_GROUPED_INPUTS == 0
         && widest <= P3DC_CONVNET_GROUPED_OUTPUTS
         && same_stride_one (layer_at (b, readers[0]))) {
-      guint group_out = (widest + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
-          P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE;
-
       add_merge (b, siblings, n, total, 1, 0);
-      add_merge (b, readers, n, n * group_out, n, group_out);
+      add_merge (b, readers, n, n * P3DC_CONVNET_GROUPED_OUTPUTS, n,
+          P3DC_CONVNET_GROUPED_OUTPUTS);
     }
   }
   g_free (siblings);

@@ -394,14 +394,27 @@ decode_params (const ModeltestOptions * options, gboolean nms,
   params->post_max_size = nms ? MODELTEST_POST_MAX : 0;
 }
 
+/* The CenterPoint model in the weights file @path, which must load. */
+static P3dCenterPointModel *
+load_centerpoint (const gchar * path)
+{
+  GError *error = NULL;
+  P3dWeights *weights = p3d_weights_open (path, &error);
+  P3dCenterPointModel *model;
+
+  fail_unless (weights != NULL, "%s", error ? error->message : "");
+  model = p3d_centerpoint_model_new (weights, &error);
+  fail_unless (model != NULL, "%s", error ? error->message : "");
+  p3d_weights_free (weights);
+  return model;
+}
+
 guint
 modeltest_reference_boxes (const gchar * path,
     const ModeltestOptions * options, gboolean nms, const gfloat * canvas,
     P3dcBox3d ** boxes, gfloat ** velocity)
 {
-  GError *error = NULL;
-  P3dWeights *weights = p3d_weights_open (path, &error);
-  P3dCenterPointModel *model;
+  P3dCenterPointModel *model = load_centerpoint (path);
   P3dcCenterPointParams params;
   P3dcCenterPointTaskMaps maps[P3DC_CENTERPOINT_MAX_TASKS];
   P3dcCenterPointOutput output;
@@ -409,10 +422,6 @@ modeltest_reference_boxes (const gchar * path,
   guint32 count = 0;
   float **buffers;
 
-  fail_unless (weights != NULL, "%s", error ? error->message : "");
-  model = p3d_centerpoint_model_new (weights, &error);
-  fail_unless (model != NULL, "%s", error ? error->message : "");
-  p3d_weights_free (weights);
   decode_params (options, nms, &params);
   fail_unless_equals_int (p3dc_centerpoint_output_capacity (&params), capacity);
   buffers = p3dc_convnet_cpu_buffers_new (&model->net);
@@ -450,16 +459,10 @@ modeltest_reference_boxes (const gchar * path,
 guint
 modeltest_head_buffers (const gchar * path)
 {
-  GError *error = NULL;
-  P3dWeights *weights = p3d_weights_open (path, &error);
-  P3dCenterPointModel *model;
+  P3dCenterPointModel *model = load_centerpoint (path);
   GHashTable *buffers = g_hash_table_new (NULL, NULL);
   guint t, h, n;
 
-  fail_unless (weights != NULL, "%s", error ? error->message : "");
-  model = p3d_centerpoint_model_new (weights, &error);
-  fail_unless (model != NULL, "%s", error ? error->message : "");
-  p3d_weights_free (weights);
   for (t = 0; t < model->config.n_tasks; t++)
     for (h = 0; h < P3D_CENTERPOINT_N_HEADS; h++)
       if (model->heads[t][h].channels > 0)

@@ -189,13 +189,16 @@ convnet_test_net_random (P3dTestRng * rng)
   return net;
 }
 
+/* CenterHead's common heads: reg, height, dim, rot, vel (then the
+ * heatmap, of the task's classes) */
+static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
+
 ConvnetTestNet *
 convnet_test_net_centerpoint (P3dTestRng * rng, guint32 in_channels,
     guint32 height, guint32 width, const guint32 widths[3],
     const guint32 layer_nums[3], guint32 neck, guint32 head, guint32 tasks,
     ConvnetTestHeads heads)
 {
-  static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
   static const guint32 nuscenes_classes[6] = { 1, 2, 2, 1, 2, 2 };
   const gboolean concat_heads = heads == CONVNET_TEST_HEADS_BY_TASK;
   ConvnetTestNet *net = convnet_test_net_new (in_channels, height, width);
@@ -281,18 +284,16 @@ void
 convnet_test_net_add_merged_heads (ConvnetTestNet * net, P3dTestRng * rng,
     guint32 shared, guint32 head, guint32 tasks, const guint32 * classes)
 {
-  static const guint32 head_channels[5] = { 2, 1, 3, 2, 2 };
   const P3dcConvBufferDesc *in = &g_array_index (net->buffers,
       P3dcConvBufferDesc, shared);
   const guint32 h = in->height, w = in->width, n = tasks * 6;
-  guint32 group_out = 0, hidden, out, t, i, c;
+  const guint32 group_out = P3DC_CONVNET_GROUPED_OUTPUTS;
+  guint32 hidden, out, t, i, c;
   P3dcConvLayer layer;
   gfloat *weight, *bias;
 
   for (t = 0; t < tasks; t++)
-    group_out = MAX (group_out, MAX (3, classes[t]));
-  group_out = (group_out + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
-      P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE;
+    g_assert (classes[t] <= group_out);
   hidden = convnet_test_net_add_buffer (net, n * head, h, w);
   out = convnet_test_net_add_buffer (net, n * group_out, h, w);
   convnet_test_net_add_layer (net, rng, P3DC_CONV_2D, shared, hidden, 0,

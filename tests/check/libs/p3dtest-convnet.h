@@ -92,8 +92,8 @@ ConvnetTestNet *convnet_test_net_centerpoint (P3dTestRng * rng,
  * first 3x3 convolution (+ ReLU) on buffer @shared as one, into tasks x 6 x
  * @head channels; then the heads' final 3x3 convolutions (2, 1, 3, 2, 2,
  * @classes[t] channels) as one grouped convolution, a group a head, each
- * group's outputs padded to P3DC_CONVNET_CHANNEL_GRANULE with zero
- * weights and biases. Biases uniform in [-0.2, 0.2], the heatmaps' -2.19;
+ * group's outputs padded to P3DC_CONVNET_GROUPED_OUTPUTS (8, classes at
+ * most that) with zero weights and biases. Biases uniform in [-0.2, 0.2], the heatmaps' -2.19;
  * the grouped layer goes into heatmap_layers. */
 void convnet_test_net_add_merged_heads (ConvnetTestNet * net,
     P3dTestRng * rng, guint32 shared, guint32 head, guint32 tasks,

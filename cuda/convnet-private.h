@@ -114,6 +114,12 @@ typedef struct
 P3dcResult p3dc_convnet_epilogue (const P3dcConvEpilogue * epilogue,
     P3dcCudaStream stream);
 
+/* How many channels of a pixel one thread of the epilogue takes: 8 when
+ * the source, output and residual are F16 NHWC whose channel counts,
+ * offsets and strides are multiples of 8 (16-byte loads and stores), else
+ * 1.  The result is the same either way. */
+uint32_t p3dc_convnet_epilogue_lanes (const P3dcConvEpilogue * epilogue);
+
 /* One layer of a kind other than the convolutions (and the copy of a
  * convolution's input slice): the reference's formulas in float, read
  * from and stored in the storage type. */
@@ -133,6 +139,9 @@ typedef struct
 
 P3dcResult p3dc_convnet_kernel (const P3dcConvKernel * kernel,
     P3dcCudaStream stream);
+
+/* The same for the kinds of p3dc_convnet_kernel (softmax: always 1). */
+uint32_t p3dc_convnet_kernel_lanes (const P3dcConvKernel * kernel);
 
 /* A grouped convolution whose groups have at most 8 outputs (a merged
  * detection head's final layers, caps/p3dmodelbuild.c), on the tensor cores

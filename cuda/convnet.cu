@@ -4,6 +4,13 @@
 // upsampling, softmax, channel slice), each computing the reference's
 // formulas (convnet-private.h) in float from the stored values. The
 // convolutions are cuDNN's (convnet_cudnn.c).
+//
+// The epilogue and the element-wise kinds take kLanes F16 channels (one
+// 16-byte load or store) a thread where every tensor they touch allows it
+// (p3dc_convnet_epilogue_lanes, p3dc_convnet_kernel_lanes), otherwise one
+// element: one index computation and one memory access per element left
+// the neck's epilogues at about a tenth of the memory's bandwidth. Each
+// element's float arithmetic is the same either way, and so are the bits.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -13,6 +20,7 @@ namespace {
 
 constexpr unsigned kTile = 32;
 constexpr unsigned kRows = 8;
+constexpr uint32_t kLanes = 8;
 
 template <typename T>
 __device__ __forceinline__ float load(const T *p);
@@ -34,6 +42,40 @@ __device__ __forceinline__ void store<float>(float *p, float v) {
 template <>
 __device__ __forceinline__ void store<__half>(__half *p, float v) {
   *p = __float2half_rn(v);
+}
+
+// @V consecutive elements (channels, in NHWC) as floats; V is 1, or kLanes
+// for F16 at a 16-byte aligned address.
+template <typename T, uint32_t V>
+__device__ __forceinline__ void load_lanes(const T *p, float (&v)[V]) {
+  if constexpr (V == 1) {
+    v[0] = load(p);
+  } else {
+    static_assert(V == kLanes && sizeof(T) == 2, "16 bytes of F16");
+    uint4 raw = *reinterpret_cast<const uint4 *>(p);
+    const __half2 *h = reinterpret_cast<const __half2 *>(&raw);
+#pragma unroll
+    for (uint32_t j = 0; j < V / 2; j++) {
+      float2 f = __half22float2(h[j]);
+      v[2 * j] = f.x;
+      v[2 * j + 1] = f.y;
+    }
+  }
+}
+
+template <typename T, uint32_t V>
+__device__ __forceinline__ void store_lanes(T *p, const float (&v)[V]) {
+  if constexpr (V == 1) {
+    store(p, v[0]);
+  } else {
+    static_assert(V == kLanes && sizeof(T) == 2, "16 bytes of F16");
+    uint4 raw;
+    __half2 *h = reinterpret_cast<__half2 *>(&raw);
+#pragma unroll
+    for (uint32_t j = 0; j < V / 2; j++)
+      h[j] = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
+    *reinterpret_cast<uint4 *>(p) = raw;
+  }
 }
 
 template <typename T>
@@ -113,18 +155,21 @@ __device__ __forceinline__ Position position(uint32_t i, bool channels_fastest,
   return p;
 }
 
-// One thread per output element; the fastest index follows the source
-// layout (channels for NHWC, columns for NCHW) so that loads coalesce.
-template <typename T>
+// One thread per V output channels of a pixel (V: see load_lanes); the
+// fastest index follows the source layout (channels for NHWC, columns for
+// NCHW, where V is 1) so that loads coalesce.
+template <typename T, uint32_t V>
 __global__ void epilogue_kernel(P3dcConvEpilogue e) {
   const T *src = static_cast<const T *>(e.src);
-  uint32_t count = e.batch * e.out_channels * e.out_height * e.out_width;
+  uint32_t vectors = e.out_channels / V;
+  uint32_t count = e.batch * vectors * e.out_height * e.out_width;
   uint32_t stride = gridDim.x * blockDim.x;
   bool shuffled = e.shuffle_y > 1 || e.shuffle_x > 1;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     Position p =
-        position(i, e.nhwc, e.out_channels, e.out_height, e.out_width, e.batch);
+        position(i, e.nhwc, vectors, e.out_height, e.out_width, e.batch);
+    p.c *= V;
     uint32_t sy = p.y, sx = p.x, sc = p.c;
     if (shuffled) {
       sy = p.y / e.shuffle_y;
@@ -140,32 +185,46 @@ __global__ void epilogue_kernel(P3dcConvEpilogue e) {
                : (((size_t)p.n * e.src_channels + sc) * e.src_height + sy) *
                          e.src_width +
                      sx;
-    float v = load(src + source) + e.bias[p.c];
+    float v[V], r[V];
+    load_lanes<T, V>(src + source, v);
     if (e.residual.data != nullptr)
-      v = v + load(at<T>(e.residual, p.n, p.c, p.y, p.x));
-    store(const_cast<T *>(at<T>(e.dst, p.n, p.c, p.y, p.x)),
-          p3dc_convnet_relu(e.relu, v));
+      load_lanes<T, V>(at<T>(e.residual, p.n, p.c, p.y, p.x), r);
+#pragma unroll
+    for (uint32_t j = 0; j < V; j++) {
+      v[j] = v[j] + e.bias[p.c + j];
+      if (e.residual.data != nullptr) v[j] = v[j] + r[j];
+      v[j] = p3dc_convnet_relu(e.relu, v[j]);
+    }
+    store_lanes<T, V>(const_cast<T *>(at<T>(e.dst, p.n, p.c, p.y, p.x)), v);
   }
 }
 
-// The other kinds, one thread per output element (softmax: per position).
-template <typename T>
+// The other kinds, one thread per V output channels of a pixel (softmax:
+// its own kernel, per position).
+template <typename T, uint32_t V>
 __global__ void elementwise_kernel(P3dcConvKernel k) {
-  uint32_t count = k.batch * k.channels * k.out_height * k.out_width;
+  uint32_t vectors = k.channels / V;
+  uint32_t count = k.batch * vectors * k.out_height * k.out_width;
   uint32_t stride = gridDim.x * blockDim.x;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    Position p = position(i, k.channels_fastest, k.channels, k.out_height,
+    Position p = position(i, k.channels_fastest, vectors, k.out_height,
                           k.out_width, k.batch);
-    float v;
+    p.c *= V;
+    float v[V];
     switch (k.kind) {
-      case P3DC_LAYER_ADD:
-        v = load(at<T>(k.in, p.n, p.c, p.y, p.x)) +
-            load(at<T>(k.in2, p.n, p.c, p.y, p.x));
+      case P3DC_LAYER_ADD: {
+        float b[V];
+        load_lanes<T, V>(at<T>(k.in, p.n, p.c, p.y, p.x), v);
+        load_lanes<T, V>(at<T>(k.in2, p.n, p.c, p.y, p.x), b);
+#pragma unroll
+        for (uint32_t j = 0; j < V; j++) v[j] = v[j] + b[j];
         break;
+      }
       case P3DC_LAYER_MAX_POOL: {
         const P3dcConvGeometry &g = k.geometry;
-        v = -INFINITY;
+#pragma unroll
+        for (uint32_t j = 0; j < V; j++) v[j] = -INFINITY;
         for (uint32_t ky = 0; ky < g.kernel[0]; ky++) {
           int64_t iy = (int64_t)p.y * g.stride[0] +
                        (int64_t)ky * g.dilation[0] - g.padding[0];
@@ -174,38 +233,47 @@ __global__ void elementwise_kernel(P3dcConvKernel k) {
             int64_t ix = (int64_t)p.x * g.stride[1] +
                          (int64_t)kx * g.dilation[1] - g.padding[1];
             if (ix < 0 || ix >= k.in_width) continue;
-            float x = load(at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix));
-            if (x > v || isnan(x)) v = x;
+            float x[V];
+            load_lanes<T, V>(at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix),
+                             x);
+#pragma unroll
+            for (uint32_t j = 0; j < V; j++)
+              if (x[j] > v[j] || isnan(x[j])) v[j] = x[j];
           }
         }
         break;
       }
       case P3DC_LAYER_UPSAMPLE_NEAREST:
-        v = load(
+        load_lanes<T, V>(
             at<T>(k.in, p.n, p.c,
                   p3dc_convnet_nearest_source(p.y, k.in_height, k.out_height),
-                  p3dc_convnet_nearest_source(p.x, k.in_width, k.out_width)));
+                  p3dc_convnet_nearest_source(p.x, k.in_width, k.out_width)),
+            v);
         break;
       case P3DC_LAYER_UPSAMPLE_BILINEAR: {
         uint32_t y0, y1, x0, x1;
-        float ly0, ly1, lx0, lx1;
+        float ly0, ly1, lx0, lx1, a[V], b[V], c[V], d[V];
         p3dc_convnet_bilinear_source(p.y, k.in_height, k.out_height,
                                      k.align_corners, &y0, &y1, &ly0, &ly1);
         p3dc_convnet_bilinear_source(p.x, k.in_width, k.out_width,
                                      k.align_corners, &x0, &x1, &lx0, &lx1);
-        v = p3dc_convnet_bilinear(ly0, ly1, lx0, lx1,
-                                  load(at<T>(k.in, p.n, p.c, y0, x0)),
-                                  load(at<T>(k.in, p.n, p.c, y0, x1)),
-                                  load(at<T>(k.in, p.n, p.c, y1, x0)),
-                                  load(at<T>(k.in, p.n, p.c, y1, x1)));
+        load_lanes<T, V>(at<T>(k.in, p.n, p.c, y0, x0), a);
+        load_lanes<T, V>(at<T>(k.in, p.n, p.c, y0, x1), b);
+        load_lanes<T, V>(at<T>(k.in, p.n, p.c, y1, x0), c);
+        load_lanes<T, V>(at<T>(k.in, p.n, p.c, y1, x1), d);
+#pragma unroll
+        for (uint32_t j = 0; j < V; j++)
+          v[j] =
+              p3dc_convnet_bilinear(ly0, ly1, lx0, lx1, a[j], b[j], c[j], d[j]);
         break;
       }
       default:  // P3DC_LAYER_SLICE
-        v = load(at<T>(k.in, p.n, p.c, p.y, p.x));
+        load_lanes<T, V>(at<T>(k.in, p.n, p.c, p.y, p.x), v);
         break;
     }
-    store(const_cast<T *>(at<T>(k.out, p.n, p.c, p.y, p.x)),
-          p3dc_convnet_relu(k.relu, v));
+#pragma unroll
+    for (uint32_t j = 0; j < V; j++) v[j] = p3dc_convnet_relu(k.relu, v[j]);
+    store_lanes<T, V>(const_cast<T *>(at<T>(k.out, p.n, p.c, p.y, p.x)), v);
   }
 }
 
@@ -242,7 +310,31 @@ unsigned blocks_for(size_t count, unsigned threads) {
   return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
 }
 
+// A tensor whose every kLanes channels of a pixel are one aligned 16-byte
+// piece: F16 NHWC (channel stride 1), the other strides and the start
+// multiples of kLanes elements.
+bool lanes_fit(const P3dcConvTensor &t) {
+  return (uintptr_t)t.data % (kLanes * 2) == 0 && t.channel == 1 &&
+         t.column % kLanes == 0 && t.row % kLanes == 0 && t.batch % kLanes == 0;
+}
+
 }  // namespace
+
+extern "C" uint32_t p3dc_convnet_epilogue_lanes(const P3dcConvEpilogue *e) {
+  bool fits = e->half && e->nhwc && e->out_channels % kLanes == 0 &&
+              e->src_channels % kLanes == 0 && e->src_group % kLanes == 0 &&
+              (uintptr_t)e->src % (kLanes * 2) == 0 && lanes_fit(e->dst) &&
+              (e->residual.data == nullptr || lanes_fit(e->residual));
+  return fits ? kLanes : 1;
+}
+
+extern "C" uint32_t p3dc_convnet_kernel_lanes(const P3dcConvKernel *k) {
+  bool fits = k->kind != P3DC_LAYER_SOFTMAX && k->half && k->channels_fastest &&
+              k->channels % kLanes == 0 && lanes_fit(k->in) &&
+              lanes_fit(k->out) &&
+              (k->kind != P3DC_LAYER_ADD || lanes_fit(k->in2));
+  return fits ? kLanes : 1;
+}
 
 extern "C" P3dcResult p3dc_convnet_convert_input(
     const void *in, int in_half, void *out, int out_half, int nhwc,
@@ -290,14 +382,17 @@ extern "C" P3dcResult p3dc_convnet_epilogue(const P3dcConvEpilogue *e,
       e->bias == nullptr || e->shuffle_y < 1 || e->shuffle_x < 1 ||
       e->src_group < e->out_channels || e->batch < 1)
     return P3DC_ERROR_INVALID_ARGUMENT;
-  size_t count =
-      (size_t)e->batch * e->out_channels * e->out_height * e->out_width;
+  uint32_t lanes = p3dc_convnet_epilogue_lanes(e);
+  size_t count = (size_t)e->batch * (e->out_channels / lanes) * e->out_height *
+                 e->out_width;
   const unsigned threads = 256;
   unsigned blocks = blocks_for(count, threads);
-  if (e->half)
-    epilogue_kernel<__half><<<blocks, threads, 0, stream>>>(*e);
+  if (lanes == kLanes)
+    epilogue_kernel<__half, kLanes><<<blocks, threads, 0, stream>>>(*e);
+  else if (e->half)
+    epilogue_kernel<__half, 1><<<blocks, threads, 0, stream>>>(*e);
   else
-    epilogue_kernel<float><<<blocks, threads, 0, stream>>>(*e);
+    epilogue_kernel<float, 1><<<blocks, threads, 0, stream>>>(*e);
   return cudaGetLastError();
 }
 
@@ -321,11 +416,15 @@ extern "C" P3dcResult p3dc_convnet_kernel(const P3dcConvKernel *k,
       softmax_kernel<float><<<blocks, threads, 0, stream>>>(*k);
     return cudaGetLastError();
   }
+  uint32_t lanes = p3dc_convnet_kernel_lanes(k);
   unsigned blocks = blocks_for(
-      (size_t)k->batch * k->channels * k->out_height * k->out_width, threads);
-  if (k->half)
-    elementwise_kernel<__half><<<blocks, threads, 0, stream>>>(*k);
+      (size_t)k->batch * (k->channels / lanes) * k->out_height * k->out_width,
+      threads);
+  if (lanes == kLanes)
+    elementwise_kernel<__half, kLanes><<<blocks, threads, 0, stream>>>(*k);
+  else if (k->half)
+    elementwise_kernel<__half, 1><<<blocks, threads, 0, stream>>>(*k);
   else
-    elementwise_kernel<float><<<blocks, threads, 0, stream>>>(*k);
+    elementwise_kernel<float, 1><<<blocks, threads, 0, stream>>>(*k);
   return cudaGetLastError();
 }

@@ -338,10 +338,10 @@ conv_input (const P3dcConvNet * net, uint32_t l)
       net->storage[net->layers[l].input];
 }
 
-/* The end of an unfused convolution: bias, residual, ReLU, and the store
- * into its slice. */
-static P3dcResult
-run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
+/* The end of an unfused convolution @l: bias, residual, ReLU, and the
+ * store into its slice. */
+static void
+epilogue_args (const P3dcConvNet * net, uint32_t l, P3dcConvEpilogue * ep)
 {
   const P3dcConvLayer *layer = &net->layers[l];
   const Step *step = &net->steps[l];
@@ -372,6 +372,15 @@ run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
   if (layer->kind == P3DC_CONV_2D && layer->residual)
     e.residual = buffer_tensor (net, layer->input2,
         layer->input2_channel_offset);
+  *ep = e;
+}
+
+static P3dcResult
+run_epilogue (const P3dcConvNet * net, uint32_t l, P3dcCudaStream stream)
+{
+  P3dcConvEpilogue e;
+
+  epilogue_args (net, l, &e);
   return p3dc_convnet_epilogue (&e, stream);
 }
 
@@ -1183,6 +1192,8 @@ p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
   const P3dcConvLayer *l;
   const Step *step;
   const P3dcConvGeometry *g;
+  P3dcConvEpilogue e;
+  char epilogue[64];
 
   if (text == NULL || len == 0)
     return;
@@ -1194,11 +1205,11 @@ p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
   step = &net->steps[layer];
   g = &step->geometry;
   if (!is_conv (l->kind)) {
-    snprintf (text, len, "%s %u %ux%u -> %ux%u: our kernel%s",
-        p3dc_convnet_kind_name (l->kind), l->out_channels,
+    snprintf (text, len, "%s %u %ux%u -> %ux%u: our kernel%s, %u-channel "
+        "loads", p3dc_convnet_kind_name (l->kind), l->out_channels,
         net->buffers[l->input].height, net->buffers[l->input].width,
         net->buffers[l->output].height, net->buffers[l->output].width,
-        l->relu ? " + ReLU" : "");
+        l->relu ? " + ReLU" : "", p3dc_convnet_kernel_lanes (&step->kernel));
     return;
   }
   if (step->own_grouped) {
@@ -1209,13 +1220,20 @@ p3dc_convnet_cuda_describe_layer (const P3dcConvNet * net, uint32_t layer,
         l->relu ? " + ReLU" : "");
     return;
   }
-  snprintf (text, len, "%s %u->%u k%ux%u s%ux%u d%ux%u g%u %ux%u: %s %s%s%s%s"
+  if (step->fused) {
+    snprintf (epilogue, sizeof epilogue, "fused bias%s",
+        step->fused == 2 ? " (F32)" : "");
+  } else {
+    epilogue_args (net, layer, &e);
+    snprintf (epilogue, sizeof epilogue, "+ epilogue (%u-channel loads)",
+        p3dc_convnet_epilogue_lanes (&e));
+  }
+  snprintf (text, len, "%s %u->%u k%ux%u s%ux%u d%ux%u g%u %ux%u: %s %s%s%s"
       "%s, %zu bytes workspace", p3dc_convnet_kind_name (l->kind),
       l->in_channels, l->out_channels, g->kernel[0], g->kernel[1],
       g->stride[0], g->stride[1], g->dilation[0], g->dilation[1], g->groups,
       net->buffers[l->output].height, net->buffers[l->output].width,
-      algo_name (step->algo), step->fused ? "fused bias" : "+ epilogue",
-      step->fused == 2 ? " (F32)" : "",
+      algo_name (step->algo), epilogue,
       step->fused_residual ? " + residual" : "",
       step->input_copy != NULL ? ", input slice copied" : "",
       g->groups > 1 && !step->grouped ? ", groups as one dense filter" : "",

@@ -5,9 +5,9 @@
  * and channel slices read; adds, max pools, nearest and bilinear upsampling
  * with both corner rules, softmax, slices), on a net that takes each plan
  * of the cuDNN runner (cuDNN groups and the dense filter, the fused
- * residual and the epilogue's, an input slice copied), on grouped
- * convolutions of few outputs a group (our tensor-core kernel in F16), and
- * on the
+ * residual and the epilogue's, an input slice copied, epilogues and kinds
+ * of ours a channel and 8 channels a thread), on grouped convolutions of
+ * few outputs a group (our tensor-core kernel in F16), and on the
  * CenterPoint pattern (3 strided stages, a neck of a stride-2, a 1x1 and a
  * transposed convolution concatenated, the shared head convolution and 6
  * heads per task), F32 and F16 storage, F32 and F16 input.  Each kind our
@@ -298,8 +298,9 @@ GST_START_TEST (test_conv_plans)
   P3dTestRng rng;
   ConvnetTestNet *net;
   P3dcConvLayer l;
-  guint32 b1, b2, b3, b4, b5, b6, b7;
+  guint32 b1, b2, b3, b4, b5, b6, b7, b8;
   guint half, input_half;
+  gchar *lanes;
 
   p3d_test_rng_init (&rng, 25);
   net = convnet_test_net_new (16, 12, 12);
@@ -387,6 +388,28 @@ GST_START_TEST (test_conv_plans)
   l.in_channels = l.out_channels = 4;
   l.output = convnet_test_net_add_buffer (net, 4, 24, 36);
   convnet_test_net_add (net, &rng, &l, 0.0f);
+  /* 8, 9: a transposed and a 1x1 convolution into the two halves of one
+   * buffer, whose epilogues take 8 channels a thread in F16 */
+  b8 = convnet_test_net_add_buffer (net, 16, 24, 36);
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_TRANSPOSED_2D;
+  l.in_channels = 16;
+  l.out_channels = 8;
+  l.kernel = l.stride = 2;
+  l.kernel_x = l.stride_x = 3;
+  l.input = b3;
+  l.output = b8;
+  l.output_channel_offset = 8;
+  l.relu = 1;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_2D;
+  l.kernel = l.stride = 1;
+  l.in_channels = 5;
+  l.out_channels = 8;
+  l.input = b5;
+  l.output = b8;
+  convnet_test_net_add (net, &rng, &l, 0.5f);
   convnet_test_net_finish (net, &rng);
 
   for (half = 0; half < 2; half++) {
@@ -401,8 +424,17 @@ GST_START_TEST (test_conv_plans)
     expect_plan (cnet, 2, "+ residual", TRUE);
     expect_plan (cnet, 3, "+ epilogue", TRUE);
     expect_plan (cnet, 3, "input slice copied", TRUE);
-    expect_plan (cnet, 4, "+ epilogue", TRUE);
+    expect_plan (cnet, 4, "+ epilogue (1-channel loads)", TRUE);
     expect_plan (cnet, 5, "our kernel", TRUE);
+    /* 16-byte loads only for F16 channels in whole, aligned pieces of 8 */
+    lanes = g_strdup_printf ("%u-channel loads", half ? 8 : 1);
+    expect_plan (cnet, 3, "(1-channel loads)", TRUE);
+    expect_plan (cnet, 5, lanes, TRUE);
+    expect_plan (cnet, 6, lanes, TRUE);
+    expect_plan (cnet, 7, "1-channel loads", TRUE);
+    expect_plan (cnet, 8, lanes, TRUE);
+    expect_plan (cnet, 9, lanes, TRUE);
+    g_free (lanes);
     p3dc_convnet_cuda_free (cnet);
     for (input_half = 0; input_half < 2; input_half++)
       check_net (net, half, input_half, "conv plans");
@@ -497,7 +529,9 @@ GST_END_TEST;
 /* One layer of each kind our kernels run, alone, on a batch of 2 with
  * channel slices: F32 storage equals the reference bit for bit (softmax
  * within 8 float roundings), F16 storage equals the reference's value on
- * the F16 input rounded to F16 (softmax within one F16 step). */
+ * the F16 input rounded to F16 (softmax within one F16 step).  Each kind
+ * twice: 3 channels at odd offsets (a channel a thread), and 16 at offsets
+ * that are multiples of 8 (8 channels a thread in F16). */
 GST_START_TEST (test_kinds_alone)
 {
   static const P3dcConvKind kinds[] = {
@@ -506,46 +540,50 @@ GST_START_TEST (test_kinds_alone)
     P3DC_LAYER_SOFTMAX, P3DC_LAYER_SLICE,
   };
   P3dTestRng rng;
-  guint k, half;
+  guint k, half, wide;
 
   p3d_test_rng_init (&rng, 26);
-  for (k = 0; k < G_N_ELEMENTS (kinds); k++) {
+  for (k = 0; k < G_N_ELEMENTS (kinds) * 2; k++) {
+    wide = k % 2;
     for (half = 0; half < 2; half++) {
-      ConvnetTestNet *net = convnet_test_net_new (6, 7, 9);
+      const P3dcConvKind kind = kinds[k / 2];
+      const guint32 channels = wide ? 16 : 3;
+      ConvnetTestNet *net = convnet_test_net_new (wide ? 40 : 6, 7, 9);
       P3dcConvLayer l;
       P3dcConvNet *cnet = NULL;
       float **reference;
       DeviceInput in;
       P3dcMapView view;
       char message[512];
+      gchar *lanes;
       gsize bytes, n, e;
       guint8 *host;
       guint32 c, y, x, item, out_h = 7, out_w = 9;
 
       net->desc.batch = 2;
       memset (&l, 0, sizeof l);
-      l.kind = kinds[k];
-      l.in_channels = l.out_channels = 3;
-      l.input_channel_offset = 2;
-      l.relu = kinds[k] == P3DC_LAYER_SOFTMAX ? 0 : 1;
-      if (kinds[k] == P3DC_LAYER_ADD) {
-        l.input2_channel_offset = 1;
-      } else if (kinds[k] == P3DC_LAYER_MAX_POOL) {
+      l.kind = kind;
+      l.in_channels = l.out_channels = channels;
+      l.input_channel_offset = wide ? 8 : 2;
+      l.relu = kind == P3DC_LAYER_SOFTMAX ? 0 : 1;
+      if (kind == P3DC_LAYER_ADD) {
+        l.input2_channel_offset = wide ? 24 : 1;
+      } else if (kind == P3DC_LAYER_MAX_POOL) {
         l.kernel = 3;
         l.stride = 2;
         l.padding = 1;
         out_h = 4;
         out_w = 5;
-      } else if (kinds[k] == P3DC_LAYER_UPSAMPLE_NEAREST) {
+      } else if (kind == P3DC_LAYER_UPSAMPLE_NEAREST) {
         out_h = 11;
         out_w = 18;
-      } else if (kinds[k] == P3DC_LAYER_UPSAMPLE_BILINEAR) {
+      } else if (kind == P3DC_LAYER_UPSAMPLE_BILINEAR) {
         /* both corner rules, at a size that is not a multiple */
-        l.align_corners = k == 3;
+        l.align_corners = k / 2 == 3;
         out_h = 13;
         out_w = 20;
       }
-      l.output = convnet_test_net_add_buffer (net, 3, out_h, out_w);
+      l.output = convnet_test_net_add_buffer (net, channels, out_h, out_w);
       convnet_test_net_add (net, &rng, &l, 0.0f);
       convnet_test_net_finish (net, &rng);
       /* the reference on the input as the device stores it */
@@ -560,14 +598,18 @@ GST_START_TEST (test_kinds_alone)
       device_input_init (&in, net, FALSE);
       fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
               sizeof message) == P3DC_OK, "%s", message);
+      lanes = g_strdup_printf ("%u-channel loads", wide && half &&
+          kind != P3DC_LAYER_SOFTMAX ? 8 : 1);
+      expect_plan (cnet, 0, lanes, TRUE);
+      g_free (lanes);
       fail_unless_equals_int (p3dc_convnet_cuda_run (cnet, in.input, FALSE,
               in.stream), P3DC_OK);
       host = download (net, cnet, 1, in.stream, &view, &bytes);
       for (item = 0; item < 2; item++)
-        for (c = 0; c < 3; c++)
+        for (c = 0; c < channels; c++)
           for (y = 0; y < out_h; y++)
             for (x = 0; x < out_w; x++) {
-              gfloat want = reference[1][((item * 3 + c) * out_h + y) *
+              gfloat want = reference[1][((item * channels + c) * out_h + y) *
                   out_w + x];
               gdouble got = convnet_test_view_read_item (&view, item, c, y,
                   x);
@@ -575,12 +617,12 @@ GST_START_TEST (test_kinds_alone)
 
               if (half)
                 want = p3dc_half_to_float (p3dc_float_to_half (want));
-              if (kinds[k] == P3DC_LAYER_SOFTMAX)
+              if (kind == P3DC_LAYER_SOFTMAX)
                 allowed = half ? ldexp (fabs (want), -10) :
                     8 * ldexp (fabs (want), -24);
               fail_unless (fabs (got - want) <= allowed,
                   "%s (%s storage) at n %u c %u y %u x %u: %.9g, the "
-                  "reference %.9g", p3dc_convnet_kind_name (kinds[k]),
+                  "reference %.9g", p3dc_convnet_kind_name (kind),
                   half ? "F16" : "F32", item, c, y, x, got, want);
             }
       g_free (host);

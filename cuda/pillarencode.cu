@@ -6,20 +6,24 @@
 // max, so the later pillar of a cell wins (as in the reference) and entries
 // of earlier frames, whose frame number is lower, read as empty without a
 // clearing pass.  encode_kernel: one block per tile of kTileCells cells
-// reads the tile's map entries, writes zeros to every channel of the empty
-// cells (coalesced: consecutive threads, consecutive cells of one channel
-// plane), and for the tile's pillars, a chunk at a time, stages their
-// features in shared memory (a warp per pillar, kStageBatch loads in flight
-// per lane), rows padded with zeros to kInPad floats.  Each
-// warp then takes a pillar at a time, each lane one output channel whose
-// weights it holds in registers: the slot's features are one broadcast
-// read for the whole warp, so the work is the FMAs themselves (a (pillar,
-// channel) per thread with the weights in shared memory reads two shared
-// words per FMA; docs/performance.md).  A zero row (the padding of a pillar
-// with fewer points than max_points) gives ReLU (bias) exactly, so it is not
-// multiplied out.  The padded weights and features are zeros: fmaf (0, 0,
-// acc) is acc (up to the sign of a zero, which the ReLU erases), so the
-// padded chain gives the reference's bits.
+// lists the tile's pillars from the map and, a chunk of them at a time,
+// stages their features in shared memory (a warp per pillar, kStageBatch
+// loads in flight per lane), rows padded with zeros to kInPad floats,
+// marking each row used or not.  Each warp then takes a pillar at a time,
+// each lane one or two output channels whose weights it holds in
+// registers: the slot's features are one broadcast read for the whole
+// warp, so the work is the FMAs themselves (a (pillar, channel) per thread
+// with the weights in shared memory reads two shared words per FMA;
+// docs/performance.md).  The results go to a tile of the output in shared
+// memory, and the block writes the tile's channel planes whole, zeros in
+// the empty cells: consecutive threads, consecutive cells of one plane, so
+// every store is coalesced (a pillar's channels stored from its warp land
+// in as many planes, one sector each).  A zero row (the padding of a
+// pillar with fewer points than max_points) gives ReLU (bias) exactly, so
+// it is not multiplied out, and a pillar's loop stops after its last used
+// row.  The padded weights and features are zeros: fmaf (0, 0, acc) is acc
+// (up to the sign of a zero, which the ReLU erases), so the padded chain
+// gives the reference's bits.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -42,6 +46,21 @@ constexpr unsigned kStageBatch = 8;
 // Dynamic shared memory a block may use without opting in (48 KiB), less
 // the static arrays and some room.
 constexpr size_t kSharedBudget = 44 * 1024;
+// The output tile's rows (one per channel of a group) are one float longer
+// than the tile, so that a warp's 32 channels of one cell fall in 32 banks.
+constexpr unsigned kTileStride = kTileCells + 1;
+
+// Output channels a lane computes: two (c and c + 32) where both weight
+// rows fit in registers, which halves what each slot costs besides its
+// FMAs (the row's shared-memory reads, the used check, the loop).
+__host__ __device__ constexpr uint32_t lane_channels(uint32_t in_pad) {
+  return in_pad <= 16 ? 2 : 1;
+}
+
+// Bytes of the output tile: a group of 32 * lane_channels channels.
+__host__ __device__ constexpr size_t tile_bytes(uint32_t in_pad) {
+  return (size_t)32 * lane_channels(in_pad) * kTileStride * sizeof(float);
+}
 
 struct EncodeArgs {
   const float *weight;  // [out][in_pad], zero beyond in
@@ -85,14 +104,22 @@ __device__ __forceinline__ void store(void *canvas, size_t at, float value,
 
 template <uint32_t kInPad>
 __global__ void __launch_bounds__(kThreads) encode_kernel(EncodeArgs a) {
+  constexpr uint32_t kLane = lane_channels(kInPad);
+  constexpr uint32_t kGroup = 32 * kLane;
   extern __shared__ float4 shared_rows[];
-  // [chunk][max_points][kInPad]: every row 16-byte aligned
-  float *x = reinterpret_cast<float *>(shared_rows);
+  // [kGroup][kTileStride] then [chunk][max_points][kInPad] (every row 16-byte
+  // aligned: tile_bytes is a multiple of 16), then a flag per staged row
+  float *tile = reinterpret_cast<float *>(shared_rows);
+  float *x = tile + kGroup * kTileStride;
   const uint32_t pillar_floats = a.max_points * kInPad;
   unsigned char *row_used = reinterpret_cast<unsigned char *>(
       x + (size_t)a.chunk_pillars * pillar_floats);
-  __shared__ uint32_t list_cell[kTileCells];
+  __shared__ uint32_t list_cell[kTileCells];  // within the tile
   __shared__ uint32_t list_pillar[kTileCells];
+  // per staged pillar: one past its last used row; whether a row is unused
+  __shared__ uint32_t pillar_end[kTileCells];
+  __shared__ uint32_t pillar_padded[kTileCells];
+  __shared__ uint32_t owned_cells[kTileCells / 32];
   __shared__ uint32_t list_count;
 
   const unsigned thread = threadIdx.x;
@@ -108,101 +135,128 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(EncodeArgs a) {
   if (thread == 0) list_count = 0;
   __syncthreads();
 
-  // thread t: cell t % 64 of the tile, channels t / 64, + 4, ... of it
-  const uint32_t cell = tile_start + thread % kTileCells;
-  bool owned = false;
-  if (cell < a.cells) {
-    const unsigned long long entry = a.owner[cell];
-    owned = (uint32_t)(entry >> 32) == a.generation;
-    if (owned && thread < kTileCells) {
-      const uint32_t k = atomicAdd(&list_count, 1u);
-      list_cell[k] = cell;
-      list_pillar[k] = (uint32_t)entry;
+  // the first kTileCells threads (whole warps): one cell each
+  if (thread < kTileCells) {
+    const uint32_t cell = tile_start + thread;
+    bool owned = false;
+    if (cell < a.cells) {
+      const unsigned long long entry = a.owner[cell];
+      owned = (uint32_t)(entry >> 32) == a.generation;
+      if (owned) {
+        const uint32_t k = atomicAdd(&list_count, 1u);
+        list_cell[k] = thread;
+        list_pillar[k] = (uint32_t)entry;
+      }
     }
-  }
-  if (cell < a.cells && !owned) {
-    for (uint32_t c = thread / kTileCells; c < a.out_channels;
-         c += kThreads / kTileCells)
-      store(a.canvas, (size_t)c * a.cells + cell, 0.0f, a.half_out);
+    const uint32_t mask = __ballot_sync(0xffffffffu, owned);
+    if (lane == 0) owned_cells[warp] = mask;
   }
   __syncthreads();
   const uint32_t pillars = list_count;
+  // one chunk: staged once for every group of channels
+  const bool one_chunk = pillars <= a.chunk_pillars;
 
-  for (uint32_t first = 0; first < pillars; first += a.chunk_pillars) {
-    const uint32_t n = min(a.chunk_pillars, pillars - first);
-    // the chunk's features as float, rows padded with zeros: a warp per
-    // pillar, its lanes along the pillar's contiguous values
-    for (uint32_t p = warp; p < n; p += kWarps) {
-      const size_t src = (size_t)list_pillar[first + p] * a.pillar_values;
-      float *dst = x + p * pillar_floats;
-      for (uint32_t r0 = 0; r0 < pillar_floats; r0 += 32 * kStageBatch) {
-        float v[kStageBatch];
+  for (uint32_t group = 0; group < a.out_channels; group += kGroup) {
+    float w[kLane][kInPad], b[kLane], zero_row[kLane];
 #pragma unroll
-        for (uint32_t u = 0; u < kStageBatch; u++) {
-          const uint32_t r = r0 + u * 32 + lane;
-          const uint32_t s = r / kInPad;
-          const uint32_t i = r - s * kInPad;
-          v[u] = 0.0f;
-          if (r < pillar_floats && i < a.in_channels) {
-            const size_t at = src + s * a.in_channels + i;
-            v[u] =
-                a.half_in
-                    ? __half2float(static_cast<const __half *>(a.features)[at])
-                    : static_cast<const float *>(a.features)[at];
-          }
-        }
-#pragma unroll
-        for (uint32_t u = 0; u < kStageBatch; u++) {
-          const uint32_t r = r0 + u * 32 + lane;
-          if (r < pillar_floats) dst[r] = v[u];
-        }
-      }
-    }
-    __syncthreads();
-    for (uint32_t j = thread; j < n * a.max_points; j += kThreads) {
-      const float4 *row = reinterpret_cast<const float4 *>(x + j * kInPad);
-      bool used = false;
-#pragma unroll
-      for (uint32_t q = 0; q < kInPad / 4; q++) {
-        const float4 v = row[q];
-        used |= v.x != 0.0f || v.y != 0.0f || v.z != 0.0f || v.w != 0.0f;
-      }
-      row_used[j] = used;
-    }
-    __syncthreads();
-    for (uint32_t group = 0; group < a.out_channels; group += 32) {
-      const uint32_t c = group + lane;
+    for (uint32_t k = 0; k < kLane; k++) {
+      const uint32_t c = group + lane + 32 * k;
       const bool real = c < a.out_channels;
-      float w[kInPad];
 #pragma unroll
       for (uint32_t i = 0; i < kInPad; i++)
-        w[i] = real ? a.weight[(size_t)c * kInPad + i] : 0.0f;
-      const float b = real ? a.bias[c] : 0.0f;
+        w[k][i] = real ? a.weight[(size_t)c * kInPad + i] : 0.0f;
+      b[k] = real ? a.bias[c] : 0.0f;
       // what a zero row gives: fmaf of zeros leaves acc at +0, + b is b
-      const float zero_row = b > 0.0f ? b : 0.0f;
+      zero_row[k] = b[k] > 0.0f ? b[k] : 0.0f;
+    }
+    for (uint32_t first = 0; first < pillars; first += a.chunk_pillars) {
+      const uint32_t n = min(a.chunk_pillars, pillars - first);
+      if (!one_chunk || group == 0) {
+        // the chunk's features as float, rows padded with zeros: a warp
+        // per pillar, its lanes along the pillar's contiguous values
+        for (uint32_t p = warp; p < n; p += kWarps) {
+          const size_t src = (size_t)list_pillar[first + p] * a.pillar_values;
+          float *dst = x + p * pillar_floats;
+          for (uint32_t r0 = 0; r0 < pillar_floats; r0 += 32 * kStageBatch) {
+            float v[kStageBatch];
+#pragma unroll
+            for (uint32_t u = 0; u < kStageBatch; u++) {
+              const uint32_t r = r0 + u * 32 + lane;
+              const uint32_t s = r / kInPad;
+              const uint32_t i = r - s * kInPad;
+              v[u] = 0.0f;
+              if (r < pillar_floats && i < a.in_channels) {
+                const size_t at = src + s * a.in_channels + i;
+                v[u] = a.half_in ? __half2float(static_cast<const __half *>(
+                                       a.features)[at])
+                                 : static_cast<const float *>(a.features)[at];
+              }
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < kStageBatch; u++) {
+              const uint32_t r = r0 + u * 32 + lane;
+              if (r < pillar_floats) dst[r] = v[u];
+            }
+          }
+        }
+        if (thread < n) pillar_end[thread] = pillar_padded[thread] = 0;
+        __syncthreads();
+        for (uint32_t j = thread; j < n * a.max_points; j += kThreads) {
+          const float4 *row = reinterpret_cast<const float4 *>(x + j * kInPad);
+          bool used = false;
+#pragma unroll
+          for (uint32_t q = 0; q < kInPad / 4; q++) {
+            const float4 v = row[q];
+            used |= v.x != 0.0f || v.y != 0.0f || v.z != 0.0f || v.w != 0.0f;
+          }
+          row_used[j] = used;
+          const uint32_t p = j / a.max_points;
+          if (used)
+            atomicMax(&pillar_end[p], j - p * a.max_points + 1);
+          else
+            pillar_padded[p] = 1;
+        }
+        __syncthreads();
+      }
       for (uint32_t p = warp; p < n; p += kWarps) {
         const float *rows = x + p * pillar_floats;
         const unsigned char *used = row_used + p * a.max_points;
-        float best = 0.0f;
-        bool padded = false;
+        const uint32_t end = pillar_end[p];
+        float best[kLane];
+#pragma unroll
+        for (uint32_t k = 0; k < kLane; k++) best[k] = 0.0f;
         // used[s] is the same for the whole warp: no divergence
-        for (uint32_t s = 0; s < a.max_points; s++) {
-          if (!used[s]) {
-            padded = true;
-            continue;
-          }
+        for (uint32_t s = 0; s < end; s++) {
+          if (!used[s]) continue;
           const float *row = static_cast<const float *>(
               __builtin_assume_aligned(rows + s * kInPad, 16));
-          const float y = p3dc_pillarencode_slot(w, row, kInPad, b);
-          if (y > best) best = y;
+#pragma unroll
+          for (uint32_t k = 0; k < kLane; k++) {
+            const float y = p3dc_pillarencode_slot(w[k], row, kInPad, b[k]);
+            if (y > best[k]) best[k] = y;
+          }
         }
-        if (padded && zero_row > best) best = zero_row;
-        if (real)
-          store(a.canvas, (size_t)c * a.cells + list_cell[first + p], best,
-                a.half_out);
+        const uint32_t at = list_cell[first + p];
+#pragma unroll
+        for (uint32_t k = 0; k < kLane; k++) {
+          if (pillar_padded[p] && zero_row[k] > best[k]) best[k] = zero_row[k];
+          tile[(lane + 32 * k) * kTileStride + at] = best[k];
+        }
+      }
+      // the next chunk restages the features; the tile is complete
+      __syncthreads();
+    }
+    // the group's planes over the tile, zeros in the empty cells
+    for (uint32_t i = thread; i < kGroup * kTileCells; i += kThreads) {
+      const uint32_t row = i / kTileCells, at = i % kTileCells;
+      const uint32_t c = group + row, cell = tile_start + at;
+      if (c < a.out_channels && cell < a.cells) {
+        const bool owned = (owned_cells[at / 32] >> (at % 32)) & 1u;
+        store(a.canvas, (size_t)c * a.cells + cell,
+              owned ? tile[row * kTileStride + at] : 0.0f, a.half_out);
       }
     }
-    // the next chunk rewrites the staged features
+    // the next group rewrites the tile
     __syncthreads();
   }
 }
@@ -270,14 +324,15 @@ extern "C" P3dcResult p3dc_pillarencoder_new(
   const uint32_t in = params->in_channels, out = params->out_channels;
   e->in_pad = p3dc_pillarencode_padded_in(in);
   // validated: max_points * in_pad <= 4096, so a pillar takes at most
-  // 16 KiB + 4 KiB of flags and a chunk holds at least two
+  // 16 KiB + 1 KiB of flags (max_points <= 1024), and beside the output
+  // tile (at most 16.3 KiB) a chunk holds at least one
   const size_t per_pillar =
       (size_t)params->max_points * e->in_pad * sizeof(float) +
       params->max_points;
-  size_t chunk = kSharedBudget / per_pillar;
+  size_t chunk = (kSharedBudget - tile_bytes(e->in_pad)) / per_pillar;
   if (chunk > kTileCells) chunk = kTileCells;
   e->chunk_pillars = (uint32_t)chunk;
-  e->shared_bytes = chunk * per_pillar;
+  e->shared_bytes = tile_bytes(e->in_pad) + chunk * per_pillar;
   const size_t cells = (size_t)params->grid_x * params->grid_y;
 
   // the weights padded with zeros to in_pad per row, then the biases

@@ -109,8 +109,9 @@ void p3dc_pillarencoder_free (P3dcPillarEncoder * encoder);
  * workspace (an atomic max of (frame, pillar), so the later pillar wins and
  * no clearing pass is needed between frames), one walks the canvas in tiles
  * of cells, computes the net for the tile's pillars (a warp per pillar, a
- * lane per output channel with its weights in registers) and writes every
- * channel of every cell, zeros of empty cells with coalesced stores. */
+ * lane per one or two output channels with their weights in registers) into
+ * a tile of the output in shared memory and writes every channel of every
+ * cell from there, zeros of empty cells, with coalesced stores. */
 P3dcResult p3dc_pillarencode_cuda (P3dcPillarEncoder * encoder,
     const P3dcPillarEncodeInput * in, void *canvas, uint32_t * dropped,
     P3dcCudaStream stream);

@@ -3,7 +3,9 @@
  * ReLU and max; F16 by the same rounding), so the bound measured is 0 ulp,
  * well within the 1e-5 relative the design allows: every format pair, the
  * nuScenes shape (40000 pillars x 20 points x 11 -> 64 x 512 x 512), tiles
- * full of pillars, grids whose size is no multiple of the tile, out-of-grid
+ * full of pillars, several groups of output channels over tiles staged in
+ * several chunks, zero rows between points, grids whose size is no
+ * multiple of the tile, out-of-grid
  * coordinates, shared cells, counts above max-voxels, and a sequence of
  * frames through one workspace whose counts go down (no cell of an earlier
  * frame may survive).  Poisoned canvases, guard bytes behind them. */
@@ -64,9 +66,13 @@ gpu_case_fill (GpuCase * c, P3dTestRng * rng, guint32 count, gboolean shared)
     c->coords[v * 4 + 2] = cell / p->grid_x;
     c->coords[v * 4 + 3] = cell % p->grid_x;
     for (s = 0; s < n; s++) {
+      /* now and then a point whose features are all zero, between others:
+       * a zero row that is not padding */
+      gboolean zero = n > 1 && p3d_test_rng_below (rng, 8) == 0;
+
       for (f = 0; f < p->in_channels; f++) {
         gsize at = ((gsize) v * p->max_points + s) * p->in_channels + f;
-        gfloat value = p3d_test_rng_below (rng, 16) == 0 ? 0.0f
+        gfloat value = zero || p3d_test_rng_below (rng, 16) == 0 ? 0.0f
             : p3d_test_rng_uniform (rng, -3.0f, 3.0f);
 
         if (p->half_in)
@@ -226,6 +232,9 @@ GST_START_TEST (test_shapes)
     {11, 64, 20, 1073, 37, 29}, /* every cell taken, tiles full */
     {4, 8, 32, 700, 33, 33},
     {64, 63, 64, 300, 100, 7},  /* the largest weights and pillars */
+    /* three groups of 64 channels over tiles of several chunks */
+    {11, 130, 64, 1100, 37, 29},
+    {16, 240, 40, 900, 61, 17}, /* four groups, restaged for each */
     {1, 1, 1, 10, 5, 1},
     {10, 3, 7, 5000, 300, 1},
   };

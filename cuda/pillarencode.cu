@@ -1,32 +1,36 @@
 // The pillar feature net and the scatter on the device; the reference is
 // pillarencode_cpu.c and the arithmetic both share is in pillarencode.h.
 //
-// Two kernels per frame.  claim_kernel: one thread per pillar below the
+// Three kernels per frame.  claim_kernel: one thread per pillar below the
 // count writes (frame, pillar) into its cell of an index map with an atomic
 // max, so the later pillar of a cell wins (as in the reference) and entries
 // of earlier frames, whose frame number is lower, read as empty without a
-// clearing pass.  encode_kernel: one block per tile of kTileCells cells
-// lists the tile's pillars from the map and, a chunk of them at a time,
-// stages their features in shared memory (a warp per pillar, kStageBatch
-// loads in flight per lane), rows padded with zeros to kInPad floats,
-// marking each row used or not.  Each warp then takes a pillar at a time,
-// each lane one or two output channels whose weights it holds in
-// registers: the slot's features are one broadcast read for the whole
+// clearing pass.  pillar_kernel: a warp per kWarpPillars pillars stages
+// their features in its own slice of shared memory, rows padded with zeros
+// to kInPad floats, finds each one's used rows with a ballot, and computes
+// the net with each lane holding the weights of one or two output channels
+// in registers: a slot's features are one broadcast read for the whole
 // warp, so the work is the FMAs themselves (a (pillar, channel) per thread
 // with the weights in shared memory reads two shared words per FMA;
-// docs/performance.md).  The results go to a tile of the output in shared
-// memory, and the block writes the tile's channel planes whole, zeros in
-// the empty cells: consecutive threads, consecutive cells of one plane, so
-// every store is coalesced (a pillar's channels stored from its warp land
-// in as many planes, one sector each).  A zero row (the padding of a
-// pillar with fewer points than max_points) gives ReLU (bias) exactly, so
-// it is not multiplied out, and a pillar's loop stops after its last used
-// row.  The padded weights and features are zeros: fmaf (0, 0, acc) is acc
-// (up to the sign of a zero, which the ReLU erases), so the padded chain
-// gives the reference's bits.
+// docs/performance.md).  It writes the pillar's channels, already in the
+// canvas type, as one row of a workspace.  canvas_kernel: one block per
+// tile of kTileCells cells gathers its pillars' rows into a tile in shared
+// memory and writes the tile's channel planes whole, zeros in the empty
+// cells: consecutive threads, consecutive pieces of one plane, so every
+// store is coalesced.  Computing per pillar spreads the work evenly: with
+// the net in the tile's block, the blocks of the tiles near the sensor,
+// full of pillars, staged and computed them a chunk at a time behind block
+// barriers while the rest of the GPU had finished (docs/performance.md).
+// A zero row (the padding of a pillar with fewer points than max_points)
+// gives ReLU (bias) exactly, so it is not multiplied out.  The padded
+// weights and features are zeros: fmaf (0, 0, acc) is acc (up to the sign
+// of a zero, which the ReLU erases), so the padded chain gives the
+// reference's bits, and a value rounded to F16 once, in pillar_kernel, is
+// stored as it is.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <new>
 
 #include "pillarencode-private.h"
@@ -34,48 +38,56 @@
 
 namespace {
 
-// A tile of 64 cells per block of 256 threads: the tiles near the sensor,
-// where every cell holds a pillar, are the slowest blocks, and small tiles
-// spread them over more multiprocessors (docs/performance.md).
-constexpr unsigned kTileCells = 64;
 constexpr unsigned kThreads = 256;
 constexpr unsigned kWarps = kThreads / 32;
+// A tile of 64 cells: a plane's piece of the tile is 128 bytes in F16.
+constexpr unsigned kTileCells = 64;
+// Channels a tile holds at a time; its rows are one float longer than the
+// tile, so that consecutive channels of one cell fall in distinct banks.
+constexpr unsigned kTileChannels = 64;
+constexpr unsigned kTileStride = kTileCells + 1;
 // feature values a lane loads before it stores any while staging: loads in
 // flight together instead of one global latency each
 constexpr unsigned kStageBatch = 8;
-// Dynamic shared memory a block may use without opting in (48 KiB), less
-// the static arrays and some room.
+// Dynamic shared memory a block of pillar_kernel may use without opting in
+// (48 KiB), less some room: at least one warp's kWarpPillars pillars (16
+// KiB each at most, P3DC_PILLARENCODE_MAX_PILLAR_VALUES floats).
 constexpr size_t kSharedBudget = 44 * 1024;
-// The output tile's rows (one per channel of a group) are one float longer
-// than the tile, so that a warp's 32 channels of one cell fall in 32 banks.
-constexpr unsigned kTileStride = kTileCells + 1;
+constexpr size_t kPillarBlocks = 65536;
+// Pillars a warp stages together: their loads in flight at once, one
+// global latency for both.
+constexpr uint32_t kWarpPillars = 2;
+static_assert(kWarpPillars * P3DC_PILLARENCODE_MAX_PILLAR_VALUES *
+                      sizeof(float) <=
+                  kSharedBudget,
+              "a block holds at least one warp's pillars");
 
 // Output channels a lane computes: two (c and c + 32) where both weight
 // rows fit in registers, which halves what each slot costs besides its
-// FMAs (the row's shared-memory reads, the used check, the loop).
+// FMAs (the row's shared-memory reads, the loop).
 __host__ __device__ constexpr uint32_t lane_channels(uint32_t in_pad) {
   return in_pad <= 16 ? 2 : 1;
-}
-
-// Bytes of the output tile: a group of 32 * lane_channels channels.
-__host__ __device__ constexpr size_t tile_bytes(uint32_t in_pad) {
-  return (size_t)32 * lane_channels(in_pad) * kTileStride * sizeof(float);
 }
 
 struct EncodeArgs {
   const float *weight;  // [out][in_pad], zero beyond in
   const float *bias;    // [out]
   const void *features;
+  const int4 *coords;
+  const uint32_t *count;
   const unsigned long long *owner;
+  void *rows;  // [max_voxels][out] in the canvas type: pillar_kernel's
   void *canvas;
   uint32_t *workspace_dropped;
   uint32_t *dropped;
-  uint32_t in_channels, out_channels, max_points;
-  uint32_t cells;
+  uint32_t in_channels, out_channels, max_points, max_voxels;
+  uint32_t grid_x, grid_y, cells;
   uint32_t pillar_values;  // max_points * in, in the input
-  uint32_t chunk_pillars;
   uint32_t generation;
   int half_in, half_out;
+  // the canvas is 16-byte aligned and its planes a whole number of 16-byte
+  // pieces: the tile goes out 16 bytes a thread
+  int wide_out;
 };
 
 __global__ void claim_kernel(const int4 *coords, const uint32_t *count,
@@ -94,31 +106,175 @@ __global__ void claim_kernel(const int4 *coords, const uint32_t *count,
             ((unsigned long long)generation << 32) | pillar);
 }
 
-__device__ __forceinline__ void store(void *canvas, size_t at, float value,
-                                      int half_out) {
-  if (half_out)
-    static_cast<__half *>(canvas)[at] = __float2half_rn(value);
+template <typename T>
+__device__ __forceinline__ void store(T *to, float v) {
+  if constexpr (sizeof(T) == 2)
+    *to = __float2half_rn(v);
   else
-    static_cast<float *>(canvas)[at] = value;
+    *to = v;
 }
 
-template <uint32_t kInPad>
-__global__ void __launch_bounds__(kThreads) encode_kernel(EncodeArgs a) {
+__device__ __forceinline__ float load(const __half *from) {
+  return __half2float(*from);
+}
+__device__ __forceinline__ float load(const float *from) { return *from; }
+
+// blockDim.x / 32 warps, each kWarpPillars consecutive pillars at a time,
+// staged in its own kWarpPillars * pillar_floats of dynamic shared memory.
+// Every pillar below the count is computed, also the few that lost their
+// cell or lie outside the grid, whose rows canvas_kernel never reads: a
+// check first would put two dependent loads (the coordinates, the cell map)
+// before the features' on every pillar's path.
+template <uint32_t kInPad, typename T>
+__global__ void __launch_bounds__(kThreads) pillar_kernel(EncodeArgs a) {
   constexpr uint32_t kLane = lane_channels(kInPad);
   constexpr uint32_t kGroup = 32 * kLane;
   extern __shared__ float4 shared_rows[];
-  // [kGroup][kTileStride] then [chunk][max_points][kInPad] (every row 16-byte
-  // aligned: tile_bytes is a multiple of 16), then a flag per staged row
-  float *tile = reinterpret_cast<float *>(shared_rows);
-  float *x = tile + kGroup * kTileStride;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned warps = blockDim.x / 32;
   const uint32_t pillar_floats = a.max_points * kInPad;
-  unsigned char *row_used = reinterpret_cast<unsigned char *>(
-      x + (size_t)a.chunk_pillars * pillar_floats);
+  // 16-byte aligned rows: pillar_floats is a multiple of kInPad, itself of 4
+  float *x = reinterpret_cast<float *>(shared_rows) +
+             warp * kWarpPillars * pillar_floats;
+  const uint32_t count = min(*a.count, a.max_voxels);
+
+  for (uint32_t group = 0; group < a.out_channels; group += kGroup) {
+    float w[kLane][kInPad], b[kLane], zero_row[kLane];
+#pragma unroll
+    for (uint32_t k = 0; k < kLane; k++) {
+      const uint32_t c = group + lane + 32 * k;
+      const bool real = c < a.out_channels;
+#pragma unroll
+      for (uint32_t i = 0; i < kInPad; i++)
+        w[k][i] = real ? a.weight[(size_t)c * kInPad + i] : 0.0f;
+      b[k] = real ? a.bias[c] : 0.0f;
+      // what a zero row gives: fmaf of zeros leaves acc at +0, + b is b
+      zero_row[k] = b[k] > 0.0f ? b[k] : 0.0f;
+    }
+    for (uint32_t first = (blockIdx.x * warps + warp) * kWarpPillars;
+         first < count; first += gridDim.x * warps * kWarpPillars) {
+      // the pillars' features as float, rows padded with zeros, the lanes
+      // along their contiguous values (consecutive pillars are contiguous)
+      const uint32_t n = min(kWarpPillars, count - first);
+      const uint32_t floats = n * pillar_floats;
+      const size_t src = (size_t)first * a.pillar_values;
+      for (uint32_t r0 = 0; r0 < floats; r0 += 32 * kStageBatch) {
+        float v[kStageBatch];
+#pragma unroll
+        for (uint32_t u = 0; u < kStageBatch; u++) {
+          const uint32_t r = r0 + u * 32 + lane;
+          const uint32_t s = r / kInPad;
+          const uint32_t i = r - s * kInPad;
+          v[u] = 0.0f;
+          if (r < floats && i < a.in_channels) {
+            const size_t at = src + s * a.in_channels + i;
+            v[u] = a.half_in
+                       ? load(static_cast<const __half *>(a.features) + at)
+                       : load(static_cast<const float *>(a.features) + at);
+          }
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < kStageBatch; u++) {
+          const uint32_t r = r0 + u * 32 + lane;
+          if (r < floats) x[r] = v[u];
+        }
+      }
+      __syncwarp();
+
+      for (uint32_t j = 0; j < n; j++) {
+        const float *rows = x + j * pillar_floats;
+        float best[kLane];
+#pragma unroll
+        for (uint32_t k = 0; k < kLane; k++) best[k] = 0.0f;
+        bool padded = false;
+        // 32 slots at a time: lane l tells whether slot s0 + l is used,
+        // and the warp takes the used ones in order
+        for (uint32_t s0 = 0; s0 < a.max_points; s0 += 32) {
+          const uint32_t s = s0 + lane;
+          bool used = false;
+          if (s < a.max_points) {
+            const float4 *row =
+                reinterpret_cast<const float4 *>(rows + s * kInPad);
+#pragma unroll
+            for (uint32_t q = 0; q < kInPad / 4; q++) {
+              const float4 v = row[q];
+              used |= v.x != 0.0f || v.y != 0.0f || v.z != 0.0f || v.w != 0.0f;
+            }
+          }
+          uint32_t mask = __ballot_sync(0xffffffffu, used);
+          padded |= (uint32_t)__popc(mask) < min(32u, a.max_points - s0);
+          while (mask != 0) {
+            const uint32_t slot = s0 + __ffs(mask) - 1;
+            mask &= mask - 1;
+            const float *row = static_cast<const float *>(
+                __builtin_assume_aligned(rows + slot * kInPad, 16));
+#pragma unroll
+            for (uint32_t k = 0; k < kLane; k++) {
+              const float y = p3dc_pillarencode_slot(w[k], row, kInPad, b[k]);
+              if (y > best[k]) best[k] = y;
+            }
+          }
+        }
+        T *out =
+            static_cast<T *>(a.rows) + (size_t)(first + j) * a.out_channels;
+#pragma unroll
+        for (uint32_t k = 0; k < kLane; k++) {
+          const uint32_t c = group + lane + 32 * k;
+          if (padded && zero_row[k] > best[k]) best[k] = zero_row[k];
+          if (c < a.out_channels) store(out + c, best[k]);
+        }
+      }
+      // the next pillars restage the features
+      __syncwarp();
+    }
+  }
+}
+
+// Rows [0, rows) of the output tile to the canvas planes of channels
+// group + row, P cells a thread (16 bytes, where the planes allow it), so
+// that consecutive threads write consecutive pieces of one plane; zeros in
+// the cells no pillar owns.
+template <uint32_t P, typename T>
+__device__ __forceinline__ void write_planes(const EncodeArgs &a,
+                                             const float *tile,
+                                             const uint32_t *owned_cells,
+                                             uint32_t group, uint32_t rows,
+                                             uint32_t tile_start) {
+  constexpr uint32_t kPieces = kTileCells / P;
+  for (uint32_t i = threadIdx.x; i < rows * kPieces; i += kThreads) {
+    const uint32_t row = i / kPieces, at = (i % kPieces) * P;
+    const uint32_t c = group + row, cell = tile_start + at;
+    // a piece lies wholly inside the grid: P divides the cell count
+    if (c >= a.out_channels || cell >= a.cells) continue;
+    // at % 32 + P <= 32: the piece's cells are bits of one word
+    const uint32_t owned = owned_cells[at / 32] >> (at % 32);
+    const float *from = tile + row * kTileStride + at;
+    T *to = static_cast<T *>(a.canvas) + (size_t)c * a.cells + cell;
+    float v[P];
+#pragma unroll
+    for (uint32_t e = 0; e < P; e++) v[e] = (owned >> e) & 1u ? from[e] : 0.0f;
+    if constexpr (P == 1) {
+      store(to, v[0]);
+    } else if constexpr (sizeof(T) == 2) {
+      static_assert(P == 8, "16 bytes of F16");
+      uint4 raw;
+      __half2 *h = reinterpret_cast<__half2 *>(&raw);
+#pragma unroll
+      for (uint32_t j = 0; j < P / 2; j++)
+        h[j] = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
+      *reinterpret_cast<uint4 *>(to) = raw;
+    } else {
+      static_assert(P == 4, "16 bytes of F32");
+      *reinterpret_cast<float4 *>(to) = make_float4(v[0], v[1], v[2], v[3]);
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) canvas_kernel(EncodeArgs a) {
+  __shared__ float tile[kTileChannels * kTileStride];
   __shared__ uint32_t list_cell[kTileCells];  // within the tile
   __shared__ uint32_t list_pillar[kTileCells];
-  // per staged pillar: one past its last used row; whether a row is unused
-  __shared__ uint32_t pillar_end[kTileCells];
-  __shared__ uint32_t pillar_padded[kTileCells];
   __shared__ uint32_t owned_cells[kTileCells / 32];
   __shared__ uint32_t list_count;
 
@@ -153,134 +309,48 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(EncodeArgs a) {
   }
   __syncthreads();
   const uint32_t pillars = list_count;
-  // one chunk: staged once for every group of channels
-  const bool one_chunk = pillars <= a.chunk_pillars;
 
-  for (uint32_t group = 0; group < a.out_channels; group += kGroup) {
-    float w[kLane][kInPad], b[kLane], zero_row[kLane];
-#pragma unroll
-    for (uint32_t k = 0; k < kLane; k++) {
-      const uint32_t c = group + lane + 32 * k;
-      const bool real = c < a.out_channels;
-#pragma unroll
-      for (uint32_t i = 0; i < kInPad; i++)
-        w[k][i] = real ? a.weight[(size_t)c * kInPad + i] : 0.0f;
-      b[k] = real ? a.bias[c] : 0.0f;
-      // what a zero row gives: fmaf of zeros leaves acc at +0, + b is b
-      zero_row[k] = b[k] > 0.0f ? b[k] : 0.0f;
+  for (uint32_t group = 0; group < a.out_channels; group += kTileChannels) {
+    const uint32_t channels = min(kTileChannels, a.out_channels - group);
+    // the pillars' rows, consecutive threads along one row's channels
+    for (uint32_t i = thread; i < pillars * channels; i += kThreads) {
+      const uint32_t k = i / channels, c = i - k * channels;
+      const T *row = static_cast<const T *>(a.rows) +
+                     (size_t)list_pillar[k] * a.out_channels;
+      tile[c * kTileStride + list_cell[k]] = load(row + group + c);
     }
-    for (uint32_t first = 0; first < pillars; first += a.chunk_pillars) {
-      const uint32_t n = min(a.chunk_pillars, pillars - first);
-      if (!one_chunk || group == 0) {
-        // the chunk's features as float, rows padded with zeros: a warp
-        // per pillar, its lanes along the pillar's contiguous values
-        for (uint32_t p = warp; p < n; p += kWarps) {
-          const size_t src = (size_t)list_pillar[first + p] * a.pillar_values;
-          float *dst = x + p * pillar_floats;
-          for (uint32_t r0 = 0; r0 < pillar_floats; r0 += 32 * kStageBatch) {
-            float v[kStageBatch];
-#pragma unroll
-            for (uint32_t u = 0; u < kStageBatch; u++) {
-              const uint32_t r = r0 + u * 32 + lane;
-              const uint32_t s = r / kInPad;
-              const uint32_t i = r - s * kInPad;
-              v[u] = 0.0f;
-              if (r < pillar_floats && i < a.in_channels) {
-                const size_t at = src + s * a.in_channels + i;
-                v[u] = a.half_in ? __half2float(static_cast<const __half *>(
-                                       a.features)[at])
-                                 : static_cast<const float *>(a.features)[at];
-              }
-            }
-#pragma unroll
-            for (uint32_t u = 0; u < kStageBatch; u++) {
-              const uint32_t r = r0 + u * 32 + lane;
-              if (r < pillar_floats) dst[r] = v[u];
-            }
-          }
-        }
-        if (thread < n) pillar_end[thread] = pillar_padded[thread] = 0;
-        __syncthreads();
-        for (uint32_t j = thread; j < n * a.max_points; j += kThreads) {
-          const float4 *row = reinterpret_cast<const float4 *>(x + j * kInPad);
-          bool used = false;
-#pragma unroll
-          for (uint32_t q = 0; q < kInPad / 4; q++) {
-            const float4 v = row[q];
-            used |= v.x != 0.0f || v.y != 0.0f || v.z != 0.0f || v.w != 0.0f;
-          }
-          row_used[j] = used;
-          const uint32_t p = j / a.max_points;
-          if (used)
-            atomicMax(&pillar_end[p], j - p * a.max_points + 1);
-          else
-            pillar_padded[p] = 1;
-        }
-        __syncthreads();
-      }
-      for (uint32_t p = warp; p < n; p += kWarps) {
-        const float *rows = x + p * pillar_floats;
-        const unsigned char *used = row_used + p * a.max_points;
-        const uint32_t end = pillar_end[p];
-        float best[kLane];
-#pragma unroll
-        for (uint32_t k = 0; k < kLane; k++) best[k] = 0.0f;
-        // used[s] is the same for the whole warp: no divergence
-        for (uint32_t s = 0; s < end; s++) {
-          if (!used[s]) continue;
-          const float *row = static_cast<const float *>(
-              __builtin_assume_aligned(rows + s * kInPad, 16));
-#pragma unroll
-          for (uint32_t k = 0; k < kLane; k++) {
-            const float y = p3dc_pillarencode_slot(w[k], row, kInPad, b[k]);
-            if (y > best[k]) best[k] = y;
-          }
-        }
-        const uint32_t at = list_cell[first + p];
-#pragma unroll
-        for (uint32_t k = 0; k < kLane; k++) {
-          if (pillar_padded[p] && zero_row[k] > best[k]) best[k] = zero_row[k];
-          tile[(lane + 32 * k) * kTileStride + at] = best[k];
-        }
-      }
-      // the next chunk restages the features; the tile is complete
-      __syncthreads();
-    }
-    // the group's planes over the tile, zeros in the empty cells
-    for (uint32_t i = thread; i < kGroup * kTileCells; i += kThreads) {
-      const uint32_t row = i / kTileCells, at = i % kTileCells;
-      const uint32_t c = group + row, cell = tile_start + at;
-      if (c < a.out_channels && cell < a.cells) {
-        const bool owned = (owned_cells[at / 32] >> (at % 32)) & 1u;
-        store(a.canvas, (size_t)c * a.cells + cell,
-              owned ? tile[row * kTileStride + at] : 0.0f, a.half_out);
-      }
-    }
+    __syncthreads();
+    if (a.wide_out)
+      write_planes<16 / sizeof(T), T>(a, tile, owned_cells, group, channels,
+                                      tile_start);
+    else
+      write_planes<1, T>(a, tile, owned_cells, group, channels, tile_start);
     // the next group rewrites the tile
     __syncthreads();
   }
 }
 
-using EncodeKernel = void (*)(EncodeArgs);
+using PillarKernel = void (*)(EncodeArgs);
 
-EncodeKernel encode_kernel_for(uint32_t in_pad) {
+template <typename T>
+PillarKernel pillar_kernel_for(uint32_t in_pad) {
   switch (in_pad) {
     case 4:
-      return encode_kernel<4>;
+      return pillar_kernel<4, T>;
     case 8:
-      return encode_kernel<8>;
+      return pillar_kernel<8, T>;
     case 12:
-      return encode_kernel<12>;
+      return pillar_kernel<12, T>;
     case 16:
-      return encode_kernel<16>;
+      return pillar_kernel<16, T>;
     case 24:
-      return encode_kernel<24>;
+      return pillar_kernel<24, T>;
     case 32:
-      return encode_kernel<32>;
+      return pillar_kernel<32, T>;
     case 48:
-      return encode_kernel<48>;
+      return pillar_kernel<48, T>;
     case 64:
-      return encode_kernel<64>;
+      return pillar_kernel<64, T>;
     default:
       return nullptr;
   }
@@ -292,17 +362,18 @@ struct _P3dPillarEncoder {
   P3dcPillarEncodeParams params;
   float *weight_bias;  // [out][in_pad] then [out]
   unsigned long long *owner;
+  void *rows;  // [max_voxels][out], the canvas type
   uint32_t *dropped;
   uint32_t generation;
   uint32_t in_pad;
-  uint32_t chunk_pillars;
-  size_t shared_bytes;
+  uint32_t pillar_warps;  // a block of pillar_kernel
 };
 
 extern "C" void p3dc_pillarencoder_free(P3dcPillarEncoder *encoder) {
   if (encoder == nullptr) return;
   cudaFree(encoder->weight_bias);
   cudaFree(encoder->owner);
+  cudaFree(encoder->rows);
   cudaFree(encoder->dropped);
   delete encoder;
 }
@@ -324,16 +395,14 @@ extern "C" P3dcResult p3dc_pillarencoder_new(
   const uint32_t in = params->in_channels, out = params->out_channels;
   e->in_pad = p3dc_pillarencode_padded_in(in);
   // validated: max_points * in_pad <= 4096, so a pillar takes at most
-  // 16 KiB + 1 KiB of flags (max_points <= 1024), and beside the output
-  // tile (at most 16.3 KiB) a chunk holds at least one
+  // 16 KiB and a block holds at least one warp
   const size_t per_pillar =
-      (size_t)params->max_points * e->in_pad * sizeof(float) +
-      params->max_points;
-  size_t chunk = (kSharedBudget - tile_bytes(e->in_pad)) / per_pillar;
-  if (chunk > kTileCells) chunk = kTileCells;
-  e->chunk_pillars = (uint32_t)chunk;
-  e->shared_bytes = tile_bytes(e->in_pad) + chunk * per_pillar;
+      (size_t)params->max_points * e->in_pad * sizeof(float) * kWarpPillars;
+  size_t warps = kSharedBudget / per_pillar;
+  e->pillar_warps = (uint32_t)(warps > kWarps ? kWarps : warps);
   const size_t cells = (size_t)params->grid_x * params->grid_y;
+  const size_t row_bytes = (size_t)params->max_voxels * out *
+                           (params->half_out ? sizeof(__half) : sizeof(float));
 
   // the weights padded with zeros to in_pad per row, then the biases
   const size_t matrix = (size_t)out * e->in_pad;
@@ -352,6 +421,7 @@ extern "C" P3dcResult p3dc_pillarencoder_new(
   if (error == cudaSuccess)
     error = cudaMalloc(reinterpret_cast<void **>(&e->owner),
                        cells * sizeof(unsigned long long));
+  if (error == cudaSuccess) error = cudaMalloc(&e->rows, row_bytes);
   if (error == cudaSuccess)
     error =
         cudaMalloc(reinterpret_cast<void **>(&e->dropped), sizeof(uint32_t));
@@ -410,23 +480,45 @@ extern "C" P3dcResult p3dc_pillarencode_cuda(P3dcPillarEncoder *encoder,
   args.weight = encoder->weight_bias;
   args.bias = encoder->weight_bias + (size_t)p.out_channels * encoder->in_pad;
   args.features = in->features;
+  args.coords = reinterpret_cast<const int4 *>(in->coords);
+  args.count = in->count;
   args.owner = encoder->owner;
+  args.rows = encoder->rows;
   args.canvas = canvas;
   args.workspace_dropped = encoder->dropped;
   args.dropped = dropped;
   args.in_channels = p.in_channels;
   args.out_channels = p.out_channels;
   args.max_points = p.max_points;
+  args.max_voxels = p.max_voxels;
+  args.grid_x = p.grid_x;
+  args.grid_y = p.grid_y;
   args.cells = (uint32_t)cells;
   args.pillar_values = p.max_points * p.in_channels;
-  args.chunk_pillars = encoder->chunk_pillars;
   args.generation = encoder->generation;
   args.half_in = p.half_in != 0;
   args.half_out = p.half_out != 0;
-  const EncodeKernel kernel = encode_kernel_for(encoder->in_pad);
-  if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
-  const unsigned encode_blocks =
-      (unsigned)((cells + kTileCells - 1) / kTileCells);
-  kernel<<<encode_blocks, kThreads, encoder->shared_bytes, stream>>>(args);
+  args.wide_out =
+      ((uintptr_t)canvas & 15) == 0 && cells % (p.half_out ? 8 : 4) == 0;
+  const PillarKernel pillar = p.half_out
+                                  ? pillar_kernel_for<__half>(encoder->in_pad)
+                                  : pillar_kernel_for<float>(encoder->in_pad);
+  if (pillar == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
+  // a warp per kWarpPillars possible pillars (those past the count return
+  // at once), up to kPillarBlocks blocks, whose warps then take more
+  const uint32_t warps = encoder->pillar_warps;
+  const size_t per_block = (size_t)warps * kWarpPillars;
+  const unsigned pillar_blocks = (unsigned)std::min<size_t>(
+      kPillarBlocks, ((size_t)p.max_voxels + per_block - 1) / per_block);
+  const size_t shared =
+      per_block * p.max_points * encoder->in_pad * sizeof(float);
+  pillar<<<pillar_blocks, warps * 32, shared, stream>>>(args);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  const unsigned tiles = (unsigned)((cells + kTileCells - 1) / kTileCells);
+  if (p.half_out)
+    canvas_kernel<__half><<<tiles, kThreads, 0, stream>>>(args);
+  else
+    canvas_kernel<float><<<tiles, kThreads, 0, stream>>>(args);
   return cudaGetLastError();
 }

@@ -95,7 +95,9 @@ P3dcResult p3dc_pillarencode_cpu (const P3dcPillarEncodeParams * params,
 
 /* The device path: a workspace made once per params and weights (the weights
  * are copied to the device then, on the current device) and used for every
- * frame with no allocation and no host synchronization. */
+ * frame with no allocation and no host synchronization.  It holds a cell
+ * map (8 bytes a cell) and a row of out values in the canvas type per
+ * possible pillar (max_voxels rows). */
 typedef struct _P3dPillarEncoder P3dcPillarEncoder;
 
 P3dcResult p3dc_pillarencoder_new (const P3dcPillarEncodeParams * params,
@@ -105,13 +107,14 @@ void p3dc_pillarencoder_free (P3dcPillarEncoder * encoder);
 /* Queued on @stream: the canvas (device, 16-byte aligned) fully written,
  * the count read on the device, *dropped (a device word, may be NULL)
  * written with the frame's drop count.  A workspace serves one stream at a
- * time.  Two kernels: one claims each pillar's cell in an index map of the
- * workspace (an atomic max of (frame, pillar), so the later pillar wins and
- * no clearing pass is needed between frames), one walks the canvas in tiles
- * of cells, computes the net for the tile's pillars (a warp per pillar, a
- * lane per one or two output channels with their weights in registers) into
- * a tile of the output in shared memory and writes every channel of every
- * cell from there, zeros of empty cells, with coalesced stores. */
+ * time.  Three kernels: one claims each pillar's cell in the cell map (an
+ * atomic max of (frame, pillar), so the later pillar wins and no clearing
+ * pass is needed between frames), one computes the net for each pillar (a
+ * warp per two pillars, a lane per one or two output channels with their
+ * weights in registers) into its workspace row, and one walks the
+ * canvas in tiles of cells, gathers the tile's rows in shared memory and
+ * writes every channel of every cell from there, zeros of empty cells, with
+ * coalesced stores. */
 P3dcResult p3dc_pillarencode_cuda (P3dcPillarEncoder * encoder,
     const P3dcPillarEncodeInput * in, void *canvas, uint32_t * dropped,
     P3dcCudaStream stream);

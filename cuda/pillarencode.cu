@@ -53,6 +53,7 @@ constexpr unsigned kStageBatch = 8;
 // (48 KiB), less some room: at least one warp's kWarpPillars pillars (16
 // KiB each at most, P3DC_PILLARENCODE_MAX_PILLAR_VALUES floats).
 constexpr size_t kSharedBudget = 44 * 1024;
+// pillar_kernel's grid at most: more pillars than its warps take turns
 constexpr size_t kPillarBlocks = 65536;
 // Pillars a warp stages together: their loads in flight at once, one
 // global latency for both.
@@ -73,7 +74,6 @@ struct EncodeArgs {
   const float *weight;  // [out][in_pad], zero beyond in
   const float *bias;    // [out]
   const void *features;
-  const int4 *coords;
   const uint32_t *count;
   const unsigned long long *owner;
   void *rows;  // [max_voxels][out] in the canvas type: pillar_kernel's
@@ -81,7 +81,7 @@ struct EncodeArgs {
   uint32_t *workspace_dropped;
   uint32_t *dropped;
   uint32_t in_channels, out_channels, max_points, max_voxels;
-  uint32_t grid_x, grid_y, cells;
+  uint32_t cells;
   uint32_t pillar_values;  // max_points * in, in the input
   uint32_t generation;
   int half_in, half_out;
@@ -480,7 +480,6 @@ extern "C" P3dcResult p3dc_pillarencode_cuda(P3dcPillarEncoder *encoder,
   args.weight = encoder->weight_bias;
   args.bias = encoder->weight_bias + (size_t)p.out_channels * encoder->in_pad;
   args.features = in->features;
-  args.coords = reinterpret_cast<const int4 *>(in->coords);
   args.count = in->count;
   args.owner = encoder->owner;
   args.rows = encoder->rows;
@@ -491,8 +490,6 @@ extern "C" P3dcResult p3dc_pillarencode_cuda(P3dcPillarEncoder *encoder,
   args.out_channels = p.out_channels;
   args.max_points = p.max_points;
   args.max_voxels = p.max_voxels;
-  args.grid_x = p.grid_x;
-  args.grid_y = p.grid_y;
   args.cells = (uint32_t)cells;
   args.pillar_values = p.max_points * p.in_channels;
   args.generation = encoder->generation;

@@ -291,6 +291,45 @@ expect_plan (P3dcConvNet * cnet, guint32 l, const gchar * fragment,
       fragment);
 }
 
+/* A transposed convolution with ReLU, kernel and stride 2 x 3, from buffer
+ * @input (@in channels) into @out channels at @offset of buffer @output. */
+static void
+add_transposed_2x3 (ConvnetTestNet * net, P3dTestRng * rng, guint32 input,
+    guint32 in, guint32 output, guint32 offset, guint32 out)
+{
+  P3dcConvLayer l;
+
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_TRANSPOSED_2D;
+  l.in_channels = in;
+  l.out_channels = out;
+  l.kernel = l.stride = 2;
+  l.kernel_x = l.stride_x = 3;
+  l.input = input;
+  l.output = output;
+  l.output_channel_offset = offset;
+  l.relu = 1;
+  convnet_test_net_add (net, rng, &l, 0.5f);
+}
+
+/* A 1x1 convolution without ReLU from buffer @input (@in channels) into
+ * the first @out channels of buffer @output. */
+static void
+add_conv_1x1 (ConvnetTestNet * net, P3dTestRng * rng, guint32 input,
+    guint32 in, guint32 output, guint32 out)
+{
+  P3dcConvLayer l;
+
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_CONV_2D;
+  l.kernel = l.stride = 1;
+  l.in_channels = in;
+  l.out_channels = out;
+  l.input = input;
+  l.output = output;
+  convnet_test_net_add (net, rng, &l, 0.5f);
+}
+
 /* One net whose layers take each of the runner's plans, checked against
  * the reference like the others, and the plans themselves. */
 GST_START_TEST (test_conv_plans)
@@ -353,16 +392,7 @@ GST_START_TEST (test_conv_plans)
   convnet_test_net_add (net, &rng, &l, 0.5f);
   /* 4: a non-square transposed convolution */
   b5 = convnet_test_net_add_buffer (net, 5, 24, 36);
-  memset (&l, 0, sizeof l);
-  l.kind = P3DC_CONV_TRANSPOSED_2D;
-  l.in_channels = 8;
-  l.out_channels = 5;
-  l.kernel = l.stride = 2;
-  l.kernel_x = l.stride_x = 3;
-  l.input = b4;
-  l.output = b5;
-  l.relu = 1;
-  convnet_test_net_add (net, &rng, &l, 0.5f);
+  add_transposed_2x3 (net, &rng, b4, 8, b5, 0, 5);
   /* 5: ResNet's stem pool, 6: bilinear back up, 7: softmax on a slice */
   b6 = convnet_test_net_add_buffer (net, 16, 6, 6);
   memset (&l, 0, sizeof l);
@@ -391,25 +421,8 @@ GST_START_TEST (test_conv_plans)
   /* 8, 9: a transposed and a 1x1 convolution into the two halves of one
    * buffer, whose epilogues take 8 channels a thread in F16 */
   b8 = convnet_test_net_add_buffer (net, 16, 24, 36);
-  memset (&l, 0, sizeof l);
-  l.kind = P3DC_CONV_TRANSPOSED_2D;
-  l.in_channels = 16;
-  l.out_channels = 8;
-  l.kernel = l.stride = 2;
-  l.kernel_x = l.stride_x = 3;
-  l.input = b3;
-  l.output = b8;
-  l.output_channel_offset = 8;
-  l.relu = 1;
-  convnet_test_net_add (net, &rng, &l, 0.5f);
-  memset (&l, 0, sizeof l);
-  l.kind = P3DC_CONV_2D;
-  l.kernel = l.stride = 1;
-  l.in_channels = 5;
-  l.out_channels = 8;
-  l.input = b5;
-  l.output = b8;
-  convnet_test_net_add (net, &rng, &l, 0.5f);
+  add_transposed_2x3 (net, &rng, b3, 16, b8, 8, 8);
+  add_conv_1x1 (net, &rng, b5, 5, b8, 8);
   convnet_test_net_finish (net, &rng);
 
   for (half = 0; half < 2; half++) {
@@ -499,13 +512,7 @@ GST_START_TEST (test_grouped_kernel)
     l.output_channel_offset = i == 0 ? 3 : 0;
     convnet_test_net_add (net, &rng, &l, 0.5f);
   }
-  memset (&l, 0, sizeof l);
-  l.kind = P3DC_CONV_2D;
-  l.kernel = l.stride = 1;
-  l.in_channels = 128;
-  l.out_channels = 3;
-  l.output = sliced;
-  convnet_test_net_add (net, &rng, &l, 0.5f);
+  add_conv_1x1 (net, &rng, 0, 128, sliced, 3);
   convnet_test_net_finish (net, &rng);
 
   for (half = 0; half < 2; half++) {

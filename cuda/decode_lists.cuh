@@ -183,44 +183,59 @@ __device__ __forceinline__ void p3dc_nms_mask_tile(
 // (the mask of p3dc_nms_mask_tile, at most 64 x 64 words), keeping a box
 // unless a kept one suppressed it, up to @limit; the kept boxes' indices
 // go to @kept in order.  Returns their number, the same in every thread;
-// every thread calls.  64 boxes (one mask word) at a time: warp 0 walks the
-// chunk from its own words (fetched while the previous chunk was
-// gathered), then the whole block gathers the kept rows' later words at
-// once into the removed bits in shared memory, each thread a word of a
-// quarter of the rows, eight rows' loads in flight.  The walk's serial
-// path is the tile walk and one round trip to L2 a chunk; when one warp
-// also gathered, the kept rows' loads (a round trip per eight rows) were
-// most of the walk's time.
-constexpr unsigned kNmsWalkThreads = 256;
+// every thread calls.  64 boxes (one mask word) at a time, one block
+// barrier a chunk.  Warp 0 walks chunk c from the chunk's own words and
+// ORs the kept rows' next word (c + 1), which it fetched with them, into
+// the live bits of chunk c + 1 itself; the other warps meanwhile gather
+// the words after that (c + 2 on) of chunk c - 1's kept rows into the
+// removed bits in shared memory, each thread a word of a quarter of the
+// rows, eight rows' loads in flight.  So the walk's serial path is the
+// tile walk and the barrier: the gathers' round trips to L2 run beside the
+// next chunk's walk, where before they ran between two barriers after it.
+constexpr unsigned kNmsWalkThreads = 288;
 
 __device__ __forceinline__ uint32_t
 p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
                    uint32_t limit, uint32_t *kept) {
-  constexpr uint32_t kPhases = kNmsWalkThreads / 64;
-  static_assert(kNmsWalkThreads % 64 == 0, "whole words a phase");
+  constexpr unsigned kFullWarp = 0xffffffffu;
+  constexpr uint32_t kGatherers = kNmsWalkThreads - 32;
+  constexpr uint32_t kPhases = kGatherers / 64;
+  static_assert(kGatherers % 64 == 0, "whole words a phase");
   __shared__ unsigned long long removed[64];
-  __shared__ unsigned long long chunk_kept;
-  __shared__ uint32_t kept_total;
+  // the chunk just walked: its kept bits and the list's kept count, in two
+  // slots by the chunk's parity, so that warp 0 writes chunk c + 1's while
+  // the gatherers still read chunk c's
+  __shared__ unsigned long long chunk_kept[2];
+  __shared__ uint32_t kept_total[2];
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // the words of a row that the walk reads: the columns of the n boxes
   const uint32_t used = (n + 63) / 64;
   for (uint32_t i = threadIdx.x; i < 64; i += blockDim.x) removed[i] = 0;
-  if (threadIdx.x == 0) kept_total = 0;
   uint32_t count = 0;
-  // warp 0, lane l: the chunk's own word of rows base + l and base + 32 + l
-  unsigned long long diag_lo = 0, diag_hi = 0;
+  // warp 0, lane l: of rows base + l (lo) and base + 32 + l (hi), the
+  // chunk's own word (diag) and the next one (next)
+  unsigned long long diag_lo = 0, diag_hi = 0, next_lo = 0, next_hi = 0;
+  // warp 0: chunk c's live bits that chunk c - 1's kept rows remove
+  unsigned long long ahead = 0;
   if (warp == 0 && n > 0) {
     const uint32_t m = min(64u, n);
     if (lane < m) diag_lo = mask[(size_t)lane * words];
     if (lane + 32 < m) diag_hi = mask[(size_t)(32 + lane) * words];
+    if (used > 1) {
+      if (lane < m) next_lo = mask[(size_t)lane * words + 1];
+      if (lane + 32 < m) next_hi = mask[(size_t)(32 + lane) * words + 1];
+    }
   }
   __syncthreads();
-  for (uint32_t chunk = 0; chunk < used; chunk++) {
-    const uint32_t base = chunk * 64;
+  uint32_t chunk = 0;
+  for (;; chunk++) {
+    const uint32_t base = chunk * 64, slot = chunk % 2;
     if (warp == 0) {
       const uint32_t m = min(64u, n - base);
+      // removed[chunk] holds the rows of chunks before chunk - 1 (their
+      // gathers ended before the last barrier), ahead those of chunk - 1
       const unsigned long long live =
-          (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed[chunk];
+          (m == 64 ? ~0ull : (1ull << m) - 1) & ~removed[chunk] & ~ahead;
       // the chunk's live boxes, best first, until the list's output is full
       const unsigned long long kept_bits =
           p3dc_greedy_walk_tile(live, diag_lo, diag_hi, [&](uint32_t k) {
@@ -229,28 +244,44 @@ p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
             count++;
             return true;
           });
+      // the kept rows' next words, OR'ed over the warp
+      unsigned long long bits =
+          ((kept_bits >> lane) & 1ull ? next_lo : 0) |
+          ((kept_bits >> (lane + 32)) & 1ull ? next_hi : 0);
+#pragma unroll
+      for (uint32_t offset = 16; offset > 0; offset /= 2)
+        bits |= __shfl_xor_sync(kFullWarp, bits, offset);
+      ahead = bits;
+      // the next chunk's rows, fetched before the barrier so that their
+      // loads overlap it
       const uint32_t next = base + 64;
-      diag_lo = diag_hi = 0;
+      diag_lo = diag_hi = next_lo = next_hi = 0;
       if (next < n) {
         const uint32_t next_m = min(64u, n - next);
-        if (lane < next_m)
-          diag_lo = mask[(size_t)(next + lane) * words + chunk + 1];
-        if (lane + 32 < next_m)
-          diag_hi = mask[(size_t)(next + 32 + lane) * words + chunk + 1];
+        const size_t lo = (size_t)(next + lane) * words + chunk + 1;
+        const size_t hi = (size_t)(next + 32 + lane) * words + chunk + 1;
+        if (lane < next_m) diag_lo = mask[lo];
+        if (lane + 32 < next_m) diag_hi = mask[hi];
+        if (chunk + 2 < used) {
+          if (lane < next_m) next_lo = mask[lo + 1];
+          if (lane + 32 < next_m) next_hi = mask[hi + 1];
+        }
       }
       if (lane == 0) {
-        chunk_kept = kept_bits;
-        kept_total = count;
+        chunk_kept[slot] = kept_bits;
+        kept_total[slot] = count;
       }
     }
+    // chunk's kept bits are published, and the gathers of chunk - 1 done
     __syncthreads();
-    if (kept_total >= limit || chunk + 1 >= used) break;
-    // thread t: word chunk + 1 + t % 64 of the kept rows whose rank among
-    // the chunk's kept is t / 64 modulo kPhases
-    const uint32_t word = chunk + 1 + threadIdx.x % 64;
-    if (word < used) {
-      unsigned long long bits = chunk_kept, gathered = 0;
-      for (uint32_t skip = threadIdx.x / 64; skip > 0 && bits != 0; skip--)
+    if (kept_total[slot] >= limit || chunk + 1 >= used) break;
+    // gatherer t: word chunk + 2 + t % 64 of the kept rows whose rank
+    // among the chunk's kept is t / 64 modulo kPhases
+    const uint32_t t = threadIdx.x - 32;
+    const uint32_t word = chunk + 2 + t % 64;
+    if (warp != 0 && word < used) {
+      unsigned long long bits = chunk_kept[slot], gathered = 0;
+      for (uint32_t skip = t / 64; skip > 0 && bits != 0; skip--)
         bits &= bits - 1;
       while (bits != 0) {
         unsigned long long got[kNmsGatherBatch];
@@ -268,10 +299,8 @@ p3dc_nms_walk_list(const unsigned long long *mask, uint32_t words, uint32_t n,
       }
       if (gathered != 0) atomicOr(&removed[word], gathered);
     }
-    // the removed bits are complete for the next chunk's walk
-    __syncthreads();
   }
-  return kept_total;
+  return kept_total[chunk % 2];
 }
 
 #endif  // P3DC_DECODE_LISTS_CUH

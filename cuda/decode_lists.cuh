@@ -186,12 +186,13 @@ __device__ __forceinline__ void p3dc_nms_mask_tile(
 // every thread calls.  64 boxes (one mask word) at a time, one block
 // barrier a chunk.  Warp 0 walks chunk c from the chunk's own words and
 // ORs the kept rows' next word (c + 1), which it fetched with them, into
-// the live bits of chunk c + 1 itself; the other warps meanwhile gather
-// the words after that (c + 2 on) of chunk c - 1's kept rows into the
-// removed bits in shared memory, each thread a word of a quarter of the
-// rows, eight rows' loads in flight.  So the walk's serial path is the
-// tile walk and the barrier: the gathers' round trips to L2 run beside the
-// next chunk's walk, where before they ran between two barriers after it.
+// the live bits of chunk c + 1 itself; after the barrier the other warps
+// gather the words after that (c + 2 on) of chunk c's kept rows into the
+// removed bits in shared memory while warp 0 walks chunk c + 1, each
+// thread a word of a quarter of the rows, eight rows' loads in flight.  So the
+// walk's serial path is the tile walk and the barrier: the gathers' round trips
+// to L2 run beside the next chunk's walk, where before they ran between two
+// barriers after it.
 constexpr unsigned kNmsWalkThreads = 288;
 
 __device__ __forceinline__ uint32_t

@@ -76,7 +76,9 @@ struct EncodeArgs {
   const void *features;
   const uint32_t *count;
   const unsigned long long *owner;
-  void *rows;  // [max_voxels][out] in the canvas type: pillar_kernel's
+  // [max_voxels][out] in the canvas type: pillar_kernel's output,
+  // canvas_kernel's input
+  void *rows;
   void *canvas;
   uint32_t *workspace_dropped;
   uint32_t *dropped;
@@ -84,7 +86,7 @@ struct EncodeArgs {
   uint32_t cells;
   uint32_t pillar_values;  // max_points * in, in the input
   uint32_t generation;
-  int half_in, half_out;
+  int half_in;
   // the canvas is 16-byte aligned and its planes a whole number of 16-byte
   // pieces: the tile goes out 16 bytes a thread
   int wide_out;
@@ -494,7 +496,6 @@ extern "C" P3dcResult p3dc_pillarencode_cuda(P3dcPillarEncoder *encoder,
   args.pillar_values = p.max_points * p.in_channels;
   args.generation = encoder->generation;
   args.half_in = p.half_in != 0;
-  args.half_out = p.half_out != 0;
   args.wide_out =
       ((uintptr_t)canvas & 15) == 0 && cells % (p.half_out ? 8 : 4) == 0;
   const PillarKernel pillar = p.half_out

@@ -97,7 +97,8 @@ P3dcResult p3dc_pillarencode_cpu (const P3dcPillarEncodeParams * params,
  * are copied to the device then, on the current device) and used for every
  * frame with no allocation and no host synchronization.  It holds a cell
  * map (8 bytes a cell) and a row of out values in the canvas type per
- * possible pillar (max_voxels rows). */
+ * possible pillar (max_voxels rows): creation fails with the CUDA
+ * runtime's out-of-memory error where those do not fit on the device. */
 typedef struct _P3dPillarEncoder P3dcPillarEncoder;
 
 P3dcResult p3dc_pillarencoder_new (const P3dcPillarEncodeParams * params,

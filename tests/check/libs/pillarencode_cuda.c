@@ -3,9 +3,10 @@
  * ReLU and max; F16 by the same rounding), so the bound measured is 0 ulp,
  * well within the 1e-5 relative the design allows: every format pair, the
  * nuScenes shape (40000 pillars x 20 points x 11 -> 64 x 512 x 512), tiles
- * full of pillars, several groups of output channels over tiles staged in
- * several chunks, zero rows between points, grids whose size is no
- * multiple of the tile, out-of-grid
+ * full of pillars, several groups of output channels (each a pass of the
+ * pillars' warps and of the tiles), pillars too large for more than one
+ * warp a block, zero rows between points, grids whose size is no multiple
+ * of the tile (with planes of whole 16-byte pieces and without), out-of-grid
  * coordinates, shared cells, counts above max-voxels, and a sequence of
  * frames through one workspace whose counts go down (no cell of an earlier
  * frame may survive).  Poisoned canvases, guard bytes behind them. */
@@ -232,9 +233,10 @@ GST_START_TEST (test_shapes)
     {11, 64, 20, 1073, 37, 29}, /* every cell taken, tiles full */
     {4, 8, 32, 700, 33, 33},
     {64, 63, 64, 300, 100, 7},  /* the largest weights and pillars */
-    /* three groups of 64 channels over tiles of several chunks */
+    /* three groups of 64 channels, every cell taken */
     {11, 130, 64, 1100, 37, 29},
     {16, 240, 40, 900, 61, 17}, /* four groups, restaged for each */
+    {11, 64, 20, 60, 9, 8},     /* 72 cells: 16-byte planes, a part tile */
     {1, 1, 1, 10, 5, 1},
     {10, 3, 7, 5000, 300, 1},
   };

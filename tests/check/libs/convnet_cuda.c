@@ -113,6 +113,19 @@ device_input_clear (DeviceInput * in)
   p3dc_cuda_stream_destroy (in->stream);
 }
 
+/* The CUDA net of @net in F16 (@half) or F32 storage, which must be
+ * made; @what names the case in a failure. */
+static P3dcConvNet *
+cuda_net_new (const ConvnetTestNet * net, gboolean half, const gchar * what)
+{
+  P3dcConvNet *cnet = NULL;
+  char message[512];
+
+  fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
+          sizeof message) == P3DC_OK, "%s: %s", what, message);
+  return cnet;
+}
+
 /* Buffer @b of @cnet, copied to the host; @view then points there. */
 static guint8 *
 download (const ConvnetTestNet * net, P3dcConvNet * cnet, guint32 b,
@@ -167,8 +180,7 @@ check_net (const ConvnetTestNet * given, gboolean half, gboolean input_half,
   oracle = convnet_test_oracle (net, &magnitude);
   fail_unless_equals_int (p3dc_convnet_cpu (&net->desc, net->input,
           reference), P3DC_OK);
-  fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
-          sizeof message) == P3DC_OK, "%s: %s", what, message);
+  cnet = cuda_net_new (net, half, what);
   mode = p3dc_convnet_cuda_launch_mode (cnet, &graph);
   GST_INFO ("%s: %s", what, mode);
   fail_unless (graph, "%s: no CUDA graph: %s", what, mode);
@@ -426,11 +438,8 @@ GST_START_TEST (test_conv_plans)
   convnet_test_net_finish (net, &rng);
 
   for (half = 0; half < 2; half++) {
-    P3dcConvNet *cnet = NULL;
-    char message[512];
+    P3dcConvNet *cnet = cuda_net_new (net, half, "conv plans");
 
-    fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
-            sizeof message) == P3DC_OK, "%s", message);
     expect_plan (cnet, 0, "dense filter", FALSE);
     expect_plan (cnet, 1, "dense filter", half);
     expect_plan (cnet, 2, "fused bias", TRUE);
@@ -516,11 +525,8 @@ GST_START_TEST (test_grouped_kernel)
   convnet_test_net_finish (net, &rng);
 
   for (half = 0; half < 2; half++) {
-    P3dcConvNet *cnet = NULL;
-    char message[512];
+    P3dcConvNet *cnet = cuda_net_new (net, half, "grouped kernel");
 
-    fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
-            sizeof message) == P3DC_OK, "%s", message);
     for (i = 0; i < G_N_ELEMENTS (convs); i++)
       expect_plan (cnet, i, "our tensor-core grouped kernel",
           half && convs[i].ours);
@@ -561,7 +567,6 @@ GST_START_TEST (test_kinds_alone)
       float **reference;
       DeviceInput in;
       P3dcMapView view;
-      char message[512];
       gchar *lanes;
       gsize bytes, n, e;
       guint8 *host;
@@ -603,8 +608,7 @@ GST_START_TEST (test_kinds_alone)
       fail_unless_equals_int (p3dc_convnet_cpu (&net->desc, net->input,
               reference), P3DC_OK);
       device_input_init (&in, net, FALSE);
-      fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
-              sizeof message) == P3DC_OK, "%s", message);
+      cnet = cuda_net_new (net, half, p3dc_convnet_kind_name (kind));
       lanes = g_strdup_printf ("%u-channel loads", wide && half &&
           kind != P3DC_LAYER_SOFTMAX ? 8 : 1);
       expect_plan (cnet, 0, lanes, TRUE);
@@ -696,8 +700,7 @@ GST_START_TEST (test_views_and_arguments)
     guint8 *host;
 
     device_input_init (&in, net, FALSE);
-    fail_unless (p3dc_convnet_cuda_new (&net->desc, half, &cnet, message,
-            sizeof message) == P3DC_OK, "%s", message);
+    cnet = cuda_net_new (net, half, "views");
     g_print ("%s storage runs on: %s\n", half ? "F16" : "F32",
         p3dc_convnet_cuda_launch_mode (cnet, &graph));
     fail_unless_equals_int (graph, 1);

@@ -1,10 +1,9 @@
 /* bevpool internals shared by the C reference and the CUDA files: the
  * projection of one frustum point (written once, so both paths compute the
- * same float64 values and hence the same cells), the column key and chunk
- * rule of the summation order, the packed point entry of the device
- * geometry, the two geometry structs, and the constructor with another
- * pooling schedule, which the tests use to reach the multi-pass paths and
- * bench_bevpool to time other schedules. */
+ * same float64 values and hence the same cells), the run rule of the
+ * summation order, the two geometry structs, and the device geometry's
+ * constructor with a smaller run-sum buffer, which the tests use to reach
+ * the pooling's overflow path. */
 #ifndef P3DC_BEVPOOL_PRIVATE_H
 #define P3DC_BEVPOOL_PRIVATE_H
 
@@ -14,57 +13,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The device sorts cells by a key that orders the output plane in blocks
- * of 16 x 16 cells (row-major within a block, blocks row-major, then z).
- * The pooling works on runs of consecutive keys inside one block (a
- * "unit"), so a unit is a compact patch of the plane: the rays that cross
- * it share feature rows, which the pooling reads once per unit (on
- * nuScenes a 16 x 16 block reads each of its feature rows for ~7 points). */
-#define P3DC_BEVPOOL_BLOCK_SIDE 16
-#define P3DC_BEVPOOL_TILE_CELLS (P3DC_BEVPOOL_BLOCK_SIDE * P3DC_BEVPOOL_BLOCK_SIDE)
-/* Column keys per window, the rows one pooling batch holds. */
-#define P3DC_BEVPOOL_WINDOW (1u << P3DC_BEVPOOL_WINDOW_BITS)
-
-/* The output plane as rows x cols (ny x nx for YX, nx x ny for XY), so a
- * cell is (z * rows + row) * cols + col in either layout, and its blocks. */
-typedef struct
-{
-  uint32_t rows, cols;
-  uint32_t block_rows, block_cols;      /* blocks down and across */
-  uint32_t nz;
-} P3dcBevBlocking;
-
-/* The sort key of an output cell. */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_block_key (const P3dcBevBlocking * b, uint32_t cell)
-{
-  const uint32_t side = P3DC_BEVPOOL_BLOCK_SIDE;
-  uint32_t plane = b->rows * b->cols;
-  uint32_t z = cell / plane, rest = cell - z * plane;
-  uint32_t row = rest / b->cols, col = rest - row * b->cols;
-
-  return ((z * b->block_rows + row / side) * b->block_cols + col / side)
-      * P3DC_BEVPOOL_TILE_CELLS + (row % side) * side + col % side;
-}
-
-/* The output cell of a sort key, or UINT32_MAX for a key past the plane's
- * edge (blocks there are padded). */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_block_cell (const P3dcBevBlocking * b, uint32_t key)
-{
-  const uint32_t side = P3DC_BEVPOOL_BLOCK_SIDE;
-  uint32_t block = key / P3DC_BEVPOOL_TILE_CELLS;
-  uint32_t local = key - block * P3DC_BEVPOOL_TILE_CELLS;
-  uint32_t per_z = b->block_rows * b->block_cols;
-  uint32_t z = block / per_z, rest = block - z * per_z;
-  uint32_t row = rest / b->block_cols * side + local / side;
-  uint32_t col = rest % b->block_cols * side + local % side;
-
-  if (row >= b->rows || col >= b->cols)
-    return UINT32_MAX;
-  return (z * b->rows + row) * b->cols + col;
-}
 
 /* One camera's calibration reduced to what the projection needs. */
 typedef struct
@@ -85,9 +33,6 @@ typedef struct
   uint32_t cells;               /* nx * ny * nz, also "dropped" */
   int floor_rule;
   int layout_xy;
-  /* The column key (bevpool.h): v in the low v_bits, u above it, the
-   * camera above both; col_bits in all (at most 31). */
-  uint32_t u_bits, v_bits, col_bits;
 } P3dcBevFrustumGrid;
 
 /* linspace (0, size - 1, count)[i], exactly where it can be: the product is
@@ -201,60 +146,20 @@ p3dc_bevpool_point_cell (const P3dcBevFrustumGrid * grid,
   return p3dc_bevpool_ray_cell (grid, cam, &ray, d);
 }
 
-/* The column key of (camera, u, v): see bevpool.h. */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_column_key (const P3dcBevFrustumGrid * grid, uint32_t camera,
-    uint32_t u, uint32_t v)
-{
-  return (((camera << grid->u_bits) | u) << grid->v_bits) | v;
-}
-
-/* Whether the point at @position of its cell's sorted points starts a
- * chunk, given its column key and the previous point's (not read when
- * @position is 0). */
+/* Whether frustum point @p continues the run of @previous, the point
+ * before it in its cell's list (bevpool.h, "Summation order"): the same
+ * camera, feature column u and depth bin, and the next feature row.  A
+ * point's index is ((camera * depth_bins + d) * feat_height + v) *
+ * feat_width + u, so the next row is feat_width further on, unless
+ * @previous is in the last row (then that index is the next depth bin's
+ * first row). */
 static P3DC_HOST_DEVICE int
-p3dc_bevpool_chunk_starts (uint32_t position, uint32_t previous_key,
-    uint32_t key)
+p3dc_bevpool_run_continues (const P3dcBevFrustumGrid * grid,
+    uint32_t previous, uint32_t p)
 {
-  return position % P3DC_BEVPOOL_CHUNK == 0
-      || (previous_key >> P3DC_BEVPOOL_WINDOW_BITS)
-      != (key >> P3DC_BEVPOOL_WINDOW_BITS);
-}
-
-/* The device geometry stores each kept point as one 32-bit word: its
- * column key in the low col_bits bits and its depth bin above them
- * (params_init checks that both fit). */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_entry_pack (uint32_t column_key, uint32_t d, uint32_t col_bits)
-{
-  return column_key | (d << col_bits);
-}
-
-/* The frustum index (= depth offset) of a packed entry. */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_entry_frustum_index (const P3dcBevFrustumGrid * grid,
-    uint32_t entry)
-{
-  uint32_t key = entry & ((1u << grid->col_bits) - 1u);
-  uint32_t d = entry >> grid->col_bits;
-  uint32_t v = key & ((1u << grid->v_bits) - 1u);
-  uint32_t u = (key >> grid->v_bits) & ((1u << grid->u_bits) - 1u);
-  uint32_t camera = key >> (grid->u_bits + grid->v_bits);
-
-  return ((camera * grid->depth_bins + d) * grid->feat_height + v)
-      * grid->feat_width + u;
-}
-
-/* The column key of frustum index @p (the C reference's way back). */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_point_column_key (const P3dcBevFrustumGrid * grid, uint32_t p)
-{
-  uint32_t pixels = grid->feat_width * grid->feat_height;
-  uint32_t camera = p / (grid->depth_bins * pixels);
-  uint32_t pixel = p % pixels;
-
-  return p3dc_bevpool_column_key (grid, camera, pixel % grid->feat_width,
-      pixel / grid->feat_width);
+  return p == previous + grid->feat_width
+      && (previous / grid->feat_width) % grid->feat_height
+      != grid->feat_height - 1;
 }
 
 /* Host-side reductions of params and calibration, used by both paths. */
@@ -277,85 +182,57 @@ struct _P3dBevGeometry
   uint32_t *point_cell;         /* frustum_points: scratch */
 };
 
-/* How the device pools, decided when the geometry is made: a unit (the
- * work of one block) is a run of keys of one 16 x 16 block holding at most
- * unit_chunks chunks and unit_points points (a cell over either limit is a
- * unit of its own, pooled in several passes), and the pooling block has
- * threads threads.  p3dc_bevpool_geometry_cuda_new() takes
- * P3DC_BEVPOOL_SCHEDULE_DEFAULT. */
-typedef struct
-{
-  uint32_t unit_chunks;
-  uint32_t unit_points;
-  uint32_t threads;
-} P3dcBevPoolSchedule;
-
-/* The chunks per pass of a unit holding @chunks chunks and @points points:
- * all of them when the unit is within the schedule's budget, else (a
- * single cell, see above) at most unit_chunks chunks of at most
- * P3DC_BEVPOOL_CHUNK points each, within unit_points.  The geometry orders
- * each pass's chunks, the pooling pools them: both cut the passes here. */
-static P3DC_HOST_DEVICE uint32_t
-p3dc_bevpool_pass_chunks (const P3dcBevPoolSchedule * s, uint32_t chunks,
-    uint32_t points)
-{
-  uint32_t most = s->unit_points / P3DC_BEVPOOL_CHUNK;
-
-  if (chunks <= s->unit_chunks && points <= s->unit_points)
-    return chunks;
-  return most < s->unit_chunks ? most : s->unit_chunks;
-}
-
-/* 2 blocks of 512 threads per SM (about 105 KB of shared memory each). */
-#define P3DC_BEVPOOL_SCHEDULE_DEFAULT { 128, 2048, 512 }
+/* The device geometry works column by column: a feature column (camera,
+ * u) holds depth_bins x feat_height frustum points, (d, v) at position
+ * d * feat_height + v, whose runs it finds, and the pooling holds a
+ * column's depth values and feature rows in shared memory.  The limits keep
+ * both within a block's shared memory (p3dc_bevpool_geometry_cuda_new()
+ * returns P3DC_ERROR_TOO_LARGE beyond them). */
+#define P3DC_BEVPOOL_COLUMN_POINTS_MAX 24576u
+#define P3DC_BEVPOOL_COLUMN_SIDE_MAX 2048u
 
 struct _P3dBevGeometryCuda
 {
   P3dcBevPoolParams params;
   P3dcBevFrustumGrid grid;
-  P3dcBevBlocking blocking;
-  P3dcBevPoolSchedule schedule;
   uint32_t frustum_points;
   uint32_t cells;
-  uint32_t keys;                /* sort keys: cells padded to whole blocks */
-  uint32_t key_bits;            /* block-sort bits: enough for keys itself */
-  uint32_t pieces;              /* frustum pieces (bevpool_geometry_order.cuh) */
+  uint32_t columns;             /* cameras x feat_width */
+  uint32_t column_points;       /* depth_bins x feat_height: runs at most */
+  uint32_t channels_padded;     /* channels rounded up to a multiple of 4 */
+  /* Runs whose sums the pooling keeps in @sums; the sums of later slots
+   * (cells at the end of the plane) are computed where they are added. */
+  uint32_t sum_capacity;
   int computed;
-  /* device memory; per key arrays are in key order */
-  uint32_t *staged;             /* pieces x piece: entries, sorted by piece */
-  uint32_t *segments;           /* pieces x piece x 2: key, start | count */
-  uint32_t *piece_segments;     /* pieces: segments per piece */
-  uint64_t *key_counts;         /* keys + 1: segments << 32 | points */
-  uint64_t *key_bases;          /* keys + 1: exclusive sum of the counts */
-  uint32_t *cursor;             /* keys + 1: filled slots of each list */
-  uint32_t *lists;              /* frustum_points x 2: segment, start | count */
-  uint32_t *entries;            /* frustum_points: packed entries, by key */
-  uint32_t *chunk_flags;        /* frustum_points + 1 */
-  uint32_t *chunk_ids;          /* frustum_points + 1: their exclusive sum */
-  uint32_t *cell_start;         /* keys + 1: first point (by key) per key */
-  uint32_t *chunk_start;        /* keys + 1: first chunk per key */
-  uint32_t *chunk_begin;        /* frustum_points + 1: first point per chunk */
-  uint32_t *unit_flags;         /* keys + 1: 1 where a unit starts */
-  uint32_t *unit_pos;           /* keys + 1: exclusive sum of the flags */
-  uint32_t *units;              /* (keys + 1) x 4: first key, chunk, point */
-  uint32_t *unit_count;         /* 1 */
-  /* frustum_points x 4, per chunk position c of a pass (sorted position q
-   * = c - the pass's first chunk): the chunk pooled q-th (the pass's
-   * chunks by window, longer first), and for q < the pass's batch count
-   * the first position of batch q and its lowest and highest column key,
-   * else UINT32_MAX, 0, 0. */
-  uint32_t *plan;
+  /* device memory.  A run's id is column * column_points + its index in
+   * the column (runs in (d, v) order); its slot is its position in the
+   * cell-ordered list, cells in plane order and a cell's runs by id. */
+  uint32_t *column_runs;        /* columns: runs per column */
+  uint32_t *run_cell;           /* ids: the run's cell */
+  uint32_t *run_span;           /* ids x 2: first point, v0 << 16 | rows */
+  uint32_t *run_slot;           /* ids */
+  uint32_t *cell_count;         /* cells + 1: runs per cell, 0 at the end */
+  uint32_t *cell_start;         /* cells + 1: first slot per cell */
+  uint32_t *cursor;             /* cells: runs placed so far */
+  uint32_t *placed;             /* frustum_points: ids by cell, unordered */
+  uint32_t *slot_run;           /* frustum_points: ids by slot */
+  /* The pooling's workspace: every frame's depth values column by column,
+   * columns x feat_height x (depth_bins rounded up to 4) floats. */
+  float *column_depth;
+  float *sums;                  /* sum_capacity x channels_padded */
   void *temp;                   /* CUB's temporary storage */
   size_t temp_bytes;
 };
 
-/* p3dc_bevpool_geometry_cuda_new() with another schedule (the tests run
- * small units to reach the multi-pass paths); P3DC_ERROR_INVALID_ARGUMENT for a schedule the pooling
- * cannot run (threads not a multiple of 32 in 64..1024, unit_chunks not in
- * 1..threads / 4, unit_points < P3DC_BEVPOOL_CHUNK or over 8192). */
-P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams *
-    params, const P3dcBevPoolSchedule * schedule,
-    P3dcBevGeometryCuda ** geometry);
+/* The run sums p3dc_bevpool_geometry_cuda_new() makes room for: two runs
+ * per depth bin of every column and one per cell (a nuScenes rig has
+ * about 134,000 runs in 129,600 cells), at most one per frustum point. */
+uint32_t p3dc_bevpool_default_sum_capacity (const P3dcBevPoolParams * params);
+
+/* p3dc_bevpool_geometry_cuda_new() with room for @sum_capacity run sums
+ * (0 and up): the tests reach the pooling's overflow path with it. */
+P3dcResult p3dc_bevpool_geometry_cuda_new_capacity (const P3dcBevPoolParams *
+    params, uint32_t sum_capacity, P3dcBevGeometryCuda ** geometry);
 
 #ifdef __cplusplus
 }

@@ -1,591 +1,418 @@
 // bevpool pooling on the device; the reference is bevpool_cpu.c.
 //
-// A persistent grid (as many blocks as fit on the device at once, one
-// channel slice per blockIdx.y) walks the geometry's units: runs of
-// consecutive keys of one 16 x 16 block of the plane, within the schedule's
-// chunk and point budgets (bevpool-private.h).  A block owns every output
-// element of its unit's cells (no atomics, no memset) and, per unit:
-//   1. reads the unit's chunk bounds, the geometry's plan (the order of the
-//      chunks: by window, longer first; bevpool.h: a chunk never spans two
-//      windows) and, for every point, its depth weight and the
-//      shared-memory offset of its feature row (the depth tensor is read
-//      once per point, not once per point and channel group);
-//   2. per batch (the chunks of one window), copies the window's used
-//      feature rows into shared memory (each row read from L2 once per unit
-//      and window rather than once per point), then
-//      sums every chunk of the batch: one lane group per chunk, a lane per
-//      group of G channels, fmaf in point order from 0, as the reference;
-//   3. adds each cell's chunk sums in chunk order and writes the cell's
-//      channels, lanes along the cells so that a warp writes whole rows of
-//      the plane.
-// A cell over the unit budget is a unit of its own and goes through 1 to 3
-// in passes of chunks, carrying its running sum in shared memory.
+// Three kernels, reading the geometry of bevpool_geometry_stages.cuh:
+//   0. transpose_kernel: the depth tensor, column by column, into the
+//      geometry's workspace as floats, so that a column is one block of
+//      memory (in the tensor a column's values are 32-byte sectors apart).
+//   1. run_kernel: a block per feature column (camera, u) copies the
+//      column's depth values (feat_height x depth_bins), its feature rows
+//      (feat_height x channels, converted to float) and the slots of its
+//      runs into shared memory, with a byte per point marking where runs
+//      start and end.  A thread takes 4 depth bins and 4 channels and walks
+//      the column's rows once, carrying the 4 bins' run sums in registers
+//      (fmaf from 0 over a run's rows, as the reference): each feature load
+//      serves 4 bins.  A run's sum goes to the geometry's run-sum buffer at
+//      its slot, so a cell's runs lie side by side.
+//   2. cell_kernel: a block per 32 consecutive cells stages their run sums
+//      in shared memory (asynchronous copies, whole rows); lane l adds cell
+//      l's sums in slot order from 0 for the groups of 4 channels of its
+//      warp and writes them (lanes along the cells, so a warp writes a row
+//      piece of each channel plane).  Every output element is written: no
+//      memset, no atomics.
+// A run whose slot is past the buffer's capacity (a geometry of more runs
+// than it was sized for) is summed again where cell_kernel stages it, from
+// the tensors in memory, with the same arithmetic.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-
-#include <cstring>
-#include <mutex>
 
 #include "bevpool-private.h"
 
 namespace {
 
-constexpr uint32_t kTileCells = P3DC_BEVPOOL_TILE_CELLS;
-constexpr uint32_t kWindow = P3DC_BEVPOOL_WINDOW;
-// Bytes of one feature row per block: 80 F16 or 40 F32 channels.  A window
-// of rows is then 40 KB of shared memory, which with the chunk sums (41.5
-// KB) and the points (16 KB) lets two 512-thread blocks share an SM.
-constexpr uint32_t kSliceBytes = 160;
-constexpr uint32_t kNone = 0xffffffffu;
+// run_kernel: a task is 4 depth bins x 4 channels; 320 threads take the
+// 600 tasks of a nuScenes column (30 x 20) in two rounds.
+constexpr unsigned kRunThreads = 320;
+constexpr unsigned kRunBlocks = 4;
+// A column's runs whose slots run_kernel copies into shared memory (a
+// nuScenes column has about 260 runs); the slots of later runs are read
+// from memory where they are used.
+constexpr uint32_t kStagedSlots = 4096;
+constexpr unsigned kCellThreads = 256;
+constexpr uint32_t kTileSide = 32;  // transpose_kernel's tiles
+constexpr uint32_t kCellsPerBlock = 32;
+// Shared memory for one slice of a column's feature rows; a column of up to
+// P3DC_BEVPOOL_COLUMN_SIDE_MAX rows still takes 4 channels at a time.
+constexpr uint32_t kSliceBytes = 32 * 1024;
+static_assert(kSliceBytes >= 16 * P3DC_BEVPOOL_COLUMN_SIDE_MAX,
+              "a slice holds 4 channels of the tallest column");
+// cell_kernel: groups of 4 channels per batch (3 per thread: 8 warps; 96
+// channels in one batch), and the shared memory that stages a batch's run
+// sums.
+constexpr uint32_t kBatchGroups = 24;
+constexpr int kAccumulators = kBatchGroups / (kCellThreads / 32);
+static_assert(kBatchGroups <= 32, "a lane stages each group of a slot");
+constexpr uint32_t kStageFloat4 = 1344;  // 64 slots of 20 groups, padded
+
+// A point's mark in run_kernel: the first or the last point of its run.
+constexpr uint32_t kStart = 1, kEnd = 2;
+constexpr uint32_t kEdges = 0x03030303u;  // any edge among 4 depth bins
 
 struct PoolArgs {
   const void *features;
   const void *depth;
   void *out;
-  const uint32_t *entries;
-  const uint32_t *chunk_start;
-  const uint32_t *chunk_begin;
-  const uint4 *plan;
-  const uint4 *units;
-  const uint32_t *unit_count;
-  P3dcBevFrustumGrid grid;
-  P3dcBevBlocking blocking;
-  P3dcBevPoolSchedule schedule;
-  uint32_t channels;
-  uint32_t slice_width;
-  uint32_t plane;  // cells per z slice
-  int half_out;
+  const uint32_t *column_runs;
+  const uint2 *run_span;
+  const uint32_t *run_slot;
+  const uint32_t *cell_start;
+  const uint32_t *slot_run;
+  float *column_depth;  // the depth values, column by column (kernel 0)
+  float *sums;
+  uint32_t sum_capacity;
+  uint32_t cameras, fw, fh, bins;
+  uint32_t bins_padded;  // bins rounded up to 4
+  uint32_t column_points;
+  uint32_t channels, padded;  // padded: channels rounded up to 4
+  uint32_t slice;             // channels per slice of run_kernel, 4 | slice
+  uint32_t cells, plane;
 };
 
-// Where each array lives in the dynamic shared memory of a block; the host
-// sizes the launch with the same plan.  Every part starts 16-byte aligned.
-struct SmemPlan {
-  uint32_t chunk_start;  // kTileCells + 1 words: unit-relative first chunk
-  uint32_t out_base;     // kTileCells words: output offset, kNone = padding
-  uint32_t chunk_begin;  // chunks + 1 words: pass-relative first point
-  uint32_t sorted;       // chunks words: chunk at each sorted position
-  uint32_t batch_start;  // chunks words: first sorted position of a batch
-  uint32_t batch_low;    // chunks words: lowest column key of a batch
-  uint32_t batch_high;   // chunks words: highest column key of a batch
-  uint32_t carry;        // slice_width floats: a passed cell's running sum
-  uint32_t points;       // unit_points uint2: (weight bits, row offset)
-  uint32_t rows;         // kWindow x row_stride bytes
-  uint32_t partial;      // chunks x part_stride floats
-  uint32_t total;
-  uint32_t row_stride;   // bytes, a multiple of 16
-  uint32_t part_stride;  // floats, odd: conflict-free reads along cells
-};
-
-__host__ __device__ inline uint32_t align16(uint32_t bytes) {
-  return (bytes + 15u) & ~15u;
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ void store(float *out, size_t i, float x) {
+  out[i] = x;
+}
+__device__ __forceinline__ void store(__half *out, size_t i, float x) {
+  out[i] = __float2half_rn(x);
 }
 
-__host__ __device__ inline SmemPlan plan_smem(uint32_t chunks, uint32_t points,
-                                              uint32_t slice_width,
-                                              uint32_t value_size) {
-  SmemPlan p;
-  uint32_t at = 0;
-  const uint32_t word = 4;
-  p.chunk_start = at;
-  at += align16((kTileCells + 1) * word);
-  p.out_base = at;
-  at += align16(kTileCells * word);
-  p.chunk_begin = at;
-  at += align16((chunks + 1) * word);
-  p.sorted = at;
-  at += align16(chunks * word);
-  p.batch_start = at;
-  at += align16(chunks * word);
-  p.batch_low = at;
-  at += align16(chunks * word);
-  p.batch_high = at;
-  at += align16(chunks * word);
-  p.carry = at;
-  at += align16(slice_width * word);
-  p.points = at;
-  at += align16(points * 8);
-  p.row_stride = align16(slice_width * value_size);
-  p.rows = at;
-  at += kWindow * p.row_stride;
-  p.part_stride = slice_width | 1u;
-  p.partial = at;
-  at += align16(chunks * p.part_stride * word);
-  p.total = at;
-  return p;
+__device__ __forceinline__ void fma4(float4 &acc, float4 f, float w) {
+  acc.x = fmaf(f.x, w, acc.x);
+  acc.y = fmaf(f.y, w, acc.y);
+  acc.z = fmaf(f.z, w, acc.z);
+  acc.w = fmaf(f.w, w, acc.w);
 }
 
-__device__ __forceinline__ float to_float(float value) { return value; }
-__device__ __forceinline__ float to_float(__half value) {
-  return __half2float(value);
-}
-
-// G channels of type In as raw bytes: the unit of the row copies and of
-// the shared-memory loads of the sums.
-template <int Bytes>
-struct Piece;
-template <>
-struct Piece<32> {
-  uint4 a, b;
-};
-template <>
-struct Piece<16> {
-  uint4 a;
-};
-template <>
-struct Piece<8> {
-  uint2 a;
-};
-template <>
-struct Piece<4> {
-  uint32_t a;
-};
-template <>
-struct Piece<2> {
-  unsigned short a;
-};
-
-template <typename In, int G>
-using PieceOf = Piece<(int)sizeof(In) * G>;
-
-// Pieces loaded before the first is used: 4, or 2 of 32 bytes, to stay
-// within 64 registers.
-template <typename In, int G>
-constexpr int kInFlight = sizeof(In) * G > 16 ? 2 : 4;
-
-// The values packed in one 32-bit word.
-__device__ __forceinline__ void unpack_word(uint32_t word, float *f, float) {
-  f[0] = __uint_as_float(word);
-}
-__device__ __forceinline__ void unpack_word(uint32_t word, float *f, __half) {
-  f[0] = __half2float(__ushort_as_half((unsigned short)(word & 0xffffu)));
-  f[1] = __half2float(__ushort_as_half((unsigned short)(word >> 16)));
-}
-
-template <typename In>
-__device__ __forceinline__ void unpack(const Piece<32> &p, float *f) {
-  constexpr int n = 4 / (int)sizeof(In);
-  unpack_word(p.a.x, f + 0 * n, In());
-  unpack_word(p.a.y, f + 1 * n, In());
-  unpack_word(p.a.z, f + 2 * n, In());
-  unpack_word(p.a.w, f + 3 * n, In());
-  unpack_word(p.b.x, f + 4 * n, In());
-  unpack_word(p.b.y, f + 5 * n, In());
-  unpack_word(p.b.z, f + 6 * n, In());
-  unpack_word(p.b.w, f + 7 * n, In());
-}
-template <typename In>
-__device__ __forceinline__ void unpack(const Piece<16> &p, float *f) {
-  constexpr int n = 4 / (int)sizeof(In);
-  unpack_word(p.a.x, f + 0 * n, In());
-  unpack_word(p.a.y, f + 1 * n, In());
-  unpack_word(p.a.z, f + 2 * n, In());
-  unpack_word(p.a.w, f + 3 * n, In());
-}
-template <typename In>
-__device__ __forceinline__ void unpack(const Piece<8> &p, float *f) {
-  constexpr int n = 4 / (int)sizeof(In);
-  unpack_word(p.a.x, f, In());
-  unpack_word(p.a.y, f + n, In());
-}
-template <typename In>
-__device__ __forceinline__ void unpack(const Piece<4> &p, float *f) {
-  unpack_word(p.a, f, In());
-}
-template <typename In>
-__device__ __forceinline__ void unpack(const Piece<2> &p, float *f) {
-  f[0] = __half2float(__ushort_as_half(p.a));
-}
-
-// Copies a piece from global to shared memory without holding it in
-// registers (cp.async, sm_80+): the copies of a batch's rows are all in
-// flight at once, and copy_wait() then the block barrier make them
-// visible.  Pieces of 2 bytes (F16, one channel per group) are copied
-// plainly.  Turing (sm_75) has no cp.async: it copies through registers
-// with loads of the piece's width, which the same barrier orders.  Host
-// builds (no __CUDA_ARCH__) copy plainly too.
-template <int Bytes>
-__device__ __forceinline__ void copy_async(void *shared, const void *global) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  if constexpr (Bytes == 32) {
-    const uint4 *from = static_cast<const uint4 *>(global);
-    uint4 *into = static_cast<uint4 *>(shared);
-    into[0] = __ldg(from);
-    into[1] = __ldg(from + 1);
-  } else if constexpr (Bytes == 16) {
-    *static_cast<uint4 *>(shared) = __ldg(static_cast<const uint4 *>(global));
-  } else if constexpr (Bytes == 8) {
-    *static_cast<uint2 *>(shared) = __ldg(static_cast<const uint2 *>(global));
-  } else if constexpr (Bytes == 4) {
-    *static_cast<unsigned int *>(shared) =
-        __ldg(static_cast<const unsigned int *>(global));
-  } else {
-    static_assert(Bytes == 2, "pieces are 2, 4, 8, 16 or 32 bytes");
-    *static_cast<unsigned short *>(shared) =
-        __ldg(static_cast<const unsigned short *>(global));
-  }
-#elif defined(__CUDA_ARCH__)
-  const uint32_t to = (uint32_t)__cvta_generic_to_shared(shared);
-  if constexpr (Bytes == 32) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
-                 "l"(global)
-                 : "memory");
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to + 16),
-                 "l"(static_cast<const char *>(global) + 16)
-                 : "memory");
-  } else if constexpr (Bytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
-                 "l"(global)
-                 : "memory");
-  } else if constexpr (Bytes == 8 || Bytes == 4) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to),
-                 "l"(global), "n"(Bytes)
-                 : "memory");
-  } else {
-    static_assert(Bytes == 2, "pieces are 2, 4, 8, 16 or 32 bytes");
-    *static_cast<unsigned short *>(shared) =
-        __ldg(static_cast<const unsigned short *>(global));
-  }
+// 16 bytes from global @src to shared @dst, asynchronously where the device
+// can (cp.async), so that a thread's copies are all in flight at once.
+__device__ __forceinline__ void copy_16(float4 *dst, const float4 *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t to = (uint32_t)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
+               "l"(src));
 #else
-  memcpy(shared, global, Bytes);
+  *dst = __ldg(src);
 #endif
 }
 
-// Waits for this thread's copy_async()s.
-__device__ __forceinline__ void copy_wait() {
+// Waits for the thread's copies.
+__device__ __forceinline__ void copies_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
 
-// The sum of one chunk for G channels: starts at 0, fmaf per point in
-// order, as the reference.  @rows points at this lane's channels of slot 0;
-// each point carries its weight and its row's byte offset.  Several
-// points' loads are issued before their products.
-template <typename In, int G>
-__device__ __forceinline__ void chunk_sum(const unsigned char *rows,
-                                          const uint2 *points, uint32_t begin,
-                                          uint32_t end, float *sum) {
-  using P = PieceOf<In, G>;
-  constexpr int kBatch = kInFlight<In, G>;
-#pragma unroll
-  for (int q = 0; q < G; q++) sum[q] = 0.0f;
-  uint32_t i = begin;
-  for (; i + kBatch <= end; i += kBatch) {
-    uint2 point[kBatch];
-    P piece[kBatch];
-#pragma unroll
-    for (int r = 0; r < kBatch; r++) point[r] = points[i + r];
-#pragma unroll
-    for (int r = 0; r < kBatch; r++)
-      piece[r] = *reinterpret_cast<const P *>(rows + point[r].y);
-#pragma unroll
-    for (int r = 0; r < kBatch; r++) {
-      float f[G];
-      unpack<In>(piece[r], f);
-      const float weight = __uint_as_float(point[r].x);
-#pragma unroll
-      for (int q = 0; q < G; q++) sum[q] = __fmaf_rn(f[q], weight, sum[q]);
-    }
-  }
-  for (; i < end; i++) {
-    const uint2 point = points[i];
-    float f[G];
-    unpack<In>(*reinterpret_cast<const P *>(rows + point.y), f);
-    const float weight = __uint_as_float(point.x);
-#pragma unroll
-    for (int q = 0; q < G; q++) sum[q] = __fmaf_rn(f[q], weight, sum[q]);
+// One depth bin of a task at a row with a run edge among its 4 bins: a
+// run's sum restarts from 0 at its first point and is written after its
+// last, and the bin's next run comes up.  Every other point is added
+// without a look at its mark: a point outside every run (dropped, or a
+// padding bin) only touches the sum of no run, which the next run's start
+// overwrites.
+__device__ __forceinline__ void edge_step(
+    const PoolArgs &a, uint32_t mark, float4 f, float w, const uint32_t *slots,
+    const uint32_t *later_slots, float *sums, float4 &acc, uint32_t &run) {
+  if (mark & kStart) acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  fma4(acc, f, w);
+  if (mark & kEnd) {
+    const uint32_t slot = run < kStagedSlots ? slots[run] : later_slots[run];
+    if (slot < a.sum_capacity)
+      *reinterpret_cast<float4 *>(sums + (size_t)slot * a.padded) = acc;
+    run++;
   }
 }
 
-template <typename In, int G>
-__global__ void __launch_bounds__(1024) pool_kernel(const PoolArgs a) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  using P = PieceOf<In, G>;
-  const SmemPlan plan =
-      plan_smem(a.schedule.unit_chunks, a.schedule.unit_points, a.slice_width,
-                sizeof(In));
-  uint32_t *s_chunk_start =
-      reinterpret_cast<uint32_t *>(smem + plan.chunk_start);
-  uint32_t *s_out_base = reinterpret_cast<uint32_t *>(smem + plan.out_base);
-  uint32_t *s_chunk_begin =
-      reinterpret_cast<uint32_t *>(smem + plan.chunk_begin);
-  uint32_t *s_sorted = reinterpret_cast<uint32_t *>(smem + plan.sorted);
-  uint32_t *s_batch_start =
-      reinterpret_cast<uint32_t *>(smem + plan.batch_start);
-  uint32_t *s_batch_low = reinterpret_cast<uint32_t *>(smem + plan.batch_low);
-  uint32_t *s_batch_high = reinterpret_cast<uint32_t *>(smem + plan.batch_high);
-  float *s_carry = reinterpret_cast<float *>(smem + plan.carry);
-  uint2 *s_points = reinterpret_cast<uint2 *>(smem + plan.points);
-  unsigned char *s_rows = smem + plan.rows;
-  float *s_partial = reinterpret_cast<float *>(smem + plan.partial);
-
-  const P3dcBevFrustumGrid &grid = a.grid;
-  const uint32_t col_mask = (1u << grid.col_bits) - 1u;
-  const uint32_t c0 = blockIdx.y * a.slice_width;
-  const uint32_t width =
-      a.channels - c0 < a.slice_width ? a.channels - c0 : a.slice_width;
-  const uint32_t groups = width / G;  // 1..32, the host sees to it
-  const uint32_t tid = threadIdx.x, threads = blockDim.x;
-  const uint32_t warp = tid / 32, lane = tid % 32, warps = threads / 32;
-  // Lane groups: `groups` consecutive lanes of one warp sum one chunk, lane
-  // g of the group channels c0 + g * G .. + G - 1; lanes past the last
-  // whole group of a warp only help with the cell sums.
-  const uint32_t per_warp = 32 / groups;
-  const uint32_t lane_groups = warps * per_warp;
-  const bool in_group = lane < per_warp * groups;
-  const uint32_t group = warp * per_warp + (in_group ? lane / groups : 0);
-  const uint32_t g = lane % groups;
-  const uint32_t piece_bytes = G * (uint32_t)sizeof(In);
-  const In *features = static_cast<const In *>(a.features) + c0 + g * G;
-  const In *depth = static_cast<const In *>(a.depth);
-  const unsigned char *my_rows = s_rows + g * piece_bytes;
-
-  // The next unit's bounds are read while the current one is pooled.
-  const uint32_t units = *a.unit_count;
-  uint4 next_here = make_uint4(0, 0, 0, 0), next_next = next_here;
-  if (blockIdx.x < units) {
-    next_here = a.units[blockIdx.x];
-    next_next = a.units[blockIdx.x + 1];
+// Kernel 0.  The depth tensor [cameras][bins][fh][fw] goes into the
+// geometry's column buffer as floats [cameras][fw][fh][bins_padded] (the
+// padding bins zero), so that run_kernel copies a column's depth values as
+// one contiguous block instead of one value per 32-byte sector.  For each
+// (camera, v), a 32 x 32 tile of (d, u) goes through shared memory: read
+// along u, written along d.
+template <typename In>
+__global__ void __launch_bounds__(kTileSide * 8)
+    transpose_kernel(const PoolArgs a) {
+  __shared__ float tile[kTileSide][kTileSide + 1];
+  const uint32_t camera = blockIdx.z / a.fh, v = blockIdx.z - camera * a.fh;
+  const uint32_t u0 = blockIdx.x * kTileSide, d0 = blockIdx.y * kTileSide;
+  const uint32_t tx = threadIdx.x % kTileSide, ty = threadIdx.x / kTileSide;
+  const In *in = static_cast<const In *>(a.depth) +
+                 ((size_t)camera * a.bins * a.fh + v) * a.fw;
+#pragma unroll
+  for (uint32_t k = ty; k < kTileSide; k += 8) {
+    const uint32_t d = d0 + k, u = u0 + tx;
+    tile[k][tx] = d < a.bins && u < a.fw
+                      ? to_float(in[(size_t)d * a.fh * a.fw + u])
+                      : 0.0f;
   }
-  for (uint32_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const uint4 here = next_here, next = next_next;
-    if (unit + gridDim.x < units) {
-      next_here = a.units[unit + gridDim.x];
-      next_next = a.units[unit + gridDim.x + 1];
-    }
-    const uint32_t key0 = here.x, cells = next.x - here.x;
-    const uint32_t chunk0 = here.y, chunks = next.y - here.y;
-    const uint32_t point0 = here.z, points = next.z - here.z;
-    const uint32_t pass_chunks =
-        p3dc_bevpool_pass_chunks(&a.schedule, chunks, points);
-    // The geometry makes a cell over the budget a unit of its own; the
-    // carry below holds one cell.
-    if (pass_chunks < chunks && cells != 1) __trap();
-
-    // Cell metadata, read after the first barrier of the first pass.
-    for (uint32_t j = tid; j <= cells; j += threads) {
-      s_chunk_start[j] = a.chunk_start[key0 + j] - chunk0;
-      if (j < cells) {
-        const uint32_t cell = p3dc_bevpool_block_cell(&a.blocking, key0 + j);
-        const uint32_t z = cell / a.plane;
-        s_out_base[j] = cell == kNone
-                            ? kNone
-                            : z * a.channels * a.plane + (cell - z * a.plane);
-      }
-    }
-
-    uint32_t pass0 = 0;
-    do {
-      const uint32_t pass1 =
-          chunks - pass0 < pass_chunks ? chunks : pass0 + pass_chunks;
-      const uint32_t n = pass1 - pass0;  // <= unit_chunks < threads
-      const uint32_t first =
-          pass_chunks == chunks ? point0 : a.chunk_begin[chunk0 + pass0];
-      const uint32_t count = pass_chunks == chunks
-                                 ? points
-                                 : a.chunk_begin[chunk0 + pass1] - first;
-
-      // 1. The pass's chunks, plan and points: every load below depends
-      // only on the unit's bounds, but the depth weights, which need the
-      // points' entries.
-      bool batch_here = false;
-      if (tid <= n) {
-        s_chunk_begin[tid] = a.chunk_begin[chunk0 + pass0 + tid] - first;
-        if (tid < n) {
-          const uint4 step = a.plan[chunk0 + pass0 + tid];
-          s_sorted[tid] = step.x;
-          batch_here = step.y != kNone;
-          if (batch_here) {
-            s_batch_start[tid] = step.y;
-            s_batch_low[tid] = step.z;
-            s_batch_high[tid] = step.w;
-          }
-        }
-      }
-      for (uint32_t base = 0; base < count; base += 4 * threads) {
-        uint32_t entry[4];
+  __syncthreads();
+  float *out = a.column_depth + (size_t)camera * a.fw * a.fh * a.bins_padded +
+               (size_t)v * a.bins_padded;
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-          const uint32_t i = base + r * threads + tid;
-          entry[r] = i < count ? a.entries[first + i] : 0u;
-        }
-        float weight[4];
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-          const uint32_t i = base + r * threads + tid;
-          weight[r] =
-              i < count
-                  ? to_float(__ldg(depth + p3dc_bevpool_entry_frustum_index(
-                                               &grid, entry[r])))
-                  : 0.0f;
-        }
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-          const uint32_t i = base + r * threads + tid;
-          if (i < count)
-            s_points[i] = make_uint2(
-                __float_as_uint(weight[r]),
-                (entry[r] & col_mask & (kWindow - 1)) * plan.row_stride);
-        }
-      }
-      // Chunks, plan, points and cell metadata are visible; every thread
-      // learns the batch count (the plan's batches are its first ones).
-      const uint32_t batches = __syncthreads_count(batch_here);
-
-      // 2. Per batch: the window's rows, then its chunks.
-      for (uint32_t b = 0; b < batches; b++) {
-        const uint32_t low = s_batch_low[b], high = s_batch_high[b];
-        const uint32_t begin = s_batch_start[b];
-        const uint32_t end = b + 1 < batches ? s_batch_start[b + 1] : n;
-        if (in_group) {
-          // Column keys low..high of one window, at slot key % kWindow.
-          // Keys past the feature map's edge (the padding of the key) are
-          // skipped: no point refers to them.
-          for (uint32_t key = low + group; key <= high; key += lane_groups) {
-            const uint32_t v = key & ((1u << grid.v_bits) - 1u);
-            const uint32_t u =
-                (key >> grid.v_bits) & ((1u << grid.u_bits) - 1u);
-            const uint32_t camera = key >> (grid.u_bits + grid.v_bits);
-            if (u < grid.feat_width && v < grid.feat_height) {
-              const uint32_t row =
-                  (camera * grid.feat_height + v) * grid.feat_width + u;
-              copy_async<(int)sizeof(P)>(
-                  s_rows + (key & (kWindow - 1)) * plan.row_stride +
-                      g * piece_bytes,
-                  features + (size_t)row * a.channels);
-            }
-          }
-        }
-        copy_wait();
-        __syncthreads();  // the rows are visible
-        if (in_group) {
-          for (uint32_t q = begin + group; q < end; q += lane_groups) {
-            const uint32_t s = s_sorted[q];
-            float sum[G];
-            chunk_sum<In, G>(my_rows, s_points, s_chunk_begin[s],
-                             s_chunk_begin[s + 1], sum);
-            float *to = s_partial + s * plan.part_stride + g * G;
-#pragma unroll
-            for (int r = 0; r < G; r++) to[r] = sum[r];
-          }
-        }
-        __syncthreads();  // sums written; the rows may be replaced
-      }
-
-      // 3. Each cell adds its chunks of this pass, in order, to 0 (or to
-      // the sum carried from its previous pass).
-      const bool last = pass1 == chunks;
-      for (uint32_t j = lane; j < cells; j += 32) {
-        const uint32_t from = max(s_chunk_start[j], pass0);
-        const uint32_t to = min(s_chunk_start[j + 1], pass1);
-        const uint32_t out_base = s_out_base[j];
-        for (uint32_t c = warp; c < width; c += warps) {
-          float value = pass0 > 0 ? s_carry[c] : 0.0f;
-          for (uint32_t x = from; x < to; x++)
-            value =
-                __fadd_rn(value, s_partial[(x - pass0) * plan.part_stride + c]);
-          if (!last) {
-            s_carry[c] = value;  // one cell: j == 0
-          } else if (out_base != kNone) {
-            const uint32_t o = out_base + (c0 + c) * a.plane;
-            if (a.half_out)
-              static_cast<__half *>(a.out)[o] = __float2half_rn(value);
-            else
-              static_cast<float *>(a.out)[o] = value;
-          }
-        }
-      }
-      __syncthreads();  // shared memory is free for the next pass or unit
-      pass0 = pass1;
-    } while (pass0 < chunks);
+  for (uint32_t k = ty; k < kTileSide; k += 8) {
+    const uint32_t u = u0 + k, d = d0 + tx;
+    if (u < a.fw && d < a.bins_padded)
+      out[(size_t)u * a.fh * a.bins_padded + d] = tile[tx][k];
   }
 }
 
-// The widest channel group (8, 4, 2 or 1 values) that divides the channel
-// count and whose loads the features' alignment allows.
-int channel_group(const void *features, uint32_t channels, size_t value_size) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(features);
-  for (int g = 8; g > 1; g /= 2) {
-    const size_t bytes = g * value_size;
-    const size_t align = bytes < 16 ? bytes : 16;
-    if (channels % g == 0 && address % align == 0) return g;
-  }
-  return 1;
+// Shared-memory layout of run_kernel, in floats: the depth values
+// [fh][bins_padded], the marks [fh][bins_padded] bytes, each depth bin's
+// first run [bins_padded], the slots of the column's first runs
+// [staged_slots (points)], then (16-byte aligned) a slice of the feature
+// rows [fh][slice].
+__host__ __device__ inline uint32_t staged_slots(uint32_t points) {
+  return points < kStagedSlots ? points : kStagedSlots;
 }
 
-// What a launch needs from the driver: the blocks of one kernel that fit
-// on an SM with a given shared memory, times the SMs.  Asked once per
-// kernel, device and size, not per frame: the calls cost microseconds of
-// host time, during which a timed stream would sit idle.
-struct LaunchCache {
-  std::mutex mutex;
-  int device = -1;
-  size_t smem = 0;
-  uint32_t threads = 0;
-  unsigned blocks = 0;
-};
+__host__ __device__ inline uint32_t rows_offset(uint32_t fh, uint32_t dp,
+                                                uint32_t points) {
+  return fh * dp + (fh * dp / 4 + dp + staged_slots(points) + 3) / 4 * 4;
+}
 
-template <typename In, int G>
-cudaError_t launch_kernel(const PoolArgs &args, uint32_t slices,
-                          uint32_t threads, size_t smem, cudaStream_t stream) {
-  auto kernel = pool_kernel<In, G>;
-  static LaunchCache cache;
-  int device = 0;
-  unsigned blocks = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    if (cache.device != device || cache.smem != smem ||
-        cache.threads != threads) {
-      err = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-      if (err == cudaSuccess)
-        err = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-            cudaSharedmemCarveoutMaxShared);
-      int sms = 0, per_sm = 0;
-      if (err == cudaSuccess)
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                     device);
-      if (err == cudaSuccess)
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
-                                                            (int)threads, smem);
-      if (err == cudaSuccess && per_sm < 1) err = cudaErrorInvalidConfiguration;
-      if (err != cudaSuccess) return err;
-      cache.device = device;
-      cache.smem = smem;
-      cache.threads = threads;
-      cache.blocks = (unsigned)(per_sm * sms);
-    }
-    blocks = cache.blocks;
+// Kernel 1.  A task (4 depth bins d0 .. d0 + 3, 4 channels) walks the
+// column's rows once: a row's 4 channels are one load for its 4 bins'
+// runs, whose sums it carries in registers; the 4 bins' marks are one word,
+// and a row with no run edge among them is 16 fmaf and nothing else.
+template <typename In>
+__global__ void __launch_bounds__(kRunThreads, kRunBlocks)
+    run_kernel(const PoolArgs a) {
+  extern __shared__ float4 run_smem[];
+  const uint32_t column = blockIdx.x;
+  const uint32_t runs = a.column_runs[column];
+  if (runs == 0) return;
+  const uint32_t camera = column / a.fw, u = column - camera * a.fw;
+  const uint32_t fh = a.fh, dp = a.bins_padded, blocks = dp / 4;
+  float *const depth = reinterpret_cast<float *>(run_smem);
+  uint32_t *const marks = reinterpret_cast<uint32_t *>(depth + fh * dp);
+  uint32_t *const first_run = marks + fh * blocks;
+  uint32_t *const slots = first_run + dp;
+  float *const rows = depth + rows_offset(fh, dp, a.column_points);
+
+  // The column's depth values, already [fh][bins_padded] (kernel 0).
+  const float4 *column_in = reinterpret_cast<const float4 *>(
+      a.column_depth + (size_t)column * fh * dp);
+  for (uint32_t i = threadIdx.x; i < fh * blocks; i += blockDim.x)
+    copy_16(reinterpret_cast<float4 *>(depth) + i, column_in + i);
+  for (uint32_t i = threadIdx.x; i < fh * blocks; i += blockDim.x) marks[i] = 0;
+  __syncthreads();
+  const uint64_t id_base = (uint64_t)column * a.column_points;
+  uint8_t *const mark_bytes = reinterpret_cast<uint8_t *>(marks);
+  for (uint32_t r = threadIdx.x; r < runs; r += blockDim.x) {
+    const uint2 span = a.run_span[id_base + r];
+    const uint32_t d = span.x / fh;
+    const uint32_t v0 = span.y >> 16, count = span.y & 0xffffu;
+    // Two byte stores: a run of one point is both.
+    mark_bytes[v0 * dp + d] |= kStart;
+    mark_bytes[(v0 + count - 1) * dp + d] |= kEnd;
+    // A bin's runs are consecutive in the list.
+    if (r == 0 || a.run_span[id_base + r - 1].x / fh != d) first_run[d] = r;
   }
-  // A persistent grid: every block resident, each walking units
-  // blockIdx.x, + gridDim.x, ...  (how many units there are is known only
-  // on the device).
-  const dim3 grid(blocks, slices);
-  kernel<<<grid, threads, smem, stream>>>(args);
-  return cudaGetLastError();
+  const uint32_t staged = min(runs, kStagedSlots);
+  for (uint32_t r = threadIdx.x; r < staged; r += blockDim.x)
+    slots[r] = a.run_slot[id_base + r];
+  copies_wait();
+  const In *rows_in = static_cast<const In *>(a.features) +
+                      ((size_t)camera * fh * a.fw + u) * a.channels;
+  const size_t row_step = (size_t)a.fw * a.channels;
+  const float4 *depth4 = reinterpret_cast<const float4 *>(depth);
+
+  for (uint32_t first = 0; first < a.padded; first += a.slice) {
+    const uint32_t width = min(a.slice, a.padded - first);
+    const uint32_t groups = width / 4;
+    __syncthreads();  // the marks are written, the previous slice is read
+#pragma unroll 4
+    for (uint32_t i = threadIdx.x; i < fh * width; i += blockDim.x) {
+      const uint32_t v = i / width, c = i - v * width;
+      rows[i] = first + c < a.channels
+                    ? to_float(rows_in[v * row_step + first + c])
+                    : 0.0f;
+    }
+    __syncthreads();
+    const float4 *rows4 = reinterpret_cast<const float4 *>(rows);
+    for (uint32_t t = threadIdx.x; t < groups * blocks; t += blockDim.x) {
+      const uint32_t b = t / groups, g = t - b * groups;
+      const uint32_t d0 = 4 * b;
+      const uint32_t *const later_slots = a.run_slot + id_base;
+      float *const sums = a.sums + first + 4 * g;
+      // Read before the bin's first run starts, used from then on (a bin
+      // without runs has no mark and never uses its entry).
+      uint32_t run0 = first_run[d0], run1 = first_run[d0 + 1];
+      uint32_t run2 = first_run[d0 + 2], run3 = first_run[d0 + 3];
+      float4 acc0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), acc1 = acc0,
+             acc2 = acc0, acc3 = acc0;
+      const uint32_t *mark_at = marks + b;
+      const float4 *f_at = rows4 + g, *w_at = depth4 + b;
+      for (uint32_t v = 0; v < fh; v++) {
+        const uint32_t mark = *mark_at;
+        const float4 f = *f_at, w = *w_at;
+        mark_at += blocks;
+        w_at += blocks;
+        f_at += groups;
+        if ((mark & kEdges) == 0) {
+          fma4(acc0, f, w.x);
+          fma4(acc1, f, w.y);
+          fma4(acc2, f, w.z);
+          fma4(acc3, f, w.w);
+          continue;
+        }
+        edge_step(a, mark, f, w.x, slots, later_slots, sums, acc0, run0);
+        edge_step(a, mark >> 8, f, w.y, slots, later_slots, sums, acc1, run1);
+        edge_step(a, mark >> 16, f, w.z, slots, later_slots, sums, acc2, run2);
+        edge_step(a, mark >> 24, f, w.w, slots, later_slots, sums, acc3, run3);
+      }
+    }
+  }
+}
+
+// A run's sum of channels c .. c + 3 (those below the channel count) from
+// the tensors in memory: run_kernel's arithmetic, for a slot past the
+// run-sum buffer.
+template <typename In>
+__device__ float4 run_sum_direct(const PoolArgs &a, uint32_t slot, uint32_t c) {
+  const uint32_t id = a.slot_run[slot];
+  const uint32_t column = id / a.column_points;
+  const uint32_t camera = column / a.fw, u = column - camera * a.fw;
+  const uint2 span = a.run_span[id];
+  const uint32_t v0 = span.y >> 16, count = span.y & 0xffffu;
+  const In *depth = static_cast<const In *>(a.depth) +
+                    ((size_t)camera * a.column_points + span.x) * a.fw + u;
+  const In *row = static_cast<const In *>(a.features) +
+                  (((size_t)camera * a.fh + v0) * a.fw + u) * a.channels + c;
+  const size_t row_step = (size_t)a.fw * a.channels;
+  const uint32_t valid = min(4u, a.channels - c);
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  for (uint32_t k = 0; k < count; k++, row += row_step) {
+    const float w = to_float(depth[(size_t)k * a.fw]);
+    float4 f = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    f.x = to_float(row[0]);
+    if (valid > 1) f.y = to_float(row[1]);
+    if (valid > 2) f.z = to_float(row[2]);
+    if (valid > 3) f.w = to_float(row[3]);
+    fma4(acc, f, w);
+  }
+  return acc;
+}
+
+__device__ __forceinline__ void add4(float4 &acc, float4 v) {
+  acc.x = acc.x + v.x;
+  acc.y = acc.y + v.y;
+  acc.z = acc.z + v.z;
+  acc.w = acc.w + v.w;
+}
+
+// Kernel 2.  The block's cells hold one range of slots.  Per batch of up to
+// kBatchGroups groups of 4 channels, the range is staged in shared memory
+// as many slots at a time as fit (their sums read once, whole rows), and
+// lane l adds cell l's slots for groups warp, warp + 8, ... (kAccumulators
+// a thread), then writes them.
+template <typename In, typename Out>
+__global__ void __launch_bounds__(kCellThreads) cell_kernel(const PoolArgs a) {
+  __shared__ float4 staged[kStageFloat4];
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t first_cell = blockIdx.x * kCellsPerBlock;
+  const uint32_t end_cell = min(first_cell + kCellsPerBlock, a.cells);
+  const uint32_t cell = first_cell + lane;
+  const uint32_t low = a.cell_start[first_cell], high = a.cell_start[end_cell];
+  uint32_t begin = 0, end = 0;
+  if (cell < a.cells) {
+    begin = a.cell_start[cell];
+    end = a.cell_start[cell + 1];
+  }
+  const uint32_t groups = a.padded / 4;
+  const float4 *sums = reinterpret_cast<const float4 *>(a.sums);
+  const uint32_t z = cell / a.plane;
+  Out *const out = static_cast<Out *>(a.out) +
+                   (size_t)z * a.channels * a.plane + (cell - z * a.plane);
+  for (uint32_t batch = 0; batch < groups; batch += kBatchGroups) {
+    const uint32_t count = min(kBatchGroups, groups - batch);
+    // An odd stride of float4, so that lanes reading different slots' rows
+    // read different banks.
+    const uint32_t stride = count | 1u;
+    const uint32_t chunk = kStageFloat4 / stride;
+    float4 acc[kAccumulators];
+#pragma unroll
+    for (int q = 0; q < kAccumulators; q++)
+      acc[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (uint32_t base = low; base < high; base += chunk) {
+      const uint32_t rows = min(chunk, high - base);
+      // Warps along the slots, lanes along the groups (count <= 32); the
+      // copies are issued together and waited for once.
+      if (lane < count)
+        for (uint32_t k = warp; k < rows; k += kCellThreads / 32) {
+          const uint32_t slot = base + k;
+          if (slot < a.sum_capacity)
+            copy_16(&staged[k * stride + lane],
+                    sums + (size_t)slot * groups + batch + lane);
+          else
+            staged[k * stride + lane] =
+                run_sum_direct<In>(a, slot, 4 * (batch + lane));
+        }
+      copies_wait();
+      __syncthreads();
+      const uint32_t from = max(begin, base), to = min(end, base + rows);
+#pragma unroll
+      for (int q = 0; q < kAccumulators; q++) {
+        const uint32_t j = warp + 8 * q;
+        if (j < count)
+          for (uint32_t s = from; s < to; s++)
+            add4(acc[q], staged[(s - base) * stride + j]);
+      }
+      __syncthreads();  // the chunk is read before the next one lands
+    }
+    if (cell < a.cells) {
+#pragma unroll
+      for (int q = 0; q < kAccumulators; q++) {
+        const uint32_t j = warp + 8 * q;
+        if (j >= count) continue;
+        const uint32_t c = 4 * (batch + j);
+        store(out, (size_t)c * a.plane, acc[q].x);
+        if (c + 1 < a.channels) store(out, (size_t)(c + 1) * a.plane, acc[q].y);
+        if (c + 2 < a.channels) store(out, (size_t)(c + 2) * a.plane, acc[q].z);
+        if (c + 3 < a.channels) store(out, (size_t)(c + 3) * a.plane, acc[q].w);
+      }
+    }
+  }
 }
 
 template <typename In>
-cudaError_t launch(const PoolArgs &args, int group, uint32_t slices,
-                   uint32_t threads, size_t smem, cudaStream_t stream) {
-  switch (group) {
-    case 8:
-      return launch_kernel<In, 8>(args, slices, threads, smem, stream);
-    case 4:
-      return launch_kernel<In, 4>(args, slices, threads, smem, stream);
-    case 2:
-      return launch_kernel<In, 2>(args, slices, threads, smem, stream);
-    default:
-      return launch_kernel<In, 1>(args, slices, threads, smem, stream);
-  }
+cudaError_t launch(const PoolArgs &args, int half_out, size_t smem,
+                   cudaStream_t stream) {
+  cudaError_t err = cudaSuccess;
+  if (smem > 48 * 1024)
+    err = cudaFuncSetAttribute(
+        run_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (err != cudaSuccess) return err;
+  const dim3 tiles((args.fw + kTileSide - 1) / kTileSide,
+                   (args.bins_padded + kTileSide - 1) / kTileSide,
+                   args.cameras * args.fh);
+  transpose_kernel<In><<<tiles, kTileSide * 8, 0, stream>>>(args);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  run_kernel<In><<<args.cameras * args.fw, kRunThreads, smem, stream>>>(args);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  const unsigned blocks =
+      (unsigned)(((uint64_t)args.cells + kCellsPerBlock - 1) / kCellsPerBlock);
+  if (half_out)
+    cell_kernel<In, __half><<<blocks, kCellThreads, 0, stream>>>(args);
+  else
+    cell_kernel<In, float><<<blocks, kCellThreads, 0, stream>>>(args);
+  return cudaGetLastError();
 }
 
-P3dcResult pool(const P3dcBevGeometryCuda *geometry, const void *features,
-                const void *depth, int half_in, void *out, int half_out,
-                P3dcCudaStream stream) {
+}  // namespace
+
+extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
+                                        const void *features, const void *depth,
+                                        int half_in, void *out, int half_out,
+                                        P3dcCudaStream stream) {
   if (geometry == nullptr || !geometry->computed || features == nullptr ||
       depth == nullptr || out == nullptr)
     return P3DC_ERROR_INVALID_ARGUMENT;
@@ -597,53 +424,39 @@ P3dcResult pool(const P3dcBevGeometryCuda *geometry, const void *features,
     return P3DC_ERROR_INVALID_ARGUMENT;
 
   const P3dcBevPoolParams *params = &geometry->params;
-  const P3dcBevPoolSchedule *schedule = &geometry->schedule;
-  const uint32_t channels = params->channels;
-  const int group = channel_group(features, channels, value_size);
-  // Equal slices of at most kSliceBytes per row and at most 32 groups (a
-  // lane group fits in a warp), each a multiple of the group.  The maximum
-  // is a multiple of the group, so rounding up stays within it.
-  uint32_t max_width = kSliceBytes / (uint32_t)value_size;
-  if (max_width > 32u * group) max_width = 32u * group;
-  const uint32_t slices_wanted = (channels + max_width - 1) / max_width;
-  uint32_t width = (channels + slices_wanted - 1) / slices_wanted;
-  width = (width + group - 1) / group * group;
-  const uint32_t slices = (channels + width - 1) / width;
-  if (slices > 65535) return P3DC_ERROR_TOO_LARGE;
-
   PoolArgs args;
   args.features = features;
   args.depth = depth;
   args.out = out;
-  args.entries = geometry->entries;
-  args.chunk_start = geometry->chunk_start;
-  args.chunk_begin = geometry->chunk_begin;
-  args.plan = reinterpret_cast<const uint4 *>(geometry->plan);
-  args.units = reinterpret_cast<const uint4 *>(geometry->units);
-  args.unit_count = geometry->unit_count;
-  args.grid = geometry->grid;
-  args.blocking = geometry->blocking;
-  args.schedule = *schedule;
-  args.channels = channels;
-  args.slice_width = width;
+  args.column_runs = geometry->column_runs;
+  args.run_span = reinterpret_cast<const uint2 *>(geometry->run_span);
+  args.run_slot = geometry->run_slot;
+  args.cell_start = geometry->cell_start;
+  args.slot_run = geometry->slot_run;
+  args.column_depth = geometry->column_depth;
+  args.sums = geometry->sums;
+  args.sum_capacity = geometry->sum_capacity;
+  args.cameras = params->cameras;
+  args.fw = params->feat_width;
+  args.fh = params->feat_height;
+  args.bins = params->depth_bins;
+  args.bins_padded = (params->depth_bins + 3) / 4 * 4;
+  args.column_points = geometry->column_points;
+  args.channels = params->channels;
+  args.padded = geometry->channels_padded;
+  // The widest slice of whole groups of 4 that kSliceBytes holds (at least
+  // one group: feat_height <= P3DC_BEVPOOL_COLUMN_SIDE_MAX).
+  uint32_t slice = kSliceBytes / (4 * params->feat_height) / 4 * 4;
+  if (slice > args.padded) slice = args.padded;
+  args.slice = slice;
+  args.cells = geometry->cells;
   args.plane = params->nx * params->ny;
-  args.half_out = half_out ? 1 : 0;
-
-  const SmemPlan plan = plan_smem(schedule->unit_chunks, schedule->unit_points,
-                                  width, (uint32_t)value_size);
-  const cudaError_t err =
-      half_in ? launch<__half>(args, group, slices, schedule->threads,
-                               plan.total, stream)
-              : launch<float>(args, group, slices, schedule->threads,
-                              plan.total, stream);
+  const size_t smem =
+      ((size_t)rows_offset(params->feat_height, args.bins_padded,
+                           args.column_points) +
+       (size_t)params->feat_height * slice) *
+      sizeof(float);
+  const cudaError_t err = half_in ? launch<__half>(args, half_out, smem, stream)
+                                  : launch<float>(args, half_out, smem, stream);
   return err != cudaSuccess ? err : P3DC_OK;
-}
-
-}  // namespace
-
-extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
-                                        const void *features, const void *depth,
-                                        int half_in, void *out, int half_out,
-                                        P3dcCudaStream stream) {
-  return pool(geometry, features, depth, half_in, out, half_out, stream);
 }

@@ -1,7 +1,7 @@
 /* Reference pooling for bevpool.cu: every cell's sum in exactly the order
- * bevpool.h defines (chunks of at most P3DC_BEVPOOL_CHUNK points that never
- * span two windows, fmaf within a chunk, chunk sums added in order), so the
- * kernel can be compared bit for bit. */
+ * bevpool.h defines (runs of consecutive feature rows of one column and
+ * depth bin, fmaf within a run, run sums added in order), so the kernels
+ * can be compared bit for bit. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -37,7 +37,7 @@ pool_cells (const P3dcBevGeometry * geometry, const float *features,
   for (cell = 0; cell < geometry->cells; cell++) {
     uint32_t begin = geometry->cell_start[cell];
     uint32_t end = geometry->cell_start[cell + 1];
-    uint32_t z = cell / plane, i, previous_key = 0;
+    uint32_t z = cell / plane, i, previous = 0;
     size_t base = (size_t) z * channels * plane + (cell - z * plane);
 
     for (c = 0; c < channels; c++)
@@ -46,12 +46,12 @@ pool_cells (const P3dcBevGeometry * geometry, const float *features,
       uint32_t p = geometry->points[i];
       uint32_t camera = p / camera_points;
       uint32_t row = camera * pixels + p % pixels;
-      uint32_t key = p3dc_bevpool_point_column_key (&geometry->grid, p);
       const float *f = features + (size_t) row * channels;
       float weight = depth[p];
 
-      if (p3dc_bevpool_chunk_starts (i - begin, previous_key, key)) {
-        /* Close the previous chunk (none before the first point). */
+      if (i == begin
+          || !p3dc_bevpool_run_continues (&geometry->grid, previous, p)) {
+        /* Close the previous run (none before the first point). */
         if (i > begin)
           for (c = 0; c < channels; c++)
             acc[c] = acc[c] + part[c];
@@ -60,7 +60,7 @@ pool_cells (const P3dcBevGeometry * geometry, const float *features,
       }
       for (c = 0; c < channels; c++)
         part[c] = fmaf (f[c], weight, part[c]);
-      previous_key = key;
+      previous = p;
     }
     if (end > begin)
       for (c = 0; c < channels; c++)

@@ -1,5 +1,5 @@
 // bevpool geometry on the device: the workspace, the update and the copy
-// back to the host; the update's stages are in bevpool_geometry_stages.cuh.
+// back to the host; the update's steps are in bevpool_geometry_stages.cuh.
 // The reference is bevpool_geometry_cpu.c.
 #include <cuda_runtime.h>
 
@@ -11,16 +11,7 @@
 
 namespace {
 
-using namespace p3dc_bevpool_order;
-
-uint32_t bit_width(uint64_t value) {
-  uint32_t bits = 0;
-  while (value != 0) {
-    bits++;
-    value >>= 1;
-  }
-  return bits;
-}
+using namespace p3dc_bevpool_geometry;
 
 template <typename T>
 cudaError_t alloc(T **ptr, uint64_t count) {
@@ -28,129 +19,91 @@ cudaError_t alloc(T **ptr, uint64_t count) {
                     (count > 0 ? count : 1) * sizeof(T));
 }
 
-bool schedule_is_valid(const P3dcBevPoolSchedule *s) {
-  // unit_chunks <= threads / 4 also keeps it within the plan kernel's
-  // 256 threads, one per chunk of a pass.
-  return s->threads >= 64 && s->threads <= 1024 && s->threads % 32 == 0 &&
-         s->unit_chunks >= 1 && s->unit_chunks <= s->threads / 4 &&
-         s->unit_points >= P3DC_BEVPOOL_CHUNK && s->unit_points <= 8192;
-}
-
 }  // namespace
+
+extern "C" uint32_t p3dc_bevpool_default_sum_capacity(
+    const P3dcBevPoolParams *params) {
+  const uint64_t columns = (uint64_t)params->cameras * params->feat_width;
+  const uint64_t points = p3dc_bevpool_depth_size(params);
+  const uint64_t wanted = 2 * columns * params->depth_bins +
+                          (uint64_t)params->nx * params->ny * params->nz;
+  return (uint32_t)(wanted < points ? wanted : points);
+}
 
 extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
   // Errors are ignored: a failed free leaves nothing the caller can do.
-  cudaFree(geometry->staged);
-  cudaFree(geometry->segments);
-  cudaFree(geometry->piece_segments);
-  cudaFree(geometry->key_counts);
-  cudaFree(geometry->key_bases);
-  cudaFree(geometry->cursor);
-  cudaFree(geometry->lists);
-  cudaFree(geometry->entries);
-  cudaFree(geometry->chunk_flags);
-  cudaFree(geometry->chunk_ids);
+  cudaFree(geometry->column_runs);
+  cudaFree(geometry->run_cell);
+  cudaFree(geometry->run_span);
+  cudaFree(geometry->run_slot);
+  cudaFree(geometry->cell_count);
   cudaFree(geometry->cell_start);
-  cudaFree(geometry->chunk_start);
-  cudaFree(geometry->chunk_begin);
-  cudaFree(geometry->unit_flags);
-  cudaFree(geometry->unit_pos);
-  cudaFree(geometry->units);
-  cudaFree(geometry->unit_count);
-  cudaFree(geometry->plan);
+  cudaFree(geometry->cursor);
+  cudaFree(geometry->placed);
+  cudaFree(geometry->slot_run);
+  cudaFree(geometry->column_depth);
+  cudaFree(geometry->sums);
   cudaFree(geometry->temp);
   free(geometry);
 }
 
-extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
-    const P3dcBevPoolParams *params, const P3dcBevPoolSchedule *schedule,
+extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
+    const P3dcBevPoolParams *params, uint32_t sum_capacity,
     P3dcBevGeometryCuda **geometry) {
-  if (params == nullptr || schedule == nullptr || geometry == nullptr)
+  if (params == nullptr || geometry == nullptr)
     return P3DC_ERROR_INVALID_ARGUMENT;
   *geometry = nullptr;
-  if (!schedule_is_valid(schedule)) return P3DC_ERROR_INVALID_ARGUMENT;
   P3dcBevGeometryCuda *self =
       static_cast<P3dcBevGeometryCuda *>(calloc(1, sizeof(*self)));
   if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   self->params = *params;
-  self->schedule = *schedule;
   P3dcResult result = p3dc_bevpool_params_init(&self->params);
+  if (result == P3DC_OK &&
+      ((uint64_t)self->params.depth_bins * self->params.feat_height >
+           P3DC_BEVPOOL_COLUMN_POINTS_MAX ||
+       self->params.depth_bins > P3DC_BEVPOOL_COLUMN_SIDE_MAX ||
+       self->params.feat_height > P3DC_BEVPOOL_COLUMN_SIDE_MAX))
+    result = P3DC_ERROR_TOO_LARGE;
   if (result != P3DC_OK) {
     free(self);
     return result;
   }
   p3dc_bevpool_frustum_grid_init(&self->params, &self->grid);
-  const bool xy = self->params.layout == P3DC_BEV_LAYOUT_XY;
-  const uint32_t side = P3DC_BEVPOOL_BLOCK_SIDE;
-  P3dcBevBlocking *blocking = &self->blocking;
-  blocking->rows = xy ? self->params.nx : self->params.ny;
-  blocking->cols = xy ? self->params.ny : self->params.nx;
-  blocking->block_rows = (blocking->rows + side - 1) / side;
-  blocking->block_cols = (blocking->cols + side - 1) / side;
-  blocking->nz = self->params.nz;
-  const uint64_t keys = (uint64_t)blocking->nz * blocking->block_rows *
-                        blocking->block_cols * P3DC_BEVPOOL_TILE_CELLS;
-  // Keys, plus the dropped key, plus one, are counted in int by CUB; so are
-  // the frustum points plus one.
-  if (keys >= 0x7ffffffeu) {
-    free(self);
-    return P3DC_ERROR_TOO_LARGE;
-  }
-  self->keys = (uint32_t)keys;
   self->frustum_points = (uint32_t)p3dc_bevpool_depth_size(&self->params);
   self->cells = self->grid.cells;
-  // The dropped key is the key count itself, so it needs its bits too.
-  self->key_bits = bit_width(self->keys);
-  const uint64_t camera_points = self->frustum_points / self->params.cameras;
-  for (uint32_t first = 0; first < self->params.cameras;
-       first += kCamerasPerLaunch) {
-    self->pieces += batch_pieces(camera_points, self->params.cameras, first);
-  }
+  self->columns = self->params.cameras * self->params.feat_width;
+  self->column_points = self->params.depth_bins * self->params.feat_height;
+  self->channels_padded = (self->params.channels + 3) / 4 * 4;
+  self->sum_capacity =
+      sum_capacity < self->frustum_points ? sum_capacity : self->frustum_points;
 
   const uint64_t points = self->frustum_points;
-  const uint64_t bounds = (uint64_t)self->keys + 1;
+  const uint64_t bounds = (uint64_t)self->cells + 1;
   cudaError_t err = cudaSuccess;
-  const uint64_t staging = (uint64_t)self->pieces * kPiece;
-  if (err == cudaSuccess) err = alloc(&self->staged, staging);
-  if (err == cudaSuccess) err = alloc(&self->segments, 2 * staging);
-  if (err == cudaSuccess) err = alloc(&self->piece_segments, self->pieces);
-  if (err == cudaSuccess) err = alloc(&self->key_counts, bounds);
-  if (err == cudaSuccess) err = alloc(&self->key_bases, bounds);
-  if (err == cudaSuccess) err = alloc(&self->cursor, bounds);
-  // A segment holds at least one kept point.
-  if (err == cudaSuccess) err = alloc(&self->lists, 2 * points);
-  if (err == cudaSuccess) err = alloc(&self->entries, points);
-  if (err == cudaSuccess) err = alloc(&self->chunk_flags, points + 1);
-  if (err == cudaSuccess) err = alloc(&self->chunk_ids, points + 1);
+  if (err == cudaSuccess) err = alloc(&self->column_runs, self->columns);
+  // A column has at most one run per point: ids are frustum positions.
+  if (err == cudaSuccess) err = alloc(&self->run_cell, points);
+  if (err == cudaSuccess) err = alloc(&self->run_span, 2 * points);
+  if (err == cudaSuccess) err = alloc(&self->run_slot, points);
+  if (err == cudaSuccess) err = alloc(&self->cell_count, bounds);
   if (err == cudaSuccess) err = alloc(&self->cell_start, bounds);
-  if (err == cudaSuccess) err = alloc(&self->chunk_start, bounds);
-  if (err == cudaSuccess) err = alloc(&self->chunk_begin, points + 1);
-  if (err == cudaSuccess) err = alloc(&self->unit_flags, bounds);
-  if (err == cudaSuccess) err = alloc(&self->unit_pos, bounds);
-  // Every unit holds at least one key: at most keys units and the sentinel.
-  if (err == cudaSuccess) err = alloc(&self->units, 4 * bounds);
-  if (err == cudaSuccess) err = alloc(&self->unit_count, 1);
-  // Chunks are at most the kept points.
-  if (err == cudaSuccess) err = alloc(&self->plan, 4 * points);
-
-  // CUB's temporary storage, sized once for the largest of its uses.
-  size_t key_bytes = 0, chunk_bytes = 0, unit_bytes = 0;
+  if (err == cudaSuccess) err = alloc(&self->cursor, bounds);
+  if (err == cudaSuccess) err = alloc(&self->placed, points);
+  if (err == cudaSuccess) err = alloc(&self->slot_run, points);
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, key_bytes, self->key_counts,
-                                        self->key_bases, (int)bounds);
+    err = alloc(&self->column_depth,
+                (uint64_t)self->columns * self->params.feat_height *
+                    ((self->params.depth_bins + 3) / 4 * 4));
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, chunk_bytes, self->chunk_flags,
-                                        self->chunk_ids, (int)points + 1);
+    err = alloc(&self->sums,
+                (uint64_t)self->sum_capacity * self->channels_padded);
   if (err == cudaSuccess)
-    err = cub::DeviceScan::ExclusiveSum(nullptr, unit_bytes, self->unit_flags,
-                                        self->unit_pos, (int)bounds);
-  if (err == cudaSuccess) {
-    self->temp_bytes = key_bytes;
-    if (chunk_bytes > self->temp_bytes) self->temp_bytes = chunk_bytes;
-    if (unit_bytes > self->temp_bytes) self->temp_bytes = unit_bytes;
+    err = cub::DeviceScan::ExclusiveSum(nullptr, self->temp_bytes,
+                                        self->cell_count, self->cell_start,
+                                        (int)bounds);
+  if (err == cudaSuccess)
     err = cudaMalloc(&self->temp, self->temp_bytes > 0 ? self->temp_bytes : 1);
-  }
   if (err != cudaSuccess) {
     p3dc_bevpool_geometry_cuda_free(self);
     return err;
@@ -161,8 +114,16 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_scheduled(
 
 extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new(
     const P3dcBevPoolParams *params, P3dcBevGeometryCuda **geometry) {
-  const P3dcBevPoolSchedule schedule = P3DC_BEVPOOL_SCHEDULE_DEFAULT;
-  return p3dc_bevpool_geometry_cuda_new_scheduled(params, &schedule, geometry);
+  P3dcBevPoolParams checked;
+  if (params == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
+  checked = *params;
+  const P3dcResult result = p3dc_bevpool_params_init(&checked);
+  if (result != P3DC_OK) {
+    if (geometry != nullptr) *geometry = nullptr;
+    return result;
+  }
+  return p3dc_bevpool_geometry_cuda_new_capacity(
+      params, p3dc_bevpool_default_sum_capacity(&checked), geometry);
 }
 
 extern "C" P3dcResult p3dc_bevpool_geometry_compute_cuda(
@@ -184,56 +145,70 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_download(
     return P3DC_ERROR_INVALID_ARGUMENT;
 
   host->computed = 0;
-  // The device's arrays are in key order: fetch its starts per key, then
-  // lay the points out again in output-cell order.
-  const uint32_t keys = geometry->keys;
-  uint32_t *key_start =
-      static_cast<uint32_t *>(malloc(((size_t)keys + 1) * sizeof(uint32_t)));
-  uint32_t *entries = static_cast<uint32_t *>(
-      malloc((size_t)geometry->frustum_points * sizeof(uint32_t)));
+  // The device holds runs by slot: fetch the cells' first slots, the runs
+  // of every slot and their spans, then lay their points out again.
+  const uint32_t cells = geometry->cells, points = geometry->frustum_points;
+  uint32_t *cell_start =
+      static_cast<uint32_t *>(malloc(((size_t)cells + 1) * sizeof(uint32_t)));
+  uint32_t *slot_run =
+      static_cast<uint32_t *>(malloc((size_t)points * sizeof(uint32_t)));
+  uint32_t *span =
+      static_cast<uint32_t *>(malloc(2 * (size_t)points * sizeof(uint32_t)));
   P3dcResult result = P3DC_OK;
-  if (key_start == nullptr || entries == nullptr)
+  if (cell_start == nullptr || slot_run == nullptr || span == nullptr)
     result = P3DC_ERROR_OUT_OF_MEMORY;
   if (result == P3DC_OK)
-    result = cudaMemcpyAsync(key_start, geometry->cell_start,
-                             ((size_t)keys + 1) * sizeof(uint32_t),
+    result = cudaMemcpyAsync(cell_start, geometry->cell_start,
+                             ((size_t)cells + 1) * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost, stream);
   if (result == P3DC_OK) result = cudaStreamSynchronize(stream);
-  const uint32_t kept = result == P3DC_OK ? key_start[keys] : 0;
-  if (kept > geometry->frustum_points) result = P3DC_ERROR_INVALID_ARGUMENT;
+  const uint32_t runs = result == P3DC_OK ? cell_start[cells] : 0;
+  if (runs > points) result = P3DC_ERROR_INVALID_ARGUMENT;
   if (result == P3DC_OK)
-    result = cudaMemcpyAsync(entries, geometry->entries,
-                             (size_t)kept * sizeof(uint32_t),
+    result = cudaMemcpyAsync(slot_run, geometry->slot_run,
+                             (size_t)runs * sizeof(uint32_t),
+                             cudaMemcpyDeviceToHost, stream);
+  if (result == P3DC_OK)
+    result = cudaMemcpyAsync(span, geometry->run_span,
+                             2 * (size_t)points * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost, stream);
   if (result == P3DC_OK) result = cudaStreamSynchronize(stream);
 
   // Checked as it goes, so that a wrong device geometry is reported, not
   // written past the host arrays.
+  const uint32_t fw = a->feat_width, fh = a->feat_height;
+  const uint32_t column_points = geometry->column_points;
   uint32_t placed = 0;
-  for (uint32_t cell = 0; cell < geometry->cells && result == P3DC_OK; cell++) {
-    const uint32_t key = p3dc_bevpool_block_key(&geometry->blocking, cell);
-    const uint32_t begin = key_start[key], end = key_start[key + 1];
-    if (begin > end || end > kept || end - begin > kept - placed) {
+  for (uint32_t cell = 0; cell < cells && result == P3DC_OK; cell++) {
+    const uint32_t begin = cell_start[cell], end = cell_start[cell + 1];
+    if (begin > end || end > runs) {
       result = P3DC_ERROR_INVALID_ARGUMENT;
       break;
     }
     host->cell_start[cell] = placed;
-    for (uint32_t i = begin; i < end; i++) {
-      const uint32_t p =
-          p3dc_bevpool_entry_frustum_index(&geometry->grid, entries[i]);
-      if (p >= geometry->frustum_points) {
+    for (uint32_t slot = begin; slot < end && result == P3DC_OK; slot++) {
+      const uint32_t id = slot_run[slot];
+      const uint32_t column = id / column_points;
+      const uint32_t first = span[2 * (size_t)id];
+      const uint32_t v0 = span[2 * (size_t)id + 1] >> 16;
+      const uint32_t rows = span[2 * (size_t)id + 1] & 0xffffu;
+      const uint32_t d = first / fh;
+      if (id >= points || first - d * fh != v0 || rows == 0 || v0 + rows > fh ||
+          rows > points - placed) {
         result = P3DC_ERROR_INVALID_ARGUMENT;
         break;
       }
-      host->points[placed++] = p;
+      const uint32_t camera = column / fw, u = column - camera * fw;
+      for (uint32_t k = 0; k < rows; k++)
+        host->points[placed++] =
+            ((camera * a->depth_bins + d) * fh + v0 + k) * fw + u;
     }
   }
-  free(key_start);
-  free(entries);
+  free(cell_start);
+  free(slot_run);
+  free(span);
   if (result != P3DC_OK) return result;
-  host->cell_start[geometry->cells] = placed;
-  // Every kept point belongs to a cell of the plane, never to padding.
-  if (placed != kept) return P3DC_ERROR_INVALID_ARGUMENT;
+  host->cell_start[cells] = placed;
   host->kept = placed;
   host->computed = 1;
   return P3DC_OK;

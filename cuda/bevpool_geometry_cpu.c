@@ -1,7 +1,7 @@
 /* bevpool parameters, calibration and the reference geometry: every
  * frustum point projected in float64 (bevpool-private.h, shared with the
  * kernel) and the kept points sorted by cell with a counting sort that
- * places them in (camera, u, v, d) order within a cell. */
+ * places them in (camera, u, d, v) order within a cell. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,35 +30,10 @@ axis_cells (const double bound[3])
   return n < (double) SIZE_LIMIT ? (uint64_t) n : SIZE_LIMIT;
 }
 
-/* The number of bits needed to write @value (0 for 0). */
-static uint32_t
-bit_width (uint64_t value)
-{
-  uint32_t bits = 0;
-
-  while (value != 0) {
-    bits++;
-    value >>= 1;
-  }
-  return bits;
-}
-
-/* Bits of the column key (bevpool.h) and of the depth bin. */
-static void
-key_bits (const P3dcBevPoolParams * params, uint32_t * u_bits,
-    uint32_t * v_bits, uint32_t * col_bits, uint32_t * d_bits)
-{
-  *u_bits = bit_width (params->feat_width - 1);
-  *v_bits = bit_width (params->feat_height - 1);
-  *col_bits = bit_width (params->cameras - 1) + *u_bits + *v_bits;
-  *d_bits = bit_width (params->depth_bins - 1);
-}
-
 P3dcResult
 p3dc_bevpool_params_init (P3dcBevPoolParams * params)
 {
   uint64_t pixels, bins, nx, ny, nz, cells;
-  uint32_t u_bits, v_bits, col_bits, d_bits;
   double span;
 
   if (params == NULL)
@@ -102,11 +77,6 @@ p3dc_bevpool_params_init (P3dcBevPoolParams * params)
       || params->cameras * pixels * params->channels >= SIZE_LIMIT)
     return P3DC_ERROR_TOO_LARGE;
   params->depth_bins = (uint32_t) bins;
-  key_bits (params, &u_bits, &v_bits, &col_bits, &d_bits);
-  /* The packed entry: column key and depth bin in 32 bits, and the key
-   * itself below 2^31 (masks are built as (1 << bits) - 1). */
-  if (col_bits > 31 || col_bits + d_bits > 32)
-    return P3DC_ERROR_TOO_LARGE;
 
   params->nx = (uint32_t) nx;
   params->ny = (uint32_t) ny;
@@ -220,7 +190,6 @@ p3dc_bevpool_frustum_grid_init (const P3dcBevPoolParams * params,
     P3dcBevFrustumGrid * grid)
 {
   const double *bounds[3] = { params->xbound, params->ybound, params->zbound };
-  uint32_t d_bits;
   int axis;
 
   memset (grid, 0, sizeof (*grid));
@@ -241,7 +210,6 @@ p3dc_bevpool_frustum_grid_init (const P3dcBevPoolParams * params,
   grid->cells = params->nx * params->ny * params->nz;
   grid->floor_rule = params->rounding == P3DC_BEV_ROUND_FLOOR;
   grid->layout_xy = params->layout == P3DC_BEV_LAYOUT_XY;
-  key_bits (params, &grid->u_bits, &grid->v_bits, &grid->col_bits, &d_bits);
 }
 
 P3dcResult
@@ -328,7 +296,7 @@ p3dc_bevpool_geometry_compute_cpu (P3dcBevGeometry * geometry,
   }
 
   /* Counts to starts, then place every kept point, visiting them in
-   * (camera, u, v, d) order: the order bevpool.h defines within a cell. */
+   * (camera, u, d, v) order: the order bevpool.h defines within a cell. */
   running = 0;
   for (k = 0; k <= geometry->cells; k++) {
     uint32_t count = geometry->cell_start[k];
@@ -340,8 +308,8 @@ p3dc_bevpool_geometry_compute_cpu (P3dcBevGeometry * geometry,
       (size_t) geometry->cells * sizeof (uint32_t));
   for (camera = 0; camera < params->cameras; camera++) {
     for (u = 0; u < params->feat_width; u++) {
-      for (v = 0; v < params->feat_height; v++) {
-        for (d = 0; d < params->depth_bins; d++) {
+      for (d = 0; d < params->depth_bins; d++) {
+        for (v = 0; v < params->feat_height; v++) {
           uint32_t cell;
 
           p = ((camera * params->depth_bins + d) * params->feat_height + v)

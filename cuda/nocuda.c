@@ -144,11 +144,11 @@ p3dc_bevpool_geometry_cuda_download (const P3dcBevGeometryCuda * geometry,
 }
 
 P3dcResult
-p3dc_bevpool_geometry_cuda_new_scheduled (const P3dcBevPoolParams * params,
-    const P3dcBevPoolSchedule * schedule, P3dcBevGeometryCuda ** geometry)
+p3dc_bevpool_geometry_cuda_new_capacity (const P3dcBevPoolParams * params,
+    uint32_t sum_capacity, P3dcBevGeometryCuda ** geometry)
 {
   (void) params;
-  (void) schedule;
+  (void) sum_capacity;
   if (geometry != NULL)
     *geometry = NULL;
   return P3DC_ERROR_NO_CUDA;

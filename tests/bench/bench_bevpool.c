@@ -9,11 +9,6 @@
  * bench_bevpool_stages.cu, which only the benchmarks build).
  *
  *   bench_bevpool .../demo_nuscenes/bevfusion_camera_matrices.json [runs]
- *       [chunks,points,threads ...]
- *
- * Each chunks,points,threads triple is a pooling schedule
- * (bevpool-private.h) to time beside the default, in a table of its own:
- * unit_chunks, unit_points, threads per block.
  *
  * The JSON file gives the calibration (camera_intrinsics, camera2lidar,
  * img_aug_matrix: per camera 4x4 row-major) and the DepthLSS grid
@@ -307,56 +302,6 @@ matches_reference (Work * w, P3dcBevGeometry * reference,
   return same;
 }
 
-/* Times the pooling (F16 -> F16 and F32 -> F32) with each schedule of
- * @specs ("chunks,points,threads"), checking each output against the
- * reference. */
-static void
-time_schedules (char **specs, gint count, const P3dcBevPoolParams * params,
-    const P3dcCameraCalib * calib, P3dcBevGeometry * reference, Work * base,
-    const void *d_features_h, const void *d_depth_h, const void *d_features,
-    const void *d_depth, const void *features_h, const void *depth_h,
-    const void *features, const void *depth, P3dcCudaStream stream, guint runs)
-{
-  gint i;
-
-  g_print ("\n| schedule (unit chunks, points, threads) | F16 -> F16 | "
-      "F32 -> F32 | bit-exact |\n| --- | --- | --- | --- |\n");
-  for (i = 0; i < count; i++) {
-    P3dcBevPoolSchedule schedule;
-    P3dBenchStats t16, t32;
-    Work w = *base;
-    gboolean exact;
-
-    if (sscanf (specs[i], "%u,%u,%u", &schedule.unit_chunks,
-            &schedule.unit_points, &schedule.threads) != 3) {
-      g_printerr ("not a schedule: %s\n", specs[i]);
-      exit (2);
-    }
-    if (p3dc_bevpool_geometry_cuda_new_scheduled (params, &schedule,
-            &w.geometry) != P3DC_OK) {
-      g_print ("| %s | invalid | | |\n", specs[i]);
-      continue;
-    }
-    P3D_BENCH_CHECK (p3dc_bevpool_geometry_compute_cuda (w.geometry, calib,
-            stream));
-    w.features = d_features_h;
-    w.depth = d_depth_h;
-    w.half_in = w.half_out = TRUE;
-    P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t16));
-    exact = matches_reference (&w, reference, params, features_h, depth_h,
-        stream);
-    w.features = d_features;
-    w.depth = d_depth;
-    w.half_in = w.half_out = FALSE;
-    P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t32));
-    exact = exact && matches_reference (&w, reference, params, features,
-        depth, stream);
-    g_print ("| %s | %.1f | %.1f | %s |\n", specs[i], t16.median_us,
-        t32.median_us, exact ? "yes" : "NO");
-    p3dc_bevpool_geometry_cuda_free (w.geometry);
-  }
-}
-
 int
 main (int argc, char **argv)
 {
@@ -380,10 +325,10 @@ main (int argc, char **argv)
   HostWork hw;
   gchar name[256];
   gint major, minor, sms;
+  guint32 run_count = 0;
 
   if (argc < 2) {
-    g_printerr ("usage: %s bevfusion_camera_matrices.json [runs] "
-        "[chunks,points,threads ...]\n", argv[0]);
+    g_printerr ("usage: %s bevfusion_camera_matrices.json [runs]\n", argv[0]);
     return 2;
   }
   if (argc > 2)
@@ -419,6 +364,10 @@ main (int argc, char **argv)
       && memcmp (p3dc_bevpool_geometry_points (reference),
       p3dc_bevpool_geometry_points (downloaded),
       (gsize) stats.kept_points * 4) == 0;
+  /* The runs: the device's last cell start. */
+  P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (&run_count,
+          geometry->cell_start + geometry->cells, sizeof (run_count), stream));
+  P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
 
   /* Inputs in both formats. */
   n_features = p3dc_bevpool_features_size (&params);
@@ -472,9 +421,11 @@ main (int argc, char **argv)
   g_print ("device geometry identical to the reference: %s; pooled output "
       "bit-exact: F16 %s, F32 %s\n", same_geometry ? "yes" : "NO",
       exact_f16 ? "yes" : "NO", exact_f32 ? "yes" : "NO");
-  g_print ("output %.1f MB (F16), read per frame: features %.1f MB + depth "
-      "%.1f MB (F16), point entries %.1f MB\n\n", n_out * 2 / 1e6,
-      n_features * 2 / 1e6, n_depth * 2 / 1e6, stats.kept_points * 4 / 1e6);
+  g_print ("runs: %u (room for %u sums); output %.1f MB (F16), read per "
+      "frame: features %.1f MB + depth %.1f MB (F16), run sums written and "
+      "read %.1f MB\n\n", run_count, geometry->sum_capacity, n_out * 2 / 1e6,
+      n_features * 2 / 1e6, n_depth * 2 / 1e6,
+      (gdouble) run_count * geometry->channels_padded * 4 / 1e6);
   g_print ("| bevpool, nuScenes (us) | median | p10 | p90 | runs |\n");
   g_print ("| --- | --- | --- | --- | --- |\n");
   p3d_bench_print_row ("pooling F16 -> F16", &t_f16);
@@ -493,10 +444,6 @@ main (int argc, char **argv)
     step_total += step_us[i];
   }
   g_print ("| sum of the steps | %.1f |\n", step_total);
-  if (argc > 3)
-    time_schedules (argv + 3, argc - 3, &params, calib, reference, &w,
-        d_features_h, d_depth_h, d_features, d_depth, features_h, depth_h,
-        features, depth, stream, runs);
 
   P3D_BENCH_CHECK (p3dc_cuda_free (d_features));
   P3D_BENCH_CHECK (p3dc_cuda_free (d_depth));

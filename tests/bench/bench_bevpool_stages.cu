@@ -9,7 +9,8 @@
 #include "bench_bevpool_stages.h"
 #include "bevpool_geometry_stages.cuh"
 
-static_assert(P3D_BENCH_GEOMETRY_STEPS == p3dc_bevpool_order::kGeometryStages,
+static_assert(P3D_BENCH_GEOMETRY_STEPS ==
+                  p3dc_bevpool_geometry::kGeometryStages,
               "one name and one event interval per step");
 
 namespace {
@@ -24,18 +25,12 @@ struct EventMarks {
 }  // namespace
 
 extern "C" const char *const p3d_bench_geometry_step_names[] = {
-    "project and sort pieces",
-    "key starts and lists",
-    "place",
-    "chunk scan",
-    "chunk starts and unit cut",
-    "unit list",
-    "chunk plan"};
+    "project and cut runs", "cell starts", "place runs", "rank runs"};
 
 extern "C" P3dcResult p3d_bench_geometry_compute_marked(
     P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
     P3dcCudaEvent *events, P3dcCudaStream stream) {
   if (events == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
-  return p3dc_bevpool_order::compute_stages(geometry, calib, EventMarks{events},
-                                            stream);
+  return p3dc_bevpool_geometry::compute_stages(geometry, calib,
+                                               EventMarks{events}, stream);
 }

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* The update's steps (bevpool_geometry_stages.cuh). */
-#define P3D_BENCH_GEOMETRY_STEPS 7
+#define P3D_BENCH_GEOMETRY_STEPS 4
 extern const char *const p3d_bench_geometry_step_names[];
 
 /* p3dc_bevpool_geometry_compute_cuda() that also records @events (created by

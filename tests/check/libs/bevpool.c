@@ -493,40 +493,40 @@ GST_START_TEST (test_stacked_z)
 
 GST_END_TEST;
 
-/* The documented order of bevpool.h, written out here from its words: the
- * column key ((camera << ubits | u) << vbits) | v, its window (key >> 8),
- * and the chunk cuts (every P3DC_BEVPOOL_CHUNK points from the cell's first,
- * and where the window changes).  Returns the cell's F32 value for channel
- * @c from the geometry's sorted points. */
+/* The documented order of bevpool.h, written out here from its words: a
+ * run starts at the cell's first point and at a point that is not in the
+ * previous point's camera, column u and depth bin on the next row v.
+ * Returns the cell's F32 value for channel @c from the geometry's sorted
+ * points, and counts the runs. */
 static gfloat
 documented_sum (const P3dcBevPoolParams * params, const guint32 * points,
     guint32 begin, guint32 end, const gfloat * features,
-    const gfloat * depth, guint32 c, guint32 * chunks)
+    const gfloat * depth, guint32 c, guint32 * runs)
 {
   guint32 pixels = params->feat_width * params->feat_height;
-  guint32 ubits = 0, vbits = 0, i, previous_window = 0;
+  guint32 i, last_camera = 0, last_u = 0, last_d = 0, last_v = 0;
   gfloat total = 0.0f, part = 0.0f;
 
-  while ((1u << ubits) < params->feat_width)
-    ubits++;
-  while ((1u << vbits) < params->feat_height)
-    vbits++;
-  *chunks = 0;
+  *runs = 0;
   for (i = begin; i < end; i++) {
     guint32 p = points[i], camera = p / (params->depth_bins * pixels);
+    guint32 d = p / pixels % params->depth_bins;
     guint32 u = p % params->feat_width;
     guint32 v = p % pixels / params->feat_width;
-    guint32 key = (((camera << ubits) | u) << vbits) | v;
     guint32 row = camera * pixels + v * params->feat_width + u;
 
-    if ((i - begin) % P3DC_BEVPOOL_CHUNK == 0 || key >> 8 != previous_window) {
+    if (i == begin || camera != last_camera || u != last_u || d != last_d
+        || v != last_v + 1) {
       if (i > begin)
         total = total + part;
       part = 0.0f;
-      (*chunks)++;
+      (*runs)++;
     }
     part = fmaf (features[row * params->channels + c], depth[p], part);
-    previous_window = key >> 8;
+    last_camera = camera;
+    last_u = u;
+    last_d = d;
+    last_v = v;
   }
   if (end > begin)
     total = total + part;
@@ -534,17 +534,17 @@ documented_sum (const P3dcBevPoolParams * params, const guint32 * points,
 }
 
 /* One cell holding a whole frustum: the F32 output bit for bit equal to
- * the documented order, and the expected number of chunks. */
+ * the documented order, and the expected number of runs. */
 static void
 check_documented_order (guint width, guint height, guint bins,
-    guint32 expected_chunks, guint64 seed)
+    guint32 expected_runs, guint64 seed)
 {
   BevpoolTestCase tc = { {0}, NULL };
   P3dTestRng rng;
   P3dcBevGeometry *geometry = NULL;
   gpointer raw_features, raw_depth;
   gfloat *features, *depth, out[3], expected;
-  guint32 kept, c, chunks;
+  guint32 kept, c, runs;
 
   p3d_test_rng_init (&rng, seed);
   bevpool_test_one_cell_case (width, height, bins, &tc);
@@ -562,8 +562,8 @@ check_documented_order (guint width, guint height, guint bins,
   for (c = 0; c < 3; c++) {
     expected = documented_sum (&tc.params,
         p3dc_bevpool_geometry_points (geometry), 0, kept, features, depth, c,
-        &chunks);
-    fail_unless_equals_int (chunks, expected_chunks);
+        &runs);
+    fail_unless_equals_int (runs, expected_runs);
     fail_unless (memcmp (&out[c], &expected, sizeof (gfloat)) == 0,
         "%u x %u x %u, channel %u: %.9g, the documented order gives %.9g",
         width, height, bins, c, out[c], expected);
@@ -578,12 +578,14 @@ check_documented_order (guint width, guint height, guint bins,
 
 GST_START_TEST (test_summation_order)
 {
-  /* 112 = 3.5 x 32 points, all of one window (keys below 64). */
-  check_documented_order (8, 7, 2, 4, 15);
-  /* 20 x 17 x 1 = 340 points; vbits 5, so a window is 8 columns of 17
-   * points: windows change after 136 and 272 points, off the 32-point
-   * grid, and split the chunks there: 5 + 5 + 3 chunks. */
-  check_documented_order (20, 17, 1, 13, 16);
+  /* A run per column and depth bin: 8 x 2 runs of 7 rows.  The last row of
+   * depth bin 0 and the first of bin 1 are one feature row apart in the
+   * point numbering, and still two runs. */
+  check_documented_order (8, 7, 2, 16, 15);
+  /* 20 runs of 17 rows. */
+  check_documented_order (20, 17, 1, 20, 16);
+  /* Columns of one row: every point its own run. */
+  check_documented_order (5, 1, 6, 30, 17);
 }
 
 GST_END_TEST;

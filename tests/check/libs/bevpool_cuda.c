@@ -4,9 +4,9 @@
  * defined in bevpool.h and both paths follow it with fmaf), in all four
  * format pairs.  Random configurations, the hand-built fault cases, channel
  * counts that exercise every load width and slice, cells of thousands of
- * points, nuScenes at full size with its real calibration, and other
- * pooling schedules (bevpool-private.h): units twice the default's, and
- * tiny ones that cut every cell into passes. */
+ * points, nuScenes at full size with its real calibration, and run-sum
+ * buffers too small for the geometry's runs (bevpool-private.h), whose
+ * overflow the pooling sums where it adds them. */
 #include <math.h>
 #include <string.h>
 
@@ -27,60 +27,58 @@ typedef struct
   P3dcBevGeometryCuda *device;
 } Geometries;
 
-/* The device's unit cut (bevpool_geometry.cu) against the greedy rule
- * walked key by key: in each block of P3DC_BEVPOOL_TILE_CELLS keys a unit
- * starts at the first key, at a key over either budget alone and at the
- * key after it, and at a key that would take the running unit over either
- * budget. */
+/* The device's two views of its runs agree: every slot's run has that
+ * slot (the run kernel writes a run's sum at run_slot[id], the cell kernel
+ * and the download read slot_run[slot]), and the columns' run counts add
+ * up to the runs the cells hold. */
 static void
-check_unit_cut (const P3dcBevGeometryCuda * device, P3dcCudaStream stream,
+check_run_slots (const P3dcBevGeometryCuda * device, P3dcCudaStream stream,
     const gchar * what)
 {
-  const guint32 keys = device->keys, side = P3DC_BEVPOOL_TILE_CELLS;
-  const P3dcBevPoolSchedule *s = &device->schedule;
-  gsize bytes = ((gsize) keys + 1) * sizeof (guint32);
-  guint32 *cell_start = g_malloc (bytes), *chunk_start = g_malloc (bytes);
-  guint32 *flags = g_malloc (bytes);
-  guint32 k;
+  guint32 runs = 0, total = 0, s;
+  guint32 *column_runs = g_new (guint32, device->columns);
+  guint32 *slot_run, *run_slot;
 
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (cell_start,
-          device->cell_start, bytes, stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (chunk_start,
-          device->chunk_start, bytes, stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (flags, device->unit_flags,
-          bytes, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&runs,
+          device->cell_start + device->cells, sizeof (runs), stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (column_runs,
+          device->column_runs, device->columns * sizeof (guint32), stream),
+      P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
-  for (k = 0; k < keys; k += side) {
-    guint32 chunks = 0, points = 0, j;
-    gboolean previous_alone = FALSE;
+  for (s = 0; s < device->columns; s++)
+    total += column_runs[s];
+  fail_unless (total == runs, "%s: the columns hold %u runs, the cells %u",
+      what, total, runs);
+  slot_run = g_new (guint32, MAX (runs, 1));
+  run_slot = g_new (guint32, device->frustum_points);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (slot_run, device->slot_run,
+          runs * sizeof (guint32), stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (run_slot, device->run_slot,
+          device->frustum_points * sizeof (guint32), stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
+  for (s = 0; s < runs; s++) {
+    guint32 id = slot_run[s];
 
-    for (j = k; j < k + side; j++) {
-      guint32 c = chunk_start[j + 1] - chunk_start[j];
-      guint32 p = cell_start[j + 1] - cell_start[j];
-      gboolean alone = c > s->unit_chunks || p > s->unit_points;
-      gboolean start = j == k || alone || previous_alone
-          || chunks + c > s->unit_chunks || points + p > s->unit_points;
-
-      chunks = start ? c : chunks + c;
-      points = start ? p : points + p;
-      previous_alone = alone;
-      fail_unless (flags[j] == (start ? 1u : 0u),
-          "%s: key %u %s a unit on the device, not by the greedy rule", what,
-          j, flags[j] ? "starts" : "does not start");
-    }
+    fail_unless (id < device->frustum_points
+        && id % device->column_points < column_runs[id /
+            device->column_points] && run_slot[id] == s,
+        "%s: slot %u holds run %u, which is not a run with that slot", what,
+        s, id);
   }
-  fail_unless (flags[keys] == 0, "%s: the unit flags' sentinel is %u", what,
-      flags[keys]);
-  g_free (cell_start);
-  g_free (chunk_start);
-  g_free (flags);
+  g_free (column_runs);
+  g_free (slot_run);
+  g_free (run_slot);
 }
 
-/* The geometries of @tc on both paths, the device's made with @schedule
- * (NULL: the default) and compared with the reference's. */
+/* The default room for run sums. */
+#define DEFAULT_CAPACITY G_MAXUINT32
+
+/* The geometries of @tc on both paths, the device's made with room for
+ * @capacity run sums (DEFAULT_CAPACITY: the default) and compared with the
+ * reference's. */
 static void
-geometries_compute_scheduled (Geometries * g, const BevpoolTestCase * tc,
-    const P3dcBevPoolSchedule * schedule, const gchar * what)
+geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
+    guint32 capacity, const gchar * what)
 {
   const guint32 *a, *b;
   guint32 cells = tc->params.nx * tc->params.ny * tc->params.nz, kept, i;
@@ -91,9 +89,9 @@ geometries_compute_scheduled (Geometries * g, const BevpoolTestCase * tc,
           &g->reference), P3DC_OK);
   fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
           &g->downloaded), P3DC_OK);
-  if (schedule != NULL) {
-    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_scheduled
-        (&tc->params, schedule, &g->device), P3DC_OK);
+  if (capacity != DEFAULT_CAPACITY) {
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_capacity
+        (&tc->params, capacity, &g->device), P3DC_OK);
   } else {
     fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc->params,
             &g->device), P3DC_OK);
@@ -121,14 +119,14 @@ geometries_compute_scheduled (Geometries * g, const BevpoolTestCase * tc,
     if (a[i] != b[i])
       fail ("%s: sorted point %u is frustum point %u on the device, %u in "
           "the reference", what, i, b[i], a[i]);
-  check_unit_cut (g->device, g->stream, what);
+  check_run_slots (g->device, g->stream, what);
 }
 
 static void
 geometries_compute (Geometries * g, const BevpoolTestCase * tc,
     const gchar * what)
 {
-  geometries_compute_scheduled (g, tc, NULL, what);
+  geometries_compute_capacity (g, tc, DEFAULT_CAPACITY, what);
 }
 
 static void
@@ -241,15 +239,14 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 
 /* The device geometry against the oracle too, and the pooling. */
 static void
-check_case_scheduled (const BevpoolTestCase * tc,
-    const P3dcBevPoolSchedule * schedule, P3dTestRng * rng,
-    gsize feature_offset, const gchar * what)
+check_case_capacity (const BevpoolTestCase * tc, guint32 capacity,
+    P3dTestRng * rng, gsize feature_offset, const gchar * what)
 {
   Geometries g;
   guint32 *oracle_cells =
       g_new (guint32, p3dc_bevpool_depth_size (&tc->params));
 
-  geometries_compute_scheduled (&g, tc, schedule, what);
+  geometries_compute_capacity (&g, tc, capacity, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
   bevpool_test_check_geometry (g.downloaded, &tc->params, oracle_cells, what);
   check_pooling (tc, &g, rng, feature_offset, what);
@@ -261,7 +258,7 @@ static void
 check_case (const BevpoolTestCase * tc, P3dTestRng * rng,
     gsize feature_offset, const gchar * what)
 {
-  check_case_scheduled (tc, NULL, rng, feature_offset, what);
+  check_case_capacity (tc, DEFAULT_CAPACITY, rng, feature_offset, what);
 }
 
 GST_START_TEST (test_random_cases)
@@ -367,22 +364,22 @@ GST_START_TEST (test_channels_and_alignment)
 
 GST_END_TEST;
 
-/* Cells of thousands of points: a tile whose chunks need several rounds of
- * shared memory, and neighbouring heavy cells in one tile. */
+/* Cells of thousands of points, each holding many runs: the geometry
+ * ranks such a cell's runs with a whole warp, the pooling adds them one by
+ * one. */
 GST_START_TEST (test_heavy_cells)
 {
   P3dTestRng rng;
   BevpoolTestCase tc = { {0}, NULL };
 
   p3d_test_rng_init (&rng, 18);
-  /* 64 x 48 x 4 = 12288 points in one cell: 384 chunks, 6 rounds. */
+  /* 64 x 48 x 4 = 12288 points in one cell: 256 runs of 48 rows. */
   bevpool_test_one_cell_case (64, 48, 4, &tc);
   check_case (&tc, &rng, 0, "one cell of 12288 points");
   bevpool_test_case_clear (&tc);
 
-  /* 128 x 64 x 16 = 131072 points in one cell: the cell's points come from
-   * 64 pieces of the geometry's sort, each placed after the 63 others'
-   * counts in the cell's list. */
+  /* 128 x 64 x 16 = 131072 points in one cell: 2048 runs, placed by 128
+   * blocks in no fixed order and ranked by id. */
   bevpool_test_one_cell_case (128, 64, 16, &tc);
   check_case (&tc, &rng, 0, "one cell of 131072 points");
   bevpool_test_case_clear (&tc);
@@ -396,38 +393,42 @@ GST_START_TEST (test_heavy_cells)
   fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
   check_case (&tc, &rng, 0, "12 heavy cells");
   bevpool_test_case_clear (&tc);
+
+  /* Columns of 1024 rows over 16 cells of 64 m along y, 20 channels: a
+   * slice of rows then holds 8 channels (bevpool.cu), so the run sums are
+   * made in 3 slices, 8 + 8 + 4 channels. */
+  bevpool_test_one_cell_case (3, 1024, 5, &tc);
+  tc.params.channels = 20;
+  tc.params.ybound[1] = 1023.5;
+  tc.params.ybound[2] = 64.0;
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
+  check_case (&tc, &rng, 0, "columns of 1024 rows, 20 channels");
+  bevpool_test_case_clear (&tc);
 }
 
 GST_END_TEST;
 
-/* Other schedules: units twice the default's in blocks of 1024 threads,
- * and tiny units (at most 4 chunks and 64 points, so most cells are pooled
- * in passes of 2 chunks) with 64 or 96 threads, on random cases and heavy
- * cells. */
-GST_START_TEST (test_schedules)
+/* Run-sum buffers smaller than the geometry's runs: none, one, and a few
+ * dozen sums, so that the pooling sums the runs of the later slots again
+ * where it adds them (bevpool.cu), on random cases, heavy cells and
+ * nuScenes; and the sizes the device refuses. */
+GST_START_TEST (test_small_sum_buffer)
 {
-  static const P3dcBevPoolSchedule schedules[] = {
-    {256, 4096, 1024}, {4, 64, 64}, {8, 128, 96}
-  };
-  static const P3dcBevPoolSchedule invalid[] = {
-    {0, 2048, 512}, {129, 2048, 512}, {128, 16, 512}, {128, 2048, 500},
-    {16, 2048, 32}, {16, 9000, 512}
-  };
+  static const guint32 capacities[] = { 0, 1, 37 };
   P3dcBevGeometryCuda *device = NULL;
   guint i, seed;
 
-  for (i = 0; i < G_N_ELEMENTS (schedules); i++) {
-    for (seed = 0; seed < 8; seed++) {
+  for (i = 0; i < G_N_ELEMENTS (capacities); i++) {
+    for (seed = 0; seed < 6; seed++) {
       BevpoolTestCase tc = { {0}, NULL };
       P3dTestRng rng;
       gchar *what;
 
       p3d_test_rng_init (&rng, 5000 + 100 * i + seed);
       bevpool_test_random_case (&rng, &tc);
-      what = g_strdup_printf ("schedule %u (%u chunks, %u points, %u "
-          "threads), seed %u", i, schedules[i].unit_chunks,
-          schedules[i].unit_points, schedules[i].threads, seed);
-      check_case_scheduled (&tc, &schedules[i], &rng, 0, what);
+      what = g_strdup_printf ("room for %u run sums, seed %u", capacities[i],
+          seed);
+      check_case_capacity (&tc, capacities[i], &rng, 0, what);
       g_free (what);
       bevpool_test_case_clear (&tc);
     }
@@ -442,19 +443,41 @@ GST_START_TEST (test_schedules)
       tc.params.ybound[1] = 47.5;
       tc.params.ybound[2] = 16.0;
       fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
-      check_case_scheduled (&tc, &schedules[i], &rng, 0,
-          "12 heavy cells, another schedule");
+      check_case_capacity (&tc, capacities[i], &rng, 0,
+          "12 heavy cells, a small run-sum buffer");
       bevpool_test_case_clear (&tc);
     }
   }
+  {
+    /* nuScenes with room for half its runs: the second half of the plane
+     * pooled from the tensors. */
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
 
-  for (i = 0; i < G_N_ELEMENTS (invalid); i++) {
+    p3d_test_rng_init (&rng, 5400);
+    bevpool_test_nuscenes_case (12, &tc);
+    check_case_capacity (&tc, 60000, &rng, 0, "nuScenes, 60000 run sums");
+    bevpool_test_case_clear (&tc);
+  }
+
+  /* A feature column of more points than a block holds. */
+  {
     BevpoolTestCase tc = { {0}, NULL };
 
-    bevpool_test_one_cell_case (4, 4, 2, &tc);
-    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_scheduled
-        (&tc.params, &invalid[i], &device), P3DC_ERROR_INVALID_ARGUMENT);
+    bevpool_test_one_cell_case (2, 256, 97, &tc);
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc.params,
+            &device), P3DC_ERROR_TOO_LARGE);
     fail_unless (device == NULL);
+    bevpool_test_case_clear (&tc);
+    bevpool_test_one_cell_case (2, 256, 96, &tc);
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc.params,
+            &device), P3DC_OK);
+    p3dc_bevpool_geometry_cuda_free (device);
+    device = NULL;
+    bevpool_test_case_clear (&tc);
+    bevpool_test_one_cell_case (2, 2049, 1, &tc);
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc.params,
+            &device), P3DC_ERROR_TOO_LARGE);
     bevpool_test_case_clear (&tc);
   }
 }
@@ -462,9 +485,9 @@ GST_START_TEST (test_schedules)
 GST_END_TEST;
 
 /* Geometry shapes the other cases miss: more cameras than one projection
- * launch takes (8), so that two launches fill the pieces of one sort; and a
- * grid of more than 2^19 sort keys (1000 x 1000 cells), whose keys take 20
- * bits. */
+ * launch takes (8), so that two launches fill the columns; and a grid of a
+ * million cells (1000 x 1000), whose counts and starts CUB scans in more
+ * than one tile. */
 GST_START_TEST (test_sort_paths)
 {
   guint seed;
@@ -495,7 +518,7 @@ GST_START_TEST (test_sort_paths)
   }
 
   {
-    /* nuScenes over a 1000 x 1000 grid: 63 x 63 blocks, 1,016,064 keys. */
+    /* nuScenes over a 1000 x 1000 grid. */
     BevpoolTestCase tc = { {0}, NULL };
     P3dTestRng rng;
 
@@ -662,7 +685,7 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_fault_cases);
   tcase_add_test (tc, test_channels_and_alignment);
   tcase_add_test (tc, test_heavy_cells);
-  tcase_add_test (tc, test_schedules);
+  tcase_add_test (tc, test_small_sum_buffer);
   tcase_add_test (tc, test_sort_paths);
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_recompute);

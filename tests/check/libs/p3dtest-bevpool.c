@@ -404,7 +404,7 @@ describe_point (const P3dcBevPoolParams * params, guint32 p)
       camera, d, p % pixels / params->feat_width, p % params->feat_width);
 }
 
-/* Where frustum point @p comes in the (camera, u, v, d) order that
+/* Where frustum point @p comes in the (camera, u, d, v) order that
  * bevpool.h defines within a cell, computed here on its own. */
 static guint64
 column_order (const P3dcBevPoolParams * params, guint32 p)
@@ -415,8 +415,8 @@ column_order (const P3dcBevPoolParams * params, guint32 p)
   guint64 v = p % pixels / params->feat_width;
   guint64 u = p % params->feat_width;
 
-  return ((camera * params->feat_width + u) * params->feat_height + v)
-      * params->depth_bins + d;
+  return ((camera * params->feat_width + u) * params->depth_bins + d)
+      * params->feat_height + v;
 }
 
 void
@@ -455,7 +455,7 @@ bevpool_test_check_geometry (const P3dcBevGeometry * geometry,
         fail ("%s: point %u appears twice", what, sorted[i]);
       if (i > start[k] && column_order (params, sorted[i - 1])
           >= column_order (params, sorted[i]))
-        fail ("%s: cell %u's points are not in (camera, u, v, d) order at "
+        fail ("%s: cell %u's points are not in (camera, u, d, v) order at "
             "%u", what, k, i);
       cell_of[sorted[i]] = k;
     }

@@ -73,7 +73,7 @@ void bevpool_test_oracle_pool (const P3dcBevPoolParams * params,
     gdouble * sum, gdouble * magnitude);
 
 /* Fails (naming the first wrong point) unless @geometry holds exactly the
- * oracle's cells, each cell's points in (camera, u, v, d) order. */
+ * oracle's cells, each cell's points in (camera, u, d, v) order. */
 void bevpool_test_check_geometry (const P3dcBevGeometry * geometry,
     const P3dcBevPoolParams * params, const guint32 * oracle_cells,
     const gchar * what);

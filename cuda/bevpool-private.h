@@ -182,15 +182,6 @@ struct _P3dBevGeometry
   uint32_t *point_cell;         /* frustum_points: scratch */
 };
 
-/* The device geometry works column by column: a feature column (camera,
- * u) holds depth_bins x feat_height frustum points, (d, v) at position
- * d * feat_height + v, whose runs it finds, and the pooling holds a
- * column's depth values and feature rows in shared memory.  The limits keep
- * both within a block's shared memory (p3dc_bevpool_geometry_cuda_new()
- * returns P3DC_ERROR_TOO_LARGE beyond them). */
-#define P3DC_BEVPOOL_COLUMN_POINTS_MAX 24576u
-#define P3DC_BEVPOOL_COLUMN_SIDE_MAX 2048u
-
 struct _P3dBevGeometryCuda
 {
   P3dcBevPoolParams params;
@@ -199,6 +190,7 @@ struct _P3dBevGeometryCuda
   uint32_t cells;
   uint32_t columns;             /* cameras x feat_width */
   uint32_t column_points;       /* depth_bins x feat_height: runs at most */
+  uint32_t bins_padded;         /* depth_bins rounded up to a multiple of 4 */
   uint32_t channels_padded;     /* channels rounded up to a multiple of 4 */
   /* Runs whose sums the pooling keeps in @sums; the sums of later slots
    * (cells at the end of the plane) are computed where they are added. */
@@ -224,13 +216,16 @@ struct _P3dBevGeometryCuda
   size_t temp_bytes;
 };
 
-/* The run sums p3dc_bevpool_geometry_cuda_new() makes room for: two runs
- * per depth bin of every column and one per cell (a nuScenes rig has
- * about 134,000 runs in 129,600 cells), at most one per frustum point. */
-uint32_t p3dc_bevpool_default_sum_capacity (const P3dcBevPoolParams * params);
+/* The shared memory (bytes) a pooling block of @geometry takes, for
+ * p3dc_bevpool_geometry_cuda_new_capacity() to check against the device's
+ * limit (bevpool.cu). */
+size_t p3dc_bevpool_pool_smem (const P3dcBevGeometryCuda * geometry);
 
 /* p3dc_bevpool_geometry_cuda_new() with room for @sum_capacity run sums
- * (0 and up): the tests reach the pooling's overflow path with it. */
+ * (0 and up): the tests reach the pooling's overflow path with it.  The
+ * default room: two runs per depth bin of every column and one per cell (a
+ * nuScenes rig has about 138,000 runs in 129,600 cells), at most one per
+ * frustum point. */
 P3dcResult p3dc_bevpool_geometry_cuda_new_capacity (const P3dcBevPoolParams *
     params, uint32_t sum_capacity, P3dcBevGeometryCuda ** geometry);
 

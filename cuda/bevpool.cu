@@ -41,9 +41,9 @@ constexpr unsigned kCellThreads = 256;
 constexpr uint32_t kTileSide = 32;  // transpose_kernel's tiles
 constexpr uint32_t kCellsPerBlock = 32;
 // Shared memory for one slice of a column's feature rows; a column of up to
-// P3DC_BEVPOOL_COLUMN_SIDE_MAX rows still takes 4 channels at a time.
+// P3DC_BEVPOOL_CUDA_COLUMN_SIDE rows still takes 4 channels at a time.
 constexpr uint32_t kSliceBytes = 32 * 1024;
-static_assert(kSliceBytes >= 16 * P3DC_BEVPOOL_COLUMN_SIDE_MAX,
+static_assert(kSliceBytes >= 16 * P3DC_BEVPOOL_CUDA_COLUMN_SIDE,
               "a slice holds 4 channels of the tallest column");
 // cell_kernel: groups of 4 channels per batch (3 per thread: 8 warps; 96
 // channels in one batch), and the shared memory that stages a batch's run
@@ -141,8 +141,11 @@ template <typename In>
 __global__ void __launch_bounds__(kTileSide * 8)
     transpose_kernel(const PoolArgs a) {
   __shared__ float tile[kTileSide][kTileSide + 1];
-  const uint32_t camera = blockIdx.z / a.fh, v = blockIdx.z - camera * a.fh;
-  const uint32_t u0 = blockIdx.x * kTileSide, d0 = blockIdx.y * kTileSide;
+  const uint32_t u_tiles = (a.fw + kTileSide - 1) / kTileSide;
+  const uint32_t row = blockIdx.x / u_tiles;  // camera * fh + v
+  const uint32_t camera = row / a.fh, v = row - camera * a.fh;
+  const uint32_t u0 = (blockIdx.x - row * u_tiles) * kTileSide;
+  const uint32_t d0 = blockIdx.y * kTileSide;
   const uint32_t tx = threadIdx.x % kTileSide, ty = threadIdx.x / kTileSide;
   const In *in = static_cast<const In *>(a.depth) +
                  ((size_t)camera * a.bins * a.fh + v) * a.fw;
@@ -387,13 +390,25 @@ template <typename In>
 cudaError_t launch(const PoolArgs &args, int half_out, size_t smem,
                    cudaStream_t stream) {
   cudaError_t err = cudaSuccess;
-  if (smem > 48 * 1024)
-    err = cudaFuncSetAttribute(
-        run_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (err != cudaSuccess) return err;
-  const dim3 tiles((args.fw + kTileSide - 1) / kTileSide,
-                   (args.bins_padded + kTileSide - 1) / kTileSide,
-                   args.cameras * args.fh);
+  if (smem > 48 * 1024) {
+    // Always the device's largest, never this launch's size: a value set
+    // here by another thread for a smaller geometry cannot undercut a
+    // launch (the geometry's constructor checked that the block fits).
+    int device = 0, most = 0;
+    err = cudaGetDevice(&device);
+    if (err == cudaSuccess)
+      err = cudaDeviceGetAttribute(
+          &most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (err == cudaSuccess)
+      err = cudaFuncSetAttribute(
+          run_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
+    if (err != cudaSuccess) return err;
+  }
+  // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at most
+  // 64: depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
+  const uint32_t u_tiles = (args.fw + kTileSide - 1) / kTileSide;
+  const dim3 tiles(args.cameras * args.fh * u_tiles,
+                   (args.bins_padded + kTileSide - 1) / kTileSide);
   transpose_kernel<In><<<tiles, kTileSide * 8, 0, stream>>>(args);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
   run_kernel<In><<<args.cameras * args.fw, kRunThreads, smem, stream>>>(args);
@@ -407,7 +422,23 @@ cudaError_t launch(const PoolArgs &args, int half_out, size_t smem,
   return cudaGetLastError();
 }
 
+// The widest slice of whole groups of 4 channels that kSliceBytes holds
+// (at least one group: feat_height <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
+uint32_t slice_width(const P3dcBevGeometryCuda *geometry) {
+  const uint32_t slice =
+      kSliceBytes / (4 * geometry->params.feat_height) / 4 * 4;
+  return slice < geometry->channels_padded ? slice : geometry->channels_padded;
+}
+
 }  // namespace
+
+extern "C" size_t p3dc_bevpool_pool_smem(const P3dcBevGeometryCuda *geometry) {
+  const uint32_t fh = geometry->params.feat_height;
+  return ((size_t)rows_offset(fh, geometry->bins_padded,
+                              geometry->column_points) +
+          (size_t)fh * slice_width(geometry)) *
+         sizeof(float);
+}
 
 extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
                                         const void *features, const void *depth,
@@ -440,22 +471,14 @@ extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
   args.fw = params->feat_width;
   args.fh = params->feat_height;
   args.bins = params->depth_bins;
-  args.bins_padded = (params->depth_bins + 3) / 4 * 4;
+  args.bins_padded = geometry->bins_padded;
   args.column_points = geometry->column_points;
   args.channels = params->channels;
   args.padded = geometry->channels_padded;
-  // The widest slice of whole groups of 4 that kSliceBytes holds (at least
-  // one group: feat_height <= P3DC_BEVPOOL_COLUMN_SIDE_MAX).
-  uint32_t slice = kSliceBytes / (4 * params->feat_height) / 4 * 4;
-  if (slice > args.padded) slice = args.padded;
-  args.slice = slice;
+  args.slice = slice_width(geometry);
   args.cells = geometry->cells;
   args.plane = params->nx * params->ny;
-  const size_t smem =
-      ((size_t)rows_offset(params->feat_height, args.bins_padded,
-                           args.column_points) +
-       (size_t)params->feat_height * slice) *
-      sizeof(float);
+  const size_t smem = p3dc_bevpool_pool_smem(geometry);
   const cudaError_t err = half_in ? launch<__half>(args, half_out, smem, stream)
                                   : launch<float>(args, half_out, smem, stream);
   return err != cudaSuccess ? err : P3DC_OK;

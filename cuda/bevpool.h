@@ -150,13 +150,19 @@ P3dcResult p3dc_bevpool_geometry_stats (const P3dcBevGeometry * geometry,
     P3dcBevGeometryStats * stats);
 
 /* Geometry on the device.  Workspaces are allocated by _new, on the
- * current device, which must be current for every later call: about 24
- * bytes per frustum point, and the run sums (bevpool-private.h), 4 bytes
- * per channel of every run (on nuScenes' 6 cameras, 118 depth bins, 32 x
- * 88 features and 80 channels: 48 MB and 81 MB).  P3DC_ERROR_TOO_LARGE
- * when a feature column's frustum (depth_bins x feat_height) has more than
- * 24,576 points, or depth_bins or feat_height is over 2048: the device
- * holds a column in a block's shared memory. */
+ * current device, which must be current for every later call: about 28
+ * bytes per frustum point, and the run sums, 4 bytes per channel of every
+ * run (on nuScenes' 6 cameras, 118 depth bins, 32 x 88 features and 80
+ * channels: 56 MB and 81 MB).  The device works a feature column (camera,
+ * u: depth_bins x feat_height points) per block, in shared memory:
+ * P3DC_ERROR_TOO_LARGE for a column of more than
+ * P3DC_BEVPOOL_CUDA_COLUMN_POINTS points, depth_bins or feat_height over
+ * P3DC_BEVPOOL_CUDA_COLUMN_SIDE, or a column the device's shared memory
+ * cannot hold (the largest columns need about 200 KB, which an sm_90 or
+ * sm_80 device has and an sm_86 or sm_89 one does not). */
+#define P3DC_BEVPOOL_CUDA_COLUMN_POINTS 24576u
+#define P3DC_BEVPOOL_CUDA_COLUMN_SIDE 2048u
+
 typedef struct _P3dBevGeometryCuda P3dcBevGeometryCuda;
 
 P3dcResult p3dc_bevpool_geometry_cuda_new (const P3dcBevPoolParams * params,
@@ -193,10 +199,10 @@ P3dcResult p3dc_bevpool_cpu (const P3dcBevGeometry * geometry,
     const void *features, const void *depth, int half_in, void *out,
     int half_out);
 
-/* The same on the device, queued on @stream, in two kernels: every run's
- * sum into the geometry's run-sum buffer, then every cell's.  The buffer
- * belongs to @geometry: poolings with one geometry must be ordered (one
- * stream, or events). */
+/* The same on the device, queued on @stream, in three kernels: the depth
+ * tensor column by column, every run's sum into the geometry's run-sum
+ * buffer, then every cell's.  Those buffers belong to @geometry: poolings
+ * with one geometry must be ordered (one stream, or events). */
 P3dcResult p3dc_bevpool_cuda (const P3dcBevGeometryCuda * geometry,
     const void *features, const void *depth, int half_in, void *out,
     int half_out, P3dcCudaStream stream);

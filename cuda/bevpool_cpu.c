@@ -23,6 +23,23 @@ widen (const uint16_t * half, size_t count)
   return out;
 }
 
+/* A float32 output value as the device writes it: its arithmetic gives
+ * every NaN one bit pattern (0x7fffffff, whatever the NaN it came from),
+ * where the host's keeps the payload of the NaN it propagates. */
+static float
+device_float (float value)
+{
+  union
+  {
+    uint32_t bits;
+    float value;
+  } canonical = {
+    0x7fffffffu
+  };
+
+  return isnan (value) ? canonical.value : value;
+}
+
 static void
 pool_cells (const P3dcBevGeometry * geometry, const float *features,
     const float *depth, float *acc, float *part, void *out, int half_out)
@@ -71,7 +88,7 @@ pool_cells (const P3dcBevGeometry * geometry, const float *features,
       if (half_out)
         ((uint16_t *) out)[o] = p3dc_float_to_half (acc[c]);
       else
-        ((float *) out)[o] = acc[c];
+        ((float *) out)[o] = device_float (acc[c]);
     }
   }
 }

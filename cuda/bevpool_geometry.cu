@@ -19,16 +19,33 @@ cudaError_t alloc(T **ptr, uint64_t count) {
                     (count > 0 ? count : 1) * sizeof(T));
 }
 
-}  // namespace
-
-extern "C" uint32_t p3dc_bevpool_default_sum_capacity(
-    const P3dcBevPoolParams *params) {
+// The default room for run sums (bevpool-private.h).
+uint32_t default_sum_capacity(const P3dcBevPoolParams *params) {
   const uint64_t columns = (uint64_t)params->cameras * params->feat_width;
   const uint64_t points = p3dc_bevpool_depth_size(params);
   const uint64_t wanted = 2 * columns * params->depth_bins +
                           (uint64_t)params->nx * params->ny * params->nz;
   return (uint32_t)(wanted < points ? wanted : points);
 }
+
+// Whether the device's shared memory holds the blocks of @geometry's
+// geometry and pooling kernels.
+cudaError_t check_shared_memory(const P3dcBevGeometryCuda *geometry,
+                                bool *fits) {
+  int device = 0, most = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                 device);
+  if (err != cudaSuccess) return err;
+  const size_t need =
+      column_smem(geometry->params.depth_bins, geometry->params.feat_height);
+  const size_t pool = p3dc_bevpool_pool_smem(geometry);
+  *fits = need <= (size_t)most && pool <= (size_t)most;
+  return cudaSuccess;
+}
+
+}  // namespace
 
 extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
@@ -61,9 +78,9 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   P3dcResult result = p3dc_bevpool_params_init(&self->params);
   if (result == P3DC_OK &&
       ((uint64_t)self->params.depth_bins * self->params.feat_height >
-           P3DC_BEVPOOL_COLUMN_POINTS_MAX ||
-       self->params.depth_bins > P3DC_BEVPOOL_COLUMN_SIDE_MAX ||
-       self->params.feat_height > P3DC_BEVPOOL_COLUMN_SIDE_MAX))
+           P3DC_BEVPOOL_CUDA_COLUMN_POINTS ||
+       self->params.depth_bins > P3DC_BEVPOOL_CUDA_COLUMN_SIDE ||
+       self->params.feat_height > P3DC_BEVPOOL_CUDA_COLUMN_SIDE))
     result = P3DC_ERROR_TOO_LARGE;
   if (result != P3DC_OK) {
     free(self);
@@ -74,13 +91,19 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   self->cells = self->grid.cells;
   self->columns = self->params.cameras * self->params.feat_width;
   self->column_points = self->params.depth_bins * self->params.feat_height;
+  self->bins_padded = (self->params.depth_bins + 3) / 4 * 4;
   self->channels_padded = (self->params.channels + 3) / 4 * 4;
   self->sum_capacity =
       sum_capacity < self->frustum_points ? sum_capacity : self->frustum_points;
 
   const uint64_t points = self->frustum_points;
   const uint64_t bounds = (uint64_t)self->cells + 1;
-  cudaError_t err = cudaSuccess;
+  bool fits = false;
+  cudaError_t err = check_shared_memory(self, &fits);
+  if (err == cudaSuccess && !fits) {
+    free(self);
+    return P3DC_ERROR_TOO_LARGE;
+  }
   if (err == cudaSuccess) err = alloc(&self->column_runs, self->columns);
   // A column has at most one run per point: ids are frustum positions.
   if (err == cudaSuccess) err = alloc(&self->run_cell, points);
@@ -123,7 +146,7 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new(
     return result;
   }
   return p3dc_bevpool_geometry_cuda_new_capacity(
-      params, p3dc_bevpool_default_sum_capacity(&checked), geometry);
+      params, default_sum_capacity(&checked), geometry);
 }
 
 extern "C" P3dcResult p3dc_bevpool_geometry_compute_cuda(

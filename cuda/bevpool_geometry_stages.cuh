@@ -36,8 +36,13 @@ constexpr int kGeometryStages = 4;
 constexpr unsigned kColumnThreads = 128;
 constexpr unsigned kPlaceThreads = 128;
 constexpr unsigned kRankThreads = 256;
-// A cell of more runs than this is ranked by the whole warp.
-constexpr uint32_t kRankAlone = 32;
+// A cell of more runs than kRankAlone is ranked by a warp, one of more than
+// kRankWarp by a block.  A thread alone compares a cell's runs pairwise, so
+// the cells near the cameras (20 to 52 runs) would hold their warps for up
+// to 2,700 loads: with 8, the update measured 60.3 and 63.6 us against 67.7
+// and 68.9 with 32 (docs/performance.md).
+constexpr uint32_t kRankAlone = 8;
+constexpr uint32_t kRankWarp = 1024;
 
 // Cameras whose constants travel in one launch's parameters (8 x 192 bytes
 // stays well inside the 4 KB parameter space), so no host buffer has to
@@ -121,18 +126,16 @@ static __global__ void __launch_bounds__(kColumnThreads)
   __syncthreads();
   // Offsets: one warp sums the counts, 32 bins at a time.
   if (threadIdx.x < 32) {
+    using WarpScan = cub::WarpScan<uint32_t>;
+    __shared__ typename WarpScan::TempStorage scan;
     const unsigned lane = threadIdx.x;
     uint32_t carry = 0;
     for (uint32_t base = 0; base < bins; base += 32) {
       const uint32_t d = base + lane;
-      const uint32_t count = d < bins ? offsets[d] : 0;
-      uint32_t sum = count;
-      for (unsigned delta = 1; delta < 32; delta <<= 1) {
-        const uint32_t up = __shfl_up_sync(0xffffffffu, sum, delta);
-        if (lane >= delta) sum += up;
-      }
-      if (d < bins) offsets[d] = carry + sum - count;
-      carry += __shfl_sync(0xffffffffu, sum, 31);
+      uint32_t offset, total;
+      WarpScan(scan).ExclusiveSum(d < bins ? offsets[d] : 0u, offset, total);
+      if (d < bins) offsets[d] = carry + offset;
+      carry += total;
     }
     if (lane == 0) a.column_runs[column] = carry;
   }
@@ -189,27 +192,42 @@ __device__ __forceinline__ void rank_runs(const uint32_t *placed,
   }
 }
 
-// Step 4.  A thread per cell ranks a cell of at most kRankAlone runs; the
-// warp ranks each larger one together.
+// Step 4.  A thread per cell ranks a cell of at most kRankAlone runs, the
+// warp each cell of up to kRankWarp, the whole block each larger one (the
+// work is quadratic in a cell's runs: a grid of one cell holding a whole
+// rig's 62,000 runs stays within tens of milliseconds).
 static __global__ void __launch_bounds__(kRankThreads)
     rank_kernel(const uint32_t *cell_start, const uint32_t *placed,
                 uint32_t cells, uint32_t *run_slot, uint32_t *slot_run) {
+  __shared__ uint32_t huge[kRankThreads];
+  __shared__ uint32_t huge_count;
   const uint32_t cell = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned lane = threadIdx.x & 31;
+  if (threadIdx.x == 0) huge_count = 0;
   uint32_t begin = 0, end = 0;
   if (cell < cells) {
     begin = cell_start[cell];
     end = cell_start[cell + 1];
   }
-  const bool large = end - begin > kRankAlone;
-  if (!large) rank_runs(placed, begin, end, 0, 1, run_slot, slot_run);
-  unsigned pending = __ballot_sync(0xffffffffu, large);
+  const uint32_t runs = end - begin;
+  if (runs <= kRankAlone)
+    rank_runs(placed, begin, end, 0, 1, run_slot, slot_run);
+  unsigned pending =
+      __ballot_sync(0xffffffffu, runs > kRankAlone && runs <= kRankWarp);
   while (pending != 0) {
     const int owner = __ffs(pending) - 1;
     pending &= pending - 1;
     const uint32_t b = __shfl_sync(0xffffffffu, begin, owner);
     const uint32_t e = __shfl_sync(0xffffffffu, end, owner);
     rank_runs(placed, b, e, lane, 32, run_slot, slot_run);
+  }
+  __syncthreads();  // huge_count is cleared
+  if (runs > kRankWarp) huge[atomicAdd(&huge_count, 1u)] = cell;
+  __syncthreads();
+  for (uint32_t k = 0; k < huge_count; k++) {
+    const uint32_t c = huge[k];
+    rank_runs(placed, cell_start[c], cell_start[c + 1], threadIdx.x, blockDim.x,
+              run_slot, slot_run);
   }
 }
 
@@ -250,11 +268,20 @@ static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
   args.run_span = reinterpret_cast<uint2 *>(geometry->run_span);
   args.cell_count = geometry->cell_count;
   const size_t smem = column_smem(params->depth_bins, params->feat_height);
-  if (smem > 48 * 1024 &&
-      (err = cudaFuncSetAttribute(column_kernel,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)smem)) != cudaSuccess)
-    return err;
+  if (smem > 48 * 1024) {
+    // Always the device's largest, never this launch's size: a value set
+    // by another thread for a smaller geometry cannot undercut a launch
+    // (the geometry's constructor checked that the block fits).
+    int device = 0, most = 0;
+    err = cudaGetDevice(&device);
+    if (err == cudaSuccess)
+      err = cudaDeviceGetAttribute(
+          &most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (err == cudaSuccess)
+      err = cudaFuncSetAttribute(
+          column_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
+    if (err != cudaSuccess) return err;
+  }
   for (uint32_t first = 0; first < params->cameras;
        first += kCamerasPerLaunch) {
     CameraBatch *batch = &args.batch;

@@ -2,8 +2,9 @@
  * of backend=cpu on the rig of the CPU test (two cameras, 6 x 4 features,
  * 16 x 8 cells), F16/F32 in and out, both layouts and cell roundings and
  * several z cells, with the output negotiated in system memory and in
- * memory:CUDAMemory; and a calibration set while playing recomputes the
- * device geometry before the next frame, as the host one. Needs a GPU. */
+ * memory:CUDAMemory; a calibration set while playing recomputes the
+ * device geometry before the next frame, as the host one; a feature column
+ * too tall for the device is refused with a clear error. Needs a GPU. */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
@@ -120,6 +121,42 @@ GST_START_TEST (test_bevpool_calibration_change)
 
 GST_END_TEST;
 
+/* A feature column taller than the CUDA path holds (bevpool.h): 1024
+ * depth bins of 32 rows, 32,768 points; backend=cuda refuses the caps with
+ * an error that gives the sizes and what to change. */
+GST_START_TEST (test_column_limit)
+{
+  BevpoolrigConfig c = bevpoolrig_small_config;
+  gchar *dir = bevpoolrig_make_dir ();
+  P3dcCameraCalib cameras[2];
+  gchar *path = bevpoolrig_write_calibration (dir, "calib.json", c.cameras,
+      0, FALSE, cameras);
+  static const gchar *const needles[] = { "too tall for bevpool's CUDA path",
+    "1024 depth bins x 32 feature rows = 32768", "backend=cpu", NULL
+  };
+  gchar *properties, *launch, *caps, *text;
+
+  c.feat_height = 32;
+  c.dbound[0] = 1.0;
+  c.dbound[1] = 1025.0;
+  c.dbound[2] = 1.0;
+  properties = bevpoolrig_properties (&c, path, "backend=cuda");
+  launch = g_strdup_printf ("bevpool %s", properties);
+  caps = bevpoolrig_caps (&c, 1024, FALSE);
+  text = elemtest_expect_caps_refused (launch, caps,
+      "application/x-bev-features", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, needles);
+  g_free (text);
+  g_free (caps);
+  g_free (launch);
+  g_free (properties);
+  g_free (path);
+  elemtest_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 bevpool_cuda_suite (void)
 {
@@ -130,6 +167,7 @@ bevpool_cuda_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_bevpool);
   tcase_add_test (tc, test_bevpool_calibration_change);
+  tcase_add_test (tc, test_column_limit);
   return s;
 }
 

@@ -3,10 +3,11 @@
  * for array) and the same pooled output bit for bit (the summation order is
  * defined in bevpool.h and both paths follow it with fmaf), in all four
  * format pairs.  Random configurations, the hand-built fault cases, channel
- * counts that exercise every load width and slice, cells of thousands of
- * points, nuScenes at full size with its real calibration, and run-sum
- * buffers too small for the geometry's runs (bevpool-private.h), whose
- * overflow the pooling sums where it adds them. */
+ * counts that are not multiples of 4 and more than one batch of the cell
+ * kernel, cells of thousands of runs, columns of 1024 and 2048 rows,
+ * non-finite inputs, nuScenes at full size with its real calibration, and
+ * run-sum buffers too small for the geometry's runs (bevpool-private.h),
+ * whose overflow the pooling sums where it adds them. */
 #include <math.h>
 #include <string.h>
 
@@ -166,9 +167,39 @@ compare_outputs (const P3dcBevPoolParams * params, const void *expected,
   }
 }
 
+/* When set, check_pooling writes non-finite values over some inputs. */
+static gboolean poison_inputs;
+
+/* NaN (with and without payload, both signs), +Inf and -Inf over about one
+ * value in 50 of the features and the depth, in their storage format. */
+static void
+poison (P3dTestRng * rng, gpointer features, gsize n_features, gpointer depth,
+    gsize n_depth, gboolean half)
+{
+  static const guint32 f32[] = { 0x7fc00000u, 0x7fa00001u, 0xffc00000u,
+    0x7f800000u, 0xff800000u
+  };
+  static const guint16 f16[] = { 0x7e00u, 0x7d01u, 0xfe00u, 0x7c00u, 0xfc00u };
+  gsize i;
+
+  for (i = 0; i < n_features + n_depth; i++) {
+    gpointer values = i < n_features ? features : depth;
+    gsize k = i < n_features ? i : i - n_features;
+    guint32 pick = p3d_test_rng_u32 (rng);
+
+    if (pick % 50 != 0)
+      continue;
+    if (half)
+      ((guint16 *) values)[k] = f16[pick / 50 % G_N_ELEMENTS (f16)];
+    else
+      memcpy ((guint8 *) values + 4 * k, &f32[pick / 50 % G_N_ELEMENTS (f32)],
+          4);
+  }
+}
+
 /* Pools in all four format pairs on both paths and compares them; the
  * device features start @feature_offset bytes into their buffer, to try
- * the narrower loads. */
+ * unaligned rows. */
 static void
 check_pooling (const BevpoolTestCase * tc, const Geometries * g,
     P3dTestRng * rng, gsize feature_offset, const gchar * what)
@@ -194,6 +225,8 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 
     bevpool_test_random_inputs (rng, params, half_in, &raw_features,
         &raw_depth, &features, &depth);
+    if (poison_inputs)
+      poison (rng, raw_features, n_features, raw_depth, n_depth, half_in);
     fail_unless_equals_int (p3dc_cuda_memcpy_htod (features_at, raw_features,
             n_features * value_size, g->stream), P3DC_OK);
     fail_unless_equals_int (p3dc_cuda_memcpy_htod (d_depth, raw_depth,
@@ -336,9 +369,10 @@ GST_START_TEST (test_fault_cases)
 
 GST_END_TEST;
 
-/* Channel counts for every load width (8, 4, 2, 1 values) and for several
- * slices per tile (more than 96 channels), and features that start at an
- * offset that only allows narrower loads. */
+/* Channel counts that are not multiples of 4 (the run sums' rows padded)
+ * and of more than 96 channels (several batches of the cell kernel), and
+ * features that start 4 bytes into their buffer (rows not 8- or 16-byte
+ * aligned). */
 GST_START_TEST (test_channels_and_alignment)
 {
   static const guint channels[] = { 8, 12, 6, 7, 96, 97, 104, 200 };
@@ -488,7 +522,7 @@ GST_END_TEST;
  * launch takes (8), so that two launches fill the columns; and a grid of a
  * million cells (1000 x 1000), whose counts and starts CUB scans in more
  * than one tile. */
-GST_START_TEST (test_sort_paths)
+GST_START_TEST (test_geometry_shapes)
 {
   guint seed;
 
@@ -602,6 +636,59 @@ GST_START_TEST (test_recompute)
 
 GST_END_TEST;
 
+/* Non-finite inputs: NaN (with payloads, both signs) and infinities among
+ * the features and depths spread to the cells they fall in, bit for bit as
+ * on the host (whose NaNs the reference writes as the device's one NaN). */
+GST_START_TEST (test_non_finite)
+{
+  guint seed;
+
+  poison_inputs = TRUE;
+  for (seed = 0; seed < 6; seed++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
+    gchar *what;
+
+    p3d_test_rng_init (&rng, 8000 + seed);
+    bevpool_test_random_case (&rng, &tc);
+    what = g_strdup_printf ("non-finite inputs, seed %u", seed);
+    check_case (&tc, &rng, 0, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
+  poison_inputs = FALSE;
+}
+
+GST_END_TEST;
+
+/* The largest frustum sides: 33 cameras of one column of 2048 rows and 12
+ * depth bins (24,576 points a column, the limit), so that the depth
+ * tensor's transposition has 67,584 rows of tiles, more than a grid's y or
+ * z can count. */
+GST_START_TEST (test_tall_rig)
+{
+  BevpoolTestCase tc = { {0}, NULL };
+  P3dcCameraCalib *calib;
+  P3dTestRng rng;
+  guint i;
+
+  p3d_test_rng_init (&rng, 8100);
+  bevpool_test_one_cell_case (1, 2048, 12, &tc);
+  tc.params.ybound[1] = 2047.5;
+  tc.params.ybound[2] = 64.0;
+  calib = g_new0 (P3dcCameraCalib, 33);
+  for (i = 0; i < 33; i++)
+    calib[i] = tc.calib[0];
+  g_free (tc.calib);
+  tc.calib = calib;
+  tc.params.cameras = 33;
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
+  check_case (&tc, &rng, 0, "33 cameras of 2048 x 12 points");
+  bevpool_test_case_clear (&tc);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_errors)
 {
   BevpoolTestCase tc = { {0}, NULL }, other = { {0}, NULL };
@@ -686,9 +773,11 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_channels_and_alignment);
   tcase_add_test (tc, test_heavy_cells);
   tcase_add_test (tc, test_small_sum_buffer);
-  tcase_add_test (tc, test_sort_paths);
+  tcase_add_test (tc, test_geometry_shapes);
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_recompute);
+  tcase_add_test (tc, test_non_finite);
+  tcase_add_test (tc, test_tall_rig);
   tcase_add_test (tc, test_errors);
   return s;
 }

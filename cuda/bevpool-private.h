@@ -205,7 +205,7 @@ struct _P3dBevGeometryCuda
   uint32_t *run_slot;           /* ids */
   uint32_t *cell_count;         /* cells + 1: runs per cell, 0 at the end */
   uint32_t *cell_start;         /* cells + 1: first slot per cell */
-  uint32_t *cursor;             /* cells: runs placed so far */
+  uint32_t *cursor;             /* cells + 1, after cell_count: runs placed */
   uint32_t *placed;             /* frustum_points: ids by cell, unordered */
   uint32_t *slot_run;           /* frustum_points: ids by slot */
   /* The pooling's workspace: every frame's depth values column by column,

@@ -56,7 +56,6 @@ extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   cudaFree(geometry->run_slot);
   cudaFree(geometry->cell_count);
   cudaFree(geometry->cell_start);
-  cudaFree(geometry->cursor);
   cudaFree(geometry->placed);
   cudaFree(geometry->slot_run);
   cudaFree(geometry->column_depth);
@@ -109,9 +108,10 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   if (err == cudaSuccess) err = alloc(&self->run_cell, points);
   if (err == cudaSuccess) err = alloc(&self->run_span, 2 * points);
   if (err == cudaSuccess) err = alloc(&self->run_slot, points);
-  if (err == cudaSuccess) err = alloc(&self->cell_count, bounds);
+  // The cursors follow the counts, so that one memset clears both.
+  if (err == cudaSuccess) err = alloc(&self->cell_count, 2 * bounds);
+  if (err == cudaSuccess) self->cursor = self->cell_count + bounds;
   if (err == cudaSuccess) err = alloc(&self->cell_start, bounds);
-  if (err == cudaSuccess) err = alloc(&self->cursor, bounds);
   if (err == cudaSuccess) err = alloc(&self->placed, points);
   if (err == cudaSuccess) err = alloc(&self->slot_run, points);
   if (err == cudaSuccess)

@@ -255,9 +255,10 @@ static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
   cudaError_t err;
 
   if ((err = mark(0, stream)) != cudaSuccess) return err;
+  // The counts and, after them, the place step's cursors.
   if ((err = cudaMemsetAsync(geometry->cell_count, 0,
-                             ((size_t)cells + 1) * sizeof(uint32_t), stream)) !=
-      cudaSuccess)
+                             2 * ((size_t)cells + 1) * sizeof(uint32_t),
+                             stream)) != cudaSuccess)
     return err;
   ColumnArgs args;
   args.grid = geometry->grid;
@@ -303,10 +304,6 @@ static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
     return err;
   if ((err = mark(2, stream)) != cudaSuccess) return err;
 
-  if ((err = cudaMemsetAsync(geometry->cursor, 0,
-                             ((size_t)cells + 1) * sizeof(uint32_t), stream)) !=
-      cudaSuccess)
-    return err;
   place_kernel<<<geometry->columns, kPlaceThreads, 0, stream>>>(
       geometry->column_runs, geometry->run_cell, geometry->cell_start,
       geometry->cursor, geometry->placed, geometry->column_points);

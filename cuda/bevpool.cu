@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "bevpool-private.h"
+#include "smem_limit.cuh"
 
 namespace {
 
@@ -390,20 +391,9 @@ template <typename In>
 cudaError_t launch(const PoolArgs &args, int half_out, size_t smem,
                    cudaStream_t stream) {
   cudaError_t err = cudaSuccess;
-  if (smem > 48 * 1024) {
-    // Always the device's largest, never this launch's size: a value set
-    // here by another thread for a smaller geometry cannot undercut a
-    // launch (the geometry's constructor checked that the block fits).
-    int device = 0, most = 0;
-    err = cudaGetDevice(&device);
-    if (err == cudaSuccess)
-      err = cudaDeviceGetAttribute(
-          &most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (err == cudaSuccess)
-      err = cudaFuncSetAttribute(
-          run_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
-    if (err != cudaSuccess) return err;
-  }
+  if (smem > 48 * 1024 &&
+      (err = p3dc_allow_largest_smem(run_kernel<In>)) != cudaSuccess)
+    return err;
   // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at most
   // 64: depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
   const uint32_t u_tiles = (args.fw + kTileSide - 1) / kTileSide;

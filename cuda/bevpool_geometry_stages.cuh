@@ -29,6 +29,7 @@
 #include <cub/cub.cuh>
 
 #include "bevpool-private.h"
+#include "smem_limit.cuh"
 
 namespace p3dc_bevpool_geometry {
 
@@ -269,20 +270,9 @@ static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
   args.run_span = reinterpret_cast<uint2 *>(geometry->run_span);
   args.cell_count = geometry->cell_count;
   const size_t smem = column_smem(params->depth_bins, params->feat_height);
-  if (smem > 48 * 1024) {
-    // Always the device's largest, never this launch's size: a value set
-    // by another thread for a smaller geometry cannot undercut a launch
-    // (the geometry's constructor checked that the block fits).
-    int device = 0, most = 0;
-    err = cudaGetDevice(&device);
-    if (err == cudaSuccess)
-      err = cudaDeviceGetAttribute(
-          &most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (err == cudaSuccess)
-      err = cudaFuncSetAttribute(
-          column_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
-    if (err != cudaSuccess) return err;
-  }
+  if (smem > 48 * 1024 &&
+      (err = p3dc_allow_largest_smem(column_kernel)) != cudaSuccess)
+    return err;
   for (uint32_t first = 0; first < params->cameras;
        first += kCamerasPerLaunch) {
     CameraBatch *batch = &args.batch;

@@ -177,8 +177,8 @@ static __global__ void __launch_bounds__(kPlaceThreads)
   }
 }
 
-// The slot of each of the ids placed[begin + lane], + 32, ...: @begin plus
-// the number of lower ids in [begin, end).  Ids are distinct.
+// The slot of each of the ids placed[begin + first], + step, ...: @begin
+// plus the number of lower ids in [begin, end).  Ids are distinct.
 __device__ __forceinline__ void rank_runs(const uint32_t *placed,
                                           uint32_t begin, uint32_t end,
                                           uint32_t first, uint32_t step,

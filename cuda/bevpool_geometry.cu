@@ -115,9 +115,9 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   if (err == cudaSuccess) err = alloc(&self->placed, points);
   if (err == cudaSuccess) err = alloc(&self->slot_run, points);
   if (err == cudaSuccess)
-    err = alloc(&self->column_depth,
-                (uint64_t)self->columns * self->params.feat_height *
-                    ((self->params.depth_bins + 3) / 4 * 4));
+    err = alloc(
+        &self->column_depth,
+        (uint64_t)self->columns * self->params.feat_height * self->bins_padded);
   if (err == cudaSuccess)
     err = alloc(&self->sums,
                 (uint64_t)self->sum_capacity * self->channels_padded);
@@ -216,8 +216,8 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_download(
       const uint32_t v0 = span[2 * (size_t)id + 1] >> 16;
       const uint32_t rows = span[2 * (size_t)id + 1] & 0xffffu;
       const uint32_t d = first / fh;
-      if (id >= points || first - d * fh != v0 || rows == 0 || v0 + rows > fh ||
-          rows > points - placed) {
+      if (id >= points || d >= a->depth_bins || first - d * fh != v0 ||
+          rows == 0 || v0 + rows > fh || rows > points - placed) {
         result = P3DC_ERROR_INVALID_ARGUMENT;
         break;
       }

@@ -163,6 +163,10 @@ P3dcResult p3dc_bevpool_geometry_stats (const P3dcBevGeometry * geometry,
 #define P3DC_BEVPOOL_CUDA_COLUMN_POINTS 24576u
 #define P3DC_BEVPOOL_CUDA_COLUMN_SIDE 2048u
 
+/* Whether a feature column of @params (initialized) is within the two
+ * limits above; the device's shared memory is checked by _new. */
+int p3dc_bevpool_cuda_column_fits (const P3dcBevPoolParams * params);
+
 typedef struct _P3dBevGeometryCuda P3dcBevGeometryCuda;
 
 P3dcResult p3dc_bevpool_geometry_cuda_new (const P3dcBevPoolParams * params,

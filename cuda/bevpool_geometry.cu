@@ -75,11 +75,7 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   self->params = *params;
   P3dcResult result = p3dc_bevpool_params_init(&self->params);
-  if (result == P3DC_OK &&
-      ((uint64_t)self->params.depth_bins * self->params.feat_height >
-           P3DC_BEVPOOL_CUDA_COLUMN_POINTS ||
-       self->params.depth_bins > P3DC_BEVPOOL_CUDA_COLUMN_SIDE ||
-       self->params.feat_height > P3DC_BEVPOOL_CUDA_COLUMN_SIDE))
+  if (result == P3DC_OK && !p3dc_bevpool_cuda_column_fits(&self->params))
     result = P3DC_ERROR_TOO_LARGE;
   if (result != P3DC_OK) {
     free(self);

@@ -85,6 +85,15 @@ p3dc_bevpool_params_init (P3dcBevPoolParams * params)
   return P3DC_OK;
 }
 
+int
+p3dc_bevpool_cuda_column_fits (const P3dcBevPoolParams * params)
+{
+  return (uint64_t) params->depth_bins * params->feat_height <=
+      P3DC_BEVPOOL_CUDA_COLUMN_POINTS
+      && params->depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE
+      && params->feat_height <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE;
+}
+
 size_t
 p3dc_bevpool_features_size (const P3dcBevPoolParams * params)
 {

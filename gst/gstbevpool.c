@@ -721,11 +721,7 @@ p3d_bev_pool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   self->params = params;
   self->geometry_valid = FALSE;
 
-  if (filter->use_cuda
-      && ((guint64) params.depth_bins * params.feat_height >
-          P3DC_BEVPOOL_CUDA_COLUMN_POINTS
-          || params.depth_bins > P3DC_BEVPOOL_CUDA_COLUMN_SIDE
-          || params.feat_height > P3DC_BEVPOOL_CUDA_COLUMN_SIDE)) {
+  if (filter->use_cuda && !p3dc_bevpool_cuda_column_fits (&params)) {
     g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
         "camera features too tall for bevpool's CUDA path: %u depth bins x "
         "%u feature rows = %" G_GUINT64_FORMAT " points a feature column, "

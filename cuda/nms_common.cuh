@@ -18,6 +18,17 @@ namespace p3dc_nms {
 constexpr uint32_t kTile = 64;
 constexpr unsigned kFullWarp = 0xffffffffu;
 
+// The sum of @value over this lane and the lanes below it in the warp
+// (every lane of the warp calls it).
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t value) {
+  const uint32_t lane = threadIdx.x & 31;
+  for (uint32_t offset = 1; offset < 32; offset <<= 1) {
+    const uint32_t up = __shfl_up_sync(kFullWarp, value, offset);
+    if (lane >= offset) value += up;
+  }
+  return value;
+}
+
 // Tile number @linear of the upper triangle, walked column by column:
 // linear = col * (col + 1) / 2 + row, row <= col.  The float square root
 // only guesses; the two loops make the answer exact.

@@ -323,11 +323,7 @@ __global__ void __launch_bounds__(kScanThreads)
   // warp 0 turns the warps' sums into their first slots
   if (warp == 0) {
     const uint32_t sum = warp_sums[lane];
-    uint32_t scanned = sum;
-    for (uint32_t offset = 1; offset < 32; offset <<= 1) {
-      const uint32_t up = __shfl_up_sync(kFullWarp, scanned, offset);
-      if (lane >= offset) scanned += up;
-    }
+    const uint32_t scanned = warp_inclusive_sum(sum);
     warp_sums[lane] = scanned - sum;
   }
   // warp_sums holds each warp's first slot
@@ -335,11 +331,7 @@ __global__ void __launch_bounds__(kScanThreads)
   uint32_t carry = warp_sums[warp];
 #pragma unroll
   for (uint32_t k = 0; k < kScanRun; k++) {
-    uint32_t inclusive = count[k];
-    for (uint32_t offset = 1; offset < 32; offset <<= 1) {
-      const uint32_t up = __shfl_up_sync(kFullWarp, inclusive, offset);
-      if (lane >= offset) inclusive += up;
-    }
+    const uint32_t inclusive = warp_inclusive_sum(count[k]);
     const uint32_t c = first + 32 * k;
     if (c < cells) starts[c] = carry + inclusive - count[k];
     carry += __shfl_sync(kFullWarp, inclusive, 31);
@@ -448,11 +440,7 @@ __global__ void __launch_bounds__(kGridThreads)
         first = starts[y * f.width + x_first];
         count = starts[y * f.width + x_last + 1] - first;
       }
-      uint32_t inclusive = count;
-      for (uint32_t offset = 1; offset < 32; offset <<= 1) {
-        const uint32_t up = __shfl_up_sync(kFullWarp, inclusive, offset);
-        if (lane >= offset) inclusive += up;
-      }
+      const uint32_t inclusive = warp_inclusive_sum(count);
       row_first[warp][lane] = first;
       row_scan[warp][lane] = inclusive;
       const uint32_t total = __shfl_sync(kFullWarp, inclusive, 31);

@@ -207,11 +207,7 @@ __global__ void __launch_bounds__(kMaskThreads)
     } else {
       // offsets of each thread's pairs in the list: a scan over the block
       const uint32_t own = __popcll(candidates);
-      uint32_t inclusive = own;
-      for (uint32_t offset = 1; offset < 32; offset <<= 1) {
-        const uint32_t up = __shfl_up_sync(kFullWarp, inclusive, offset);
-        if (lane >= offset) inclusive += up;
-      }
+      const uint32_t inclusive = warp_inclusive_sum(own);
       if (lane == 31) warp_totals[warp] = inclusive;
       // (2) warp_totals complete
       __syncthreads();

@@ -111,11 +111,7 @@ __device__ __forceinline__ void publish_kept(
   for (uint32_t first = 0; first < words; first += 32) {
     const uint32_t t = first + lane;
     const uint32_t own = t < words ? __popcll(tile_bits[t]) : 0;
-    uint32_t inclusive = own;
-    for (uint32_t offset = 1; offset < 32; offset <<= 1) {
-      const uint32_t up = __shfl_up_sync(kFullWarp, inclusive, offset);
-      if (lane >= offset) inclusive += up;
-    }
+    const uint32_t inclusive = warp_inclusive_sum(own);
     if (t < words) tile_start[t] = (uint16_t)(before + inclusive - own);
     before += __shfl_sync(kFullWarp, inclusive, 31);
   }

@@ -167,9 +167,6 @@ compare_outputs (const P3dcBevPoolParams * params, const void *expected,
   }
 }
 
-/* When set, check_pooling writes non-finite values over some inputs. */
-static gboolean poison_inputs;
-
 /* NaN (with and without payload, both signs), +Inf and -Inf over about one
  * value in 50 of the features and the depth, in their storage format. */
 static void
@@ -199,10 +196,11 @@ poison (P3dTestRng * rng, gpointer features, gsize n_features, gpointer depth,
 
 /* Pools in all four format pairs on both paths and compares them; the
  * device features start @feature_offset bytes into their buffer, to try
- * unaligned rows. */
+ * unaligned rows; @poisoned writes non-finite values over some inputs. */
 static void
 check_pooling (const BevpoolTestCase * tc, const Geometries * g,
-    P3dTestRng * rng, gsize feature_offset, const gchar * what)
+    P3dTestRng * rng, gsize feature_offset, gboolean poisoned,
+    const gchar * what)
 {
   const P3dcBevPoolParams *params = &tc->params;
   gsize out_size = p3dc_bevpool_output_size (params);
@@ -225,7 +223,7 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 
     bevpool_test_random_inputs (rng, params, half_in, &raw_features,
         &raw_depth, &features, &depth);
-    if (poison_inputs)
+    if (poisoned)
       poison (rng, raw_features, n_features, raw_depth, n_depth, half_in);
     fail_unless_equals_int (p3dc_cuda_memcpy_htod (features_at, raw_features,
             n_features * value_size, g->stream), P3DC_OK);
@@ -273,7 +271,8 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 /* The device geometry against the oracle too, and the pooling. */
 static void
 check_case_capacity (const BevpoolTestCase * tc, guint32 capacity,
-    P3dTestRng * rng, gsize feature_offset, const gchar * what)
+    P3dTestRng * rng, gsize feature_offset, gboolean poisoned,
+    const gchar * what)
 {
   Geometries g;
   guint32 *oracle_cells =
@@ -282,7 +281,7 @@ check_case_capacity (const BevpoolTestCase * tc, guint32 capacity,
   geometries_compute_capacity (&g, tc, capacity, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
   bevpool_test_check_geometry (g.downloaded, &tc->params, oracle_cells, what);
-  check_pooling (tc, &g, rng, feature_offset, what);
+  check_pooling (tc, &g, rng, feature_offset, poisoned, what);
   geometries_clear (&g);
   g_free (oracle_cells);
 }
@@ -291,7 +290,28 @@ static void
 check_case (const BevpoolTestCase * tc, P3dTestRng * rng,
     gsize feature_offset, const gchar * what)
 {
-  check_case_capacity (tc, DEFAULT_CAPACITY, rng, feature_offset, what);
+  check_case_capacity (tc, DEFAULT_CAPACITY, rng, feature_offset, FALSE, what);
+}
+
+/* @n random cases, seeds @first_seed on, each with room for @capacity run
+ * sums, their inputs @poisoned or not. */
+static void
+check_random_cases (guint first_seed, guint n, guint32 capacity,
+    gboolean poisoned, const gchar * label)
+{
+  guint seed;
+
+  for (seed = first_seed; seed < first_seed + n; seed++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
+    gchar *what = g_strdup_printf ("%s, seed %u", label, seed);
+
+    p3d_test_rng_init (&rng, seed);
+    bevpool_test_random_case (&rng, &tc);
+    check_case_capacity (&tc, capacity, &rng, 0, poisoned, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
 }
 
 GST_START_TEST (test_random_cases)
@@ -450,22 +470,13 @@ GST_START_TEST (test_small_sum_buffer)
 {
   static const guint32 capacities[] = { 0, 1, 37 };
   P3dcBevGeometryCuda *device = NULL;
-  guint i, seed;
+  guint i;
 
   for (i = 0; i < G_N_ELEMENTS (capacities); i++) {
-    for (seed = 0; seed < 6; seed++) {
-      BevpoolTestCase tc = { {0}, NULL };
-      P3dTestRng rng;
-      gchar *what;
+    gchar *label = g_strdup_printf ("room for %u run sums", capacities[i]);
 
-      p3d_test_rng_init (&rng, 5000 + 100 * i + seed);
-      bevpool_test_random_case (&rng, &tc);
-      what = g_strdup_printf ("room for %u run sums, seed %u", capacities[i],
-          seed);
-      check_case_capacity (&tc, capacities[i], &rng, 0, what);
-      g_free (what);
-      bevpool_test_case_clear (&tc);
-    }
+    check_random_cases (5000 + 100 * i, 6, capacities[i], FALSE, label);
+    g_free (label);
     {
       BevpoolTestCase tc = { {0}, NULL };
       P3dTestRng rng;
@@ -477,7 +488,7 @@ GST_START_TEST (test_small_sum_buffer)
       tc.params.ybound[1] = 47.5;
       tc.params.ybound[2] = 16.0;
       fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
-      check_case_capacity (&tc, capacities[i], &rng, 0,
+      check_case_capacity (&tc, capacities[i], &rng, 0, FALSE,
           "12 heavy cells, a small run-sum buffer");
       bevpool_test_case_clear (&tc);
     }
@@ -490,7 +501,8 @@ GST_START_TEST (test_small_sum_buffer)
 
     p3d_test_rng_init (&rng, 5400);
     bevpool_test_nuscenes_case (12, &tc);
-    check_case_capacity (&tc, 60000, &rng, 0, "nuScenes, 60000 run sums");
+    check_case_capacity (&tc, 60000, &rng, 0, FALSE,
+        "nuScenes, 60000 run sums");
     bevpool_test_case_clear (&tc);
   }
 
@@ -585,7 +597,7 @@ GST_START_TEST (test_nuscenes)
       P3DC_OK);
   fail_unless_equals_int (stats.nonempty_cells, 97326);
   fail_unless_equals_int (stats.largest_cell, 886);
-  check_pooling (&tc, &g, &rng, 0, "nuScenes");
+  check_pooling (&tc, &g, &rng, 0, FALSE, "nuScenes");
   geometries_clear (&g);
   bevpool_test_case_clear (&tc);
 }
@@ -628,7 +640,7 @@ GST_START_TEST (test_recompute)
   fail_unless (memcmp (p3dc_bevpool_geometry_points (g.downloaded),
           p3dc_bevpool_geometry_points (g.reference),
           kept * sizeof (guint32)) == 0, "the recomputed geometry differs");
-  check_pooling (&second, &g, &rng, 0, "recomputed");
+  check_pooling (&second, &g, &rng, 0, FALSE, "recomputed");
   geometries_clear (&g);
   bevpool_test_case_clear (&first);
   bevpool_test_case_clear (&second);
@@ -641,22 +653,7 @@ GST_END_TEST;
  * on the host (whose NaNs the reference writes as the device's one NaN). */
 GST_START_TEST (test_non_finite)
 {
-  guint seed;
-
-  poison_inputs = TRUE;
-  for (seed = 0; seed < 6; seed++) {
-    BevpoolTestCase tc = { {0}, NULL };
-    P3dTestRng rng;
-    gchar *what;
-
-    p3d_test_rng_init (&rng, 8000 + seed);
-    bevpool_test_random_case (&rng, &tc);
-    what = g_strdup_printf ("non-finite inputs, seed %u", seed);
-    check_case (&tc, &rng, 0, what);
-    g_free (what);
-    bevpool_test_case_clear (&tc);
-  }
-  poison_inputs = FALSE;
+  check_random_cases (8000, 6, DEFAULT_CAPACITY, TRUE, "non-finite inputs");
 }
 
 GST_END_TEST;

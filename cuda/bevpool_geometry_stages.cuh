@@ -193,18 +193,23 @@ __device__ __forceinline__ void rank_runs(const uint32_t *placed,
   }
 }
 
-// Step 4.  A thread per cell ranks a cell of at most kRankAlone runs, the
+// Step 4.  A thread per cell ranks a cell of at most kRankAlone runs, a
 // warp each cell of up to kRankWarp, the whole block each larger one (the
 // work is quadratic in a cell's runs: a grid of one cell holding a whole
-// rig's 62,000 runs stays within tens of milliseconds).
+// rig's 62,000 runs stays within tens of milliseconds).  The block's cells
+// for warps are shared by all its warps, not left to the warp whose
+// threads they are: the cells that take many runs lie side by side (near
+// the cameras), so one warp would otherwise rank them one after the other
+// while the block's other warps have none.
 static __global__ void __launch_bounds__(kRankThreads)
     rank_kernel(const uint32_t *cell_start, const uint32_t *placed,
                 uint32_t cells, uint32_t *run_slot, uint32_t *slot_run) {
-  __shared__ uint32_t huge[kRankThreads];
-  __shared__ uint32_t huge_count;
+  constexpr unsigned kWarps = kRankThreads / 32;
+  __shared__ uint32_t by_warp[kRankThreads], by_block[kRankThreads];
+  __shared__ uint32_t by_warp_count, by_block_count;
   const uint32_t cell = blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned lane = threadIdx.x & 31;
-  if (threadIdx.x == 0) huge_count = 0;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (threadIdx.x == 0) by_warp_count = by_block_count = 0;
   uint32_t begin = 0, end = 0;
   if (cell < cells) {
     begin = cell_start[cell];
@@ -213,20 +218,19 @@ static __global__ void __launch_bounds__(kRankThreads)
   const uint32_t runs = end - begin;
   if (runs <= kRankAlone)
     rank_runs(placed, begin, end, 0, 1, run_slot, slot_run);
-  unsigned pending =
-      __ballot_sync(0xffffffffu, runs > kRankAlone && runs <= kRankWarp);
-  while (pending != 0) {
-    const int owner = __ffs(pending) - 1;
-    pending &= pending - 1;
-    const uint32_t b = __shfl_sync(0xffffffffu, begin, owner);
-    const uint32_t e = __shfl_sync(0xffffffffu, end, owner);
-    rank_runs(placed, b, e, lane, 32, run_slot, slot_run);
-  }
-  __syncthreads();  // huge_count is cleared
-  if (runs > kRankWarp) huge[atomicAdd(&huge_count, 1u)] = cell;
+  __syncthreads();  // the counts are cleared
+  if (runs > kRankWarp)
+    by_block[atomicAdd(&by_block_count, 1u)] = cell;
+  else if (runs > kRankAlone)
+    by_warp[atomicAdd(&by_warp_count, 1u)] = cell;
   __syncthreads();
-  for (uint32_t k = 0; k < huge_count; k++) {
-    const uint32_t c = huge[k];
+  for (uint32_t k = warp; k < by_warp_count; k += kWarps) {
+    const uint32_t c = by_warp[k];
+    rank_runs(placed, cell_start[c], cell_start[c + 1], lane, 32, run_slot,
+              slot_run);
+  }
+  for (uint32_t k = 0; k < by_block_count; k++) {
+    const uint32_t c = by_block[k];
     rank_runs(placed, cell_start[c], cell_start[c + 1], threadIdx.x, blockDim.x,
               run_slot, slot_run);
   }

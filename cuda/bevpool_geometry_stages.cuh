@@ -39,9 +39,9 @@ constexpr unsigned kPlaceThreads = 128;
 constexpr unsigned kRankThreads = 256;
 // A cell of more runs than kRankAlone is ranked by a warp, one of more than
 // kRankWarp by a block.  A thread alone compares a cell's runs pairwise, so
-// the cells near the cameras (20 to 52 runs) would hold their warps for up
-// to 2,700 loads: with 8, the update measured 60.3 and 63.6 us against 67.7
-// and 68.9 with 32 (docs/performance.md).
+// the cells near the cameras (9 to 29 runs on the nuScenes calibration)
+// would hold their warps for up to 841 loads: with 8, the update measured
+// 60.3 and 63.6 us against 67.7 and 68.9 with 32 (docs/performance.md).
 constexpr uint32_t kRankAlone = 8;
 constexpr uint32_t kRankWarp = 1024;
 

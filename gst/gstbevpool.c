@@ -721,17 +721,17 @@ p3d_bev_pool_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   self->params = params;
   self->geometry_valid = FALSE;
 
-  if (filter->use_cuda && !p3dc_bevpool_cuda_column_fits (&params)) {
-    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
-        "camera features too tall for bevpool's CUDA path: %u depth bins x "
-        "%u feature rows = %" G_GUINT64_FORMAT " points a feature column, "
-        "more than its %u (or a side over %u): set a coarser dbound, or "
-        "backend=cpu", params.depth_bins, params.feat_height,
-        (guint64) params.depth_bins * params.feat_height,
-        P3DC_BEVPOOL_CUDA_COLUMN_POINTS, P3DC_BEVPOOL_CUDA_COLUMN_SIDE);
-    return FALSE;
-  }
   if (filter->use_cuda) {
+    if (!p3dc_bevpool_cuda_column_fits (&params)) {
+      g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+          "camera features too tall for bevpool's CUDA path: %u depth bins "
+          "x %u feature rows = %" G_GUINT64_FORMAT " points a feature "
+          "column, more than its %u (or a side over %u): set a coarser "
+          "dbound, or backend=cpu", params.depth_bins, params.feat_height,
+          (guint64) params.depth_bins * params.feat_height,
+          P3DC_BEVPOOL_CUDA_COLUMN_POINTS, P3DC_BEVPOOL_CUDA_COLUMN_SIDE);
+      return FALSE;
+    }
     if (!p3d_cuda_filter_replace_workspace (filter,
             (gpointer *) & self->geometry_cuda,
             (GDestroyNotify) p3dc_bevpool_geometry_cuda_free,

@@ -214,6 +214,11 @@ struct _P3dBevGeometryCuda
   float *sums;                  /* sum_capacity x channels_padded */
   void *temp;                   /* CUB's temporary storage */
   size_t temp_bytes;
+  /* nonzero when the last update's rank step clears cell_count and cursor
+   * (0 on creation: the first update clears them on its own stream) */
+  int counts_clear;
+  /* nonzero when the device takes programmatic dependent launches */
+  int can_chain;
 };
 
 /* The shared memory (bytes) a pooling block of @geometry takes, for

@@ -123,6 +123,9 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
                                         (int)bounds);
   if (err == cudaSuccess)
     err = cudaMalloc(&self->temp, self->temp_bytes > 0 ? self->temp_bytes : 1);
+  bool chain = false;
+  if (err == cudaSuccess) err = p3dc_launch_dependent_supported(&chain);
+  self->can_chain = chain;
   if (err != cudaSuccess) {
     p3dc_bevpool_geometry_cuda_free(self);
     return err;

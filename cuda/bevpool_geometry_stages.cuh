@@ -14,7 +14,10 @@
 //      so in no fixed order);
 //   4. rank: each cell orders its runs by id, which is (camera, u, d, v)
 //      order, the order bevpool.h defines: a run's slot is its cell's first
-//      slot plus the number of the cell's runs with a lower id.
+//      slot plus the number of the cell's runs with a lower id; and clears
+//      the cell's count and cursor for the next update.
+// Steps 3 and 4 are programmatic dependent launches (launch.cuh), and the
+// only memset is the first update's.
 //
 // The sequence is a template over what happens between the steps: the
 // library marks nothing (NoMarks); tests/bench/bench_bevpool_stages.cu,
@@ -26,9 +29,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cub/cub.cuh>
 
 #include "bevpool-private.h"
+#include "launch.cuh"
 #include "smem_limit.cuh"
 
 namespace p3dc_bevpool_geometry {
@@ -58,6 +63,8 @@ struct CameraBatch {
 
 struct ColumnArgs {
   P3dcBevFrustumGrid grid;
+  // 1 / grid.step, or 0 where that is not a normal double (no fast path)
+  double inv_step[3];
   CameraBatch batch;
   uint32_t column_points;
   uint32_t cell_stride;  // a depth bin's row of cells in shared memory
@@ -76,6 +83,57 @@ static inline uint32_t cell_stride(uint32_t feat_height) {
 static inline size_t column_smem(uint32_t depth_bins, uint32_t feat_height) {
   return ((size_t)depth_bins * cell_stride(feat_height) + depth_bins) *
          sizeof(uint32_t);
+}
+
+// The cell of depth bin @d on the column @ray of @cam, as
+// p3dc_bevpool_ray_cell() gives it, with a multiplication by 1 / step in
+// place of each axis's division where that provably gives the same cell,
+// and the division where it might not.  The quotient and the product
+// differ by less than 2^-51 of the product when both are normal doubles
+// (three roundings of 2^-53), so when the product lies further than 2^-50
+// of itself from the nearest integer, both lie strictly between the same
+// two integers, and every test the rule makes (against 0, -1 and n) and
+// the truncation agree.  Near an integer, below 2^-1000 (where rounding may
+// underflow differently), beyond 2^49 (where the margin covers the whole
+// interval), for NaN and infinity, and when inv_step is 0, the division
+// decides, as in the reference.  The three axes are computed without a
+// branch but the rare division's, so that their float64 work overlaps.
+__device__ __forceinline__ uint32_t ray_cell(const P3dcBevFrustumGrid &grid,
+                                             const double inv_step[3],
+                                             const P3dcBevCamera *cam,
+                                             const P3dcBevRay *ray,
+                                             uint32_t d) {
+  const double ds = grid.depth_min + (double)d * grid.depth_step;
+  double lidar[3], q[3], t[3];
+  bool close[3], any_close = false;
+  p3dc_bevpool_ray_point(cam, ray, ds, lidar);
+#pragma unroll
+  for (int axis = 0; axis < 3; axis++) {
+    q[axis] = lidar[axis] - grid.lower[axis];
+    t[axis] = q[axis] * inv_step[axis];
+    const double magnitude = fabs(t[axis]);
+    close[axis] = !(magnitude >= 0x1p-1000 &&
+                    fabs(t[axis] - rint(t[axis])) > magnitude * 0x1p-50);
+    any_close |= close[axis];
+  }
+  if (any_close) {
+#pragma unroll
+    for (int axis = 0; axis < 3; axis++)
+      if (close[axis]) t[axis] = q[axis] / grid.step[axis];
+  }
+  bool inside = true;
+  uint32_t cell[3];
+#pragma unroll
+  for (int axis = 0; axis < 3; axis++) {
+    inside &= grid.floor_rule ? t[axis] >= 0.0 : t[axis] > -1.0;
+    inside &= t[axis] < (double)grid.n[axis];
+    // converted only where inside, so no out-of-range conversion happens
+    cell[axis] = inside ? (uint32_t)(int32_t)t[axis] : 0u;
+  }
+  if (!inside) return grid.cells;
+  if (grid.layout_xy)
+    return (cell[2] * grid.n[0] + cell[0]) * grid.n[1] + cell[1];
+  return (cell[2] * grid.n[1] + cell[1]) * grid.n[0] + cell[0];
 }
 
 // Step 1.  Block: one feature column of the batch.  The points are taken
@@ -100,15 +158,17 @@ static __global__ void __launch_bounds__(kColumnThreads)
 
   uint32_t i = threadIdx.x * per_thread;
   const uint32_t end = min(i + per_thread, points);
+  // (v, d) of point i, then stepped along: one division per thread
+  uint32_t v = i / bins, d = i - v * bins;
   P3dcBevRay ray;
-  uint32_t ray_v = UINT32_MAX;
+  if (i < end) p3dc_bevpool_column_ray(&grid, cam, u, v, &ray);
   for (; i < end; i++) {
-    const uint32_t v = i / bins, d = i - v * bins;
-    if (v != ray_v) {
+    cells[d * stride + v] = ray_cell(grid, a.inv_step, cam, &ray, d);
+    if (++d == bins && i + 1 < end) {
+      d = 0;
+      v++;
       p3dc_bevpool_column_ray(&grid, cam, u, v, &ray);
-      ray_v = v;
     }
-    cells[d * stride + v] = p3dc_bevpool_ray_cell(&grid, cam, &ray, d);
   }
   __syncthreads();
 
@@ -163,12 +223,15 @@ static __global__ void __launch_bounds__(kColumnThreads)
 }
 
 // Step 3.  Block: one feature column; its runs take places in their cells.
+// A programmatic dependent of the scan (launch.cuh), as is step 4 of it.
 static __global__ void __launch_bounds__(kPlaceThreads)
     place_kernel(const uint32_t *column_runs, const uint32_t *run_cell,
                  const uint32_t *cell_start, uint32_t *cursor, uint32_t *placed,
                  uint32_t column_points) {
+  p3dc_wait_for_previous_kernel();
+  p3dc_allow_next_kernel();
   const uint32_t column = blockIdx.x;
-  const uint32_t runs = column_runs[column];
+  const uint32_t runs = p3dc_load_after_wait(&column_runs[column]);
   const uint64_t base = (uint64_t)column * column_points;
   for (uint32_t i = threadIdx.x; i < runs; i += blockDim.x) {
     const uint32_t id = (uint32_t)(base + i);
@@ -200,20 +263,26 @@ __device__ __forceinline__ void rank_runs(const uint32_t *placed,
 // for warps are shared by all its warps, not left to the warp whose
 // threads they are: the cells that take many runs lie side by side (near
 // the cameras), so one warp would otherwise rank them one after the other
-// while the block's other warps have none.
+// while the block's other warps have none.  The cell's count and cursor
+// have done their work by then: the kernel clears them for the next
+// update, which then needs no memset (P3dcBevGeometryCuda.counts_clear).
 static __global__ void __launch_bounds__(kRankThreads)
     rank_kernel(const uint32_t *cell_start, const uint32_t *placed,
-                uint32_t cells, uint32_t *run_slot, uint32_t *slot_run) {
+                uint32_t cells, uint32_t *run_slot, uint32_t *slot_run,
+                uint32_t *cell_count, uint32_t *cursor) {
   constexpr unsigned kWarps = kRankThreads / 32;
   __shared__ uint32_t by_warp[kRankThreads], by_block[kRankThreads];
   __shared__ uint32_t by_warp_count, by_block_count;
   const uint32_t cell = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (threadIdx.x == 0) by_warp_count = by_block_count = 0;
+  p3dc_wait_for_previous_kernel();
   uint32_t begin = 0, end = 0;
   if (cell < cells) {
-    begin = cell_start[cell];
-    end = cell_start[cell + 1];
+    begin = p3dc_load_after_wait(&cell_start[cell]);
+    end = p3dc_load_after_wait(&cell_start[cell + 1]);
+    cell_count[cell] = 0;
+    cursor[cell] = 0;
   }
   const uint32_t runs = end - begin;
   if (runs <= kRankAlone)
@@ -260,13 +329,21 @@ static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
   cudaError_t err;
 
   if ((err = mark(0, stream)) != cudaSuccess) return err;
-  // The counts and, after them, the place step's cursors.
-  if ((err = cudaMemsetAsync(geometry->cell_count, 0,
+  // The counts and, after them, the place step's cursors, unless the last
+  // update's rank step cleared them.  Until this update's rank step is
+  // queued they are not known to be clear.
+  if (!geometry->counts_clear &&
+      (err = cudaMemsetAsync(geometry->cell_count, 0,
                              2 * ((size_t)cells + 1) * sizeof(uint32_t),
                              stream)) != cudaSuccess)
     return err;
+  geometry->counts_clear = 0;
   ColumnArgs args;
   args.grid = geometry->grid;
+  for (int axis = 0; axis < 3; axis++) {
+    const double inv = 1.0 / geometry->grid.step[axis];
+    args.inv_step[axis] = std::isnormal(inv) ? inv : 0.0;
+  }
   args.column_points = geometry->column_points;
   args.cell_stride = cell_stride(params->feat_height);
   args.column_runs = geometry->column_runs;
@@ -298,16 +375,24 @@ static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
     return err;
   if ((err = mark(2, stream)) != cudaSuccess) return err;
 
-  place_kernel<<<geometry->columns, kPlaceThreads, 0, stream>>>(
-      geometry->column_runs, geometry->run_cell, geometry->cell_start,
-      geometry->cursor, geometry->placed, geometry->column_points);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  const bool chain = geometry->can_chain != 0;
+  if ((err = p3dc_launch(place_kernel, geometry->columns, kPlaceThreads, 0,
+                         stream, chain, (const uint32_t *)geometry->column_runs,
+                         (const uint32_t *)geometry->run_cell,
+                         (const uint32_t *)geometry->cell_start,
+                         geometry->cursor, geometry->placed,
+                         geometry->column_points)) != cudaSuccess)
+    return err;
   if ((err = mark(3, stream)) != cudaSuccess) return err;
 
-  rank_kernel<<<blocks_for(cells, kRankThreads), kRankThreads, 0, stream>>>(
-      geometry->cell_start, geometry->placed, cells, geometry->run_slot,
-      geometry->slot_run);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = p3dc_launch(
+           rank_kernel, blocks_for(cells, kRankThreads), kRankThreads, 0,
+           stream, chain, (const uint32_t *)geometry->cell_start,
+           (const uint32_t *)geometry->placed, cells, geometry->run_slot,
+           geometry->slot_run, geometry->cell_count, geometry->cursor)) !=
+      cudaSuccess)
+    return err;
+  geometry->counts_clear = 1;
   if ((err = mark(4, stream)) != cudaSuccess) return err;
   geometry->computed = 1;
   return P3DC_OK;

@@ -464,6 +464,30 @@ GST_START_TEST (test_fault_non_square)
 
 GST_END_TEST;
 
+/* Decimal cell sizes put most points within a few ulps of a cell
+ * boundary, on both sides of it: the reference's cells are the oracle's,
+ * which divides the same float64 values. */
+GST_START_TEST (test_cell_boundaries)
+{
+  P3dTestRng rng;
+  gint variant;
+
+  p3d_test_rng_init (&rng, 15);
+  for (variant = 0; variant < 6; variant++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    gchar *what;
+
+    bevpool_test_boundary_case (variant, &tc);
+    what = g_strdup_printf ("%g m cells, %s", tc.params.xbound[2],
+        variant & 1 ? "floor" : "truncate");
+    check_case (&tc, &rng, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
+}
+
+GST_END_TEST;
+
 /* Several z cells: stacked along the channels, channel z * C + c, as LSS
  * and BEVFusion collapse them. */
 GST_START_TEST (test_stacked_z)
@@ -676,6 +700,7 @@ bevpool_suite (void)
   tcase_add_test (tc, test_fault_cell_zero);
   tcase_add_test (tc, test_fault_last_interval);
   tcase_add_test (tc, test_fault_non_square);
+  tcase_add_test (tc, test_cell_boundaries);
   tcase_add_test (tc, test_stacked_z);
   tcase_add_test (tc, test_summation_order);
   tcase_add_test (tc, test_nuscenes);

@@ -385,6 +385,17 @@ GST_START_TEST (test_fault_cases)
     check_case (&tc, &rng, 0, "fault 4: non-square grid");
     bevpool_test_case_clear (&tc);
   }
+  /* The device divides only near a boundary (bevpool_geometry_stages.cuh):
+   * here most points are within ulps of one. */
+  for (variant = 0; variant < 6; variant++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    gchar *what = g_strdup_printf ("cell boundaries, variant %d", variant);
+
+    bevpool_test_boundary_case (variant, &tc);
+    check_case (&tc, &rng, 0, what);
+    g_free (what);
+    bevpool_test_case_clear (&tc);
+  }
 }
 
 GST_END_TEST;

@@ -658,6 +658,28 @@ bevpool_test_non_square_case (gint variant, BevpoolTestCase * tc)
   fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
 
+/* Decimal steps, where most frustum points lie within a few ulps of a
+ * cell boundary: x = u * ds, y = v * ds, z = ds for camera 0, and x - 0.7,
+ * y - 0.3 for camera 1 (9 x 6 pixels, 4 depth bins), over cells of 0.1,
+ * 0.7 or 0.2 m (variant / 2) from (-0.3, -0.6, 0.2), truncating (even
+ * variants) or flooring.  Points beyond 12 m in x, 8 in y and 3 in z are
+ * dropped. */
+void
+bevpool_test_boundary_case (gint variant, BevpoolTestCase * tc)
+{
+  static const gdouble steps[] = { 0.1, 0.7, 0.2 };
+  const gdouble step = steps[(variant / 2) % G_N_ELEMENTS (steps)];
+
+  axis_case (tc, 2, 9, 6, 4);
+  bevpool_test_axis_camera (&tc->calib[1], -0.7, -0.3);
+  set_bound (tc->params.xbound, -0.3, 12.0, step);
+  set_bound (tc->params.ybound, -0.6, 8.0, step);
+  set_bound (tc->params.zbound, 0.2, 3.0, step);
+  tc->params.rounding = variant & 1 ? P3DC_BEV_ROUND_FLOOR :
+      P3DC_BEV_ROUND_TRUNCATE;
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
+}
+
 /* Every point within one 1000 m cell. */
 void
 bevpool_test_one_cell_case (guint width, guint height, guint bins,

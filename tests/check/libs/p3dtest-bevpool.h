@@ -50,7 +50,9 @@ void bevpool_test_axis_camera (P3dcCameraCalib * calib, gdouble offset_x,
  * - last_interval: several points in the last cell (variant 0) or in the
  *   last non-empty cell before an empty one (variant 1).
  * - non_square: nx != ny, both layouts (variants 0 to 3).
- * - one_cell: width x height x bins points, all in a single cell. */
+ * - one_cell: width x height x bins points, all in a single cell.
+ * - boundary: decimal cell sizes, most points within ulps of a cell
+ *   boundary (variants 0 to 5: three sizes, both rounding rules). */
 void bevpool_test_truncate_floor_case (P3dcBevRounding rounding,
     BevpoolTestCase * tc);
 void bevpool_test_per_camera_aug_case (P3dTestRng * rng,
@@ -60,6 +62,7 @@ void bevpool_test_last_interval_case (gint variant, BevpoolTestCase * tc);
 void bevpool_test_non_square_case (gint variant, BevpoolTestCase * tc);
 void bevpool_test_one_cell_case (guint width, guint height, guint bins,
     BevpoolTestCase * tc);
+void bevpool_test_boundary_case (gint variant, BevpoolTestCase * tc);
 
 /* The oracle: the cell of every frustum point (BEVPOOL_TEST_DROPPED when
  * outside), numbered as the output plane (see bevpool.h). */

@@ -219,6 +219,8 @@ struct _P3dBevGeometryCuda
   int counts_clear;
   /* nonzero when the device takes programmatic dependent launches */
   int can_chain;
+  /* the update's launches as one CUDA graph (bevpool_geometry.cu) */
+  struct P3dcBevGeometryGraph *update_graph;
 };
 
 /* The shared memory (bytes) a pooling block of @geometry takes, for

@@ -9,9 +9,160 @@
 #include "bevpool-private.h"
 #include "bevpool_geometry_stages.cuh"
 
+// The update as one CUDA graph: a call costs the host one graph launch,
+// and a parameter update of the column kernel's nodes where the
+// calibration changed, instead of a launch a step (a few microseconds of
+// the host's time each, while the device waits: docs/performance.md,
+// "The floor of a call").  The column kernels, CUB's scan (captured into
+// a child graph), place and rank, the edge between the last two
+// programmatic where the device has such edges.
+struct P3dcBevGeometryGraph {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaGraphNode_t *columns;  // the column kernel's node of each batch
+  p3dc_bevpool_geometry::ColumnArgs *held;  // the arguments they hold
+  p3dc_bevpool_geometry::ColumnArgs *next;  // a call's
+};
+
 namespace {
 
 using namespace p3dc_bevpool_geometry;
+
+void destroy_graph(P3dcBevGeometryGraph *g) {
+  if (g == nullptr) return;
+  if (g->exec != nullptr) cudaGraphExecDestroy(g->exec);
+  if (g->graph != nullptr) cudaGraphDestroy(g->graph);
+  free(g->columns);
+  free(g->held);
+  free(g->next);
+  free(g);
+}
+
+// CUB's scan (step 2) captured into a graph of its own, on a stream of
+// its own.
+cudaError_t capture_scan(const P3dcBevGeometryCuda *geometry,
+                         cudaGraph_t *scan) {
+  cudaStream_t stream = nullptr;
+  cudaError_t err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (err != cudaSuccess) return err;
+  err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  if (err == cudaSuccess) {
+    const cudaError_t queued = enqueue_scan(geometry, stream);
+    // the capture always ends, whatever happened inside it
+    err = cudaStreamEndCapture(stream, scan);
+    if (err == cudaSuccess && queued != cudaSuccess) {
+      cudaGraphDestroy(*scan);
+      *scan = nullptr;
+      err = queued;
+    }
+  }
+  cudaStreamDestroy(stream);
+  return err;
+}
+
+// @geometry's update graph, its column nodes holding placeholder
+// arguments (no cameras) until a call sets them.
+cudaError_t build_graph(P3dcBevGeometryCuda *geometry, bool programmatic,
+                        P3dcBevGeometryGraph **out) {
+  const uint32_t batches = column_batches(&geometry->params);
+  P3dcBevGeometryGraph *g =
+      static_cast<P3dcBevGeometryGraph *>(calloc(1, sizeof(*g)));
+  if (g == nullptr) return cudaErrorMemoryAllocation;
+  g->columns =
+      static_cast<cudaGraphNode_t *>(calloc(batches, sizeof(cudaGraphNode_t)));
+  g->held = static_cast<ColumnArgs *>(malloc(batches * sizeof(ColumnArgs)));
+  g->next = static_cast<ColumnArgs *>(malloc(batches * sizeof(ColumnArgs)));
+  if (g->columns == nullptr || g->held == nullptr || g->next == nullptr) {
+    destroy_graph(g);
+    return cudaErrorMemoryAllocation;
+  }
+  UpdateArgs u;
+  u.batches = g->held;
+  column_args(geometry, nullptr, u.batches);
+  step_args(geometry, &u);
+
+  cudaKernelNodeParams p;
+  void *arg[1];
+  cudaGraph_t scan = nullptr;
+  cudaGraphNode_t scan_node = nullptr, place_node = nullptr,
+                  rank_node = nullptr;
+  cudaError_t err = cudaSuccess;
+  // a kernel node's shared memory must be allowed when it is added
+  if (column_smem(geometry->params.depth_bins, geometry->params.feat_height) >
+      48 * 1024)
+    err = p3dc_allow_largest_smem(column_kernel);
+  if (err == cudaSuccess) err = cudaGraphCreate(&g->graph, 0);
+  for (uint32_t b = 0; b < batches && err == cudaSuccess; b++) {
+    step_launch(geometry, &u, b, &p, arg);
+    err = cudaGraphAddKernelNode(&g->columns[b], g->graph, nullptr, 0, &p);
+  }
+  if (err == cudaSuccess) err = capture_scan(geometry, &scan);
+  if (err == cudaSuccess)
+    err = cudaGraphAddChildGraphNode(&scan_node, g->graph, g->columns, batches,
+                                     scan);
+  if (scan != nullptr) cudaGraphDestroy(scan);  // the node holds a copy
+  if (err == cudaSuccess) {
+    step_launch(geometry, &u, batches, &p, arg);
+    err = cudaGraphAddKernelNode(&place_node, g->graph, &scan_node, 1, &p);
+  }
+  if (err == cudaSuccess) {
+    step_launch(geometry, &u, batches + 1, &p, arg);
+    err = cudaGraphAddKernelNode(&rank_node, g->graph, nullptr, 0, &p);
+  }
+  if (err == cudaSuccess) {
+    cudaGraphEdgeData edge;
+    memset(&edge, 0, sizeof edge);
+    edge.from_port = cudaGraphKernelNodePortProgrammatic;
+    edge.type = cudaGraphDependencyTypeProgrammatic;
+    err = cudaGraphAddDependencies(g->graph, &place_node, &rank_node,
+                                   programmatic ? &edge : nullptr, 1);
+  }
+  if (err == cudaSuccess) err = cudaGraphInstantiate(&g->exec, g->graph, 0);
+  if (err != cudaSuccess) {
+    destroy_graph(g);
+    return err;
+  }
+  *out = g;
+  return cudaSuccess;
+}
+
+// The update graph with a programmatic edge where the device and the
+// driver take one in a graph, with plain edges otherwise.  A failure is
+// returned, and not left behind for the next call's cudaGetLastError().
+cudaError_t setup_graph(P3dcBevGeometryCuda *geometry) {
+  if (geometry->can_chain &&
+      build_graph(geometry, true, &geometry->update_graph) == cudaSuccess)
+    return cudaSuccess;
+  cudaGetLastError();
+  const cudaError_t err = build_graph(geometry, false, &geometry->update_graph);
+  cudaGetLastError();
+  return err;
+}
+
+// Launches the update graph with @batches' column arguments: only the
+// column nodes whose arguments changed since the last launch are set (a
+// host-side patch of the executable graph; launches already queued keep
+// theirs).
+cudaError_t launch_graph(const P3dcBevGeometryCuda *geometry,
+                         P3dcBevGeometryGraph *g, cudaStream_t stream) {
+  UpdateArgs u;
+  u.batches = g->next;
+  step_args(geometry, &u);
+  for (uint32_t b = 0; b < column_batches(&geometry->params); b++) {
+    if (memcmp(static_cast<const void *>(&g->next[b]),
+               static_cast<const void *>(&g->held[b]), sizeof(ColumnArgs)) == 0)
+      continue;
+    cudaKernelNodeParams p;
+    void *arg[1];
+    step_launch(geometry, &u, b, &p, arg);
+    const cudaError_t err =
+        cudaGraphExecKernelNodeSetParams(g->exec, g->columns[b], &p);
+    if (err != cudaSuccess) return err;
+    memcpy(static_cast<void *>(&g->held[b]),
+           static_cast<const void *>(&g->next[b]), sizeof(ColumnArgs));
+  }
+  return cudaGraphLaunch(g->exec, stream);
+}
 
 template <typename T>
 cudaError_t alloc(T **ptr, uint64_t count) {
@@ -50,6 +201,7 @@ cudaError_t check_shared_memory(const P3dcBevGeometryCuda *geometry,
 extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
   // Errors are ignored: a failed free leaves nothing the caller can do.
+  destroy_graph(geometry->update_graph);
   cudaFree(geometry->column_runs);
   cudaFree(geometry->run_cell);
   cudaFree(geometry->run_span);
@@ -126,6 +278,7 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   bool chain = false;
   if (err == cudaSuccess) err = p3dc_launch_dependent_supported(&chain);
   self->can_chain = chain;
+  if (err == cudaSuccess) err = setup_graph(self);
   if (err != cudaSuccess) {
     p3dc_bevpool_geometry_cuda_free(self);
     return err;
@@ -151,7 +304,28 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new(
 extern "C" P3dcResult p3dc_bevpool_geometry_compute_cuda(
     P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
     P3dcCudaStream stream) {
-  return compute_stages(geometry, calib, NoMarks(), stream);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  P3dcResult result = begin_update(geometry, calib, s);
+  if (result != P3DC_OK) return result;
+  P3dcBevGeometryGraph *g = geometry->update_graph;
+  column_args(geometry, calib, g->next);
+  // Inside a capture of the caller's the steps are queued as plain
+  // launches, which the capture records (as voxelize.cu does); the
+  // geometry's own graph is left as it is.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t err = cudaStreamIsCapturing(s, &capture);
+  if (err == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
+    UpdateArgs u;
+    u.batches = g->next;
+    step_args(geometry, &u);
+    err = enqueue_steps(geometry, &u, false, NoMarks(), s);
+  } else if (err == cudaSuccess) {
+    err = launch_graph(geometry, g, s);
+  }
+  if (err != cudaSuccess) return err;
+  geometry->counts_clear = 1;
+  geometry->computed = 1;
+  return P3DC_OK;
 }
 
 extern "C" P3dcResult p3dc_bevpool_geometry_cuda_download(

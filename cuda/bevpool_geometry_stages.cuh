@@ -16,20 +16,26 @@
 //      order, the order bevpool.h defines: a run's slot is its cell's first
 //      slot plus the number of the cell's runs with a lower id; and clears
 //      the cell's count and cursor for the next update.
-// Steps 3 and 4 are programmatic dependent launches (launch.cuh), and the
-// only memset is the first update's.
+// Steps 3 and 4 wait for the step before them on the device (launch.cuh):
+// launched as programmatic dependents one by one, and step 4 over a
+// programmatic edge in the graph.  The only memset is the first update's.
 //
-// The sequence is a template over what happens between the steps: the
+// step_launch() describes each kernel launch once.  The library adds them
+// to one CUDA graph with CUB's scan (bevpool_geometry.cu), and queues them
+// one by one through enqueue_steps() where its caller captures the stream.
+// enqueue_steps() is a template over what happens between the steps: the
 // library marks nothing (NoMarks); tests/bench/bench_bevpool_stages.cu,
-// which only the benchmarks build, records a CUDA event at each mark to time
-// the steps.  Everything here has internal linkage, so that the benchmark's
-// copy and the library's link into one program.
+// which only the benchmarks build, records a CUDA event at each mark to
+// time the steps.  Everything here has internal linkage, so that the
+// benchmark's copy and the library's link into one program.
 #ifndef P3DC_BEVPOOL_GEOMETRY_STAGES_CUH
 #define P3DC_BEVPOOL_GEOMETRY_STAGES_CUH
 
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <cub/cub.cuh>
 
 #include "bevpool-private.h"
@@ -224,19 +230,26 @@ static __global__ void __launch_bounds__(kColumnThreads)
 
 // Step 3.  Block: one feature column; its runs take places in their cells.
 // A programmatic dependent of the scan (launch.cuh), as is step 4 of it.
+struct PlaceArgs {
+  const uint32_t *column_runs;
+  const uint32_t *run_cell;
+  const uint32_t *cell_start;
+  uint32_t *cursor;
+  uint32_t *placed;
+  uint32_t column_points;
+};
+
 static __global__ void __launch_bounds__(kPlaceThreads)
-    place_kernel(const uint32_t *column_runs, const uint32_t *run_cell,
-                 const uint32_t *cell_start, uint32_t *cursor, uint32_t *placed,
-                 uint32_t column_points) {
+    place_kernel(const PlaceArgs a) {
   p3dc_wait_for_previous_kernel();
   p3dc_allow_next_kernel();
   const uint32_t column = blockIdx.x;
-  const uint32_t runs = p3dc_load_after_wait(&column_runs[column]);
-  const uint64_t base = (uint64_t)column * column_points;
+  const uint32_t runs = p3dc_load_after_wait(&a.column_runs[column]);
+  const uint64_t base = (uint64_t)column * a.column_points;
   for (uint32_t i = threadIdx.x; i < runs; i += blockDim.x) {
     const uint32_t id = (uint32_t)(base + i);
-    const uint32_t cell = run_cell[id];
-    placed[cell_start[cell] + atomicAdd(&cursor[cell], 1u)] = id;
+    const uint32_t cell = a.run_cell[id];
+    a.placed[a.cell_start[cell] + atomicAdd(&a.cursor[cell], 1u)] = id;
   }
 }
 
@@ -266,10 +279,21 @@ __device__ __forceinline__ void rank_runs(const uint32_t *placed,
 // while the block's other warps have none.  The cell's count and cursor
 // have done their work by then: the kernel clears them for the next
 // update, which then needs no memset (P3dcBevGeometryCuda.counts_clear).
+struct RankArgs {
+  const uint32_t *cell_start;
+  const uint32_t *placed;
+  uint32_t cells;
+  uint32_t *run_slot;
+  uint32_t *slot_run;
+  uint32_t *cell_count;
+  uint32_t *cursor;
+};
+
 static __global__ void __launch_bounds__(kRankThreads)
-    rank_kernel(const uint32_t *cell_start, const uint32_t *placed,
-                uint32_t cells, uint32_t *run_slot, uint32_t *slot_run,
-                uint32_t *cell_count, uint32_t *cursor) {
+    rank_kernel(const RankArgs a) {
+  const uint32_t *const cell_start = a.cell_start, *const placed = a.placed;
+  const uint32_t cells = a.cells;
+  uint32_t *const run_slot = a.run_slot, *const slot_run = a.slot_run;
   constexpr unsigned kWarps = kRankThreads / 32;
   __shared__ uint32_t by_warp[kRankThreads], by_block[kRankThreads];
   __shared__ uint32_t by_warp_count, by_block_count;
@@ -281,8 +305,8 @@ static __global__ void __launch_bounds__(kRankThreads)
   if (cell < cells) {
     begin = p3dc_load_after_wait(&cell_start[cell]);
     end = p3dc_load_after_wait(&cell_start[cell + 1]);
-    cell_count[cell] = 0;
-    cursor[cell] = 0;
+    a.cell_count[cell] = 0;
+    a.cursor[cell] = 0;
   }
   const uint32_t runs = end - begin;
   if (runs <= kRankAlone)
@@ -313,87 +337,186 @@ struct NoMarks {
   cudaError_t operator()(int, cudaStream_t) const { return cudaSuccess; }
 };
 
-template <typename Mark>
-static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
-                                 const P3dcCameraCalib *calib, const Mark &mark,
-                                 P3dcCudaStream stream) {
+// Launches of the column kernel an update takes: one a kCamerasPerLaunch
+// cameras.
+static uint32_t column_batches(const P3dcBevPoolParams *params) {
+  return (params->cameras + kCamerasPerLaunch - 1) / kCamerasPerLaunch;
+}
+
+// The column kernel's arguments for each of @geometry's camera batches
+// (column_batches() of them), the cameras' constants derived from @calib,
+// or zero where @calib is null (the placeholders a graph is built with).
+static void column_args(const P3dcBevGeometryCuda *geometry,
+                        const P3dcCameraCalib *calib, ColumnArgs *batches) {
+  const P3dcBevPoolParams *params = &geometry->params;
+  for (uint32_t b = 0; b < column_batches(params); b++) {
+    ColumnArgs &args = batches[b];
+    memset(static_cast<void *>(&args), 0, sizeof args);
+    args.grid = geometry->grid;
+    for (int axis = 0; axis < 3; axis++) {
+      const double inv = 1.0 / geometry->grid.step[axis];
+      args.inv_step[axis] = std::isnormal(inv) ? inv : 0.0;
+    }
+    args.column_points = geometry->column_points;
+    args.cell_stride = cell_stride(params->feat_height);
+    args.column_runs = geometry->column_runs;
+    args.run_cell = geometry->run_cell;
+    args.run_span = reinterpret_cast<uint2 *>(geometry->run_span);
+    args.cell_count = geometry->cell_count;
+    CameraBatch *batch = &args.batch;
+    batch->first = b * kCamerasPerLaunch;
+    batch->count = params->cameras - batch->first < kCamerasPerLaunch
+                       ? params->cameras - batch->first
+                       : kCamerasPerLaunch;
+    if (calib != nullptr)
+      for (uint32_t i = 0; i < batch->count; i++)
+        p3dc_bevpool_camera_derive(&calib[batch->first + i],
+                                   &batch->cameras[i]);
+  }
+}
+
+// What an update does before its launches: checks @calib, lets the column
+// kernel take its shared memory, and clears the counts on @stream unless
+// the last update's rank step did.  Until this update's rank step is
+// queued they are not known to be clear.
+static P3dcResult begin_update(P3dcBevGeometryCuda *geometry,
+                               const P3dcCameraCalib *calib,
+                               cudaStream_t stream) {
   if (geometry == nullptr || calib == nullptr)
     return P3DC_ERROR_INVALID_ARGUMENT;
   geometry->computed = 0;
   P3dcResult result = p3dc_bevpool_calib_check(&geometry->params, calib);
   if (result != P3DC_OK) return result;
-
   const P3dcBevPoolParams *params = &geometry->params;
-  const uint32_t cells = geometry->cells;
-  const uint32_t fw = params->feat_width;
   cudaError_t err;
-
-  if ((err = mark(0, stream)) != cudaSuccess) return err;
-  // The counts and, after them, the place step's cursors, unless the last
-  // update's rank step cleared them.  Until this update's rank step is
-  // queued they are not known to be clear.
-  if (!geometry->counts_clear &&
-      (err = cudaMemsetAsync(geometry->cell_count, 0,
-                             2 * ((size_t)cells + 1) * sizeof(uint32_t),
-                             stream)) != cudaSuccess)
-    return err;
-  geometry->counts_clear = 0;
-  ColumnArgs args;
-  args.grid = geometry->grid;
-  for (int axis = 0; axis < 3; axis++) {
-    const double inv = 1.0 / geometry->grid.step[axis];
-    args.inv_step[axis] = std::isnormal(inv) ? inv : 0.0;
-  }
-  args.column_points = geometry->column_points;
-  args.cell_stride = cell_stride(params->feat_height);
-  args.column_runs = geometry->column_runs;
-  args.run_cell = geometry->run_cell;
-  args.run_span = reinterpret_cast<uint2 *>(geometry->run_span);
-  args.cell_count = geometry->cell_count;
-  const size_t smem = column_smem(params->depth_bins, params->feat_height);
-  if (smem > 48 * 1024 &&
+  if (column_smem(params->depth_bins, params->feat_height) > 48 * 1024 &&
       (err = p3dc_allow_largest_smem(column_kernel)) != cudaSuccess)
     return err;
-  for (uint32_t first = 0; first < params->cameras;
-       first += kCamerasPerLaunch) {
-    CameraBatch *batch = &args.batch;
-    batch->first = first;
-    batch->count = params->cameras - first < kCamerasPerLaunch
-                       ? params->cameras - first
-                       : kCamerasPerLaunch;
-    for (uint32_t i = 0; i < batch->count; i++)
-      p3dc_bevpool_camera_derive(&calib[first + i], &batch->cameras[i]);
-    column_kernel<<<batch->count * fw, kColumnThreads, smem, stream>>>(args);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  // the counts and, after them, the place step's cursors
+  if (!geometry->counts_clear &&
+      (err =
+           cudaMemsetAsync(geometry->cell_count, 0,
+                           2 * ((size_t)geometry->cells + 1) * sizeof(uint32_t),
+                           stream)) != cudaSuccess)
+    return err;
+  geometry->counts_clear = 0;
+  return P3DC_OK;
+}
+
+// The arguments of an update's kernels: the column kernel's of each
+// camera batch (column_args()), the place and rank steps'.
+struct UpdateArgs {
+  ColumnArgs *batches;
+  PlaceArgs place;
+  RankArgs rank;
+};
+
+// The place and rank steps' arguments: @geometry's buffers.
+static void step_args(const P3dcBevGeometryCuda *geometry, UpdateArgs *u) {
+  u->place.column_runs = geometry->column_runs;
+  u->place.run_cell = geometry->run_cell;
+  u->place.cell_start = geometry->cell_start;
+  u->place.cursor = geometry->cursor;
+  u->place.placed = geometry->placed;
+  u->place.column_points = geometry->column_points;
+  u->rank.cell_start = geometry->cell_start;
+  u->rank.placed = geometry->placed;
+  u->rank.cells = geometry->cells;
+  u->rank.run_slot = geometry->run_slot;
+  u->rank.slot_run = geometry->slot_run;
+  u->rank.cell_count = geometry->cell_count;
+  u->rank.cursor = geometry->cursor;
+}
+
+// Kernel step @i of an update as a launch: 0 to column_batches() - 1 the
+// column kernel's batches, then place, then rank (CUB's scan, between the
+// columns and place, is not a kernel of ours).  The one description of
+// these launches, which the library's graph, the launches in a caller's
+// capture and the benchmark's marked launches all use.  The parameters
+// point at @arg, which points into @u; both must outlive their use.
+static void step_launch(const P3dcBevGeometryCuda *geometry,
+                        const UpdateArgs *u, uint32_t i,
+                        cudaKernelNodeParams *p, void **arg) {
+  const uint32_t batches = column_batches(&geometry->params);
+  *p = cudaKernelNodeParams{};
+  if (i < batches) {
+    p->func = reinterpret_cast<void *>(column_kernel);
+    p->gridDim = dim3(u->batches[i].batch.count * geometry->params.feat_width);
+    p->blockDim = dim3(kColumnThreads);
+    p->sharedMemBytes = (unsigned)column_smem(geometry->params.depth_bins,
+                                              geometry->params.feat_height);
+    *arg = const_cast<ColumnArgs *>(&u->batches[i]);
+  } else if (i == batches) {
+    p->func = reinterpret_cast<void *>(place_kernel);
+    p->gridDim = dim3(geometry->columns);
+    p->blockDim = dim3(kPlaceThreads);
+    *arg = const_cast<PlaceArgs *>(&u->place);
+  } else {
+    p->func = reinterpret_cast<void *>(rank_kernel);
+    p->gridDim = dim3(blocks_for(geometry->cells, kRankThreads));
+    p->blockDim = dim3(kRankThreads);
+    *arg = const_cast<RankArgs *>(&u->rank);
+  }
+  p->kernelParams = arg;
+}
+
+// Step 2: CUB's exclusive sum of the counts into the cells' first slots.
+static cudaError_t enqueue_scan(const P3dcBevGeometryCuda *geometry,
+                                cudaStream_t stream) {
+  size_t temp_bytes = geometry->temp_bytes;
+  return cub::DeviceScan::ExclusiveSum(
+      geometry->temp, temp_bytes, geometry->cell_count, geometry->cell_start,
+      (int)geometry->cells + 1, stream);
+}
+
+// Steps 1 to 4 on @stream, launch by launch, with @u's arguments; a mark
+// before the first step and after each.  The library launches the same
+// steps as one graph (bevpool_geometry.cu) except where its caller is
+// capturing the stream, where it queues them here.
+template <typename Mark>
+static cudaError_t enqueue_steps(const P3dcBevGeometryCuda *geometry,
+                                 const UpdateArgs *u, bool chain,
+                                 const Mark &mark, cudaStream_t stream) {
+  const uint32_t batches = column_batches(&geometry->params);
+  cudaKernelNodeParams p;
+  void *arg[1];
+  cudaError_t err;
+  if ((err = mark(0, stream)) != cudaSuccess) return err;
+  for (uint32_t b = 0; b < batches; b++) {
+    step_launch(geometry, u, b, &p, arg);
+    if ((err = p3dc_launch_node(&p, stream, false)) != cudaSuccess) return err;
   }
   if ((err = mark(1, stream)) != cudaSuccess) return err;
-
-  size_t temp_bytes = geometry->temp_bytes;
-  if ((err = cub::DeviceScan::ExclusiveSum(
-           geometry->temp, temp_bytes, geometry->cell_count,
-           geometry->cell_start, (int)cells + 1, stream)) != cudaSuccess)
-    return err;
+  if ((err = enqueue_scan(geometry, stream)) != cudaSuccess) return err;
   if ((err = mark(2, stream)) != cudaSuccess) return err;
-
-  const bool chain = geometry->can_chain != 0;
-  if ((err = p3dc_launch(place_kernel, geometry->columns, kPlaceThreads, 0,
-                         stream, chain, (const uint32_t *)geometry->column_runs,
-                         (const uint32_t *)geometry->run_cell,
-                         (const uint32_t *)geometry->cell_start,
-                         geometry->cursor, geometry->placed,
-                         geometry->column_points)) != cudaSuccess)
-    return err;
+  step_launch(geometry, u, batches, &p, arg);
+  if ((err = p3dc_launch_node(&p, stream, chain)) != cudaSuccess) return err;
   if ((err = mark(3, stream)) != cudaSuccess) return err;
+  step_launch(geometry, u, batches + 1, &p, arg);
+  if ((err = p3dc_launch_node(&p, stream, chain)) != cudaSuccess) return err;
+  return mark(4, stream);
+}
 
-  if ((err = p3dc_launch(
-           rank_kernel, blocks_for(cells, kRankThreads), kRankThreads, 0,
-           stream, chain, (const uint32_t *)geometry->cell_start,
-           (const uint32_t *)geometry->placed, cells, geometry->run_slot,
-           geometry->slot_run, geometry->cell_count, geometry->cursor)) !=
-      cudaSuccess)
-    return err;
+// An update with a mark between its steps, launched step by step (the
+// benchmark's diagnostic; the library launches the same steps as one
+// graph).
+template <typename Mark>
+static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
+                                 const P3dcCameraCalib *calib, const Mark &mark,
+                                 P3dcCudaStream stream) {
+  P3dcResult result = begin_update(geometry, calib, stream);
+  if (result != P3DC_OK) return result;
+  UpdateArgs u;
+  u.batches = static_cast<ColumnArgs *>(
+      malloc(column_batches(&geometry->params) * sizeof(ColumnArgs)));
+  if (u.batches == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
+  column_args(geometry, calib, u.batches);
+  step_args(geometry, &u);
+  const cudaError_t err =
+      enqueue_steps(geometry, &u, geometry->can_chain != 0, mark, stream);
+  free(u.batches);
+  if (err != cudaSuccess) return err;
   geometry->counts_clear = 1;
-  if ((err = mark(4, stream)) != cudaSuccess) return err;
   geometry->computed = 1;
   return P3DC_OK;
 }

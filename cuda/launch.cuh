@@ -99,4 +99,24 @@ static cudaError_t p3dc_launch(void (*kernel)(Params...), unsigned blocks,
   return err != cudaSuccess ? err : cudaGetLastError();
 }
 
+// Launches the kernel @node describes (as a graph's kernel node would run
+// it) on @stream, with @dependent as above.
+static inline cudaError_t p3dc_launch_node(const cudaKernelNodeParams *node,
+                                           cudaStream_t stream,
+                                           bool dependent) {
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = node->gridDim;
+  config.blockDim = node->blockDim;
+  config.dynamicSmemBytes = node->sharedMemBytes;
+  config.stream = stream;
+  config.attrs = dependent ? &attribute : nullptr;
+  config.numAttrs = dependent ? 1 : 0;
+  cudaError_t err =
+      cudaLaunchKernelExC(&config, node->func, node->kernelParams);
+  return err != cudaSuccess ? err : cudaGetLastError();
+}
+
 #endif  // P3DC_LAUNCH_CUH

@@ -13,6 +13,7 @@
 
 #include "bevpool-private.h"
 #include "p3dtest-bevpool.h"
+#include "p3dtest-capture.h"
 #include "half.h"
 
 /* Only for a report when outputs differ: the reference is itself checked
@@ -74,33 +75,17 @@ check_run_slots (const P3dcBevGeometryCuda * device, P3dcCudaStream stream,
 /* The default room for run sums. */
 #define DEFAULT_CAPACITY G_MAXUINT32
 
-/* The geometries of @tc on both paths, the device's made with room for
- * @capacity run sums (DEFAULT_CAPACITY: the default) and compared with the
- * reference's. */
+/* Downloads the device's geometry, just computed on g->stream, and
+ * compares it with the reference's, computed here from @calib. */
 static void
-geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
-    guint32 capacity, const gchar * what)
+check_geometries (Geometries * g, const BevpoolTestCase * tc,
+    const P3dcCameraCalib * calib, const gchar * what)
 {
   const guint32 *a, *b;
   guint32 cells = tc->params.nx * tc->params.ny * tc->params.nz, kept, i;
 
-  memset (g, 0, sizeof (*g));
-  fail_unless_equals_int (p3dc_cuda_stream_create (&g->stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
-          &g->reference), P3DC_OK);
-  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
-          &g->downloaded), P3DC_OK);
-  if (capacity != DEFAULT_CAPACITY) {
-    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_capacity
-        (&tc->params, capacity, &g->device), P3DC_OK);
-  } else {
-    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc->params,
-            &g->device), P3DC_OK);
-  }
   fail_unless_equals_int (p3dc_bevpool_geometry_compute_cpu (g->reference,
-          tc->calib), P3DC_OK);
-  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g->device,
-          tc->calib, g->stream), P3DC_OK);
+          calib), P3DC_OK);
   fail_unless_equals_int (p3dc_bevpool_geometry_cuda_download (g->device,
           g->downloaded, g->stream), P3DC_OK);
 
@@ -121,6 +106,31 @@ geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
       fail ("%s: sorted point %u is frustum point %u on the device, %u in "
           "the reference", what, i, b[i], a[i]);
   check_run_slots (g->device, g->stream, what);
+}
+
+/* The geometries of @tc on both paths, the device's made with room for
+ * @capacity run sums (DEFAULT_CAPACITY: the default) and compared with the
+ * reference's. */
+static void
+geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
+    guint32 capacity, const gchar * what)
+{
+  memset (g, 0, sizeof (*g));
+  fail_unless_equals_int (p3dc_cuda_stream_create (&g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
+          &g->reference), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_geometry_new (&tc->params,
+          &g->downloaded), P3DC_OK);
+  if (capacity != DEFAULT_CAPACITY) {
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new_capacity
+        (&tc->params, capacity, &g->device), P3DC_OK);
+  } else {
+    fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc->params,
+            &g->device), P3DC_OK);
+  }
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g->device,
+          tc->calib, g->stream), P3DC_OK);
+  check_geometries (g, tc, tc->calib, what);
 }
 
 static void
@@ -659,6 +669,63 @@ GST_START_TEST (test_recompute)
 
 GST_END_TEST;
 
+typedef struct
+{
+  P3dcBevGeometryCuda *device;
+  const P3dcCameraCalib *calib;
+} QueuedUpdate;
+
+static P3dcResult
+queue_update (void *user_data, P3dcCudaStream stream)
+{
+  const QueuedUpdate *q = user_data;
+
+  return p3dc_bevpool_geometry_compute_cuda (q->device, q->calib, stream);
+}
+
+/* An update queued while the caller captures the stream (the steps are
+ * then launches in the caller's graph), between updates launched from the
+ * geometry's own graph: each gives the reference's geometry.  The captured
+ * update leaves the geometry's graph as it was, so the update after it,
+ * with the first calibration again, sets no parameter and must still give
+ * that calibration's geometry. */
+GST_START_TEST (test_stream_capture)
+{
+  BevpoolTestCase one = { {0}, NULL }, other = { {0}, NULL };
+  Geometries g;
+  QueuedUpdate q;
+  gsize nodes = 0;
+  guint i;
+
+  bevpool_test_nuscenes_case (16, &one);
+  bevpool_test_nuscenes_case (16, &other);
+  for (i = 0; i < 6; i++)
+    other.calib[i] = one.calib[(i + 2) % 6];
+
+  geometries_compute (&g, &one, "calibration A, the geometry's graph");
+  q.device = g.device;
+  q.calib = other.calib;
+  fail_unless_equals_int (p3d_capture_and_launch (g.stream, queue_update, &q,
+          &nodes), P3DC_OK);
+  /* the column kernel, CUB's scan (two kernels), place and rank */
+  fail_unless (nodes >= 5, "the capture holds %" G_GSIZE_FORMAT " nodes",
+      nodes);
+  check_geometries (&g, &other, other.calib, "calibration B, captured");
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
+          one.calib, g.stream), P3DC_OK);
+  check_geometries (&g, &one, one.calib,
+      "calibration A again, the geometry's graph");
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
+          other.calib, g.stream), P3DC_OK);
+  check_geometries (&g, &other, other.calib,
+      "calibration B, the geometry's graph");
+  geometries_clear (&g);
+  bevpool_test_case_clear (&one);
+  bevpool_test_case_clear (&other);
+}
+
+GST_END_TEST;
+
 /* Non-finite inputs: NaN (with payloads, both signs) and infinities among
  * the features and depths spread to the cells they fall in, bit for bit as
  * on the host (whose NaNs the reference writes as the device's one NaN). */
@@ -784,6 +851,7 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_geometry_shapes);
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_recompute);
+  tcase_add_test (tc, test_stream_capture);
   tcase_add_test (tc, test_non_finite);
   tcase_add_test (tc, test_tall_rig);
   tcase_add_test (tc, test_errors);

@@ -221,7 +221,15 @@ struct _P3dBevGeometryCuda
   int can_chain;
   /* the update's launches as one CUDA graph (bevpool_geometry.cu) */
   struct P3dcBevGeometryGraph *update_graph;
+  /* the pooling's, one graph for each pair of formats (bevpool.cu) */
+  struct P3dcBevPoolGraphs *pool_graphs;
 };
+
+/* The pooling graphs of @geometry (whose buffers they hold), built once
+ * with it; a cudaError_t. */
+int p3dc_bevpool_pool_graphs_new (const P3dcBevGeometryCuda * geometry,
+    struct P3dcBevPoolGraphs **graphs);
+void p3dc_bevpool_pool_graphs_free (struct P3dcBevPoolGraphs *graphs);
 
 /* The shared memory (bytes) a pooling block of @geometry takes, for
  * p3dc_bevpool_geometry_cuda_new_capacity() to check against the device's

@@ -25,7 +25,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "bevpool-private.h"
+#include "launch.cuh"
 #include "smem_limit.cuh"
 
 namespace {
@@ -77,6 +81,26 @@ struct PoolArgs {
   uint32_t slice;             // channels per slice of run_kernel, 4 | slice
   uint32_t cells, plane;
 };
+
+}  // namespace
+
+// The pooling's three kernels as one CUDA graph for each pair of formats
+// (F32 or F16 in, F32 or F16 out), built with the geometry: a frame then
+// costs the host one graph launch, and a parameter update of the three
+// nodes when its tensors are not the last frame's, instead of three
+// launches (docs/performance.md, "The floor of a call").
+struct P3dcBevPoolGraph {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaGraphNode_t nodes[3];
+  PoolArgs held;  // the arguments the nodes hold
+};
+
+struct P3dcBevPoolGraphs {
+  P3dcBevPoolGraph pair[4];  // [half_in * 2 + half_out]
+};
+
+namespace {
 
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
@@ -387,29 +411,42 @@ __global__ void __launch_bounds__(kCellThreads) cell_kernel(const PoolArgs a) {
   }
 }
 
-template <typename In>
-cudaError_t launch(const PoolArgs &args, int half_out, size_t smem,
-                   cudaStream_t stream) {
-  cudaError_t err = cudaSuccess;
-  if (smem > 48 * 1024 &&
-      (err = p3dc_allow_largest_smem(run_kernel<In>)) != cudaSuccess)
-    return err;
-  // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at most
-  // 64: depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
-  const uint32_t u_tiles = (args.fw + kTileSide - 1) / kTileSide;
-  const dim3 tiles(args.cameras * args.fh * u_tiles,
-                   (args.bins_padded + kTileSide - 1) / kTileSide);
-  transpose_kernel<In><<<tiles, kTileSide * 8, 0, stream>>>(args);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  run_kernel<In><<<args.cameras * args.fw, kRunThreads, smem, stream>>>(args);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  const unsigned blocks =
-      (unsigned)(((uint64_t)args.cells + kCellsPerBlock - 1) / kCellsPerBlock);
-  if (half_out)
-    cell_kernel<In, __half><<<blocks, kCellThreads, 0, stream>>>(args);
-  else
-    cell_kernel<In, float><<<blocks, kCellThreads, 0, stream>>>(args);
-  return cudaGetLastError();
+// Kernel @i (0 transpose, 1 run, 2 cell) of a pooling with @args, for
+// input and output formats @half_in and @half_out, as a launch: the one
+// description of the three launches, which the geometry's pooling graphs
+// and the launches inside a caller's capture both use.  The parameters
+// point at @arg, which points at @args; both must outlive their use.
+void pool_launch(const PoolArgs &args, int half_in, int half_out, size_t smem,
+                 int i, cudaKernelNodeParams *p, void **arg) {
+  *p = cudaKernelNodeParams{};
+  if (i == 0) {
+    // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at
+    // most 64: depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
+    const uint32_t u_tiles = (args.fw + kTileSide - 1) / kTileSide;
+    p->func = half_in ? reinterpret_cast<void *>(transpose_kernel<__half>)
+                      : reinterpret_cast<void *>(transpose_kernel<float>);
+    p->gridDim = dim3(args.cameras * args.fh * u_tiles,
+                      (args.bins_padded + kTileSide - 1) / kTileSide);
+    p->blockDim = dim3(kTileSide * 8);
+  } else if (i == 1) {
+    p->func = half_in ? reinterpret_cast<void *>(run_kernel<__half>)
+                      : reinterpret_cast<void *>(run_kernel<float>);
+    p->gridDim = dim3(args.cameras * args.fw);
+    p->blockDim = dim3(kRunThreads);
+    p->sharedMemBytes = (unsigned)smem;
+  } else {
+    if (half_in)
+      p->func = half_out ? reinterpret_cast<void *>(cell_kernel<__half, __half>)
+                         : reinterpret_cast<void *>(cell_kernel<__half, float>);
+    else
+      p->func = half_out ? reinterpret_cast<void *>(cell_kernel<float, __half>)
+                         : reinterpret_cast<void *>(cell_kernel<float, float>);
+    p->gridDim = dim3((unsigned)(((uint64_t)args.cells + kCellsPerBlock - 1) /
+                                 kCellsPerBlock));
+    p->blockDim = dim3(kCellThreads);
+  }
+  *arg = const_cast<PoolArgs *>(&args);
+  p->kernelParams = arg;
 }
 
 // The widest slice of whole groups of 4 channels that kSliceBytes holds
@@ -420,7 +457,113 @@ uint32_t slice_width(const P3dcBevGeometryCuda *geometry) {
   return slice < geometry->channels_padded ? slice : geometry->channels_padded;
 }
 
+// @geometry's pooling arguments for these tensors (zero in every byte
+// the fields leave, so that two of them compare as memory).
+void pool_args(const P3dcBevGeometryCuda *geometry, const void *features,
+               const void *depth, void *out, PoolArgs *a) {
+  memset(static_cast<void *>(a), 0, sizeof *a);
+  PoolArgs &args = *a;
+  const P3dcBevPoolParams *params = &geometry->params;
+  args.features = features;
+  args.depth = depth;
+  args.out = out;
+  args.column_runs = geometry->column_runs;
+  args.run_span = reinterpret_cast<const uint2 *>(geometry->run_span);
+  args.run_slot = geometry->run_slot;
+  args.cell_start = geometry->cell_start;
+  args.slot_run = geometry->slot_run;
+  args.column_depth = geometry->column_depth;
+  args.sums = geometry->sums;
+  args.sum_capacity = geometry->sum_capacity;
+  args.cameras = params->cameras;
+  args.fw = params->feat_width;
+  args.fh = params->feat_height;
+  args.bins = params->depth_bins;
+  args.bins_padded = geometry->bins_padded;
+  args.column_points = geometry->column_points;
+  args.channels = params->channels;
+  args.padded = geometry->channels_padded;
+  args.slice = slice_width(geometry);
+  args.cells = geometry->cells;
+  args.plane = params->nx * params->ny;
+}
+
+// Launches @g with @args: the nodes are set again only when the arguments
+// changed since its last launch (a host-side patch of the executable
+// graph; launches already queued keep theirs).
+cudaError_t launch_graph(P3dcBevPoolGraph *g, const PoolArgs &args, int half_in,
+                         int half_out, size_t smem, cudaStream_t stream) {
+  if (memcmp(static_cast<const void *>(&args),
+             static_cast<const void *>(&g->held), sizeof args) != 0) {
+    for (int i = 0; i < 3; i++) {
+      cudaKernelNodeParams p;
+      void *arg[1];
+      pool_launch(args, half_in, half_out, smem, i, &p, arg);
+      const cudaError_t err =
+          cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[i], &p);
+      if (err != cudaSuccess) {
+        // which nodes hold what is no longer known: set all next time
+        memset(static_cast<void *>(&g->held), 0xff, sizeof g->held);
+        return err;
+      }
+    }
+    g->held = args;
+  }
+  return cudaGraphLaunch(g->exec, stream);
+}
+
+// The graph of a format pair's three kernels, holding @geometry's
+// arguments with no tensors until a call sets them.
+cudaError_t build_graph(const P3dcBevGeometryCuda *geometry, int half_in,
+                        int half_out, P3dcBevPoolGraph *g) {
+  const size_t smem = p3dc_bevpool_pool_smem(geometry);
+  pool_args(geometry, nullptr, nullptr, nullptr, &g->held);
+  cudaError_t err = cudaSuccess;
+  // a kernel node's shared memory must be allowed when it is added
+  if (smem > 48 * 1024)
+    err = p3dc_allow_largest_smem(half_in ? run_kernel<__half>
+                                          : run_kernel<float>);
+  if (err == cudaSuccess) err = cudaGraphCreate(&g->graph, 0);
+  for (int i = 0; i < 3 && err == cudaSuccess; i++) {
+    cudaKernelNodeParams p;
+    void *arg[1];
+    pool_launch(g->held, half_in, half_out, smem, i, &p, arg);
+    err = cudaGraphAddKernelNode(&g->nodes[i], g->graph,
+                                 i > 0 ? &g->nodes[i - 1] : nullptr,
+                                 i > 0 ? 1 : 0, &p);
+  }
+  if (err == cudaSuccess) err = cudaGraphInstantiate(&g->exec, g->graph, 0);
+  return err;
+}
+
 }  // namespace
+
+extern "C" void p3dc_bevpool_pool_graphs_free(P3dcBevPoolGraphs *graphs) {
+  if (graphs == nullptr) return;
+  for (P3dcBevPoolGraph &g : graphs->pair) {
+    if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
+    if (g.graph != nullptr) cudaGraphDestroy(g.graph);
+  }
+  free(graphs);
+}
+
+extern "C" int p3dc_bevpool_pool_graphs_new(const P3dcBevGeometryCuda *geometry,
+                                            P3dcBevPoolGraphs **graphs) {
+  P3dcBevPoolGraphs *g =
+      static_cast<P3dcBevPoolGraphs *>(calloc(1, sizeof(P3dcBevPoolGraphs)));
+  if (g == nullptr) return cudaErrorMemoryAllocation;
+  cudaError_t err = cudaSuccess;
+  for (int pair = 0; pair < 4 && err == cudaSuccess; pair++)
+    err = build_graph(geometry, pair >> 1, pair & 1, &g->pair[pair]);
+  if (err != cudaSuccess) {
+    p3dc_bevpool_pool_graphs_free(g);
+    // returned, and not left behind for the next call's cudaGetLastError()
+    cudaGetLastError();
+    return err;
+  }
+  *graphs = g;
+  return cudaSuccess;
+}
 
 extern "C" size_t p3dc_bevpool_pool_smem(const P3dcBevGeometryCuda *geometry) {
   const uint32_t fh = geometry->params.feat_height;
@@ -444,32 +587,28 @@ extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
       (reinterpret_cast<uintptr_t>(out) & (half_out ? 1 : 3)) != 0)
     return P3DC_ERROR_INVALID_ARGUMENT;
 
-  const P3dcBevPoolParams *params = &geometry->params;
   PoolArgs args;
-  args.features = features;
-  args.depth = depth;
-  args.out = out;
-  args.column_runs = geometry->column_runs;
-  args.run_span = reinterpret_cast<const uint2 *>(geometry->run_span);
-  args.run_slot = geometry->run_slot;
-  args.cell_start = geometry->cell_start;
-  args.slot_run = geometry->slot_run;
-  args.column_depth = geometry->column_depth;
-  args.sums = geometry->sums;
-  args.sum_capacity = geometry->sum_capacity;
-  args.cameras = params->cameras;
-  args.fw = params->feat_width;
-  args.fh = params->feat_height;
-  args.bins = params->depth_bins;
-  args.bins_padded = geometry->bins_padded;
-  args.column_points = geometry->column_points;
-  args.channels = params->channels;
-  args.padded = geometry->channels_padded;
-  args.slice = slice_width(geometry);
-  args.cells = geometry->cells;
-  args.plane = params->nx * params->ny;
+  pool_args(geometry, features, depth, out, &args);
   const size_t smem = p3dc_bevpool_pool_smem(geometry);
-  const cudaError_t err = half_in ? launch<__half>(args, half_out, smem, stream)
-                                  : launch<float>(args, half_out, smem, stream);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  cudaError_t err = cudaSuccess;
+  // Inside a capture of the caller's the three kernels are queued as plain
+  // launches, which the capture records; the geometry's graphs are left as
+  // they are.  (run_kernel's shared memory beyond 48 KB was allowed when
+  // the graphs were built.)
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if ((err = cudaStreamIsCapturing(s, &capture)) != cudaSuccess) return err;
+  if (capture != cudaStreamCaptureStatusNone) {
+    for (int i = 0; i < 3 && err == cudaSuccess; i++) {
+      cudaKernelNodeParams p;
+      void *arg[1];
+      pool_launch(args, half_in, half_out, smem, i, &p, arg);
+      err = p3dc_launch_node(&p, s, false);
+    }
+  } else {
+    err = launch_graph(
+        &geometry->pool_graphs->pair[(half_in ? 2 : 0) + (half_out ? 1 : 0)],
+        args, half_in, half_out, smem, s);
+  }
   return err != cudaSuccess ? err : P3DC_OK;
 }

@@ -202,6 +202,7 @@ extern "C" void p3dc_bevpool_geometry_cuda_free(P3dcBevGeometryCuda *geometry) {
   if (geometry == nullptr) return;
   // Errors are ignored: a failed free leaves nothing the caller can do.
   destroy_graph(geometry->update_graph);
+  p3dc_bevpool_pool_graphs_free(geometry->pool_graphs);
   cudaFree(geometry->column_runs);
   cudaFree(geometry->run_cell);
   cudaFree(geometry->run_span);
@@ -279,6 +280,8 @@ extern "C" P3dcResult p3dc_bevpool_geometry_cuda_new_capacity(
   if (err == cudaSuccess) err = p3dc_launch_dependent_supported(&chain);
   self->can_chain = chain;
   if (err == cudaSuccess) err = setup_graph(self);
+  if (err == cudaSuccess)
+    err = (cudaError_t)p3dc_bevpool_pool_graphs_new(self, &self->pool_graphs);
   if (err != cudaSuccess) {
     p3dc_bevpool_geometry_cuda_free(self);
     return err;

@@ -218,13 +218,14 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
   gsize n_depth = p3dc_bevpool_depth_size (params);
   gpointer expected = g_malloc (out_size * 4), actual = g_malloc (out_size * 4);
   gpointer again = g_malloc (out_size * 4);
-  void *d_features = NULL, *d_depth = NULL, *d_out = NULL;
+  void *d_features = NULL, *d_depth = NULL, *d_out = NULL, *d_again = NULL;
   gint half_in, half_out;
 
   fail_unless_equals_int (p3dc_cuda_malloc (&d_features,
           n_features * 4 + feature_offset), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc (&d_depth, n_depth * 4), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_malloc (&d_out, out_size * 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_again, out_size * 4), P3DC_OK);
   for (half_in = 0; half_in < 2; half_in++) {
     gsize value_size = half_in ? 2 : 4;
     guint8 *features_at = (guint8 *) d_features + feature_offset;
@@ -253,11 +254,14 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
               d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
       fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (actual, d_out, out_bytes,
               g->stream), P3DC_OK);
-      /* Once more over the first result: deterministic. */
-      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
-              d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_out, out_bytes,
+      /* Once more into another buffer: deterministic, and the pooling's
+       * graph takes the new output. */
+      fail_unless_equals_int (p3dc_cuda_memset (d_again, 0xff, out_size * 4,
               g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
+              d_depth, half_in, d_again, half_out, g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_again,
+              out_bytes, g->stream), P3DC_OK);
       fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
           P3DC_OK);
       compare_outputs (params, expected, actual, half_out, label);
@@ -273,6 +277,7 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
   fail_unless_equals_int (p3dc_cuda_free (d_features), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_free (d_depth), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_free (d_out), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_again), P3DC_OK);
   g_free (expected);
   g_free (actual);
   g_free (again);
@@ -673,6 +678,8 @@ typedef struct
 {
   P3dcBevGeometryCuda *device;
   const P3dcCameraCalib *calib;
+  const void *features, *depth;
+  void *out;
 } QueuedUpdate;
 
 static P3dcResult
@@ -683,9 +690,72 @@ queue_update (void *user_data, P3dcCudaStream stream)
   return p3dc_bevpool_geometry_compute_cuda (q->device, q->calib, stream);
 }
 
-/* An update queued while the caller captures the stream (the steps are
- * then launches in the caller's graph), between updates launched from the
- * geometry's own graph: each gives the reference's geometry.  The captured
+static P3dcResult
+queue_pooling (void *user_data, P3dcCudaStream stream)
+{
+  const QueuedUpdate *q = user_data;
+
+  return p3dc_bevpool_cuda (q->device, q->features, q->depth, FALSE, q->out,
+      FALSE, stream);
+}
+
+/* A pooling (F32 in and out) queued while the caller captures the stream,
+ * against the reference. */
+static void
+check_captured_pooling (const BevpoolTestCase * tc, const Geometries * g,
+    QueuedUpdate * q, const gchar * what)
+{
+  const P3dcBevPoolParams *params = &tc->params;
+  gsize out_size = p3dc_bevpool_output_size (params);
+  gsize n_features = p3dc_bevpool_features_size (params);
+  gsize n_depth = p3dc_bevpool_depth_size (params);
+  gpointer expected = g_malloc (out_size * 4), actual = g_malloc (out_size * 4);
+  gpointer raw_features, raw_depth;
+  gfloat *features, *depth;
+  void *d_features = NULL, *d_depth = NULL, *d_out = NULL;
+  P3dTestRng rng;
+  gsize nodes = 0;
+
+  p3d_test_rng_init (&rng, 21);
+  bevpool_test_random_inputs (&rng, params, FALSE, &raw_features, &raw_depth,
+      &features, &depth);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_features, n_features * 4),
+      P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_depth, n_depth * 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_malloc (&d_out, out_size * 4), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod (d_features, raw_features,
+          n_features * 4, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod (d_depth, raw_depth,
+          n_depth * 4, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (d_out, 0xff, out_size * 4,
+          g->stream), P3DC_OK);
+  q->features = d_features;
+  q->depth = d_depth;
+  q->out = d_out;
+  fail_unless_equals_int (p3d_capture_and_launch (g->stream, queue_pooling, q,
+          &nodes), P3DC_OK);
+  fail_unless (nodes >= 3, "%s: the capture holds %" G_GSIZE_FORMAT " nodes",
+      what, nodes);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (actual, d_out, out_size * 4,
+          g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_cpu (g->reference, raw_features,
+          raw_depth, FALSE, expected, FALSE), P3DC_OK);
+  compare_outputs (params, expected, actual, FALSE, what);
+  fail_unless_equals_int (p3dc_cuda_free (d_features), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_depth), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (d_out), P3DC_OK);
+  g_free (raw_features);
+  g_free (raw_depth);
+  g_free (features);
+  g_free (depth);
+  g_free (expected);
+  g_free (actual);
+}
+
+/* An update and a pooling queued while the caller captures the stream (the
+ * steps are then launches in the caller's graph), between updates launched
+ * from the geometry's own graph: each gives the reference's result.  The captured
  * update leaves the geometry's graph as it was, so the update after it,
  * with the first calibration again, sets no parameter and must still give
  * that calibration's geometry. */
@@ -711,6 +781,7 @@ GST_START_TEST (test_stream_capture)
   fail_unless (nodes >= 5, "the capture holds %" G_GSIZE_FORMAT " nodes",
       nodes);
   check_geometries (&g, &other, other.calib, "calibration B, captured");
+  check_captured_pooling (&other, &g, &q, "calibration B, captured pooling");
   fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
           one.calib, g.stream), P3DC_OK);
   check_geometries (&g, &one, one.calib,

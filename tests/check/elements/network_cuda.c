@@ -393,6 +393,8 @@ typedef struct
   gboolean f16;
 } DetectCase;
 
+/* The last two: heads of 32 channels, which the build merges into one
+ * grouped convolution (8-channel heads stay apart). */
 static const DetectCase detect_cases[] = {
   {{2, FALSE, 61}, FALSE, TRUE, FALSE},
   {{2, FALSE, 61}, FALSE, FALSE, FALSE},
@@ -400,6 +402,8 @@ static const DetectCase detect_cases[] = {
   {{1, FALSE, 63}, TRUE, FALSE, TRUE},
   {{1, TRUE, 64}, TRUE, FALSE, TRUE},
   {{2, FALSE, 65}, FALSE, TRUE, TRUE},
+  {{2, FALSE, 66, 32}, FALSE, FALSE, FALSE},
+  {{2, TRUE, 67, 32}, TRUE, FALSE, TRUE},
 };
 
 static const ModeltestMutation full_max_num = {
@@ -459,11 +463,13 @@ GST_START_TEST (test_bevdetect)
       for (frame = 0; frame < 3; frame++) {
         gfloat *canvas = modeltest_random_canvas (700 + frame);
         gchar *what = g_strdup_printf ("bevdetect case %d (%u task%s, %s, "
-            "%s NMS, precision %s), %s input, output in %s memory, frame %u",
-            __i__, dc->model.n_tasks, dc->model.n_tasks > 1 ? "s" : "",
+            "%s NMS, precision %s, %u-channel heads), %s input, output in "
+            "%s memory, frame %u", __i__, dc->model.n_tasks,
+            dc->model.n_tasks > 1 ? "s" : "",
             dc->model.rotate ? "rotate" : "circle", dc->nms ? "model" : "no",
-            dc->f16 ? "f16" : "f32", in_half ? "F16" : "F32",
-            cuda_out ? "CUDA" : "system", frame);
+            dc->f16 ? "f16" : "f32",
+            dc->model.head_conv ? dc->model.head_conv : 8,
+            in_half ? "F16" : "F32", cuda_out ? "CUDA" : "system", frame);
         GstBuffer *expected = push_pull (cpu,
             modeltest_canvas_buffer (canvas, in_half));
         GstBuffer *actual = push_pull (cuda,

@@ -176,7 +176,10 @@ void p3dc_bevpool_geometry_cuda_free (P3dcBevGeometryCuda * geometry);
 /* Queues the whole geometry computation on @stream: no host
  * synchronization, no allocation, counts stay on the device.  @calib is
  * read before the call returns.  Pooling that uses the geometry must run on
- * @stream or be ordered after it (an event). */
+ * @stream or be ordered after it (an event).  The steps are one CUDA graph,
+ * built by _new (launched one by one when @stream is being captured into a
+ * graph of the caller's); calls with one geometry must not overlap on the
+ * host. */
 P3dcResult p3dc_bevpool_geometry_compute_cuda (P3dcBevGeometryCuda * geometry,
     const P3dcCameraCalib * calib, P3dcCudaStream stream);
 
@@ -206,7 +209,11 @@ P3dcResult p3dc_bevpool_cpu (const P3dcBevGeometry * geometry,
 /* The same on the device, queued on @stream, in three kernels: the depth
  * tensor column by column, every run's sum into the geometry's run-sum
  * buffer, then every cell's.  Those buffers belong to @geometry: poolings
- * with one geometry must be ordered (one stream, or events). */
+ * with one geometry must be ordered (one stream, or events), and must not
+ * overlap on the host.  The kernels are one CUDA graph per pair of formats,
+ * built by _new; a call whose tensors are not the last call's sets the
+ * graph's parameters again (launched one by one when @stream is being
+ * captured into a graph of the caller's). */
 P3dcResult p3dc_bevpool_cuda (const P3dcBevGeometryCuda * geometry,
     const void *features, const void *depth, int half_in, void *out,
     int half_out, P3dcCudaStream stream);

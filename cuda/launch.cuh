@@ -77,24 +77,35 @@ static inline cudaError_t p3dc_launch_dependent_supported(bool *supported) {
   return err;
 }
 
+// A launch's configuration on @stream; with @dependent, a programmatic
+// dependent of the kernel before it (see the top of this file), its
+// attribute kept in @attribute.
+static inline cudaLaunchConfig_t p3dc_launch_config(
+    dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+    bool dependent, cudaLaunchAttribute *attribute) {
+  attribute->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute->val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = dependent ? attribute : nullptr;
+  config.numAttrs = dependent ? 1 : 0;
+  return config;
+}
+
 // Launches @kernel on @stream, with @dependent as a programmatic dependent
-// of the kernel before it (see the top of this file); returns the launch's
-// error, or the one the launch left behind.
+// of the kernel before it; returns the launch's error, or the one the
+// launch left behind.
 template <typename... Params, typename... Args>
 static cudaError_t p3dc_launch(void (*kernel)(Params...), unsigned blocks,
                                unsigned threads, size_t shared_bytes,
                                cudaStream_t stream, bool dependent,
                                Args... args) {
   cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  config.attrs = dependent ? &attribute : nullptr;
-  config.numAttrs = dependent ? 1 : 0;
+  const cudaLaunchConfig_t config = p3dc_launch_config(
+      dim3(blocks), dim3(threads), shared_bytes, stream, dependent, &attribute);
   cudaError_t err = cudaLaunchKernelEx(&config, kernel, args...);
   return err != cudaSuccess ? err : cudaGetLastError();
 }
@@ -105,15 +116,9 @@ static inline cudaError_t p3dc_launch_node(const cudaKernelNodeParams *node,
                                            cudaStream_t stream,
                                            bool dependent) {
   cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = node->gridDim;
-  config.blockDim = node->blockDim;
-  config.dynamicSmemBytes = node->sharedMemBytes;
-  config.stream = stream;
-  config.attrs = dependent ? &attribute : nullptr;
-  config.numAttrs = dependent ? 1 : 0;
+  const cudaLaunchConfig_t config =
+      p3dc_launch_config(node->gridDim, node->blockDim, node->sharedMemBytes,
+                         stream, dependent, &attribute);
   cudaError_t err =
       cudaLaunchKernelExC(&config, node->func, node->kernelParams);
   return err != cudaSuccess ? err : cudaGetLastError();

@@ -1,6 +1,8 @@
 /* bevpool internals shared by the C reference and the CUDA files: the
  * projection of one frustum point (written once, so both paths compute the
- * same float64 values and hence the same cells), the run rule of the
+ * same float64 values; the reference's cell rule, which the device follows
+ * with a multiplication where it provably gives the same cell:
+ * bevpool_geometry_stages.cuh), the run rule of the
  * summation order, the two geometry structs, and the device geometry's
  * constructor with a smaller run-sum buffer, which the tests use to reach
  * the pooling's overflow path. */
@@ -214,8 +216,10 @@ struct _P3dBevGeometryCuda
   float *sums;                  /* sum_capacity x channels_padded */
   void *temp;                   /* CUB's temporary storage */
   size_t temp_bytes;
-  /* nonzero when the last update's rank step clears cell_count and cursor
-   * (0 on creation: the first update clears them on its own stream) */
+  /* nonzero when cell_count and cursor hold zeros once the work queued so
+   * far has run (the last update launched from the geometry's graph ends
+   * with a rank step that clears them); 0 on creation and after a failed
+   * update, when the next update clears them on its stream */
   int counts_clear;
   /* nonzero when the device takes programmatic dependent launches */
   int can_chain;

@@ -507,7 +507,8 @@ cudaError_t launch_graph(P3dcBevPoolGraph *g, const PoolArgs &args, int half_in,
         return err;
       }
     }
-    g->held = args;
+    memcpy(static_cast<void *>(&g->held), static_cast<const void *>(&args),
+           sizeof args);
   }
   return cudaGraphLaunch(g->exec, stream);
 }
@@ -591,24 +592,27 @@ extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
   pool_args(geometry, features, depth, out, &args);
   const size_t smem = p3dc_bevpool_pool_smem(geometry);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  cudaError_t err = cudaSuccess;
   // Inside a capture of the caller's the three kernels are queued as plain
   // launches, which the capture records; the geometry's graphs are left as
   // they are.  (run_kernel's shared memory beyond 48 KB was allowed when
   // the graphs were built.)
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if ((err = cudaStreamIsCapturing(s, &capture)) != cudaSuccess) return err;
-  if (capture != cudaStreamCaptureStatusNone) {
+  cudaError_t err = cudaStreamIsCapturing(s, &capture);
+  if (err == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
     for (int i = 0; i < 3 && err == cudaSuccess; i++) {
       cudaKernelNodeParams p;
       void *arg[1];
       pool_launch(args, half_in, half_out, smem, i, &p, arg);
       err = p3dc_launch_node(&p, s, false);
     }
-  } else {
+  } else if (err == cudaSuccess) {
     err = launch_graph(
         &geometry->pool_graphs->pair[(half_in ? 2 : 0) + (half_out ? 1 : 0)],
         args, half_in, half_out, smem, s);
   }
-  return err != cudaSuccess ? err : P3DC_OK;
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // returned, not left for a later call
+    return err;
+  }
+  return P3DC_OK;
 }

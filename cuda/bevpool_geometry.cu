@@ -133,9 +133,9 @@ cudaError_t setup_graph(P3dcBevGeometryCuda *geometry) {
   if (geometry->can_chain &&
       build_graph(geometry, true, &geometry->update_graph) == cudaSuccess)
     return cudaSuccess;
-  cudaGetLastError();
+  cudaGetLastError();  // the programmatic build's failure, if any
   const cudaError_t err = build_graph(geometry, false, &geometry->update_graph);
-  cudaGetLastError();
+  if (err != cudaSuccess) cudaGetLastError();
   return err;
 }
 
@@ -308,25 +308,40 @@ extern "C" P3dcResult p3dc_bevpool_geometry_compute_cuda(
     P3dcBevGeometryCuda *geometry, const P3dcCameraCalib *calib,
     P3dcCudaStream stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  P3dcResult result = begin_update(geometry, calib, s);
-  if (result != P3DC_OK) return result;
-  P3dcBevGeometryGraph *g = geometry->update_graph;
-  column_args(geometry, calib, g->next);
-  // Inside a capture of the caller's the steps are queued as plain
-  // launches, which the capture records (as voxelize.cu does); the
-  // geometry's own graph is left as it is.
+  if (geometry == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaError_t err = cudaStreamIsCapturing(s, &capture);
-  if (err == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // returned, not left for a later call
+    return err;
+  }
+  if (capture != cudaStreamCaptureStatusNone) {
+    // Inside a capture of the caller's the steps are queued as plain
+    // launches, which the capture records (as voxelize.cu does).  Nothing
+    // runs now, and the caller's graph may run at any later time: it
+    // clears the counts itself, and what is known of them here stays as
+    // it was.  The geometry's own graph is left as it is.
+    const int clear = geometry->counts_clear;
+    geometry->counts_clear = 0;
+    P3dcResult result = begin_update(geometry, calib, s);
+    geometry->counts_clear = clear;
+    if (result != P3DC_OK) return result;
     UpdateArgs u;
-    u.batches = g->next;
+    u.batches = geometry->update_graph->next;
+    column_args(geometry, calib, u.batches);
     step_args(geometry, &u);
     err = enqueue_steps(geometry, &u, false, NoMarks(), s);
-  } else if (err == cudaSuccess) {
-    err = launch_graph(geometry, g, s);
+  } else {
+    P3dcResult result = begin_update(geometry, calib, s);
+    if (result != P3DC_OK) return result;
+    column_args(geometry, calib, geometry->update_graph->next);
+    err = launch_graph(geometry, geometry->update_graph, s);
+    if (err == cudaSuccess) geometry->counts_clear = 1;
   }
-  if (err != cudaSuccess) return err;
-  geometry->counts_clear = 1;
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // returned, not left for a later call
+    return err;
+  }
   geometry->computed = 1;
   return P3DC_OK;
 }

@@ -16,9 +16,11 @@
 //      order, the order bevpool.h defines: a run's slot is its cell's first
 //      slot plus the number of the cell's runs with a lower id; and clears
 //      the cell's count and cursor for the next update.
-// Steps 3 and 4 wait for the step before them on the device (launch.cuh):
-// launched as programmatic dependents one by one, and step 4 over a
-// programmatic edge in the graph.  The only memset is the first update's.
+// Step 4 follows step 3 over a programmatic edge in the library's graph
+// (launch.cuh); the benchmark's step-by-step launches chain steps 3 and 4.
+// The rank step leaves the counts clear for the next update, so an update
+// needs a memset only when the last one did not end that way: the first,
+// one after a failure, and one queued into a caller's stream capture.
 //
 // step_launch() describes each kernel launch once.  The library adds them
 // to one CUDA graph with CUB's scan (bevpool_geometry.cu), and queues them
@@ -229,7 +231,8 @@ static __global__ void __launch_bounds__(kColumnThreads)
 }
 
 // Step 3.  Block: one feature column; its runs take places in their cells.
-// A programmatic dependent of the scan (launch.cuh), as is step 4 of it.
+// Launched as a programmatic dependent, it waits for the kernel before it
+// on the device (launch.cuh), as step 4 does.
 struct PlaceArgs {
   const uint32_t *column_runs;
   const uint32_t *run_cell;
@@ -311,7 +314,7 @@ static __global__ void __launch_bounds__(kRankThreads)
   const uint32_t runs = end - begin;
   if (runs <= kRankAlone)
     rank_runs(placed, begin, end, 0, 1, run_slot, slot_run);
-  __syncthreads();  // the counts are cleared
+  __syncthreads();  // the block's list counts are cleared
   if (runs > kRankWarp)
     by_block[atomicAdd(&by_block_count, 1u)] = cell;
   else if (runs > kRankAlone)
@@ -375,10 +378,9 @@ static void column_args(const P3dcBevGeometryCuda *geometry,
   }
 }
 
-// What an update does before its launches: checks @calib, lets the column
-// kernel take its shared memory, and clears the counts on @stream unless
-// the last update's rank step did.  Until this update's rank step is
-// queued they are not known to be clear.
+// What an update does before its launches: checks @calib and clears the
+// counts on @stream unless the last update's rank step did.  Until this
+// update's rank step is queued they are not known to be clear.
 static P3dcResult begin_update(P3dcBevGeometryCuda *geometry,
                                const P3dcCameraCalib *calib,
                                cudaStream_t stream) {
@@ -387,11 +389,7 @@ static P3dcResult begin_update(P3dcBevGeometryCuda *geometry,
   geometry->computed = 0;
   P3dcResult result = p3dc_bevpool_calib_check(&geometry->params, calib);
   if (result != P3DC_OK) return result;
-  const P3dcBevPoolParams *params = &geometry->params;
   cudaError_t err;
-  if (column_smem(params->depth_bins, params->feat_height) > 48 * 1024 &&
-      (err = p3dc_allow_largest_smem(column_kernel)) != cudaSuccess)
-    return err;
   // the counts and, after them, the place step's cursors
   if (!geometry->counts_clear &&
       (err =
@@ -499,11 +497,19 @@ static cudaError_t enqueue_steps(const P3dcBevGeometryCuda *geometry,
 
 // An update with a mark between its steps, launched step by step (the
 // benchmark's diagnostic; the library launches the same steps as one
-// graph).
+// graph).  The benchmark's copy of the column kernel is its own, so its
+// shared memory is allowed here (the library's is when its graph is
+// built).
 template <typename Mark>
 static P3dcResult compute_stages(P3dcBevGeometryCuda *geometry,
                                  const P3dcCameraCalib *calib, const Mark &mark,
                                  P3dcCudaStream stream) {
+  if (geometry != nullptr &&
+      column_smem(geometry->params.depth_bins, geometry->params.feat_height) >
+          48 * 1024) {
+    const cudaError_t err = p3dc_allow_largest_smem(column_kernel);
+    if (err != cudaSuccess) return err;
+  }
   P3dcResult result = begin_update(geometry, calib, stream);
   if (result != P3DC_OK) return result;
   UpdateArgs u;

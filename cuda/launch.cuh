@@ -1,5 +1,5 @@
 // Programmatic dependent launch (compute capability 9.0 and later), shared
-// by the kernels of voxelize.cu and nms.cu.
+// by the kernels of voxelize.cu, nms.cu and the bevpool geometry.
 //
 // A kernel launched with p3dc_launch(..., dependent = true) may be scheduled
 // while the kernel before it on the stream is still running, instead of

@@ -1,9 +1,9 @@
-// bench_bevpool's diagnostic: the library's geometry update, instantiated
-// here with a CUDA event at each mark between its steps.  The library
-// instantiates the same sequence with no marks, so what is timed is the
-// library's code; only the benchmarks build this file, and bench_bevpool
-// links the compute library's objects statically beside it, so that the
-// process holds one CUDA runtime.
+// bench_bevpool's diagnostic: the library's geometry update steps,
+// instantiated here with a CUDA event at each mark between them, so
+// launched one by one (the library launches the same kernels, described
+// by the same code, as one graph); only the benchmarks build this file,
+// and bench_bevpool links the compute library's objects statically beside
+// it, so that the process holds one CUDA runtime.
 #include <cuda_runtime.h>
 
 #include "bench_bevpool_stages.h"

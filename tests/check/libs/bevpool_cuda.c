@@ -8,8 +8,9 @@
  * non-finite inputs, nuScenes at full size with its real calibration,
  * run-sum buffers too small for the geometry's runs (bevpool-private.h),
  * whose overflow the pooling sums where it adds them, points within ulps of
- * a cell boundary, and an update and a pooling inside a caller's stream
- * capture between launches of the geometry's own graphs. */
+ * a cell boundary, updates and a pooling inside a caller's stream capture
+ * among updates launched from the geometry's own graph, and updates that
+ * move the cameras of one column-kernel batch of two. */
 #include <math.h>
 #include <string.h>
 
@@ -110,12 +111,10 @@ check_geometries (Geometries * g, const BevpoolTestCase * tc,
   check_run_slots (g->device, g->stream, what);
 }
 
-/* The geometries of @tc on both paths, the device's made with room for
- * @capacity run sums (DEFAULT_CAPACITY: the default) and compared with the
- * reference's. */
+/* The geometries of @tc on both paths, nothing computed yet, the device's
+ * made with room for @capacity run sums (DEFAULT_CAPACITY: the default). */
 static void
-geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
-    guint32 capacity, const gchar * what)
+geometries_new (Geometries * g, const BevpoolTestCase * tc, guint32 capacity)
 {
   memset (g, 0, sizeof (*g));
   fail_unless_equals_int (p3dc_cuda_stream_create (&g->stream), P3DC_OK);
@@ -130,6 +129,14 @@ geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
     fail_unless_equals_int (p3dc_bevpool_geometry_cuda_new (&tc->params,
             &g->device), P3DC_OK);
   }
+}
+
+/* geometries_new(), then @tc's geometries computed and compared. */
+static void
+geometries_compute_capacity (Geometries * g, const BevpoolTestCase * tc,
+    guint32 capacity, const gchar * what)
+{
+  geometries_new (g, tc, capacity);
   fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g->device,
           tc->calib, g->stream), P3DC_OK);
   check_geometries (g, tc, tc->calib, what);
@@ -269,6 +276,17 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
       compare_outputs (params, expected, actual, half_out, label);
       fail_unless (memcmp (actual, again, out_bytes) == 0,
           "%s: a second run differs", label);
+      /* And again with the same tensors: the graph as it is. */
+      fail_unless_equals_int (p3dc_cuda_memset (d_again, 0xff, out_size * 4,
+              g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
+              d_depth, half_in, d_again, half_out, g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_again,
+              out_bytes, g->stream), P3DC_OK);
+      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
+          P3DC_OK);
+      fail_unless (memcmp (actual, again, out_bytes) == 0,
+          "%s: a third run, with the second's tensors, differs", label);
       g_free (label);
     }
     g_free (raw_features);
@@ -755,12 +773,13 @@ check_captured_pooling (const BevpoolTestCase * tc, const Geometries * g,
   g_free (actual);
 }
 
-/* An update and a pooling queued while the caller captures the stream (the
- * steps are then launches in the caller's graph), between updates launched
- * from the geometry's own graph: each gives the reference's result.  The captured
- * update leaves the geometry's graph as it was, so the update after it,
- * with the first calibration again, sets no parameter and must still give
- * that calibration's geometry. */
+/* Updates and a pooling queued while the caller captures the stream (the
+ * steps are then launches in the caller's graph), among updates launched
+ * from the geometry's own graph: each gives the reference's result.  The
+ * first update is a captured one, whose graph must clear the counts
+ * itself.  A captured update leaves the geometry's graph as it was, so the
+ * update after it, with the calibration the graph holds, sets no parameter
+ * and must still give that calibration's geometry. */
 GST_START_TEST (test_stream_capture)
 {
   BevpoolTestCase one = { {0}, NULL }, other = { {0}, NULL };
@@ -774,14 +793,20 @@ GST_START_TEST (test_stream_capture)
   for (i = 0; i < 6; i++)
     other.calib[i] = one.calib[(i + 2) % 6];
 
-  geometries_compute (&g, &one, "calibration A, the geometry's graph");
+  geometries_new (&g, &one, DEFAULT_CAPACITY);
   q.device = g.device;
   q.calib = other.calib;
   fail_unless_equals_int (p3d_capture_and_launch (g.stream, queue_update, &q,
           &nodes), P3DC_OK);
-  /* the column kernel, CUB's scan (two kernels), place and rank */
-  fail_unless (nodes >= 5, "the capture holds %" G_GSIZE_FORMAT " nodes",
+  /* a memset, the column kernel, CUB's scan (two kernels), place, rank */
+  fail_unless (nodes >= 6, "the capture holds %" G_GSIZE_FORMAT " nodes",
       nodes);
+  check_geometries (&g, &other, other.calib, "calibration B, captured first");
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
+          one.calib, g.stream), P3DC_OK);
+  check_geometries (&g, &one, one.calib, "calibration A, the geometry's graph");
+  fail_unless_equals_int (p3d_capture_and_launch (g.stream, queue_update, &q,
+          &nodes), P3DC_OK);
   check_geometries (&g, &other, other.calib, "calibration B, captured");
   check_captured_pooling (&other, &g, &q, "calibration B, captured pooling");
   fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
@@ -795,6 +820,44 @@ GST_START_TEST (test_stream_capture)
   geometries_clear (&g);
   bevpool_test_case_clear (&one);
   bevpool_test_case_clear (&other);
+}
+
+GST_END_TEST;
+
+/* Eleven cameras, two launches of the column kernel: an update that
+ * changes the cameras of one batch sets only that batch's node, and the
+ * other must still hold its own. */
+GST_START_TEST (test_camera_batches)
+{
+  BevpoolTestCase tc = { {0}, NULL };
+  P3dcCameraCalib *calib;
+  P3dTestRng rng;
+  Geometries g;
+  guint i;
+
+  p3d_test_rng_init (&rng, 7200);
+  bevpool_test_random_case (&rng, &tc);
+  calib = g_new0 (P3dcCameraCalib, 11);
+  for (i = 0; i < 11; i++)
+    calib[i] = tc.calib[i % tc.params.cameras];
+  g_free (tc.calib);
+  tc.calib = calib;
+  tc.params.cameras = 11;
+  fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
+
+  geometries_compute (&g, &tc, "11 cameras");
+  /* camera 10, in the second batch, moved */
+  tc.calib[10].camera_to_lidar[3] += 0.7;
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
+          tc.calib, g.stream), P3DC_OK);
+  check_geometries (&g, &tc, tc.calib, "11 cameras, the last one moved");
+  /* camera 0, in the first, moved */
+  tc.calib[0].camera_to_lidar[7] -= 0.4;
+  fail_unless_equals_int (p3dc_bevpool_geometry_compute_cuda (g.device,
+          tc.calib, g.stream), P3DC_OK);
+  check_geometries (&g, &tc, tc.calib, "11 cameras, the first one moved");
+  geometries_clear (&g);
+  bevpool_test_case_clear (&tc);
 }
 
 GST_END_TEST;
@@ -925,6 +988,7 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_recompute);
   tcase_add_test (tc, test_stream_capture);
+  tcase_add_test (tc, test_camera_batches);
   tcase_add_test (tc, test_non_finite);
   tcase_add_test (tc, test_tall_rig);
   tcase_add_test (tc, test_errors);

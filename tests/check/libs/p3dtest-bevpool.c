@@ -658,12 +658,14 @@ bevpool_test_non_square_case (gint variant, BevpoolTestCase * tc)
   fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
 
-/* Decimal steps, where most frustum points lie within a few ulps of a
- * cell boundary: x = u * ds, y = v * ds, z = ds for camera 0, and x - 0.7,
+/* Decimal steps, where frustum points lie within a few ulps of a cell
+ * boundary: x = u * ds, y = v * ds, z = ds for camera 0, and x - 0.7,
  * y - 0.3 for camera 1 (9 x 6 pixels, 4 depth bins), over cells of 0.1,
  * 0.7 or 0.2 m (variant / 2) from (-0.3, -0.6, 0.2), truncating (even
- * variants) or flooring.  Points beyond 12 m in x, 8 in y and 3 in z are
- * dropped. */
+ * variants) or flooring.  With 0.1 and 0.2 m most are, and a product by
+ * 1 / step instead of the division would put some in the neighbouring
+ * cell; with 0.7 m about two in five are.  Points beyond 12 m in x, 8 in y
+ * and 3 in z are dropped. */
 void
 bevpool_test_boundary_case (gint variant, BevpoolTestCase * tc)
 {

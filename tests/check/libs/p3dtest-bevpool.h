@@ -51,8 +51,8 @@ void bevpool_test_axis_camera (P3dcCameraCalib * calib, gdouble offset_x,
  *   last non-empty cell before an empty one (variant 1).
  * - non_square: nx != ny, both layouts (variants 0 to 3).
  * - one_cell: width x height x bins points, all in a single cell.
- * - boundary: decimal cell sizes, most points within ulps of a cell
- *   boundary (variants 0 to 5: three sizes, both rounding rules). */
+ * - boundary: decimal cell sizes, points within ulps of a cell boundary
+ *   (variants 0 to 5: three sizes, both rounding rules). */
 void bevpool_test_truncate_floor_case (P3dcBevRounding rounding,
     BevpoolTestCase * tc);
 void bevpool_test_per_camera_aug_case (P3dTestRng * rng,

@@ -213,6 +213,22 @@ poison (P3dTestRng * rng, gpointer features, gsize n_features, gpointer depth,
   }
 }
 
+/* Pools on the device into @d_out, first filled with 0xff bytes, and
+ * copies the @out_size values back into @host (synchronizing). */
+static void
+pool_into (const Geometries * g, const void *features, const void *depth,
+    gboolean half_in, void *d_out, gboolean half_out, gsize out_size,
+    gpointer host)
+{
+  fail_unless_equals_int (p3dc_cuda_memset (d_out, 0xff, out_size * 4,
+          g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features, depth,
+          half_in, d_out, half_out, g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (host, d_out,
+          out_size * (half_out ? 2 : 4), g->stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream), P3DC_OK);
+}
+
 /* Pools in all four format pairs on both paths and compares them; the
  * device features start @feature_offset bytes into their buffer, to try
  * unaligned rows; @poisoned writes non-finite values over some inputs. */
@@ -257,34 +273,18 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
       fail_unless_equals_int (p3dc_bevpool_cpu (g->reference, raw_features,
               raw_depth, half_in, expected, half_out), P3DC_OK);
       /* Garbage first: the kernel must write every element. */
-      fail_unless_equals_int (p3dc_cuda_memset (d_out, 0xff, out_size * 4,
-              g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
-              d_depth, half_in, d_out, half_out, g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (actual, d_out, out_bytes,
-              g->stream), P3DC_OK);
-      /* Once more into another buffer: deterministic, and the pooling's
-       * graph takes the new output. */
-      fail_unless_equals_int (p3dc_cuda_memset (d_again, 0xff, out_size * 4,
-              g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
-              d_depth, half_in, d_again, half_out, g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_again,
-              out_bytes, g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
-          P3DC_OK);
+      pool_into (g, features_at, d_depth, half_in, d_out, half_out,
+          out_size, actual);
       compare_outputs (params, expected, actual, half_out, label);
+      /* Once more into another buffer: deterministic, and the pooling's
+       * graph takes the new output; then with the same tensors again, the
+       * graph as it is. */
+      pool_into (g, features_at, d_depth, half_in, d_again, half_out,
+          out_size, again);
       fail_unless (memcmp (actual, again, out_bytes) == 0,
           "%s: a second run differs", label);
-      /* And again with the same tensors: the graph as it is. */
-      fail_unless_equals_int (p3dc_cuda_memset (d_again, 0xff, out_size * 4,
-              g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_bevpool_cuda (g->device, features_at,
-              d_depth, half_in, d_again, half_out, g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (again, d_again,
-              out_bytes, g->stream), P3DC_OK);
-      fail_unless_equals_int (p3dc_cuda_stream_synchronize (g->stream),
-          P3DC_OK);
+      pool_into (g, features_at, d_depth, half_in, d_again, half_out,
+          out_size, again);
       fail_unless (memcmp (actual, again, out_bytes) == 0,
           "%s: a third run, with the second's tensors, differs", label);
       g_free (label);

@@ -17,11 +17,19 @@
 // Stages 2 and 3 read m and do only the work it needs.  Each kernel after
 // the first is launched as a programmatic dependent of the one before
 // (launch.cuh), on devices that have it.
+//
+// Up to kRankCapacity boxes a call is three kernels, and at a few hundred
+// boxes their launches cost more than their work: there a call launches
+// one CUDA graph of the three (kernel_graph.cuh), one graph for each mask
+// kernel a call can take, built at the first call that takes it.  Calls
+// queued inside a caller's stream capture, and larger workspaces, launch
+// the kernels one by one.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include "kernel_graph.cuh"
 #include "launch.cuh"
 #include "nms.h"
 #include "nms_common.cuh"
@@ -31,8 +39,16 @@
 #include "nms_reduce.cuh"
 #include "nms_sort.cuh"
 
+// The graphs of a workspace up to kRankCapacity boxes: one for each mask
+// kernel, by mode, and the last for bev-rotated under mmcv's rule.
+constexpr unsigned kNmsGraphs = 5;
+
 struct _P3dNms {
   uint32_t capacity;
+  // graphs[g] once a call has built it; graph_failed[g]: its build failed,
+  // and calls that would take it launch the kernels one by one
+  P3dcKernelGraph graphs[kNmsGraphs];
+  bool graph_failed[kNmsGraphs];
   // the device has programmatic dependent launch (compute capability 9.0)
   bool can_chain;
   // blocks of the mask kernels, which loop over the tiles: as many as the
@@ -112,6 +128,8 @@ using namespace p3dc_nms;
 
 extern "C" void p3dc_nms_free(P3dcNms *nms) {
   if (nms == nullptr) return;
+  for (unsigned g = 0; g < kNmsGraphs; g++)
+    p3dc_kernel_graph_destroy(&nms->graphs[g]);
   cudaFree(nms->keys_in);
   cudaFree(nms->keys_out);
   cudaFree(nms->index_in);
@@ -238,32 +256,48 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   return P3DC_OK;
 }
 
+// One call's arguments, as its stages take them.
+struct NmsCall {
+  const P3dcNmsParams *params;
+  P3dcNmsPairTest test;
+  const void *boxes;
+  const uint32_t *n_boxes_device;
+  // zero-initialized with the call, padding included: the graph's nodes
+  // compare their arguments by their bytes (kernel_graph.cuh)
+  OutputFill fill;
+  uint32_t record_words;
+  uint32_t limit;
+  uint32_t *out;
+  uint32_t *out_count;
+  int32_t *kept_index;
+};
+
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
-// what the previous call's last kernel reads.
-static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
-                              const P3dcNmsPairTest &test, const void *boxes,
-                              const uint32_t *n_boxes_device, bool chained,
-                              cudaStream_t s) {
-  const float offset = test.offset;
+// what the previous call's last kernel reads.  Above kRankCapacity boxes
+// on the launcher's stream only: CUB's sort is queued there directly.
+static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
+  const float offset = c.test.offset;
   const uint32_t capacity = nms->capacity;
   uint32_t pre_limit = capacity;
-  if (params->pre_max > 0 && params->pre_max < pre_limit)
-    pre_limit = params->pre_max;
-  const P3dcNmsMode mode = params->mode;
-  const float threshold = params->score_threshold;
+  if (c.params->pre_max > 0 && c.params->pre_max < pre_limit)
+    pre_limit = c.params->pre_max;
+  const P3dcNmsMode mode = c.params->mode;
+  const float threshold = c.params->score_threshold;
 
   if (capacity <= kRankCapacity) {
     const unsigned blocks = (capacity + kRankBoxes - 1) / kRankBoxes;
-    return p3dc_launch(rank_kernel, blocks, kRankThreads, 0, s, false, mode,
-                       boxes, n_boxes_device, capacity, threshold, pre_limit,
-                       offset, nms->items, nms->index_out, nms->item_count,
-                       nms->pair_counts);
+    return l.launch(rank_kernel, blocks, kRankThreads, 0, false, mode, c.boxes,
+                    c.n_boxes_device, capacity, threshold, pre_limit, offset,
+                    nms->items, nms->index_out, nms->item_count,
+                    nms->pair_counts);
   }
 
+  if (!l.on_stream()) return cudaErrorInvalidValue;
+  cudaStream_t s = l.stream();
   cudaError_t err =
-      p3dc_launch(key_kernel, grid_for(capacity), kThreads, 0, s, false, mode,
-                  boxes, n_boxes_device, capacity, threshold, nms->keys_in,
-                  nms->index_in, grid_of(nms, mode), nms->cell_counts);
+      l.launch(key_kernel, grid_for(capacity), kThreads, 0, false, mode,
+               c.boxes, c.n_boxes_device, capacity, threshold, nms->keys_in,
+               nms->index_in, grid_of(nms, mode), nms->cell_counts);
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
@@ -271,96 +305,135 @@ static cudaError_t sort_stage(P3dcNms *nms, const P3dcNmsParams *params,
       nms->index_out, (int)capacity, 0, 32, s);
   if (err != cudaSuccess) return err;
   if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  return p3dc_launch(item_kernel, grid_for(capacity), kThreads, 0, s, chained,
-                     test, boxes, (const uint32_t *)nms->keys_out,
-                     (const uint32_t *)nms->index_out, capacity, pre_limit,
-                     nms->items, nms->item_count, nms->pair_counts,
-                     grid_of(nms, mode));
+  return l.launch(item_kernel, grid_for(capacity), kThreads, 0, nms->can_chain,
+                  c.test, c.boxes, (const uint32_t *)nms->keys_out,
+                  (const uint32_t *)nms->index_out, capacity, pre_limit,
+                  nms->items, nms->item_count, nms->pair_counts,
+                  grid_of(nms, mode));
 }
 
 // Stage 2 through the grid (nms_grid.cuh), for the modes grid_of() names:
 // its kernels return at once where the call is not for the grid, and the
 // dense kernel then runs.
 template <P3dcNmsMode kMode>
-static cudaError_t grid_stage_for(P3dcNms *nms, const P3dcNmsPairTest &test,
-                                  const OutputFill &fill, bool chained,
-                                  cudaStream_t s) {
+static cudaError_t grid_stage_for(P3dcNms *nms, const NmsCall &c,
+                                  P3dcLauncher &l) {
   const uint32_t capacity = nms->capacity;
   const uint32_t *count = nms->item_count;
   const GridBounds *bounds = nms->grid_bounds;
+  const bool chained = nms->can_chain;
   PairLists lists;
   lists.counts = nms->pair_counts;
   lists.columns = nms->pair_columns;
   lists.rows = nms->pair_rows;
-  cudaError_t err = p3dc_launch(
-      grid_cell_kernel<kMode>, warp_grid_for(capacity), kGridThreads, 0, s,
-      chained, (const P3dcNmsItem *)nms->items, count, test, bounds,
-      nms->grid_place, nms->cell_counts, nms->mask);
+  cudaError_t err =
+      l.launch(grid_cell_kernel<kMode>, warp_grid_for(capacity), kGridThreads,
+               0, chained, (const P3dcNmsItem *)nms->items, count, c.test,
+               bounds, nms->grid_place, nms->cell_counts, nms->mask);
   if (err == cudaSuccess)
-    err = p3dc_launch(grid_scan_kernel, 1, kScanThreads, 0, s, chained, count,
-                      bounds, (const uint32_t *)nms->cell_counts,
-                      nms->cell_starts);
+    err = l.launch(grid_scan_kernel, 1, kScanThreads, 0, chained, count, bounds,
+                   (const uint32_t *)nms->cell_counts, nms->cell_starts);
   if (err == cudaSuccess)
-    err = p3dc_launch(grid_bin_kernel, grid_for(capacity), kThreads, 0, s,
-                      chained, (const P3dcNmsItem *)nms->items, count, bounds,
-                      (const uint2 *)nms->grid_place,
-                      (const uint32_t *)nms->cell_starts, nms->binned,
-                      nms->binned_index);
+    err = l.launch(grid_bin_kernel, grid_for(capacity), kThreads, 0, chained,
+                   (const P3dcNmsItem *)nms->items, count, bounds,
+                   (const uint2 *)nms->grid_place,
+                   (const uint32_t *)nms->cell_starts, nms->binned,
+                   nms->binned_index);
   if (err == cudaSuccess)
-    err = p3dc_launch(
-        grid_pair_kernel<kMode>, warp_grid_for(capacity), kGridThreads, 0, s,
-        chained, (const P3dcNmsItem *)nms->items, count, test, bounds,
+    err = l.launch(
+        grid_pair_kernel<kMode>, warp_grid_for(capacity), kGridThreads, 0,
+        chained, (const P3dcNmsItem *)nms->items, count, c.test, bounds,
         (const uint2 *)nms->grid_place, (const uint32_t *)nms->cell_starts,
         (const P3dcNmsItem *)nms->binned, (const uint32_t *)nms->binned_index,
-        nms->mask, lists, fill);
+        nms->mask, lists, c.fill);
   return err;
 }
 
-static cudaError_t grid_stage(P3dcNms *nms, P3dcNmsMode mode,
-                              const P3dcNmsPairTest &test,
-                              const OutputFill &fill, bool chained,
-                              cudaStream_t s) {
-  if (mode == P3DC_NMS_CIRCLE)
-    return grid_stage_for<P3DC_NMS_CIRCLE>(nms, test, fill, chained, s);
-  return grid_stage_for<P3DC_NMS_BEV_ALIGNED>(nms, test, fill, chained, s);
+static cudaError_t grid_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
+  if (c.params->mode == P3DC_NMS_CIRCLE)
+    return grid_stage_for<P3DC_NMS_CIRCLE>(nms, c, l);
+  return grid_stage_for<P3DC_NMS_BEV_ALIGNED>(nms, c, l);
 }
 
 // Stage 2 (nms_mask.cuh), which also zeroes the output.
-static cudaError_t mask_stage(P3dcNms *nms, P3dcNmsMode mode,
-                              const P3dcNmsPairTest &test,
-                              const OutputFill &fill, bool chained,
-                              cudaStream_t s) {
-  const P3dcNmsItem *items = nms->items;
-  const uint32_t *count = nms->item_count;
-  const unsigned blocks = nms->mask_blocks[mode];
+template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
+static cudaError_t mask_stage_for(P3dcNms *nms, const NmsCall &c,
+                                  unsigned blocks, P3dcLauncher &l) {
   PairLists lists;
   lists.counts = nms->pair_counts;
   lists.columns = nms->pair_columns;
   lists.rows = nms->pair_rows;
-  const GridBounds *grid = grid_of(nms, mode);
-  if (mode == P3DC_NMS_BEV_ROTATED && test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
-    return p3dc_launch(
-        mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
-        nms->mmcv_mask_blocks, kMaskThreads, 0, s, chained, items, count, test,
-        nms->mask, nms->column_mask, lists, fill, grid);
+  return l.launch(mask_kernel<kMode, kRule>, blocks, kMaskThreads, 0,
+                  nms->can_chain, (const P3dcNmsItem *)nms->items,
+                  (const uint32_t *)nms->item_count, c.test, nms->mask,
+                  nms->column_mask, lists, c.fill,
+                  (const GridBounds *)grid_of(nms, kMode));
+}
+
+static cudaError_t mask_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
+  const P3dcNmsMode mode = c.params->mode;
+  const unsigned blocks = nms->mask_blocks[mode];
+  if (mode == P3DC_NMS_BEV_ROTATED && c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
+    return mask_stage_for<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>(
+        nms, c, nms->mmcv_mask_blocks, l);
   switch (mode) {
     case P3DC_NMS_IOU:
-      return p3dc_launch(mask_kernel<P3DC_NMS_IOU>, blocks, kMaskThreads, 0, s,
-                         chained, items, count, test, nms->mask,
-                         nms->column_mask, lists, fill, grid);
+      return mask_stage_for<P3DC_NMS_IOU>(nms, c, blocks, l);
     case P3DC_NMS_BEV_ALIGNED:
-      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ALIGNED>, blocks,
-                         kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, nms->column_mask, lists, fill, grid);
+      return mask_stage_for<P3DC_NMS_BEV_ALIGNED>(nms, c, blocks, l);
     case P3DC_NMS_CIRCLE:
-      return p3dc_launch(mask_kernel<P3DC_NMS_CIRCLE>, blocks, kMaskThreads, 0,
-                         s, chained, items, count, test, nms->mask,
-                         nms->column_mask, lists, fill, grid);
+      return mask_stage_for<P3DC_NMS_CIRCLE>(nms, c, blocks, l);
     default:
-      return p3dc_launch(mask_kernel<P3DC_NMS_BEV_ROTATED>, blocks,
-                         kMaskThreads, 0, s, chained, items, count, test,
-                         nms->mask, nms->column_mask, lists, fill, grid);
+      return mask_stage_for<P3DC_NMS_BEV_ROTATED>(nms, c, blocks, l);
   }
+}
+
+// The call's three stages through @l.
+static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
+  cudaError_t err = sort_stage(nms, c, l);
+  if (err == cudaSuccess && grid_of(nms, c.params->mode) != nullptr)
+    err = grid_stage(nms, c, l);
+  if (err == cudaSuccess) err = mask_stage(nms, c, l);
+  if (err != cudaSuccess) return err;
+  return l.launch(
+      reduce_kernel, 1, kReduceThreads, nms->list_shared_bytes, nms->can_chain,
+      (const unsigned long long *)nms->mask,
+      (const unsigned long long *)nms->column_mask,
+      (const uint2 *)nms->pair_counts, (const uint16_t *)nms->pair_columns,
+      (const uint16_t *)nms->pair_rows, (const uint32_t *)nms->item_count,
+      (const uint32_t *)nms->index_out, (const uint32_t *)c.boxes,
+      c.record_words, c.limit, c.out, c.out_count, c.kept_index);
+}
+
+// The graph a call on @nms takes (its sequence of kernels is set by the
+// mask kernel alone up to kRankCapacity boxes, where there is no grid
+// stage), or NULL where it launches its kernels one by one: larger
+// workspaces, a graph whose build failed, and calls queued while the
+// caller captures @s, whose own graph takes the launches.  A first call of
+// a configuration builds its graph.
+static P3dcKernelGraph *call_graph(P3dcNms *nms, const NmsCall &c,
+                                   cudaStream_t s) {
+  if (nms->capacity > kRankCapacity) return nullptr;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &capture) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (capture != cudaStreamCaptureStatusNone) return nullptr;
+  const unsigned g = c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV
+                         ? kNmsGraphs - 1
+                         : (unsigned)c.params->mode;
+  P3dcKernelGraph *graph = &nms->graphs[g];
+  if (graph->exec != nullptr) return graph;
+  if (nms->graph_failed[g]) return nullptr;
+  auto queue = [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); };
+  // programmatic edges where the device has them, else plain ones
+  if ((nms->can_chain &&
+       p3dc_kernel_graph_build(graph, true, queue) == cudaSuccess) ||
+      p3dc_kernel_graph_build(graph, false, queue) == cudaSuccess)
+    return graph;
+  nms->graph_failed[g] = true;
+  return nullptr;
 }
 
 extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
@@ -377,40 +450,31 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   if ((((uintptr_t)boxes) | ((uintptr_t)out)) % 4 != 0)
     return P3DC_ERROR_INVALID_ARGUMENT;
 
-  const uint32_t record_words =
+  NmsCall c = {};
+  c.params = params;
+  p3dc_nms_pair_test_init(&c.test, params);
+  c.boxes = boxes;
+  c.n_boxes_device = n_boxes_device;
+  c.record_words =
       (uint32_t)(p3dc_nms_record_size(params->mode) / sizeof(uint32_t));
-  uint32_t limit = out_capacity;
-  if (params->post_max > 0 && params->post_max < limit)
-    limit = params->post_max;
-  P3dcNmsPairTest test;
-  p3dc_nms_pair_test_init(&test, params);
-  const bool chained = nms->can_chain;
+  c.limit = out_capacity;
+  if (params->post_max > 0 && params->post_max < c.limit)
+    c.limit = params->post_max;
+  c.out = (uint32_t *)out;
+  c.out_count = out_count;
+  c.kept_index = kept_index;
+  c.fill.out = (uint32_t *)out;
+  c.fill.words = (size_t)out_capacity * c.record_words;
+  c.fill.kept_index = kept_index;
+  c.fill.capacity = out_capacity;
+
   cudaStream_t s = (cudaStream_t)stream;
-  cudaError_t err;
-
-  err = sort_stage(nms, params, test, boxes, n_boxes_device, chained, s);
-  if (err != cudaSuccess) return err;
-
-  OutputFill fill;
-  fill.out = (uint32_t *)out;
-  fill.words = (size_t)out_capacity * record_words;
-  fill.kept_index = kept_index;
-  fill.capacity = out_capacity;
-  if (grid_of(nms, params->mode) != nullptr) {
-    err = grid_stage(nms, params->mode, test, fill, chained, s);
-    if (err != cudaSuccess) return err;
-  }
-  err = mask_stage(nms, params->mode, test, fill, chained, s);
-  if (err != cudaSuccess) return err;
-
-  return p3dc_launch(
-      reduce_kernel, 1, kReduceThreads, nms->list_shared_bytes, s, chained,
-      (const unsigned long long *)nms->mask,
-      (const unsigned long long *)nms->column_mask,
-      (const uint2 *)nms->pair_counts, (const uint16_t *)nms->pair_columns,
-      (const uint16_t *)nms->pair_rows, (const uint32_t *)nms->item_count,
-      (const uint32_t *)nms->index_out, (const uint32_t *)boxes, record_words,
-      limit, (uint32_t *)out, out_count, kept_index);
+  P3dcKernelGraph *graph = call_graph(nms, c, s);
+  if (graph != nullptr)
+    return p3dc_kernel_graph_launch(
+        graph, [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); }, s);
+  P3dcLauncher l = P3dcLauncher::on_stream(s);
+  return queue_call(nms, c, l);
 }
 
 namespace {

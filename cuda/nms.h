@@ -150,7 +150,12 @@ uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
  * p3dc_nms_cpu on the first min (*n_boxes_device, capacity) records, so
  * @boxes must hold the workspace's capacity of records whatever the count
  * says.  Everything is queued on @stream; a workspace serves one stream at a
- * time.  Up to a capacity of 4096 the time grows with the count only;
+ * time, and calls on one workspace must not overlap on the host.  Up to a
+ * capacity of 4096 a call is one launch of a CUDA graph of its three
+ * kernels, one graph a mode (and one for bev-rotated under mmcv's rule),
+ * built by the first call that takes it; a call queued while the caller
+ * captures @stream launches the kernels into the caller's graph instead.
+ * Up to a capacity of 4096 the time grows with the count only;
  * above, the sort runs over the whole capacity (CUB's device sort takes its
  * count from the host), so a workspace much larger than the counts it sees
  * costs that sort's time. */

@@ -4,13 +4,15 @@
  * to 10,000 boxes and at the largest capacity, on extreme layouts (every
  * box the same, every box apart, a dense cluster) and on layouts that strain
  * the grid of the larger calls, with a count on the device
- * below the capacity and above it (clamped), and with one workspace reused
- * across modes and parameters. */
+ * below the capacity and above it (clamped), with one workspace reused
+ * across modes, parameters and buffers (its CUDA graphs), and inside a
+ * caller's stream capture. */
 #include <math.h>
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
 #include "nms.h"
+#include "p3dtest-capture.h"
 #include "p3dtest-nmscases.h"
 #include "p3dtest.h"
 
@@ -93,13 +95,42 @@ compare_gather (const gchar * what, gconstpointer d_index,
   g_free (got);
 }
 
+/* The device buffers of one call: the boxes (the workspace's capacity of
+ * records at least), their count, the output, its count and the kept
+ * indices (NULL: the call asks for none). */
+typedef struct
+{
+  gpointer boxes, count, out, out_count, index;
+} CallBuffers;
+
+/* One p3dc_nms_cuda() call on @b, for p3d_capture_and_launch(). */
+typedef struct
+{
+  P3dcNms *nms;
+  const P3dcNmsParams *params;
+  const CallBuffers *b;
+  guint out_capacity;
+} QueuedCall;
+
+static P3dcResult
+queue_call (void *user_data, P3dcCudaStream s)
+{
+  const QueuedCall *q = user_data;
+
+  return p3dc_nms_cuda (q->nms, q->params, q->b->boxes, q->b->count,
+      q->b->out, q->out_capacity, q->b->out_count, q->b->index, s);
+}
+
 /* Runs both paths on @boxes (@n records on the host; the device count is
  * @device_count, which the CUDA path clamps to its capacity, so the
- * reference gets min (device_count, capacity) of them) and compares. */
+ * reference gets min (device_count, capacity) of them) and compares.  The
+ * CUDA path runs on @b's buffers, whose inputs are uploaded and whose
+ * outputs are filled with garbage first; with @captured it is queued while
+ * the test captures the stream, and runs as that capture's graph. */
 static void
-compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
+compare_in (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
     gconstpointer boxes, guint n, guint device_count, guint out_capacity,
-    gboolean with_index)
+    const CallBuffers * b, gboolean captured)
 {
   gsize record_size = p3dc_nms_record_size (params->mode);
   guint used = MIN (device_count, p3dc_nms_get_capacity (nms));
@@ -109,27 +140,44 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
   gint32 *want_index = g_new0 (gint32, MAX (out_capacity, 1));
   gint32 *got_index = g_new0 (gint32, MAX (out_capacity, 1));
   guint32 want_count = 0, got_count = 0, i;
-  gpointer d_boxes, d_count, d_out, d_out_count, d_index;
+  gboolean with_index = b->index != NULL;
 
   fail_unless (used <= n, "%s: the test gives too few boxes", what);
   fail_unless_equals_int (p3dc_nms_cpu (params, boxes, used, want_out,
           out_capacity, &want_count, want_index), P3DC_OK);
 
-  d_boxes = device_copy (boxes, (gsize) n * record_size);
-  d_count = device_copy (&device_count, sizeof (guint32));
-  d_out = device_garbage (out_size);
-  d_out_count = device_garbage (sizeof (guint32));
-  d_index = with_index ? device_garbage (out_capacity * sizeof (gint32)) : NULL;
+  if (n > 0)
+    fail_unless_equals_int (p3dc_cuda_memcpy_htod (b->boxes, boxes,
+            (gsize) n * record_size, stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memcpy_htod (b->count, &device_count,
+          sizeof (guint32), stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (b->out, 0xab, MAX (out_size, 4),
+          stream), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_memset (b->out_count, 0xab, 4, stream),
+      P3DC_OK);
+  if (with_index)
+    fail_unless_equals_int (p3dc_cuda_memset (b->index, 0xab,
+            MAX (out_capacity, 1) * sizeof (gint32), stream), P3DC_OK);
 
-  fail_unless_equals_int (p3dc_nms_cuda (nms, params, d_boxes, d_count,
-          d_out, out_capacity, d_out_count, d_index, stream), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&got_count, d_out_count,
+  if (captured) {
+    QueuedCall q = { nms, params, b, out_capacity };
+    gsize nodes = 0;
+
+    fail_unless_equals_int (p3d_capture_and_launch (stream, queue_call, &q,
+            &nodes), P3DC_OK);
+    fail_unless (nodes >= 3, "%s: the capture holds %" G_GSIZE_FORMAT
+        " nodes", what, nodes);
+  } else {
+    fail_unless_equals_int (p3dc_nms_cuda (nms, params, b->boxes, b->count,
+            b->out, out_capacity, b->out_count, b->index, stream), P3DC_OK);
+  }
+  fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (&got_count, b->out_count,
           sizeof (guint32), stream), P3DC_OK);
   if (out_size > 0)
-    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got_out, d_out,
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got_out, b->out,
             out_size, stream), P3DC_OK);
   if (with_index && out_capacity > 0)
-    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got_index, d_index,
+    fail_unless_equals_int (p3dc_cuda_memcpy_dtoh (got_index, b->index,
             out_capacity * sizeof (gint32), stream), P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_stream_synchronize (stream), P3DC_OK);
 
@@ -140,22 +188,57 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
     fail_unless (got_index[i] == want_index[i], "%s: kept index %u: "
         "CUDA %d, reference %d", what, i, got_index[i], want_index[i]);
   if (with_index)
-    compare_gather (what, d_index, want_index, n, out_capacity);
+    compare_gather (what, b->index, want_index, n, out_capacity);
   for (i = 0; i < out_capacity; i++)
     fail_unless (memcmp (got_out + i * record_size, want_out + i *
             record_size, record_size) == 0, "%s: output record %u "
         "differs", what, i);
 
-  fail_unless_equals_int (p3dc_cuda_free (d_out), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_free (d_out_count), P3DC_OK);
-  if (d_index != NULL)
-    fail_unless_equals_int (p3dc_cuda_free (d_index), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_free (d_boxes), P3DC_OK);
-  fail_unless_equals_int (p3dc_cuda_free (d_count), P3DC_OK);
   g_free (want_out);
   g_free (got_out);
   g_free (want_index);
   g_free (got_index);
+}
+
+/* Buffers for calls of up to @n records in and @out_capacity out, of any
+ * mode, kept indices with @with_index. */
+static void
+call_buffers_alloc (CallBuffers * b, guint n, guint out_capacity,
+    gboolean with_index)
+{
+  gsize record_size = sizeof (P3dcBox3d);
+
+  b->boxes = device_garbage ((gsize) n * record_size);
+  b->count = device_garbage (sizeof (guint32));
+  b->out = device_garbage ((gsize) out_capacity * record_size);
+  b->out_count = device_garbage (sizeof (guint32));
+  b->index = with_index ? device_garbage (MAX (out_capacity, 1) *
+      sizeof (gint32)) : NULL;
+}
+
+static void
+call_buffers_free (CallBuffers * b)
+{
+  fail_unless_equals_int (p3dc_cuda_free (b->boxes), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (b->count), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (b->out), P3DC_OK);
+  fail_unless_equals_int (p3dc_cuda_free (b->out_count), P3DC_OK);
+  if (b->index != NULL)
+    fail_unless_equals_int (p3dc_cuda_free (b->index), P3DC_OK);
+}
+
+/* compare_in() on buffers of its own. */
+static void
+compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
+    gconstpointer boxes, guint n, guint device_count, guint out_capacity,
+    gboolean with_index)
+{
+  CallBuffers b;
+
+  call_buffers_alloc (&b, n, out_capacity, with_index);
+  compare_in (what, nms, params, boxes, n, device_count, out_capacity, &b,
+      FALSE);
+  call_buffers_free (&b);
 }
 
 /* A full workspace of the extreme layouts and of the reused workspace
@@ -525,6 +608,108 @@ GST_START_TEST (test_count_and_reuse)
 
 GST_END_TEST;
 
+/* A workspace of up to 4096 boxes launches one CUDA graph a call (one for
+ * each mask kernel, built by the first call that takes it) and sets its
+ * nodes again only where a call's arguments changed.  One workspace, two
+ * sets of buffers taken in turns of their own, every mode and both of
+ * bev-rotated's rules in turn, the count, the output's capacity, the
+ * thresholds, pre_max and post_max and the kept indices changed between
+ * calls; each call is made twice, the second time with new boxes in the
+ * same buffers and every argument the same, so that it runs the graph as
+ * the first call left it. */
+GST_START_TEST (test_graph_reuse)
+{
+  const guint capacity = 700;
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers sets[2];
+  guint round;
+
+  p3d_test_rng_init (&rng, 25);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  call_buffers_alloc (&sets[0], capacity, capacity, TRUE);
+  call_buffers_alloc (&sets[1], capacity, capacity, TRUE);
+  for (round = 0; round < 40; round++) {
+    P3dcNmsMode m = round % 5 == 4 ? P3DC_NMS_BEV_ROTATED :
+        (P3dcNmsMode) (round % 5);
+    CallBuffers b = sets[(round / 3) % 2];
+    guint count = p3d_test_rng_below (&rng, capacity + 100);
+    guint out_capacity = 1 + p3d_test_rng_below (&rng, capacity);
+    P3dcNmsParams p;
+    guint again;
+
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ?
+        p3d_test_rng_uniform (&rng, 0.2f, 3.0f) :
+        p3d_test_rng_uniform (&rng, 0.05f, 0.7f));
+    p.iou_rule = round % 5 == 4 ? P3DC_NMS_IOU_RULE_MMCV :
+        P3DC_NMS_IOU_RULE_EXACT;
+    p.per_class = p3d_test_rng_below (&rng, 2);
+    if (round % 4 == 3) {
+      p.pre_max = 1 + p3d_test_rng_below (&rng, capacity);
+      p.post_max = 1 + p3d_test_rng_below (&rng, capacity);
+    }
+    if (round % 7 == 6)
+      b.index = NULL;
+    for (again = 0; again < 2; again++) {
+      gpointer boxes = random_boxes (&rng, m, capacity, round % 4,
+          p3d_test_rng_uniform (&rng, 10, 50));
+      gchar *what = g_strdup_printf ("round %u, call %u: mode %u, rule %u, "
+          "count %u, out capacity %u, buffers %u", round, again, m,
+          p.iou_rule, count, out_capacity, (round / 3) % 2);
+
+      compare_in (what, nms, &p, boxes, capacity, count, out_capacity, &b,
+          FALSE);
+      g_free (what);
+      g_free (boxes);
+    }
+  }
+  call_buffers_free (&sets[0]);
+  call_buffers_free (&sets[1]);
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
+/* Calls queued while the caller captures the stream launch their kernels
+ * into the caller's graph, not the workspace's: on a fresh workspace, then
+ * between direct calls (whose graph must stay as the last direct call left
+ * it), in a workspace that launches graphs (500 boxes) and in one that
+ * sorts with CUB (5000). */
+static const guint capture_capacities[] = { 500, 5000 };
+
+GST_START_TEST (test_stream_capture)
+{
+  const guint capacity = capture_capacities[__i__];
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers first, second;
+  guint step;
+
+  p3d_test_rng_init (&rng, 26 + __i__);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  call_buffers_alloc (&first, capacity, capacity, TRUE);
+  call_buffers_alloc (&second, capacity, capacity, TRUE);
+  for (step = 0; step < 8; step++) {
+    P3dcNmsMode m = step < 4 ? P3DC_NMS_BEV_ROTATED : P3DC_NMS_CIRCLE;
+    gboolean captured = step % 2 == 0;
+    gpointer boxes = random_boxes (&rng, m, capacity, step % 4, 30.0f);
+    P3dcNmsParams p;
+    gchar *what = g_strdup_printf ("capacity %u, step %u (%s)", capacity,
+        step, captured ? "captured" : "direct");
+
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
+    compare_in (what, nms, &p, boxes, capacity, capacity - step, capacity,
+        step % 4 < 2 ? &first : &second, captured);
+    g_free (what);
+    g_free (boxes);
+  }
+  call_buffers_free (&first);
+  call_buffers_free (&second);
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
 /* Chains: box k suppresses box k + 1 and no other (scores fall along the
  * chain), so the greedy rule keeps every other box, and a box's answer
  * depends on every box before it.  The keep reduction's sweeps (up to 1024
@@ -869,6 +1054,9 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_large);
   tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
+  tcase_add_test (tc, test_graph_reuse);
+  tcase_add_loop_test (tc, test_stream_capture, 0,
+      G_N_ELEMENTS (capture_capacities));
   tcase_add_test (tc, test_suppression_chains);
   tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);

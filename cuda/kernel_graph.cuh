@@ -183,6 +183,18 @@ class P3dcLauncher {
   unsigned next_;
 };
 
+// Whether work queued on @stream now goes into a capture (the caller's
+// graph), where a call launches its kernels plainly; also true where the
+// query fails, whose error the plain launches then meet and return.
+static inline bool p3dc_stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return capture != cudaStreamCaptureStatusNone;
+}
+
 static inline void p3dc_kernel_graph_destroy(P3dcKernelGraph *g) {
   if (g->exec != nullptr) cudaGraphExecDestroy(g->exec);
   if (g->graph != nullptr) cudaGraphDestroy(g->graph);

@@ -413,13 +413,7 @@ static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
 // a configuration builds its graph.
 static P3dcKernelGraph *call_graph(P3dcNms *nms, const NmsCall &c,
                                    cudaStream_t s) {
-  if (nms->capacity > kRankCapacity) return nullptr;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(s, &capture) != cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  if (capture != cudaStreamCaptureStatusNone) return nullptr;
+  if (nms->capacity > kRankCapacity || p3dc_stream_capturing(s)) return nullptr;
   const unsigned g = c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV
                          ? kNmsGraphs - 1
                          : (unsigned)c.params->mode;

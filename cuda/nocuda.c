@@ -12,11 +12,27 @@
 #include "pillarfeat.h"
 
 P3dcResult
-p3dc_pillarfeat_cuda (const P3dcPillarFeatParams * params,
+p3dc_pillarfeat_cuda_new (const P3dcPillarFeatParams * params,
+    P3dcPillarFeatCuda ** pf)
+{
+  (void) params;
+  if (pf != NULL)
+    *pf = NULL;
+  return P3DC_ERROR_NO_CUDA;
+}
+
+void
+p3dc_pillarfeat_cuda_free (P3dcPillarFeatCuda * pf)
+{
+  (void) pf;
+}
+
+P3dcResult
+p3dc_pillarfeat_cuda (P3dcPillarFeatCuda * pf,
     const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out,
     int output_clean, P3dcCudaStream stream)
 {
-  (void) params;
+  (void) pf;
   (void) in;
   (void) out;
   (void) output_clean;

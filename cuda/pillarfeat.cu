@@ -10,11 +10,18 @@
 // writes the tile's bytes out with 16-byte stores.  A tile wholly beyond the
 // count is written as zeros without reading the input; tiles wholly beyond
 // max (count, previous count) are skipped when the output is clean.
+//
+// A P3dcPillarFeatCuda chooses the kernel and sizes its grid once, and
+// launches it as a one-node CUDA graph (kernel_graph.cuh): a graph launch
+// costs the host less than a kernel launch, which is a large part of a
+// call on small frames (docs/performance.md, "The floor of a call").
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <type_traits>
 
+#include "kernel_graph.cuh"
 #include "pillarfeat.h"
 
 namespace {
@@ -325,24 +332,28 @@ bool aligned(const void *ptr, uintptr_t alignment) {
 
 }  // namespace
 
-extern "C" P3dcResult p3dc_pillarfeat_cuda(const P3dcPillarFeatParams *params,
-                                           const P3dcPillarFeatInput *in,
-                                           const P3dcPillarFeatOutput *out,
-                                           int output_clean,
-                                           P3dcCudaStream stream) {
+struct _P3dcPillarFeatCuda {
+  P3dcPillarFeatParams params;
+  KernelFunc kernel;
+  unsigned blocks;
+  // built by the first call outside a caller's stream capture;
+  // graph_failed: its build failed, and calls launch the kernel plainly
+  P3dcKernelGraph graph;
+  bool graph_failed;
+};
+
+extern "C" void p3dc_pillarfeat_cuda_free(P3dcPillarFeatCuda *pf) {
+  if (pf == nullptr) return;
+  p3dc_kernel_graph_destroy(&pf->graph);
+  free(pf);
+}
+
+extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
+    const P3dcPillarFeatParams *params, P3dcPillarFeatCuda **out) {
+  if (out == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
+  *out = nullptr;
   P3dcResult result = p3dc_pillarfeat_params_validate(params);
   if (result != P3DC_OK) return result;
-  if (in == nullptr || out == nullptr || in->voxels == nullptr ||
-      in->num_points == nullptr || in->coords == nullptr ||
-      in->count == nullptr || out->features == nullptr ||
-      out->coords == nullptr || out->count == nullptr)
-    return P3DC_ERROR_INVALID_ARGUMENT;
-  if (!aligned(out->features, 16) || !aligned(in->coords, 16) ||
-      !aligned(out->coords, 16) || !aligned(in->voxels, 4) ||
-      !aligned(in->num_points, 4) || !aligned(in->count, 4) ||
-      !aligned(out->count, 4) || in->count == out->count)
-    return P3DC_ERROR_INVALID_ARGUMENT;
-
   const KernelFunc kernel = select_kernel(params->features, params->half);
   if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
 
@@ -356,7 +367,51 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda(const P3dcPillarFeatParams *params,
         &blocks_per_sm, kernel, kTileSlots, 0);
   if (error != cudaSuccess) return error;
 
-  KernelArgs args;
+  // As many blocks as fit on the device at once, no more than there are
+  // tiles, and few enough that every ticket fits above the count bits
+  // (max_voxels < 2^31, so the shift is at most 31 and leaves room for at
+  // least two blocks' tickets).
+  const uint64_t slots = (uint64_t)params->max_voxels * params->max_points;
+  const uint64_t tiles = (slots + kTileSlots - 1) / kTileSlots;
+  const uint32_t ticket_shift =
+      32u - (uint32_t)__builtin_clz(params->max_voxels);
+  uint64_t blocks = (uint64_t)(multiprocessors > 0 ? multiprocessors : 1) *
+                    (uint64_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
+  if (blocks > tiles) blocks = tiles;
+  if (blocks > (1ull << (32u - ticket_shift)))
+    blocks = 1ull << (32u - ticket_shift);
+
+  P3dcPillarFeatCuda *pf =
+      static_cast<P3dcPillarFeatCuda *>(calloc(1, sizeof(*pf)));
+  if (pf == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
+  pf->params = *params;
+  pf->kernel = kernel;
+  pf->blocks = (unsigned)blocks;
+  *out = pf;
+  return P3DC_OK;
+}
+
+extern "C" P3dcResult p3dc_pillarfeat_cuda(P3dcPillarFeatCuda *pf,
+                                           const P3dcPillarFeatInput *in,
+                                           const P3dcPillarFeatOutput *out,
+                                           int output_clean,
+                                           P3dcCudaStream stream) {
+  if (pf == nullptr || in == nullptr || out == nullptr ||
+      in->voxels == nullptr || in->num_points == nullptr ||
+      in->coords == nullptr || in->count == nullptr ||
+      out->features == nullptr || out->coords == nullptr ||
+      out->count == nullptr)
+    return P3DC_ERROR_INVALID_ARGUMENT;
+  if (!aligned(out->features, 16) || !aligned(in->coords, 16) ||
+      !aligned(out->coords, 16) || !aligned(in->voxels, 4) ||
+      !aligned(in->num_points, 4) || !aligned(in->count, 4) ||
+      !aligned(out->count, 4) || in->count == out->count)
+    return P3DC_ERROR_INVALID_ARGUMENT;
+
+  const P3dcPillarFeatParams *params = &pf->params;
+  // zero-initialized, so that the graph's node compares its bytes alike
+  // from call to call (kernel_graph.cuh)
+  KernelArgs args = {};
   args.voxels = in->voxels;
   args.num_points = in->num_points;
   args.in_coords = reinterpret_cast<const int4 *>(in->coords);
@@ -375,20 +430,21 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda(const P3dcPillarFeatParams *params,
   args.by_max_points = make_divider(params->max_points);
   // at most P3DC_PILLARFEAT_MAX_SLOTS = 2^31, as validated
   args.slots = params->max_voxels * params->max_points;
-  // max_voxels < 2^31, so the shift is at most 31 and leaves room for at
-  // least two blocks' tickets
   args.ticket_shift = 32u - (uint32_t)__builtin_clz(params->max_voxels);
   args.output_clean = output_clean != 0;
 
-  // As many blocks as fit on the device at once, no more than there are
-  // tiles, and few enough that every ticket fits above the count bits.
-  const uint64_t tiles = ((uint64_t)args.slots + kTileSlots - 1) / kTileSlots;
-  uint64_t blocks = (uint64_t)(multiprocessors > 0 ? multiprocessors : 1) *
-                    (uint64_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
-  if (blocks > tiles) blocks = tiles;
-  if (blocks > (1ull << (32u - args.ticket_shift)))
-    blocks = 1ull << (32u - args.ticket_shift);
-
-  kernel<<<(unsigned)blocks, kTileSlots, 0, stream>>>(args);
-  return cudaGetLastError();
+  auto queue = [pf, &args](P3dcLauncher &l) {
+    return l.launch(pf->kernel, pf->blocks, kTileSlots, 0, false, args);
+  };
+  cudaStream_t s = (cudaStream_t)stream;
+  // inside a caller's capture, the launch goes to the caller's graph
+  if (!pf->graph_failed && !p3dc_stream_capturing(s)) {
+    if (pf->graph.exec == nullptr &&
+        p3dc_kernel_graph_build(&pf->graph, false, queue) != cudaSuccess)
+      pf->graph_failed = true;
+    if (pf->graph.exec != nullptr)
+      return p3dc_kernel_graph_launch(&pf->graph, queue, s);
+  }
+  P3dcLauncher l = P3dcLauncher::on_stream(s);
+  return queue(l);
 }

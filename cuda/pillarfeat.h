@@ -135,7 +135,19 @@ typedef struct
 void p3dc_pillarfeat_cpu (const P3dcPillarFeatParams * params,
     const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out);
 
-/* Queued on @stream, no host sync; the count is read on the device.
+/* The device path for one set of params, on the device current when it is
+ * created: the kernel chosen and its grid sized once, the launch kept as a
+ * CUDA graph.  P3DC_ERROR_INVALID_ARGUMENT for invalid params, else the
+ * CUDA error of the device queries; *@pf NULL on failure. */
+typedef struct _P3dcPillarFeatCuda P3dcPillarFeatCuda;
+P3dcResult p3dc_pillarfeat_cuda_new (const P3dcPillarFeatParams * params,
+    P3dcPillarFeatCuda ** pf);
+void p3dc_pillarfeat_cuda_free (P3dcPillarFeatCuda * pf);
+
+/* Queued on @stream, no host sync; the count is read on the device.  A call
+ * outside a capture of @stream is one CUDA graph launch (the first one
+ * builds the graph); inside one, the kernel is launched into the caller's
+ * graph.  Calls on one @pf must not overlap on the host.
  * @output_clean: nonzero when @out holds this function's previous output for
  * the same params, untouched since (its previous count is in out->count):
  * then rows of voxels >= max (new count, old count) need no writing, and are
@@ -147,9 +159,9 @@ void p3dc_pillarfeat_cpu (const P3dcPillarFeatParams * params,
  * Device pointers; in->count and out->count must be different words, and
  * no output may overlap an input.  out->features, in->coords and
  * out->coords must be 16-byte aligned (every cudaMalloc is), in->voxels
- * 4-byte aligned.  Returns P3DC_ERROR_INVALID_ARGUMENT for invalid params, a
+ * 4-byte aligned.  Returns P3DC_ERROR_INVALID_ARGUMENT for a NULL @pf, a
  * NULL or misaligned pointer, or the launch error. */
-P3dcResult p3dc_pillarfeat_cuda (const P3dcPillarFeatParams * params,
+P3dcResult p3dc_pillarfeat_cuda (P3dcPillarFeatCuda * pf,
     const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out,
     int output_clean, P3dcCudaStream stream);
 

@@ -64,6 +64,7 @@ static gboolean p3d_pillar_feat_set_info (P3dCudaFilter * filter,
     P3dTensorLayout * out_layout, GError ** error);
 static gboolean p3d_pillar_feat_sink_event (GstBaseTransform * trans,
     GstEvent * event);
+static void p3d_pillar_feat_stop_device (P3dCudaFilter * filter);
 static GstFlowReturn p3d_pillar_feat_process_cpu (P3dCudaFilter * filter,
     GstBuffer * inbuf, P3dTensorMap * in, P3dTensorMap * out);
 static GstFlowReturn p3d_pillar_feat_process_cuda (P3dCudaFilter * filter,
@@ -107,6 +108,7 @@ p3d_pillar_feat_class_init (P3dPillarFeatClass * klass)
    * refused naming the property */
   filter_class->src_fallback_caps = P3D_PILLARS_CAPS_ALL;
   filter_class->set_info = GST_DEBUG_FUNCPTR (p3d_pillar_feat_set_info);
+  filter_class->stop_device = GST_DEBUG_FUNCPTR (p3d_pillar_feat_stop_device);
   filter_class->process_cpu = GST_DEBUG_FUNCPTR (p3d_pillar_feat_process_cpu);
   filter_class->process_cuda = GST_DEBUG_FUNCPTR (p3d_pillar_feat_process_cuda);
 
@@ -250,6 +252,13 @@ set_output_error (const P3dVoxelsInfo * in_info, GstCaps * outcaps,
       "points of the input", in_info->max_voxels, in_info->max_points);
 }
 
+static gint
+pillarfeat_cuda_new (P3dCudaFilter * filter, gpointer * workspace)
+{
+  return p3dc_pillarfeat_cuda_new (&P3D_PILLAR_FEAT (filter)->params,
+      (P3dcPillarFeatCuda **) workspace);
+}
+
 static gboolean
 p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
     P3dTensorLayout * in_layout, GstCaps * outcaps,
@@ -305,9 +314,15 @@ p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         p3dc_result_string (result));
     return FALSE;
   }
+  /* pillarfeat_cuda_new reads the params */
+  self->params = params;
+  if (filter->use_cuda && !p3d_cuda_filter_replace_workspace (filter,
+          (gpointer *) & self->cuda,
+          (GDestroyNotify) p3dc_pillarfeat_cuda_free, pillarfeat_cuda_new,
+          "preparing the pillar feature kernel", error))
+    return FALSE;
   self->in_info = in_info;
   self->out_info = out_info;
-  self->params = params;
   p3d_voxels_info_get_layout (&in_info, in_layout);
   p3d_pillars_info_get_layout (&out_info, out_layout);
   return TRUE;
@@ -334,6 +349,15 @@ p3d_pillar_feat_sink_event (GstBaseTransform * trans, GstEvent * event)
   if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
     self->warned_count = FALSE;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
+static void
+p3d_pillar_feat_stop_device (P3dCudaFilter * filter)
+{
+  P3dPillarFeat *self = P3D_PILLAR_FEAT (filter);
+
+  p3dc_pillarfeat_cuda_free (self->cuda);
+  self->cuda = NULL;
 }
 
 static GstFlowReturn
@@ -369,7 +393,7 @@ p3d_pillar_feat_process_cuda (P3dCudaFilter * filter, GstBuffer * inbuf,
   P3dcPillarFeatOutput output;
 
   tensors_from_maps (in, out, &input, &output);
-  if (!p3d_cuda_filter_check (filter, p3dc_pillarfeat_cuda (&self->params,
+  if (!p3d_cuda_filter_check (filter, p3dc_pillarfeat_cuda (self->cuda,
               &input, &output, out_clean, filter->stream),
           "computing pillar features"))
     return GST_FLOW_ERROR;

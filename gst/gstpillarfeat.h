@@ -23,6 +23,8 @@ struct _P3dPillarFeat
   P3dVoxelsInfo in_info;
   P3dPillarsInfo out_info;
   P3dcPillarFeatParams params;
+  /* the device path for params (use-cuda only) */
+  P3dcPillarFeatCuda *cuda;
 
   /* the reference path warned of a voxel count over max-voxels in this
    * stream */

@@ -60,6 +60,7 @@ typedef struct
   gboolean half;
   Voxels *voxels;
   P3dcPillarFeatParams feat_params;
+  P3dcPillarFeatCuda *feat;
   P3dcPillarFeatInput feat_in;
   P3dcPillarFeatOutput feat_out;
   P3dcPillarEncoder *encoder;
@@ -85,8 +86,7 @@ step_pillarfeat (gpointer user_data, P3dcCudaStream stream)
 {
   Chain *c = user_data;
 
-  return p3dc_pillarfeat_cuda (&c->feat_params, &c->feat_in, &c->feat_out, 1,
-      stream);
+  return p3dc_pillarfeat_cuda (c->feat, &c->feat_in, &c->feat_out, 1, stream);
 }
 
 static P3dcResult
@@ -213,6 +213,7 @@ chain_init (Chain * c, const P3dModel * model, const P3dModelDecoder * decoder,
         config->in_channels);
     exit (1);
   }
+  P3D_BENCH_CHECK (p3dc_pillarfeat_cuda_new (&c->feat_params, &c->feat));
   c->feat_in.voxels = voxels->out.voxels;
   c->feat_in.num_points = voxels->out.num_points;
   c->feat_in.coords = voxels->out.coords;
@@ -221,7 +222,7 @@ chain_init (Chain * c, const P3dModel * model, const P3dModelDecoder * decoder,
       device_alloc (p3dc_pillarfeat_features_size (&c->feat_params));
   c->feat_out.coords = device_alloc (config->max_voxels * 4 * sizeof (gint32));
   c->feat_out.count = device_alloc (sizeof (guint32));
-  P3D_BENCH_CHECK (p3dc_pillarfeat_cuda (&c->feat_params, &c->feat_in,
+  P3D_BENCH_CHECK (p3dc_pillarfeat_cuda (c->feat, &c->feat_in,
           &c->feat_out, 0, stream));
 
   /* pillarencode: the folded PFN layer onto the model's canvas */
@@ -262,6 +263,7 @@ chain_init (Chain * c, const P3dModel * model, const P3dModelDecoder * decoder,
 static void
 chain_clear (Chain * c)
 {
+  p3dc_pillarfeat_cuda_free (c->feat);
   p3dc_cuda_free (c->feat_out.features);
   p3dc_cuda_free (c->feat_out.coords);
   p3dc_cuda_free (c->feat_out.count);

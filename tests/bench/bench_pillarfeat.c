@@ -12,8 +12,11 @@
  * Each case times the kernel with CUDA events (median of --runs after a
  * warm-up), in the steady state of an element (output_clean = 1, the same
  * frame again) and writing every byte (output_clean = 0), for max-points 32
- * and 20, F16 and F32, every feature set; the reference on one CPU core for
- * pointpillars-10.  Every GPU output is compared with the reference first.
+ * and 20, F16 and F32, every feature set; also the steady state on two
+ * outputs taken in turns, as an element's pool hands them out, where the
+ * graph's node is set again on every call (cuda/kernel_graph.cuh); the
+ * reference on one CPU core for pointpillars-10.  Every GPU output is
+ * compared with the reference first.
  * The markdown table comes last. */
 #include <math.h>
 #include <stdio.h>
@@ -124,8 +127,13 @@ host_voxels_clear (HostVoxels * v)
 typedef struct
 {
   P3dcPillarFeatParams params;
+  P3dcPillarFeatCuda *pf;
   P3dcPillarFeatInput in;
   P3dcPillarFeatOutput out;
+  /* the second output of the calls in turns, and the one the next call
+   * takes */
+  P3dcPillarFeatOutput other_out;
+  guint turn;
   int output_clean;
   /* for the reference */
   P3dcPillarFeatInput host_in;
@@ -137,8 +145,18 @@ run_gpu (gpointer user_data, P3dcCudaStream stream)
 {
   Run *run = user_data;
 
-  return p3dc_pillarfeat_cuda (&run->params, &run->in, &run->out,
+  return p3dc_pillarfeat_cuda (run->pf, &run->in, &run->out,
       run->output_clean, stream);
+}
+
+static P3dcResult
+run_gpu_in_turns (gpointer user_data, P3dcCudaStream stream)
+{
+  Run *run = user_data;
+
+  run->turn ^= 1;
+  return p3dc_pillarfeat_cuda (run->pf, &run->in, run->turn ?
+      &run->other_out : &run->out, run->output_clean, stream);
 }
 
 static void
@@ -167,6 +185,7 @@ typedef struct
 {
   void *voxels, *num_points, *coords, *count;
   void *features, *out_coords, *out_count;
+  void *other_features, *other_coords, *other_count;
   guint8 *host_features;
   gint32 *host_coords;
   guint32 host_count;
@@ -198,12 +217,13 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
     for (half = 0; half < 2; half++) {
       for (set = 0; set < 3; set++) {
         Run run;
-        P3dBenchStats clean, full;
+        P3dBenchStats clean, full, turns;
         gsize size;
 
         P3D_BENCH_CHECK (p3dc_pillarfeat_params_init (&run.params,
                 (P3dcPillarFeatureSet) set, half, CHANNELS, 3, max_points[m],
                 MAX_VOXELS, grid->voxel_size, grid->range));
+        P3D_BENCH_CHECK (p3dc_pillarfeat_cuda_new (&run.params, &run.pf));
         run.in.voxels = b->voxels;
         run.in.num_points = b->num_points;
         run.in.coords = b->coords;
@@ -211,6 +231,10 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
         run.out.features = b->features;
         run.out.coords = b->out_coords;
         run.out.count = b->out_count;
+        run.other_out.features = b->other_features;
+        run.other_out.coords = b->other_coords;
+        run.other_out.count = b->other_count;
+        run.turn = 0;
         run.host_in.voxels = hv.voxels;
         run.host_in.num_points = hv.num_points;
         run.host_in.coords = hv.coords;
@@ -242,11 +266,28 @@ bench_frame (const Grid * grid, const gfloat * points, gsize n_points,
         run.output_clean = 0;
         P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu, &run, stream, MIN (20, runs),
                 runs, &full));
+        /* the second output written in full once, then both clean */
+        P3D_BENCH_CHECK (run_gpu_in_turns (&run, stream));
+        run.output_clean = 1;
+        P3D_BENCH_CHECK (p3d_bench_gpu (run_gpu_in_turns, &run, stream,
+                MIN (20, runs), runs, &turns));
+        /* both outputs are the frame's features: the last call's checked */
+        P3D_BENCH_CHECK (p3dc_cuda_memcpy_dtoh (b->readback, run.turn ?
+                b->other_features : b->features, size, stream));
+        P3D_BENCH_CHECK (p3dc_cuda_stream_synchronize (stream));
+        if (memcmp (b->readback, b->host_features, size) != 0) {
+          g_printerr ("%s max-points %u %s %s: GPU output in turns differs "
+              "from the reference\n", grid->name, max_points[m],
+              half ? "F16" : "F32", set_name (set));
+          all_match = FALSE;
+        }
+        p3dc_pillarfeat_cuda_free (run.pf);
         g_string_append_printf (table, "| %s | %u | %u | %s | %s | %.1f "
-            "(%.1f-%.1f) | %.1f (%.1f-%.1f) | ", grid->name, hv.count,
-            max_points[m], half ? "F16" : "F32", set_name (set),
-            clean.median_us, clean.p10_us, clean.p90_us, full.median_us,
-            full.p10_us, full.p90_us);
+            "(%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | ", grid->name,
+            hv.count, max_points[m], half ? "F16" : "F32", set_name (set),
+            clean.median_us, clean.p10_us, clean.p90_us, turns.median_us,
+            turns.p10_us, turns.p90_us, full.median_us, full.p10_us,
+            full.p90_us);
         if (set == P3DC_PILLAR_FEATURES_POINTPILLARS_10) {
           P3dBenchStats cpu;
 
@@ -316,6 +357,9 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.features, max_features));
   P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.out_coords, MAX_VOXELS * 16));
   P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.out_count, 4));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.other_features, max_features));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.other_coords, MAX_VOXELS * 16));
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&b.other_count, 4));
   b.host_features = g_malloc (max_features);
   b.host_coords = g_new (gint32, MAX_VOXELS * 4);
   b.readback = g_malloc (max_features);
@@ -325,9 +369,10 @@ main (int argc, char **argv)
       "runs; the reference's median on one CPU core\n\n", device_name,
       major, minor, sms, MAX_VOXELS, runs);
   g_string_append (table, "| frame | voxels | max-points | format | features "
-      "| steady state (clean output) | full write | reference (CPU) |\n");
+      "| steady state (clean output) | steady state, outputs in turns "
+      "| full write | reference (CPU) |\n");
   g_string_append (table, "| --- | ---: | ---: | --- | --- | ---: | ---: "
-      "| ---: |\n");
+      "| ---: | ---: |\n");
   if (nuscenes != NULL) {
     gsize n = 0;
     /* x y z intensity time in float16; time is dropped */
@@ -358,6 +403,9 @@ main (int argc, char **argv)
   p3dc_cuda_free (b.features);
   p3dc_cuda_free (b.out_coords);
   p3dc_cuda_free (b.out_count);
+  p3dc_cuda_free (b.other_features);
+  p3dc_cuda_free (b.other_coords);
+  p3dc_cuda_free (b.other_count);
   p3dc_cuda_stream_destroy (stream);
   g_free (b.host_features);
   g_free (b.host_coords);

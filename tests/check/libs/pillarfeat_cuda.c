@@ -3,13 +3,16 @@
  * included: random voxels up to 40000 x 32 points, every feature set and
  * format, shapes whose tiles and rows do not fall on 16-byte boundaries,
  * sequences of clean outputs with counts going up and down, poisoned
- * outputs, malformed inputs, and guard bytes behind every output. */
+ * outputs, malformed inputs, and guard bytes behind every output; the
+ * launch as a CUDA graph with its buffers changing from call to call, and
+ * inside a caller's stream capture. */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
 #include "half.h"
 #include "pillarfeat.h"
 #include "p3dtest.h"
+#include "p3dtest-capture.h"
 
 typedef struct
 {
@@ -28,7 +31,8 @@ typedef struct
   guint8 *device_features;
   gint32 *device_coords;
   guint32 device_count[1 + P3D_TEST_GUARD_BYTES / 4];
-  /* device buffers */
+  /* the device path and its buffers */
+  P3dcPillarFeatCuda *pf;
   P3dcCudaStream stream;
   P3dcPillarFeatInput d_in;
   P3dcPillarFeatOutput d_out;
@@ -59,6 +63,8 @@ gpu_case_new (P3dcPillarFeatureSet set, gboolean half, guint32 channels,
   c->device_features = g_malloc (c->features_size + P3D_TEST_GUARD_BYTES);
   c->device_coords = g_malloc (mv * 16 + P3D_TEST_GUARD_BYTES);
 
+  fail_unless_equals_int (p3dc_pillarfeat_cuda_new (&c->params, &c->pf),
+      P3DC_OK);
   fail_unless_equals_int (p3dc_cuda_stream_create (&c->stream), P3DC_OK);
   c->d_in.voxels = p3d_test_device_alloc (c->voxels_size, 0, c->stream);
   c->d_in.num_points = p3d_test_device_alloc (mv * 4, 0, c->stream);
@@ -84,6 +90,7 @@ gpu_case_free (GpuCase * c)
   p3dc_cuda_free (c->d_out.coords);
   p3dc_cuda_free (c->d_out.count);
   p3dc_cuda_stream_destroy (c->stream);
+  p3dc_pillarfeat_cuda_free (c->pf);
   g_free (c->voxels);
   g_free (c->num_points);
   g_free (c->coords);
@@ -159,7 +166,7 @@ gpu_case_poison (GpuCase * c)
 static void
 gpu_case_run (GpuCase * c, gboolean output_clean)
 {
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&c->params, &c->d_in,
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (c->pf, &c->d_in,
           &c->d_out, output_clean, c->stream), P3DC_OK);
 }
 
@@ -429,28 +436,117 @@ GST_START_TEST (test_invalid_arguments)
   P3dcPillarFeatInput in = c->d_in;
   P3dcPillarFeatOutput out = c->d_out;
   P3dcPillarFeatParams params = c->params;
+  P3dcPillarFeatCuda *pf = (P3dcPillarFeatCuda *) 0x1;
 
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, NULL, &out, 0,
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (c->pf, NULL, &out, 0,
           c->stream), P3DC_ERROR_INVALID_ARGUMENT);
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, NULL, 0,
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (c->pf, &in, NULL, 0,
           c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   fail_unless_equals_int (p3dc_pillarfeat_cuda (NULL, &in, &out, 0,
           c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   in.num_points = NULL;
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (c->pf, &in, &out, 0,
           c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   in = c->d_in;
   out.features = (guint8 *) out.features + 8;
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (c->pf, &in, &out, 0,
           c->stream), P3DC_ERROR_INVALID_ARGUMENT);
   out = c->d_out;
   out.count = (guint32 *) in.count;
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
+  fail_unless_equals_int (p3dc_pillarfeat_cuda (c->pf, &in, &out, 0,
           c->stream), P3DC_ERROR_INVALID_ARGUMENT);
-  out = c->d_out;
   params.intensity_channel = 4;
-  fail_unless_equals_int (p3dc_pillarfeat_cuda (&params, &in, &out, 0,
-          c->stream), P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda_new (&params, &pf),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless (pf == NULL);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda_new (NULL, &pf),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  fail_unless_equals_int (p3dc_pillarfeat_cuda_new (&c->params, NULL),
+      P3DC_ERROR_INVALID_ARGUMENT);
+  p3dc_pillarfeat_cuda_free (NULL);
+  gpu_case_free (c);
+}
+
+GST_END_TEST;
+
+/* One device path on two cases' buffers taken in turns, so that the
+ * graph's node is set again on every call, and twice on one case's
+ * buffers, so that the graph runs as the call before left it: counts up
+ * and down, clean and full writes (a case's output is clean when it holds
+ * that case's last output). */
+GST_START_TEST (test_graph_buffers)
+{
+  const guint32 counts[] = { 30000, 2000, 0, 40000, 17, 12000, 40001, 5 };
+  GpuCase *cases[2];
+  P3dTestRng rng;
+  guint i, k;
+
+  p3d_test_rng_init (&rng, 1200);
+  cases[0] = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
+      32, 40000);
+  cases[1] = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
+      32, 40000);
+  for (k = 0; k < 2; k++)
+    gpu_case_poison (cases[k]);
+  for (i = 0; i < G_N_ELEMENTS (counts); i++) {
+    /* in turns, then the second of each pair on the same buffers */
+    GpuCase *c = cases[i % 4 < 2 ? i % 2 : 1];
+    gchar *what = g_strdup_printf ("call %u on the buffers of case %u, "
+        "count %u", i, i % 4 < 2 ? i % 2 : 1, counts[i]);
+
+    gpu_case_fill_random (c, &rng, MIN (counts[i], 40000));
+    c->count = counts[i];
+    gpu_case_upload (c);
+    fail_unless_equals_int (p3dc_pillarfeat_cuda (cases[0]->pf, &c->d_in,
+            &c->d_out, i >= 2, c->stream), P3DC_OK);
+    gpu_case_check (c, what);
+    g_free (what);
+  }
+  for (k = 0; k < 2; k++)
+    gpu_case_free (cases[k]);
+}
+
+GST_END_TEST;
+
+static P3dcResult
+queue_run (void *user_data, P3dcCudaStream stream)
+{
+  GpuCase *c = user_data;
+
+  return p3dc_pillarfeat_cuda (c->pf, &c->d_in, &c->d_out, FALSE, stream);
+}
+
+/* Calls queued while the caller captures the stream launch the kernel into
+ * the caller's graph: on a fresh device path, then between direct calls,
+ * whose graph must stay as the last direct call left it. */
+GST_START_TEST (test_stream_capture)
+{
+  GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_MMDET3D_11, TRUE, 5, 3, 20,
+      9000);
+  P3dTestRng rng;
+  guint step;
+
+  p3d_test_rng_init (&rng, 1300);
+  for (step = 0; step < 5; step++) {
+    gboolean captured = step % 2 == 0;
+    gchar *what = g_strdup_printf ("step %u (%s)", step,
+        captured ? "captured" : "direct");
+
+    gpu_case_fill_random (c, &rng, 1000 * (step + 2));
+    gpu_case_upload (c);
+    gpu_case_poison (c);
+    if (captured) {
+      gsize nodes = 0;
+
+      fail_unless_equals_int (p3d_capture_and_launch (c->stream, queue_run, c,
+              &nodes), P3DC_OK);
+      fail_unless (nodes >= 1, "%s: the capture holds no node", what);
+    } else {
+      gpu_case_run (c, FALSE);
+    }
+    gpu_case_check (c, what);
+    g_free (what);
+  }
   gpu_case_free (c);
 }
 
@@ -471,6 +567,8 @@ pillarfeat_cuda_suite (void)
   tcase_add_test (tc, test_mmdet3d_11_channels);
   tcase_add_test (tc, test_malformed_input);
   tcase_add_test (tc, test_invalid_arguments);
+  tcase_add_test (tc, test_graph_buffers);
+  tcase_add_test (tc, test_stream_capture);
   return s;
 }
 

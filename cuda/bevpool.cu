@@ -29,6 +29,7 @@
 #include <cstring>
 
 #include "bevpool-private.h"
+#include "kernel_graph.cuh"
 #include "launch.cuh"
 #include "smem_limit.cuh"
 
@@ -85,19 +86,12 @@ struct PoolArgs {
 }  // namespace
 
 // The pooling's three kernels as one CUDA graph for each pair of formats
-// (F32 or F16 in, F32 or F16 out), built with the geometry: a frame then
-// costs the host one graph launch, and a parameter update of the three
-// nodes when its tensors are not the last frame's, instead of three
-// launches (docs/performance.md, "The floor of a call").
-struct P3dcBevPoolGraph {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  cudaGraphNode_t nodes[3];
-  PoolArgs held;  // the arguments the nodes hold
-};
-
+// (F32 or F16 in, F32 or F16 out; kernel_graph.cuh), built with the
+// geometry: a frame then costs the host one graph launch, and a parameter
+// update of the nodes whose launches are not the last frame's, instead of
+// three launches (docs/performance.md, "The floor of a call").
 struct P3dcBevPoolGraphs {
-  P3dcBevPoolGraph pair[4];  // [half_in * 2 + half_out]
+  P3dcKernelGraph pair[4];  // [half_in * 2 + half_out]
 };
 
 namespace {
@@ -411,42 +405,37 @@ __global__ void __launch_bounds__(kCellThreads) cell_kernel(const PoolArgs a) {
   }
 }
 
-// Kernel @i (0 transpose, 1 run, 2 cell) of a pooling with @args, for
-// input and output formats @half_in and @half_out, as a launch: the one
-// description of the three launches, which the geometry's pooling graphs
-// and the launches inside a caller's capture both use.  The parameters
-// point at @arg, which points at @args; both must outlive their use.
-void pool_launch(const PoolArgs &args, int half_in, int half_out, size_t smem,
-                 int i, cudaKernelNodeParams *p, void **arg) {
-  *p = cudaKernelNodeParams{};
-  if (i == 0) {
-    // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at
-    // most 64: depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
-    const uint32_t u_tiles = (args.fw + kTileSide - 1) / kTileSide;
-    p->func = half_in ? reinterpret_cast<void *>(transpose_kernel<__half>)
-                      : reinterpret_cast<void *>(transpose_kernel<float>);
-    p->gridDim = dim3(args.cameras * args.fh * u_tiles,
-                      (args.bins_padded + kTileSide - 1) / kTileSide);
-    p->blockDim = dim3(kTileSide * 8);
-  } else if (i == 1) {
-    p->func = half_in ? reinterpret_cast<void *>(run_kernel<__half>)
-                      : reinterpret_cast<void *>(run_kernel<float>);
-    p->gridDim = dim3(args.cameras * args.fw);
-    p->blockDim = dim3(kRunThreads);
-    p->sharedMemBytes = (unsigned)smem;
-  } else {
-    if (half_in)
-      p->func = half_out ? reinterpret_cast<void *>(cell_kernel<__half, __half>)
-                         : reinterpret_cast<void *>(cell_kernel<__half, float>);
-    else
-      p->func = half_out ? reinterpret_cast<void *>(cell_kernel<float, __half>)
-                         : reinterpret_cast<void *>(cell_kernel<float, float>);
-    p->gridDim = dim3((unsigned)(((uint64_t)args.cells + kCellsPerBlock - 1) /
-                                 kCellsPerBlock));
-    p->blockDim = dim3(kCellThreads);
-  }
-  *arg = const_cast<PoolArgs *>(&args);
-  p->kernelParams = arg;
+// A pooling's three kernels with @args, for input @In and output @Out,
+// through @l (kernel_graph.cuh): launched on a stream inside a caller's
+// capture, added to the format pair's graph, or set in it.
+template <typename In, typename Out>
+cudaError_t queue_kernels(const PoolArgs &args, size_t smem, P3dcLauncher &l) {
+  // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at most
+  // 64: depth_bins <= P3DC_BEVPOOL_CUDA_COLUMN_SIDE).
+  const uint32_t u_tiles = (args.fw + kTileSide - 1) / kTileSide;
+  cudaError_t err =
+      l.launch(transpose_kernel<In>,
+               dim3(args.cameras * args.fh * u_tiles,
+                    (args.bins_padded + kTileSide - 1) / kTileSide),
+               dim3(kTileSide * 8), 0, false, args);
+  if (err == cudaSuccess)
+    err = l.launch(run_kernel<In>, dim3(args.cameras * args.fw),
+                   dim3(kRunThreads), smem, false, args);
+  if (err == cudaSuccess)
+    err = l.launch(cell_kernel<In, Out>,
+                   dim3((unsigned)(((uint64_t)args.cells + kCellsPerBlock - 1) /
+                                   kCellsPerBlock)),
+                   dim3(kCellThreads), 0, false, args);
+  return err;
+}
+
+cudaError_t queue_pooling(const PoolArgs &args, int half_in, int half_out,
+                          size_t smem, P3dcLauncher &l) {
+  if (half_in)
+    return half_out ? queue_kernels<__half, __half>(args, smem, l)
+                    : queue_kernels<__half, float>(args, smem, l);
+  return half_out ? queue_kernels<float, __half>(args, smem, l)
+                  : queue_kernels<float, float>(args, smem, l);
 }
 
 // The widest slice of whole groups of 4 channels that kSliceBytes holds
@@ -488,63 +477,29 @@ void pool_args(const P3dcBevGeometryCuda *geometry, const void *features,
   args.plane = params->nx * params->ny;
 }
 
-// Launches @g with @args: the nodes are set again only when the arguments
-// changed since its last launch (a host-side patch of the executable
-// graph; launches already queued keep theirs).
-cudaError_t launch_graph(P3dcBevPoolGraph *g, const PoolArgs &args, int half_in,
-                         int half_out, size_t smem, cudaStream_t stream) {
-  if (memcmp(static_cast<const void *>(&args),
-             static_cast<const void *>(&g->held), sizeof args) != 0) {
-    for (int i = 0; i < 3; i++) {
-      cudaKernelNodeParams p;
-      void *arg[1];
-      pool_launch(args, half_in, half_out, smem, i, &p, arg);
-      const cudaError_t err =
-          cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[i], &p);
-      if (err != cudaSuccess) {
-        // which nodes hold what is no longer known: set all next time
-        memset(static_cast<void *>(&g->held), 0xff, sizeof g->held);
-        return err;
-      }
-    }
-    memcpy(static_cast<void *>(&g->held), static_cast<const void *>(&args),
-           sizeof args);
-  }
-  return cudaGraphLaunch(g->exec, stream);
-}
-
 // The graph of a format pair's three kernels, holding @geometry's
 // arguments with no tensors until a call sets them.
 cudaError_t build_graph(const P3dcBevGeometryCuda *geometry, int half_in,
-                        int half_out, P3dcBevPoolGraph *g) {
+                        int half_out, P3dcKernelGraph *g) {
   const size_t smem = p3dc_bevpool_pool_smem(geometry);
-  pool_args(geometry, nullptr, nullptr, nullptr, &g->held);
-  cudaError_t err = cudaSuccess;
+  PoolArgs args;
+  pool_args(geometry, nullptr, nullptr, nullptr, &args);
   // a kernel node's shared memory must be allowed when it is added
-  if (smem > 48 * 1024)
-    err = p3dc_allow_largest_smem(half_in ? run_kernel<__half>
-                                          : run_kernel<float>);
-  if (err == cudaSuccess) err = cudaGraphCreate(&g->graph, 0);
-  for (int i = 0; i < 3 && err == cudaSuccess; i++) {
-    cudaKernelNodeParams p;
-    void *arg[1];
-    pool_launch(g->held, half_in, half_out, smem, i, &p, arg);
-    err = cudaGraphAddKernelNode(&g->nodes[i], g->graph,
-                                 i > 0 ? &g->nodes[i - 1] : nullptr,
-                                 i > 0 ? 1 : 0, &p);
+  if (smem > 48 * 1024) {
+    const cudaError_t err = p3dc_allow_largest_smem(
+        half_in ? run_kernel<__half> : run_kernel<float>);
+    if (err != cudaSuccess) return err;
   }
-  if (err == cudaSuccess) err = cudaGraphInstantiate(&g->exec, g->graph, 0);
-  return err;
+  return p3dc_kernel_graph_build(g, false, [&](P3dcLauncher &l) {
+    return queue_pooling(args, half_in, half_out, smem, l);
+  });
 }
 
 }  // namespace
 
 extern "C" void p3dc_bevpool_pool_graphs_free(P3dcBevPoolGraphs *graphs) {
   if (graphs == nullptr) return;
-  for (P3dcBevPoolGraph &g : graphs->pair) {
-    if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
-    if (g.graph != nullptr) cudaGraphDestroy(g.graph);
-  }
+  for (P3dcKernelGraph &g : graphs->pair) p3dc_kernel_graph_destroy(&g);
   free(graphs);
 }
 
@@ -596,19 +551,17 @@ extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
   // launches, which the capture records; the geometry's graphs are left as
   // they are.  (run_kernel's shared memory beyond 48 KB was allowed when
   // the graphs were built.)
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cudaError_t err = cudaStreamIsCapturing(s, &capture);
-  if (err == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
-    for (int i = 0; i < 3 && err == cudaSuccess; i++) {
-      cudaKernelNodeParams p;
-      void *arg[1];
-      pool_launch(args, half_in, half_out, smem, i, &p, arg);
-      err = p3dc_launch_node(&p, s, false);
-    }
-  } else if (err == cudaSuccess) {
-    err = launch_graph(
+  auto queue = [&](P3dcLauncher &l) {
+    return queue_pooling(args, half_in, half_out, smem, l);
+  };
+  cudaError_t err;
+  if (p3dc_stream_capturing(s)) {
+    P3dcLauncher l = P3dcLauncher::on_stream(s);
+    err = queue(l);
+  } else {
+    err = p3dc_kernel_graph_launch(
         &geometry->pool_graphs->pair[(half_in ? 2 : 0) + (half_out ? 1 : 0)],
-        args, half_in, half_out, smem, s);
+        queue, s);
   }
   if (err != cudaSuccess) {
     cudaGetLastError();  // returned, not left for a later call

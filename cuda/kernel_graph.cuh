@@ -24,9 +24,11 @@
 // sequence its calls can take, and a setting launcher refuses a sequence
 // other than the one built.
 //
-// A kernel's arguments are compared by their bytes.  Padding inside a
-// structure argument compares too: where it differs (a structure that was
-// not zero-initialized), the node is set again, needlessly but correctly.
+// A node is set again where its launch's grid, block, shared memory or
+// arguments differ from what it holds; the arguments are compared by their
+// bytes.  Padding inside a structure argument compares too: where it
+// differs (a structure that was not zero-initialized), the node is set
+// again, needlessly but correctly.
 #ifndef P3DC_KERNEL_GRAPH_CUH
 #define P3DC_KERNEL_GRAPH_CUH
 
@@ -42,6 +44,11 @@
 // one of its kernels takes.
 constexpr unsigned kP3dcGraphKernels = 8;
 constexpr size_t kP3dcGraphArgBytes = 256;
+// What a node holds, packed: its grid, block and shared memory, then its
+// arguments.
+constexpr size_t kP3dcGraphShapeBytes = 7 * sizeof(unsigned);
+constexpr size_t kP3dcGraphHeldBytes =
+    kP3dcGraphShapeBytes + kP3dcGraphArgBytes;
 
 struct P3dcKernelGraph {
   cudaGraph_t graph;
@@ -49,9 +56,9 @@ struct P3dcKernelGraph {
   unsigned kernels;
   cudaGraphNode_t nodes[kP3dcGraphKernels];
   void *functions[kP3dcGraphKernels];
-  // each node's arguments as it holds them, packed; held_bytes[k] 0: not
-  // known (the next setting launcher sets node k)
-  unsigned char held[kP3dcGraphKernels][kP3dcGraphArgBytes];
+  // each node's launch as it holds it, packed; held_bytes[k] 0: not known
+  // (the next setting launcher sets node k)
+  unsigned char held[kP3dcGraphKernels][kP3dcGraphHeldBytes];
   size_t held_bytes[kP3dcGraphKernels];
 };
 
@@ -77,29 +84,38 @@ class P3dcLauncher {
   // The kernels launched through this launcher so far.
   unsigned launched() const { return next_; }
 
-  // Launches, adds or sets @kernel on @blocks x @threads with
-  // @shared_bytes of dynamic shared memory and @args, as a programmatic
-  // dependent of the kernel before it where @dependent.
+  // Launches, adds or sets @kernel on @grid x @block (a number of blocks
+  // and threads converts) with @shared_bytes of dynamic shared memory and
+  // @args, as a programmatic dependent of the kernel before it where
+  // @dependent.
   template <typename... Params, typename... Args>
-  cudaError_t launch(void (*kernel)(Params...), unsigned blocks,
-                     unsigned threads, size_t shared_bytes, bool dependent,
-                     Args... args) {
+  cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block,
+                     size_t shared_bytes, bool dependent, Args... args) {
     if (mode_ == kStream)
-      return p3dc_launch(kernel, blocks, threads, shared_bytes, stream_,
-                         dependent, args...);
+      return p3dc_launch(kernel, grid, block, shared_bytes, stream_, dependent,
+                         args...);
     static_assert((sizeof(Params) + ... + 0) <= kP3dcGraphArgBytes,
                   "a graph kernel's arguments fit kP3dcGraphArgBytes");
     // the values converted to the kernel's parameter types, as a launch
     // converts them; the node copies them when it is added or set
     const std::tuple<Params...> values(args...);
     void *pointers[sizeof...(Params) + 1];
-    unsigned char packed[kP3dcGraphArgBytes];
-    const size_t bytes =
-        pack(values, pointers, packed, std::index_sequence_for<Params...>());
+    unsigned char packed[kP3dcGraphHeldBytes];
+    const unsigned shape[7] = {grid.x,
+                               grid.y,
+                               grid.z,
+                               block.x,
+                               block.y,
+                               block.z,
+                               (unsigned)shared_bytes};
+    memcpy(packed, shape, kP3dcGraphShapeBytes);
+    const size_t bytes = kP3dcGraphShapeBytes +
+                         pack(values, pointers, packed + kP3dcGraphShapeBytes,
+                              std::index_sequence_for<Params...>());
     cudaKernelNodeParams node = {};
     node.func = reinterpret_cast<void *>(kernel);
-    node.gridDim = dim3(blocks);
-    node.blockDim = dim3(threads);
+    node.gridDim = grid;
+    node.blockDim = block;
     node.sharedMemBytes = (unsigned)shared_bytes;
     node.kernelParams = pointers;
     return mode_ == kBuild ? add(node, packed, bytes, dependent)
@@ -133,8 +149,6 @@ class P3dcLauncher {
 
   void hold(unsigned k, const unsigned char *packed, size_t bytes) {
     memcpy(graph_->held[k], packed, bytes);
-    // a kernel without arguments holds nothing that can change: bytes 0
-    // would read as "not known" and set it each call, harmlessly
     graph_->held_bytes[k] = bytes;
   }
 
@@ -166,7 +180,7 @@ class P3dcLauncher {
     if (next_ >= graph_->kernels || graph_->functions[next_] != node.func)
       return cudaErrorInvalidValue;
     const unsigned k = next_++;
-    if (graph_->held_bytes[k] == bytes && bytes > 0 &&
+    if (graph_->held_bytes[k] == bytes &&
         memcmp(graph_->held[k], packed, bytes) == 0)
       return cudaSuccess;
     graph_->held_bytes[k] = 0;  // not known until the patch succeeds

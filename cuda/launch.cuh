@@ -1,5 +1,6 @@
 // Programmatic dependent launch (compute capability 9.0 and later), shared
-// by the kernels of voxelize.cu, nms.cu and the bevpool geometry.
+// by the kernels of voxelize.cu, nms.cu and the bevpool geometry (their
+// launches go through kernel_graph.cuh, or p3dc_launch_node here).
 //
 // A kernel launched with p3dc_launch(..., dependent = true) may be scheduled
 // while the kernel before it on the stream is still running, instead of
@@ -99,13 +100,12 @@ static inline cudaLaunchConfig_t p3dc_launch_config(
 // of the kernel before it; returns the launch's error, or the one the
 // launch left behind.
 template <typename... Params, typename... Args>
-static cudaError_t p3dc_launch(void (*kernel)(Params...), unsigned blocks,
-                               unsigned threads, size_t shared_bytes,
-                               cudaStream_t stream, bool dependent,
-                               Args... args) {
+static cudaError_t p3dc_launch(void (*kernel)(Params...), dim3 grid, dim3 block,
+                               size_t shared_bytes, cudaStream_t stream,
+                               bool dependent, Args... args) {
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = p3dc_launch_config(
-      dim3(blocks), dim3(threads), shared_bytes, stream, dependent, &attribute);
+      grid, block, shared_bytes, stream, dependent, &attribute);
   cudaError_t err = cudaLaunchKernelEx(&config, kernel, args...);
   return err != cudaSuccess ? err : cudaGetLastError();
 }

@@ -3,13 +3,14 @@
 // how they fit together); the reference is voxelize_cpu.c.
 //
 // A frame, of any number of points, is one launch of a graph of the three
-// kernels, built with the voxelizer: one host call and one submission
-// instead of three, with programmatic edges between the kernels where the
-// device has them (launch.cuh's rule: the scan and the gather may be
-// scheduled while the kernel before them drains).  What that saves against
-// three stream launches is the host's launch cost (docs/performance.md).
-// The graph's kernel parameters are patched only when they change (other
-// inputs or outputs, another point count, arrays that grew).  A full write
+// kernels (kernel_graph.cuh), built with the voxelizer: one host call and
+// one submission instead of three, with programmatic edges between the
+// kernels where the device has them (launch.cuh's rule: the scan and the
+// gather may be scheduled while the kernel before them drains).  What that
+// saves against three stream launches is the host's launch cost
+// (docs/performance.md).  The graph's nodes are set again only when their
+// launches change (other inputs or outputs, another point count, arrays
+// that grew).  A full write
 // (output_clean = 0) needs no memset: the gather zeros the rows.
 //
 // At the sizes of real frames (20k to 300k points) the time is latency, not
@@ -19,6 +20,7 @@
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
+#include "kernel_graph.cuh"
 #include "launch.cuh"
 #include "voxelize.h"
 #include "voxelize_cells.cuh"
@@ -87,13 +89,10 @@ struct _P3dVoxelizer {
   size_t gather_shared;
   size_t gather_max_blocks;
 
-  // The frame's graph (cells -> scan -> gather) and the parameters its
-  // nodes hold now (graph_frame_set false: not known).
-  cudaGraph_t graph;
-  cudaGraphExec_t graph_exec;
-  cudaGraphNode_t graph_nodes[3];
-  FrameLaunch graph_frame;
-  bool graph_frame_set;
+  // the device has programmatic dependent launch (compute capability 9.0)
+  bool can_chain;
+  // The frame's graph, cells -> scan -> gather (kernel_graph.cuh).
+  P3dcKernelGraph graph;
 };
 
 static void free_point_arrays(P3dcVoxelizer *v) {
@@ -200,103 +199,41 @@ static cudaError_t configure_gather(P3dcVoxelizer *v) {
   return cudaSuccess;
 }
 
-static void destroy_graph(P3dcVoxelizer *v) {
-  if (v->graph_exec != nullptr) cudaGraphExecDestroy(v->graph_exec);
-  if (v->graph != nullptr) cudaGraphDestroy(v->graph);
-  v->graph_exec = nullptr;
-  v->graph = nullptr;
-  v->graph_frame_set = false;
+// The frame's three kernels through @l (kernel_graph.cuh), the scan and the
+// gather as programmatic dependents of the kernel before them where the
+// device has them: launched on a stream, added to the frame's graph, or set
+// in it.
+static cudaError_t queue_kernels(const P3dcVoxelizer *v, const FrameLaunch &f,
+                                 P3dcLauncher &l) {
+  cudaError_t err =
+      l.launch(cells_kernel, f.cells_blocks, kCellsThreads, 0, false, f.cells);
+  if (err == cudaSuccess)
+    err = l.launch(scan_kernel, f.scan_blocks, kScanThreads, 0, v->can_chain,
+                   f.scan);
+  if (err == cudaSuccess)
+    err = l.launch(v->gather, f.gather_blocks, v->gather_threads,
+                   v->gather_shared, v->can_chain, f.gather);
+  return err;
 }
 
-// Node @i of a frame (0 cells, 1 scan, 2 gather) as a kernel launch: the
-// one description of the three launches, which building the graph,
-// updating it for a frame and launching inside a capture all use.  The
-// parameters point into @n and @f, which must outlive their use.
-struct FrameNode {
-  cudaKernelNodeParams params;
-  void *args[1];  // the kernel's one argument, in @f
-  size_t arg_size;
-};
-
-static void frame_node(const P3dcVoxelizer *v, FrameLaunch *f, int i,
-                       FrameNode *n) {
-  cudaKernelNodeParams &p = n->params;
-  p = cudaKernelNodeParams{};
-  switch (i) {
-    case 0:
-      p.func = (void *)cells_kernel;
-      p.gridDim = dim3(f->cells_blocks);
-      p.blockDim = dim3(kCellsThreads);
-      n->args[0] = &f->cells;
-      n->arg_size = sizeof f->cells;
-      break;
-    case 1:
-      p.func = (void *)scan_kernel;
-      p.gridDim = dim3(f->scan_blocks);
-      p.blockDim = dim3(kScanThreads);
-      n->args[0] = &f->scan;
-      n->arg_size = sizeof f->scan;
-      break;
-    default:
-      p.func = (void *)v->gather;
-      p.gridDim = dim3(f->gather_blocks);
-      p.blockDim = dim3(v->gather_threads);
-      p.sharedMemBytes = (unsigned)v->gather_shared;
-      n->args[0] = &f->gather;
-      n->arg_size = sizeof f->gather;
-      break;
-  }
-  p.kernelParams = n->args;
-}
-
-// The graph cells -> scan -> gather with placeholder parameters (each frame
-// sets its own before the launch), with programmatic edges or plain ones.
-static cudaError_t build_graph(P3dcVoxelizer *v, bool programmatic) {
+// The frame's graph, its nodes holding placeholder parameters (a frame of
+// nothing, one block each) until the first frame sets them; programmatic
+// edges where the device has them and the driver takes them in a graph,
+// plain ones otherwise.
+static cudaError_t setup_graph(P3dcVoxelizer *v) {
   FrameLaunch f;
   memset(static_cast<void *>(&f), 0, sizeof f);
   f.cells_blocks = f.scan_blocks = f.gather_blocks = 1;
-  cudaError_t err = cudaGraphCreate(&v->graph, 0);
-  if (err != cudaSuccess) return err;
-  for (int i = 0; i < 3; i++) {
-    FrameNode n;
-    frame_node(v, &f, i, &n);
-    if ((err = cudaGraphAddKernelNode(&v->graph_nodes[i], v->graph, nullptr, 0,
-                                      &n.params)))
-      return err;
-  }
-  const cudaGraphNode_t from[2] = {v->graph_nodes[0], v->graph_nodes[1]};
-  const cudaGraphNode_t to[2] = {v->graph_nodes[1], v->graph_nodes[2]};
-  cudaGraphEdgeData edges[2];
-  memset(edges, 0, sizeof edges);
-  for (int i = 0; i < 2; i++) {
-    edges[i].from_port = cudaGraphKernelNodePortProgrammatic;
-    edges[i].type = cudaGraphDependencyTypeProgrammatic;
-  }
-  if ((err = cudaGraphAddDependencies(v->graph, from, to,
-                                      programmatic ? edges : nullptr, 2)))
-    return err;
-  return cudaGraphInstantiate(&v->graph_exec, v->graph, 0);
-}
-
-// Programmatic edges where the device has them (compute capability 9.0 and
-// later) and the driver takes them in a graph; plain edges otherwise.
-static cudaError_t setup_graph(P3dcVoxelizer *v) {
-  bool programmatic = false;
-  cudaError_t err = p3dc_launch_dependent_supported(&programmatic);
-  if (err != cudaSuccess) return err;
-  if (programmatic) {
-    if (build_graph(v, true) == cudaSuccess) return cudaSuccess;
-    cudaGetLastError();
-    destroy_graph(v);
-  }
-  err = build_graph(v, false);
-  if (err != cudaSuccess) destroy_graph(v);
-  return err;
+  auto queue = [v, &f](P3dcLauncher &l) { return queue_kernels(v, f, l); };
+  if (v->can_chain &&
+      p3dc_kernel_graph_build(&v->graph, true, queue) == cudaSuccess)
+    return cudaSuccess;
+  return p3dc_kernel_graph_build(&v->graph, false, queue);
 }
 
 extern "C" void p3dc_voxelizer_free(P3dcVoxelizer *voxelizer) {
   if (voxelizer == nullptr) return;
-  destroy_graph(voxelizer);
+  p3dc_kernel_graph_destroy(&voxelizer->graph);
   free_point_arrays(voxelizer);
   cudaFree(voxelizer->table.entries);
   cudaFree(voxelizer->counters);
@@ -321,7 +258,9 @@ extern "C" P3dcResult p3dc_voxelizer_new(const P3dcVoxelizeParams *params,
   v->params = *params;
   const uint64_t cells =
       (uint64_t)params->grid[0] * params->grid[1] * params->grid[2];
-  if ((err = cudaGetDevice(&v->device)) || (err = configure_gather(v)) ||
+  if ((err = cudaGetDevice(&v->device)) ||
+      (err = p3dc_launch_dependent_supported(&v->can_chain)) ||
+      (err = configure_gather(v)) ||
       (err = cudaMalloc(&v->counters, sizeof(Counters))))
     goto failed;
   if (cells <= kDenseMaxCells) {
@@ -421,63 +360,14 @@ static void frame_launch(const P3dcVoxelizer *v, const float *points,
   f->gather_blocks = gather_blocks(v, n_points);
 }
 
-// The frame's graph with @f's parameters: only the nodes whose parameters
-// changed since the last frame are updated (a host-side patch of the
-// executable graph; launches already queued keep theirs).
-static cudaError_t launch_graph(P3dcVoxelizer *v, FrameLaunch *f,
-                                cudaStream_t stream) {
-  FrameLaunch &last = v->graph_frame;
-  const bool set = v->graph_frame_set;
-  // Until every update succeeded the nodes' parameters are not known.
-  v->graph_frame_set = false;
-  for (int i = 0; i < 3; i++) {
-    FrameNode now, before;
-    frame_node(v, f, i, &now);
-    frame_node(v, &last, i, &before);
-    if (set && now.params.gridDim.x == before.params.gridDim.x &&
-        memcmp(now.args[0], before.args[0], now.arg_size) == 0)
-      continue;
-    const cudaError_t err = cudaGraphExecKernelNodeSetParams(
-        v->graph_exec, v->graph_nodes[i], &now.params);
-    if (err != cudaSuccess) return err;
-  }
-  memcpy(static_cast<void *>(&last), static_cast<const void *>(f), sizeof *f);
-  v->graph_frame_set = true;
-  return cudaGraphLaunch(v->graph_exec, stream);
-}
-
-// Whether @stream is being captured into a graph (where a graph cannot be
-// launched).
-static cudaError_t stream_capturing(cudaStream_t stream, bool *capturing) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  cudaError_t err = cudaStreamIsCapturing(stream, &status);
-  *capturing = status != cudaStreamCaptureStatusNone;
-  return err;
-}
-
-// Inside a stream capture the three kernels are captured as plain launches
-// (the device calls of launch.cuh then do nothing).
-static cudaError_t launch_captured(const P3dcVoxelizer *v, FrameLaunch *f,
-                                   cudaStream_t stream) {
-  for (int i = 0; i < 3; i++) {
-    FrameNode n;
-    frame_node(v, f, i, &n);
-    const cudaKernelNodeParams &p = n.params;
-    const cudaError_t err =
-        cudaLaunchKernel(p.func, p.gridDim, p.blockDim, p.kernelParams,
-                         p.sharedMemBytes, stream);
-    if (err != cudaSuccess) return err;
-  }
-  return cudaSuccess;
-}
-
+// The frame's graph, with the nodes whose parameters changed since the last
+// frame set again (a host-side patch of the executable graph; launches
+// already queued keep theirs); inside a caller's stream capture, the
+// kernels launched into the caller's graph.
 static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
                                uint32_t n_points, const P3dcVoxelizeOutput *out,
                                int output_clean, cudaStream_t stream) {
-  bool capturing = false;
-  cudaError_t err = stream_capturing(stream, &capturing);
-  if (err != cudaSuccess) return err;
-
+  cudaError_t err;
   // The reset, when due, goes on the stream before the frame.
   if (v->needs_reset) {
     if ((err = reset_workspace(v, stream))) return err;
@@ -485,8 +375,11 @@ static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
   }
   FrameLaunch f;
   frame_launch(v, points, n_points, out, output_clean, &f);
-  return capturing ? launch_captured(v, &f, stream)
-                   : launch_graph(v, &f, stream);
+  auto queue = [v, &f](P3dcLauncher &l) { return queue_kernels(v, f, l); };
+  if (!p3dc_stream_capturing(stream))
+    return p3dc_kernel_graph_launch(&v->graph, queue, stream);
+  P3dcLauncher l = P3dcLauncher::on_stream(stream);
+  return queue(l);
 }
 
 extern "C" P3dcResult p3dc_voxelize_cuda(P3dcVoxelizer *voxelizer,

@@ -219,16 +219,30 @@ static inline void p3dc_kernel_graph_destroy(P3dcKernelGraph *g) {
 // P3dcLauncher &) launches, with programmatic edges where @programmatic,
 // and instantiates it.  On failure @g is left destroyed, and the error is
 // returned, not left behind for a later cudaGetLastError().
+//
+// The build may come in the middle of a caller's work (nms and pillarfeat
+// build at their first call), while another thread captures a stream in
+// the global mode (PyTorch's default): there cudaGraphInstantiate is an
+// unsafe call, which would fail and invalidate that thread's capture.  The
+// build touches no stream, so this thread builds in the relaxed mode,
+// which allows it, and then returns to the mode it was in.
 template <typename Queue>
 static cudaError_t p3dc_kernel_graph_build(P3dcKernelGraph *g,
                                            bool programmatic, Queue queue) {
-  cudaError_t err = cudaGraphCreate(&g->graph, 0);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaError_t err = cudaThreadExchangeStreamCaptureMode(&mode);
+  const bool exchanged = err == cudaSuccess;
+  if (err == cudaSuccess) err = cudaGraphCreate(&g->graph, 0);
   if (err == cudaSuccess) {
     P3dcLauncher build = P3dcLauncher::building(g, programmatic);
     err = queue(build);
   }
   if (err == cudaSuccess && g->kernels == 0) err = cudaErrorInvalidValue;
   if (err == cudaSuccess) err = cudaGraphInstantiate(&g->exec, g->graph, 0);
+  if (exchanged) {
+    const cudaError_t restored = cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err == cudaSuccess) err = restored;
+  }
   if (err != cudaSuccess) {
     cudaGetLastError();
     p3dc_kernel_graph_destroy(g);

@@ -16,6 +16,11 @@ P3dcResult p3dc_nms_cpu_counted (const P3dcNmsParams * params,
     const void *boxes, uint32_t n_boxes, void *out, uint32_t out_capacity,
     uint32_t * out_count, int32_t * kept_index, uint64_t * pair_tests);
 
+/* How many of @nms's CUDA graphs (one a mode, and one for bev-rotated
+ * under mmcv's rule, in workspaces of up to 4096 boxes) calls have built:
+ * the tests check that their calls ran as graphs. */
+uint32_t p3dc_nms_graphs_built (const P3dcNms * nms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@
 
 #include "kernel_graph.cuh"
 #include "launch.cuh"
-#include "nms.h"
+#include "nms-private.h"
 #include "nms_common.cuh"
 #include "nms_grid.cuh"
 #include "nms_item.h"
@@ -149,6 +149,13 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   cudaFree(nms->binned);
   cudaFree(nms->binned_index);
   free(nms);
+}
+
+extern "C" uint32_t p3dc_nms_graphs_built(const P3dcNms *nms) {
+  uint32_t built = 0;
+  for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
+    built += nms->graphs[g].exec != nullptr ? 1u : 0u;
+  return built;
 }
 
 extern "C" uint32_t p3dc_nms_get_capacity(const P3dcNms *nms) {

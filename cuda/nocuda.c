@@ -8,8 +8,8 @@
 #include "bevpool.h"
 #include "bevpool-private.h"
 #include "voxelize.h"
-#include "nms.h"
-#include "pillarfeat.h"
+#include "nms-private.h"
+#include "pillarfeat-private.h"
 
 P3dcResult
 p3dc_pillarfeat_cuda_new (const P3dcPillarFeatParams * params,
@@ -25,6 +25,13 @@ void
 p3dc_pillarfeat_cuda_free (P3dcPillarFeatCuda * pf)
 {
   (void) pf;
+}
+
+int
+p3dc_pillarfeat_cuda_graph_built (const P3dcPillarFeatCuda * pf)
+{
+  (void) pf;
+  return 0;
 }
 
 P3dcResult
@@ -53,6 +60,13 @@ void
 p3dc_nms_free (P3dcNms * nms)
 {
   (void) nms;
+}
+
+uint32_t
+p3dc_nms_graphs_built (const P3dcNms * nms)
+{
+  (void) nms;
+  return 0;
 }
 
 uint32_t

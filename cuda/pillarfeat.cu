@@ -22,7 +22,7 @@
 #include <type_traits>
 
 #include "kernel_graph.cuh"
-#include "pillarfeat.h"
+#include "pillarfeat-private.h"
 
 namespace {
 
@@ -346,6 +346,10 @@ extern "C" void p3dc_pillarfeat_cuda_free(P3dcPillarFeatCuda *pf) {
   if (pf == nullptr) return;
   p3dc_kernel_graph_destroy(&pf->graph);
   free(pf);
+}
+
+extern "C" int p3dc_pillarfeat_cuda_graph_built(const P3dcPillarFeatCuda *pf) {
+  return pf != nullptr && pf->graph.exec != nullptr;
 }
 
 extern "C" P3dcResult p3dc_pillarfeat_cuda_new(

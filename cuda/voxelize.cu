@@ -228,6 +228,9 @@ static cudaError_t setup_graph(P3dcVoxelizer *v) {
   if (v->can_chain &&
       p3dc_kernel_graph_build(&v->graph, true, queue) == cudaSuccess)
     return cudaSuccess;
+  // without programmatic edges, the launches inside a caller's capture are
+  // plain ones too
+  v->can_chain = false;
   return p3dc_kernel_graph_build(&v->graph, false, queue);
 }
 

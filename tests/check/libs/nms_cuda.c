@@ -5,13 +5,13 @@
  * box the same, every box apart, a dense cluster) and on layouts that strain
  * the grid of the larger calls, with a count on the device
  * below the capacity and above it (clamped), with one workspace reused
- * across modes, parameters and buffers (its CUDA graphs), and inside a
- * caller's stream capture. */
+ * across modes, parameters and buffers (its CUDA graphs), inside a
+ * caller's stream capture and beside another stream's global capture. */
 #include <math.h>
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
-#include "nms.h"
+#include "nms-private.h"
 #include "p3dtest-capture.h"
 #include "p3dtest-nmscases.h"
 #include "p3dtest.h"
@@ -121,16 +121,26 @@ queue_call (void *user_data, P3dcCudaStream s)
       q->b->out, q->out_capacity, q->b->out_count, q->b->index, s);
 }
 
+/* How compare_in() makes the CUDA call: on the stream; queued while the
+ * test captures the stream (it runs as that capture's graph); or on the
+ * stream while another stream is captured in the global mode, which the
+ * call must leave intact. */
+typedef enum
+{
+  CALL_DIRECT,
+  CALL_CAPTURED,
+  CALL_BESIDE_GLOBAL_CAPTURE
+} CallWay;
+
 /* Runs both paths on @boxes (@n records on the host; the device count is
  * @device_count, which the CUDA path clamps to its capacity, so the
  * reference gets min (device_count, capacity) of them) and compares.  The
  * CUDA path runs on @b's buffers, whose inputs are uploaded and whose
- * outputs are filled with garbage first; with @captured it is queued while
- * the test captures the stream, and runs as that capture's graph. */
+ * outputs are filled with garbage first, the way @way says. */
 static void
 compare_in (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
     gconstpointer boxes, guint n, guint device_count, guint out_capacity,
-    const CallBuffers * b, gboolean captured)
+    const CallBuffers * b, CallWay way)
 {
   gsize record_size = p3dc_nms_record_size (params->mode);
   guint used = MIN (device_count, p3dc_nms_get_capacity (nms));
@@ -159,7 +169,7 @@ compare_in (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
     fail_unless_equals_int (p3dc_cuda_memset (b->index, 0xab,
             MAX (out_capacity, 1) * sizeof (gint32), stream), P3DC_OK);
 
-  if (captured) {
+  if (way == CALL_CAPTURED) {
     QueuedCall q = { nms, params, b, out_capacity };
     gsize nodes = 0;
 
@@ -167,6 +177,14 @@ compare_in (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
             &nodes), P3DC_OK);
     fail_unless (nodes >= 3, "%s: the capture holds %" G_GSIZE_FORMAT
         " nodes", what, nodes);
+  } else if (way == CALL_BESIDE_GLOBAL_CAPTURE) {
+    QueuedCall q = { nms, params, b, out_capacity };
+    P3dcCudaStream capturing = NULL;
+
+    fail_unless_equals_int (p3dc_cuda_stream_create (&capturing), P3DC_OK);
+    fail_unless_equals_int (p3d_call_beside_global_capture (capturing,
+            queue_call, &q, stream), P3DC_OK);
+    fail_unless_equals_int (p3dc_cuda_stream_destroy (capturing), P3DC_OK);
   } else {
     fail_unless_equals_int (p3dc_nms_cuda (nms, params, b->boxes, b->count,
             b->out, out_capacity, b->out_count, b->index, stream), P3DC_OK);
@@ -237,7 +255,7 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
 
   call_buffers_alloc (&b, n, out_capacity, with_index);
   compare_in (what, nms, params, boxes, n, device_count, out_capacity, &b,
-      FALSE);
+      CALL_DIRECT);
   call_buffers_free (&b);
 }
 
@@ -658,11 +676,14 @@ GST_START_TEST (test_graph_reuse)
           p.iou_rule, count, out_capacity, (round / 3) % 2);
 
       compare_in (what, nms, &p, boxes, capacity, count, out_capacity, &b,
-          FALSE);
+          CALL_DIRECT);
       g_free (what);
       g_free (boxes);
     }
   }
+  /* every call ran a graph: one a mode, and bev-rotated's under mmcv's
+   * rule */
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 5);
   call_buffers_free (&sets[0]);
   call_buffers_free (&sets[1]);
   p3dc_nms_free (nms);
@@ -699,12 +720,48 @@ GST_START_TEST (test_stream_capture)
 
     nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
     compare_in (what, nms, &p, boxes, capacity, capacity - step, capacity,
-        step % 4 < 2 ? &first : &second, captured);
+        step % 4 < 2 ? &first : &second,
+        captured ? CALL_CAPTURED : CALL_DIRECT);
     g_free (what);
     g_free (boxes);
   }
+  /* the direct calls built bev-rotated's and circle's graphs, the
+   * captured ones none; the larger workspace has none */
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), capacity <= 4096 ?
+      2 : 0);
   call_buffers_free (&first);
   call_buffers_free (&second);
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
+/* A first call, which builds its mode's graph, while another stream is
+ * captured in the global mode (as PyTorch captures): the build must not
+ * fail, nor break that capture; then a second call. */
+GST_START_TEST (test_beside_global_capture)
+{
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers b;
+  guint call;
+
+  p3d_test_rng_init (&rng, 27);
+  fail_unless_equals_int (p3dc_nms_new (500, &nms), P3DC_OK);
+  call_buffers_alloc (&b, 500, 500, TRUE);
+  for (call = 0; call < 2; call++) {
+    gpointer boxes = random_boxes (&rng, P3DC_NMS_IOU, 500, call, 30.0f);
+    P3dcNmsParams p;
+    gchar *what = g_strdup_printf ("call %u beside a global capture", call);
+
+    nms_cases_params (&p, P3DC_NMS_IOU, 0.4f);
+    compare_in (what, nms, &p, boxes, 500, 500, 500, &b,
+        CALL_BESIDE_GLOBAL_CAPTURE);
+    g_free (what);
+    g_free (boxes);
+  }
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
+  call_buffers_free (&b);
   p3dc_nms_free (nms);
 }
 
@@ -1057,6 +1114,7 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_graph_reuse);
   tcase_add_loop_test (tc, test_stream_capture, 0,
       G_N_ELEMENTS (capture_capacities));
+  tcase_add_test (tc, test_beside_global_capture);
   tcase_add_test (tc, test_suppression_chains);
   tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);

@@ -25,3 +25,19 @@ extern "C" P3dcResult p3d_capture_and_launch(P3dcCudaStream stream,
   if (graph != nullptr) cudaGraphDestroy(graph);
   return err;
 }
+
+extern "C" P3dcResult p3d_call_beside_global_capture(P3dcCudaStream capturing,
+                                                     P3dCaptureQueue queue,
+                                                     void *user_data,
+                                                     P3dcCudaStream stream) {
+  cudaStream_t c = static_cast<cudaStream_t>(capturing);
+  cudaGraph_t graph = nullptr;
+  cudaError_t err = cudaStreamBeginCapture(c, cudaStreamCaptureModeGlobal);
+  if (err != cudaSuccess) return err;
+  const P3dcResult queued = queue(user_data, stream);
+  err = cudaStreamEndCapture(c, &graph);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  // an invalidated capture leaves its error for the next call too
+  if (err != cudaSuccess) cudaGetLastError();
+  return queued != P3DC_OK ? queued : err;
+}

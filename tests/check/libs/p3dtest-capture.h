@@ -25,6 +25,14 @@ typedef P3dcResult (*P3dCaptureQueue) (void *user_data,
 P3dcResult p3d_capture_and_launch (P3dcCudaStream stream,
     P3dCaptureQueue queue, void *user_data, size_t * nodes);
 
+/* Calls @queue (user_data, @stream) while @capturing, another stream,
+ * is captured in the global mode (as PyTorch captures): the calls the
+ * driver holds unsafe during such a capture, made by @queue, fail and
+ * invalidate it.  Returns @queue's error, else the capture's (P3DC_OK when
+ * it ended intact); the capture always ends and is discarded. */
+P3dcResult p3d_call_beside_global_capture (P3dcCudaStream capturing,
+    P3dCaptureQueue queue, void *user_data, P3dcCudaStream stream);
+
 #ifdef __cplusplus
 }
 #endif

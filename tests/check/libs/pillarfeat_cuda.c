@@ -4,13 +4,14 @@
  * format, shapes whose tiles and rows do not fall on 16-byte boundaries,
  * sequences of clean outputs with counts going up and down, poisoned
  * outputs, malformed inputs, and guard bytes behind every output; the
- * launch as a CUDA graph with its buffers changing from call to call, and
- * inside a caller's stream capture. */
+ * launch as a CUDA graph with its buffers changing from call to call,
+ * inside a caller's stream capture and beside another stream's global
+ * capture. */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
 #include "half.h"
-#include "pillarfeat.h"
+#include "pillarfeat-private.h"
 #include "p3dtest.h"
 #include "p3dtest-capture.h"
 
@@ -502,6 +503,7 @@ GST_START_TEST (test_graph_buffers)
     gpu_case_check (c, what);
     g_free (what);
   }
+  fail_unless (p3dc_pillarfeat_cuda_graph_built (cases[0]->pf));
   for (k = 0; k < 2; k++)
     gpu_case_free (cases[k]);
 }
@@ -547,6 +549,40 @@ GST_START_TEST (test_stream_capture)
     gpu_case_check (c, what);
     g_free (what);
   }
+  /* the direct calls ran the graph, which the first of them built */
+  fail_unless (p3dc_pillarfeat_cuda_graph_built (c->pf));
+  gpu_case_free (c);
+}
+
+GST_END_TEST;
+
+/* A first call, which builds the graph, while another stream is captured
+ * in the global mode (as PyTorch captures): the build must not fail, nor
+ * break that capture; then a second call. */
+GST_START_TEST (test_beside_global_capture)
+{
+  GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
+      32, 5000);
+  P3dcCudaStream capturing = NULL;
+  P3dTestRng rng;
+  guint call;
+
+  p3d_test_rng_init (&rng, 1400);
+  fail_unless_equals_int (p3dc_cuda_stream_create (&capturing), P3DC_OK);
+  for (call = 0; call < 2; call++) {
+    gchar *what = g_strdup_printf ("call %u beside a global capture", call);
+
+    gpu_case_fill_random (c, &rng, 3000 + 1000 * call);
+    gpu_case_upload (c);
+    gpu_case_poison (c);
+    fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
+    fail_unless_equals_int (p3d_call_beside_global_capture (capturing,
+            queue_run, c, c->stream), P3DC_OK);
+    gpu_case_check (c, what);
+    g_free (what);
+  }
+  fail_unless (p3dc_pillarfeat_cuda_graph_built (c->pf));
+  fail_unless_equals_int (p3dc_cuda_stream_destroy (capturing), P3DC_OK);
   gpu_case_free (c);
 }
 
@@ -569,6 +605,7 @@ pillarfeat_cuda_suite (void)
   tcase_add_test (tc, test_invalid_arguments);
   tcase_add_test (tc, test_graph_buffers);
   tcase_add_test (tc, test_stream_capture);
+  tcase_add_test (tc, test_beside_global_capture);
   return s;
 }
 

@@ -1,0 +1,20 @@
+/* gst-perception compute library: what pillarfeat's tests reach beyond
+ * pillarfeat.h (not installed). */
+#ifndef P3DC_PILLARFEAT_PRIVATE_H
+#define P3DC_PILLARFEAT_PRIVATE_H
+
+#include "pillarfeat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether a call on @pf has built its CUDA graph: the tests check that
+ * their calls ran as a graph. */
+int p3dc_pillarfeat_cuda_graph_built (const P3dcPillarFeatCuda * pf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P3DC_PILLARFEAT_PRIVATE_H */

@@ -551,18 +551,13 @@ extern "C" P3dcResult p3dc_bevpool_cuda(const P3dcBevGeometryCuda *geometry,
   // launches, which the capture records; the geometry's graphs are left as
   // they are.  (run_kernel's shared memory beyond 48 KB was allowed when
   // the graphs were built.)
-  auto queue = [&](P3dcLauncher &l) {
-    return queue_pooling(args, half_in, half_out, smem, l);
-  };
-  cudaError_t err;
-  if (p3dc_stream_capturing(s)) {
-    P3dcLauncher l = P3dcLauncher::on_stream(s);
-    err = queue(l);
-  } else {
-    err = p3dc_kernel_graph_launch(
-        &geometry->pool_graphs->pair[(half_in ? 2 : 0) + (half_out ? 1 : 0)],
-        queue, s);
-  }
+  const cudaError_t err = p3dc_kernel_graph_run(
+      &geometry->pool_graphs->pair[(half_in ? 2 : 0) + (half_out ? 1 : 0)],
+      false,
+      [&](P3dcLauncher &l) {
+        return queue_pooling(args, half_in, half_out, smem, l);
+      },
+      s);
   if (err != cudaSuccess) {
     cudaGetLastError();  // returned, not left for a later call
     return err;

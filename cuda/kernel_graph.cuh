@@ -18,6 +18,7 @@
 //  - setting: patches the next node of the built graph's executable form
 //    with the launch's arguments, where they differ from those the node
 //    holds (a host-side patch: launches already queued keep theirs).
+// p3dc_kernel_graph_run() chooses among them for a call.
 // The same function describes the launches in all three, so the graph and
 // the plain path cannot drift apart.  A graph is built for one
 // configuration, one sequence of kernels: the caller keeps one graph per
@@ -60,6 +61,9 @@ struct P3dcKernelGraph {
   // (the next setting launcher sets node k)
   unsigned char held[kP3dcGraphKernels][kP3dcGraphHeldBytes];
   size_t held_bytes[kP3dcGraphKernels];
+  // a build failed with both kinds of edges (p3dc_kernel_graph_run): calls
+  // launch their kernels one by one
+  bool build_failed;
 };
 
 class P3dcLauncher {
@@ -262,6 +266,38 @@ static cudaError_t p3dc_kernel_graph_launch(P3dcKernelGraph *g, Queue queue,
   if (err == cudaSuccess) err = cudaGraphLaunch(g->exec, stream);
   if (err != cudaSuccess) cudaGetLastError();
   return err;
+}
+
+// Builds @g with programmatic edges where @programmatic, and with plain
+// ones where that build fails (a driver that takes no programmatic edge in
+// a graph); *@programmatic_edges (may be NULL) says which @g got.
+template <typename Queue>
+static cudaError_t p3dc_kernel_graph_build_best(P3dcKernelGraph *g,
+                                                bool programmatic, Queue queue,
+                                                bool *programmatic_edges) {
+  const bool with =
+      programmatic && p3dc_kernel_graph_build(g, true, queue) == cudaSuccess;
+  if (programmatic_edges != nullptr) *programmatic_edges = with;
+  return with ? cudaSuccess : p3dc_kernel_graph_build(g, false, queue);
+}
+
+// A call's launches, as @queue describes them: one by one on @stream while
+// the caller captures it (they go into the caller's graph), else as @g,
+// with the nodes whose launches changed set again.  A @g not built yet is
+// built first (p3dc_kernel_graph_build_best with @programmatic); where
+// that fails, this call and the later ones launch one by one.
+template <typename Queue>
+static cudaError_t p3dc_kernel_graph_run(P3dcKernelGraph *g, bool programmatic,
+                                         Queue queue, cudaStream_t stream) {
+  if (!g->build_failed && !p3dc_stream_capturing(stream)) {
+    if (g->exec == nullptr &&
+        p3dc_kernel_graph_build_best(g, programmatic, queue, nullptr) !=
+            cudaSuccess)
+      g->build_failed = true;
+    if (g->exec != nullptr) return p3dc_kernel_graph_launch(g, queue, stream);
+  }
+  P3dcLauncher l = P3dcLauncher::on_stream(stream);
+  return queue(l);
 }
 
 #endif  // P3DC_KERNEL_GRAPH_CUH

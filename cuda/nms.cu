@@ -45,10 +45,8 @@ constexpr unsigned kNmsGraphs = 5;
 
 struct _P3dNms {
   uint32_t capacity;
-  // graphs[g] once a call has built it; graph_failed[g]: its build failed,
-  // and calls that would take it launch the kernels one by one
+  // graphs[g] once a call has built it (call_graph())
   P3dcKernelGraph graphs[kNmsGraphs];
-  bool graph_failed[kNmsGraphs];
   // the device has programmatic dependent launch (compute capability 9.0)
   bool can_chain;
   // blocks of the mask kernels, which loop over the tiles: as many as the
@@ -412,29 +410,14 @@ static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
       c.record_words, c.limit, c.out, c.out_count, c.kept_index);
 }
 
-// The graph a call on @nms takes (its sequence of kernels is set by the
+// The graph a call on @nms takes: its sequence of kernels is set by the
 // mask kernel alone up to kRankCapacity boxes, where there is no grid
-// stage), or NULL where it launches its kernels one by one: larger
-// workspaces, a graph whose build failed, and calls queued while the
-// caller captures @s, whose own graph takes the launches.  A first call of
-// a configuration builds its graph.
-static P3dcKernelGraph *call_graph(P3dcNms *nms, const NmsCall &c,
-                                   cudaStream_t s) {
-  if (nms->capacity > kRankCapacity || p3dc_stream_capturing(s)) return nullptr;
-  const unsigned g = c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV
-                         ? kNmsGraphs - 1
-                         : (unsigned)c.params->mode;
-  P3dcKernelGraph *graph = &nms->graphs[g];
-  if (graph->exec != nullptr) return graph;
-  if (nms->graph_failed[g]) return nullptr;
-  auto queue = [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); };
-  // programmatic edges where the device has them, else plain ones
-  if ((nms->can_chain &&
-       p3dc_kernel_graph_build(graph, true, queue) == cudaSuccess) ||
-      p3dc_kernel_graph_build(graph, false, queue) == cudaSuccess)
-    return graph;
-  nms->graph_failed[g] = true;
-  return nullptr;
+// stage.  NULL above, where the kernels are launched one by one.
+static P3dcKernelGraph *call_graph(P3dcNms *nms, const NmsCall &c) {
+  if (nms->capacity > kRankCapacity) return nullptr;
+  return &nms->graphs[c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV
+                          ? kNmsGraphs - 1
+                          : (unsigned)c.params->mode];
 }
 
 extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
@@ -470,12 +453,12 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   c.fill.capacity = out_capacity;
 
   cudaStream_t s = (cudaStream_t)stream;
-  P3dcKernelGraph *graph = call_graph(nms, c, s);
+  auto queue = [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); };
+  P3dcKernelGraph *graph = call_graph(nms, c);
   if (graph != nullptr)
-    return p3dc_kernel_graph_launch(
-        graph, [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); }, s);
+    return p3dc_kernel_graph_run(graph, nms->can_chain, queue, s);
   P3dcLauncher l = P3dcLauncher::on_stream(s);
-  return queue_call(nms, c, l);
+  return queue(l);
 }
 
 namespace {

@@ -333,13 +333,15 @@ bool aligned(const void *ptr, uintptr_t alignment) {
 }  // namespace
 
 struct _P3dcPillarFeatCuda {
-  P3dcPillarFeatParams params;
+  // the kernel's arguments that follow from the params, computed once (a
+  // call adds its tensors and output_clean); zero in every other byte, so
+  // that the graph's node compares them alike from call to call
+  // (kernel_graph.cuh)
+  KernelArgs settings;
   KernelFunc kernel;
   unsigned blocks;
-  // built by the first call outside a caller's stream capture;
-  // graph_failed: its build failed, and calls launch the kernel plainly
+  // built by the first call outside a caller's stream capture
   P3dcKernelGraph graph;
-  bool graph_failed;
 };
 
 extern "C" void p3dc_pillarfeat_cuda_free(P3dcPillarFeatCuda *pf) {
@@ -375,20 +377,32 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
   // tiles, and few enough that every ticket fits above the count bits
   // (max_voxels < 2^31, so the shift is at most 31 and leaves room for at
   // least two blocks' tickets).
-  const uint64_t slots = (uint64_t)params->max_voxels * params->max_points;
-  const uint64_t tiles = (slots + kTileSlots - 1) / kTileSlots;
-  const uint32_t ticket_shift =
-      32u - (uint32_t)__builtin_clz(params->max_voxels);
+  KernelArgs settings = {};
+  settings.channels = params->channels;
+  settings.intensity_channel = params->intensity_channel;
+  settings.max_points = params->max_points;
+  settings.max_voxels = params->max_voxels;
+  for (int axis = 0; axis < 3; axis++) {
+    settings.voxel_size[axis] = params->voxel_size[axis];
+    settings.center_offset[axis] = params->center_offset[axis];
+  }
+  settings.by_max_points = make_divider(params->max_points);
+  // at most P3DC_PILLARFEAT_MAX_SLOTS = 2^31, as validated
+  settings.slots = params->max_voxels * params->max_points;
+  settings.ticket_shift = 32u - (uint32_t)__builtin_clz(params->max_voxels);
+
+  const uint64_t tiles =
+      ((uint64_t)settings.slots + kTileSlots - 1) / kTileSlots;
   uint64_t blocks = (uint64_t)(multiprocessors > 0 ? multiprocessors : 1) *
                     (uint64_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
   if (blocks > tiles) blocks = tiles;
-  if (blocks > (1ull << (32u - ticket_shift)))
-    blocks = 1ull << (32u - ticket_shift);
+  if (blocks > (1ull << (32u - settings.ticket_shift)))
+    blocks = 1ull << (32u - settings.ticket_shift);
 
   P3dcPillarFeatCuda *pf =
       static_cast<P3dcPillarFeatCuda *>(calloc(1, sizeof(*pf)));
   if (pf == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
-  pf->params = *params;
+  pf->settings = settings;
   pf->kernel = kernel;
   pf->blocks = (unsigned)blocks;
   *out = pf;
@@ -412,10 +426,7 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda(P3dcPillarFeatCuda *pf,
       !aligned(out->count, 4) || in->count == out->count)
     return P3DC_ERROR_INVALID_ARGUMENT;
 
-  const P3dcPillarFeatParams *params = &pf->params;
-  // zero-initialized, so that the graph's node compares its bytes alike
-  // from call to call (kernel_graph.cuh)
-  KernelArgs args = {};
+  KernelArgs args = pf->settings;
   args.voxels = in->voxels;
   args.num_points = in->num_points;
   args.in_coords = reinterpret_cast<const int4 *>(in->coords);
@@ -423,32 +434,10 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda(P3dcPillarFeatCuda *pf,
   args.features = static_cast<uint8_t *>(out->features);
   args.out_coords = reinterpret_cast<int4 *>(out->coords);
   args.out_count = out->count;
-  args.channels = params->channels;
-  args.intensity_channel = params->intensity_channel;
-  args.max_points = params->max_points;
-  args.max_voxels = params->max_voxels;
-  for (int axis = 0; axis < 3; axis++) {
-    args.voxel_size[axis] = params->voxel_size[axis];
-    args.center_offset[axis] = params->center_offset[axis];
-  }
-  args.by_max_points = make_divider(params->max_points);
-  // at most P3DC_PILLARFEAT_MAX_SLOTS = 2^31, as validated
-  args.slots = params->max_voxels * params->max_points;
-  args.ticket_shift = 32u - (uint32_t)__builtin_clz(params->max_voxels);
   args.output_clean = output_clean != 0;
 
   auto queue = [pf, &args](P3dcLauncher &l) {
     return l.launch(pf->kernel, pf->blocks, kTileSlots, 0, false, args);
   };
-  cudaStream_t s = (cudaStream_t)stream;
-  // inside a caller's capture, the launch goes to the caller's graph
-  if (!pf->graph_failed && !p3dc_stream_capturing(s)) {
-    if (pf->graph.exec == nullptr &&
-        p3dc_kernel_graph_build(&pf->graph, false, queue) != cudaSuccess)
-      pf->graph_failed = true;
-    if (pf->graph.exec != nullptr)
-      return p3dc_kernel_graph_launch(&pf->graph, queue, s);
-  }
-  P3dcLauncher l = P3dcLauncher::on_stream(s);
-  return queue(l);
+  return p3dc_kernel_graph_run(&pf->graph, false, queue, (cudaStream_t)stream);
 }

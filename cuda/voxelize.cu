@@ -225,13 +225,10 @@ static cudaError_t setup_graph(P3dcVoxelizer *v) {
   memset(static_cast<void *>(&f), 0, sizeof f);
   f.cells_blocks = f.scan_blocks = f.gather_blocks = 1;
   auto queue = [v, &f](P3dcLauncher &l) { return queue_kernels(v, f, l); };
-  if (v->can_chain &&
-      p3dc_kernel_graph_build(&v->graph, true, queue) == cudaSuccess)
-    return cudaSuccess;
-  // without programmatic edges, the launches inside a caller's capture are
-  // plain ones too
-  v->can_chain = false;
-  return p3dc_kernel_graph_build(&v->graph, false, queue);
+  // without programmatic edges in the graph, the launches inside a caller's
+  // capture are plain ones too
+  return p3dc_kernel_graph_build_best(&v->graph, v->can_chain, queue,
+                                      &v->can_chain);
 }
 
 extern "C" void p3dc_voxelizer_free(P3dcVoxelizer *voxelizer) {
@@ -378,11 +375,9 @@ static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,
   }
   FrameLaunch f;
   frame_launch(v, points, n_points, out, output_clean, &f);
-  auto queue = [v, &f](P3dcLauncher &l) { return queue_kernels(v, f, l); };
-  if (!p3dc_stream_capturing(stream))
-    return p3dc_kernel_graph_launch(&v->graph, queue, stream);
-  P3dcLauncher l = P3dcLauncher::on_stream(stream);
-  return queue(l);
+  return p3dc_kernel_graph_run(
+      &v->graph, v->can_chain,
+      [v, &f](P3dcLauncher &l) { return queue_kernels(v, f, l); }, stream);
 }
 
 extern "C" P3dcResult p3dc_voxelize_cuda(P3dcVoxelizer *voxelizer,

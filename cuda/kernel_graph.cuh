@@ -64,6 +64,9 @@ struct P3dcKernelGraph {
   // a build failed with both kinds of edges (p3dc_kernel_graph_run): calls
   // launch their kernels one by one
   bool build_failed;
+  // nodes set again since the build, for the tests: a call whose buffers
+  // change sets only the nodes whose arguments hold them
+  unsigned long node_sets;
 };
 
 class P3dcLauncher {
@@ -190,7 +193,10 @@ class P3dcLauncher {
     graph_->held_bytes[k] = 0;  // not known until the patch succeeds
     const cudaError_t err =
         cudaGraphExecKernelNodeSetParams(graph_->exec, graph_->nodes[k], &node);
-    if (err == cudaSuccess) hold(k, packed, bytes);
+    if (err == cudaSuccess) {
+      hold(k, packed, bytes);
+      graph_->node_sets++;
+    }
     return err;
   }
 

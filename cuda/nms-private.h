@@ -21,6 +21,11 @@ P3dcResult p3dc_nms_cpu_counted (const P3dcNmsParams * params,
  * the tests check that their calls ran as graphs. */
 uint32_t p3dc_nms_graphs_built (const P3dcNms * nms);
 
+/* How many times calls have set a node of @nms's graphs again since each
+ * was built (its arguments changed): the tests check that a call whose
+ * buffers change sets one node, the first kernel's. */
+uint64_t p3dc_nms_graph_node_sets (const P3dcNms * nms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,12 +4,14 @@
 // host, the input count read and the output count written on the device:
 //  1. the boxes that take part, sorted by score, and their number m
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
-//     count; above, CUB's device sort over the whole capacity;
+//     count; above, CUB's device sort over the whole capacity.  The first
+//     kernel also fills the output and publishes the call's buffers to the
+//     workspace for stage 3 (nms_common.cuh: CallOutput);
 //  2. the suppression mask, one bit per pair, also transposed up to 1024
-//     boxes, as pair lists above; the kernels also zero the output.  Every
-//     pair is tested (nms_mask.cuh), except in bev-aligned and circle calls
-//     of more than 1024 boxes in workspaces of more than 4096: there the
-//     pairs are found through a grid of the boxes' centres (nms_grid.cuh);
+//     boxes, as pair lists above.  Every pair is tested (nms_mask.cuh),
+//     except in bev-aligned and circle calls of more than 1024 boxes in
+//     workspaces of more than 4096: there the pairs are found through a
+//     grid of the boxes' centres (nms_grid.cuh);
 //  3. the greedy keep-reduction and the kept records, in one block
 //     (nms_reduce.cuh): up to 1024 boxes by sweeps over the transposed
 //     mask, above by rounds over the pair lists, and, where these do not
@@ -58,8 +60,11 @@ struct _P3dNms {
   uint32_t *index_in, *index_out;
   P3dcNmsItem *items;
   uint32_t *item_count;
+  // the call's buffers, as its first kernel publishes them for the
+  // reduction
+  p3dc_nms::CallOutput *call;
   unsigned long long *mask;
-  // nms_common.cuh: min (capacity, kColumnBoxes) columns
+  // nms_common.cuh: kColumnBoxes columns, whatever the capacity
   unsigned long long *column_mask;
   // nms_common.cuh: the pair lists, for capacities above kColumnBoxes (NULL
   // otherwise), and the reduction's shared memory for them
@@ -134,6 +139,7 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   cudaFree(nms->index_out);
   cudaFree(nms->items);
   cudaFree(nms->item_count);
+  cudaFree(nms->call);
   cudaFree(nms->mask);
   cudaFree(nms->column_mask);
   cudaFree(nms->pair_counts);
@@ -154,6 +160,13 @@ extern "C" uint32_t p3dc_nms_graphs_built(const P3dcNms *nms) {
   for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
     built += nms->graphs[g].exec != nullptr ? 1u : 0u;
   return built;
+}
+
+extern "C" uint64_t p3dc_nms_graph_node_sets(const P3dcNms *nms) {
+  uint64_t sets = 0;
+  for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
+    sets += nms->graphs[g].node_sets;
+  return sets;
 }
 
 extern "C" uint32_t p3dc_nms_get_capacity(const P3dcNms *nms) {
@@ -201,14 +214,16 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   if (err == cudaSuccess)
     err = cudaMalloc(&self->items, (size_t)capacity * sizeof(P3dcNmsItem));
   if (err == cudaSuccess) err = cudaMalloc(&self->item_count, sizeof(uint32_t));
+  if (err == cudaSuccess) err = cudaMalloc(&self->call, sizeof(CallOutput));
   if (err == cudaSuccess)
     err = cudaMalloc(&self->mask,
                      (size_t)capacity * words * sizeof(unsigned long long));
-  if (err == cudaSuccess)
-    err =
-        cudaMalloc(&self->column_mask,
-                   (size_t)(capacity < kColumnBoxes ? capacity : kColumnBoxes) *
-                       kColumnWords * sizeof(unsigned long long));
+  // whole, and zeroed: the reduction loads words of columns past a call's
+  // count before it knows the count (nms_reduce.cuh: load_column)
+  const size_t column_bytes =
+      (size_t)kColumnBoxes * kColumnWords * sizeof(unsigned long long);
+  if (err == cudaSuccess) err = cudaMalloc(&self->column_mask, column_bytes);
+  if (err == cudaSuccess) err = cudaMemset(self->column_mask, 0, column_bytes);
   if (capacity > kColumnBoxes) {
     const size_t list_bytes = (size_t)capacity * kListSlots * sizeof(uint16_t);
     self->list_shared_bytes = list_shared_bytes(capacity);
@@ -269,12 +284,9 @@ struct NmsCall {
   const uint32_t *n_boxes_device;
   // zero-initialized with the call, padding included: the graph's nodes
   // compare their arguments by their bytes (kernel_graph.cuh)
-  OutputFill fill;
+  CallOutput output;
   uint32_t record_words;
   uint32_t limit;
-  uint32_t *out;
-  uint32_t *out_count;
-  int32_t *kept_index;
 };
 
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
@@ -294,15 +306,15 @@ static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
     return l.launch(rank_kernel, blocks, kRankThreads, 0, false, mode, c.boxes,
                     c.n_boxes_device, capacity, threshold, pre_limit, offset,
                     nms->items, nms->index_out, nms->item_count,
-                    nms->pair_counts);
+                    nms->pair_counts, c.output, nms->call);
   }
 
   if (!l.on_stream()) return cudaErrorInvalidValue;
   cudaStream_t s = l.stream();
-  cudaError_t err =
-      l.launch(key_kernel, grid_for(capacity), kThreads, 0, false, mode,
-               c.boxes, c.n_boxes_device, capacity, threshold, nms->keys_in,
-               nms->index_in, grid_of(nms, mode), nms->cell_counts);
+  cudaError_t err = l.launch(
+      key_kernel, grid_for(capacity), kThreads, 0, false, mode, c.boxes,
+      c.n_boxes_device, capacity, threshold, nms->keys_in, nms->index_in,
+      grid_of(nms, mode), nms->cell_counts, c.output, nms->call);
   if (err != cudaSuccess) return err;
   size_t sort_bytes = nms->sort_storage_bytes;
   err = cub::DeviceRadixSort::SortPairs(
@@ -345,12 +357,12 @@ static cudaError_t grid_stage_for(P3dcNms *nms, const NmsCall &c,
                    (const uint32_t *)nms->cell_starts, nms->binned,
                    nms->binned_index);
   if (err == cudaSuccess)
-    err = l.launch(
-        grid_pair_kernel<kMode>, warp_grid_for(capacity), kGridThreads, 0,
-        chained, (const P3dcNmsItem *)nms->items, count, c.test, bounds,
-        (const uint2 *)nms->grid_place, (const uint32_t *)nms->cell_starts,
-        (const P3dcNmsItem *)nms->binned, (const uint32_t *)nms->binned_index,
-        nms->mask, lists, c.fill);
+    err = l.launch(grid_pair_kernel<kMode>, warp_grid_for(capacity),
+                   kGridThreads, 0, chained, (const P3dcNmsItem *)nms->items,
+                   count, c.test, bounds, (const uint2 *)nms->grid_place,
+                   (const uint32_t *)nms->cell_starts,
+                   (const P3dcNmsItem *)nms->binned,
+                   (const uint32_t *)nms->binned_index, nms->mask, lists);
   return err;
 }
 
@@ -360,7 +372,7 @@ static cudaError_t grid_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   return grid_stage_for<P3DC_NMS_BEV_ALIGNED>(nms, c, l);
 }
 
-// Stage 2 (nms_mask.cuh), which also zeroes the output.
+// Stage 2 (nms_mask.cuh).
 template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
 static cudaError_t mask_stage_for(P3dcNms *nms, const NmsCall &c,
                                   unsigned blocks, P3dcLauncher &l) {
@@ -371,7 +383,7 @@ static cudaError_t mask_stage_for(P3dcNms *nms, const NmsCall &c,
   return l.launch(mask_kernel<kMode, kRule>, blocks, kMaskThreads, 0,
                   nms->can_chain, (const P3dcNmsItem *)nms->items,
                   (const uint32_t *)nms->item_count, c.test, nms->mask,
-                  nms->column_mask, lists, c.fill,
+                  nms->column_mask, lists,
                   (const GridBounds *)grid_of(nms, kMode));
 }
 
@@ -403,11 +415,11 @@ static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   return l.launch(
       reduce_kernel, 1, kReduceThreads, nms->list_shared_bytes, nms->can_chain,
       (const unsigned long long *)nms->mask,
-      (const unsigned long long *)nms->column_mask,
+      (const unsigned long long *)nms->column_mask, nms->capacity,
       (const uint2 *)nms->pair_counts, (const uint16_t *)nms->pair_columns,
       (const uint16_t *)nms->pair_rows, (const uint32_t *)nms->item_count,
-      (const uint32_t *)nms->index_out, (const uint32_t *)c.boxes,
-      c.record_words, c.limit, c.out, c.out_count, c.kept_index);
+      (const uint32_t *)nms->index_out, (const CallOutput *)nms->call,
+      c.record_words, c.limit);
 }
 
 // The graph a call on @nms takes: its sequence of kernels is set by the
@@ -444,13 +456,12 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   c.limit = out_capacity;
   if (params->post_max > 0 && params->post_max < c.limit)
     c.limit = params->post_max;
-  c.out = (uint32_t *)out;
-  c.out_count = out_count;
-  c.kept_index = kept_index;
-  c.fill.out = (uint32_t *)out;
-  c.fill.words = (size_t)out_capacity * c.record_words;
-  c.fill.kept_index = kept_index;
-  c.fill.capacity = out_capacity;
+  c.output.boxes = (const uint32_t *)boxes;
+  c.output.out = (uint32_t *)out;
+  c.output.kept_index = kept_index;
+  c.output.out_count = out_count;
+  c.output.words = (size_t)out_capacity * c.record_words;
+  c.output.capacity = out_capacity;
 
   cudaStream_t s = (cudaStream_t)stream;
   auto queue = [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); };

@@ -1,6 +1,7 @@
 // What the kernels of nms.cu share: the 64-box tiles of the suppression
-// mask and the zeroing of the output.  The chaining of one kernel to the
-// next (programmatic dependent launch) is launch.cuh's.
+// mask, and the call's outputs, which its first kernel publishes and zeroes.
+// The chaining of one kernel to the next (programmatic dependent launch) is
+// launch.cuh's.
 #ifndef P3DC_NMS_COMMON_CUH
 #define P3DC_NMS_COMMON_CUH
 
@@ -42,11 +43,15 @@ __device__ __forceinline__ void triangle_tile(uint32_t linear, uint32_t *row,
 }
 
 // The column mask, for calls of at most kColumnBoxes boxes: bit r of
-// column_mask[c * kColumnWords + t] is set when sorted box t * 64 + r
+// column_mask[t * kColumnBoxes + c] is set when sorted box t * 64 + r
 // suppresses sorted box c, for t <= c / 64 (the words the mask kernel
 // writes).  It is the suppression mask transposed, so that the keep
 // reduction can give each box its suppressors as a few words
-// (nms_reduce.cuh).
+// (nms_reduce.cuh), and laid out word by word, so that a warp of the
+// reduction, 32 neighbouring boxes, loads a word each from 256 contiguous
+// bytes (laid out by column, each of its loads touched 32 sectors, on the
+// one multiprocessor the reduction has).  Every workspace holds all
+// kColumnBoxes columns (128 KB), zeroed once.
 constexpr uint32_t kColumnBoxes = 1024;
 constexpr uint32_t kColumnWords = kColumnBoxes / kTile;
 
@@ -78,25 +83,37 @@ __device__ __forceinline__ unsigned long long tile_boxes(uint32_t m,
   return in_tile >= kTile ? ~0ull : (1ull << in_tile) - 1;
 }
 
-// The output beyond the kept boxes: records zeroed, kept_index -1 (nms.h).
-// The mask kernels, which run on the whole GPU, write it over the whole
-// output capacity before the one-block reduction writes the kept records
-// over the first ones; at 20000 boxes that is 720 KB the reduction's single
-// block no longer stores.
-struct OutputFill {
+// A call's input records and outputs.  The first kernel of a call takes
+// them as arguments and publishes them to the workspace (publish_call), and
+// the keep reduction reads them there: so the arguments of the later
+// kernels stay the same from call to call where the element's buffer pools
+// hand out other buffers every frame, and a call through the graph sets one
+// node again instead of three (kernel_graph.cuh; about 1 us a node).  That
+// first kernel also writes the output beyond the kept boxes: records
+// zeroed, kept_index -1 (nms.h), over the whole output capacity, before the
+// one-block reduction writes the kept records over the first ones; at 20000
+// boxes that is 720 KB the reduction's single block no longer stores.
+struct CallOutput {
+  const uint32_t *boxes;
   uint32_t *out;
-  size_t words;  // out_capacity * words per record
   int32_t *kept_index;
+  uint32_t *out_count;
+  size_t words;  // out_capacity * words per record
   uint32_t capacity;
 };
 
-__device__ __forceinline__ void fill_output(const OutputFill &fill) {
+// Every thread of the call's first kernel calls it; that kernel is never a
+// programmatic dependent, so the previous call's reduction, which read the
+// workspace's copy and wrote the outputs, has completed.
+__device__ __forceinline__ void publish_call(const CallOutput &call,
+                                             CallOutput *published) {
   const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   const size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t w = first; w < fill.words; w += stride) fill.out[w] = 0;
-  if (fill.kept_index != nullptr) {
-    for (size_t p = first; p < fill.capacity; p += stride)
-      fill.kept_index[p] = -1;
+  if (first == 0) *published = call;
+  for (size_t w = first; w < call.words; w += stride) call.out[w] = 0;
+  if (call.kept_index != nullptr) {
+    for (size_t p = first; p < call.capacity; p += stride)
+      call.kept_index[p] = -1;
   }
 }
 

@@ -397,16 +397,14 @@ __device__ __forceinline__ bool grid_near(float dx, float dy, float reaches,
 // at once, lane r the bounds of row r, and its lanes then share the rows'
 // points evenly (a car's window is about 17 short rows, which one row at a
 // time left most lanes idle and put a round trip a row on the box's
-// chain).  Each lane tests the pairs box i owns (see the top).  Also zeroes
-// the output, which the dense kernel does when it runs.
+// chain).  Each lane tests the pairs box i owns (see the top).
 template <P3dcNmsMode kMode>
 __global__ void __launch_bounds__(kGridThreads)
     grid_pair_kernel(const P3dcNmsItem *items, const uint32_t *item_count,
                      P3dcNmsPairTest test, const GridBounds *bounds,
                      const uint2 *place, const uint32_t *starts,
                      const P3dcNmsItem *binned, const uint32_t *binned_index,
-                     unsigned long long *mask, PairLists lists,
-                     OutputFill fill) {
+                     unsigned long long *mask, PairLists lists) {
   // per warp: the first point of each of its 32 rows, and the points of
   // the rows up to each one (an inclusive scan)
   __shared__ uint32_t row_first[kGridWarps][32];
@@ -416,7 +414,6 @@ __global__ void __launch_bounds__(kGridThreads)
   const uint32_t m = p3dc_load_after_wait(item_count);
   GridFrame f;
   if (!grid_frame(bounds, m, &f)) return;
-  fill_output(fill);
   test.mode = kMode;
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

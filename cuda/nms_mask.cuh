@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kMaskThreads)
     mask_kernel(const P3dcNmsItem *items, const uint32_t *item_count,
                 P3dcNmsPairTest test, unsigned long long *mask,
                 unsigned long long *column_mask, PairLists lists,
-                OutputFill fill, const GridBounds *grid) {
+                const GridBounds *grid) {
   constexpr bool kSecondPass = kMode != P3DC_NMS_CIRCLE;
   __shared__ float4 column_shapes[kTile];
   __shared__ int32_t column_labels[kTile];
@@ -141,7 +141,6 @@ __global__ void __launch_bounds__(kMaskThreads)
   // the grid's kernels have found the pairs (nms_grid.cuh)
   GridFrame frame;
   if (grid != nullptr && grid_frame(grid, m, &frame)) return;
-  fill_output(fill);
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t tiles = words * (words + 1) / 2;
   // lets the compiler drop the other modes and rule from the inlined pair
@@ -292,7 +291,7 @@ __global__ void __launch_bounds__(kMaskThreads)
       if (m <= kColumnBoxes && tid < 2 * kTile && c < m) {
         const uint32_t half = tid / kTile;
         reinterpret_cast<uint32_t *>(
-            column_mask)[((size_t)c * kColumnWords + row_tile) * 2 + half] =
+            column_mask)[((size_t)row_tile * kColumnBoxes + c) * 2 + half] =
             column_pieces[2 * half][column] |
             (uint32_t)column_pieces[2 * half + 1][column] << 16;
       }

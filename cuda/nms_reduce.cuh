@@ -121,22 +121,41 @@ __device__ __forceinline__ void publish_kept(
   }
 }
 
-// The sweeps; TRUE (in every thread) when they settled, with tile_bits[]
-// (each tile's kept boxes), tile_start[], *kept_total and *decided_tiles
-// written as the walk writes them, and visible.
-__device__ bool sweep_keep(const unsigned long long *column_mask, uint32_t m,
-                           unsigned long long *tile_bits, uint16_t *tile_start,
-                           uint32_t *kept_total, uint32_t *decided_tiles) {
-  // the kept boxes of a sweep as 32-bit words, by sweep parity
-  __shared__ uint32_t kept[2][kReduceThreads / 32];
+// Thread i's column for the sweeps, words 0 .. i / 64 (the ones the mask
+// kernel writes; nms_common.cuh).  Words of columns past a call's count
+// hold what an earlier call wrote, or zeros; the sweeps never look at them.
+__device__ __forceinline__ void load_column(
+    const unsigned long long *column_mask,
+    unsigned long long (&suppressors)[kColumnWords]) {
   const uint32_t i = threadIdx.x;
-  const uint32_t lane = i & 31, warp = i >> 5;
-  const uint32_t own_words = i < m ? i / kTile + 1 : 0;
-  unsigned long long suppressors[kColumnWords];
 #pragma unroll
   for (uint32_t w = 0; w < kColumnWords; w++)
     suppressors[w] =
-        w < own_words ? column_mask[(size_t)i * kColumnWords + w] : 0ull;
+        w <= i / kTile ? column_mask[(size_t)w * kColumnBoxes + i] : 0ull;
+}
+
+// The sweeps, from each thread's column (load_column); TRUE (in every
+// thread) when they settled, with tile_bits[] (each tile's kept boxes),
+// tile_start[], *kept_total and *decided_tiles written as the walk writes
+// them, and visible.
+//
+// A sweep is a barrier and, per box, its column's words against the kept
+// set: a warp's 32 boxes lie in one 64-box tile, so they have the same
+// number of words, and a warp stops after them (warps past the count do
+// nothing).  Each word is one 64-bit read of the kept set.  Every thread
+// going through all 16 words, predicated, made the sweeps issue-bound at
+// 32 warps (2.9 us of a 16.5 us call at 500 boxes, H200).
+__device__ __forceinline__ bool sweep_keep(
+    const unsigned long long (&suppressors)[kColumnWords], uint32_t m,
+    unsigned long long *tile_bits, uint16_t *tile_start, uint32_t *kept_total,
+    uint32_t *decided_tiles) {
+  // the kept boxes of a sweep as 32-bit words, a warp's each, by sweep
+  // parity; read as 64-bit words, a tile's each
+  __shared__ __align__(8) uint32_t kept[2][kReduceThreads / 32];
+  const uint32_t i = threadIdx.x;
+  const uint32_t lane = i & 31, warp = i >> 5;
+  // the words of the warp's tile's columns, 0 where the warp has no box
+  const uint32_t warp_words = warp * 32 < m ? warp * 32 / kTile + 1 : 0;
   const uint32_t boxes = __ballot_sync(kFullWarp, i < m);
   if (lane == 0) kept[0][warp] = boxes;
   // kept[0] holds every box
@@ -144,14 +163,15 @@ __device__ bool sweep_keep(const unsigned long long *column_mask, uint32_t m,
   uint32_t cur = 0;
   bool settled = false;
   for (uint32_t sweep = 0; sweep < kMaxSweeps && !settled; sweep++) {
-    bool keep = i < m;
+    const unsigned long long *kept_words =
+        reinterpret_cast<const unsigned long long *>(kept[cur]);
+    unsigned long long hit = 0;
 #pragma unroll
-    for (uint32_t w = 0; w < kColumnWords; w++)
-      if (w < own_words) {
-        const unsigned long long word =
-            (unsigned long long)kept[cur][2 * w + 1] << 32 | kept[cur][2 * w];
-        keep = keep && (suppressors[w] & word) == 0;
-      }
+    for (uint32_t w = 0; w < kColumnWords; w++) {
+      if (w >= warp_words) break;
+      hit |= suppressors[w] & kept_words[w];
+    }
+    const bool keep = i < m && hit == 0;
     const uint32_t next = __ballot_sync(kFullWarp, keep);
     if (lane == 0) kept[cur ^ 1][warp] = next;
     // kept[cur ^ 1] complete; every read of kept[cur] came before, so the
@@ -361,18 +381,19 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
   return settled;
 }
 
-// @order maps sorted positions to input indices; @boxes and @out are records
-// of @record_words 32-bit words; @limit = min (post_max, out_capacity).  The
-// mask kernel has zeroed the output (nms_common.cuh: fill_output); this one
-// writes the kept records and kept_index over its first entries.
+// @capacity: the workspace's; @order maps sorted positions to input
+// indices; @call: the call's records and outputs as its first kernel
+// published them (nms_common.cuh), records of @record_words 32-bit words;
+// @limit = min (post_max, out_capacity).  That kernel has zeroed the
+// output; this one writes the kept records and kept_index over its first
+// entries.
 __global__ void __launch_bounds__(kReduceThreads, 1)
     reduce_kernel(const unsigned long long *mask,
-                  const unsigned long long *column_mask,
+                  const unsigned long long *column_mask, uint32_t capacity,
                   const uint2 *pair_counts, const uint16_t *pair_columns,
                   const uint16_t *pair_rows, const uint32_t *item_count,
-                  const uint32_t *order, const uint32_t *__restrict__ boxes,
-                  uint32_t record_words, uint32_t limit, uint32_t *out,
-                  uint32_t *out_count, int32_t *kept_index) {
+                  const uint32_t *order, const CallOutput *call,
+                  uint32_t record_words, uint32_t limit) {
   // tile_bits[t]: until tile t is decided, the bits of its boxes that kept
   // boxes remove; from then on, the bits of its kept boxes.  Nothing writes
   // a tile's word after it is decided but warp 0, which decides it.
@@ -398,14 +419,30 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t warp = tid >> 5;
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
+  // The columns of the sweeps.  Where no call can have more boxes than the
+  // sweeps take, they are loaded beside the count, not after it: the count
+  // only decides which words count, and waiting for it put a second round
+  // trip to L2 on the call's path.  Larger workspaces load them only for
+  // calls that sweep, so that a call of more boxes does not load 1024
+  // columns it never reads (laid out by column, that cost 5 us at 4096).
+  unsigned long long suppressors[kColumnWords];
+  const bool columns_first = capacity <= kColumnBoxes;
+  if (columns_first) load_column(column_mask, suppressors);
   const uint32_t m = p3dc_load_after_wait(item_count);
+  if (!columns_first && m <= kColumnBoxes)
+    load_column(column_mask, suppressors);
+  // read now, used only at the end: the loads leave the walk's chain
+  const uint32_t *boxes = call->boxes;
+  uint32_t *out = call->out;
+  uint32_t *out_count = call->out_count;
+  int32_t *kept_index = call->kept_index;
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t chunks = (words + kChunkTiles - 1) / kChunkTiles;
 
   // The sweeps or the rounds, and the walk only if they did not settle.
   const bool swept =
       m <= kColumnBoxes
-          ? sweep_keep(column_mask, m, tile_bits, tile_start, &kept_total,
+          ? sweep_keep(suppressors, m, tile_bits, tile_start, &kept_total,
                        &decided_tiles)
           : list_keep(pair_counts, pair_columns, pair_rows, m, list_shared,
                       tile_bits, tile_start, &kept_total, &decided_tiles);

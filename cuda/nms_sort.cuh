@@ -6,9 +6,10 @@
 // them back to their input index.
 //
 // Both ways also zero the counts of the pair lists (nms_common.cuh) that
-// the mask kernel adds to, where the workspace has them (NULL otherwise):
-// the first kernel of a call runs after the previous call's reduction, the
-// lists' last reader.
+// the mask kernel adds to, where the workspace has them (NULL otherwise),
+// and the first kernel publishes the call's outputs and fills them
+// (nms_common.cuh: publish_call): the first kernel of a call runs after the
+// previous call's reduction, the last reader of both.
 //
 // Up to kRankCapacity boxes: one kernel, rank_kernel, which ranks every box
 // by counting the boxes before it, on as many blocks as the capacity needs
@@ -55,7 +56,8 @@ __global__ void __launch_bounds__(kRankThreads)
                 float score_threshold, uint32_t limit, float offset,
                 P3dcNmsItem *__restrict__ items, uint32_t *__restrict__ order,
                 uint32_t *__restrict__ item_count,
-                uint2 *__restrict__ pair_counts) {
+                uint2 *__restrict__ pair_counts, CallOutput call,
+                CallOutput *__restrict__ published) {
   __shared__ uint32_t keys[kRankCapacity];
   __shared__ uint32_t before_by_warp[kRankWarps][kRankBoxes];
   __shared__ uint32_t valid_by_warp[kRankWarps];
@@ -63,6 +65,8 @@ __global__ void __launch_bounds__(kRankThreads)
   const uint32_t warp = threadIdx.x >> 5;
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
+  // by every block, before any returns
+  publish_call(call, published);
   uint32_t n = p3dc_load_after_wait(n_boxes_device);
   if (n > capacity) n = capacity;
   const uint32_t first = blockIdx.x * kRankBoxes;
@@ -136,9 +140,11 @@ __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                            uint32_t *__restrict__ keys,
                            uint32_t *__restrict__ indices,
                            GridBounds *__restrict__ bounds,
-                           uint32_t *__restrict__ cell_counts) {
+                           uint32_t *__restrict__ cell_counts, CallOutput call,
+                           CallOutput *__restrict__ published) {
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
+  publish_call(call, published);
   uint32_t n = p3dc_load_after_wait(n_boxes_device);
   if (n > capacity) n = capacity;
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;

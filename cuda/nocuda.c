@@ -69,6 +69,13 @@ p3dc_nms_graphs_built (const P3dcNms * nms)
   return 0;
 }
 
+uint64_t
+p3dc_nms_graph_node_sets (const P3dcNms * nms)
+{
+  (void) nms;
+  return 0;
+}
+
 uint32_t
 p3dc_nms_get_capacity (const P3dcNms * nms)
 {

@@ -691,6 +691,53 @@ GST_START_TEST (test_graph_reuse)
 
 GST_END_TEST;
 
+/* Where only the buffers change from call to call, as in the element,
+ * whose pools hand out other buffers every frame, a call sets one node of
+ * its graph again, the first kernel's: the later kernels read the call's
+ * buffers from the workspace, where the first publishes them.  Three sets
+ * of buffers: calls on the same set as the call before set no node. */
+GST_START_TEST (test_buffers_set_one_node)
+{
+  const guint capacity = 500;
+  const guint turns[] = { 0, 1, 0, 2, 2, 1, 0, 0, 2, 1 };
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers sets[3];
+  P3dcNmsParams p;
+  guint call, s;
+  guint64 sets_before = 0;
+
+  p3d_test_rng_init (&rng, 28);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  for (s = 0; s < G_N_ELEMENTS (sets); s++)
+    call_buffers_alloc (&sets[s], capacity, capacity, TRUE);
+  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.3f);
+  for (call = 0; call < G_N_ELEMENTS (turns); call++) {
+    gpointer boxes = random_boxes (&rng, P3DC_NMS_BEV_ROTATED, capacity,
+        call % 4, 30.0f);
+    gchar *what = g_strdup_printf ("call %u, buffers %u", call, turns[call]);
+    guint64 sets_after, set_now;
+
+    compare_in (what, nms, &p, boxes, capacity, capacity - call, capacity,
+        &sets[turns[call]], CALL_DIRECT);
+    sets_after = p3dc_nms_graph_node_sets (nms);
+    set_now = sets_after - sets_before;
+    /* the first call built the graph */
+    if (call > 0)
+      fail_unless (set_now == (turns[call] != turns[call - 1] ? 1 : 0),
+          "%s: %" G_GUINT64_FORMAT " nodes set again", what, set_now);
+    sets_before = sets_after;
+    g_free (what);
+    g_free (boxes);
+  }
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
+  for (s = 0; s < G_N_ELEMENTS (sets); s++)
+    call_buffers_free (&sets[s]);
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
 /* Calls queued while the caller captures the stream launch their kernels
  * into the caller's graph, not the workspace's: on a fresh workspace, then
  * between direct calls (whose graph must stay as the last direct call left
@@ -1112,6 +1159,7 @@ nms_cuda_suite (void)
   tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
   tcase_add_test (tc, test_graph_reuse);
+  tcase_add_test (tc, test_buffers_set_one_node);
   tcase_add_loop_test (tc, test_stream_capture, 0,
       G_N_ELEMENTS (capture_capacities));
   tcase_add_test (tc, test_beside_global_capture);

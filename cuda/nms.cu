@@ -28,6 +28,7 @@
 // the kernels one by one.
 #include <cuda_runtime.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -268,6 +269,9 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
       err =
           cudaMalloc(&self->binned_index, (size_t)capacity * sizeof(uint32_t));
   }
+  // the fills ran on the legacy stream, which the callers' non-blocking
+  // streams do not wait for
+  if (err == cudaSuccess) err = cudaStreamSynchronize(0);
   if (err != cudaSuccess) {
     p3dc_nms_free(self);
     return err;
@@ -282,8 +286,7 @@ struct NmsCall {
   P3dcNmsPairTest test;
   const void *boxes;
   const uint32_t *n_boxes_device;
-  // zero-initialized with the call, padding included: the graph's nodes
-  // compare their arguments by their bytes (kernel_graph.cuh)
+  // zeroed with the call, padding included (p3dc_nms_cuda)
   CallOutput output;
   uint32_t record_words;
   uint32_t limit;
@@ -446,7 +449,10 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   if ((((uintptr_t)boxes) | ((uintptr_t)out)) % 4 != 0)
     return P3DC_ERROR_INVALID_ARGUMENT;
 
-  NmsCall c = {};
+  // every byte zeroed, padding included: the graph's nodes compare their
+  // arguments by their bytes (kernel_graph.cuh)
+  NmsCall c;
+  memset(&c, 0, sizeof c);
   c.params = params;
   p3dc_nms_pair_test_init(&c.test, params);
   c.boxes = boxes;

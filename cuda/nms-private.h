@@ -26,6 +26,11 @@ uint32_t p3dc_nms_graphs_built (const P3dcNms * nms);
  * buffers change sets one node, the first kernel's. */
 uint64_t p3dc_nms_graph_node_sets (const P3dcNms * nms);
 
+/* Makes every later graph build of @nms fail, as on a driver that takes no
+ * CUDA graph: the tests check that calls then launch their kernels one by
+ * one and give the same results. */
+void p3dc_nms_refuse_graph_builds (P3dcNms * nms);
+
 #ifdef __cplusplus
 }
 #endif

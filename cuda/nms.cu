@@ -52,6 +52,9 @@ struct _P3dNms {
   P3dcKernelGraph graphs[kNmsGraphs];
   // the device has programmatic dependent launch (compute capability 9.0)
   bool can_chain;
+  // for the tests (p3dc_nms_refuse_graph_builds): every graph build fails,
+  // as where the driver takes no graph, and calls launch one by one
+  bool refuse_graph_builds;
   // blocks of the mask kernels, which loop over the tiles: as many as the
   // GPU holds at once, at most one a tile of a full workspace; by mode, and
   // for bev-rotated under mmcv's rule
@@ -161,6 +164,10 @@ extern "C" uint32_t p3dc_nms_graphs_built(const P3dcNms *nms) {
   for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
     built += nms->graphs[g].exec != nullptr ? 1u : 0u;
   return built;
+}
+
+extern "C" void p3dc_nms_refuse_graph_builds(P3dcNms *nms) {
+  if (nms != nullptr) nms->refuse_graph_builds = true;
 }
 
 extern "C" uint64_t p3dc_nms_graph_node_sets(const P3dcNms *nms) {
@@ -470,7 +477,11 @@ extern "C" P3dcResult p3dc_nms_cuda(P3dcNms *nms, const P3dcNmsParams *params,
   c.output.capacity = out_capacity;
 
   cudaStream_t s = (cudaStream_t)stream;
-  auto queue = [nms, &c](P3dcLauncher &l) { return queue_call(nms, c, l); };
+  auto queue = [nms, &c](P3dcLauncher &l) {
+    if (nms->refuse_graph_builds && !l.on_stream())
+      return cudaErrorNotSupported;
+    return queue_call(nms, c, l);
+  };
   P3dcKernelGraph *graph = call_graph(nms, c);
   if (graph != nullptr)
     return p3dc_kernel_graph_run(graph, nms->can_chain, queue, s);

@@ -69,6 +69,12 @@ p3dc_nms_graphs_built (const P3dcNms * nms)
   return 0;
 }
 
+void
+p3dc_nms_refuse_graph_builds (P3dcNms * nms)
+{
+  (void) nms;
+}
+
 uint64_t
 p3dc_nms_graph_node_sets (const P3dcNms * nms)
 {

@@ -738,6 +738,48 @@ GST_START_TEST (test_buffers_set_one_node)
 
 GST_END_TEST;
 
+/* Where a graph cannot be built (a driver that takes none; here a test
+ * hook makes every build fail), the call that tried and every later call
+ * launch their kernels one by one, with the same results: on a fresh
+ * workspace, every mode and both of bev-rotated's rules, twice each, the
+ * buffers changing between calls. */
+GST_START_TEST (test_graph_build_refused)
+{
+  const guint capacity = 600;
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers sets[2];
+  guint call;
+
+  p3d_test_rng_init (&rng, 29);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  p3dc_nms_refuse_graph_builds (nms);
+  call_buffers_alloc (&sets[0], capacity, capacity, TRUE);
+  call_buffers_alloc (&sets[1], capacity, capacity, TRUE);
+  for (call = 0; call < 10; call++) {
+    P3dcNmsMode m = call % 5 == 4 ? P3DC_NMS_BEV_ROTATED :
+        (P3dcNmsMode) (call % 5);
+    gpointer boxes = random_boxes (&rng, m, capacity, call % 4, 30.0f);
+    P3dcNmsParams p;
+    gchar *what = g_strdup_printf ("call %u with graph builds refused, "
+        "mode %u", call, m);
+
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
+    p.iou_rule = call % 5 == 4 ? P3DC_NMS_IOU_RULE_MMCV :
+        P3DC_NMS_IOU_RULE_EXACT;
+    compare_in (what, nms, &p, boxes, capacity, capacity - 7 * call,
+        capacity, &sets[call % 2], CALL_DIRECT);
+    g_free (what);
+    g_free (boxes);
+  }
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 0);
+  call_buffers_free (&sets[0]);
+  call_buffers_free (&sets[1]);
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
 /* Calls queued while the caller captures the stream launch their kernels
  * into the caller's graph, not the workspace's: on a fresh workspace, then
  * between direct calls (whose graph must stay as the last direct call left
@@ -1160,6 +1202,7 @@ nms_cuda_suite (void)
       G_N_ELEMENTS (reuse_capacities));
   tcase_add_test (tc, test_graph_reuse);
   tcase_add_test (tc, test_buffers_set_one_node);
+  tcase_add_test (tc, test_graph_build_refused);
   tcase_add_loop_test (tc, test_stream_capture, 0,
       G_N_ELEMENTS (capture_capacities));
   tcase_add_test (tc, test_beside_global_capture);

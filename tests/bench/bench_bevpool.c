@@ -4,7 +4,9 @@
  * features and softmax-like depth: the geometry update and the pooling in
  * F16 and F32, timed with CUDA events (warm, median of many runs), and the
  * C reference for scale; every pooled output is checked bit for bit
- * against the reference.  A diagnostic table follows the main one: the
+ * against the reference.  The F16 pooling is also timed on two sets of
+ * tensors taken in turns, as a pipeline's buffer pools hand them out, so
+ * that every frame's tensors differ from the frame before's.  A diagnostic table follows the main one: the
  * geometry update step by step (CUDA events between its steps, recorded by
  * bench_bevpool_stages.cu, which only the benchmarks build).
  *
@@ -49,6 +51,24 @@ run_pool (gpointer user_data, P3dcCudaStream stream)
 
   return p3dc_bevpool_cuda (w->geometry, w->features, w->depth, w->half_in,
       w->out, w->half_out, stream);
+}
+
+/* Two sets of tensors taken in turns, as an element's buffer pools hand
+ * them out: each frame's tensors are not the frame before's. */
+typedef struct
+{
+  Work *work[2];
+  guint next;
+} Turns;
+
+static P3dcResult
+run_pool_in_turns (gpointer user_data, P3dcCudaStream stream)
+{
+  Turns *t = user_data;
+  Work *w = t->work[t->next];
+
+  t->next ^= 1;
+  return run_pool (w, stream);
 }
 
 typedef struct
@@ -311,17 +331,19 @@ main (int argc, char **argv)
   P3dcBevGeometryCuda *geometry = NULL;
   P3dcBevGeometry *reference = NULL, *downloaded = NULL;
   P3dcBevGeometryStats stats;
-  P3dBenchStats t_geometry, t_f16, t_f32, t_mixed;
+  P3dBenchStats t_geometry, t_f16, t_f32, t_mixed, t_turns;
   P3dBenchStats t_host_geometry, t_host_pool;
   gdouble step_us[P3D_BENCH_GEOMETRY_STEPS], step_total = 0.0;
   guint i;
   gfloat *features, *depth;
   guint16 *features_h, *depth_h;
   void *d_features, *d_depth, *d_features_h, *d_depth_h, *d_out;
+  void *d_features_h2, *d_depth_h2, *d_out2;
   gsize n_features, n_depth, n_out;
   guint runs = 500;
-  gboolean exact_f16, exact_f32, same_geometry;
-  Work w;
+  gboolean exact_f16, exact_f32, exact_turns, same_geometry;
+  Work w, w2;
+  Turns turns;
   HostWork hw;
   gchar name[256];
   gint major, minor, sms;
@@ -397,6 +419,22 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_f16));
   exact_f16 = matches_reference (&w, reference, &params, features_h, depth_h,
       stream);
+  /* the same inputs in a second set of buffers, the two sets in turns */
+  d_features_h2 = upload (features_h, n_features * 2, stream);
+  d_depth_h2 = upload (depth_h, n_depth * 2, stream);
+  P3D_BENCH_CHECK (p3dc_cuda_malloc (&d_out2, n_out * 4));
+  w2 = w;
+  w2.features = d_features_h2;
+  w2.depth = d_depth_h2;
+  w2.out = d_out2;
+  turns.work[0] = &w;
+  turns.work[1] = &w2;
+  turns.next = 0;
+  P3D_BENCH_CHECK (p3d_bench_gpu (run_pool_in_turns, &turns, stream, 20, runs,
+          &t_turns));
+  exact_turns = matches_reference (&w2, reference, &params, features_h,
+      depth_h, stream) && matches_reference (&w, reference, &params,
+      features_h, depth_h, stream);
   w.half_out = FALSE;
   P3D_BENCH_CHECK (p3d_bench_gpu (run_pool, &w, stream, 20, runs, &t_mixed));
   w.features = d_features;
@@ -419,8 +457,9 @@ main (int argc, char **argv)
       "largest cell: %u points\n", stats.frustum_points, stats.kept_points,
       stats.nonempty_cells, stats.cells, stats.largest_cell);
   g_print ("device geometry identical to the reference: %s; pooled output "
-      "bit-exact: F16 %s, F32 %s\n", same_geometry ? "yes" : "NO",
-      exact_f16 ? "yes" : "NO", exact_f32 ? "yes" : "NO");
+      "bit-exact: F16 %s, F32 %s, F16 tensors in turns %s\n",
+      same_geometry ? "yes" : "NO", exact_f16 ? "yes" : "NO",
+      exact_f32 ? "yes" : "NO", exact_turns ? "yes" : "NO");
   g_print ("runs: %u (room for %u sums); output %.1f MB (F16), read per "
       "frame: features %.1f MB + depth %.1f MB (F16), run sums written and "
       "read %.1f MB\n\n", run_count, geometry->sum_capacity, n_out * 2 / 1e6,
@@ -429,6 +468,8 @@ main (int argc, char **argv)
   g_print ("| bevpool, nuScenes (us) | median | p10 | p90 | runs |\n");
   g_print ("| --- | --- | --- | --- | --- |\n");
   p3d_bench_print_row ("pooling F16 -> F16", &t_f16);
+  p3d_bench_print_row ("pooling F16 -> F16, two sets of tensors in turns",
+      &t_turns);
   p3d_bench_print_row ("pooling F16 -> F32", &t_mixed);
   p3d_bench_print_row ("pooling F32 -> F32", &t_f32);
   p3d_bench_print_row ("geometry update (no host sync)", &t_geometry);
@@ -450,6 +491,9 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3dc_cuda_free (d_features_h));
   P3D_BENCH_CHECK (p3dc_cuda_free (d_depth_h));
   P3D_BENCH_CHECK (p3dc_cuda_free (d_out));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_features_h2));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_depth_h2));
+  P3D_BENCH_CHECK (p3dc_cuda_free (d_out2));
   p3dc_bevpool_geometry_cuda_free (geometry);
   p3dc_bevpool_geometry_free (reference);
   p3dc_bevpool_geometry_free (downloaded);

@@ -53,24 +53,6 @@ run_pool (gpointer user_data, P3dcCudaStream stream)
       w->out, w->half_out, stream);
 }
 
-/* Two sets of tensors taken in turns, as an element's buffer pools hand
- * them out: each frame's tensors are not the frame before's. */
-typedef struct
-{
-  Work *work[2];
-  guint next;
-} Turns;
-
-static P3dcResult
-run_pool_in_turns (gpointer user_data, P3dcCudaStream stream)
-{
-  Turns *t = user_data;
-  Work *w = t->work[t->next];
-
-  t->next ^= 1;
-  return run_pool (w, stream);
-}
-
 typedef struct
 {
   P3dcBevGeometry *geometry;
@@ -343,7 +325,7 @@ main (int argc, char **argv)
   guint runs = 500;
   gboolean exact_f16, exact_f32, exact_turns, same_geometry;
   Work w, w2;
-  Turns turns;
+  P3dBenchTurns turns;
   HostWork hw;
   gchar name[256];
   gint major, minor, sms;
@@ -427,11 +409,12 @@ main (int argc, char **argv)
   w2.features = d_features_h2;
   w2.depth = d_depth_h2;
   w2.out = d_out2;
-  turns.work[0] = &w;
-  turns.work[1] = &w2;
+  turns.func = run_pool;
+  turns.data[0] = &w;
+  turns.data[1] = &w2;
   turns.next = 0;
-  P3D_BENCH_CHECK (p3d_bench_gpu (run_pool_in_turns, &turns, stream, 20, runs,
-          &t_turns));
+  P3D_BENCH_CHECK (p3d_bench_gpu (p3d_bench_in_turns, &turns, stream, 20,
+          runs, &t_turns));
   exact_turns = matches_reference (&w2, reference, &params, features_h,
       depth_h, stream) && matches_reference (&w, reference, &params,
       features_h, depth_h, stream);

@@ -72,22 +72,6 @@ run_once (gpointer user_data, P3dcCudaStream stream)
       run->out, run->capacity, run->out_count, run->kept_index, stream);
 }
 
-/* Two runs of one case on buffers of their own, taken in turns. */
-typedef struct
-{
-  Run *runs[2];
-  guint next;
-} Turns;
-
-static P3dcResult
-run_in_turns (gpointer user_data, P3dcCudaStream stream)
-{
-  Turns *turns = user_data;
-
-  turns->next ^= 1;
-  return run_once (turns->runs[turns->next], stream);
-}
-
 /* Buffers of @run's own for @n records of @record_size bytes, the boxes
  * @host_boxes. */
 static void
@@ -449,7 +433,7 @@ main (int argc, char **argv)
       gsize record_size = p3dc_nms_record_size (cases[c].mode);
       gpointer host_boxes;
       Run bench, *run = &bench, second;
-      Turns turns;
+      P3dBenchTurns turns;
       P3dBenchStats stats, turn_stats, host_stats;
       guint8 *want_out;
       gint32 *want_index, *got_index;
@@ -487,11 +471,12 @@ main (int argc, char **argv)
       P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, 20, runs, &stats));
       same = same_as_reference (run, record_size, want_count, want_out,
           want_index, stream, &got_count, got_index);
-      turns.runs[0] = run;
-      turns.runs[1] = &second;
+      turns.func = run_once;
+      turns.data[0] = run;
+      turns.data[1] = &second;
       turns.next = 0;
-      P3D_BENCH_CHECK (p3d_bench_gpu (run_in_turns, &turns, stream, 20, runs,
-              &turn_stats));
+      P3D_BENCH_CHECK (p3d_bench_gpu (p3d_bench_in_turns, &turns, stream, 20,
+              runs, &turn_stats));
       same = same && same_as_reference (run, record_size, want_count,
           want_out, want_index, stream, &got_count, got_index)
           && same_as_reference (&second, record_size, want_count, want_out,

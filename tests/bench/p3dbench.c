@@ -37,6 +37,16 @@ summarize (gdouble * times, guint runs, P3dBenchStats * stats)
 }
 
 P3dcResult
+p3d_bench_in_turns (gpointer user_data, P3dcCudaStream stream)
+{
+  P3dBenchTurns *turns = user_data;
+  gpointer data = turns->data[turns->next];
+
+  turns->next ^= 1;
+  return turns->func (data, stream);
+}
+
+P3dcResult
 p3d_bench_gpu (P3dBenchFunc func, gpointer user_data, P3dcCudaStream stream,
     guint warmup, guint runs, P3dBenchStats * stats)
 {

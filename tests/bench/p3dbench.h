@@ -30,6 +30,18 @@ typedef struct
 P3dcResult p3d_bench_gpu (P3dBenchFunc func, gpointer user_data,
     P3dcCudaStream stream, guint warmup, guint runs, P3dBenchStats * stats);
 
+/* @func on two data taken in turns, one a call, as a pipeline's buffer
+ * pools hand out other buffers every frame: p3d_bench_gpu
+ * (p3d_bench_in_turns, &turns, ...) times calls whose buffers are never
+ * the call before's. */
+typedef struct
+{
+  P3dBenchFunc func;
+  gpointer data[2];
+  guint next;
+} P3dBenchTurns;
+P3dcResult p3d_bench_in_turns (gpointer user_data, P3dcCudaStream stream);
+
 /* Times @func on the host clock (for the C reference path). */
 void p3d_bench_host (P3dBenchHostFunc func, gpointer user_data, guint warmup,
     guint runs, P3dBenchStats * stats);

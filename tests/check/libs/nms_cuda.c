@@ -626,6 +626,16 @@ GST_START_TEST (test_count_and_reuse)
 
 GST_END_TEST;
 
+/* The mode of the @k-th of a workspace's five graphs in turn (one for
+ * each mask kernel: the four modes, then bev-rotated under mmcv's rule),
+ * and its rule in *@rule. */
+static P3dcNmsMode
+graph_mode (guint k, P3dcNmsIouRule * rule)
+{
+  *rule = k % 5 == 4 ? P3DC_NMS_IOU_RULE_MMCV : P3DC_NMS_IOU_RULE_EXACT;
+  return k % 5 == 4 ? P3DC_NMS_BEV_ROTATED : (P3dcNmsMode) (k % 5);
+}
+
 /* A workspace of up to 4096 boxes launches one CUDA graph a call (one for
  * each mask kernel, built by the first call that takes it) and sets its
  * nodes again only where a call's arguments changed.  One workspace, two
@@ -648,8 +658,8 @@ GST_START_TEST (test_graph_reuse)
   call_buffers_alloc (&sets[0], capacity, capacity, TRUE);
   call_buffers_alloc (&sets[1], capacity, capacity, TRUE);
   for (round = 0; round < 40; round++) {
-    P3dcNmsMode m = round % 5 == 4 ? P3DC_NMS_BEV_ROTATED :
-        (P3dcNmsMode) (round % 5);
+    P3dcNmsIouRule rule;
+    P3dcNmsMode m = graph_mode (round, &rule);
     CallBuffers b = sets[(round / 3) % 2];
     guint count = p3d_test_rng_below (&rng, capacity + 100);
     guint out_capacity = 1 + p3d_test_rng_below (&rng, capacity);
@@ -659,8 +669,7 @@ GST_START_TEST (test_graph_reuse)
     nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ?
         p3d_test_rng_uniform (&rng, 0.2f, 3.0f) :
         p3d_test_rng_uniform (&rng, 0.05f, 0.7f));
-    p.iou_rule = round % 5 == 4 ? P3DC_NMS_IOU_RULE_MMCV :
-        P3DC_NMS_IOU_RULE_EXACT;
+    p.iou_rule = rule;
     p.per_class = p3d_test_rng_below (&rng, 2);
     if (round % 4 == 3) {
       p.pre_max = 1 + p3d_test_rng_below (&rng, capacity);
@@ -757,16 +766,15 @@ GST_START_TEST (test_graph_build_refused)
   call_buffers_alloc (&sets[0], capacity, capacity, TRUE);
   call_buffers_alloc (&sets[1], capacity, capacity, TRUE);
   for (call = 0; call < 10; call++) {
-    P3dcNmsMode m = call % 5 == 4 ? P3DC_NMS_BEV_ROTATED :
-        (P3dcNmsMode) (call % 5);
+    P3dcNmsIouRule rule;
+    P3dcNmsMode m = graph_mode (call, &rule);
     gpointer boxes = random_boxes (&rng, m, capacity, call % 4, 30.0f);
     P3dcNmsParams p;
     gchar *what = g_strdup_printf ("call %u with graph builds refused, "
         "mode %u", call, m);
 
     nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
-    p.iou_rule = call % 5 == 4 ? P3DC_NMS_IOU_RULE_MMCV :
-        P3DC_NMS_IOU_RULE_EXACT;
+    p.iou_rule = rule;
     compare_in (what, nms, &p, boxes, capacity, capacity - 7 * call,
         capacity, &sets[call % 2], CALL_DIRECT);
     g_free (what);

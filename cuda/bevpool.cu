@@ -36,9 +36,15 @@
 namespace {
 
 // run_kernel: a task is 4 depth bins x 4 channels; 320 threads take the
-// 600 tasks of a nuScenes column (30 x 20) in two rounds.
+// 600 tasks of a nuScenes column (30 x 20) in two rounds.  The register
+// budget is cut for four blocks an SM (1280 threads: an SM of sm_80 and
+// later holds 1536 or 2048), three on Turing (sm_75), whose SM holds 1024.
 constexpr unsigned kRunThreads = 320;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr unsigned kRunBlocks = 3;
+#else
 constexpr unsigned kRunBlocks = 4;
+#endif
 // A column's runs whose slots run_kernel copies into shared memory (a
 // nuScenes column has about 260 runs); the slots of later runs are read
 // from memory where they are used.
@@ -61,7 +67,8 @@ constexpr uint32_t kStageFloat4 = 1344;  // 64 slots of 20 groups, padded
 
 // A point's mark in run_kernel: the first or the last point of its run.
 constexpr uint32_t kStart = 1, kEnd = 2;
-constexpr uint32_t kEdges = 0x03030303u;  // any edge among 4 depth bins
+// a start, or an end, among 4 depth bins
+constexpr uint32_t kStarts = 0x01010101u, kEnds = 0x02020202u;
 
 struct PoolArgs {
   const void *features;
@@ -131,17 +138,14 @@ __device__ __forceinline__ void copies_wait() {
 #endif
 }
 
-// One depth bin of a task at a row with a run edge among its 4 bins: a
-// run's sum restarts from 0 at its first point and is written after its
-// last, and the bin's next run comes up.  Every other point is added
-// without a look at its mark: a point outside every run (dropped, or a
-// padding bin) only touches the sum of no run, which the next run's start
-// overwrites.
-__device__ __forceinline__ void edge_step(
-    const PoolArgs &a, uint32_t mark, float4 f, float w, const uint32_t *slots,
-    const uint32_t *later_slots, float *sums, float4 &acc, uint32_t &run) {
-  if (mark & kStart) acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  fma4(acc, f, w);
+// One depth bin of a task at a row where a run of one of its 4 bins ends,
+// after the row is added: the bin's run, if it is the one ending, writes
+// its sum and the bin's next run comes up.
+__device__ __forceinline__ void end_step(const PoolArgs &a, uint32_t mark,
+                                         const uint32_t *slots,
+                                         const uint32_t *later_slots,
+                                         float *sums, const float4 &acc,
+                                         uint32_t &run) {
   if (mark & kEnd) {
     const uint32_t slot = run < kStagedSlots ? slots[run] : later_slots[run];
     if (slot < a.sum_capacity)
@@ -202,8 +206,10 @@ __host__ __device__ inline uint32_t rows_offset(uint32_t fh, uint32_t dp,
 
 // Kernel 1.  A task (4 depth bins d0 .. d0 + 3, 4 channels) walks the
 // column's rows once: a row's 4 channels are one load for its 4 bins'
-// runs, whose sums it carries in registers; the 4 bins' marks are one word,
-// and a row with no run edge among them is 16 fmaf and nothing else.
+// runs, whose sums it carries in registers; the 4 bins' marks are one word.
+// Every row is 16 fmaf for every lane, so that the lanes of a warp, whose
+// tasks have their run edges at different rows, do not take the additions
+// on two paths (docs/performance.md, bevpool pooling).
 template <typename In>
 __global__ void __launch_bounds__(kRunThreads, kRunBlocks)
     run_kernel(const PoolArgs a) {
@@ -273,23 +279,35 @@ __global__ void __launch_bounds__(kRunThreads, kRunBlocks)
              acc2 = acc0, acc3 = acc0;
       const uint32_t *mark_at = marks + b;
       const float4 *f_at = rows4 + g, *w_at = depth4 + b;
+      // Every row is added to the 4 bins' sums without a look at its
+      // mark: a point outside every run (dropped, or a padding bin) only
+      // touches the sum of no run, which the next run's start zeroes.  A
+      // start zeroes its bin's sum before the row (fmaf from 0, as the
+      // reference), an end writes the sum after it; only these depend on
+      // the lane's marks.
+      const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       for (uint32_t v = 0; v < fh; v++) {
         const uint32_t mark = *mark_at;
         const float4 f = *f_at, w = *w_at;
         mark_at += blocks;
         w_at += blocks;
         f_at += groups;
-        if ((mark & kEdges) == 0) {
-          fma4(acc0, f, w.x);
-          fma4(acc1, f, w.y);
-          fma4(acc2, f, w.z);
-          fma4(acc3, f, w.w);
-          continue;
+        if (mark & kStarts) {
+          if (mark & kStart) acc0 = zero;
+          if ((mark >> 8) & kStart) acc1 = zero;
+          if ((mark >> 16) & kStart) acc2 = zero;
+          if ((mark >> 24) & kStart) acc3 = zero;
         }
-        edge_step(a, mark, f, w.x, slots, later_slots, sums, acc0, run0);
-        edge_step(a, mark >> 8, f, w.y, slots, later_slots, sums, acc1, run1);
-        edge_step(a, mark >> 16, f, w.z, slots, later_slots, sums, acc2, run2);
-        edge_step(a, mark >> 24, f, w.w, slots, later_slots, sums, acc3, run3);
+        fma4(acc0, f, w.x);
+        fma4(acc1, f, w.y);
+        fma4(acc2, f, w.z);
+        fma4(acc3, f, w.w);
+        if (mark & kEnds) {
+          end_step(a, mark, slots, later_slots, sums, acc0, run0);
+          end_step(a, mark >> 8, slots, later_slots, sums, acc1, run1);
+          end_step(a, mark >> 16, slots, later_slots, sums, acc2, run2);
+          end_step(a, mark >> 24, slots, later_slots, sums, acc3, run3);
+        }
       }
     }
   }

@@ -38,7 +38,8 @@ namespace {
 // run_kernel: a task is 4 depth bins x 4 channels; 320 threads take the
 // 600 tasks of a nuScenes column (30 x 20) in two rounds.  The register
 // budget is cut for four blocks an SM (1280 threads: an SM of sm_80 and
-// later holds 1536 or 2048), three on Turing (sm_75), whose SM holds 1024.
+// later holds 1536 or 2048), three before sm_80, for Turing (sm_75), whose
+// SM holds 1024.  (A large column's shared memory may allow fewer.)
 constexpr unsigned kRunThreads = 320;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 constexpr unsigned kRunBlocks = 3;
@@ -279,12 +280,12 @@ __global__ void __launch_bounds__(kRunThreads, kRunBlocks)
              acc2 = acc0, acc3 = acc0;
       const uint32_t *mark_at = marks + b;
       const float4 *f_at = rows4 + g, *w_at = depth4 + b;
-      // Every row is added to the 4 bins' sums without a look at its
-      // mark: a point outside every run (dropped, or a padding bin) only
-      // touches the sum of no run, which the next run's start zeroes.  A
-      // start zeroes its bin's sum before the row (fmaf from 0, as the
-      // reference), an end writes the sum after it; only these depend on
-      // the lane's marks.
+      // Every row is added to the 4 bins' sums; the 16 fmaf do not depend
+      // on the row's mark: a point outside every run (dropped, or a padding
+      // bin) only touches the sum of no run, which the next run's start
+      // zeroes.  A start zeroes its bin's sum before the row (fmaf from 0,
+      // as the reference), an end writes the sum after it; only these
+      // depend on the lane's marks.
       const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       for (uint32_t v = 0; v < fh; v++) {
         const uint32_t mark = *mark_at;

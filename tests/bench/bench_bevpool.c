@@ -304,6 +304,75 @@ matches_reference (Work * w, P3dcBevGeometry * reference,
   return same;
 }
 
+/* How the runs fall into cells and feature columns, from the reference's
+ * geometry, whose points are sorted by cell and within a cell in (camera,
+ * u, d, v) order: a run is a stretch of one column and depth bin on
+ * consecutive rows.  The run sums of a cell whose runs all come from one
+ * column (or from columns one block holds) need not go through memory
+ * (docs/performance.md, bevpool pooling). */
+static void
+print_run_layout (const P3dcBevGeometry * reference,
+    const P3dcBevPoolParams * params)
+{
+  const guint32 *points = p3dc_bevpool_geometry_points (reference);
+  const guint32 *start = p3dc_bevpool_geometry_cell_start (reference);
+  const guint32 cells = params->nx * params->ny * params->nz;
+  const guint32 fw = params->feat_width, fh = params->feat_height;
+  guint64 by_runs[8] = { 0 }, by_columns[8] = { 0 }, runs_by_columns[8] = { 0 };
+  guint64 runs = 0, adjacent_cells = 0, adjacent_runs = 0;
+  guint32 cell, i, k;
+
+  for (cell = 0; cell < cells; cell++) {
+    guint32 cell_runs = 0, columns = 0, first_column = 0, column = 0;
+    guint32 bin = 0, row = 0;
+
+    for (i = start[cell]; i < start[cell + 1]; i++) {
+      const guint32 id = points[i], u = id % fw, v = id / fw % fh;
+      const guint32 rest = id / fw / fh;        /* camera * depth_bins + d */
+      const guint32 d = rest % params->depth_bins;
+      const guint32 c = rest / params->depth_bins * fw + u;
+
+      if (i == start[cell] || c != column) {
+        if (columns == 0)
+          first_column = c;
+        columns++;
+      }
+      if (i == start[cell] || c != column || d != bin || v != row + 1)
+        cell_runs++;
+      column = c;
+      bin = d;
+      row = v;
+    }
+    if (cell_runs == 0)
+      continue;
+    runs += cell_runs;
+    by_runs[MIN (cell_runs, 7)]++;
+    by_columns[MIN (columns, 7)]++;
+    runs_by_columns[MIN (columns, 7)] += cell_runs;
+    /* two neighbouring columns of one camera */
+    if (columns == 2 && column == first_column + 1 && column % fw != 0) {
+      adjacent_cells++;
+      adjacent_runs += cell_runs;
+    }
+  }
+  g_print ("\n| non-empty cells (%" G_GUINT64_FORMAT " runs) | 1 | 2 | 3 | 4 "
+      "| 5 | 6 | 7 or more |\n| --- |", runs);
+  for (k = 1; k < 8; k++)
+    g_print (" ---: |");
+  g_print ("\n| cells of that many runs |");
+  for (k = 1; k < 8; k++)
+    g_print (" %" G_GUINT64_FORMAT " |", by_runs[k]);
+  g_print ("\n| cells of that many feature columns |");
+  for (k = 1; k < 8; k++)
+    g_print (" %" G_GUINT64_FORMAT " |", by_columns[k]);
+  g_print ("\n| their runs, %% of all |");
+  for (k = 1; k < 8; k++)
+    g_print (" %.1f |", runs ? 100.0 * runs_by_columns[k] / runs : 0.0);
+  g_print ("\n\ncells of two neighbouring columns of one camera: %"
+      G_GUINT64_FORMAT ", their runs %.1f %% of all\n", adjacent_cells,
+      runs ? 100.0 * adjacent_runs / runs : 0.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -468,6 +537,7 @@ main (int argc, char **argv)
     step_total += step_us[i];
   }
   g_print ("| sum of the steps | %.1f |\n", step_total);
+  print_run_layout (reference, &params);
 
   P3D_BENCH_CHECK (p3dc_cuda_free (d_features));
   P3D_BENCH_CHECK (p3dc_cuda_free (d_depth));

@@ -20,12 +20,15 @@
 // the first is launched as a programmatic dependent of the one before
 // (launch.cuh), on devices that have it.
 //
-// Up to kRankCapacity boxes a call is three kernels, and at a few hundred
-// boxes their launches cost more than their work: there a call launches
-// one CUDA graph of the three (kernel_graph.cuh), one graph for each mask
-// kernel a call can take, built at the first call that takes it.  Calls
-// queued inside a caller's stream capture, and larger workspaces, launch
-// the kernels one by one.
+// Workspaces of up to kSmallCapacity boxes do all three in one kernel
+// (nms_small.cuh), on the boxes in input order.
+//
+// Up to kRankCapacity boxes a call is three kernels (one in a small
+// workspace), and at a few hundred boxes their launches cost more than
+// their work: there a call launches one CUDA graph of them
+// (kernel_graph.cuh), one graph for each mask kernel a call can take, built
+// at the first call that takes it.  Calls queued inside a caller's stream
+// capture, and larger workspaces, launch the kernels one by one.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,7 @@
 #include "nms_item.h"
 #include "nms_mask.cuh"
 #include "nms_reduce.cuh"
+#include "nms_small.cuh"
 #include "nms_sort.cuh"
 
 // The graphs of a workspace up to kRankCapacity boxes: one for each mask
@@ -60,6 +64,10 @@ struct _P3dNms {
   // for bev-rotated under mmcv's rule
   unsigned mask_blocks[4];
   unsigned mmcv_mask_blocks;
+  // nms_small.cuh, for capacities up to kSmallCapacity (NULL otherwise):
+  // the boxes' ranks, and the ticket counter of the call's blocks
+  uint32_t *ranks;
+  uint32_t *done;
   uint32_t *keys_in, *keys_out;
   uint32_t *index_in, *index_out;
   P3dcNmsItem *items;
@@ -137,6 +145,8 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   if (nms == nullptr) return;
   for (unsigned g = 0; g < kNmsGraphs; g++)
     p3dc_kernel_graph_destroy(&nms->graphs[g]);
+  cudaFree(nms->ranks);
+  cudaFree(nms->done);
   cudaFree(nms->keys_in);
   cudaFree(nms->keys_out);
   cudaFree(nms->index_in);
@@ -250,6 +260,11 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
   }
+  if (capacity <= kSmallCapacity) {
+    if (err == cudaSuccess) err = cudaMalloc(&self->ranks, bytes);
+    if (err == cudaSuccess) err = cudaMalloc(&self->done, sizeof(uint32_t));
+    if (err == cudaSuccess) err = cudaMemset(self->done, 0, sizeof(uint32_t));
+  }
   // the buffers of the device-wide sort, for capacities one kernel can't
   // sort
   if (capacity > kRankCapacity) {
@@ -299,15 +314,21 @@ struct NmsCall {
   uint32_t limit;
 };
 
+// min (pre_max, capacity), pre_max 0 meaning none.
+static uint32_t pre_limit_of(const P3dcNms *nms, const NmsCall &c) {
+  const uint32_t capacity = nms->capacity;
+  return c.params->pre_max > 0 && c.params->pre_max < capacity
+             ? c.params->pre_max
+             : capacity;
+}
+
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
 // what the previous call's last kernel reads.  Above kRankCapacity boxes
 // on the launcher's stream only: CUB's sort is queued there directly.
 static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   const float offset = c.test.offset;
   const uint32_t capacity = nms->capacity;
-  uint32_t pre_limit = capacity;
-  if (c.params->pre_max > 0 && c.params->pre_max < pre_limit)
-    pre_limit = c.params->pre_max;
+  const uint32_t pre_limit = pre_limit_of(nms, c);
   const P3dcNmsMode mode = c.params->mode;
   const float threshold = c.params->score_threshold;
 
@@ -415,8 +436,39 @@ static cudaError_t mask_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   }
 }
 
-// The call's three stages through @l.
+// A call of a small workspace (nms_small.cuh): one kernel, never chained
+// (it overwrites what the previous call's last block reads).
+template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
+static cudaError_t small_call_for(P3dcNms *nms, const NmsCall &c,
+                                  P3dcLauncher &l) {
+  return l.launch(small_kernel<kMode, kRule>, small_blocks(nms->capacity),
+                  kSmallThreads, 0, false, c.boxes, c.n_boxes_device,
+                  nms->capacity, c.params->score_threshold,
+                  pre_limit_of(nms, c), c.test, nms->column_mask, nms->ranks,
+                  nms->done, c.output, c.record_words, c.limit);
+}
+
+static cudaError_t small_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
+  if (c.params->mode == P3DC_NMS_BEV_ROTATED &&
+      c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV)
+    return small_call_for<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>(nms, c,
+                                                                        l);
+  switch (c.params->mode) {
+    case P3DC_NMS_IOU:
+      return small_call_for<P3DC_NMS_IOU>(nms, c, l);
+    case P3DC_NMS_BEV_ALIGNED:
+      return small_call_for<P3DC_NMS_BEV_ALIGNED>(nms, c, l);
+    case P3DC_NMS_CIRCLE:
+      return small_call_for<P3DC_NMS_CIRCLE>(nms, c, l);
+    default:
+      return small_call_for<P3DC_NMS_BEV_ROTATED>(nms, c, l);
+  }
+}
+
+// The call's kernels through @l: one in a small workspace, else the three
+// stages.
 static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
+  if (nms->capacity <= kSmallCapacity) return small_call(nms, c, l);
   cudaError_t err = sort_stage(nms, c, l);
   if (err == cudaSuccess && grid_of(nms, c.params->mode) != nullptr)
     err = grid_stage(nms, c, l);

@@ -30,6 +30,19 @@ __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t value) {
   return value;
 }
 
+// The sum of @value over the warp (every lane of the warp calls it): the
+// warp reduction instruction where the device has it (sm_80 and later),
+// else shuffles.
+__device__ __forceinline__ uint32_t warp_sum(uint32_t value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(kFullWarp, value);
+#else
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(kFullWarp, value, offset);
+  return value;
+#endif
+}
+
 // Tile number @linear of the upper triangle, walked column by column:
 // linear = col * (col + 1) / 2 + row, row <= col.  The float square root
 // only guesses; the two loops make the answer exact.
@@ -102,19 +115,26 @@ struct CallOutput {
   uint32_t capacity;
 };
 
-// Every thread of the call's first kernel calls it; that kernel is never a
-// programmatic dependent, so the previous call's reduction, which read the
-// workspace's copy and wrote the outputs, has completed.
-__device__ __forceinline__ void publish_call(const CallOutput &call,
-                                             CallOutput *published) {
+// The outputs beyond the kept boxes, written before the kept boxes are:
+// records zeroed and kept_index -1 over the whole output capacity, every
+// thread of a grid a share.
+__device__ __forceinline__ void clear_outputs(const CallOutput &call) {
   const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   const size_t stride = (size_t)gridDim.x * blockDim.x;
-  if (first == 0) *published = call;
   for (size_t w = first; w < call.words; w += stride) call.out[w] = 0;
   if (call.kept_index != nullptr) {
     for (size_t p = first; p < call.capacity; p += stride)
       call.kept_index[p] = -1;
   }
+}
+
+// Every thread of the call's first kernel calls it; that kernel is never a
+// programmatic dependent, so the previous call's reduction, which read the
+// workspace's copy and wrote the outputs, has completed.
+__device__ __forceinline__ void publish_call(const CallOutput &call,
+                                             CallOutput *published) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *published = call;
+  clear_outputs(call);
 }
 
 }  // namespace p3dc_nms

@@ -10,24 +10,8 @@
 // finds its pairs through the grid (@grid not NULL, and nms_grid.cuh's
 // grid_frame() TRUE), this kernel returns at once.
 //
-// One block of 256 threads per tile (grid-stride over the tiles): thread t
-// takes row t % 64 against the 16 columns of part t / 64, so that a small
-// call still fills the SMs (at a thread a row, 500 boxes' 36 tiles left 1
-// SM in 4 with only 2 warps) and every warp reads the same column at once.
-//
-// Two passes.  The first runs a cheap test on every pair: for iou and
-// bev-aligned, whether the rectangles overlap (p3dc_aligned_rect_overlap or
-// p3dc_bev_aligned_overlap, the very arithmetic of the IoU, with no
-// division); for bev-rotated, whether the bounding circles meet
-// (p3dc_bev_circles_meet, the IoU's own first test, with the circles grown as
-// mmcv's rule grows them under that rule); and labels, per class.  A pair it
-// rejects has an IoU of 0, which never exceeds a threshold >= 0
-// (p3dc_nms_params_check), so the test is exact to skip.  The second pass runs
-// the full pair test, the very function the reference calls, on the survivors
-// only, compacted into a list so that every thread has one (the IoU with its
-// division, or the polygon clip, is 3 to 30 times the cheap test, and only 1 to
-// 10 per cent of the pairs survive in the benchmark's layouts).  Circle mode
-// has no second pass: its test is as cheap as any filter.
+// One block of 256 threads a tile (grid-stride over the tiles), the tile's
+// tests those of nms_tile.cuh.
 #ifndef P3DC_NMS_MASK_CUH
 #define P3DC_NMS_MASK_CUH
 
@@ -38,103 +22,55 @@
 #include "nms_common.cuh"
 #include "nms_grid.cuh"
 #include "nms_item.h"
+#include "nms_tile.cuh"
 
 namespace p3dc_nms {
 
-constexpr uint32_t kMaskThreads = 256;
-constexpr uint32_t kMaskParts = kMaskThreads / kTile;
-constexpr uint32_t kPartColumns = kTile / kMaskParts;
-constexpr uint32_t kMaskWarps = kMaskThreads / 32;
-static_assert(kPartColumns == 16, "a part's hits are 16 bits");
+constexpr uint32_t kMaskThreads = kTileThreads;
 
-// What the first pass reads of a column box, one 16-byte load: the corners
-// (iou), centre and half sizes (bev-aligned), centre and bounding radius
-// (bev-rotated), centre (circle).
-template <P3dcNmsMode kMode>
-__device__ __forceinline__ float4 filter_shape(const P3dcNmsItem &item) {
-  if (kMode == P3DC_NMS_BEV_ROTATED)
-    return make_float4(item.shape.rect.cx, item.shape.rect.cy,
-                       item.shape.rect.radius, 0.0f);
-  if (kMode == P3DC_NMS_BEV_ALIGNED)
-    return make_float4(item.shape.rect.cx, item.shape.rect.cy,
-                       item.shape.rect.half_dx, item.shape.rect.half_dy);
-  if (kMode == P3DC_NMS_CIRCLE)
-    return make_float4(item.shape.centre[0], item.shape.centre[1], 0.0f, 0.0f);
-  return make_float4(item.shape.aligned.x1, item.shape.aligned.y1,
-                     item.shape.aligned.x2, item.shape.aligned.y2);
-}
+// Blocks an SM that the launch bounds ask room for, which caps the
+// registers a thread (nms.cu sizes the grid by the occupancy they leave).
+// Exact bev-rotated: 8, 32 registers.  At the compiler's own choice for
+// it, 40 registers and 6 blocks an SM, a call measured 73.5 to 75.5 us at
+// 4096 boxes and 798 to 801 at 20000, against 71.7 to 71.9 and 756 to 760
+// with this bound (H200, 2026-11-29, docs/performance.md).  The others: what
+// the compiler chooses for them without a bound (iou and bev-aligned 40
+// registers, circle 32, bev-rotated under mmcv's rule 64), so that no
+// other change of code moves them.  Never more blocks than the SM's
+// threads hold: 2048 on sm_80, sm_90 and sm_100, 1536 on sm_86 to sm_89
+// and sm_120, 1024 on sm_75 (and where the architecture is not known).
+#if defined(__CUDA_ARCH__) && \
+    (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)
+constexpr int kMaskBlocksAtMost = 2048 / kMaskThreads;
+#elif defined(__CUDA_ARCH__) && \
+    (__CUDA_ARCH__ >= 860 && __CUDA_ARCH__ <= 890 || __CUDA_ARCH__ == 1200)
+constexpr int kMaskBlocksAtMost = 1536 / kMaskThreads;
+#else
+constexpr int kMaskBlocksAtMost = 1024 / kMaskThreads;
+#endif
 
-// The first pass on one pair: for circle the pair test itself; otherwise
-// FALSE only where the pair test is FALSE (see the top of this file).
 template <P3dcNmsMode kMode, P3dcNmsIouRule kRule>
-__device__ __forceinline__ bool first_pass(const P3dcNmsPairTest &test,
-                                           const P3dcNmsItem &row, float4 shape,
-                                           int32_t label) {
-  if (kMode == P3DC_NMS_CIRCLE) {
-    P3dcNmsItem column;
-    column.shape.centre[0] = shape.x;
-    column.shape.centre[1] = shape.y;
-    column.label = label;
-    return p3dc_nms_item_suppresses(&test, &row, &column);
-  }
-  if (test.per_class && label != row.label) return false;
-  if (kMode == P3DC_NMS_BEV_ROTATED) {
-    // mmcv's rule: the test of p3dc_bev_rect_iou_mmcv_plain
-    const float grow =
-        kRule == P3DC_NMS_IOU_RULE_MMCV ? 1.5f * P3DC_MMCV_MARGIN : 0.0f;
-    return p3dc_bev_circles_meet(row.shape.rect.cx, row.shape.rect.cy,
-                                 row.shape.rect.radius + grow, shape.x, shape.y,
-                                 shape.z + grow);
-  }
-  if (kMode == P3DC_NMS_BEV_ALIGNED) {
-    P3dcBevRect column;
-    column.cx = shape.x;
-    column.cy = shape.y;
-    column.half_dx = shape.z;
-    column.half_dy = shape.w;
-    float width, height;
-    p3dc_bev_aligned_overlap(&row.shape.rect, &column, &width, &height);
-    return width > 0.0f && height > 0.0f;
-  }
-  P3dcAlignedRect column;
-  column.x1 = shape.x;
-  column.y1 = shape.y;
-  column.x2 = shape.z;
-  column.y2 = shape.w;
-  // not read by the overlap
-  column.area = 0.0f;
-  column.huge = 0;
-  float width, height;
-  p3dc_aligned_rect_overlap(&row.shape.aligned, &column, test.offset, &width,
-                            &height);
-  return width > 0.0f && height > 0.0f;
+__host__ __device__ constexpr int mask_min_blocks() {
+  const int wanted = kMode == P3DC_NMS_BEV_ROTATED
+                         ? (kRule == P3DC_NMS_IOU_RULE_EXACT ? 8 : 4)
+                         : (kMode == P3DC_NMS_CIRCLE ? 8 : 6);
+  return wanted < kMaskBlocksAtMost ? wanted : kMaskBlocksAtMost;
 }
 
 template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>
-__global__ void __launch_bounds__(kMaskThreads)
+__global__ void __launch_bounds__(kMaskThreads, mask_min_blocks<kMode, kRule>())
     mask_kernel(const P3dcNmsItem *items, const uint32_t *item_count,
                 P3dcNmsPairTest test, unsigned long long *mask,
                 unsigned long long *column_mask, PairLists lists,
                 const GridBounds *grid) {
-  constexpr bool kSecondPass = kMode != P3DC_NMS_CIRCLE;
-  __shared__ float4 column_shapes[kTile];
-  __shared__ int32_t column_labels[kTile];
+  __shared__ TileShared s;
   // bits of the columns that can take part at all, low and high half
   __shared__ uint32_t usable_columns[2];
-  __shared__ unsigned long long row_bits[kTile];
-  // the second pass: the full boxes, and the pairs as row * 64 + column
-  __shared__ P3dcNmsItem rows[kTile];
-  __shared__ P3dcNmsItem columns[kTile];
-  __shared__ uint16_t pairs[kTile * kTile];
-  __shared__ uint32_t warp_totals[kMaskWarps];
-  // the column mask's 16-row pieces of the tile's columns
-  __shared__ uint16_t column_pieces[kMaskParts][kTile];
 
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
   const uint32_t warp = tid >> 5;
   const uint32_t row = tid % kTile;
-  const uint32_t part = tid / kTile;
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
   const uint32_t m = p3dc_load_after_wait(item_count);
@@ -162,13 +98,7 @@ __global__ void __launch_bounds__(kMaskThreads)
       P3dcNmsItem column;
       memset(&column, 0, sizeof column);
       if (j < m) column = items[j];
-      column_shapes[tid] = filter_shape<kMode>(column);
-      column_labels[tid] = column.label;
-      if (kSecondPass) {
-        columns[tid] = column;
-        rows[tid] = row_item;
-      }
-      row_bits[tid] = 0;
+      tile_stage<kMode>(s, tid, column, row_item);
       const unsigned usable =
           __ballot_sync(kFullWarp, j < m && may_take_part(column, kMode));
       if (lane == 0) usable_columns[warp] = usable;
@@ -184,62 +114,16 @@ __global__ void __launch_bounds__(kMaskThreads)
       const unsigned long long allowed =
           ((unsigned long long)usable_columns[1] << 32 | usable_columns[0]) &
           (first < kTile ? ~0ull << first : 0ull);
-      const uint32_t shift = part * kPartColumns;
-      if (((allowed >> shift) & 0xffffull) != 0) {
-        uint32_t hits = 0;
-#pragma unroll
-        for (uint32_t c = 0; c < kPartColumns; c++) {
-          const uint32_t k = shift + c;
-          hits |= (uint32_t)first_pass<kMode, kRule>(
-                      test, row_item, column_shapes[k], column_labels[k])
-                  << c;
-        }
-        candidates = ((unsigned long long)hits << shift) & allowed;
-      }
+      candidates = tile_candidates<kMode, kRule>(s, test, row_item, allowed);
     }
-
-    // whether this thread set a bit of the tile
-    bool marked = false;
-    if (!kSecondPass) {
-      marked = candidates != 0;
-      if (marked) atomicOr(&row_bits[row], candidates);
-    } else {
-      // offsets of each thread's pairs in the list: a scan over the block
-      const uint32_t own = __popcll(candidates);
-      const uint32_t inclusive = warp_inclusive_sum(own);
-      if (lane == 31) warp_totals[warp] = inclusive;
-      // (2) warp_totals complete
-      __syncthreads();
-      uint32_t position = inclusive - own, total = 0;
-      for (uint32_t w = 0; w < kMaskWarps; w++) {
-        const uint32_t count = warp_totals[w];
-        if (w < warp) position += count;
-        total += count;
-      }
-      while (candidates != 0) {
-        const uint32_t k = __ffsll((long long)candidates) - 1;
-        candidates &= candidates - 1;
-        pairs[position++] = (uint16_t)(row * kTile + k);
-      }
-      // (3) the list is complete
-      __syncthreads();
-      for (uint32_t p = tid; p < total; p += kMaskThreads) {
-        const uint32_t r = pairs[p] / kTile;
-        const uint32_t k = pairs[p] % kTile;
-        if (p3dc_nms_item_suppresses(&test, &rows[r], &columns[k])) {
-          atomicOr(&row_bits[r], 1ull << k);
-          marked = true;
-        }
-      }
-    }
-    // (4) row_bits complete, and whether any bit is set.  Until the next
+    // (2) row_bits complete, and whether any bit is set.  Until the next
     // tile's barrier (1) threads 0-63 read their own row_bits word and then
     // write their own slots for the next tile; every other read of this
-    // tile's shared data comes before (4), or, where the columns are read,
-    // before (5).
-    const bool tile_has_pairs = __syncthreads_or(marked);
+    // tile's shared data comes before (2), or, where the columns are read,
+    // before (3).
+    const bool tile_has_pairs = tile_test<kMode>(s, test, candidates);
     if (tid < kTile && i < m) {
-      unsigned long long suppressed = row_bits[tid];
+      unsigned long long suppressed = s.row_bits[tid];
       mask[(size_t)i * words + col_tile] = suppressed;
       if (m > kColumnBoxes && suppressed != 0) {
         // the row's list: the tile's boxes appended, in slots that the
@@ -255,46 +139,27 @@ __global__ void __launch_bounds__(kMaskThreads)
     }
     // The tile's columns: the column mask, every word of which the
     // reduction reads, or the column lists, which an empty tile leaves as
-    // they are (nms_common.cuh).  Thread t takes column t % 64 of
-    // rows 16 (t / 64) .. 16 (t / 64) + 15 (a warp reads the same row
-    // words).
-    if (m <= kColumnBoxes || tile_has_pairs) {
-      const uint32_t column = tid % kTile, part = tid / kTile;
-      uint32_t piece = 0;
-#pragma unroll
-      for (uint32_t r = 0; r < kTile / kMaskParts; r++)
-        piece |=
-            (uint32_t)((row_bits[part * (kTile / kMaskParts) + r] >> column) &
-                       1ull)
-            << r;
-      const uint32_t c = col_tile * kTile + column;
-      if (m > kColumnBoxes) {
-        // the column's list: the piece's rows appended
-        if (piece != 0) {
-          const uint32_t first_row =
-              row_tile * kTile + part * (kTile / kMaskParts);
-          uint32_t slot = atomicAdd(&lists.counts[c].x, __popc(piece));
-          for (; piece != 0 && slot < kListSlots; slot++) {
-            const uint32_t r = __ffs(piece) - 1;
-            piece &= piece - 1;
-            lists.columns[(size_t)c * kListSlots + slot] =
-                (uint16_t)(first_row + r);
-          }
+    // they are (nms_common.cuh).
+    if (m <= kColumnBoxes) {
+      // (3) in tile_store_columns
+      tile_store_columns(s, column_mask, row_tile, col_tile, m);
+    } else if (tile_has_pairs) {
+      // the column's list: the piece's rows appended
+      uint32_t piece = tile_column_piece(s);
+      const uint32_t c = col_tile * kTile + tid % kTile;
+      if (piece != 0) {
+        const uint32_t first_row =
+            row_tile * kTile + tid / kTile * (kTile / kTileParts);
+        uint32_t slot = atomicAdd(&lists.counts[c].x, __popc(piece));
+        for (; piece != 0 && slot < kListSlots; slot++) {
+          const uint32_t r = __ffs(piece) - 1;
+          piece &= piece - 1;
+          lists.columns[(size_t)c * kListSlots + slot] =
+              (uint16_t)(first_row + r);
         }
-      } else {
-        column_pieces[part][column] = (uint16_t)piece;
       }
-      // (5) every read of row_bits done, and the pieces complete
+      // (3) every read of row_bits done
       __syncthreads();
-      // 128 threads join the four 16-row pieces into the column mask's two
-      // 32-bit halves
-      if (m <= kColumnBoxes && tid < 2 * kTile && c < m) {
-        const uint32_t half = tid / kTile;
-        reinterpret_cast<uint32_t *>(
-            column_mask)[((size_t)row_tile * kColumnBoxes + c) * 2 + half] =
-            column_pieces[2 * half][column] |
-            (uint32_t)column_pieces[2 * half + 1][column] << 16;
-      }
     }
   }
 }

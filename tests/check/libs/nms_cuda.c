@@ -175,8 +175,13 @@ compare_in (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
 
     fail_unless_equals_int (p3d_capture_and_launch (stream, queue_call, &q,
             &nodes), P3DC_OK);
-    fail_unless (nodes >= 3, "%s: the capture holds %" G_GSIZE_FORMAT
-        " nodes", what, nodes);
+    /* one kernel up to 512 boxes (nms_small.cuh), three or more above */
+    if (p3dc_nms_get_capacity (nms) <= 512)
+      fail_unless (nodes == 1, "%s: the capture holds %" G_GSIZE_FORMAT
+          " nodes", what, nodes);
+    else
+      fail_unless (nodes >= 3, "%s: the capture holds %" G_GSIZE_FORMAT
+          " nodes", what, nodes);
   } else if (way == CALL_BESIDE_GLOBAL_CAPTURE) {
     QueuedCall q = { nms, params, b, out_capacity };
     P3dcCudaStream capturing = NULL;
@@ -263,9 +268,9 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
  * tests: 16 tiles, 4 of the reduction's 256-box chunks. */
 #define FULL_CAPACITY 1024
 
-/* compare() with every box counted, on a workspace of exactly @n (ranked by
- * rank_kernel up to 4096 boxes) and on one above 4096 (sorted by CUB's
- * device sort). */
+/* compare() with every box counted, on a workspace of exactly @n (one
+ * kernel up to 512 boxes, nms_small.cuh; ranked by rank_kernel up to 4096)
+ * and on one above 4096 (sorted by CUB's device sort). */
 static void
 compare_simple (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint n)
@@ -590,8 +595,9 @@ GST_START_TEST (test_large)
 
 GST_END_TEST;
 
-/* The workspaces of test_count_and_reuse, both sorted by rank_kernel. */
-static const guint reuse_capacities[] = { FULL_CAPACITY, 4096 };
+/* The workspaces of test_count_and_reuse: one whose calls are one kernel
+ * (nms_small.cuh), two sorted by rank_kernel. */
+static const guint reuse_capacities[] = { 512, FULL_CAPACITY, 4096 };
 
 /* A count tensor below the capacity, and above it (clamped); and one
  * workspace reused across modes and parameters, as an element would. */
@@ -645,9 +651,11 @@ graph_mode (guint k, P3dcNmsIouRule * rule)
  * calls; each call is made twice, the second time with new boxes in the
  * same buffers and every argument the same, so that it runs the graph as
  * the first call left it. */
+static const guint graph_capacities[] = { 700, 400 };
+
 GST_START_TEST (test_graph_reuse)
 {
-  const guint capacity = 700;
+  const guint capacity = graph_capacities[__i__];
   P3dTestRng rng;
   P3dcNms *nms = NULL;
   CallBuffers sets[2];
@@ -703,11 +711,12 @@ GST_END_TEST;
 /* Where only the buffers change from call to call, as in the element,
  * whose pools hand out other buffers every frame, a call sets one node of
  * its graph again, the first kernel's: the later kernels read the call's
- * buffers from the workspace, where the first publishes them.  Three sets
- * of buffers: calls on the same set as the call before set no node. */
+ * buffers from the workspace, where the first publishes them (a workspace
+ * of up to 512 boxes has one kernel).  Three sets of buffers: calls on the
+ * same set as the call before set no node. */
 GST_START_TEST (test_buffers_set_one_node)
 {
-  const guint capacity = 500;
+  const guint capacity = graph_capacities[__i__];
   const guint turns[] = { 0, 1, 0, 2, 2, 1, 0, 0, 2, 1 };
   P3dTestRng rng;
   P3dcNms *nms = NULL;
@@ -868,14 +877,16 @@ GST_END_TEST;
  * chain), so the greedy rule keeps every other box, and a box's answer
  * depends on every box before it.  The keep reduction's sweeps (up to 1024
  * boxes) settle one more box of such a chain a sweep: the chains of 20
- * settle in the sweeps, the longer ones outlast them and go to the walk.
+ * settle in the sweeps, the longer ones outlast them and go to the walk;
+ * in a workspace of up to 512 boxes (nms_small.cuh) the sweeps go on until
+ * they settle, 513 of them for the chain of 512.
  * Above 1024 boxes its rounds over the pair lists settle at least one
  * more box a round: 1100 boxes in one chain outlast them; 2000 boxes in
  * chains of 25 (the next chain 5 boxes' spacing on) settle in them. */
 GST_START_TEST (test_suppression_chains)
 {
-  const guint lengths[] = { 20, 64, 600, 1024, 1100, 2000 };
-  const guint chain_of[] = { 20, 64, 600, 1024, 1100, 25 };
+  const guint lengths[] = { 20, 64, 512, 600, 1024, 1100, 2000 };
+  const guint chain_of[] = { 20, 64, 512, 600, 1024, 1100, 25 };
   guint l, k, m;
 
   for (l = 0; l < G_N_ELEMENTS (lengths); l++) {
@@ -921,12 +932,13 @@ GST_END_TEST;
  * and without post_max: every box the same (the first suppresses all, or
  * per class the first of each label), every box apart (all kept: 64 kept
  * boxes a tile, the most removals to apply), and a dense cluster where most
- * pairs overlap.  FULL_CAPACITY boxes (the sweeps), 1500 (the rounds
+ * pairs overlap.  512 boxes (one kernel, nms_small.cuh), FULL_CAPACITY
+ * boxes (the sweeps), 1500 (the rounds
  * over the pair lists, whose boxes here have more pairs than the rounds
  * take: the walk), and 5000 (the same; bev-aligned and circle find their
  * pairs through the grid, nms_grid.cuh: every centre at one point, one
  * cell; the walk reads the mask the grid set). */
-static const guint extreme_sizes[] = { FULL_CAPACITY, 1500, 5000 };
+static const guint extreme_sizes[] = { 512, FULL_CAPACITY, 1500, 5000 };
 
 GST_START_TEST (test_extremes)
 {
@@ -1208,8 +1220,10 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_large);
   tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
-  tcase_add_test (tc, test_graph_reuse);
-  tcase_add_test (tc, test_buffers_set_one_node);
+  tcase_add_loop_test (tc, test_graph_reuse, 0,
+      G_N_ELEMENTS (graph_capacities));
+  tcase_add_loop_test (tc, test_buffers_set_one_node, 0,
+      G_N_ELEMENTS (graph_capacities));
   tcase_add_test (tc, test_graph_build_refused);
   tcase_add_loop_test (tc, test_stream_capture, 0,
       G_N_ELEMENTS (capture_capacities));

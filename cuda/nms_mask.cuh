@@ -26,7 +26,7 @@
 
 namespace p3dc_nms {
 
-constexpr uint32_t kMaskThreads = kTileThreads;
+constexpr uint32_t kMaskThreads = 256;
 
 // Blocks an SM that the launch bounds ask room for, which caps the
 // registers a thread (nms.cu sizes the grid by the occupancy they leave).
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kMaskThreads, mask_min_blocks<kMode, kRule>())
                 P3dcNmsPairTest test, unsigned long long *mask,
                 unsigned long long *column_mask, PairLists lists,
                 const GridBounds *grid) {
-  __shared__ TileShared s;
+  __shared__ TileShared<kMaskThreads> s;
   // bits of the columns that can take part at all, low and high half
   __shared__ uint32_t usable_columns[2];
 
@@ -149,7 +149,8 @@ __global__ void __launch_bounds__(kMaskThreads, mask_min_blocks<kMode, kRule>())
       const uint32_t c = col_tile * kTile + tid % kTile;
       if (piece != 0) {
         const uint32_t first_row =
-            row_tile * kTile + tid / kTile * (kTile / kTileParts);
+            row_tile * kTile +
+            tid / kTile * (kTile / TileShape<kMaskThreads>::kParts);
         uint32_t slot = atomicAdd(&lists.counts[c].x, __popc(piece));
         for (; piece != 0 && slot < kListSlots; slot++) {
           const uint32_t r = __ffs(piece) - 1;

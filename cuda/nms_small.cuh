@@ -53,7 +53,11 @@
 namespace p3dc_nms {
 
 constexpr uint32_t kSmallCapacity = 512;
-constexpr uint32_t kSmallThreads = kTileThreads;
+// a thread a box: each warp has half the keys, ranks and first-pass tests
+// that a block of 256 threads gave it (a block's work is a chain of
+// dependent instructions on few warps, not issue-bound)
+constexpr uint32_t kSmallThreads = 512;
+constexpr uint32_t kSmallWarps = kSmallThreads / 32;
 constexpr uint32_t kSmallWords = kSmallCapacity / kTile;
 // boxes a thread of the last block holds in the sweeps
 constexpr uint32_t kSmallBoxesPerThread = kSmallCapacity / kSmallThreads;
@@ -100,7 +104,7 @@ __global__ void __launch_bounds__(kSmallThreads)
                  uint32_t *ranks, uint32_t *done, CallOutput call,
                  uint32_t record_words, uint32_t limit) {
   __shared__ uint32_t keys[kSmallCapacity];
-  __shared__ TileShared s;
+  __shared__ TileShared<kSmallThreads> s;
   // the tile's columns that may take part, low and high half
   __shared__ uint32_t usable_columns[2];
   __shared__ bool last_block;
@@ -159,7 +163,7 @@ __global__ void __launch_bounds__(kSmallThreads)
   // boxes before it 32 at a time.
   const uint32_t slice = (capacity + gridDim.x - 1) / gridDim.x;
   for (uint32_t b = blockIdx.x * slice + warp;
-       b < min(n, (blockIdx.x + 1) * slice); b += kTileWarps) {
+       b < min(n, (blockIdx.x + 1) * slice); b += kSmallWarps) {
     const uint32_t key = keys[b];
     uint32_t before = 0;
     for (uint32_t j = lane; j < n; j += 32)
@@ -177,6 +181,7 @@ __global__ void __launch_bounds__(kSmallThreads)
     const uint32_t key_i = keys[i];
     if (i < n && key_i != P3DC_NMS_KEY_DROPPED &&
         may_take_part(row_item, kMode)) {
+      constexpr uint32_t kPartColumns = TileShape<kSmallThreads>::kPartColumns;
       const uint32_t shift = tid / kTile * kPartColumns;
       uint32_t after = 0;
 #pragma unroll
@@ -241,7 +246,7 @@ __global__ void __launch_bounds__(kSmallThreads)
 #pragma unroll
   for (uint32_t k = 0; k < kSmallBoxesPerThread; k++) {
     const uint32_t taking = __ballot_sync(kFullWarp, takes_part[k]);
-    if (lane == 0) kept[0][k * kTileWarps + warp] = taking;
+    if (lane == 0) kept[0][k * kSmallWarps + warp] = taking;
   }
 #pragma unroll
   for (uint32_t k = 0; k < kSmallBoxesPerThread; k++)
@@ -260,7 +265,7 @@ __global__ void __launch_bounds__(kSmallThreads)
       for (uint32_t w = 0; w < kSmallWords; w++)
         hit |= suppressors[k][w] & kept_words[w];
       const uint32_t next = __ballot_sync(kFullWarp, takes_part[k] && hit == 0);
-      const uint32_t word = k * kTileWarps + warp;
+      const uint32_t word = k * kSmallWarps + warp;
       if (lane == 0) kept[cur ^ 1][word] = next;
       changed = changed || next != kept[cur][word];
     }
@@ -286,7 +291,7 @@ __global__ void __launch_bounds__(kSmallThreads)
   for (uint32_t k = 0; k < kSmallBoxesPerThread; k++) {
     const uint32_t bits =
         __ballot_sync(kFullWarp, kept_at_rank[tid + k * kSmallThreads] != 0);
-    if (lane == 0) kept_by_rank[k * kTileWarps + warp] = bits;
+    if (lane == 0) kept_by_rank[k * kSmallWarps + warp] = bits;
   }
   // kept_by_rank complete
   __syncthreads();

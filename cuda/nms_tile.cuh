@@ -5,10 +5,11 @@
 // pairs may be tested; the tile's steps test them and leave, for each row,
 // the bits of the columns it suppresses.
 //
-// A block of 256 threads takes a tile: thread t takes row t % 64 against
-// the 16 columns of part t / 64, so that a small call still fills the SMs
-// (at a thread a row, 500 boxes' 36 tiles left 1 SM in 4 with only 2
-// warps) and every warp reads the same column at once.
+// A block of kThreads threads (256 or 512) takes a tile: thread t takes
+// row t % 64 against the 64 / (kThreads / 64) columns of part t / 64, so
+// that a small call still fills the SMs (at a thread a row, 500 boxes' 36
+// tiles left 1 SM in 4 with only 2 warps) and every warp reads the same
+// column at once.
 //
 // Two passes.  The first runs a cheap test on every pair: for iou and
 // bev-aligned, whether the rectangles overlap (p3dc_aligned_rect_overlap or
@@ -35,13 +36,18 @@
 
 namespace p3dc_nms {
 
-constexpr uint32_t kTileThreads = 256;
-constexpr uint32_t kTileParts = kTileThreads / kTile;
-constexpr uint32_t kPartColumns = kTile / kTileParts;
-constexpr uint32_t kTileWarps = kTileThreads / 32;
-static_assert(kPartColumns == 16, "a part's hits are 16 bits");
+// A tile's parts, columns a part, warps, for blocks of kThreads.
+template <uint32_t kThreads>
+struct TileShape {
+  static_assert(kThreads == 256 || kThreads == 512,
+                "a part's columns are 16 or 8 bits");
+  static constexpr uint32_t kParts = kThreads / kTile;
+  static constexpr uint32_t kPartColumns = kTile / kParts;
+  static constexpr uint32_t kWarps = kThreads / 32;
+};
 
 // What a tile's tests keep in shared memory.
+template <uint32_t kThreads>
 struct TileShared {
   // what the first pass reads of the columns (filter_shape), and labels
   float4 column_shapes[kTile];
@@ -52,9 +58,9 @@ struct TileShared {
   P3dcNmsItem rows[kTile];
   P3dcNmsItem columns[kTile];
   uint16_t pairs[kTile * kTile];
-  uint32_t warp_totals[kTileWarps];
-  // the column words' 16-row pieces (tile_store_columns)
-  uint16_t column_pieces[kTileParts][kTile];
+  uint32_t warp_totals[TileShape<kThreads>::kWarps];
+  // the column words' pieces of 64 / parts rows (tile_store_columns)
+  uint16_t column_pieces[TileShape<kThreads>::kParts][kTile];
 };
 
 // What the first pass reads of a column box, one 16-byte load: the corners
@@ -123,8 +129,9 @@ __device__ __forceinline__ bool first_pass(const P3dcNmsPairTest &test,
 // Threads 0-63, before the tile's first barrier: column @tid of the tile,
 // and row @tid (the second pass reads rows from shared memory); the row's
 // bits zeroed.
-template <P3dcNmsMode kMode>
-__device__ __forceinline__ void tile_stage(TileShared &s, uint32_t tid,
+template <P3dcNmsMode kMode, uint32_t kThreads>
+__device__ __forceinline__ void tile_stage(TileShared<kThreads> &s,
+                                           uint32_t tid,
                                            const P3dcNmsItem &column,
                                            const P3dcNmsItem &row) {
   s.column_shapes[tid] = filter_shape<kMode>(column);
@@ -136,16 +143,17 @@ __device__ __forceinline__ void tile_stage(TileShared &s, uint32_t tid,
   s.row_bits[tid] = 0;
 }
 
-// The first pass of this thread's row item against its part's 16 columns,
+// The first pass of this thread's row item against its part's columns,
 // after the barrier that follows tile_stage: the bits of the columns (of
 // the 64) that pass it, among @allowed (those the caller lets the row be
 // tested against).
-template <P3dcNmsMode kMode, P3dcNmsIouRule kRule>
+template <P3dcNmsMode kMode, P3dcNmsIouRule kRule, uint32_t kThreads>
 __device__ __forceinline__ unsigned long long tile_candidates(
-    const TileShared &s, const P3dcNmsPairTest &test,
+    const TileShared<kThreads> &s, const P3dcNmsPairTest &test,
     const P3dcNmsItem &row_item, unsigned long long allowed) {
+  constexpr uint32_t kPartColumns = TileShape<kThreads>::kPartColumns;
   const uint32_t shift = threadIdx.x / kTile * kPartColumns;
-  if (((allowed >> shift) & 0xffffull) == 0) return 0;
+  if (((allowed >> shift) & ((1ull << kPartColumns) - 1)) == 0) return 0;
   uint32_t hits = 0;
 #pragma unroll
   for (uint32_t c = 0; c < kPartColumns; c++) {
@@ -162,8 +170,8 @@ __device__ __forceinline__ unsigned long long tile_candidates(
 // of the tile is set.  Every read of the staged boxes comes before its last
 // barrier; row_bits and column_pieces may be read until the next tile's
 // tile_stage.
-template <P3dcNmsMode kMode>
-__device__ __forceinline__ bool tile_test(TileShared &s,
+template <P3dcNmsMode kMode, uint32_t kThreads>
+__device__ __forceinline__ bool tile_test(TileShared<kThreads> &s,
                                           const P3dcNmsPairTest &test,
                                           unsigned long long candidates) {
   const uint32_t tid = threadIdx.x;
@@ -183,7 +191,7 @@ __device__ __forceinline__ bool tile_test(TileShared &s,
     // warp_totals complete
     __syncthreads();
     uint32_t position = inclusive - own, total = 0;
-    for (uint32_t w = 0; w < kTileWarps; w++) {
+    for (uint32_t w = 0; w < TileShape<kThreads>::kWarps; w++) {
       const uint32_t count = s.warp_totals[w];
       if (w < warp) position += count;
       total += count;
@@ -195,7 +203,7 @@ __device__ __forceinline__ bool tile_test(TileShared &s,
     }
     // the list is complete
     __syncthreads();
-    for (uint32_t p = tid; p < total; p += kTileThreads) {
+    for (uint32_t p = tid; p < total; p += kThreads) {
       const uint32_t r = s.pairs[p] / kTile;
       const uint32_t k = s.pairs[p] % kTile;
       if (p3dc_nms_item_suppresses(&test, &s.rows[r], &s.columns[k])) {
@@ -208,18 +216,19 @@ __device__ __forceinline__ bool tile_test(TileShared &s,
   return __syncthreads_or(marked);
 }
 
-// The tile's columns, after tile_test: thread t takes column t % 64 of
-// rows 16 (t / 64) .. 16 (t / 64) + 15 (a warp reads the same row words),
-// and returns their bits, bit r for row 16 (t / 64) + r.
-__device__ __forceinline__ uint32_t tile_column_piece(const TileShared &s) {
+// The tile's columns, after tile_test: with h = 64 / parts rows a piece,
+// thread t takes column t % 64 of rows h (t / 64) .. h (t / 64) + h - 1 (a
+// warp reads the same row words), and returns their bits, bit r for row
+// h (t / 64) + r.
+template <uint32_t kThreads>
+__device__ __forceinline__ uint32_t
+tile_column_piece(const TileShared<kThreads> &s) {
+  constexpr uint32_t kRows = kTile / TileShape<kThreads>::kParts;
   const uint32_t column = threadIdx.x % kTile, part = threadIdx.x / kTile;
   uint32_t piece = 0;
 #pragma unroll
-  for (uint32_t r = 0; r < kTile / kTileParts; r++)
-    piece |=
-        (uint32_t)((s.row_bits[part * (kTile / kTileParts) + r] >> column) &
-                   1ull)
-        << r;
+  for (uint32_t r = 0; r < kRows; r++)
+    piece |= (uint32_t)((s.row_bits[part * kRows + r] >> column) & 1ull) << r;
   return piece;
 }
 
@@ -228,9 +237,12 @@ __device__ __forceinline__ uint32_t tile_column_piece(const TileShared &s) {
 // @row_tile is set when row r suppresses column c, for the tile's columns
 // below @m.  Threads 0-127 store the low (0-63) or high (64-127) 32 bits of
 // column t % 64's word.  Every read of row_bits comes before its barrier.
+template <uint32_t kThreads>
 __device__ __forceinline__ void tile_store_columns(
-    TileShared &s, unsigned long long *column_mask, uint32_t row_tile,
+    TileShared<kThreads> &s, unsigned long long *column_mask, uint32_t row_tile,
     uint32_t col_tile, uint32_t m) {
+  constexpr uint32_t kRows = kTile / TileShape<kThreads>::kParts;
+  constexpr uint32_t kHalfPieces = 32 / kRows;
   const uint32_t tid = threadIdx.x;
   const uint32_t column = tid % kTile;
   s.column_pieces[tid / kTile][column] = (uint16_t)tile_column_piece(s);
@@ -239,10 +251,13 @@ __device__ __forceinline__ void tile_store_columns(
   const uint32_t c = col_tile * kTile + column;
   if (tid >= 2 * kTile || c >= m) return;
   const uint32_t half = tid / kTile;
+  uint32_t bits = 0;
+#pragma unroll
+  for (uint32_t p = 0; p < kHalfPieces; p++)
+    bits |= (uint32_t)s.column_pieces[half * kHalfPieces + p][column]
+            << (p * kRows);
   reinterpret_cast<uint32_t *>(
-      column_mask)[((size_t)row_tile * kColumnBoxes + c) * 2 + half] =
-      s.column_pieces[2 * half][column] |
-      (uint32_t)s.column_pieces[2 * half + 1][column] << 16;
+      column_mask)[((size_t)row_tile * kColumnBoxes + c) * 2 + half] = bits;
 }
 
 }  // namespace p3dc_nms

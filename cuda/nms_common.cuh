@@ -58,7 +58,8 @@ __device__ __forceinline__ void triangle_tile(uint32_t linear, uint32_t *row,
 // The column mask, for calls of at most kColumnBoxes boxes: bit r of
 // column_mask[t * kColumnBoxes + c] is set when sorted box t * 64 + r
 // suppresses sorted box c, for t <= c / 64 (the words the mask kernel
-// writes).  It is the suppression mask transposed, so that the keep
+// writes; nms_small.cuh fills it with the boxes in input order, every
+// t < ceil (m / 64)).  It is the suppression mask transposed, so that the keep
 // reduction can give each box its suppressors as a few words
 // (nms_reduce.cuh), and laid out word by word, so that a warp of the
 // reduction, 32 neighbouring boxes, loads a word each from 256 contiguous

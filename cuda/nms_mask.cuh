@@ -33,10 +33,11 @@ constexpr uint32_t kMaskThreads = 256;
 // Exact bev-rotated: 8, 32 registers.  At the compiler's own choice for
 // it, 40 registers and 6 blocks an SM, a call measured 73.5 to 75.5 us at
 // 4096 boxes and 798 to 801 at 20000, against 71.7 to 71.9 and 756 to 760
-// with this bound (H200, 2026-11-29, docs/performance.md).  The others: what
-// the compiler chooses for them without a bound (iou and bev-aligned 40
-// registers, circle 32, bev-rotated under mmcv's rule 64), so that no
-// other change of code moves them.  Never more blocks than the SM's
+// with this bound (H200, 2026-11-29, docs/performance.md).  The others:
+// about what the compiler chose for them without a bound when the bounds
+// were set (iou and bev-aligned 40 registers, circle 32, bev-rotated under
+// mmcv's rule 64), so that a later change of code does not move them by
+// chance.  Never more blocks than the SM's
 // threads hold: 2048 on sm_80, sm_90 and sm_100, 1536 on sm_86 to sm_89
 // and sm_120, 1024 on sm_75 (and where the architecture is not known).
 #if defined(__CUDA_ARCH__) && \

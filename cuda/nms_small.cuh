@@ -53,9 +53,9 @@
 namespace p3dc_nms {
 
 constexpr uint32_t kSmallCapacity = 512;
-// a thread a box: each warp has half the keys, ranks and first-pass tests
-// that a block of 256 threads gave it (a block's work is a chain of
-// dependent instructions on few warps, not issue-bound)
+// a thread a box: each warp has half the keys and first-pass tests that a
+// block of 256 threads gave it (a block's work is a chain of dependent
+// instructions on few warps, not issue-bound; docs/performance.md)
 constexpr uint32_t kSmallThreads = 512;
 constexpr uint32_t kSmallWarps = kSmallThreads / 32;
 constexpr uint32_t kSmallWords = kSmallCapacity / kTile;
@@ -217,9 +217,10 @@ __global__ void __launch_bounds__(kSmallThreads)
   __syncthreads();
   if (!last_block) return;
 
-  // The last block: thread t holds boxes t and t + 256, their columns and
-  // ranks (written by other blocks: loads through L2), and their records,
-  // loaded now so that the output does not wait for them.
+  // The last block: thread t holds box t (kSmallBoxesPerThread boxes a
+  // thread), its column and rank (written by other blocks: loads through
+  // L2), and its record, loaded now so that the output does not wait for
+  // it.
   unsigned long long suppressors[kSmallBoxesPerThread][kSmallWords];
   uint32_t rank[kSmallBoxesPerThread];
   bool takes_part[kSmallBoxesPerThread];

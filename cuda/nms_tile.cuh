@@ -7,9 +7,9 @@
 //
 // A block of kThreads threads (256 or 512) takes a tile: thread t takes
 // row t % 64 against the 64 / (kThreads / 64) columns of part t / 64, so
-// that a small call still fills the SMs (at a thread a row, 500 boxes' 36
-// tiles left 1 SM in 4 with only 2 warps) and every warp reads the same
-// column at once.
+// that a small call still fills the SMs (at a thread a row, the mask
+// kernel's 36 tiles of 500 boxes left 1 SM in 4 with only 2 warps) and every
+// warp reads the same column at once.
 //
 // Two passes.  The first runs a cheap test on every pair: for iou and
 // bev-aligned, whether the rectangles overlap (p3dc_aligned_rect_overlap or
@@ -168,8 +168,9 @@ __device__ __forceinline__ unsigned long long tile_candidates(
 // The second pass on every thread's candidates (every thread calls it):
 // row_bits[] complete on return, and TRUE (in every thread) when any bit
 // of the tile is set.  Every read of the staged boxes comes before its last
-// barrier; row_bits and column_pieces may be read until the next tile's
-// tile_stage.
+// barrier.  Until the next tile's tile_stage a thread of 0-63 may read its
+// own row's row_bits word; the other words, before a barrier (tile_stage
+// zeroes them with none before it).
 template <P3dcNmsMode kMode, uint32_t kThreads>
 __device__ __forceinline__ bool tile_test(TileShared<kThreads> &s,
                                           const P3dcNmsPairTest &test,
@@ -235,8 +236,9 @@ tile_column_piece(const TileShared<kThreads> &s) {
 // The tile's columns as words of the column mask (nms_common.cuh), after
 // tile_test (every thread calls it): bit r of column c's word for row tile
 // @row_tile is set when row r suppresses column c, for the tile's columns
-// below @m.  Threads 0-127 store the low (0-63) or high (64-127) 32 bits of
-// column t % 64's word.  Every read of row_bits comes before its barrier.
+// below @m.  Threads 0-63 store the low 32 bits of column t % 64's word,
+// threads 64-127 the high 32 bits.  Every read of row_bits comes before its
+// barrier.
 template <uint32_t kThreads>
 __device__ __forceinline__ void tile_store_columns(
     TileShared<kThreads> &s, unsigned long long *column_mask, uint32_t row_tile,

@@ -425,7 +425,9 @@ GST_START_TEST (test_threshold_pairs)
 
 GST_END_TEST;
 
-static const guint workspace_sizes[] = { 16, 5000 };
+/* one kernel (nms_small.cuh), ranked by rank_kernel, sorted by the
+ * device-wide sort */
+static const guint workspace_sizes[] = { 16, 600, 5000 };
 
 GST_START_TEST (test_special_cases)
 {
@@ -458,7 +460,6 @@ GST_START_TEST (test_special_cases)
   P3dcNms *nms = NULL;
   guint m, per_class, cap;
 
-  /* sorted by rank_kernel, and by the device-wide sort */
   fail_unless_equals_int (p3dc_nms_new (workspace_sizes[__i__], &nms), P3DC_OK);
   for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
     gconstpointer boxes = m == P3DC_NMS_IOU ? (gconstpointer) boxes2d :
@@ -513,7 +514,8 @@ GST_START_TEST (test_special_cases)
 GST_END_TEST;
 
 /* Every mode and variant on sizes around the 32-box halves and 64-box
- * tiles, the reduction's 256-box chunks, and 1024 boxes. */
+ * tiles, the reduction's 256-box chunks (workspaces of more than 512
+ * boxes), and 1024 boxes. */
 GST_START_TEST (test_random_small)
 {
   /* around the tiles and the reduction's 256-box chunks */
@@ -759,11 +761,11 @@ GST_END_TEST;
 /* Where a graph cannot be built (a driver that takes none; here a test
  * hook makes every build fail), the call that tried and every later call
  * launch their kernels one by one, with the same results: on a fresh
- * workspace, every mode and both of bev-rotated's rules, twice each, the
- * buffers changing between calls. */
+ * workspace (of three kernels a call, and of one), every mode and both of
+ * bev-rotated's rules, twice each, the buffers changing between calls. */
 GST_START_TEST (test_graph_build_refused)
 {
-  const guint capacity = 600;
+  const guint capacity = graph_capacities[__i__];
   P3dTestRng rng;
   P3dcNms *nms = NULL;
   CallBuffers sets[2];
@@ -800,9 +802,9 @@ GST_END_TEST;
 /* Calls queued while the caller captures the stream launch their kernels
  * into the caller's graph, not the workspace's: on a fresh workspace, then
  * between direct calls (whose graph must stay as the last direct call left
- * it), in a workspace that launches graphs (500 boxes) and in one that
- * sorts with CUB (5000). */
-static const guint capture_capacities[] = { 500, 5000 };
+ * it), in workspaces that launch graphs (500 boxes: one kernel; 700:
+ * three) and in one that sorts with CUB (5000). */
+static const guint capture_capacities[] = { 500, 700, 5000 };
 
 GST_START_TEST (test_stream_capture)
 {
@@ -847,21 +849,23 @@ GST_END_TEST;
  * fail, nor break that capture; then a second call. */
 GST_START_TEST (test_beside_global_capture)
 {
+  const guint capacity = graph_capacities[__i__];
   P3dTestRng rng;
   P3dcNms *nms = NULL;
   CallBuffers b;
   guint call;
 
   p3d_test_rng_init (&rng, 27);
-  fail_unless_equals_int (p3dc_nms_new (500, &nms), P3DC_OK);
-  call_buffers_alloc (&b, 500, 500, TRUE);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  call_buffers_alloc (&b, capacity, capacity, TRUE);
   for (call = 0; call < 2; call++) {
-    gpointer boxes = random_boxes (&rng, P3DC_NMS_IOU, 500, call, 30.0f);
+    gpointer boxes = random_boxes (&rng, P3DC_NMS_IOU, capacity, call,
+        30.0f);
     P3dcNmsParams p;
     gchar *what = g_strdup_printf ("call %u beside a global capture", call);
 
     nms_cases_params (&p, P3DC_NMS_IOU, 0.4f);
-    compare_in (what, nms, &p, boxes, 500, 500, 500, &b,
+    compare_in (what, nms, &p, boxes, capacity, capacity, capacity, &b,
         CALL_BESIDE_GLOBAL_CAPTURE);
     g_free (what);
     g_free (boxes);
@@ -879,7 +883,7 @@ GST_END_TEST;
  * boxes) settle one more box of such a chain a sweep: the chains of 20
  * settle in the sweeps, the longer ones outlast them and go to the walk;
  * in a workspace of up to 512 boxes (nms_small.cuh) the sweeps go on until
- * they settle, 513 of them for the chain of 512.
+ * they settle, about 512 of them for the chain of 512.
  * Above 1024 boxes its rounds over the pair lists settle at least one
  * more box a round: 1100 boxes in one chain outlast them; 2000 boxes in
  * chains of 25 (the next chain 5 boxes' spacing on) settle in them. */
@@ -1224,10 +1228,12 @@ nms_cuda_suite (void)
       G_N_ELEMENTS (graph_capacities));
   tcase_add_loop_test (tc, test_buffers_set_one_node, 0,
       G_N_ELEMENTS (graph_capacities));
-  tcase_add_test (tc, test_graph_build_refused);
+  tcase_add_loop_test (tc, test_graph_build_refused, 0,
+      G_N_ELEMENTS (graph_capacities));
   tcase_add_loop_test (tc, test_stream_capture, 0,
       G_N_ELEMENTS (capture_capacities));
-  tcase_add_test (tc, test_beside_global_capture);
+  tcase_add_loop_test (tc, test_beside_global_capture, 0,
+      G_N_ELEMENTS (graph_capacities));
   tcase_add_test (tc, test_suppression_chains);
   tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);

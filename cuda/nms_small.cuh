@@ -5,7 +5,7 @@
 // and handing over to one another, and in dependent round trips to memory
 // (the boxes, then the sorted items, then the mask, then the order, then
 // the boxes again).  Without the rank kernel (its work left undone, for
-// timing only) a call at 500 boxes took 2.5 to 3 us less on the H200
+// timing only) a call at 500 boxes took 2 to 3 us less on the H200
 // (docs/performance.md).  So here one kernel does everything, and nothing
 // waits for a sort:
 //
@@ -28,7 +28,8 @@
 //    they settle, at most one more than the boxes (a chain through every
 //    box; detector layouts settle in a few);
 //  - the kept boxes' output positions are their ranks among the kept
-//    boxes: a bit a rank, counted below each kept box's rank.
+//    boxes: a flag at each kept box's rank, the flags as bits, the bits
+//    below each kept box's rank counted.
 //
 // pre_max: a box of rank pre_max or more neither is kept nor suppresses.
 // The tiles test it as any other, but its bits only ever suppress boxes

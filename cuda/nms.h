@@ -149,9 +149,10 @@ uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
  * is read on the device (*n_boxes_device, clamped to the capacity), the
  * output count written on the device; no host synchronization, no host copy
  * of the mask; the greedy keep-reduction runs on the GPU.  Same outputs as
- * p3dc_nms_cpu on the first min (*n_boxes_device, capacity) records, so
- * @boxes must hold the workspace's capacity of records whatever the count
- * says.  Everything is queued on @stream; a workspace serves one stream at a
+ * p3dc_nms_cpu on the first min (*n_boxes_device, capacity) records, which
+ * are all that @boxes need hold (no kernel reads past them; a count the
+ * host does not know asks for the capacity's).  Everything is queued on
+ * @stream; a workspace serves one stream at a
  * time, and calls on one workspace must not overlap on the host.  Up to a
  * capacity of 4096 a call is one launch of a CUDA graph of its three
  * kernels (of one kernel up to a capacity of 512), one graph a mode (and

@@ -31,21 +31,18 @@
 #include "bevpool-private.h"
 #include "kernel_graph.cuh"
 #include "launch.cuh"
+#include "sm_threads.cuh"
 #include "smem_limit.cuh"
 
 namespace {
 
 // run_kernel: a task is 4 depth bins x 4 channels; 320 threads take the
 // 600 tasks of a nuScenes column (30 x 20) in two rounds.  The register
-// budget is cut for four blocks an SM (1280 threads: an SM of sm_80 and
-// later holds 1536 or 2048), three before sm_80, for Turing (sm_75), whose
-// SM holds 1024.  (A large column's shared memory may allow fewer.)
+// budget is cut for four blocks an SM (1280 threads), three on Turing
+// (sm_75), whose SM holds 1024 (sm_threads.cuh).  (A large column's shared
+// memory may allow fewer.)
 constexpr unsigned kRunThreads = 320;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr unsigned kRunBlocks = 3;
-#else
-constexpr unsigned kRunBlocks = 4;
-#endif
+constexpr int kRunBlocks = p3dc_blocks_an_sm(4, kRunThreads);
 // A column's runs whose slots run_kernel copies into shared memory (a
 // nuScenes column has about 260 runs); the slots of later runs are read
 // from memory where they are used.

@@ -23,6 +23,7 @@
 #include "nms_grid.cuh"
 #include "nms_item.h"
 #include "nms_tile.cuh"
+#include "sm_threads.cuh"
 
 namespace p3dc_nms {
 
@@ -38,24 +39,14 @@ constexpr uint32_t kMaskThreads = 256;
 // were set (iou and bev-aligned 40 registers, circle 32, bev-rotated under
 // mmcv's rule 64), so that a later change of code does not move them by
 // chance.  Never more blocks than the SM's
-// threads hold: 2048 on sm_80, sm_90 and sm_100, 1536 on sm_86 to sm_89
-// and sm_120, 1024 on sm_75 (and where the architecture is not known).
-#if defined(__CUDA_ARCH__) && \
-    (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)
-constexpr int kMaskBlocksAtMost = 2048 / kMaskThreads;
-#elif defined(__CUDA_ARCH__) && \
-    (__CUDA_ARCH__ >= 860 && __CUDA_ARCH__ <= 890 || __CUDA_ARCH__ == 1200)
-constexpr int kMaskBlocksAtMost = 1536 / kMaskThreads;
-#else
-constexpr int kMaskBlocksAtMost = 1024 / kMaskThreads;
-#endif
+// threads hold (sm_threads.cuh).
 
 template <P3dcNmsMode kMode, P3dcNmsIouRule kRule>
 __host__ __device__ constexpr int mask_min_blocks() {
-  const int wanted = kMode == P3DC_NMS_BEV_ROTATED
-                         ? (kRule == P3DC_NMS_IOU_RULE_EXACT ? 8 : 4)
-                         : (kMode == P3DC_NMS_CIRCLE ? 8 : 6);
-  return wanted < kMaskBlocksAtMost ? wanted : kMaskBlocksAtMost;
+  const unsigned wanted = kMode == P3DC_NMS_BEV_ROTATED
+                              ? (kRule == P3DC_NMS_IOU_RULE_EXACT ? 8 : 4)
+                              : (kMode == P3DC_NMS_CIRCLE ? 8 : 6);
+  return p3dc_blocks_an_sm(wanted, kMaskThreads);
 }
 
 template <P3dcNmsMode kMode, P3dcNmsIouRule kRule = P3DC_NMS_IOU_RULE_EXACT>

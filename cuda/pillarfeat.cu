@@ -23,6 +23,7 @@
 
 #include "kernel_graph.cuh"
 #include "pillarfeat-private.h"
+#include "sm_threads.cuh"
 
 namespace {
 
@@ -31,12 +32,9 @@ namespace {
 constexpr unsigned kTileSlots = 256;
 
 // Blocks per SM the register budget is cut for: six fill the 1536 threads
-// of an sm_86/87/89 SM; Turing (sm_75) holds 1024 threads, hence four.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr int kMinBlocksPerSm = 4;
-#else
-constexpr int kMinBlocksPerSm = 6;
-#endif
+// of an sm_86/87/89 SM; Turing (sm_75) holds 1024 threads, hence four
+// there (sm_threads.cuh).
+constexpr int kMinBlocksPerSm = p3dc_blocks_an_sm(6, kTileSlots);
 
 // Division by a runtime constant without a division instruction (which the
 // device emulates in a few dozen instructions): the method of Granlund and

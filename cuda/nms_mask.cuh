@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kMaskThreads, mask_min_blocks<kMode, kRule>())
       if (piece != 0) {
         const uint32_t first_row =
             row_tile * kTile +
-            tid / kTile * (kTile / TileShape<kMaskThreads>::kParts);
+            tid / kTile * TileShape<kMaskThreads>::kPieceRows;
         uint32_t slot = atomicAdd(&lists.counts[c].x, __popc(piece));
         for (; piece != 0 && slot < kListSlots; slot++) {
           const uint32_t r = __ffs(piece) - 1;

@@ -18,14 +18,14 @@
 //    t * 64 + r comes before box c and suppresses it;
 //  - each block also ranks a slice of the boxes (the number of boxes
 //    before each), for pre_max and for the order of the output;
-//  - the block that finishes last (a ticket taken after a fence) decides
-//    the kept boxes by sweeps over those columns, as nms_reduce.cuh's
-//    sweep_keep: a box is kept when no box kept in the previous sweep
-//    suppresses it.  Its suppressors all come before it, so sweep s has
-//    decided every box with at most s boxes in its chain of suppressors,
-//    and a sweep that changes nothing has reached the greedy rule's one
-//    answer.  There is no walk to fall back to: the sweeps go on until
-//    they settle, at most one more than the boxes (a chain through every
+//  - the block that finishes last (a ticket: an acquire-release atomic)
+//    decides the kept boxes by sweeps over those columns, as
+//    nms_reduce.cuh's sweep_keep: a box is kept when no box kept in the
+//    previous sweep suppresses it.  Its suppressors all come before it, so
+//    sweep s has decided every box with at most s boxes in its chain of
+//    suppressors, and a sweep that changes nothing has reached the greedy
+//    rule's one answer.  There is no walk to fall back to: the sweeps go on
+//    until they settle, at most one more than the boxes (a chain through every
 //    box; detector layouts settle in a few);
 //  - the kept boxes' output positions are their ranks among the kept
 //    boxes: a flag at each kept box's rank, the flags as bits, the bits
@@ -36,14 +36,20 @@
 // after it, which are all out as well, so leaving it out of the sweeps is
 // enough.
 //
-// One block a tile of the workspace's square of tiles (those past the
-// call's count do no tile).
+// Two blocks a tile of the workspace's square of tiles, each with half the
+// tile's rows (those past the call's count do no tile): 128 blocks at 500
+// boxes, within the H200's 132 SMs, each with half the first pass, pair
+// tests and column bits of a whole tile; 0.3 to 0.6 us less a call than a
+// block a tile at 500 boxes for iou and bev-rotated, the same for circle
+// (docs/performance.md).
 #ifndef P3DC_NMS_SMALL_CUH
 #define P3DC_NMS_SMALL_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <cuda/atomic>
 
 #include "nms.h"
 #include "nms_common.cuh"
@@ -59,6 +65,8 @@ constexpr uint32_t kSmallCapacity = 512;
 // instructions on few warps, not issue-bound; docs/performance.md)
 constexpr uint32_t kSmallThreads = 512;
 constexpr uint32_t kSmallWarps = kSmallThreads / 32;
+// a block's rows of its tile
+constexpr uint32_t kSmallRows = kTile / 2;
 constexpr uint32_t kSmallWords = kSmallCapacity / kTile;
 // boxes a thread of the last block holds in the sweeps
 constexpr uint32_t kSmallBoxesPerThread = kSmallCapacity / kSmallThreads;
@@ -67,10 +75,11 @@ constexpr uint32_t kSmallBitWords = kSmallCapacity / 32;
 static_assert(kSmallCapacity <= kColumnBoxes,
               "the small path's columns are the column mask's");
 
-// Blocks of a small call in a workspace of @capacity boxes: one a tile of
+// Blocks of a small call in a workspace of @capacity boxes: two a tile of
 // the square.
 __host__ __device__ constexpr uint32_t small_blocks(uint32_t capacity) {
-  return ((capacity + kTile - 1) / kTile) * ((capacity + kTile - 1) / kTile);
+  return (kTile / kSmallRows) * ((capacity + kTile - 1) / kTile) *
+         ((capacity + kTile - 1) / kTile);
 }
 
 // Box @j comes after box @i in score order (keys, then input index).
@@ -105,7 +114,7 @@ __global__ void __launch_bounds__(kSmallThreads)
                  uint32_t *ranks, uint32_t *done, CallOutput call,
                  uint32_t record_words, uint32_t limit) {
   __shared__ uint32_t keys[kSmallCapacity];
-  __shared__ TileShared<kSmallThreads> s;
+  __shared__ TileShared<kSmallThreads, kSmallRows> s;
   // the tile's columns that may take part, low and high half
   __shared__ uint32_t usable_columns[2];
   __shared__ bool last_block;
@@ -118,10 +127,12 @@ __global__ void __launch_bounds__(kSmallThreads)
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
   const uint32_t warp = tid >> 5;
-  const uint32_t row = tid % kTile;
+  const uint32_t row = tid % kSmallRows;
   const uint32_t side = (capacity + kTile - 1) / kTile;
-  const uint32_t row_tile = blockIdx.x / side;
-  const uint32_t col_tile = blockIdx.x % side;
+  const uint32_t tile = blockIdx.x / (kTile / kSmallRows);
+  const uint32_t first_row = blockIdx.x % (kTile / kSmallRows) * kSmallRows;
+  const uint32_t row_tile = tile / side;
+  const uint32_t col_tile = tile % side;
   // lets the compiler drop the other modes and rule from the inlined pair
   // test
   test.mode = kMode;
@@ -138,7 +149,7 @@ __global__ void __launch_bounds__(kSmallThreads)
     keys[b] = b < n ? p3dc_nms_record_key(kMode, boxes, b, score_threshold)
                     : P3DC_NMS_KEY_DROPPED;
   }
-  const uint32_t i = row_tile * kTile + row;
+  const uint32_t i = row_tile * kTile + first_row + row;
   const P3dcNmsItem row_item = small_item(kMode, boxes, i, n, test.offset);
   P3dcNmsItem column_item;
   if (tid < kTile)
@@ -147,7 +158,7 @@ __global__ void __launch_bounds__(kSmallThreads)
 
   // the outputs zeroed and kept_index -1 beyond the kept boxes, over the
   // whole output capacity, before the last block writes the kept ones (its
-  // ticket comes after every block's fence)
+  // ticket comes after every block's release)
   clear_outputs(call);
   if (tid < kTile) {
     const uint32_t j = col_tile * kTile + tid;
@@ -182,8 +193,9 @@ __global__ void __launch_bounds__(kSmallThreads)
     const uint32_t key_i = keys[i];
     if (i < n && key_i != P3DC_NMS_KEY_DROPPED &&
         may_take_part(row_item, kMode)) {
-      constexpr uint32_t kPartColumns = TileShape<kSmallThreads>::kPartColumns;
-      const uint32_t shift = tid / kTile * kPartColumns;
+      constexpr uint32_t kPartColumns =
+          TileShape<kSmallThreads, kSmallRows>::kPartColumns;
+      const uint32_t shift = tid / kSmallRows * kPartColumns;
       uint32_t after = 0;
 #pragma unroll
       for (uint32_t c = 0; c < kPartColumns; c++) {
@@ -198,22 +210,23 @@ __global__ void __launch_bounds__(kSmallThreads)
       candidates = tile_candidates<kMode, kRule>(s, test, row_item, allowed);
     }
     tile_test<kMode>(s, test, candidates);
-    tile_store_columns(s, column_mask, row_tile, col_tile, n);
+    tile_store_columns(s, column_mask, row_tile, col_tile, n, first_row);
   }
 
-  // The ticket, as a grid barrier takes it (cooperative groups' grid.sync
-  // does the same): the block's stores ordered before thread 0's by the
-  // barrier, and before the ticket by its fence, which is cumulative; in the
-  // last block, the fence after the ticket orders every block's stores
-  // before the loads that follow the second barrier.
+  // The ticket, as a grid barrier takes it (CUTLASS's generic barrier does
+  // the same): the block's stores ordered before thread 0's by the barrier,
+  // and before the ticket by its release, which is cumulative; in the last
+  // block, the ticket's acquire orders every block's stores before the
+  // loads that follow the second barrier.  One acquire-release atomic:
+  // a fence (sequentially consistent) on each side of a relaxed one cost
+  // 0.2 to 0.4 us more a call at 500 boxes (docs/performance.md).
   __syncthreads();
   if (tid == 0) {
-    __threadfence();
-    last_block = atomicAdd(done, 1u) == gridDim.x - 1;
-    if (last_block) {
-      __threadfence();
-      *done = 0;
-    }
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*done);
+    last_block =
+        ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    // the next call's kernel comes after this one's end
+    if (last_block) ticket.store(0u, cuda::memory_order_relaxed);
   }
   __syncthreads();
   if (!last_block) return;

@@ -5,11 +5,12 @@
 // pairs may be tested; the tile's steps test them and leave, for each row,
 // the bits of the columns it suppresses.
 //
-// A block of kThreads threads (256 or 512) takes a tile: thread t takes
-// row t % 64 against the 64 / (kThreads / 64) columns of part t / 64, so
-// that a small call still fills the SMs (at a thread a row, the mask
-// kernel's 36 tiles of 500 boxes left 1 SM in 4 with only 2 warps) and every
-// warp reads the same column at once.
+// A block of kThreads threads (256 or 512) takes kRows rows of a tile (all
+// 64, or the half of them from row first_row, 0 or 32): thread t takes row
+// t % kRows against the 64 / (kThreads / kRows) columns of part t / kRows,
+// so that a small call still fills the SMs (at a thread a row, the mask
+// kernel's 36 tiles of 500 boxes left 1 SM in 4 with only 2 warps) and
+// every warp reads the same column at once.
 //
 // Two passes.  The first runs a cheap test on every pair: for iou and
 // bev-aligned, whether the rectangles overlap (p3dc_aligned_rect_overlap or
@@ -36,31 +37,37 @@
 
 namespace p3dc_nms {
 
-// A tile's parts, columns a part, warps, for blocks of kThreads.
-template <uint32_t kThreads>
+// A tile's parts, columns a part, warps, and the pieces of its columns
+// (tile_column_piece), for blocks of kThreads that take kRows rows.
+template <uint32_t kThreads, uint32_t kRows = kTile>
 struct TileShape {
-  static_assert(kThreads == 256 || kThreads == 512,
-                "a part's columns are 16 or 8 bits");
-  static constexpr uint32_t kParts = kThreads / kTile;
+  static_assert(kThreads == 256 || kThreads == 512, "a block is 8 or 16 warps");
+  static_assert(kRows == kTile || kRows == kTile / 2,
+                "a block takes a tile's rows or half of them");
+  static constexpr uint32_t kParts = kThreads / kRows;
   static constexpr uint32_t kPartColumns = kTile / kParts;
   static constexpr uint32_t kWarps = kThreads / 32;
+  static constexpr uint32_t kPieces = kThreads / kTile;
+  static constexpr uint32_t kPieceRows = kRows / kPieces;
+  static_assert(kPieceRows <= 16, "a piece is 16 bits");
 };
 
 // What a tile's tests keep in shared memory.
-template <uint32_t kThreads>
+template <uint32_t kThreads, uint32_t kRows = kTile>
 struct TileShared {
   // what the first pass reads of the columns (filter_shape), and labels
   float4 column_shapes[kTile];
   int32_t column_labels[kTile];
-  // row r's bits: the tile's columns that box r suppresses
-  unsigned long long row_bits[kTile];
+  // row r's bits (r counted from first_row): the tile's columns that box r
+  // suppresses
+  unsigned long long row_bits[kRows];
   // the second pass: the full boxes, and the pairs as row * 64 + column
-  P3dcNmsItem rows[kTile];
+  P3dcNmsItem rows[kRows];
   P3dcNmsItem columns[kTile];
-  uint16_t pairs[kTile * kTile];
-  uint32_t warp_totals[TileShape<kThreads>::kWarps];
-  // the column words' pieces of 64 / parts rows (tile_store_columns)
-  uint16_t column_pieces[TileShape<kThreads>::kParts][kTile];
+  uint16_t pairs[kRows * kTile];
+  uint32_t warp_totals[TileShape<kThreads, kRows>::kWarps];
+  // the column words' pieces of kPieceRows rows (tile_store_columns)
+  uint16_t column_pieces[TileShape<kThreads, kRows>::kPieces][kTile];
 };
 
 // What the first pass reads of a column box, one 16-byte load: the corners
@@ -127,32 +134,33 @@ __device__ __forceinline__ bool first_pass(const P3dcNmsPairTest &test,
 }
 
 // Threads 0-63, before the tile's first barrier: column @tid of the tile,
-// and row @tid (the second pass reads rows from shared memory); the row's
-// bits zeroed.
-template <P3dcNmsMode kMode, uint32_t kThreads>
-__device__ __forceinline__ void tile_stage(TileShared<kThreads> &s,
+// and, in threads below kRows, the thread's row (the second pass reads rows
+// from shared memory) and its bits zeroed.
+template <P3dcNmsMode kMode, uint32_t kThreads, uint32_t kRows>
+__device__ __forceinline__ void tile_stage(TileShared<kThreads, kRows> &s,
                                            uint32_t tid,
                                            const P3dcNmsItem &column,
                                            const P3dcNmsItem &row) {
   s.column_shapes[tid] = filter_shape<kMode>(column);
   s.column_labels[tid] = column.label;
-  if (kMode != P3DC_NMS_CIRCLE) {
-    s.columns[tid] = column;
-    s.rows[tid] = row;
+  if (kMode != P3DC_NMS_CIRCLE) s.columns[tid] = column;
+  if (tid < kRows) {
+    if (kMode != P3DC_NMS_CIRCLE) s.rows[tid] = row;
+    s.row_bits[tid] = 0;
   }
-  s.row_bits[tid] = 0;
 }
 
 // The first pass of this thread's row item against its part's columns,
 // after the barrier that follows tile_stage: the bits of the columns (of
 // the 64) that pass it, among @allowed (those the caller lets the row be
 // tested against).
-template <P3dcNmsMode kMode, P3dcNmsIouRule kRule, uint32_t kThreads>
+template <P3dcNmsMode kMode, P3dcNmsIouRule kRule, uint32_t kThreads,
+          uint32_t kRows>
 __device__ __forceinline__ unsigned long long tile_candidates(
-    const TileShared<kThreads> &s, const P3dcNmsPairTest &test,
+    const TileShared<kThreads, kRows> &s, const P3dcNmsPairTest &test,
     const P3dcNmsItem &row_item, unsigned long long allowed) {
-  constexpr uint32_t kPartColumns = TileShape<kThreads>::kPartColumns;
-  const uint32_t shift = threadIdx.x / kTile * kPartColumns;
+  constexpr uint32_t kPartColumns = TileShape<kThreads, kRows>::kPartColumns;
+  const uint32_t shift = threadIdx.x / kRows * kPartColumns;
   if (((allowed >> shift) & ((1ull << kPartColumns) - 1)) == 0) return 0;
   uint32_t hits = 0;
 #pragma unroll
@@ -168,17 +176,17 @@ __device__ __forceinline__ unsigned long long tile_candidates(
 // The second pass on every thread's candidates (every thread calls it):
 // row_bits[] complete on return, and TRUE (in every thread) when any bit
 // of the tile is set.  Every read of the staged boxes comes before its last
-// barrier.  Until the next tile's tile_stage a thread of 0-63 may read its
-// own row's row_bits word; the other words, before a barrier (tile_stage
-// zeroes them with none before it).
-template <P3dcNmsMode kMode, uint32_t kThreads>
-__device__ __forceinline__ bool tile_test(TileShared<kThreads> &s,
+// barrier.  Until the next tile's tile_stage a thread below kRows may read
+// its own row's row_bits word; the other words, before a barrier
+// (tile_stage zeroes them with none before it).
+template <P3dcNmsMode kMode, uint32_t kThreads, uint32_t kRows>
+__device__ __forceinline__ bool tile_test(TileShared<kThreads, kRows> &s,
                                           const P3dcNmsPairTest &test,
                                           unsigned long long candidates) {
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
   const uint32_t warp = tid >> 5;
-  const uint32_t row = tid % kTile;
+  const uint32_t row = tid % kRows;
   // whether this thread set a bit of the tile
   bool marked = false;
   if (kMode == P3DC_NMS_CIRCLE) {
@@ -192,7 +200,7 @@ __device__ __forceinline__ bool tile_test(TileShared<kThreads> &s,
     // warp_totals complete
     __syncthreads();
     uint32_t position = inclusive - own, total = 0;
-    for (uint32_t w = 0; w < TileShape<kThreads>::kWarps; w++) {
+    for (uint32_t w = 0; w < TileShape<kThreads, kRows>::kWarps; w++) {
       const uint32_t count = s.warp_totals[w];
       if (w < warp) position += count;
       total += count;
@@ -217,49 +225,54 @@ __device__ __forceinline__ bool tile_test(TileShared<kThreads> &s,
   return __syncthreads_or(marked);
 }
 
-// The tile's columns, after tile_test: with h = 64 / parts rows a piece,
-// thread t takes column t % 64 of rows h (t / 64) .. h (t / 64) + h - 1 (a
-// warp reads the same row words), and returns their bits, bit r for row
-// h (t / 64) + r.
-template <uint32_t kThreads>
+// The block's rows of the tile's columns, after tile_test: with h =
+// kPieceRows, thread t takes column t % 64 of the block's rows h (t / 64)
+// .. h (t / 64) + h - 1 (a warp reads the same row words), and returns
+// their bits, bit r for row h (t / 64) + r.
+template <uint32_t kThreads, uint32_t kRows>
 __device__ __forceinline__ uint32_t
-tile_column_piece(const TileShared<kThreads> &s) {
-  constexpr uint32_t kRows = kTile / TileShape<kThreads>::kParts;
-  const uint32_t column = threadIdx.x % kTile, part = threadIdx.x / kTile;
-  uint32_t piece = 0;
+tile_column_piece(const TileShared<kThreads, kRows> &s) {
+  constexpr uint32_t kPieceRows = TileShape<kThreads, kRows>::kPieceRows;
+  const uint32_t column = threadIdx.x % kTile, piece = threadIdx.x / kTile;
+  uint32_t bits = 0;
 #pragma unroll
-  for (uint32_t r = 0; r < kRows; r++)
-    piece |= (uint32_t)((s.row_bits[part * kRows + r] >> column) & 1ull) << r;
-  return piece;
+  for (uint32_t r = 0; r < kPieceRows; r++)
+    bits |= (uint32_t)((s.row_bits[piece * kPieceRows + r] >> column) & 1ull)
+            << r;
+  return bits;
 }
 
-// The tile's columns as words of the column mask (nms_common.cuh), after
-// tile_test (every thread calls it): bit r of column c's word for row tile
-// @row_tile is set when row r suppresses column c, for the tile's columns
-// below @m.  Threads 0-63 store the low 32 bits of column t % 64's word,
-// threads 64-127 the high 32 bits.  Every read of row_bits comes before its
+// The block's rows of the tile's columns as words of the column mask
+// (nms_common.cuh), after tile_test (every thread calls it): bit r of
+// column c's word for row tile @row_tile is set when row r suppresses
+// column c, for the tile's columns below @m.  A block of 64 rows stores
+// both 32-bit halves of each word (threads 0-63 the low half of column t %
+// 64's word, threads 64-127 the high half); a block of 32 rows, the half of
+// @first_row (threads 0-63).  Every read of row_bits comes before its
 // barrier.
-template <uint32_t kThreads>
+template <uint32_t kThreads, uint32_t kRows>
 __device__ __forceinline__ void tile_store_columns(
-    TileShared<kThreads> &s, unsigned long long *column_mask, uint32_t row_tile,
-    uint32_t col_tile, uint32_t m) {
-  constexpr uint32_t kRows = kTile / TileShape<kThreads>::kParts;
-  constexpr uint32_t kHalfPieces = 32 / kRows;
+    TileShared<kThreads, kRows> &s, unsigned long long *column_mask,
+    uint32_t row_tile, uint32_t col_tile, uint32_t m, uint32_t first_row = 0) {
+  constexpr uint32_t kPieceRows = TileShape<kThreads, kRows>::kPieceRows;
+  constexpr uint32_t kHalfPieces = 32 / kPieceRows;
+  constexpr uint32_t kHalves = kRows / 32;
   const uint32_t tid = threadIdx.x;
   const uint32_t column = tid % kTile;
   s.column_pieces[tid / kTile][column] = (uint16_t)tile_column_piece(s);
   // every piece in place, every read of row_bits done
   __syncthreads();
   const uint32_t c = col_tile * kTile + column;
-  if (tid >= 2 * kTile || c >= m) return;
+  if (tid >= kHalves * kTile || c >= m) return;
   const uint32_t half = tid / kTile;
   uint32_t bits = 0;
 #pragma unroll
   for (uint32_t p = 0; p < kHalfPieces; p++)
     bits |= (uint32_t)s.column_pieces[half * kHalfPieces + p][column]
-            << (p * kRows);
+            << (p * kPieceRows);
   reinterpret_cast<uint32_t *>(
-      column_mask)[((size_t)row_tile * kColumnBoxes + c) * 2 + half] = bits;
+      column_mask)[((size_t)row_tile * kColumnBoxes + c) * 2 + first_row / 32 +
+                   half] = bits;
 }
 
 }  // namespace p3dc_nms

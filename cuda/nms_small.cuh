@@ -39,7 +39,7 @@
 // Two blocks a tile of the workspace's square of tiles, each with half the
 // tile's rows (those past the call's count do no tile): 128 blocks at 500
 // boxes, within the H200's 132 SMs, each with half the first pass, pair
-// tests and column bits of a whole tile; 0.3 to 0.6 us less a call than a
+// tests and column bits of a whole tile; about 0.5 us less a call than a
 // block a tile at 500 boxes for iou and bev-rotated, the same for circle
 // (docs/performance.md).
 #ifndef P3DC_NMS_SMALL_CUH
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kSmallThreads)
   // block, the ticket's acquire orders every block's stores before the
   // loads that follow the second barrier.  One acquire-release atomic:
   // a fence (sequentially consistent) on each side of a relaxed one cost
-  // 0.2 to 0.4 us more a call at 500 boxes (docs/performance.md).
+  // 0.15 to 0.5 us more a call at 500 boxes (docs/performance.md).
   __syncthreads();
   if (tid == 0) {
     cuda::atomic_ref<uint32_t, cuda::thread_scope_device> ticket(*done);

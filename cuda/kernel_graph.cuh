@@ -15,9 +15,11 @@
 //  - building: adds it to a graph as a kernel node behind the one before,
 //    the edge programmatic where the launch is a programmatic dependent
 //    (launch.cuh) and the graph takes such edges;
-//  - setting: patches the next node of the built graph's executable form
-//    with the launch's arguments, where they differ from those the node
-//    holds (a host-side patch: launches already queued keep theirs).
+//  - matching: compares the launch with what each executable form of the
+//    built graph holds in the next node (below), and launches nothing;
+//  - setting: patches the next node of one executable form of the built
+//    graph with the launch's arguments, where they differ from those the
+//    node holds (a host-side patch: launches already queued keep theirs).
 // p3dc_kernel_graph_run() chooses among them for a call.
 // The same function describes the launches in all three, so the graph and
 // the plain path cannot drift apart.  A graph is built for one
@@ -30,6 +32,14 @@
 // bytes.  Padding inside a structure argument compares too: where it
 // differs (a structure that was not zero-initialized), the node is set
 // again, needlessly but correctly.
+//
+// A graph keeps up to kP3dcGraphExecs executable forms, each holding the
+// launches of other calls: a call whose launches one of them holds, every
+// node, launches it as it is; another sets the nodes of the form used
+// longest ago (or of a new one, while there are fewer).  Why: an element's
+// pool hands out a few buffers in turn, so that its calls' buffers change
+// every frame and come back every few; setting a node costs the host 0.3
+// to 1 us a call while the device waits (docs/performance.md).
 #ifndef P3DC_KERNEL_GRAPH_CUH
 #define P3DC_KERNEL_GRAPH_CUH
 
@@ -44,6 +54,8 @@
 // The most kernels in a P3dcKernelGraph, and the most bytes of arguments
 // one of its kernels takes.
 constexpr unsigned kP3dcGraphKernels = 8;
+// Executable forms a graph keeps: the buffers a pool hands out in turn.
+constexpr unsigned kP3dcGraphExecs = 4;
 constexpr size_t kP3dcGraphArgBytes = 256;
 // What a node holds, packed: its grid, block and shared memory, then its
 // arguments.
@@ -51,21 +63,32 @@ constexpr size_t kP3dcGraphShapeBytes = 7 * sizeof(unsigned);
 constexpr size_t kP3dcGraphHeldBytes =
     kP3dcGraphShapeBytes + kP3dcGraphArgBytes;
 
+// Each node's launch as a graph or one of its executable forms holds it,
+// packed; bytes[k] 0: not known (the next setting launcher sets node k).
+struct P3dcGraphHeld {
+  unsigned char packed[kP3dcGraphKernels][kP3dcGraphHeldBytes];
+  size_t bytes[kP3dcGraphKernels];
+};
+
 struct P3dcKernelGraph {
   cudaGraph_t graph;
-  cudaGraphExec_t exec;
   unsigned kernels;
   cudaGraphNode_t nodes[kP3dcGraphKernels];
   void *functions[kP3dcGraphKernels];
-  // each node's launch as it holds it, packed; held_bytes[k] 0: not known
-  // (the next setting launcher sets node k)
-  unsigned char held[kP3dcGraphKernels][kP3dcGraphHeldBytes];
-  size_t held_bytes[kP3dcGraphKernels];
+  // what the graph's nodes were added with, where a new form starts
+  P3dcGraphHeld built;
+  // the executable forms, NULL where not made yet (the build makes the
+  // first); the call count at each one's last launch
+  cudaGraphExec_t execs[kP3dcGraphExecs];
+  P3dcGraphHeld held[kP3dcGraphExecs];
+  unsigned long last_launch[kP3dcGraphExecs];
+  unsigned long launches;
   // a build failed with both kinds of edges (p3dc_kernel_graph_run): calls
   // launch their kernels one by one
   bool build_failed;
   // nodes set again since the build, for the tests: a call whose buffers
-  // change sets only the nodes whose arguments hold them
+  // change sets only the nodes whose arguments hold them, in a form that
+  // holds none of its launches
   unsigned long node_sets;
 };
 
@@ -79,8 +102,15 @@ class P3dcLauncher {
   static P3dcLauncher building(P3dcKernelGraph *graph, bool programmatic) {
     return P3dcLauncher(kBuild, nullptr, graph, programmatic);
   }
-  static P3dcLauncher setting(P3dcKernelGraph *graph) {
-    return P3dcLauncher(kSet, nullptr, graph, false);
+  // @graph built
+  static P3dcLauncher matching(P3dcKernelGraph *graph) {
+    return P3dcLauncher(kMatch, nullptr, graph, false);
+  }
+  // @form: one of @graph's executable forms, made
+  static P3dcLauncher setting(P3dcKernelGraph *graph, unsigned form) {
+    P3dcLauncher l(kSet, nullptr, graph, false);
+    l.form_ = form;
+    return l;
   }
 
   // The stream of an on_stream launcher, for the work that is queued on it
@@ -90,6 +120,13 @@ class P3dcLauncher {
   bool on_stream() const { return mode_ == kStream; }
   // The kernels launched through this launcher so far.
   unsigned launched() const { return next_; }
+  // A matching launcher's: an executable form that holds every launch so
+  // far, or kP3dcGraphExecs.
+  unsigned matched_form() const {
+    for (unsigned f = 0; f < kP3dcGraphExecs; f++)
+      if ((matches_ >> f) & 1u) return f;
+    return kP3dcGraphExecs;
+  }
 
   // Launches, adds or sets @kernel on @grid x @block (a number of blocks
   // and threads converts) with @shared_bytes of dynamic shared memory and
@@ -125,12 +162,13 @@ class P3dcLauncher {
     node.blockDim = block;
     node.sharedMemBytes = (unsigned)shared_bytes;
     node.kernelParams = pointers;
-    return mode_ == kBuild ? add(node, packed, bytes, dependent)
+    if (mode_ == kBuild) return add(node, packed, bytes, dependent);
+    return mode_ == kMatch ? match(node, packed, bytes)
                            : set(node, packed, bytes);
   }
 
  private:
-  enum Mode { kStream, kBuild, kSet };
+  enum Mode { kStream, kBuild, kMatch, kSet };
 
   P3dcLauncher(Mode mode, cudaStream_t stream, P3dcKernelGraph *graph,
                bool programmatic)
@@ -138,7 +176,28 @@ class P3dcLauncher {
         stream_(stream),
         graph_(graph),
         programmatic_(programmatic),
-        next_(0) {}
+        next_(0),
+        form_(0),
+        matches_(0) {
+    for (unsigned f = 0; graph != nullptr && f < kP3dcGraphExecs; f++)
+      if (graph->execs[f] != nullptr) matches_ |= 1u << f;
+  }
+
+  static bool holds(const P3dcGraphHeld &held, unsigned k,
+                    const unsigned char *packed, size_t bytes) {
+    return held.bytes[k] == bytes && memcmp(held.packed[k], packed, bytes) == 0;
+  }
+
+  static void hold(P3dcGraphHeld *held, unsigned k, const unsigned char *packed,
+                   size_t bytes) {
+    memcpy(held->packed[k], packed, bytes);
+    held->bytes[k] = bytes;
+  }
+
+  // The kernel of the next node is @func: the sequence is the one built.
+  bool next_is(const void *func) const {
+    return next_ < graph_->kernels && graph_->functions[next_] == func;
+  }
 
   // @values' addresses in @pointers and their bytes one after the other in
   // @packed; returns the bytes.
@@ -152,11 +211,6 @@ class P3dcLauncher {
       at += sizeof(std::get<I>(values))),
      ...);
     return at;
-  }
-
-  void hold(unsigned k, const unsigned char *packed, size_t bytes) {
-    memcpy(graph_->held[k], packed, bytes);
-    graph_->held_bytes[k] = bytes;
   }
 
   cudaError_t add(const cudaKernelNodeParams &node, const unsigned char *packed,
@@ -176,25 +230,32 @@ class P3dcLauncher {
     }
     if (err != cudaSuccess) return err;
     graph_->functions[k] = node.func;
-    hold(k, packed, bytes);
+    hold(&graph_->built, k, packed, bytes);
     graph_->kernels = ++next_;
+    return cudaSuccess;
+  }
+
+  cudaError_t match(const cudaKernelNodeParams &node,
+                    const unsigned char *packed, size_t bytes) {
+    // another sequence than the one built: the caller chose the wrong graph
+    if (!next_is(node.func)) return cudaErrorInvalidValue;
+    const unsigned k = next_++;
+    for (unsigned f = 0; f < kP3dcGraphExecs; f++)
+      if (!holds(graph_->held[f], k, packed, bytes)) matches_ &= ~(1u << f);
     return cudaSuccess;
   }
 
   cudaError_t set(const cudaKernelNodeParams &node, const unsigned char *packed,
                   size_t bytes) {
-    // another sequence than the one built: the caller chose the wrong graph
-    if (next_ >= graph_->kernels || graph_->functions[next_] != node.func)
-      return cudaErrorInvalidValue;
+    if (!next_is(node.func)) return cudaErrorInvalidValue;
     const unsigned k = next_++;
-    if (graph_->held_bytes[k] == bytes &&
-        memcmp(graph_->held[k], packed, bytes) == 0)
-      return cudaSuccess;
-    graph_->held_bytes[k] = 0;  // not known until the patch succeeds
-    const cudaError_t err =
-        cudaGraphExecKernelNodeSetParams(graph_->exec, graph_->nodes[k], &node);
+    P3dcGraphHeld *held = &graph_->held[form_];
+    if (holds(*held, k, packed, bytes)) return cudaSuccess;
+    held->bytes[k] = 0;  // not known until the patch succeeds
+    const cudaError_t err = cudaGraphExecKernelNodeSetParams(
+        graph_->execs[form_], graph_->nodes[k], &node);
     if (err == cudaSuccess) {
-      hold(k, packed, bytes);
+      hold(held, k, packed, bytes);
       graph_->node_sets++;
     }
     return err;
@@ -205,6 +266,10 @@ class P3dcLauncher {
   P3dcKernelGraph *graph_;
   bool programmatic_;
   unsigned next_;
+  // a setting launcher's executable form
+  unsigned form_;
+  // a matching launcher's: bit f set while form f holds every launch
+  unsigned matches_;
 };
 
 // Whether work queued on @stream now goes into a capture (the caller's
@@ -220,39 +285,72 @@ static inline bool p3dc_stream_capturing(cudaStream_t stream) {
 }
 
 static inline void p3dc_kernel_graph_destroy(P3dcKernelGraph *g) {
-  if (g->exec != nullptr) cudaGraphExecDestroy(g->exec);
+  for (cudaGraphExec_t exec : g->execs)
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
   if (g->graph != nullptr) cudaGraphDestroy(g->graph);
   memset(g, 0, sizeof *g);
 }
 
-// Builds @g (zeroed or destroyed) from what @queue (a callable taking a
-// P3dcLauncher &) launches, with programmatic edges where @programmatic,
-// and instantiates it.  On failure @g is left destroyed, and the error is
-// returned, not left behind for a later cudaGetLastError().
-//
-// The build may come in the middle of a caller's work (nms and pillarfeat
-// build at their first call), while another thread captures a stream in
-// the global mode (PyTorch's default): there cudaGraphInstantiate is an
-// unsafe call, which would fail and invalidate that thread's capture.  The
-// build touches no stream, so this thread builds in the relaxed mode,
-// which allows it, and then returns to the mode it was in.
-template <typename Queue>
-static cudaError_t p3dc_kernel_graph_build(P3dcKernelGraph *g,
-                                           bool programmatic, Queue queue) {
+// Whether @g is built (its graph and first executable form made).
+static inline bool p3dc_kernel_graph_built(const P3dcKernelGraph *g) {
+  return g->execs[0] != nullptr;
+}
+
+// Runs @work (a callable returning a cudaError_t) in this thread's relaxed
+// stream capture mode, then returns to the mode the thread was in.  A
+// graph's build and its executable forms come in the middle of a caller's
+// work (nms and pillarfeat build at their first call, and a form is made
+// at the call that first needs it), maybe while another thread captures a
+// stream in the global mode (PyTorch's default): there
+// cudaGraphInstantiate is an unsafe call, which would fail and invalidate
+// that thread's capture.  The work touches no stream, and the relaxed mode
+// allows it.
+template <typename Work>
+static cudaError_t p3dc_kernel_graph_relaxed(Work work) {
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaError_t err = cudaThreadExchangeStreamCaptureMode(&mode);
   const bool exchanged = err == cudaSuccess;
-  if (err == cudaSuccess) err = cudaGraphCreate(&g->graph, 0);
-  if (err == cudaSuccess) {
-    P3dcLauncher build = P3dcLauncher::building(g, programmatic);
-    err = queue(build);
-  }
-  if (err == cudaSuccess && g->kernels == 0) err = cudaErrorInvalidValue;
-  if (err == cudaSuccess) err = cudaGraphInstantiate(&g->exec, g->graph, 0);
+  if (err == cudaSuccess) err = work();
   if (exchanged) {
     const cudaError_t restored = cudaThreadExchangeStreamCaptureMode(&mode);
     if (err == cudaSuccess) err = restored;
   }
+  return err;
+}
+
+// Makes executable form @form of @g's graph, holding the launches the
+// graph was built with.
+static inline cudaError_t p3dc_kernel_graph_make_form(P3dcKernelGraph *g,
+                                                      unsigned form) {
+  const cudaError_t err = p3dc_kernel_graph_relaxed(
+      [g, form] { return cudaGraphInstantiate(&g->execs[form], g->graph, 0); });
+  if (err == cudaSuccess) {
+    g->held[form] = g->built;
+  } else {
+    if (g->execs[form] != nullptr) cudaGraphExecDestroy(g->execs[form]);
+    g->execs[form] = nullptr;
+  }
+  return err;
+}
+
+// Builds @g (zeroed or destroyed) from what @queue (a callable taking a
+// P3dcLauncher &) launches, with programmatic edges where @programmatic,
+// and makes its first executable form.  On failure @g is left destroyed,
+// and the error is returned, not left behind for a later
+// cudaGetLastError().
+template <typename Queue>
+static cudaError_t p3dc_kernel_graph_build(P3dcKernelGraph *g,
+                                           bool programmatic, Queue queue) {
+  cudaError_t err = p3dc_kernel_graph_relaxed([g, programmatic, &queue] {
+    cudaError_t built = cudaGraphCreate(&g->graph, 0);
+    if (built == cudaSuccess) {
+      P3dcLauncher build = P3dcLauncher::building(g, programmatic);
+      built = queue(build);
+    }
+    if (built == cudaSuccess && g->kernels == 0) built = cudaErrorInvalidValue;
+    return built;
+  });
+  if (err == cudaSuccess) err = p3dc_kernel_graph_make_form(g, 0);
   if (err != cudaSuccess) {
     cudaGetLastError();
     p3dc_kernel_graph_destroy(g);
@@ -260,16 +358,42 @@ static cudaError_t p3dc_kernel_graph_build(P3dcKernelGraph *g,
   return err;
 }
 
-// Sets the nodes of @g whose arguments changed from what @queue launches
-// (the same sequence @g was built from) and launches @g on @stream.
+// The executable form of @g a call that none holds sets: a new one while
+// there are fewer than kP3dcGraphExecs (where making it fails, as where
+// there are not, the one launched longest ago).
+static inline unsigned p3dc_kernel_graph_form_to_set(P3dcKernelGraph *g) {
+  unsigned oldest = 0;
+  for (unsigned f = 0; f < kP3dcGraphExecs; f++) {
+    if (g->execs[f] == nullptr) {
+      if (p3dc_kernel_graph_make_form(g, f) == cudaSuccess) return f;
+      cudaGetLastError();
+      break;
+    }
+    if (g->last_launch[f] < g->last_launch[oldest]) oldest = f;
+  }
+  return oldest;
+}
+
+// Launches on @stream the executable form of @g that holds what @queue
+// launches (the same sequence @g was built from), or, where none does,
+// one whose nodes it sets first (p3dc_kernel_graph_form_to_set).
 template <typename Queue>
 static cudaError_t p3dc_kernel_graph_launch(P3dcKernelGraph *g, Queue queue,
                                             cudaStream_t stream) {
-  P3dcLauncher set = P3dcLauncher::setting(g);
-  cudaError_t err = queue(set);
-  if (err == cudaSuccess && set.launched() != g->kernels)
+  P3dcLauncher match = P3dcLauncher::matching(g);
+  cudaError_t err = queue(match);
+  if (err == cudaSuccess && match.launched() != g->kernels)
     err = cudaErrorInvalidValue;
-  if (err == cudaSuccess) err = cudaGraphLaunch(g->exec, stream);
+  unsigned form = match.matched_form();
+  if (err == cudaSuccess && form == kP3dcGraphExecs) {
+    form = p3dc_kernel_graph_form_to_set(g);
+    P3dcLauncher set = P3dcLauncher::setting(g, form);
+    err = queue(set);
+  }
+  if (err == cudaSuccess) {
+    g->last_launch[form] = ++g->launches;
+    err = cudaGraphLaunch(g->execs[form], stream);
+  }
   if (err != cudaSuccess) cudaGetLastError();
   return err;
 }
@@ -296,11 +420,12 @@ template <typename Queue>
 static cudaError_t p3dc_kernel_graph_run(P3dcKernelGraph *g, bool programmatic,
                                          Queue queue, cudaStream_t stream) {
   if (!g->build_failed && !p3dc_stream_capturing(stream)) {
-    if (g->exec == nullptr &&
+    if (!p3dc_kernel_graph_built(g) &&
         p3dc_kernel_graph_build_best(g, programmatic, queue, nullptr) !=
             cudaSuccess)
       g->build_failed = true;
-    if (g->exec != nullptr) return p3dc_kernel_graph_launch(g, queue, stream);
+    if (p3dc_kernel_graph_built(g))
+      return p3dc_kernel_graph_launch(g, queue, stream);
   }
   P3dcLauncher l = P3dcLauncher::on_stream(stream);
   return queue(l);

@@ -23,8 +23,13 @@ uint32_t p3dc_nms_graphs_built (const P3dcNms * nms);
 
 /* How many times calls have set a node of @nms's graphs again since each
  * was built (its arguments changed): the tests check that a call whose
- * buffers change sets one node, the first kernel's. */
+ * buffers change sets one node, the first kernel's, and only where no
+ * executable form of the graph holds its launches. */
 uint64_t p3dc_nms_graph_node_sets (const P3dcNms * nms);
+
+/* The executable forms a graph keeps (kernel_graph.cuh): the tests' turns
+ * of buffers are worked out for it. */
+uint32_t p3dc_nms_graph_forms (void);
 
 /* Makes every later graph build of @nms fail, as on a driver that takes no
  * CUDA graph: the tests check that calls then launch their kernels one by

@@ -172,7 +172,7 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
 extern "C" uint32_t p3dc_nms_graphs_built(const P3dcNms *nms) {
   uint32_t built = 0;
   for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
-    built += nms->graphs[g].exec != nullptr ? 1u : 0u;
+    built += p3dc_kernel_graph_built(&nms->graphs[g]) ? 1u : 0u;
   return built;
 }
 
@@ -186,6 +186,8 @@ extern "C" uint64_t p3dc_nms_graph_node_sets(const P3dcNms *nms) {
     sets += nms->graphs[g].node_sets;
   return sets;
 }
+
+extern "C" uint32_t p3dc_nms_graph_forms(void) { return kP3dcGraphExecs; }
 
 extern "C" uint32_t p3dc_nms_get_capacity(const P3dcNms *nms) {
   return nms != nullptr ? nms->capacity : 0;

@@ -83,6 +83,12 @@ p3dc_nms_graph_node_sets (const P3dcNms * nms)
 }
 
 uint32_t
+p3dc_nms_graph_forms (void)
+{
+  return 0;
+}
+
+uint32_t
 p3dc_nms_get_capacity (const P3dcNms * nms)
 {
   (void) nms;

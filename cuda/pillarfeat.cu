@@ -349,7 +349,7 @@ extern "C" void p3dc_pillarfeat_cuda_free(P3dcPillarFeatCuda *pf) {
 }
 
 extern "C" int p3dc_pillarfeat_cuda_graph_built(const P3dcPillarFeatCuda *pf) {
-  return pf != nullptr && pf->graph.exec != nullptr;
+  return pf != nullptr && p3dc_kernel_graph_built(&pf->graph);
 }
 
 extern "C" P3dcResult p3dc_pillarfeat_cuda_new(

@@ -423,7 +423,8 @@ __global__ void __launch_bounds__(kCellThreads) cell_kernel(const PoolArgs a) {
 
 // A pooling's three kernels with @args, for input @In and output @Out,
 // through @l (kernel_graph.cuh): launched on a stream inside a caller's
-// capture, added to the format pair's graph, or set in it.
+// capture, added to the format pair's graph, matched against its forms, or
+// set in one.
 template <typename In, typename Out>
 cudaError_t queue_kernels(const PoolArgs &args, size_t smem, P3dcLauncher &l) {
   // Tiles: x the (camera, v, tile of u), y the tile of depth bins (at most

@@ -211,9 +211,9 @@ P3dcResult p3dc_bevpool_cpu (const P3dcBevGeometry * geometry,
  * buffer, then every cell's.  Those buffers belong to @geometry: poolings
  * with one geometry must be ordered (one stream, or events), and must not
  * overlap on the host.  The kernels are one CUDA graph per pair of formats,
- * built by _new; a call whose tensors are not the last call's sets the
- * graph's parameters again (launched one by one when @stream is being
- * captured into a graph of the caller's). */
+ * built by _new; a call whose tensors none of the graph's up to four
+ * executable forms holds sets one form's parameters again (launched one by
+ * one when @stream is being captured into a graph of the caller's). */
 P3dcResult p3dc_bevpool_cuda (const P3dcBevGeometryCuda * geometry,
     const void *features, const void *depth, int half_in, void *out,
     int half_out, P3dcCudaStream stream);

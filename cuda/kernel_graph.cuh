@@ -7,7 +7,7 @@
 // most of the call.
 //
 // How: the code that queues a call's kernels does so through a
-// P3dcLauncher, and does not know which of three things the launcher does
+// P3dcLauncher, and does not know which of four things the launcher does
 // with each launch:
 //  - on a stream: launches it there (p3dc_launch), as it would without a
 //    graph; for calls queued inside a caller's stream capture, and for the
@@ -21,11 +21,11 @@
 //    graph with the launch's arguments, where they differ from those the
 //    node holds (a host-side patch: launches already queued keep theirs).
 // p3dc_kernel_graph_run() chooses among them for a call.
-// The same function describes the launches in all three, so the graph and
+// The same function describes the launches in all four, so the graph and
 // the plain path cannot drift apart.  A graph is built for one
 // configuration, one sequence of kernels: the caller keeps one graph per
-// sequence its calls can take, and a setting launcher refuses a sequence
-// other than the one built.
+// sequence its calls can take, and a matching or setting launcher refuses
+// a sequence other than the one built.
 //
 // A node is set again where its launch's grid, block, shared memory or
 // arguments differ from what it holds; the arguments are compared by their
@@ -33,17 +33,22 @@
 // differs (a structure that was not zero-initialized), the node is set
 // again, needlessly but correctly.
 //
-// A graph keeps up to kP3dcGraphExecs executable forms, each holding the
-// launches of other calls: a call whose launches one of them holds, every
-// node, launches it as it is; another sets the nodes of the form used
-// longest ago (or of a new one, while there are fewer).  Why: an element's
-// pool hands out a few buffers in turn, so that its calls' buffers change
-// every frame and come back every few; setting a node costs the host 0.3
-// to 1 us a call while the device waits (docs/performance.md).
+// A graph keeps up to kP3dcGraphExecs executable forms (max_forms, where
+// its owner sets it), each holding the launches of other calls: a call
+// whose launches one of them holds, every node, launches it as it is;
+// another sets the nodes of a form no call has launched yet, else of a
+// new one while there are fewer, else of the one launched longest ago.
+// Why: an element's pool hands out a few buffers in turn, so that its
+// calls' buffers change every frame and come back every few; setting a
+// node costs the host 0.3 to 1 us a call while the device waits
+// (docs/performance.md).  The forms are separate executable graphs, so
+// they do not order calls on different streams behind each other: the
+// owners' calls serve one stream at a time, or are ordered by events.
 #ifndef P3DC_KERNEL_GRAPH_CUH
 #define P3DC_KERNEL_GRAPH_CUH
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <tuple>
@@ -54,8 +59,10 @@
 // The most kernels in a P3dcKernelGraph, and the most bytes of arguments
 // one of its kernels takes.
 constexpr unsigned kP3dcGraphKernels = 8;
-// Executable forms a graph keeps: the buffers a pool hands out in turn.
+// Executable forms a graph keeps at most: the buffers a pool hands out in
+// turn.
 constexpr unsigned kP3dcGraphExecs = 4;
+static_assert(kP3dcGraphExecs <= 32, "a matching launcher's bits");
 constexpr size_t kP3dcGraphArgBytes = 256;
 // What a node holds, packed: its grid, block and shared memory, then its
 // arguments.
@@ -64,7 +71,8 @@ constexpr size_t kP3dcGraphHeldBytes =
     kP3dcGraphShapeBytes + kP3dcGraphArgBytes;
 
 // Each node's launch as a graph or one of its executable forms holds it,
-// packed; bytes[k] 0: not known (the next setting launcher sets node k).
+// packed; bytes[k] 0: not known (the next setting launcher of that form
+// sets node k).
 struct P3dcGraphHeld {
   unsigned char packed[kP3dcGraphKernels][kP3dcGraphHeldBytes];
   size_t bytes[kP3dcGraphKernels];
@@ -77,18 +85,26 @@ struct P3dcKernelGraph {
   void *functions[kP3dcGraphKernels];
   // what the graph's nodes were added with, where a new form starts
   P3dcGraphHeld built;
-  // the executable forms, NULL where not made yet (the build makes the
-  // first); the call count at each one's last launch
+  // the executable forms, made in order, NULL where not made yet (the
+  // build makes the first); the launch count at each one's last launch, 0
+  // where none yet
   cudaGraphExec_t execs[kP3dcGraphExecs];
   P3dcGraphHeld held[kP3dcGraphExecs];
-  unsigned long last_launch[kP3dcGraphExecs];
-  unsigned long launches;
+  uint64_t last_launch[kP3dcGraphExecs];
+  uint64_t launches;
+  // the most forms (1 to kP3dcGraphExecs; 0: kP3dcGraphExecs), which the
+  // owner sets where its calls' launches seldom come back (voxelize's hold
+  // the frame's point count); kept by p3dc_kernel_graph_destroy
+  unsigned max_forms;
+  // making a form failed: the made ones serve from then on (kept by
+  // p3dc_kernel_graph_destroy)
+  bool form_failed;
   // a build failed with both kinds of edges (p3dc_kernel_graph_run): calls
   // launch their kernels one by one
   bool build_failed;
   // nodes set again since the build, for the tests: a call whose buffers
-  // change sets only the nodes whose arguments hold them, in a form that
-  // holds none of its launches
+  // change sets only the nodes whose arguments hold them, and only where no
+  // form holds all its launches
   unsigned long node_sets;
 };
 
@@ -241,7 +257,8 @@ class P3dcLauncher {
     if (!next_is(node.func)) return cudaErrorInvalidValue;
     const unsigned k = next_++;
     for (unsigned f = 0; f < kP3dcGraphExecs; f++)
-      if (!holds(graph_->held[f], k, packed, bytes)) matches_ &= ~(1u << f);
+      if (((matches_ >> f) & 1u) && !holds(graph_->held[f], k, packed, bytes))
+        matches_ &= ~(1u << f);
     return cudaSuccess;
   }
 
@@ -288,7 +305,11 @@ static inline void p3dc_kernel_graph_destroy(P3dcKernelGraph *g) {
   for (cudaGraphExec_t exec : g->execs)
     if (exec != nullptr) cudaGraphExecDestroy(exec);
   if (g->graph != nullptr) cudaGraphDestroy(g->graph);
+  const unsigned max_forms = g->max_forms;
+  const bool form_failed = g->form_failed;
   memset(g, 0, sizeof *g);
+  g->max_forms = max_forms;
+  g->form_failed = form_failed;
 }
 
 // Whether @g is built (its graph and first executable form made).
@@ -326,8 +347,11 @@ static inline cudaError_t p3dc_kernel_graph_make_form(P3dcKernelGraph *g,
       [g, form] { return cudaGraphInstantiate(&g->execs[form], g->graph, 0); });
   if (err == cudaSuccess) {
     g->held[form] = g->built;
+    g->last_launch[form] = 0;
   } else {
-    if (g->execs[form] != nullptr) cudaGraphExecDestroy(g->execs[form]);
+    // made, where only the capture mode's return failed; the error
+    // returned is that one, whatever the destruction says
+    if (g->execs[form] != nullptr) (void)cudaGraphExecDestroy(g->execs[form]);
     g->execs[form] = nullptr;
   }
   return err;
@@ -358,17 +382,26 @@ static cudaError_t p3dc_kernel_graph_build(P3dcKernelGraph *g,
   return err;
 }
 
-// The executable form of @g a call that none holds sets: a new one while
-// there are fewer than kP3dcGraphExecs (where making it fails, as where
-// there are not, the one launched longest ago).
+// The executable form of @g that a call none holds sets: a made one no
+// call has launched (the build's, where its owner built it with
+// placeholder launches), else a new one while there are fewer than
+// max_forms, else (or where making one fails) the one launched longest
+// ago.
 static inline unsigned p3dc_kernel_graph_form_to_set(P3dcKernelGraph *g) {
+  const unsigned most = g->max_forms >= 1 && g->max_forms < kP3dcGraphExecs
+                            ? g->max_forms
+                            : kP3dcGraphExecs;
   unsigned oldest = 0;
-  for (unsigned f = 0; f < kP3dcGraphExecs; f++) {
+  for (unsigned f = 0; f < most; f++) {
     if (g->execs[f] == nullptr) {
-      if (p3dc_kernel_graph_make_form(g, f) == cudaSuccess) return f;
-      cudaGetLastError();
+      if (!g->form_failed) {
+        if (p3dc_kernel_graph_make_form(g, f) == cudaSuccess) return f;
+        cudaGetLastError();
+        g->form_failed = true;
+      }
       break;
     }
+    if (g->last_launch[f] == 0) return f;
     if (g->last_launch[f] < g->last_launch[oldest]) oldest = f;
   }
   return oldest;
@@ -384,11 +417,13 @@ static cudaError_t p3dc_kernel_graph_launch(P3dcKernelGraph *g, Queue queue,
   cudaError_t err = queue(match);
   if (err == cudaSuccess && match.launched() != g->kernels)
     err = cudaErrorInvalidValue;
-  unsigned form = match.matched_form();
+  unsigned form = err == cudaSuccess ? match.matched_form() : 0;
   if (err == cudaSuccess && form == kP3dcGraphExecs) {
     form = p3dc_kernel_graph_form_to_set(g);
     P3dcLauncher set = P3dcLauncher::setting(g, form);
     err = queue(set);
+    if (err == cudaSuccess && set.launched() != g->kernels)
+      err = cudaErrorInvalidValue;
   }
   if (err == cudaSuccess) {
     g->last_launch[form] = ++g->launches;
@@ -412,8 +447,9 @@ static cudaError_t p3dc_kernel_graph_build_best(P3dcKernelGraph *g,
 }
 
 // A call's launches, as @queue describes them: one by one on @stream while
-// the caller captures it (they go into the caller's graph), else as @g,
-// with the nodes whose launches changed set again.  A @g not built yet is
+// the caller captures it (they go into the caller's graph), else as the
+// form of @g that holds them, or one whose nodes are set first
+// (p3dc_kernel_graph_launch).  A @g not built yet is
 // built first (p3dc_kernel_graph_build_best with @programmatic); where
 // that fails, this call and the later ones launch one by one.
 template <typename Queue>

@@ -31,6 +31,12 @@ uint64_t p3dc_nms_graph_node_sets (const P3dcNms * nms);
  * of buffers are worked out for it. */
 uint32_t p3dc_nms_graph_forms (void);
 
+/* Makes every later making of a second executable form of @nms's graphs
+ * fail, as where instantiating one more graph fails: the tests check that
+ * calls then set the nodes of the forms made, as a graph of one form
+ * does. */
+void p3dc_nms_refuse_graph_forms (P3dcNms * nms);
+
 /* Makes every later graph build of @nms fail, as on a driver that takes no
  * CUDA graph: the tests check that calls then launch their kernels one by
  * one and give the same results. */

@@ -61,13 +61,16 @@ struct _P3dNms {
   bool refuse_graph_builds;
   // blocks of the mask kernels, which loop over the tiles: as many as the
   // GPU holds at once, at most one a tile of a full workspace; by mode, and
-  // for bev-rotated under mmcv's rule
+  // for bev-rotated under mmcv's rule (0 for capacities up to
+  // kSmallCapacity, whose calls take no mask kernel)
   unsigned mask_blocks[4];
   unsigned mmcv_mask_blocks;
   // nms_small.cuh, for capacities up to kSmallCapacity (NULL otherwise):
   // the boxes' ranks, and the ticket counter of the call's blocks
   uint32_t *ranks;
   uint32_t *done;
+  // the three kernels', for capacities above kSmallCapacity (NULL
+  // otherwise); the sort's keys and input indices above kRankCapacity only
   uint32_t *keys_in, *keys_out;
   uint32_t *index_in, *index_out;
   P3dcNmsItem *items;
@@ -180,6 +183,12 @@ extern "C" void p3dc_nms_refuse_graph_builds(P3dcNms *nms) {
   if (nms != nullptr) nms->refuse_graph_builds = true;
 }
 
+// (kernel_graph.cuh: a graph whose making of a form failed makes no more)
+extern "C" void p3dc_nms_refuse_graph_forms(P3dcNms *nms) {
+  for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
+    nms->graphs[g].form_failed = true;
+}
+
 extern "C" uint64_t p3dc_nms_graph_node_sets(const P3dcNms *nms) {
   uint64_t sets = 0;
   for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
@@ -205,6 +214,9 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   const size_t words = (capacity + kTile - 1) / kTile;
   const size_t tiles = words * (words + 1) / 2;
 
+  // a small workspace's calls are one kernel (nms_small.cuh), which needs
+  // none of the three kernels' buffers and grids
+  const bool small = capacity <= kSmallCapacity;
   cudaError_t err = cudaSuccess;
   int device = 0, multiprocessors = 0;
   if (err == cudaSuccess) err = cudaGetDevice(&device);
@@ -213,31 +225,36 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
                                  cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
     err = p3dc_launch_dependent_supported(&self->can_chain);
-  if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3DC_NMS_IOU>, multiprocessors, tiles,
-                    &self->mask_blocks[P3DC_NMS_IOU]);
-  if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED>, multiprocessors, tiles,
-                    &self->mask_blocks[P3DC_NMS_BEV_ROTATED]);
-  if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3DC_NMS_BEV_ALIGNED>, multiprocessors, tiles,
-                    &self->mask_blocks[P3DC_NMS_BEV_ALIGNED]);
-  if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3DC_NMS_CIRCLE>, multiprocessors, tiles,
-                    &self->mask_blocks[P3DC_NMS_CIRCLE]);
-  if (err == cudaSuccess)
-    err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
-                    multiprocessors, tiles, &self->mmcv_mask_blocks);
+  if (!small) {
+    if (err == cudaSuccess)
+      err = mask_grid(mask_kernel<P3DC_NMS_IOU>, multiprocessors, tiles,
+                      &self->mask_blocks[P3DC_NMS_IOU]);
+    if (err == cudaSuccess)
+      err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED>, multiprocessors, tiles,
+                      &self->mask_blocks[P3DC_NMS_BEV_ROTATED]);
+    if (err == cudaSuccess)
+      err = mask_grid(mask_kernel<P3DC_NMS_BEV_ALIGNED>, multiprocessors, tiles,
+                      &self->mask_blocks[P3DC_NMS_BEV_ALIGNED]);
+    if (err == cudaSuccess)
+      err = mask_grid(mask_kernel<P3DC_NMS_CIRCLE>, multiprocessors, tiles,
+                      &self->mask_blocks[P3DC_NMS_CIRCLE]);
+    if (err == cudaSuccess)
+      err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
+                      multiprocessors, tiles, &self->mmcv_mask_blocks);
+  }
 
   const size_t bytes = (size_t)capacity * sizeof(uint32_t);
-  if (err == cudaSuccess) err = cudaMalloc(&self->index_out, bytes);
-  if (err == cudaSuccess)
-    err = cudaMalloc(&self->items, (size_t)capacity * sizeof(P3dcNmsItem));
-  if (err == cudaSuccess) err = cudaMalloc(&self->item_count, sizeof(uint32_t));
-  if (err == cudaSuccess) err = cudaMalloc(&self->call, sizeof(CallOutput));
-  if (err == cudaSuccess)
-    err = cudaMalloc(&self->mask,
-                     (size_t)capacity * words * sizeof(unsigned long long));
+  if (!small) {
+    if (err == cudaSuccess) err = cudaMalloc(&self->index_out, bytes);
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->items, (size_t)capacity * sizeof(P3dcNmsItem));
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->item_count, sizeof(uint32_t));
+    if (err == cudaSuccess) err = cudaMalloc(&self->call, sizeof(CallOutput));
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->mask,
+                       (size_t)capacity * words * sizeof(unsigned long long));
+  }
   // whole, and zeroed: the reduction loads words of columns past a call's
   // count before it knows the count (nms_reduce.cuh: load_column)
   const size_t column_bytes =
@@ -262,7 +279,7 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
   }
-  if (capacity <= kSmallCapacity) {
+  if (small) {
     if (err == cudaSuccess) err = cudaMalloc(&self->ranks, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->done, sizeof(uint32_t));
     if (err == cudaSuccess) err = cudaMemset(self->done, 0, sizeof(uint32_t));

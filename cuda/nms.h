@@ -134,12 +134,14 @@ P3dcResult p3dc_nms_cpu (const P3dcNmsParams * params, const void *boxes,
 
 /* Device workspace for up to @capacity input boxes (1 to
  * P3DC_NMS_MAX_CAPACITY), allocated on the current device: the suppression
- * mask (capacity * ceil (capacity / 64) * 8 bytes: 50 MB for 20000 boxes),
- * the same mask transposed for the calls of up to 1024 boxes (128 KB),
- * above 1024 boxes its pairs as lists (about 1 KB a box), sort buffers,
- * above 4096 the grid of the centres (about 50 bytes a box and 128 KB)
- * and scratch; it returns once the buffers it zeroes are zeroed.
- * P3DC_ERROR_TOO_LARGE above the maximum. */
+ * mask transposed, for the calls of up to 1024 boxes (128 KB); up to 512
+ * boxes, where a call is one kernel, the boxes' ranks and a counter; above,
+ * the suppression mask (capacity * ceil (capacity / 64) * 8 bytes: 50 MB
+ * for 20000 boxes), the boxes in score order, above 1024 boxes the pairs as
+ * lists (about 1 KB a box), above 4096 sort buffers and the grid of the
+ * centres (about 50 bytes a box and 128 KB), and scratch; it returns once
+ * the buffers it zeroes are zeroed.  P3DC_ERROR_TOO_LARGE above the
+ * maximum. */
 typedef struct _P3dNms P3dcNms;
 P3dcResult p3dc_nms_new (uint32_t capacity, P3dcNms ** nms);
 void p3dc_nms_free (P3dcNms * nms);
@@ -156,10 +158,10 @@ uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
  * workspace must not overlap on the host.  Up to a capacity of 4096 a call
  * is one launch of a CUDA graph of its three kernels (of one kernel up to a
  * capacity of 512), one graph a mode (and one for bev-rotated under mmcv's
- * rule), built by the first call that takes it (a call in other buffers
- * than the call before updates one node of it); a call queued while the
- * caller captures @stream launches the kernels into the caller's graph
- * instead.  Up to a capacity of 4096 the time grows with the count only (up
+ * rule), built by the first call that takes it (a call in buffers that
+ * none of its up to four executable forms holds sets one node of one); a
+ * call queued while the caller captures @stream launches the kernels into
+ * the caller's graph instead.  Up to a capacity of 4096 the time grows with the count only (up
  * to 512 with the capacity too: a block a 64 x 64 tile of it); above, the
  * sort runs over the whole capacity (CUB's device sort takes its count from
  * the host), so a workspace much larger than the counts it sees costs that

@@ -88,6 +88,12 @@ p3dc_nms_graph_forms (void)
   return 0;
 }
 
+void
+p3dc_nms_refuse_graph_forms (P3dcNms * nms)
+{
+  (void) nms;
+}
+
 uint32_t
 p3dc_nms_get_capacity (const P3dcNms * nms)
 {

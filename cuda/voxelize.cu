@@ -10,8 +10,10 @@
 // saves against three stream launches is the host's launch cost
 // (docs/performance.md).  The graph's nodes are set again only when their
 // launches change (other inputs or outputs, another point count, arrays
-// that grew).  A full write
-// (output_clean = 0) needs no memset: the gather zeros the rows.
+// that grew).  The graph keeps one executable form: its launches hold the
+// frame's point count, so a frame seldom finds the launches of one a few
+// frames back, which more forms would keep (kernel_graph.cuh).  A full
+// write (output_clean = 0) needs no memset: the gather zeros the rows.
 //
 // At the sizes of real frames (20k to 300k points) the time is latency, not
 // bytes: a 271k-point frame moves about 15 MB, 5 us at HBM speed, so the
@@ -201,8 +203,8 @@ static cudaError_t configure_gather(P3dcVoxelizer *v) {
 
 // The frame's three kernels through @l (kernel_graph.cuh), the scan and the
 // gather as programmatic dependents of the kernel before them where the
-// device has them: launched on a stream, added to the frame's graph, or set
-// in it.
+// device has them: launched on a stream, added to the frame's graph,
+// matched against it, or set in it.
 static cudaError_t queue_kernels(const P3dcVoxelizer *v, const FrameLaunch &f,
                                  P3dcLauncher &l) {
   cudaError_t err =
@@ -225,6 +227,8 @@ static cudaError_t setup_graph(P3dcVoxelizer *v) {
   memset(static_cast<void *>(&f), 0, sizeof f);
   f.cells_blocks = f.scan_blocks = f.gather_blocks = 1;
   auto queue = [v, &f](P3dcLauncher &l) { return queue_kernels(v, f, l); };
+  // (the top of this file)
+  v->graph.max_forms = 1;
   // without programmatic edges in the graph, the launches inside a caller's
   // capture are plain ones too
   return p3dc_kernel_graph_build_best(&v->graph, v->can_chain, queue,
@@ -361,7 +365,7 @@ static void frame_launch(const P3dcVoxelizer *v, const float *points,
 }
 
 // The frame's graph, with the nodes whose parameters changed since the last
-// frame set again (a host-side patch of the executable graph; launches
+// frame set again (a host-side patch of its one executable form; launches
 // already queued keep theirs); inside a caller's stream capture, the
 // kernels launched into the caller's graph.
 static cudaError_t queue_frame(P3dcVoxelizer *v, const float *points,

@@ -770,6 +770,52 @@ GST_START_TEST (test_buffers_set_one_node)
 
 GST_END_TEST;
 
+/* Where no second executable form can be made (a test hook makes the
+ * instantiation fail), the graph's one form serves every call: a call in
+ * other buffers than the call before sets one node, one in the same
+ * buffers none, and every result is the reference's. */
+GST_START_TEST (test_buffers_one_form)
+{
+  const guint capacity = graph_capacities[__i__];
+  const guint turns[] = { 0, 1, 0, 2, 2, 1, 0, 0, 2, 1 };
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers sets[3];
+  P3dcNmsParams p;
+  guint call, s;
+  guint64 sets_before = 0;
+
+  p3d_test_rng_init (&rng, 30);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  p3dc_nms_refuse_graph_forms (nms);
+  for (s = 0; s < G_N_ELEMENTS (sets); s++)
+    call_buffers_alloc (&sets[s], capacity, capacity, TRUE);
+  nms_cases_params (&p, P3DC_NMS_IOU, 0.4f);
+  for (call = 0; call < G_N_ELEMENTS (turns); call++) {
+    gpointer boxes = random_boxes (&rng, P3DC_NMS_IOU, capacity, call % 4,
+        30.0f);
+    gchar *what = g_strdup_printf ("call %u, buffers %u, one form", call,
+        turns[call]);
+    guint64 sets_after, set_now;
+
+    compare_in (what, nms, &p, boxes, capacity, capacity - call, capacity,
+        &sets[turns[call]], CALL_DIRECT);
+    sets_after = p3dc_nms_graph_node_sets (nms);
+    set_now = sets_after - sets_before;
+    fail_unless (set_now == (call > 0 && turns[call] != turns[call - 1]),
+        "%s: %" G_GUINT64_FORMAT " nodes set again", what, set_now);
+    sets_before = sets_after;
+    g_free (what);
+    g_free (boxes);
+  }
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
+  for (s = 0; s < G_N_ELEMENTS (sets); s++)
+    call_buffers_free (&sets[s]);
+  p3dc_nms_free (nms);
+}
+
+GST_END_TEST;
+
 /* Where a graph cannot be built (a driver that takes none; here a test
  * hook makes every build fail), the call that tried and every later call
  * launch their kernels one by one, with the same results: on a fresh
@@ -858,32 +904,40 @@ GST_END_TEST;
 
 /* A first call, which builds its mode's graph, while another stream is
  * captured in the global mode (as PyTorch captures): the build must not
- * fail, nor break that capture; then a second call. */
+ * fail, nor break that capture; then a second call in other buffers, which
+ * makes a second executable form of the graph beside such a capture, and
+ * a third in the first buffers. */
 GST_START_TEST (test_beside_global_capture)
 {
   const guint capacity = graph_capacities[__i__];
   P3dTestRng rng;
   P3dcNms *nms = NULL;
-  CallBuffers b;
+  CallBuffers b[2];
   guint call;
 
   p3d_test_rng_init (&rng, 27);
   fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
-  call_buffers_alloc (&b, capacity, capacity, TRUE);
-  for (call = 0; call < 2; call++) {
+  call_buffers_alloc (&b[0], capacity, capacity, TRUE);
+  call_buffers_alloc (&b[1], capacity, capacity, TRUE);
+  /* the first call builds the graph, the second makes a second executable
+   * form (in other buffers), the third launches the first form again */
+  for (call = 0; call < 3; call++) {
     gpointer boxes = random_boxes (&rng, P3DC_NMS_IOU, capacity, call,
         30.0f);
     P3dcNmsParams p;
     gchar *what = g_strdup_printf ("call %u beside a global capture", call);
 
     nms_cases_params (&p, P3DC_NMS_IOU, 0.4f);
-    compare_in (what, nms, &p, boxes, capacity, capacity, capacity, &b,
-        CALL_BESIDE_GLOBAL_CAPTURE);
+    compare_in (what, nms, &p, boxes, capacity, capacity, capacity,
+        &b[call % 2], CALL_BESIDE_GLOBAL_CAPTURE);
     g_free (what);
     g_free (boxes);
   }
   fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
-  call_buffers_free (&b);
+  /* the second form's node, set at the second call */
+  fail_unless_equals_int (p3dc_nms_graph_node_sets (nms), 1);
+  call_buffers_free (&b[0]);
+  call_buffers_free (&b[1]);
   p3dc_nms_free (nms);
 }
 
@@ -1239,6 +1293,8 @@ nms_cuda_suite (void)
   tcase_add_loop_test (tc, test_graph_reuse, 0,
       G_N_ELEMENTS (graph_capacities));
   tcase_add_loop_test (tc, test_buffers_set_one_node, 0,
+      G_N_ELEMENTS (graph_capacities));
+  tcase_add_loop_test (tc, test_buffers_one_form, 0,
       G_N_ELEMENTS (graph_capacities));
   tcase_add_loop_test (tc, test_graph_build_refused, 0,
       G_N_ELEMENTS (graph_capacities));

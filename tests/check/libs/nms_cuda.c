@@ -710,6 +710,54 @@ GST_START_TEST (test_graph_reuse)
 
 GST_END_TEST;
 
+/* Calls on @capacity's workspace in the sets of buffers @turns names
+ * (@n_calls of them, sets 0 .. @n_sets - 1), each compared with the
+ * reference, and the nodes each sets again checked against @expected; where
+ * @one_form, no second executable form can be made (a test hook makes the
+ * instantiation fail). */
+static void
+check_node_sets (guint capacity, gboolean one_form, const guint * turns,
+    const guint * expected, guint n_calls, guint n_sets)
+{
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  CallBuffers *sets = g_new0 (CallBuffers, n_sets);
+  P3dcNmsParams p;
+  guint call, s;
+  guint64 sets_before = 0;
+
+  p3d_test_rng_init (&rng, one_form ? 30 : 28);
+  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
+  if (one_form)
+    p3dc_nms_refuse_graph_forms (nms);
+  for (s = 0; s < n_sets; s++)
+    call_buffers_alloc (&sets[s], capacity, capacity, TRUE);
+  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.3f);
+  for (call = 0; call < n_calls; call++) {
+    gpointer boxes = random_boxes (&rng, P3DC_NMS_BEV_ROTATED, capacity,
+        call % 4, 30.0f);
+    gchar *what = g_strdup_printf ("call %u, buffers %u%s", call, turns[call],
+        one_form ? ", one form" : "");
+    guint64 sets_after, set_now;
+
+    compare_in (what, nms, &p, boxes, capacity, capacity - call, capacity,
+        &sets[turns[call]], CALL_DIRECT);
+    sets_after = p3dc_nms_graph_node_sets (nms);
+    set_now = sets_after - sets_before;
+    fail_unless (set_now == expected[call],
+        "%s: %" G_GUINT64_FORMAT " nodes set again, expected %u", what,
+        set_now, expected[call]);
+    sets_before = sets_after;
+    g_free (what);
+    g_free (boxes);
+  }
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
+  for (s = 0; s < n_sets; s++)
+    call_buffers_free (&sets[s]);
+  g_free (sets);
+  p3dc_nms_free (nms);
+}
+
 /* Where only the buffers change from call to call, as in the element,
  * whose pools hand out their buffers in turn, a call launches the
  * executable form of its graph that holds its buffers, and sets no node;
@@ -721,97 +769,33 @@ GST_END_TEST;
  * longest ago. */
 GST_START_TEST (test_buffers_set_one_node)
 {
-  const guint capacity = graph_capacities[__i__];
   /* the sets in turn, and the nodes each call sets, worked out for four
    * forms: call 0 builds the graph and its first form (set 0); sets 1, 2
    * and 3 make the other three; set 4 (call 11) takes form 0, launched
    * last at call 7; set 0 (call 12) then takes set 2's form (call 8); sets
    * 1 and 4 are held */
   const guint turns[] = { 0, 1, 0, 2, 2, 1, 0, 0, 2, 1, 3, 4, 0, 1, 4 };
-  const guint sets_expected[] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0,
-    0
-  };
-  P3dTestRng rng;
-  P3dcNms *nms = NULL;
-  CallBuffers sets[5];
-  P3dcNmsParams p;
-  guint call, s;
-  guint64 sets_before = 0;
+  const guint expected[] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0 };
 
-  G_STATIC_ASSERT (G_N_ELEMENTS (turns) == G_N_ELEMENTS (sets_expected));
+  G_STATIC_ASSERT (G_N_ELEMENTS (turns) == G_N_ELEMENTS (expected));
   fail_unless_equals_int (p3dc_nms_graph_forms (), 4);
-  p3d_test_rng_init (&rng, 28);
-  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
-  for (s = 0; s < G_N_ELEMENTS (sets); s++)
-    call_buffers_alloc (&sets[s], capacity, capacity, TRUE);
-  nms_cases_params (&p, P3DC_NMS_BEV_ROTATED, 0.3f);
-  for (call = 0; call < G_N_ELEMENTS (turns); call++) {
-    gpointer boxes = random_boxes (&rng, P3DC_NMS_BEV_ROTATED, capacity,
-        call % 4, 30.0f);
-    gchar *what = g_strdup_printf ("call %u, buffers %u", call, turns[call]);
-    guint64 sets_after, set_now;
-
-    compare_in (what, nms, &p, boxes, capacity, capacity - call, capacity,
-        &sets[turns[call]], CALL_DIRECT);
-    sets_after = p3dc_nms_graph_node_sets (nms);
-    set_now = sets_after - sets_before;
-    fail_unless (set_now == sets_expected[call],
-        "%s: %" G_GUINT64_FORMAT " nodes set again, expected %u", what,
-        set_now, sets_expected[call]);
-    sets_before = sets_after;
-    g_free (what);
-    g_free (boxes);
-  }
-  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
-  for (s = 0; s < G_N_ELEMENTS (sets); s++)
-    call_buffers_free (&sets[s]);
-  p3dc_nms_free (nms);
+  check_node_sets (graph_capacities[__i__], FALSE, turns, expected,
+      G_N_ELEMENTS (turns), 5);
 }
 
 GST_END_TEST;
 
-/* Where no second executable form can be made (a test hook makes the
- * instantiation fail), the graph's one form serves every call: a call in
- * other buffers than the call before sets one node, one in the same
- * buffers none, and every result is the reference's. */
+/* Where no second executable form can be made, the graph's one form serves
+ * every call: a call in other buffers than the call before sets one node,
+ * one in the same buffers none, and every result is the reference's. */
 GST_START_TEST (test_buffers_one_form)
 {
-  const guint capacity = graph_capacities[__i__];
   const guint turns[] = { 0, 1, 0, 2, 2, 1, 0, 0, 2, 1 };
-  P3dTestRng rng;
-  P3dcNms *nms = NULL;
-  CallBuffers sets[3];
-  P3dcNmsParams p;
-  guint call, s;
-  guint64 sets_before = 0;
+  const guint expected[] = { 0, 1, 1, 1, 0, 1, 1, 0, 1, 1 };
 
-  p3d_test_rng_init (&rng, 30);
-  fail_unless_equals_int (p3dc_nms_new (capacity, &nms), P3DC_OK);
-  p3dc_nms_refuse_graph_forms (nms);
-  for (s = 0; s < G_N_ELEMENTS (sets); s++)
-    call_buffers_alloc (&sets[s], capacity, capacity, TRUE);
-  nms_cases_params (&p, P3DC_NMS_IOU, 0.4f);
-  for (call = 0; call < G_N_ELEMENTS (turns); call++) {
-    gpointer boxes = random_boxes (&rng, P3DC_NMS_IOU, capacity, call % 4,
-        30.0f);
-    gchar *what = g_strdup_printf ("call %u, buffers %u, one form", call,
-        turns[call]);
-    guint64 sets_after, set_now;
-
-    compare_in (what, nms, &p, boxes, capacity, capacity - call, capacity,
-        &sets[turns[call]], CALL_DIRECT);
-    sets_after = p3dc_nms_graph_node_sets (nms);
-    set_now = sets_after - sets_before;
-    fail_unless (set_now == (call > 0 && turns[call] != turns[call - 1]),
-        "%s: %" G_GUINT64_FORMAT " nodes set again", what, set_now);
-    sets_before = sets_after;
-    g_free (what);
-    g_free (boxes);
-  }
-  fail_unless_equals_int (p3dc_nms_graphs_built (nms), 1);
-  for (s = 0; s < G_N_ELEMENTS (sets); s++)
-    call_buffers_free (&sets[s]);
-  p3dc_nms_free (nms);
+  G_STATIC_ASSERT (G_N_ELEMENTS (turns) == G_N_ELEMENTS (expected));
+  check_node_sets (graph_capacities[__i__], TRUE, turns, expected,
+      G_N_ELEMENTS (turns), 3);
 }
 
 GST_END_TEST;

@@ -556,34 +556,58 @@ GST_START_TEST (test_stream_capture)
 
 GST_END_TEST;
 
+/* One device path's call on a case's buffers, for
+ * p3d_call_beside_global_capture. */
+typedef struct
+{
+  P3dcPillarFeatCuda *pf;
+  GpuCase *c;
+} RunOn;
+
+static P3dcResult
+queue_run_on (void *user_data, P3dcCudaStream stream)
+{
+  RunOn *r = user_data;
+
+  return p3dc_pillarfeat_cuda (r->pf, &r->c->d_in, &r->c->d_out, FALSE, stream);
+}
+
 /* A first call, which builds the graph, while another stream is captured
  * in the global mode (as PyTorch captures): the build must not fail, nor
- * break that capture; then a second call. */
+ * break that capture; then a call on a second case's buffers, which makes
+ * a second executable form of the graph beside such a capture, and a third
+ * on the first case's. */
 GST_START_TEST (test_beside_global_capture)
 {
-  GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
-      32, 5000);
+  GpuCase *cases[2];
   P3dcCudaStream capturing = NULL;
   P3dTestRng rng;
-  guint call;
+  guint call, k;
 
+  for (k = 0; k < 2; k++)
+    cases[k] = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 4, 3,
+        32, 5000);
   p3d_test_rng_init (&rng, 1400);
   fail_unless_equals_int (p3dc_cuda_stream_create (&capturing), P3DC_OK);
-  for (call = 0; call < 2; call++) {
-    gchar *what = g_strdup_printf ("call %u beside a global capture", call);
+  for (call = 0; call < 3; call++) {
+    GpuCase *c = cases[call % 2];
+    RunOn r = { cases[0]->pf, c };
+    gchar *what = g_strdup_printf ("call %u beside a global capture, on "
+        "case %u's buffers", call, call % 2);
 
     gpu_case_fill_random (c, &rng, 3000 + 1000 * call);
     gpu_case_upload (c);
     gpu_case_poison (c);
     fail_unless_equals_int (p3dc_cuda_stream_synchronize (c->stream), P3DC_OK);
     fail_unless_equals_int (p3d_call_beside_global_capture (capturing,
-            queue_run, c, c->stream), P3DC_OK);
+            queue_run_on, &r, c->stream), P3DC_OK);
     gpu_case_check (c, what);
     g_free (what);
   }
-  fail_unless (p3dc_pillarfeat_cuda_graph_built (c->pf));
+  fail_unless (p3dc_pillarfeat_cuda_graph_built (cases[0]->pf));
   fail_unless_equals_int (p3dc_cuda_stream_destroy (capturing), P3DC_OK);
-  gpu_case_free (c);
+  for (k = 0; k < 2; k++)
+    gpu_case_free (cases[k]);
 }
 
 GST_END_TEST;

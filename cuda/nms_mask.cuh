@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kMaskThreads, mask_min_blocks<kMode, kRule>())
     // they are (nms_common.cuh).
     if (m <= kColumnBoxes) {
       // (3) in tile_store_columns
-      tile_store_columns(s, column_mask, row_tile, col_tile, m);
+      tile_store_columns(s, column_mask, row_tile, col_tile, m, 0);
     } else if (tile_has_pairs) {
       // the column's list: the piece's rows appended
       uint32_t piece = tile_column_piece(s);

@@ -37,11 +37,11 @@
 // enough.
 //
 // Two blocks a tile of the workspace's square of tiles, each with half the
-// tile's rows (those past the call's count do no tile): 128 blocks at 500
-// boxes, within the H200's 132 SMs, each with half the first pass, pair
-// tests and column bits of a whole tile; about 0.5 us less a call than a
-// block a tile at 500 boxes for iou and bev-rotated, the same for circle
-// (docs/performance.md).
+// tile's rows (those past the call's count do no tile): 128 blocks at a
+// capacity of 449 to 512 boxes, within the H200's 132 SMs, each with half the
+// first pass, pair tests and column bits of a whole tile; about 0.5 us less a
+// call than a block a tile at 500 boxes for iou and bev-rotated, the same for
+// circle (docs/performance.md).
 #ifndef P3DC_NMS_SMALL_CUH
 #define P3DC_NMS_SMALL_CUH
 
@@ -61,8 +61,9 @@ namespace p3dc_nms {
 
 constexpr uint32_t kSmallCapacity = 512;
 // a thread a box: each warp has half the keys and first-pass tests that a
-// block of 256 threads gave it (a block's work is a chain of dependent
-// instructions on few warps, not issue-bound; docs/performance.md)
+// block of 256 threads on the same rows gave it (a block's work is a chain
+// of dependent instructions on few warps, not issue-bound;
+// docs/performance.md)
 constexpr uint32_t kSmallThreads = 512;
 constexpr uint32_t kSmallWarps = kSmallThreads / 32;
 // a block's rows of its tile
@@ -167,8 +168,8 @@ __global__ void __launch_bounds__(kSmallThreads)
         __ballot_sync(kFullWarp, j < n && may_take_part(column_item, kMode));
     if (lane == 0) usable_columns[warp] = usable;
   }
-  // (1) keys[], the tile's boxes, usable_columns and zeroed row_bits in
-  // shared memory
+  // (1) keys[], the tile's columns and this block's rows, usable_columns
+  // and zeroed row_bits in shared memory
   __syncthreads();
 
   // This block's slice of the ranks: a warp a box, its lanes counting the
@@ -213,8 +214,10 @@ __global__ void __launch_bounds__(kSmallThreads)
     tile_store_columns(s, column_mask, row_tile, col_tile, n, first_row);
   }
 
-  // The ticket, as a grid barrier takes it (CUTLASS's generic barrier does
-  // the same): the block's stores ordered before thread 0's by the barrier,
+  // The ticket, as a grid barrier takes it (CUTLASS's generic barrier
+  // follows the same pattern, a release by thread 0 after the block's
+  // barrier and an acquire before the next): the block's stores ordered
+  // before thread 0's by the barrier,
   // and before the ticket by its release, which is cumulative; in the last
   // block, the ticket's acquire orders every block's stores before the
   // loads that follow the second barrier.  One acquire-release atomic:

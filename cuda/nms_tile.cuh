@@ -62,6 +62,7 @@ struct TileShared {
   // suppresses
   unsigned long long row_bits[kRows];
   // the second pass: the full boxes, and the pairs as row * 64 + column
+  // (the row counted from first_row)
   P3dcNmsItem rows[kRows];
   P3dcNmsItem columns[kTile];
   uint16_t pairs[kRows * kTile];
@@ -247,13 +248,13 @@ tile_column_piece(const TileShared<kThreads, kRows> &s) {
 // column c's word for row tile @row_tile is set when row r suppresses
 // column c, for the tile's columns below @m.  A block of 64 rows stores
 // both 32-bit halves of each word (threads 0-63 the low half of column t %
-// 64's word, threads 64-127 the high half); a block of 32 rows, the half of
-// @first_row (threads 0-63).  Every read of row_bits comes before its
-// barrier.
+// 64's word, threads 64-127 the high half; @first_row 0); a block of 32
+// rows, the half of @first_row (threads 0-63).  Every read of row_bits
+// comes before its barrier.
 template <uint32_t kThreads, uint32_t kRows>
 __device__ __forceinline__ void tile_store_columns(
     TileShared<kThreads, kRows> &s, unsigned long long *column_mask,
-    uint32_t row_tile, uint32_t col_tile, uint32_t m, uint32_t first_row = 0) {
+    uint32_t row_tile, uint32_t col_tile, uint32_t m, uint32_t first_row) {
   constexpr uint32_t kPieceRows = TileShape<kThreads, kRows>::kPieceRows;
   constexpr uint32_t kHalfPieces = 32 / kPieceRows;
   constexpr uint32_t kHalves = kRows / 32;

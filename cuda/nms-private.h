@@ -42,6 +42,15 @@ void p3dc_nms_refuse_graph_forms (P3dcNms * nms);
  * one and give the same results. */
 void p3dc_nms_refuse_graph_builds (P3dcNms * nms);
 
+/* Makes @nms's keep reduction take one block where it would take a
+ * cluster of them (nms_reduce.cuh), as on a device without clusters;
+ * called before @nms's first call.  The tests run the rounds both ways. */
+void p3dc_nms_refuse_clusters (P3dcNms * nms);
+
+/* The blocks @nms's keep reduction takes for calls of more than 1024
+ * boxes: a cluster's (4 or 8, by the capacity), or 1. */
+uint32_t p3dc_nms_reduce_blocks (const P3dcNms * nms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,10 +12,11 @@
 //     except in bev-aligned and circle calls of more than 1024 boxes in
 //     workspaces of more than 4096: there the pairs are found through a
 //     grid of the boxes' centres (nms_grid.cuh);
-//  3. the greedy keep-reduction and the kept records, in one block
-//     (nms_reduce.cuh): up to 1024 boxes by sweeps over the transposed
-//     mask, above by rounds over the pair lists, and, where these do not
-//     settle, by a walk over the tiles.
+//  3. the greedy keep-reduction and the kept records (nms_reduce.cuh): up
+//     to 1024 boxes by sweeps over the transposed mask in one block, above
+//     by rounds over the pair lists in a cluster of blocks (one block on
+//     devices without clusters), and, where these do not settle, by a walk
+//     over the tiles in one block.
 // Stages 2 and 3 read m and do only the work it needs.  Each kernel after
 // the first is launched as a programmatic dependent of the one before
 // (launch.cuh), on devices that have it.
@@ -87,6 +88,14 @@ struct _P3dNms {
   uint16_t *pair_columns;
   uint16_t *pair_rows;
   size_t list_shared_bytes;
+  // the reduction's kernel and blocks: in workspaces above kColumnBoxes a
+  // cluster where the device has them and one fits (choose_reduce_cluster),
+  // else one block (and after p3dc_nms_refuse_clusters)
+  void (*reduce)(const unsigned long long *, const unsigned long long *,
+                 uint32_t, const uint2 *, const uint16_t *, const uint16_t *,
+                 const uint32_t *, const uint32_t *,
+                 const p3dc_nms::CallOutput *, uint32_t, uint32_t);
+  unsigned reduce_blocks;
   void *sort_storage;
   size_t sort_storage_bytes;
   // nms_grid.cuh, for capacities above kRankCapacity (NULL otherwise): the
@@ -140,6 +149,46 @@ static GridBounds *grid_of(P3dcNms *nms, P3dcNmsMode mode) {
              : nullptr;
 }
 
+// The cluster of the reduction's rounds (nms_reduce.cuh): 4 blocks in a
+// workspace of up to kRankCapacity boxes, 8 above.  On the H200 four
+// blocks beat eight by 1 to 2.5 us at 2048 and 4096 boxes, where the
+// rounds' barriers and gathers cost more than eight blocks' share of the
+// work saves, and eight beat four by up to 9 us at 20000
+// (docs/performance.md).
+template <uint32_t kBlocks>
+static cudaError_t try_reduce_cluster(P3dcNms *nms) {
+  const auto kernel = reduce_cluster_kernel<kBlocks>;
+  cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(kBlocks);
+  config.blockDim = dim3(kReduceThreads);
+  config.dynamicSmemBytes = nms->list_shared_bytes;
+  int clusters = 0;
+  if (err == cudaSuccess)
+    err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  if (err == cudaSuccess && clusters > 0) {
+    nms->reduce = kernel;
+    nms->reduce_blocks = kBlocks;
+  }
+  return err;
+}
+
+// Where the device has clusters and one fits, the rounds take a cluster of
+// blocks; else @nms keeps the one-block kernel.  Only a failed query is an
+// error.
+static cudaError_t choose_reduce_cluster(P3dcNms *nms) {
+  int device = 0, major = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                 device);
+  if (err != cudaSuccess || major < 9) return err;
+  return nms->capacity <= kRankCapacity ? try_reduce_cluster<4>(nms)
+                                        : try_reduce_cluster<8>(nms);
+}
+
 }  // namespace p3dc_nms
 
 using namespace p3dc_nms;
@@ -189,6 +238,16 @@ extern "C" void p3dc_nms_refuse_graph_forms(P3dcNms *nms) {
     nms->graphs[g].form_failed = true;
 }
 
+extern "C" void p3dc_nms_refuse_clusters(P3dcNms *nms) {
+  if (nms == nullptr) return;
+  nms->reduce = reduce_kernel;
+  nms->reduce_blocks = 1;
+}
+
+extern "C" uint32_t p3dc_nms_reduce_blocks(const P3dcNms *nms) {
+  return nms != nullptr ? nms->reduce_blocks : 0;
+}
+
 extern "C" uint64_t p3dc_nms_graph_node_sets(const P3dcNms *nms) {
   uint64_t sets = 0;
   for (unsigned g = 0; nms != nullptr && g < kNmsGraphs; g++)
@@ -211,6 +270,8 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   P3dcNms *self = (P3dcNms *)calloc(1, sizeof(P3dcNms));
   if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
   self->capacity = capacity;
+  self->reduce = reduce_kernel;
+  self->reduce_blocks = 1;
   const size_t words = (capacity + kTile - 1) / kTile;
   const size_t tiles = words * (words + 1) / 2;
 
@@ -278,6 +339,7 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
       err = cudaFuncSetAttribute(reduce_kernel,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
+    if (err == cudaSuccess) err = choose_reduce_cluster(self);
   }
   if (small) {
     if (err == cudaSuccess) err = cudaMalloc(&self->ranks, bytes);
@@ -494,8 +556,8 @@ static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   if (err == cudaSuccess) err = mask_stage(nms, c, l);
   if (err != cudaSuccess) return err;
   return l.launch(
-      reduce_kernel, 1, kReduceThreads, nms->list_shared_bytes, nms->can_chain,
-      (const unsigned long long *)nms->mask,
+      nms->reduce, nms->reduce_blocks, kReduceThreads, nms->list_shared_bytes,
+      nms->can_chain, (const unsigned long long *)nms->mask,
       (const unsigned long long *)nms->column_mask, nms->capacity,
       (const uint2 *)nms->pair_counts, (const uint16_t *)nms->pair_columns,
       (const uint16_t *)nms->pair_rows, (const uint32_t *)nms->item_count,

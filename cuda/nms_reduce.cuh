@@ -1,8 +1,9 @@
-// The greedy keep-reduction of nms.cu, on the GPU: one block decides the
-// kept boxes and writes the kept records.  Calls of at most 1024 boxes try
-// the sweeps first (sweep_keep below), larger ones the rounds over the pair
-// lists (list_keep); calls these do not settle walk the 64-box tiles in
-// score order:
+// The greedy keep-reduction of nms.cu, on the GPU: the kept boxes decided
+// and their records written.  Calls of at most 1024 boxes try the sweeps
+// first (sweep_keep below, one block), larger ones the rounds over the pair
+// lists (list_keep, every block of a cluster where the device has them);
+// calls these do not settle walk the 64-box tiles in score order, in one
+// block:
 //
 // The walk is a chain of dependent steps: tile t can be decided only once
 // every kept box before it has removed what it suppresses.  A barrier of the
@@ -35,6 +36,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "cluster.cuh"
 #include "greedy_walk.cuh"
 #include "nms.h"
 #include "nms_common.cuh"
@@ -42,6 +44,9 @@
 namespace p3dc_nms {
 
 constexpr uint32_t kReduceThreads = 1024;
+// the most blocks of the rounds' cluster (list_keep): the most a cluster
+// may have on every device with clusters
+constexpr uint32_t kReduceMaxClusterBlocks = 8;
 constexpr uint32_t kMaxWords = P3DC_NMS_MAX_CAPACITY / kTile;
 // tiles a step decides
 constexpr uint32_t kChunkTiles = 4;
@@ -207,11 +212,31 @@ __device__ __forceinline__ bool sweep_keep(
 // as the longest chain of boxes that wait for one another.  The work is the
 // kept boxes' rows and the looks of the boxes that wait, not every pair:
 // most boxes are doomed by the first kept box of their cluster and never
-// read a list.  A warp owns 32 neighbouring boxes at a time and writes
-// their states as one word; A, B and C are separated by barriers, so that
-// nothing read in a phase changes in it.  A call with a box of more than
-// kListPairs pairs either way, or whose longest chain needs more than
-// kMaxSweeps rounds, falls back to the walk.
+// read a list.  A call with a box of more than kListPairs pairs either way,
+// or whose longest chain needs more than kMaxSweeps rounds, falls back to
+// the walk.
+//
+// The rounds run on every block of the kernel's cluster (cluster.cuh; one
+// block where there are none).  A warp owns 32 neighbouring boxes at a time
+// (a group) and writes their states as one word: group g is block g %
+// blocks's, and its warp (g / blocks) % 32's, so that the groups of the
+// first boxes, which are decided first, are spread over every block.  A
+// block keeps in its shared memory the kept boxes of its groups, the boxes
+// its kept boxes doom, and the removed boxes of every group (B looks at any
+// box); A gathers the first two from every block (the only reads of
+// another block's memory), so a round is:
+//   (X) cluster barrier: every block's round before in place
+//   A   every group's kept and doomed boxes gathered; removed boxes
+//   (Y) arrive: this block has read the others'
+//   (R1) block barrier
+//   B   the block's groups look
+//   (R2) block barrier; (Y) wait: no block reads this one's states now
+//   C   the block's kept boxes in place and their rows doomed; its state
+//   (X) arrive
+// A block reads another's states only between (X) and (Y), and writes its
+// own only between (Y) and (X), so no read sees a write of the same round.
+// Every block decides alike whether the rounds go on: in A each reads every
+// block's state word, written in C before (X).
 constexpr uint32_t kReduceWarps = kReduceThreads / 32;
 constexpr uint32_t kListPairs = 255;
 static_assert(kListPairs <= kListSlots, "a listed box fits its slots");
@@ -222,8 +247,8 @@ static_assert(8 * kListLoads <= kListSlots, "the first loads stay in the list");
 // the last of the largest workspace, suppresses nothing)
 constexpr uint32_t kNotLooked = 0xffffu;
 // the rounds' shared memory (dynamic) for @boxes boxes: per box the
-// suppressor it waits for, 16 bits, two boxes a word; then the doomed and
-// the removed boxes, a bit each
+// suppressor it waits for, 16 bits, two boxes a word; then the boxes the
+// block's kept boxes doom and the removed boxes, a bit each
 __host__ __device__ constexpr uint32_t waiting_words(uint32_t boxes) {
   return (boxes + 1) / 2;
 }
@@ -238,6 +263,10 @@ constexpr size_t list_shared_bytes(uint32_t boxes) {
   return (size_t)(waiting_words(boxes) + 2 * group_words(boxes)) *
          sizeof(uint32_t);
 }
+// A block's state word, as A reads it: its groups have boxes undecided; one
+// of its boxes has too many pairs for the rounds.
+constexpr uint32_t kBlockOpen = 1;
+constexpr uint32_t kBlockTooLong = 2;
 
 // A list of @n boxes at @list (16-byte aligned), kListLoads loads of 8 at a
 // time, the first issued before @n is known; @visit (box) returns FALSE to
@@ -269,50 +298,85 @@ __device__ __forceinline__ void visit_list(const uint16_t *list,
   }
 }
 
-// TRUE (in every thread) when the rounds settled, with the results written
-// as sweep_keep writes them; tile_bits[] holds the kept boxes throughout.
+// TRUE (in every thread of every block) when the rounds settled, with the
+// results written as sweep_keep writes them, in every block; tile_bits[]
+// holds the kept boxes of the block's groups throughout, and of every group
+// once settled.
 __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
                           const uint16_t *rows, uint32_t m, uint32_t *shared,
                           unsigned long long *tile_bits, uint16_t *tile_start,
                           uint32_t *kept_total, uint32_t *decided_tiles) {
+  // this block's state word (kBlockOpen, kBlockTooLong), for A
+  __shared__ uint32_t block_state;
   uint32_t *waiting = shared;
   uint32_t *doomed = waiting + waiting_words(m);
   uint32_t *removed = doomed + group_words(m);
   uint32_t *kept = reinterpret_cast<uint32_t *>(tile_bits);
   uint16_t *waiting_for = reinterpret_cast<uint16_t *>(waiting);
   const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t rank = p3dc_cluster_rank(), blocks = p3dc_cluster_blocks();
   const uint32_t words = (m + kTile - 1) / kTile;
   const uint32_t groups = group_words(m);
+  // this warp's k-th group
+  const auto group_of = [&](uint32_t k) {
+    return rank + blocks * (warp + kReduceWarps * k);
+  };
   // The boxes without suppressors are kept from the start; bit k of fresh:
   // this lane's box of the warp's k-th group is kept, and its row not yet
   // doomed.  Bit k of open_groups: that group has boxes undecided.
   bool too_long = false;
   unsigned long long fresh = 0, open_groups = 0;
-  for (uint32_t g = warp, k = 0; g < groups; g += kReduceWarps, k++) {
+  for (uint32_t k = 0, g = group_of(0); g < groups; g = group_of(++k)) {
     const uint32_t j = g * 32 + lane;
     const uint2 n = j < m ? counts[j] : make_uint2(kListPairs + 1, 0);
     too_long = too_long || (j < m && (n.x > kListPairs || n.y > kListPairs));
     const uint32_t free_boxes = __ballot_sync(kFullWarp, n.x == 0);
-    if (lane == 0) {
-      kept[g] = free_boxes;
-      doomed[g] = 0;
-      removed[g] = 0;
-    }
+    if (lane == 0) kept[g] = free_boxes;
     fresh |= (unsigned long long)(n.x == 0) << k;
     open_groups |= 1ull << k;
+  }
+  for (uint32_t g = threadIdx.x; g < groups; g += kReduceThreads) {
+    doomed[g] = 0;
+    removed[g] = 0;
   }
   if (threadIdx.x == 0 && groups % 2 != 0) kept[groups] = 0;
   for (uint32_t p = threadIdx.x; p < waiting_words(m); p += kReduceThreads)
     waiting[p] = kNotLooked | kNotLooked << 16;
-  // the states in place
   too_long = __syncthreads_or(too_long);
+  const bool open = __syncthreads_or(open_groups != 0);
+  if (threadIdx.x == 0)
+    block_state = (open ? kBlockOpen : 0u) | (too_long ? kBlockTooLong : 0u);
+  // (X) the states in place
+  p3dc_cluster_arrive();
   bool settled = false;
-  for (uint32_t round = 0; round < kMaxSweeps && !settled && !too_long;
-       round++) {
-    // A. the doomed boxes removed (none in the first round)
-    for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
-      const uint32_t g = warp + (__ffsll((long long)open) - 1) * kReduceWarps;
-      if (lane == 0) removed[g] |= doomed[g] & ~kept[g];
+  for (uint32_t round = 0;; round++) {
+    // (X)
+    p3dc_cluster_wait();
+    // A. every block's state; every group's kept boxes from the block that
+    // owns it and the boxes every block dooms in it, the doomed boxes
+    // removed (none in the first round)
+    // (the loops unrolled, so that the blocks' loads are in flight at once)
+    uint32_t state = 0;
+#pragma unroll
+    for (uint32_t r = 0; r < kReduceMaxClusterBlocks; r++)
+      if (r < blocks) state |= *p3dc_cluster_shared(&block_state, r);
+    for (uint32_t g = threadIdx.x; g < groups; g += kReduceThreads) {
+      const uint32_t owner = g % blocks;
+      const uint32_t kept_boxes = *p3dc_cluster_shared(&kept[g], owner);
+      uint32_t doomed_boxes = 0;
+#pragma unroll
+      for (uint32_t r = 0; r < kReduceMaxClusterBlocks; r++)
+        if (r < blocks) doomed_boxes |= *p3dc_cluster_shared(&doomed[g], r);
+      if (owner != rank) kept[g] = kept_boxes;
+      removed[g] |= doomed_boxes & ~kept_boxes;
+    }
+    settled = state == 0;
+    // (Y) this block has read the others' states
+    p3dc_cluster_arrive();
+    if (state != kBlockOpen || round == kMaxSweeps) {
+      // no block reads another's memory after this: a block may return
+      p3dc_cluster_wait();
+      break;
     }
     // (R1) the removed boxes in place
     __syncthreads();
@@ -320,7 +384,7 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
     // nothing but the free boxes is decided before)
     for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
       const uint32_t k = __ffsll((long long)open) - 1;
-      const uint32_t g = warp + k * kReduceWarps;
+      const uint32_t g = group_of(k);
       const uint32_t boxes = group_boxes(m, g);
       const uint32_t undecided = boxes & ~(kept[g] | removed[g]);
       const uint32_t j = g * 32 + lane;
@@ -348,10 +412,12 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
     }
     // (R2) every look at this round's states done
     __syncthreads();
+    // (Y) no block reads this one's kept and doomed boxes now
+    p3dc_cluster_wait();
     // C. the kept boxes in place, and their rows doomed
     for (unsigned long long open = open_groups; open != 0; open &= open - 1) {
       const uint32_t k = __ffsll((long long)open) - 1;
-      const uint32_t g = warp + k * kReduceWarps;
+      const uint32_t g = group_of(k);
       const uint32_t kept_now = __ballot_sync(kFullWarp, (fresh >> k) & 1ull);
       const uint32_t boxes = group_boxes(m, g);
       const uint32_t now = kept[g] | kept_now;
@@ -362,8 +428,7 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
       if ((boxes & ~(now | removed[g])) == 0) open_groups &= ~(1ull << k);
     }
     for (unsigned long long f = fresh; f != 0; f &= f - 1) {
-      const uint32_t j =
-          (warp + (__ffsll((long long)f) - 1) * kReduceWarps) * 32 + lane;
+      const uint32_t j = group_of(__ffsll((long long)f) - 1) * 32 + lane;
       visit_list(rows + (size_t)j * kListSlots, &counts[j].y, [&](uint32_t b) {
         atomicOr(&doomed[b / 32], 1u << (b & 31));
         return true;
@@ -371,9 +436,11 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
     }
     fresh = 0;
     // (R3) the round's kept boxes in place and their rows doomed
-    settled = !__syncthreads_or(open_groups != 0);
+    const bool still_open = __syncthreads_or(open_groups != 0);
+    if (threadIdx.x == 0) block_state = still_open ? kBlockOpen : 0u;
+    // (X)
+    p3dc_cluster_arrive();
   }
-  settled = settled && !too_long;
   if (settled)
     publish_kept(tile_bits, words, tile_start, kept_total, decided_tiles);
   // tile_start and the totals visible
@@ -386,14 +453,14 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
 // published them (nms_common.cuh), records of @record_words 32-bit words;
 // @limit = min (post_max, out_capacity).  That kernel has zeroed the
 // output; this one writes the kept records and kept_index over its first
-// entries.
-__global__ void __launch_bounds__(kReduceThreads, 1)
-    reduce_kernel(const unsigned long long *mask,
-                  const unsigned long long *column_mask, uint32_t capacity,
-                  const uint2 *pair_counts, const uint16_t *pair_columns,
-                  const uint16_t *pair_rows, const uint32_t *item_count,
-                  const uint32_t *order, const CallOutput *call,
-                  uint32_t record_words, uint32_t limit) {
+// entries.  The rounds (list_keep) and the output take every block of the
+// cluster; the sweeps and the walk block 0 alone.
+__device__ __forceinline__ void reduce(
+    const unsigned long long *mask, const unsigned long long *column_mask,
+    uint32_t capacity, const uint2 *pair_counts, const uint16_t *pair_columns,
+    const uint16_t *pair_rows, const uint32_t *item_count,
+    const uint32_t *order, const CallOutput *call, uint32_t record_words,
+    uint32_t limit) {
   // tile_bits[t]: until tile t is decided, the bits of its boxes that kept
   // boxes remove; from then on, the bits of its kept boxes.  Nothing writes
   // a tile's word after it is decided but warp 0, which decides it.
@@ -417,6 +484,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const uint32_t tid = threadIdx.x;
   const uint32_t lane = tid & 31;
   const uint32_t warp = tid >> 5;
+  const uint32_t rank = p3dc_cluster_rank(), blocks = p3dc_cluster_blocks();
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
   // The columns of the sweeps.  Where no call can have more boxes than the
@@ -429,6 +497,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   const bool columns_first = capacity <= kColumnBoxes;
   if (columns_first) load_column(column_mask, suppressors);
   const uint32_t m = p3dc_load_after_wait(item_count);
+  if (m <= kColumnBoxes && rank != 0) return;
   if (!columns_first && m <= kColumnBoxes)
     load_column(column_mask, suppressors);
   // read now, used only at the end: the loads leave the walk's chain
@@ -446,7 +515,11 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
                        &decided_tiles)
           : list_keep(pair_counts, pair_columns, pair_rows, m, list_shared,
                       tile_bits, tile_start, &kept_total, &decided_tiles);
+  // the blocks that write the output: every block after the rounds, which
+  // leave every kept box in each; else block 0, the only one left
+  const uint32_t writers = swept && m > kColumnBoxes ? blocks : 1;
   if (!swept) {
+    if (rank != 0) return;
     for (uint32_t t = tid; t < words; t += kReduceThreads) tile_bits[t] = 0;
     if (tid == 0) {
       kept_total = 0;
@@ -608,14 +681,15 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   }  // the walk
 
   // output: the kept boxes in sorted order, at the positions warp 0
-  // recorded per tile.  The loop above ended on barrier (B), or never ran,
-  // after the first barrier: tile_start, kept_total and decided_tiles are
-  // visible.
+  // recorded per tile, a share of them in each block.  The loop above ended
+  // on barrier (B), or never ran, after the first barrier: tile_start,
+  // kept_total and decided_tiles are visible.
   const uint32_t decided = decided_tiles;
   const uint32_t total = kept_total;
   const uint32_t count = total < limit ? total : limit;
   const uint32_t decided_boxes = min(m, decided * kTile);
-  for (uint32_t i = tid; i < decided_boxes; i += kReduceThreads) {
+  for (uint32_t i = rank * kReduceThreads + tid; i < decided_boxes;
+       i += writers * kReduceThreads) {
     const unsigned long long bits = tile_bits[i / kTile];
     const uint32_t b = i % kTile;
     if (!((bits >> b) & 1ull)) continue;
@@ -634,7 +708,38 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
       if (w < record_words) dst[w] = record[w];
     if (kept_index != nullptr) kept_index[position] = (int32_t)index;
   }
-  if (tid == 0) *out_count = count;
+  if (tid == 0 && rank == 0) *out_count = count;
+}
+
+// The reduction in one block (devices without clusters, and workspaces of
+// up to kColumnBoxes boxes, whose calls sweep in one block).
+__global__ void __launch_bounds__(kReduceThreads, 1)
+    reduce_kernel(const unsigned long long *mask,
+                  const unsigned long long *column_mask, uint32_t capacity,
+                  const uint2 *pair_counts, const uint16_t *pair_columns,
+                  const uint16_t *pair_rows, const uint32_t *item_count,
+                  const uint32_t *order, const CallOutput *call,
+                  uint32_t record_words, uint32_t limit) {
+  reduce(mask, column_mask, capacity, pair_counts, pair_columns, pair_rows,
+         item_count, order, call, record_words, limit);
+}
+
+// The reduction in a cluster of @kBlocks blocks (at most
+// kReduceMaxClusterBlocks), launched as one cluster; device code without
+// clusters (before sm_90) runs block 0 alone.
+template <uint32_t kBlocks>
+__global__ void __launch_bounds__(kReduceThreads, 1) P3DC_CLUSTER_DIMS(kBlocks)
+    reduce_cluster_kernel(const unsigned long long *mask,
+                          const unsigned long long *column_mask,
+                          uint32_t capacity, const uint2 *pair_counts,
+                          const uint16_t *pair_columns,
+                          const uint16_t *pair_rows, const uint32_t *item_count,
+                          const uint32_t *order, const CallOutput *call,
+                          uint32_t record_words, uint32_t limit) {
+  static_assert(kBlocks <= kReduceMaxClusterBlocks, "list_keep's loops");
+  if (!P3DC_DEVICE_HAS_CLUSTERS && blockIdx.x != 0) return;
+  reduce(mask, column_mask, capacity, pair_counts, pair_columns, pair_rows,
+         item_count, order, call, record_words, limit);
 }
 
 }  // namespace p3dc_nms

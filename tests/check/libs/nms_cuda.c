@@ -937,46 +937,118 @@ GST_END_TEST;
  * Above 1024 boxes its rounds over the pair lists settle at least one
  * more box a round: 1100 boxes in one chain outlast them; 2000 boxes in
  * chains of 25 (the next chain 5 boxes' spacing on) settle in them. */
+/* @n boxes of @mode in chains of @chain along a line, scores falling
+ * along it: each box suppresses its neighbours and nothing further, so
+ * that each box of a chain waits for the one before (as many rounds of
+ * the reduction as the chain is long), then a gap. */
+static guint8 *
+chain_boxes (P3dcNmsMode mode, guint n, guint chain)
+{
+  gsize record_size = p3dc_nms_record_size (mode);
+  guint8 *boxes = g_malloc (MAX (n, 1) * record_size);
+  guint k;
+
+  for (k = 0; k < n; k++) {
+    gfloat score = 1.0f - (gfloat) k / (2.0f * n);
+    /* position along the line: each chain, then a gap of 5 steps */
+    gfloat at = (gfloat) (k + 5 * (k / chain));
+
+    if (mode == P3DC_NMS_IOU) {
+      /* 10 x 10 pixels every 6: IoU 40 / 160 with a neighbour, 0 with the
+       * next but one */
+      P3dcBox2d b = { 6.0f * at, 0, 6.0f * at + 10.0f, 10.0f, score, 0 };
+      memcpy (boxes + k * record_size, &b, record_size);
+    } else {
+      /* 1.6 x 1 m boxes 1 m apart: IoU 0.6 / 2.6 with a neighbour, 0 with
+       * the next but one; circle: centres 1 m apart, threshold 1.5 m */
+      P3dcBox3d b = { at, 0, 0, 1.6f, 1.0f, 1.0f, 0, score, 0 };
+      memcpy (boxes + k * record_size, &b, record_size);
+    }
+  }
+  return boxes;
+}
+
 GST_START_TEST (test_suppression_chains)
 {
   const guint lengths[] = { 20, 64, 512, 600, 1024, 1100, 2000 };
   const guint chain_of[] = { 20, 64, 512, 600, 1024, 1100, 25 };
-  guint l, k, m;
+  guint l, m;
 
   for (l = 0; l < G_N_ELEMENTS (lengths); l++) {
     guint n = lengths[l];
 
     for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
-      gsize record_size = p3dc_nms_record_size (m);
-      guint8 *boxes = g_malloc (n * record_size);
+      guint8 *boxes = chain_boxes (m, n, chain_of[l]);
       P3dcNmsParams p;
       gchar *what;
 
-      for (k = 0; k < n; k++) {
-        gfloat score = 1.0f - (gfloat) k / (2.0f * n);
-        /* position along the line: each chain of chain_of[l] boxes, then
-         * a gap of 5 steps */
-        gfloat at = (gfloat) (k + 5 * (k / chain_of[l]));
-
-        if (m == P3DC_NMS_IOU) {
-          /* 10 x 10 pixels every 6: IoU 40 / 160 with a neighbour, 0 with
-           * the next but one */
-          P3dcBox2d b = { 6.0f * at, 0, 6.0f * at + 10.0f, 10.0f, score, 0 };
-          memcpy (boxes + k * record_size, &b, record_size);
-        } else {
-          /* 1.6 x 1 m boxes 1 m apart: IoU 0.6 / 2.6 with a neighbour, 0
-           * with the next but one; circle: centres 1 m apart, threshold
-           * 1.5 m */
-          P3dcBox3d b = { at, 0, 0, 1.6f, 1.0f, 1.0f, 0, score, 0 };
-          memcpy (boxes + k * record_size, &b, record_size);
-        }
-      }
       nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
       what = g_strdup_printf ("chain of %u boxes, mode %u", n, m);
       compare_simple (what, &p, boxes, n);
       g_free (what);
       g_free (boxes);
     }
+  }
+}
+
+GST_END_TEST;
+
+/* Above 1024 boxes the reduction's rounds take a cluster of blocks on a
+ * device with clusters (compute capability 9.0 on: 4 blocks up to 4096
+ * boxes, 8 above), and one block before,
+ * or where the workspace is told to (p3dc_nms_refuse_clusters): each way
+ * the reference's output, on random scenes of every mode, on chains whose
+ * rounds pass decisions from block to block (chains of 24: about 24
+ * rounds; of 40: more than the rounds take, the walk), with fewer boxes
+ * counted than the capacity, and with post_max. */
+static const guint rounds_capacities[] = { 1100, 4096, 10000 };
+
+GST_START_TEST (test_rounds_blocks)
+{
+  guint n = rounds_capacities[__i__], one_block, m, c;
+  const guint chains[] = { 24, 40 };
+  gint major = 0, minor = 0, multiprocessors = 0;
+  gchar name[128];
+  P3dTestRng rng;
+
+  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
+          &major, &minor, &multiprocessors), P3DC_OK);
+  p3d_test_rng_init (&rng, 26);
+  for (one_block = 0; one_block < 2; one_block++) {
+    P3dcNms *nms = NULL;
+
+    fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+    if (one_block)
+      p3dc_nms_refuse_clusters (nms);
+    fail_unless_equals_int (p3dc_nms_reduce_blocks (nms), one_block
+        || major < 9 ? 1 : n <= 4096 ? 4 : 8);
+    for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+      gpointer boxes = random_boxes (&rng, m, n, one_block * 2,
+          p3d_test_rng_uniform (&rng, 10, 70));
+      P3dcNmsParams p;
+      gchar *what = g_strdup_printf ("rounds, %u boxes, mode %u, one block "
+          "%u", n, m, one_block);
+
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
+      compare (what, nms, &p, boxes, n, n, n, TRUE);
+      compare (what, nms, &p, boxes, n, 1025 + n / 3, n, TRUE);
+      p.per_class = TRUE;
+      p.post_max = 40;
+      compare (what, nms, &p, boxes, n, n, n, TRUE);
+      g_free (what);
+      g_free (boxes);
+      for (c = 0; c < G_N_ELEMENTS (chains); c++) {
+        guint8 *chain = chain_boxes (m, n, chains[c]);
+
+        nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
+        what = g_strdup_printf ("rounds, %u boxes in chains of %u, mode %u, "
+            "one block %u", n, chains[c], m, one_block);
+        compare (what, nms, &p, chain, n, n, n, TRUE);
+        g_free (what);
+        g_free (chain);
+      }
+    }
+    p3dc_nms_free (nms);
   }
 }
 
@@ -1287,6 +1359,8 @@ nms_cuda_suite (void)
   tcase_add_loop_test (tc, test_beside_global_capture, 0,
       G_N_ELEMENTS (graph_capacities));
   tcase_add_test (tc, test_suppression_chains);
+  tcase_add_loop_test (tc, test_rounds_blocks, 0,
+      G_N_ELEMENTS (rounds_capacities));
   tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);
   tcase_add_test (tc, test_grid);

@@ -51,6 +51,11 @@ void p3dc_nms_refuse_clusters (P3dcNms * nms);
  * boxes: a cluster's (4 or 8, by the capacity), or 1. */
 uint32_t p3dc_nms_reduce_blocks (const P3dcNms * nms);
 
+/* Whether @nms sorts by chunks (nms_chunk_sort.cuh: capacities of 4097 to
+ * 32768 boxes, where the device's blocks can stage the capacity's keys),
+ * rather than by CUB's device sort or one kernel. */
+int p3dc_nms_sorts_by_chunks (const P3dcNms * nms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
 // host, the input count read and the output count written on the device:
 //  1. the boxes that take part, sorted by score, and their number m
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
-//     count; above, CUB's device sort over the whole capacity.  The first
+//     count; above, a sort over the whole capacity, by chunks up to 32768
+//     boxes (nms_chunk_sort.cuh), CUB's device sort beyond.  The first
 //     kernel also fills the output and publishes the call's buffers to the
 //     workspace for stage 3 (nms_common.cuh: CallOutput);
 //  2. the suppression mask, one bit per pair, also transposed up to 1024
@@ -39,6 +40,7 @@
 #include "kernel_graph.cuh"
 #include "launch.cuh"
 #include "nms-private.h"
+#include "nms_chunk_sort.cuh"
 #include "nms_common.cuh"
 #include "nms_grid.cuh"
 #include "nms_item.h"
@@ -96,6 +98,9 @@ struct _P3dNms {
                  const uint32_t *, const uint32_t *,
                  const p3dc_nms::CallOutput *, uint32_t, uint32_t);
   unsigned reduce_blocks;
+  // above kRankCapacity: the sort by chunks (nms_chunk_sort.cuh) where the
+  // device stages the capacity's keys, else CUB's, with its storage
+  bool chunk_sort;
   void *sort_storage;
   size_t sort_storage_bytes;
   // nms_grid.cuh, for capacities above kRankCapacity (NULL otherwise): the
@@ -147,6 +152,26 @@ static GridBounds *grid_of(P3dcNms *nms, P3dcNmsMode mode) {
   return mode == P3DC_NMS_BEV_ALIGNED || mode == P3DC_NMS_CIRCLE
              ? nms->grid_bounds
              : nullptr;
+}
+
+// The sort by chunks for @nms's capacity, where it is at most
+// kChunkSortCapacity and @device's blocks can stage that many keys.
+static cudaError_t choose_chunk_sort(P3dcNms *nms, int device) {
+  if (nms->capacity > kChunkSortCapacity) return cudaSuccess;
+  int most = 0;
+  cudaError_t err = cudaDeviceGetAttribute(
+      &most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (err != cudaSuccess ||
+      (size_t)most < chunk_merge_shared_bytes(nms->capacity))
+    return err;
+  // the most any workspace asks, or all the device has, the same for
+  // every workspace so that none undoes another's setting
+  const size_t asked = chunk_merge_shared_bytes(kChunkSortCapacity);
+  err = cudaFuncSetAttribute(chunk_merge_kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (size_t)most < asked ? most : (int)asked);
+  if (err == cudaSuccess) nms->chunk_sort = true;
+  return err;
 }
 
 // The cluster of the reduction's rounds (nms_reduce.cuh): 4 blocks in a
@@ -242,6 +267,10 @@ extern "C" void p3dc_nms_refuse_clusters(P3dcNms *nms) {
   if (nms == nullptr) return;
   nms->reduce = reduce_kernel;
   nms->reduce_blocks = 1;
+}
+
+extern "C" int p3dc_nms_sorts_by_chunks(const P3dcNms *nms) {
+  return nms != nullptr && nms->chunk_sort;
 }
 
 extern "C" uint32_t p3dc_nms_reduce_blocks(const P3dcNms *nms) {
@@ -347,16 +376,17 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
     if (err == cudaSuccess) err = cudaMemset(self->done, 0, sizeof(uint32_t));
   }
   // the buffers of the device-wide sort, for capacities one kernel can't
-  // sort
+  // sort: the chunks' (nms_chunk_sort.cuh) where they fit, else CUB's
   if (capacity > kRankCapacity) {
     if (err == cudaSuccess) err = cudaMalloc(&self->keys_in, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->keys_out, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->index_in, bytes);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess) err = choose_chunk_sort(self, device);
+    if (err == cudaSuccess && !self->chunk_sort)
       err = cub::DeviceRadixSort::SortPairs(
           nullptr, self->sort_storage_bytes, self->keys_in, self->keys_out,
           self->index_in, self->index_out, (int)capacity);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && !self->chunk_sort)
       err = cudaMalloc(&self->sort_storage, self->sort_storage_bytes);
     if (err == cudaSuccess)
       err = cudaMalloc(&self->grid_bounds, sizeof(GridBounds));
@@ -428,12 +458,24 @@ static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
       c.n_boxes_device, capacity, threshold, nms->keys_in, nms->index_in,
       grid_of(nms, mode), nms->cell_counts, c.output, nms->call);
   if (err != cudaSuccess) return err;
-  size_t sort_bytes = nms->sort_storage_bytes;
-  err = cub::DeviceRadixSort::SortPairs(
-      nms->sort_storage, sort_bytes, nms->keys_in, nms->keys_out, nms->index_in,
-      nms->index_out, (int)capacity, 0, 32, s);
+  if (nms->chunk_sort) {
+    err = l.launch(chunk_sort_kernel,
+                   (capacity + kChunkBoxes - 1) / kChunkBoxes, kChunkThreads, 0,
+                   nms->can_chain, nms->keys_in, nms->index_in, capacity);
+    if (err == cudaSuccess)
+      err = l.launch(
+          chunk_merge_kernel, (capacity + kMergeThreads - 1) / kMergeThreads,
+          kMergeThreads, chunk_merge_shared_bytes(capacity), nms->can_chain,
+          (const uint32_t *)nms->keys_in, (const uint32_t *)nms->index_in,
+          capacity, nms->keys_out, nms->index_out);
+  } else {
+    size_t sort_bytes = nms->sort_storage_bytes;
+    err = cub::DeviceRadixSort::SortPairs(
+        nms->sort_storage, sort_bytes, nms->keys_in, nms->keys_out,
+        nms->index_in, nms->index_out, (int)capacity, 0, 32, s);
+    if (err == cudaSuccess) err = cudaGetLastError();
+  }
   if (err != cudaSuccess) return err;
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
   return l.launch(item_kernel, grid_for(capacity), kThreads, 0, nms->can_chain,
                   c.test, c.boxes, (const uint32_t *)nms->keys_out,
                   (const uint32_t *)nms->index_out, capacity, pre_limit,

@@ -14,9 +14,10 @@
 // Up to kRankCapacity boxes: one kernel, rank_kernel, which ranks every box
 // by counting the boxes before it, on as many blocks as the capacity needs
 // and doing only the work the device count asks for (a block whose boxes are
-// past the count returns at once).  Above: three kernels around CUB's
-// DeviceRadixSort, which sorts the whole capacity (its count is a host
-// value).
+// past the count returns at once).  Above: the keys and indices of the
+// whole capacity (key_kernel), sorted by chunks (nms_chunk_sort.cuh) up to
+// kChunkSortCapacity boxes, else by CUB's DeviceRadixSort (its count is a
+// host value), and the items in their order (item_kernel).
 #ifndef P3DC_NMS_SORT_CUH
 #define P3DC_NMS_SORT_CUH
 

@@ -993,6 +993,52 @@ GST_START_TEST (test_suppression_chains)
 
 GST_END_TEST;
 
+/* Workspaces of 4097 to 32768 boxes sort by chunks of 2048 keys
+ * (nms_chunk_sort.cuh), larger ones by CUB's device sort: scores from a
+ * few values (ties within and across chunks, +0 and -0), spoiled records
+ * (dropped: the largest key), a last chunk of one box or part full, and a
+ * count below the capacity, each on a workspace of its size and on one of
+ * 32769 boxes (CUB's), against the reference. */
+static const guint chunk_sizes[] = { 4097, 6149, 20000, 32768 };
+
+GST_START_TEST (test_sort_chunks)
+{
+  guint n = chunk_sizes[__i__], m, variant;
+  P3dcNms *nms = NULL, *cub = NULL;
+  gint major = 0, minor = 0, multiprocessors = 0;
+  gchar name[128];
+  P3dTestRng rng;
+
+  p3d_test_rng_init (&rng, 27);
+  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
+          &major, &minor, &multiprocessors), P3DC_OK);
+  fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+  fail_unless_equals_int (p3dc_nms_new (32769, &cub), P3DC_OK);
+  /* sm_90 blocks stage up to 227 KB, the 128 KB of 32768 keys */
+  if (major >= 9)
+    fail_unless (p3dc_nms_sorts_by_chunks (nms));
+  fail_if (p3dc_nms_sorts_by_chunks (cub));
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+    for (variant = 1; variant <= 2; variant++) {
+      gpointer boxes = random_boxes (&rng, m, n, variant, 70.0f);
+      P3dcNmsParams p;
+      gchar *what = g_strdup_printf ("sort by chunks, %u boxes, mode %u, "
+          "variant %u", n, m, variant);
+
+      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
+      compare (what, nms, &p, boxes, n, n, n, TRUE);
+      compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
+      compare (what, cub, &p, boxes, n, n, n, TRUE);
+      g_free (what);
+      g_free (boxes);
+    }
+  }
+  p3dc_nms_free (nms);
+  p3dc_nms_free (cub);
+}
+
+GST_END_TEST;
+
 /* Above 1024 boxes the reduction's rounds take a cluster of blocks on a
  * device with clusters (compute capability 9.0 on: 4 blocks up to 4096
  * boxes, 8 above), and one block before,
@@ -1361,6 +1407,7 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_suppression_chains);
   tcase_add_loop_test (tc, test_rounds_blocks, 0,
       G_N_ELEMENTS (rounds_capacities));
+  tcase_add_loop_test (tc, test_sort_chunks, 0, G_N_ELEMENTS (chunk_sizes));
   tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);
   tcase_add_test (tc, test_grid);

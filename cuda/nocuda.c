@@ -94,6 +94,26 @@ p3dc_nms_refuse_graph_forms (P3dcNms * nms)
   (void) nms;
 }
 
+void
+p3dc_nms_refuse_clusters (P3dcNms * nms)
+{
+  (void) nms;
+}
+
+uint32_t
+p3dc_nms_reduce_blocks (const P3dcNms * nms)
+{
+  (void) nms;
+  return 0;
+}
+
+int
+p3dc_nms_sorts_by_chunks (const P3dcNms * nms)
+{
+  (void) nms;
+  return 0;
+}
+
 uint32_t
 p3dc_nms_get_capacity (const P3dcNms * nms)
 {

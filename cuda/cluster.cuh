@@ -26,7 +26,8 @@
 #endif
 
 // A kernel attribute: launched in clusters of @blocks blocks (its grid a
-// multiple of them).  Only sm_90 device code takes it; the host's view of
+// multiple of them).  Only device code for sm_90 and later takes it (the
+// macro leaves it out of earlier architectures' code); the host's view of
 // the kernel keeps it, and a caller launches such a kernel only on a device
 // with clusters (cudaOccupancyMaxActiveClusters says whether one fits).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

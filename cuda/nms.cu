@@ -435,7 +435,9 @@ static uint32_t pre_limit_of(const P3dcNms *nms, const NmsCall &c) {
 
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
 // what the previous call's last kernel reads.  Above kRankCapacity boxes
-// on the launcher's stream only: CUB's sort is queued there directly.
+// on the launcher's stream only: CUB's sort is queued there directly, and
+// the workspaces that sort by chunks (up to kChunkSortCapacity) are
+// launched one by one as well (call_graph).
 static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   const float offset = c.test.offset;
   const uint32_t capacity = nms->capacity;

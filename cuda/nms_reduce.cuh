@@ -233,8 +233,11 @@ __device__ __forceinline__ bool sweep_keep(
 //   (R2) block barrier; (Y) wait: no block reads this one's states now
 //   C   the block's kept boxes in place and their rows doomed; its state
 //   (X) arrive
-// A block reads another's states only between (X) and (Y), and writes its
-// own only between (Y) and (X), so no read sees a write of the same round.
+// A block reads another's states only between (X) and (Y), and writes the
+// words the others read (its groups' kept boxes, its doomed boxes, its state
+// word) only between (Y) and (X), so no read sees a write of the same
+// round; what else it writes in A (its removed boxes, its copies of the
+// other blocks' kept boxes) no other block reads.
 // Every block decides alike whether the rounds go on: in A each reads every
 // block's state word, written in C before (X).
 constexpr uint32_t kReduceWarps = kReduceThreads / 32;
@@ -711,8 +714,9 @@ __device__ __forceinline__ void reduce(
   if (tid == 0 && rank == 0) *out_count = count;
 }
 
-// The reduction in one block (devices without clusters, and workspaces of
-// up to kColumnBoxes boxes, whose calls sweep in one block).
+// The reduction in one block: workspaces of up to kColumnBoxes boxes, whose
+// calls sweep in one block, devices without clusters or with no room for
+// one, and workspaces told so (p3dc_nms_refuse_clusters).
 __global__ void __launch_bounds__(kReduceThreads, 1)
     reduce_kernel(const unsigned long long *mask,
                   const unsigned long long *column_mask, uint32_t capacity,

@@ -270,7 +270,7 @@ compare (const gchar * what, P3dcNms * nms, const P3dcNmsParams * params,
 
 /* compare() with every box counted, on a workspace of exactly @n (one
  * kernel up to 512 boxes, nms_small.cuh; ranked by rank_kernel up to 4096)
- * and on one above 4096 (sorted by CUB's device sort). */
+ * and on one above 4096 (sorted by chunks, nms_chunk_sort.cuh). */
 static void
 compare_simple (const gchar * what, const P3dcNmsParams * params,
     gconstpointer boxes, guint n)
@@ -845,7 +845,8 @@ GST_END_TEST;
  * into the caller's graph, not the workspace's: on a fresh workspace, then
  * between direct calls (whose graph must stay as the last direct call left
  * it), in workspaces that launch graphs (500 boxes: one kernel; 700:
- * three) and in one that sorts with CUB (5000). */
+ * three) and in one that launches its kernels one by one (5000: the sort
+ * by chunks, and the grid). */
 static const guint capture_capacities[] = { 500, 700, 5000 };
 
 GST_START_TEST (test_stream_capture)
@@ -927,16 +928,6 @@ GST_START_TEST (test_beside_global_capture)
 
 GST_END_TEST;
 
-/* Chains: box k suppresses box k + 1 and no other (scores fall along the
- * chain), so the greedy rule keeps every other box, and a box's answer
- * depends on every box before it.  The keep reduction's sweeps (up to 1024
- * boxes) settle one more box of such a chain a sweep: the chains of 20
- * settle in the sweeps, the longer ones outlast them and go to the walk;
- * in a workspace of up to 512 boxes (nms_small.cuh) the sweeps go on until
- * they settle, about 512 of them for the chain of 512.
- * Above 1024 boxes its rounds over the pair lists settle at least one
- * more box a round: 1100 boxes in one chain outlast them; 2000 boxes in
- * chains of 25 (the next chain 5 boxes' spacing on) settle in them. */
 /* @n boxes of @mode in chains of @chain along a line, scores falling
  * along it: each box suppresses its neighbours and nothing further, so
  * that each box of a chain waits for the one before (as many rounds of
@@ -968,6 +959,16 @@ chain_boxes (P3dcNmsMode mode, guint n, guint chain)
   return boxes;
 }
 
+/* Chains: box k suppresses box k + 1 and no other (scores fall along the
+ * chain), so the greedy rule keeps every other box, and a box's answer
+ * depends on every box before it.  The keep reduction's sweeps (up to 1024
+ * boxes) settle one more box of such a chain a sweep: the chains of 20
+ * settle in the sweeps, the longer ones outlast them and go to the walk;
+ * in a workspace of up to 512 boxes (nms_small.cuh) the sweeps go on until
+ * they settle, about 512 of them for the chain of 512.
+ * Above 1024 boxes its rounds over the pair lists settle at least one
+ * more box a round: 1100 boxes in one chain outlast them; 2000 boxes in
+ * chains of 25 (the next chain 5 boxes' spacing on) settle in them. */
 GST_START_TEST (test_suppression_chains)
 {
   const guint lengths[] = { 20, 64, 512, 600, 1024, 1100, 2000 };
@@ -1044,9 +1045,12 @@ GST_END_TEST;
  * boxes, 8 above), and one block before,
  * or where the workspace is told to (p3dc_nms_refuse_clusters): each way
  * the reference's output, on random scenes of every mode, on chains whose
- * rounds pass decisions from block to block (chains of 24: about 24
- * rounds; of 40: more than the rounds take, the walk), with fewer boxes
- * counted than the capacity, and with post_max. */
+ * rounds pass decisions from block to block (a round decides two boxes of
+ * such a chain, one kept and the next doomed: chains of 24 and 40 settle
+ * in about 13 and 21 rounds), with fewer boxes counted than the capacity
+ * (at 4096 and 10000), and with post_max.  The walk after rounds that do
+ * not settle, in a cluster's block 0, is test_suppression_chains' (1100
+ * boxes in one chain, on workspaces of 1100 and 4097 boxes). */
 static const guint rounds_capacities[] = { 1100, 4096, 10000 };
 
 GST_START_TEST (test_rounds_blocks)

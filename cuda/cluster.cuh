@@ -65,15 +65,20 @@ __device__ __forceinline__ T *p3dc_cluster_shared(T *local, uint32_t rank) {
 #endif
 }
 
+// The .aligned forms ask every thread of the warp to execute the same
+// barrier instruction together; a warp that left a loop of a different
+// count on each thread need not have reconverged by then (independent
+// thread scheduling), so each first meets its warp at __syncwarp ().
 __device__ __forceinline__ void p3dc_cluster_arrive() {
 #if P3DC_DEVICE_HAS_CLUSTERS
-  // every thread of the warp arrives here together (.aligned)
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 #endif
 }
 
 __device__ __forceinline__ void p3dc_cluster_wait() {
 #if P3DC_DEVICE_HAS_CLUSTERS
+  __syncwarp();
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #else
   __syncthreads();

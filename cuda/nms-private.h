@@ -56,6 +56,12 @@ uint32_t p3dc_nms_reduce_blocks (const P3dcNms * nms);
  * rather than by CUB's device sort or one kernel. */
 int p3dc_nms_sorts_by_chunks (const P3dcNms * nms);
 
+/* Makes later workspaces see at most @bytes of shared memory a block (0:
+ * the device's own), as on a device with less: the tests check
+ * p3dc_nms_device_capacity's limit and the workspaces it allows (CUB's
+ * sort above 32768 boxes).  Not thread-safe; for the tests only. */
+void p3dc_nms_limit_shared_memory (size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,7 @@
 #include "nms_reduce.cuh"
 #include "nms_small.cuh"
 #include "nms_sort.cuh"
+#include "smem_limit.cuh"
 
 // The graphs of a workspace up to kRankCapacity boxes: one for each mask
 // kernel, by mode, and the last for bev-rotated under mmcv's rule.
@@ -154,64 +155,101 @@ static GridBounds *grid_of(P3dcNms *nms, P3dcNmsMode mode) {
              : nullptr;
 }
 
-// The sort by chunks for @nms's capacity, where it is at most
-// kChunkSortCapacity and @device's blocks can stage that many keys.
-static cudaError_t choose_chunk_sort(P3dcNms *nms, int device) {
-  if (nms->capacity > kChunkSortCapacity) return cudaSuccess;
-  int most = 0;
-  cudaError_t err = cudaDeviceGetAttribute(
-      &most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (err != cudaSuccess ||
-      (size_t)most < chunk_merge_shared_bytes(nms->capacity))
-    return err;
-  // the most any workspace asks, or all the device has, the same for
-  // every workspace so that none undoes another's setting
-  const size_t asked = chunk_merge_shared_bytes(kChunkSortCapacity);
-  err = cudaFuncSetAttribute(chunk_merge_kernel,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (size_t)most < asked ? most : (int)asked);
-  if (err == cudaSuccess) nms->chunk_sort = true;
+// p3dc_nms_limit_shared_memory's limit on the device's shared memory a
+// block (0: none), for the tests.
+static size_t shared_limit = 0;
+
+// @kernel's room for dynamic shared memory (smem_limit.cuh), within the
+// tests' limit.
+template <typename Kernel>
+static cudaError_t room_of(Kernel kernel, size_t *room) {
+  cudaError_t err = p3dc_smem_room(kernel, room);
+  if (err != cudaSuccess || shared_limit == 0) return err;
+  cudaFuncAttributes attributes = {};
+  err = cudaFuncGetAttributes(&attributes, kernel);
+  const size_t limited = shared_limit > attributes.sharedSizeBytes
+                             ? shared_limit - attributes.sharedSizeBytes
+                             : 0;
+  if (err == cudaSuccess && limited < *room) *room = limited;
   return err;
 }
 
-// The cluster of the reduction's rounds (nms_reduce.cuh): 4 blocks in a
-// workspace of up to kRankCapacity boxes, 8 above.  On the H200 four
-// blocks beat eight by 1 to 2.5 us at 2048 and 4096 boxes, where the
-// rounds' barriers and gathers cost more than eight blocks' share of the
-// work saves, and eight beat four by up to 9 us at 20000
-// (docs/performance.md).
-template <uint32_t kBlocks>
-static cudaError_t try_reduce_cluster(P3dcNms *nms) {
-  const auto kernel = reduce_cluster_kernel<kBlocks>;
+// The most boxes whose round state (list_shared_bytes) fits @room bytes;
+// workspaces of up to kColumnBoxes take none.
+static uint32_t capacity_for_room(size_t room) {
+  uint32_t fits = kColumnBoxes, too_many = P3DC_NMS_MAX_CAPACITY + 1;
+  // the state grows with the boxes: a bisection
+  while (too_many - fits > 1) {
+    const uint32_t mid = fits + (too_many - fits) / 2;
+    if (list_shared_bytes(mid) <= room)
+      fits = mid;
+    else
+      too_many = mid;
+  }
+  return fits;
+}
+
+// The sort by chunks for @nms's capacity, where it is at most
+// kChunkSortCapacity and a block can stage that many keys.
+static cudaError_t choose_chunk_sort(P3dcNms *nms) {
+  if (nms->capacity > kChunkSortCapacity) return cudaSuccess;
+  // the most any workspace asks, the same for every workspace so that none
+  // undoes another's setting
   cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
+      p3dc_allow_smem(chunk_merge_kernel,
+                      chunk_merge_shared_bytes(kChunkSortCapacity), nullptr);
+  size_t room = 0;
+  if (err == cudaSuccess) err = room_of(chunk_merge_kernel, &room);
+  if (err == cudaSuccess)
+    nms->chunk_sort = chunk_merge_shared_bytes(nms->capacity) <= room;
+  return err;
+}
+
+// The cluster of the reduction's rounds (nms_reduce.cuh) of @kBlocks
+// blocks, where its blocks' shared memory fits and the device has room for
+// one such cluster (as a MIG slice or another process's work may not);
+// TRUE when @nms takes it.  A failure here only leaves the one-block
+// kernel, and is cleared so that no later check of the last error sees it.
+template <uint32_t kBlocks>
+static bool try_reduce_cluster(P3dcNms *nms) {
+  const auto kernel = reduce_cluster_kernel<kBlocks>;
+  size_t room = 0;
+  cudaError_t err = p3dc_allow_smem(
+      kernel, list_shared_bytes(P3DC_NMS_MAX_CAPACITY), nullptr);
+  if (err == cudaSuccess) err = room_of(kernel, &room);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(kBlocks);
   config.blockDim = dim3(kReduceThreads);
   config.dynamicSmemBytes = nms->list_shared_bytes;
   int clusters = 0;
-  if (err == cudaSuccess)
+  if (err == cudaSuccess && nms->list_shared_bytes <= room)
     err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
-  if (err == cudaSuccess && clusters > 0) {
-    nms->reduce = kernel;
-    nms->reduce_blocks = kBlocks;
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
   }
-  return err;
+  if (clusters <= 0) return false;
+  nms->reduce = kernel;
+  nms->reduce_blocks = kBlocks;
+  return true;
 }
 
-// Where the device has clusters and one fits, the rounds take a cluster of
-// blocks; else @nms keeps the one-block kernel.  Only a failed query is an
-// error.
-static cudaError_t choose_reduce_cluster(P3dcNms *nms) {
-  int device = 0, major = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess)
-    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                 device);
+// Where @device has clusters (compute capability 9.0 on) the rounds take
+// a cluster of blocks: 4 in a workspace of up to kRankCapacity boxes, 8
+// above, or 4 where 8 do not fit.  On the H200 four blocks beat eight by 1
+// to 2.5 us at 2048 and 4096 boxes, where the rounds' barriers and gathers
+// cost more than eight blocks' share of the work saves, and eight beat four
+// by up to 9 us at 20000 (docs/performance.md).  Else @nms keeps the
+// one-block kernel; only a failed query of the device is an error.
+static cudaError_t choose_reduce_cluster(P3dcNms *nms, int device) {
+  int major = 0;
+  cudaError_t err =
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   if (err != cudaSuccess || major < 9) return err;
-  return nms->capacity <= kRankCapacity ? try_reduce_cluster<4>(nms)
-                                        : try_reduce_cluster<8>(nms);
+  if (nms->capacity > kRankCapacity && try_reduce_cluster<8>(nms))
+    return cudaSuccess;
+  try_reduce_cluster<4>(nms);
+  return cudaSuccess;
 }
 
 }  // namespace p3dc_nms
@@ -269,6 +307,19 @@ extern "C" void p3dc_nms_refuse_clusters(P3dcNms *nms) {
   nms->reduce_blocks = 1;
 }
 
+extern "C" void p3dc_nms_limit_shared_memory(size_t bytes) {
+  shared_limit = bytes;
+}
+
+extern "C" P3dcResult p3dc_nms_device_capacity(uint32_t *capacity) {
+  if (capacity == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
+  size_t room = 0;
+  const cudaError_t err = room_of(reduce_kernel, &room);
+  if (err != cudaSuccess) return err;
+  *capacity = capacity_for_room(room);
+  return P3DC_OK;
+}
+
 extern "C" int p3dc_nms_sorts_by_chunks(const P3dcNms *nms) {
   return nms != nullptr && nms->chunk_sort;
 }
@@ -295,6 +346,12 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   *nms = nullptr;
   if (capacity == 0) return P3DC_ERROR_INVALID_ARGUMENT;
   if (capacity > P3DC_NMS_MAX_CAPACITY) return P3DC_ERROR_TOO_LARGE;
+  if (capacity > kColumnBoxes) {
+    uint32_t most = 0;
+    const P3dcResult result = p3dc_nms_device_capacity(&most);
+    if (result != P3DC_OK) return result;
+    if (capacity > most) return P3DC_ERROR_TOO_LARGE;
+  }
 
   P3dcNms *self = (P3dcNms *)calloc(1, sizeof(P3dcNms));
   if (self == nullptr) return P3DC_ERROR_OUT_OF_MEMORY;
@@ -362,13 +419,13 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
     // never memory nothing wrote
     if (err == cudaSuccess) err = cudaMemset(self->pair_columns, 0, list_bytes);
     if (err == cudaSuccess) err = cudaMemset(self->pair_rows, 0, list_bytes);
-    // the most any workspace asks, so that workspaces do not undo each
-    // other's setting
+    // the most any workspace asks (p3dc_nms_device_capacity has checked
+    // that this one's fits), so that workspaces do not undo each other's
+    // setting
     if (err == cudaSuccess)
-      err = cudaFuncSetAttribute(reduce_kernel,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)list_shared_bytes(P3DC_NMS_MAX_CAPACITY));
-    if (err == cudaSuccess) err = choose_reduce_cluster(self);
+      err = p3dc_allow_smem(reduce_kernel,
+                            list_shared_bytes(P3DC_NMS_MAX_CAPACITY), nullptr);
+    if (err == cudaSuccess) err = choose_reduce_cluster(self, device);
   }
   if (small) {
     if (err == cudaSuccess) err = cudaMalloc(&self->ranks, bytes);
@@ -381,7 +438,7 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
     if (err == cudaSuccess) err = cudaMalloc(&self->keys_in, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->keys_out, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->index_in, bytes);
-    if (err == cudaSuccess) err = choose_chunk_sort(self, device);
+    if (err == cudaSuccess) err = choose_chunk_sort(self);
     if (err == cudaSuccess && !self->chunk_sort)
       err = cub::DeviceRadixSort::SortPairs(
           nullptr, self->sort_storage_bytes, self->keys_in, self->keys_out,

@@ -114,6 +114,20 @@ p3dc_nms_sorts_by_chunks (const P3dcNms * nms)
   return 0;
 }
 
+void
+p3dc_nms_limit_shared_memory (size_t bytes)
+{
+  (void) bytes;
+}
+
+P3dcResult
+p3dc_nms_device_capacity (uint32_t * capacity)
+{
+  if (capacity != NULL)
+    *capacity = 0;
+  return P3DC_ERROR_NO_CUDA;
+}
+
 uint32_t
 p3dc_nms_get_capacity (const P3dcNms * nms)
 {

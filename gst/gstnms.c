@@ -22,7 +22,10 @@
  * Records with a NaN or infinite field, or a negative size, are
  * dropped. A count tensor larger than max-boxes is read as max-boxes (the
  * reference path posts a warning the first time; the CUDA path clamps on
- * the device, where the count stays). "mode" decides the media type, so it
+ * the device, where the count stays); on GPUs with less shared memory a
+ * block than Hopper's the CUDA path takes fewer than 65536 boxes a frame
+ * (about 23,500 on sm_86 and sm_89; more is refused with an error that
+ * gives the number). "mode" decides the media type, so it
  * can change only in the NULL and READY states; a change while PAUSED or
  * PLAYING is refused with a warning. On the CUDA path the sort, the
  * overlap mask and the greedy
@@ -371,6 +374,32 @@ p3d_nms_transform_media_caps (P3dCudaFilter * filter,
   return result;
 }
 
+/* Whether this GPU's nms takes @max_boxes boxes a frame: on GPUs with less
+ * shared memory a block than Hopper's it takes fewer than
+ * P3DC_NMS_MAX_CAPACITY (p3dc_nms_device_capacity). */
+static gboolean
+device_takes (guint max_boxes, GError ** error)
+{
+  guint32 most = 0;
+  gint result = p3dc_nms_device_capacity (&most);
+
+  if (result != P3DC_OK) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+        "Could not query the GPU's shared memory for nms: %s",
+        p3dc_result_string (result));
+    return FALSE;
+  }
+  if (max_boxes > most) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "max-boxes %u is more than nms's CUDA path takes on this GPU (at "
+        "most %u boxes per frame: a block's shared memory holds the keep "
+        "reduction's state for no more); ask for fewer boxes upstream, or "
+        "set backend=cpu", max_boxes, most);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gint
 nms_workspace_new (P3dCudaFilter * filter, gpointer * workspace)
 {
@@ -457,6 +486,8 @@ p3d_nms_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   /* The workspace's capacity is what the device clamps the input count to,
    * so it must be max-boxes exactly, never more. */
   self->max_boxes = max_boxes;
+  if (filter->use_cuda && !device_takes (max_boxes, error))
+    return FALSE;
   if (filter->use_cuda && (self->nms == NULL
           || p3dc_nms_get_capacity (self->nms) != max_boxes)) {
     if (!p3d_cuda_filter_replace_workspace (filter, (gpointer *) & self->nms,

@@ -13,7 +13,7 @@
 
 #include "p3dtest-backend.h"
 #include "p3dtest-elem.h"
-#include "nms.h"
+#include "nms-private.h"
 #include "p3dtest.h"
 
 /* Clusters of overlapping boxes, scores with ties, three labels; with
@@ -211,6 +211,42 @@ GST_START_TEST (test_nms_renegotiated_smaller)
 
 GST_END_TEST;
 
+/* On a GPU whose blocks have less shared memory than Hopper's the CUDA path
+ * takes fewer boxes a frame (p3dc_nms_device_capacity: about 23,500 with
+ * the 99 KB of sm_86, sm_89 and sm_120, simulated here): caps of more are
+ * refused with an error that says so and what to change, and caps within
+ * it are taken. */
+GST_START_TEST (test_nms_device_capacity)
+{
+  static const gchar *const needles[] = { "max-boxes 30000",
+    "on this GPU", "backend=cpu", NULL
+  };
+  BackendtestSetup setup = { "nms", "mode=circle",
+    "application/x-boxes3d, max-boxes=(int)20000", "application/x-boxes3d",
+    ""
+  };
+  GstHarness *cpu, *cuda;
+  GstBuffer *frame;
+  gchar *text;
+
+  p3dc_nms_limit_shared_memory (101376);
+  text = elemtest_expect_caps_refused ("nms backend=cuda mode=circle",
+      "application/x-boxes3d, max-boxes=(int)30000", "application/x-boxes3d",
+      GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS, needles);
+  g_free (text);
+  cpu = backendtest_harness (&setup, "cpu", FALSE);
+  cuda = backendtest_harness (&setup, "cuda", FALSE);
+  frame = boxes_buffer (P3DC_NMS_CIRCLE, 20000, 20000, 20000, 79);
+  backendtest_push_compare (cpu, cuda, frame, FALSE,
+      "20000 boxes within the simulated GPU's capacity");
+  backendtest_unref_all (&frame, 1);
+  gst_harness_teardown (cpu);
+  gst_harness_teardown (cuda);
+  p3dc_nms_limit_shared_memory (0);
+}
+
+GST_END_TEST;
+
 static Suite *
 nms_cuda_suite (void)
 {
@@ -222,6 +258,7 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_nms);
   tcase_add_test (tc, test_nms_renegotiated_smaller);
   tcase_add_test (tc, test_nms_velocity);
+  tcase_add_test (tc, test_nms_device_capacity);
   return s;
 }
 

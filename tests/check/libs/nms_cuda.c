@@ -845,9 +845,9 @@ GST_END_TEST;
  * into the caller's graph, not the workspace's: on a fresh workspace, then
  * between direct calls (whose graph must stay as the last direct call left
  * it), in workspaces that launch graphs (500 boxes: one kernel; 700:
- * three) and in one that launches its kernels one by one (5000: the sort
- * by chunks, and the grid). */
-static const guint capture_capacities[] = { 500, 700, 5000 };
+ * three) and in ones that launch their kernels one by one (5000: the sort
+ * by chunks, and the grid; 40000: CUB's device sort). */
+static const guint capture_capacities[] = { 500, 700, 5000, 40000 };
 
 GST_START_TEST (test_stream_capture)
 {
@@ -1063,17 +1063,18 @@ GST_START_TEST (test_rounds_blocks)
 
   fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
           &major, &minor, &multiprocessors), P3DC_OK);
-  p3d_test_rng_init (&rng, 26);
   for (one_block = 0; one_block < 2; one_block++) {
     P3dcNms *nms = NULL;
 
+    /* both ways on the same scenes */
+    p3d_test_rng_init (&rng, 26);
     fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
     if (one_block)
       p3dc_nms_refuse_clusters (nms);
     fail_unless_equals_int (p3dc_nms_reduce_blocks (nms), one_block
         || major < 9 ? 1 : n <= 4096 ? 4 : 8);
     for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
-      gpointer boxes = random_boxes (&rng, m, n, one_block * 2,
+      gpointer boxes = random_boxes (&rng, m, n, 2,
           p3d_test_rng_uniform (&rng, 10, 70));
       P3dcNmsParams p;
       gchar *what = g_strdup_printf ("rounds, %u boxes, mode %u, one block "
@@ -1081,7 +1082,7 @@ GST_START_TEST (test_rounds_blocks)
 
       nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
       compare (what, nms, &p, boxes, n, n, n, TRUE);
-      compare (what, nms, &p, boxes, n, 1025 + n / 3, n, TRUE);
+      compare (what, nms, &p, boxes, n, MIN (n - 1, 1025 + n / 3), n, TRUE);
       p.per_class = TRUE;
       p.post_max = 40;
       compare (what, nms, &p, boxes, n, n, n, TRUE);
@@ -1379,6 +1380,66 @@ GST_START_TEST (test_max_capacity)
 
 GST_END_TEST;
 
+/* The capacity the device takes (p3dc_nms_device_capacity): all of
+ * P3DC_NMS_MAX_CAPACITY on Hopper (227 KB of shared memory a block); on
+ * devices with less, simulated with the opt-in maximum of sm_75 (64 KB),
+ * sm_86 (99 KB) and sm_80 (163 KB), as many boxes as their round state
+ * (2.25 bytes a box) fits beside the reduction's static shared memory (at
+ * most 48 KB).  A workspace of that capacity gives the reference's boxes
+ * (by chunks up to 32768 boxes, by CUB's sort above), one of a box more is
+ * refused with P3DC_ERROR_TOO_LARGE, and 1024 boxes, which need no round
+ * state, are always taken. */
+static const guint32 shared_limits[] = { 65536, 101376, 166912 };
+
+GST_START_TEST (test_device_capacity)
+{
+  const guint32 limit = shared_limits[__i__];
+  const P3dcNmsMode modes[] = { P3DC_NMS_IOU, P3DC_NMS_CIRCLE,
+    P3DC_NMS_BEV_ROTATED
+  };
+  const P3dcNmsMode m = modes[__i__];
+  gint major = 0, minor = 0, multiprocessors = 0;
+  guint32 most = 0;
+  gchar name[128];
+  P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  P3dcNmsParams p;
+  gpointer boxes;
+  gchar *what;
+
+  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
+          &major, &minor, &multiprocessors), P3DC_OK);
+  fail_unless_equals_int (p3dc_nms_device_capacity (&most), P3DC_OK);
+  if (major == 9)
+    fail_unless_equals_int (most, P3DC_NMS_MAX_CAPACITY);
+
+  p3dc_nms_limit_shared_memory (limit);
+  fail_unless_equals_int (p3dc_nms_device_capacity (&most), P3DC_OK);
+  /* 2.25 bytes a box, beside up to 48 KB of static shared memory */
+  fail_unless (most * 9 / 4 <= limit && most * 9 / 4 + 49152 + 64 >= limit,
+      "%u boxes for %u bytes of shared memory", most, limit);
+  fail_unless_equals_int (p3dc_nms_new (most + 1, &nms), P3DC_ERROR_TOO_LARGE);
+  fail_unless (nms == NULL);
+  fail_unless_equals_int (p3dc_nms_new (1024, &nms), P3DC_OK);
+  p3dc_nms_free (nms);
+  nms = NULL;
+
+  fail_unless_equals_int (p3dc_nms_new (most, &nms), P3DC_OK);
+  fail_unless_equals_int (p3dc_nms_sorts_by_chunks (nms), most <= 32768);
+  p3d_test_rng_init (&rng, 31 + __i__);
+  boxes = random_boxes (&rng, m, most, 0, 60.0f);
+  what = g_strdup_printf ("%u boxes, mode %u, %u bytes of shared memory",
+      most, m, limit);
+  nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
+  compare (what, nms, &p, boxes, most, most, most, TRUE);
+  g_free (what);
+  g_free (boxes);
+  p3dc_nms_free (nms);
+  p3dc_nms_limit_shared_memory (0);
+}
+
+GST_END_TEST;
+
 static Suite *
 nms_cuda_suite (void)
 {
@@ -1416,6 +1477,8 @@ nms_cuda_suite (void)
   tcase_add_test (tc, test_list_slots);
   tcase_add_test (tc, test_grid);
   tcase_add_test (tc, test_max_capacity);
+  tcase_add_loop_test (tc, test_device_capacity, 0,
+      G_N_ELEMENTS (shared_limits));
   return s;
 }
 

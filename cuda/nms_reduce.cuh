@@ -304,7 +304,9 @@ __device__ __forceinline__ void visit_list(const uint16_t *list,
 // TRUE (in every thread of every block) when the rounds settled, with the
 // results written as sweep_keep writes them, in every block; tile_bits[]
 // holds the kept boxes of the block's groups throughout, and of every group
-// once settled.
+// once settled.  @kMaxBlocks: the most blocks the kernel's cluster can
+// have, the length of A's unrolled loops over the blocks.
+template <uint32_t kMaxBlocks>
 __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
                           const uint16_t *rows, uint32_t m, uint32_t *shared,
                           unsigned long long *tile_bits, uint16_t *tile_start,
@@ -361,14 +363,14 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
     // (the loops unrolled, so that the blocks' loads are in flight at once)
     uint32_t state = 0;
 #pragma unroll
-    for (uint32_t r = 0; r < kReduceMaxClusterBlocks; r++)
+    for (uint32_t r = 0; r < kMaxBlocks; r++)
       if (r < blocks) state |= *p3dc_cluster_shared(&block_state, r);
     for (uint32_t g = threadIdx.x; g < groups; g += kReduceThreads) {
       const uint32_t owner = g % blocks;
       const uint32_t kept_boxes = *p3dc_cluster_shared(&kept[g], owner);
       uint32_t doomed_boxes = 0;
 #pragma unroll
-      for (uint32_t r = 0; r < kReduceMaxClusterBlocks; r++)
+      for (uint32_t r = 0; r < kMaxBlocks; r++)
         if (r < blocks) doomed_boxes |= *p3dc_cluster_shared(&doomed[g], r);
       if (owner != rank) kept[g] = kept_boxes;
       removed[g] |= doomed_boxes & ~kept_boxes;
@@ -457,7 +459,8 @@ __device__ bool list_keep(const uint2 *counts, const uint16_t *columns,
 // @limit = min (post_max, out_capacity).  That kernel has zeroed the
 // output; this one writes the kept records and kept_index over its first
 // entries.  The rounds (list_keep) and the output take every block of the
-// cluster; the sweeps and the walk block 0 alone.
+// cluster; the sweeps and the walk block 0 alone.  @kMaxBlocks: list_keep's.
+template <uint32_t kMaxBlocks>
 __device__ __forceinline__ void reduce(
     const unsigned long long *mask, const unsigned long long *column_mask,
     uint32_t capacity, const uint2 *pair_counts, const uint16_t *pair_columns,
@@ -516,8 +519,9 @@ __device__ __forceinline__ void reduce(
       m <= kColumnBoxes
           ? sweep_keep(suppressors, m, tile_bits, tile_start, &kept_total,
                        &decided_tiles)
-          : list_keep(pair_counts, pair_columns, pair_rows, m, list_shared,
-                      tile_bits, tile_start, &kept_total, &decided_tiles);
+          : list_keep<kMaxBlocks>(pair_counts, pair_columns, pair_rows, m,
+                                  list_shared, tile_bits, tile_start,
+                                  &kept_total, &decided_tiles);
   // the blocks that write the output: every block after the rounds, which
   // leave every kept box in each; else block 0, the only one left
   const uint32_t writers = swept && m > kColumnBoxes ? blocks : 1;
@@ -724,8 +728,8 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
                   const uint16_t *pair_rows, const uint32_t *item_count,
                   const uint32_t *order, const CallOutput *call,
                   uint32_t record_words, uint32_t limit) {
-  reduce(mask, column_mask, capacity, pair_counts, pair_columns, pair_rows,
-         item_count, order, call, record_words, limit);
+  reduce<1>(mask, column_mask, capacity, pair_counts, pair_columns, pair_rows,
+            item_count, order, call, record_words, limit);
 }
 
 // The reduction in a cluster of @kBlocks blocks (at most
@@ -740,10 +744,10 @@ __global__ void __launch_bounds__(kReduceThreads, 1) P3DC_CLUSTER_DIMS(kBlocks)
                           const uint16_t *pair_rows, const uint32_t *item_count,
                           const uint32_t *order, const CallOutput *call,
                           uint32_t record_words, uint32_t limit) {
-  static_assert(kBlocks <= kReduceMaxClusterBlocks, "list_keep's loops");
+  static_assert(kBlocks <= kReduceMaxClusterBlocks, "a portable cluster");
   if (!P3DC_DEVICE_HAS_CLUSTERS && blockIdx.x != 0) return;
-  reduce(mask, column_mask, capacity, pair_counts, pair_columns, pair_rows,
-         item_count, order, call, record_words, limit);
+  reduce<kBlocks>(mask, column_mask, capacity, pair_counts, pair_columns,
+                  pair_rows, item_count, order, call, record_words, limit);
 }
 
 }  // namespace p3dc_nms

@@ -56,9 +56,10 @@
 
 #include "launch.cuh"
 
-// The most kernels in a P3dcKernelGraph, and the most bytes of arguments
-// one of its kernels takes.
-constexpr unsigned kP3dcGraphKernels = 8;
+// The most kernels in a P3dcKernelGraph (nms's bev-aligned and circle calls
+// in workspaces that sort by chunks take ten), and the most bytes of
+// arguments one of its kernels takes.
+constexpr unsigned kP3dcGraphKernels = 10;
 // Executable forms a graph keeps at most: the buffers a pool hands out in
 // turn.
 constexpr unsigned kP3dcGraphExecs = 4;

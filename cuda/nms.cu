@@ -27,10 +27,12 @@
 //
 // Up to kRankCapacity boxes a call is three kernels (one in a small
 // workspace), and at a few hundred boxes their launches cost more than
-// their work: there a call launches one CUDA graph of them
-// (kernel_graph.cuh), one graph for each mask kernel a call can take, built
-// at the first call that takes it.  Calls queued inside a caller's stream
-// capture, and larger workspaces, launch the kernels one by one.
+// their work; above, six to ten kernels, some of a few microseconds.  So a
+// call launches one CUDA graph of them (kernel_graph.cuh), one graph for
+// each mask kernel a call can take, built at the first call that takes it.
+// Calls queued inside a caller's stream capture, and workspaces that sort
+// with CUB (above kChunkSortCapacity boxes), launch the kernels one by
+// one.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +52,8 @@
 #include "nms_sort.cuh"
 #include "smem_limit.cuh"
 
-// The graphs of a workspace up to kRankCapacity boxes: one for each mask
-// kernel, by mode, and the last for bev-rotated under mmcv's rule.
+// The graphs of a workspace up to kChunkSortCapacity boxes: one for each
+// mask kernel, by mode, and the last for bev-rotated under mmcv's rule.
 constexpr unsigned kNmsGraphs = 5;
 
 struct _P3dNms {
@@ -491,10 +493,9 @@ static uint32_t pre_limit_of(const P3dcNms *nms, const NmsCall &c) {
 }
 
 // Stage 1 (nms_sort.cuh); its first kernel is never chained: it overwrites
-// what the previous call's last kernel reads.  Above kRankCapacity boxes
-// on the launcher's stream only: CUB's sort is queued there directly, and
-// the workspaces that sort by chunks (up to kChunkSortCapacity) are
-// launched one by one as well (call_graph).
+// what the previous call's last kernel reads.  Where CUB sorts (above
+// kChunkSortCapacity boxes), on the launcher's stream only: CUB's sort is
+// queued there directly (call_graph).
 static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   const float offset = c.test.offset;
   const uint32_t capacity = nms->capacity;
@@ -510,8 +511,7 @@ static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
                     nms->pair_counts, c.output, nms->call);
   }
 
-  if (!l.on_stream()) return cudaErrorInvalidValue;
-  cudaStream_t s = l.stream();
+  if (!nms->chunk_sort && !l.on_stream()) return cudaErrorInvalidValue;
   cudaError_t err = l.launch(
       key_kernel, grid_for(capacity), kThreads, 0, false, mode, c.boxes,
       c.n_boxes_device, capacity, threshold, nms->keys_in, nms->index_in,
@@ -531,15 +531,15 @@ static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
     size_t sort_bytes = nms->sort_storage_bytes;
     err = cub::DeviceRadixSort::SortPairs(
         nms->sort_storage, sort_bytes, nms->keys_in, nms->keys_out,
-        nms->index_in, nms->index_out, (int)capacity, 0, 32, s);
+        nms->index_in, nms->index_out, (int)capacity, 0, 32, l.stream());
     if (err == cudaSuccess) err = cudaGetLastError();
   }
   if (err != cudaSuccess) return err;
-  return l.launch(item_kernel, grid_for(capacity), kThreads, 0, nms->can_chain,
-                  c.test, c.boxes, (const uint32_t *)nms->keys_out,
-                  (const uint32_t *)nms->index_out, capacity, pre_limit,
-                  nms->items, nms->item_count, nms->pair_counts,
-                  grid_of(nms, mode));
+  return l.launch(
+      item_kernel, grid_for(capacity), kThreads, 0, nms->can_chain, c.test,
+      (const CallOutput *)nms->call, (const uint32_t *)nms->keys_out,
+      (const uint32_t *)nms->index_out, capacity, pre_limit, nms->items,
+      nms->item_count, nms->pair_counts, grid_of(nms, mode));
 }
 
 // Stage 2 through the grid (nms_grid.cuh), for the modes grid_of() names:
@@ -667,10 +667,11 @@ static cudaError_t queue_call(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
 }
 
 // The graph a call on @nms takes: its sequence of kernels is set by the
-// mask kernel alone up to kRankCapacity boxes, where there is no grid
-// stage.  NULL above, where the kernels are launched one by one.
+// mode (which sets the mask kernel, and whether the grid's kernels run)
+// and bev-rotated's rule.  NULL where CUB sorts, whose sort is queued on
+// the stream: there the kernels are launched one by one.
 static P3dcKernelGraph *call_graph(P3dcNms *nms, const NmsCall &c) {
-  if (nms->capacity > kRankCapacity) return nullptr;
+  if (nms->capacity > kRankCapacity && !nms->chunk_sort) return nullptr;
   return &nms->graphs[c.test.iou_rule == P3DC_NMS_IOU_RULE_MMCV
                           ? kNmsGraphs - 1
                           : (unsigned)c.params->mode];

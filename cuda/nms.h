@@ -163,17 +163,19 @@ uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
  * are all that @boxes need hold (no kernel reads past them; a count the
  * host does not know asks for the capacity's).  Everything is queued on
  * @stream; a workspace serves one stream at a time, and calls on one
- * workspace must not overlap on the host.  Up to a capacity of 4096 a call
- * is one launch of a CUDA graph of its three kernels (of one kernel up to a
- * capacity of 512), one graph a mode (and one for bev-rotated under mmcv's
- * rule), built by the first call that takes it (a call in buffers that
- * none of its up to four executable forms holds sets one node of one); a
- * call queued while the caller captures @stream launches the kernels into
- * the caller's graph instead.  Up to a capacity of 4096 the time grows with the count only (up
- * to 512 with the capacity too: a block a 64 x 64 tile of it); above, the
- * sort runs over the whole capacity (CUB's device sort takes its count from
- * the host), so a workspace much larger than the counts it sees costs that
- * sort's time. */
+ * workspace must not overlap on the host.  Up to a capacity of 32768 (on
+ * devices whose blocks can stage that many sort keys) a call is one launch
+ * of a CUDA graph of its kernels (three up to a capacity of 4096, one up to
+ * 512, six to ten above), one graph a mode (and one for bev-rotated under
+ * mmcv's rule), built by the first call that takes it (a call in buffers
+ * that none of its up to four executable forms holds sets one node of
+ * one); a call queued while the caller captures @stream launches the
+ * kernels into the caller's graph instead; above, the kernels are launched
+ * one by one.  Up to a capacity of 4096 the time grows with the count only
+ * (up to 512 with the capacity too: a block a 64 x 64 tile of it); above,
+ * the sort runs over the whole capacity (CUB's device sort takes its count
+ * from the host), so a workspace much larger than the counts it sees costs
+ * that sort's time. */
 P3dcResult p3dc_nms_cuda (P3dcNms * nms, const P3dcNmsParams * params,
     const void *boxes, const uint32_t * n_boxes_device, void *out,
     uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,

@@ -164,14 +164,16 @@ __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
 // pre_max (or the capacity).  The one thread at the end of the kept prefix
 // writes its length.  Where the call goes through the grid (@bounds not
 // NULL), the items' points are gathered into its bounds (nms_grid.cuh).
-__global__ void item_kernel(P3dcNmsPairTest test,
-                            const void *__restrict__ boxes,
+// The boxes are the call's, as key_kernel published them (@call), so that
+// a call in other buffers sets only the first kernel's node of a graph.
+__global__ void item_kernel(P3dcNmsPairTest test, const CallOutput *call,
                             const uint32_t *keys, const uint32_t *indices,
                             uint32_t capacity, uint32_t limit,
                             P3dcNmsItem *items, uint32_t *item_count,
                             uint2 *pair_counts, GridBounds *bounds) {
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
+  const void *boxes = call->boxes;
   BoundsPart part;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += gridDim.x * blockDim.x) {

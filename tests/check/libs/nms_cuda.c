@@ -644,8 +644,10 @@ graph_mode (guint k, P3dcNmsIouRule * rule)
   return k % 5 == 4 ? P3DC_NMS_BEV_ROTATED : (P3dcNmsMode) (k % 5);
 }
 
-/* A workspace of up to 4096 boxes launches one CUDA graph a call (one for
- * each mask kernel, built by the first call that takes it) and sets its
+/* A workspace of up to 32768 boxes launches one CUDA graph a call (one for
+ * each mask kernel, built by the first call that takes it: of one kernel at
+ * 400 boxes, three at 700, six to ten at 6000, which sorts by chunks and
+ * finds bev-aligned's and circle's pairs through the grid) and sets its
  * nodes again only where a call's arguments changed.  One workspace, two
  * sets of buffers taken in turns of their own, every mode and both of
  * bev-rotated's rules in turn, the count, the output's capacity, the
@@ -653,7 +655,7 @@ graph_mode (guint k, P3dcNmsIouRule * rule)
  * calls; each call is made twice, the second time with new boxes in the
  * same buffers and every argument the same, so that it runs the graph as
  * the first call left it. */
-static const guint graph_capacities[] = { 700, 400 };
+static const guint graph_capacities[] = { 700, 400, 6000 };
 
 GST_START_TEST (test_graph_reuse)
 {
@@ -803,8 +805,9 @@ GST_END_TEST;
 /* Where a graph cannot be built (a driver that takes none; here a test
  * hook makes every build fail), the call that tried and every later call
  * launch their kernels one by one, with the same results: on a fresh
- * workspace (of three kernels a call, and of one), every mode and both of
- * bev-rotated's rules, twice each, the buffers changing between calls. */
+ * workspace (of three kernels a call, of one, and of a sort by chunks),
+ * every mode and both of bev-rotated's rules, twice each, the buffers
+ * changing between calls. */
 GST_START_TEST (test_graph_build_refused)
 {
   const guint capacity = graph_capacities[__i__];
@@ -845,8 +848,8 @@ GST_END_TEST;
  * into the caller's graph, not the workspace's: on a fresh workspace, then
  * between direct calls (whose graph must stay as the last direct call left
  * it), in workspaces that launch graphs (500 boxes: one kernel; 700:
- * three) and in ones that launch their kernels one by one (5000: the sort
- * by chunks, and the grid; 40000: CUB's device sort). */
+ * three; 5000: the sort by chunks, and the grid) and in one that launches
+ * its kernels one by one (40000: CUB's device sort). */
 static const guint capture_capacities[] = { 500, 700, 5000, 40000 };
 
 GST_START_TEST (test_stream_capture)
@@ -877,8 +880,8 @@ GST_START_TEST (test_stream_capture)
     g_free (boxes);
   }
   /* the direct calls built bev-rotated's and circle's graphs, the
-   * captured ones none; the larger workspace has none */
-  fail_unless_equals_int (p3dc_nms_graphs_built (nms), capacity <= 4096 ?
+   * captured ones none; the workspace that sorts with CUB has none */
+  fail_unless_equals_int (p3dc_nms_graphs_built (nms), capacity <= 32768 ?
       2 : 0);
   call_buffers_free (&first);
   call_buffers_free (&second);

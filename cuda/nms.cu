@@ -209,7 +209,7 @@ static cudaError_t choose_chunk_sort(P3dcNms *nms) {
 
 // The cluster of the reduction's rounds (nms_reduce.cuh) of @kBlocks
 // blocks, where its blocks' shared memory fits and the device has room for
-// one such cluster (as a MIG slice or another process's work may not);
+// one such cluster (a static query of the device: a MIG slice may not);
 // TRUE when @nms takes it.  A failure here only leaves the one-block
 // kernel, and is cleared so that no later check of the last error sees it.
 template <uint32_t kBlocks>

@@ -148,9 +148,9 @@ P3dcResult p3dc_nms_new (uint32_t capacity, P3dcNms ** nms);
 /* The largest capacity p3dc_nms_new takes on the current device, in
  * *@capacity: P3DC_NMS_MAX_CAPACITY where a block's shared memory holds
  * the keep reduction's state for that many boxes (2.25 bytes a box, beside
- * about 47 KB of its own), as on Hopper; fewer on devices with less (about
- * 52,600 boxes on sm_80 and sm_87, 23,500 on sm_86, sm_89 and sm_120,
- * 7,600 on sm_75), never fewer than 1024. */
+ * 47.3 KB of its own), as on Hopper; fewer on devices with less (with
+ * today's kernels 52,664 boxes on sm_80 and sm_87, 23,536 on sm_86, sm_89
+ * and sm_120, 7,608 on sm_75), never fewer than 1024. */
 P3dcResult p3dc_nms_device_capacity (uint32_t * capacity);
 void p3dc_nms_free (P3dcNms * nms);
 uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);

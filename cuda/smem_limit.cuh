@@ -1,6 +1,6 @@
 // Dynamic shared memory beyond the default 48 KB, for kernels whose block
-// size in shared memory depends on the call (bevpool's run kernel, nms's
-// keep reduction and the merge of its sort by chunks).
+// size in shared memory depends on the call (bevpool's run and column
+// kernels, nms's keep reduction and the merge of its sort by chunks).
 #ifndef P3DC_SMEM_LIMIT_CUH
 #define P3DC_SMEM_LIMIT_CUH
 
@@ -31,9 +31,10 @@ static inline cudaError_t p3dc_smem_room(Kernel kernel, size_t *room) {
 // Lets @kernel take up to @wanted bytes of dynamic shared memory a block,
 // or its room (above) where that is less, which it leaves in *@room (may
 // be NULL).  Always the same value for the same @wanted, never one
-// launch's size: the attribute belongs to the kernel, process-wide, so a
-// smaller value set by another thread for another call could otherwise
-// undercut a launch between its set and the launch itself.  Callers check
+// launch's size: the attribute belongs to the kernel, for every thread of
+// the process on the device, so a smaller value set by another thread for
+// another call could otherwise undercut a launch between its set and the
+// launch itself.  Callers check
 // that their blocks fit the room.
 template <typename Kernel>
 static inline cudaError_t p3dc_allow_smem(Kernel kernel, size_t wanted,

@@ -24,7 +24,7 @@
  * reference path posts a warning the first time; the CUDA path clamps on
  * the device, where the count stays); on GPUs with less shared memory a
  * block than Hopper's the CUDA path takes fewer than 65536 boxes a frame
- * (about 23,500 on sm_86 and sm_89; more is refused with an error that
+ * (23,536 on sm_86 and sm_89; more is refused with an error that
  * gives the number). "mode" decides the media type, so it
  * can change only in the NULL and READY states; a change while PAUSED or
  * PLAYING is refused with a warning. On the CUDA path the sort, the

@@ -42,10 +42,12 @@ void p3dc_nms_refuse_graph_forms (P3dcNms * nms);
  * one and give the same results. */
 void p3dc_nms_refuse_graph_builds (P3dcNms * nms);
 
-/* Makes @nms's keep reduction take one block where it would take a
- * cluster of them (nms_reduce.cuh), as on a device without clusters;
- * called before @nms's first call.  The tests run the rounds both ways. */
-void p3dc_nms_refuse_clusters (P3dcNms * nms);
+/* Makes @nms's keep reduction take at most @most blocks where it would
+ * take a cluster of more (nms_reduce.cuh): a cluster of 4 where @most is 4
+ * to 7, as on a device that holds no cluster of 8; one block where @most
+ * is below 4, as on a device without clusters.  Called before @nms's first
+ * call.  The tests run the rounds every way. */
+void p3dc_nms_limit_reduce_blocks (P3dcNms * nms, uint32_t most);
 
 /* The blocks @nms's keep reduction takes for calls of more than 1024
  * boxes: a cluster's (4 or 8, by the capacity), or 1. */

@@ -95,7 +95,7 @@ struct _P3dNms {
   size_t list_shared_bytes;
   // the reduction's kernel and blocks: in workspaces above kColumnBoxes a
   // cluster where the device has them and one fits (choose_reduce_cluster),
-  // else one block (and after p3dc_nms_refuse_clusters)
+  // else one block (and as p3dc_nms_limit_reduce_blocks says)
   void (*reduce)(const unsigned long long *, const unsigned long long *,
                  uint32_t, const uint2 *, const uint16_t *, const uint16_t *,
                  const uint32_t *, const uint32_t *,
@@ -161,18 +161,27 @@ static GridBounds *grid_of(P3dcNms *nms, P3dcNmsMode mode) {
 // block (0: none), for the tests.
 static size_t shared_limit = 0;
 
-// @kernel's room for dynamic shared memory (smem_limit.cuh), within the
-// tests' limit.
+// @room, a room for @kernel's dynamic shared memory (smem_limit.cuh),
+// within the tests' limit.
 template <typename Kernel>
-static cudaError_t room_of(Kernel kernel, size_t *room) {
-  cudaError_t err = p3dc_smem_room(kernel, room);
-  if (err != cudaSuccess || shared_limit == 0) return err;
+static cudaError_t within_test_limit(Kernel kernel, size_t *room) {
+  if (shared_limit == 0) return cudaSuccess;
   cudaFuncAttributes attributes = {};
-  err = cudaFuncGetAttributes(&attributes, kernel);
+  const cudaError_t err = cudaFuncGetAttributes(&attributes, kernel);
   const size_t limited = shared_limit > attributes.sharedSizeBytes
                              ? shared_limit - attributes.sharedSizeBytes
                              : 0;
   if (err == cudaSuccess && limited < *room) *room = limited;
+  return err;
+}
+
+// Lets @kernel take @wanted bytes of dynamic shared memory a block, or its
+// room where that is less (p3dc_allow_smem), and gives the room, within the
+// tests' limit, in *@room: one query of the device for both.
+template <typename Kernel>
+static cudaError_t allow_smem(Kernel kernel, size_t wanted, size_t *room) {
+  cudaError_t err = p3dc_allow_smem(kernel, wanted, room);
+  if (err == cudaSuccess) err = within_test_limit(kernel, room);
   return err;
 }
 
@@ -197,11 +206,9 @@ static cudaError_t choose_chunk_sort(P3dcNms *nms) {
   if (nms->capacity > kChunkSortCapacity) return cudaSuccess;
   // the most any workspace asks, the same for every workspace so that none
   // undoes another's setting
-  cudaError_t err =
-      p3dc_allow_smem(chunk_merge_kernel,
-                      chunk_merge_shared_bytes(kChunkSortCapacity), nullptr);
   size_t room = 0;
-  if (err == cudaSuccess) err = room_of(chunk_merge_kernel, &room);
+  const cudaError_t err = allow_smem(
+      chunk_merge_kernel, chunk_merge_shared_bytes(kChunkSortCapacity), &room);
   if (err == cudaSuccess)
     nms->chunk_sort = chunk_merge_shared_bytes(nms->capacity) <= room;
   return err;
@@ -216,9 +223,8 @@ template <uint32_t kBlocks>
 static bool try_reduce_cluster(P3dcNms *nms) {
   const auto kernel = reduce_cluster_kernel<kBlocks>;
   size_t room = 0;
-  cudaError_t err = p3dc_allow_smem(
-      kernel, list_shared_bytes(P3DC_NMS_MAX_CAPACITY), nullptr);
-  if (err == cudaSuccess) err = room_of(kernel, &room);
+  cudaError_t err =
+      allow_smem(kernel, list_shared_bytes(P3DC_NMS_MAX_CAPACITY), &room);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(kBlocks);
   config.blockDim = dim3(kReduceThreads);
@@ -303,10 +309,13 @@ extern "C" void p3dc_nms_refuse_graph_forms(P3dcNms *nms) {
     nms->graphs[g].form_failed = true;
 }
 
-extern "C" void p3dc_nms_refuse_clusters(P3dcNms *nms) {
-  if (nms == nullptr) return;
+// As choose_reduce_cluster() where a cluster of 8 does not fit: 4 blocks,
+// else one.
+extern "C" void p3dc_nms_limit_reduce_blocks(P3dcNms *nms, uint32_t most) {
+  if (nms == nullptr || nms->reduce_blocks <= most) return;
   nms->reduce = reduce_kernel;
   nms->reduce_blocks = 1;
+  if (most >= 4) try_reduce_cluster<4>(nms);
 }
 
 extern "C" void p3dc_nms_limit_shared_memory(size_t bytes) {
@@ -316,7 +325,8 @@ extern "C" void p3dc_nms_limit_shared_memory(size_t bytes) {
 extern "C" P3dcResult p3dc_nms_device_capacity(uint32_t *capacity) {
   if (capacity == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   size_t room = 0;
-  const cudaError_t err = room_of(reduce_kernel, &room);
+  cudaError_t err = p3dc_smem_room(reduce_kernel, &room);
+  if (err == cudaSuccess) err = within_test_limit(reduce_kernel, &room);
   if (err != cudaSuccess) return err;
   *capacity = capacity_for_room(room);
   return P3DC_OK;
@@ -349,10 +359,15 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
   if (capacity == 0) return P3DC_ERROR_INVALID_ARGUMENT;
   if (capacity > P3DC_NMS_MAX_CAPACITY) return P3DC_ERROR_TOO_LARGE;
   if (capacity > kColumnBoxes) {
-    uint32_t most = 0;
-    const P3dcResult result = p3dc_nms_device_capacity(&most);
-    if (result != P3DC_OK) return result;
-    if (capacity > most) return P3DC_ERROR_TOO_LARGE;
+    // The round state's shared memory: the reduction may take the most any
+    // workspace asks, the same for every workspace so that none undoes
+    // another's setting, and this workspace's must fit the room
+    // (p3dc_nms_device_capacity).
+    size_t room = 0;
+    const cudaError_t err = allow_smem(
+        reduce_kernel, list_shared_bytes(P3DC_NMS_MAX_CAPACITY), &room);
+    if (err != cudaSuccess) return err;
+    if (capacity > capacity_for_room(room)) return P3DC_ERROR_TOO_LARGE;
   }
 
   P3dcNms *self = (P3dcNms *)calloc(1, sizeof(P3dcNms));
@@ -421,12 +436,6 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
     // never memory nothing wrote
     if (err == cudaSuccess) err = cudaMemset(self->pair_columns, 0, list_bytes);
     if (err == cudaSuccess) err = cudaMemset(self->pair_rows, 0, list_bytes);
-    // the most any workspace asks (p3dc_nms_device_capacity has checked
-    // that this one's fits), so that workspaces do not undo each other's
-    // setting
-    if (err == cudaSuccess)
-      err = p3dc_allow_smem(reduce_kernel,
-                            list_shared_bytes(P3DC_NMS_MAX_CAPACITY), nullptr);
     if (err == cudaSuccess) err = choose_reduce_cluster(self, device);
   }
   if (small) {

@@ -720,7 +720,7 @@ __device__ __forceinline__ void reduce(
 
 // The reduction in one block: workspaces of up to kColumnBoxes boxes, whose
 // calls sweep in one block, devices without clusters or with no room for
-// one, and workspaces told so (p3dc_nms_refuse_clusters).
+// one, and workspaces told so (p3dc_nms_limit_reduce_blocks).
 __global__ void __launch_bounds__(kReduceThreads, 1)
     reduce_kernel(const unsigned long long *mask,
                   const unsigned long long *column_mask, uint32_t capacity,

@@ -95,9 +95,10 @@ p3dc_nms_refuse_graph_forms (P3dcNms * nms)
 }
 
 void
-p3dc_nms_refuse_clusters (P3dcNms * nms)
+p3dc_nms_limit_reduce_blocks (P3dcNms * nms, uint32_t most)
 {
   (void) nms;
+  (void) most;
 }
 
 uint32_t

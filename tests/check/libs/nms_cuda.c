@@ -49,6 +49,18 @@ device_takes (guint capacity, const gchar * test)
   return FALSE;
 }
 
+/* The major compute capability of the GPU the tests run on. */
+static gint
+device_major (void)
+{
+  gint major = 0, minor = 0, multiprocessors = 0;
+  gchar name[128];
+
+  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
+          &major, &minor, &multiprocessors), P3DC_OK);
+  return major;
+}
+
 static gpointer
 device_copy (gconstpointer host, gsize size)
 {
@@ -1032,19 +1044,15 @@ GST_START_TEST (test_sort_chunks)
 {
   guint n = chunk_sizes[__i__], m, variant;
   P3dcNms *nms = NULL, *cub = NULL;
-  gint major = 0, minor = 0, multiprocessors = 0;
-  gchar name[128];
   P3dTestRng rng;
 
   if (!device_takes (32769, "test_sort_chunks"))
     return;
   p3d_test_rng_init (&rng, 27);
-  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
-          &major, &minor, &multiprocessors), P3DC_OK);
   fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
   fail_unless_equals_int (p3dc_nms_new (32769, &cub), P3DC_OK);
   /* sm_90 blocks stage up to 227 KB, the 128 KB of 32768 keys */
-  if (major >= 9)
+  if (device_major () >= 9)
     fail_unless (p3dc_nms_sorts_by_chunks (nms));
   fail_if (p3dc_nms_sorts_by_chunks (cub));
   for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
@@ -1070,45 +1078,52 @@ GST_END_TEST;
 
 /* Above 1024 boxes the reduction's rounds take a cluster of blocks on a
  * device with clusters (compute capability 9.0 on: 4 blocks up to 4096
- * boxes, 8 above), and one block before,
- * or where the workspace is told to (p3dc_nms_refuse_clusters): each way
- * the reference's output, on random scenes of every mode, on chains whose
- * rounds pass decisions from block to block (a round decides two boxes of
- * such a chain, one kept and the next doomed: chains of 24 and 40 settle
- * in about 13 and 21 rounds), with fewer boxes counted than the capacity
- * (at 4096 and 10000), and with post_max.  The walk after rounds that do
- * not settle, in a cluster's block 0, is test_suppression_chains' (1100
- * boxes in one chain, on workspaces of 1100 and 4097 boxes). */
+ * boxes, 8 above, or 4 where 8 do not fit), and one block before, or where
+ * the workspace is told to take fewer (p3dc_nms_limit_reduce_blocks): each
+ * way the reference's output, on random scenes of every mode, on chains
+ * whose rounds pass decisions from block to block (a round decides two
+ * boxes of such a chain, one kept and the next doomed: chains of 24 and 40
+ * settle in about 13 and 21 rounds), with fewer boxes counted than the
+ * capacity (at 4096 and 10000), and with post_max.  The walk after rounds
+ * that do not settle, in a cluster's block 0, is test_suppression_chains'
+ * (1100 boxes in one chain, on workspaces of 1100 and 4097 boxes). */
 static const guint rounds_capacities[] = { 1100, 4096, 10000 };
 
 GST_START_TEST (test_rounds_blocks)
 {
-  guint n = rounds_capacities[__i__], one_block, m, c;
+  guint n = rounds_capacities[__i__], way, m, c;
+  /* the blocks each way allows: the device's choice, a cluster of 4 where
+   * it would take 8 (a device that holds no cluster of 8), one block */
+  const guint most[] = { 8, 4, 1 };
   const guint chains[] = { 24, 40 };
-  gint major = 0, minor = 0, multiprocessors = 0;
-  gchar name[128];
+  const gboolean clusters = device_major () >= 9;
   P3dTestRng rng;
 
   if (!device_takes (n, "test_rounds_blocks"))
     return;
-  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
-          &major, &minor, &multiprocessors), P3DC_OK);
-  for (one_block = 0; one_block < 2; one_block++) {
+  for (way = 0; way < G_N_ELEMENTS (most); way++) {
     P3dcNms *nms = NULL;
+    guint blocks, wanted = !clusters ? 1 : MIN (most[way], n <= 4096 ? 4 : 8);
 
-    /* both ways on the same scenes */
+    /* the second way only differs above 4096 boxes */
+    if (way == 1 && n <= 4096)
+      continue;
+    /* every way on the same scenes */
     p3d_test_rng_init (&rng, 26);
     fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
-    if (one_block)
-      p3dc_nms_refuse_clusters (nms);
-    fail_unless_equals_int (p3dc_nms_reduce_blocks (nms), one_block
-        || major < 9 ? 1 : n <= 4096 ? 4 : 8);
+    p3dc_nms_limit_reduce_blocks (nms, most[way]);
+    blocks = p3dc_nms_reduce_blocks (nms);
+    /* the device's choice above 4096 boxes: 8, or 4 on a device that holds
+     * no cluster of 8 (a MIG slice; the second way takes that path) */
+    if (way == 0 && wanted == 8 && blocks == 4)
+      wanted = 4;
+    fail_unless_equals_int (blocks, wanted);
     for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
       gpointer boxes = random_boxes (&rng, m, n, 2,
           p3d_test_rng_uniform (&rng, 10, 70));
       P3dcNmsParams p;
-      gchar *what = g_strdup_printf ("rounds, %u boxes, mode %u, one block "
-          "%u", n, m, one_block);
+      gchar *what = g_strdup_printf ("rounds, %u boxes, mode %u, %u blocks",
+          n, m, blocks);
 
       nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
       compare (what, nms, &p, boxes, n, n, n, TRUE);
@@ -1123,7 +1138,7 @@ GST_START_TEST (test_rounds_blocks)
 
         nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
         what = g_strdup_printf ("rounds, %u boxes in chains of %u, mode %u, "
-            "one block %u", n, chains[c], m, one_block);
+            "%u blocks", n, chains[c], m, blocks);
         compare (what, nms, &p, chain, n, n, n, TRUE);
         g_free (what);
         g_free (chain);
@@ -1499,19 +1514,15 @@ GST_START_TEST (test_device_capacity)
     P3DC_NMS_BEV_ROTATED
   };
   const P3dcNmsMode m = modes[__i__];
-  gint major = 0, minor = 0, multiprocessors = 0;
   guint32 own = 0, most = 0;
-  gchar name[128];
   P3dTestRng rng;
   P3dcNms *nms = NULL;
   P3dcNmsParams p;
   gpointer boxes;
   gchar *what;
 
-  fail_unless_equals_int (p3dc_cuda_device_describe (0, name, sizeof (name),
-          &major, &minor, &multiprocessors), P3DC_OK);
   fail_unless_equals_int (p3dc_nms_device_capacity (&own), P3DC_OK);
-  if (major == 9)
+  if (device_major () == 9)
     fail_unless_equals_int (own, P3DC_NMS_MAX_CAPACITY);
 
   p3dc_nms_limit_shared_memory (limit);

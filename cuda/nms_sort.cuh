@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kRankThreads)
                 uint32_t *__restrict__ item_count,
                 uint2 *__restrict__ pair_counts, CallOutput call,
                 CallOutput *__restrict__ published) {
-  __shared__ uint32_t keys[kRankCapacity];
+  __shared__ __align__(16) uint32_t keys[kRankCapacity];
   __shared__ uint32_t before_by_warp[kRankWarps][kRankBoxes];
   __shared__ uint32_t valid_by_warp[kRankWarps];
   const uint32_t lane = threadIdx.x & 31;
@@ -88,6 +88,10 @@ __global__ void __launch_bounds__(kRankThreads)
     keys[i] = key;
     valid += key != P3DC_NMS_KEY_DROPPED;
   }
+  // the keys up to a multiple of 4, which the warps read 4 at a time: dropped
+  // (kRankCapacity is a multiple of 4)
+  const uint32_t n4 = (n + 3) & ~3u;
+  if (threadIdx.x < n4 - n) keys[n + threadIdx.x] = P3DC_NMS_KEY_DROPPED;
   for (uint32_t offset_lanes = 16; offset_lanes > 0; offset_lanes >>= 1)
     valid += __shfl_xor_sync(kFullWarp, valid, offset_lanes);
   if (lane == 0) valid_by_warp[warp] = valid;
@@ -96,22 +100,36 @@ __global__ void __launch_bounds__(kRankThreads)
 
   // Warp w counts, for each of the block's boxes (lane = box), the keys in
   // its sixteenth [lo, hi) that come first.  The loop bounds are the same for
-  // the whole warp, so every load is a broadcast.  A key before the block's
-  // boxes has a lower index: equal counts; after them: only lower counts;
-  // among them, compare the indices.  A dropped box's key sorts after every
-  // kept key, so it never counts for a kept box (and a dropped box's own
-  // rank is not used).
+  // the whole warp, so every load is a broadcast, of 4 keys: the bounds are
+  // multiples of 4 (the block's boxes start at a multiple of 32), and the
+  // keys from n up to n4 are dropped ones, which come first for no kept box.
+  // A key before the block's boxes has a lower index: equal counts; after
+  // them: only lower counts; among them, compare the indices.  A dropped
+  // box's key sorts after every kept key, so it never counts for a kept box
+  // (and a dropped box's own rank is not used).
   const uint32_t i = first + lane;
   const uint32_t key = i < n ? keys[i] : P3DC_NMS_KEY_DROPPED;
-  const uint32_t share = (n + kRankWarps - 1) / kRankWarps;
-  const uint32_t lo = min(warp * share, n);
-  const uint32_t hi = min(lo + share, n);
+  const uint32_t share = ((n4 + kRankWarps - 1) / kRankWarps + 3) & ~3u;
+  const uint32_t lo = min(warp * share, n4);
+  const uint32_t hi = min(lo + share, n4);
   const uint32_t own_end = first + kRankBoxes;
+  const uint4 *const keys4 = reinterpret_cast<const uint4 *>(keys);
   uint32_t before = 0;
-  for (uint32_t j = lo; j < min(hi, first); j++) before += keys[j] <= key;
-  for (uint32_t j = max(lo, first); j < min(hi, own_end); j++)
-    before += keys[j] < key || (keys[j] == key && j < i);
-  for (uint32_t j = max(lo, own_end); j < hi; j++) before += keys[j] < key;
+  for (uint32_t j = lo; j < min(hi, first); j += 4) {
+    const uint4 k = keys4[j / 4];
+    before += (k.x <= key) + (k.y <= key) + (k.z <= key) + (k.w <= key);
+  }
+  for (uint32_t j = max(lo, first); j < min(hi, own_end); j += 4) {
+    const uint4 k = keys4[j / 4];
+    before += (k.x < key || (k.x == key && j < i)) +
+              (k.y < key || (k.y == key && j + 1 < i)) +
+              (k.z < key || (k.z == key && j + 2 < i)) +
+              (k.w < key || (k.w == key && j + 3 < i));
+  }
+  for (uint32_t j = max(lo, own_end); j < hi; j += 4) {
+    const uint4 k = keys4[j / 4];
+    before += (k.x < key) + (k.y < key) + (k.z < key) + (k.w < key);
+  }
   before_by_warp[warp][lane] = before;
   // before_by_warp[][] complete
   __syncthreads();

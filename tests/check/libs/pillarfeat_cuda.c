@@ -264,14 +264,15 @@ GST_END_TEST;
 
 GST_START_TEST (test_shapes)
 {
-  /* max-points that divide the 256-slot tile and that do not, rows of odd
-   * byte counts, voxel counts below one tile, and a tensor whose size is
-   * not a multiple of 16 bytes */
+  /* max-points that divide the 256-slot tile (the powers of two among
+   * them) and that do not, rows of odd byte counts, voxel counts below one
+   * tile, and a tensor whose size is not a multiple of 16 bytes */
   const guint32 shapes[][4] = {
     /* max_points, max_voxels, channels, intensity channel + 1 */
     {1, 1, 3, 0}, {1, 1000, 4, 4}, {3, 3, 3, 0}, {7, 4097, 5, 4},
     {20, 1001, 4, 4}, {32, 9, 5, 0}, {33, 500, 4, 4}, {300, 21, 5, 4},
-    {64, 300, 4, 4}, {5, 40000, 4, 4},
+    {64, 300, 4, 4}, {5, 40000, 4, 4}, {2, 129, 4, 4}, {4, 64, 3, 0},
+    {8, 5000, 5, 4}, {16, 700, 4, 0}, {32, 3000, 4, 4},
   };
   guint shape, s, half;
 

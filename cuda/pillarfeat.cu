@@ -4,12 +4,18 @@
 // One persistent kernel.  Point slot s = voxel * max_points + point indexes
 // the rows of the features tensor; the slots are cut into tiles of
 // kTileSlots, and each block takes tiles in a grid-stride loop.  For a tile,
-// one thread per voxel the tile touches finds the voxel's point count,
-// center and mean (summed in point order, as the reference), one thread per
-// slot computes that slot's features into shared memory, and the block
-// writes the tile's bytes out with 16-byte stores.  A tile wholly beyond the
-// count is written as zeros without reading the input; tiles wholly beyond
-// max (count, previous count) are skipped when the output is clean.
+// one thread per slot loads that slot's point and computes its features
+// into shared memory, and the block writes the tile's bytes out with
+// 16-byte stores.  Each voxel's mean is summed in point order, as the
+// reference.  Where max_points is 4, 8, 16 or 32 (PointPillars' 32 among
+// them) a voxel's slots are lanes of one warp, and three lanes a voxel add
+// the points that the warp's lanes loaded, through the warp's own shared
+// memory, with no block barrier (docs/performance.md: 1.5 us off the
+// nuScenes frame in F16); otherwise one thread per voxel the tile touches
+// finds the voxel's point count, center and mean, reading the points again
+// from memory, between two block barriers.  A tile wholly beyond the count
+// is written as zeros without reading the input; tiles wholly beyond max
+// (count, previous count) are skipped when the output is clean.
 //
 // A P3dcPillarFeatCuda chooses the kernel and sizes its grid once, and
 // launches it as a one-node CUDA graph (kernel_graph.cuh): a graph launch
@@ -73,6 +79,8 @@ struct KernelArgs {
   uint32_t channels;
   int intensity_channel;
   uint32_t max_points;
+  uint32_t max_points_shift;  // log2 (max_points) where a warp's lanes hold
+                              // whole voxels, else unused
   Divider by_max_points;
   uint32_t max_voxels;
   float voxel_size[3];
@@ -109,13 +117,81 @@ __device__ TileSpan tile_span(const KernelArgs &a, uint32_t tile) {
   return span;
 }
 
-// The point count of this thread's voxel of a tile, loaded one tile ahead
-// so that its latency hides behind the previous tile.  Any voxel below
-// max_voxels may be read; the count decides later whether it is used.
+// The point count of this thread's voxel of a tile (by warps: the voxel of
+// the thread's slot), loaded one tile ahead so that its latency hides
+// behind the previous tile.  Any voxel below max_voxels may be read; the
+// count decides later whether it is used.
+template <bool kWarpVoxels>
 __device__ uint32_t load_point_count(const KernelArgs &a, const TileSpan &span,
                                      unsigned thread) {
+  if constexpr (kWarpVoxels) {
+    // a tile starts at a voxel's first slot: max_points divides kTileSlots
+    if (span.first_slot + thread >= span.end_slot) return 0;
+    return a.num_points[span.first_voxel + (thread >> a.max_points_shift)];
+  }
   if (thread >= span.voxel_span) return 0;
   return a.num_points[span.first_voxel + thread];
+}
+
+// The features of the point in this thread's slot of the tile @cur, into
+// @values, where a warp's lanes hold whole voxels; writes the coordinates
+// of the voxel whose first slot the thread holds.  The warp's points go
+// through @points (its own [3][32] floats of shared memory), where lane 3 v
+// + axis adds that axis of the warp's voxel v from 0, in point order, as
+// p3dc_pillarfeat_mean() does; the sums come back to the voxel's lanes by
+// shuffles.
+template <int kSet>
+__device__ __forceinline__ void warp_voxel_features(
+    const KernelArgs &a, const TileSpan &cur, uint32_t count,
+    uint32_t raw_points, unsigned thread, float *points, float *values) {
+  const unsigned lane = thread & 31;
+  const uint32_t slot = cur.first_slot + thread;
+  const uint32_t point = thread & (a.max_points - 1);
+  const uint32_t voxel = cur.first_voxel + (thread >> a.max_points_shift);
+  const bool in_tensor = slot < cur.end_slot;
+  const bool valid = in_tensor && voxel < count;
+  const uint32_t point_count = valid ? min(raw_points, a.max_points) : 0;
+  // a voxel of no points keeps its coordinates (pillarfeat.h)
+  int4 coord = make_int4(0, 0, 0, 0);
+  if (valid) coord = a.in_coords[voxel];
+  float xyz[3] = {0.0f, 0.0f, 0.0f};
+  float extras[2] = {0.0f, 0.0f};
+  const bool has_point = point < point_count;
+  if (has_point) {
+    const float *p = a.voxels + (size_t)slot * a.channels;
+    xyz[0] = p[0];
+    xyz[1] = p[1];
+    xyz[2] = p[2];
+    p3dc_pillarfeat_point_extras((P3dcPillarFeatureSet)kSet, p, a.channels,
+                                 a.intensity_channel, extras);
+  }
+  if (in_tensor && point == 0) a.out_coords[voxel] = coord;
+  points[lane] = xyz[0];
+  points[32 + lane] = xyz[1];
+  points[64 + lane] = xyz[2];
+  __syncwarp();
+  // lane 3 v + axis: the sum of that axis of the warp's voxel v
+  const uint32_t summed = lane / 3, axis = lane - 3 * summed;
+  const uint32_t first = min(summed << a.max_points_shift, 31u);
+  const uint32_t summed_count = __shfl_sync(0xffffffffu, point_count, first);
+  float sum = 0.0f;
+  if (lane < 3 * (32u >> a.max_points_shift)) {
+    const float *from = points + 32 * axis + first;
+    for (uint32_t k = 0; k < summed_count; k++) sum = sum + from[k];
+  }
+  const int own = 3 * (int)(lane >> a.max_points_shift);
+  const float sum_x = __shfl_sync(0xffffffffu, sum, own);
+  const float sum_y = __shfl_sync(0xffffffffu, sum, own + 1);
+  const float sum_z = __shfl_sync(0xffffffffu, sum, own + 2);
+  if (!has_point) return;
+  const float divisor = (float)point_count;
+  const float mean[3] = {sum_x / divisor, sum_y / divisor, sum_z / divisor};
+  const float center[3] = {
+      p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]),
+      p3dc_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]),
+      p3dc_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2])};
+  p3dc_pillarfeat_point((P3dcPillarFeatureSet)kSet, xyz[0], xyz[1], xyz[2],
+                        extras, mean, center, values);
 }
 
 template <bool kHalf>
@@ -147,7 +223,7 @@ __device__ void store_tile(uint8_t *dst, const uint4 *staging, size_t bytes,
   }
 }
 
-template <int kSet, bool kHalf>
+template <int kSet, bool kHalf, bool kWarpVoxels>
 __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     pillarfeat_kernel(const KernelArgs a) {
   using Value = typename std::conditional<kHalf, uint16_t, float>::type;
@@ -160,6 +236,8 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
   __shared__ float voxel_mean[3][kTileSlots];
   __shared__ float voxel_center[3][kTileSlots];
   __shared__ uint32_t block_count, block_limit;
+  // by warps: each warp's points, x, y and z planes
+  __shared__ float warp_points[kWarpVoxels ? kTileSlots / 32 : 1][3 * 32];
 
   const unsigned thread = threadIdx.x;
   const uint32_t tile_stride = gridDim.x;
@@ -167,7 +245,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
   TileSpan span = tile_span(a, tile);
   // The first tile's point counts are read before the voxel count is
   // known, so that the two loads overlap.
-  uint32_t raw_points = load_point_count(a, span, thread);
+  uint32_t raw_points = load_point_count<kWarpVoxels>(a, span, thread);
 
   if (thread == 0) {
     const uint32_t count = min(*a.in_count, a.max_voxels);
@@ -200,7 +278,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
 
     span = tile_span(a, tile + tile_stride);
     raw_points = span.first_slot < active_slots && span.first_voxel < count
-                     ? load_point_count(a, span, thread)
+                     ? load_point_count<kWarpVoxels>(a, span, thread)
                      : 0;
 
     uint8_t *tile_dst =
@@ -216,6 +294,23 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
           a.out_coords[voxel] = make_int4(0, 0, 0, 0);
       }
       store_tile<Value>(tile_dst, nullptr, tile_bytes, thread);
+      continue;
+    }
+
+    if constexpr (kWarpVoxels) {
+      float values[P3DC_PILLAR_FEATURES_MAX];
+#pragma unroll
+      for (unsigned f = 0; f < P3DC_PILLAR_FEATURES_MAX; f++) values[f] = 0.0f;
+      warp_voxel_features<kSet>(a, cur, count, cur_raw_points, thread,
+                                warp_points[thread >> 5], values);
+      Value *staged = reinterpret_cast<Value *>(staging) + thread * kFeatures;
+#pragma unroll
+      for (unsigned f = 0; f < kFeatures; f++)
+        staged[f] = to_value<kHalf>(values[f]);
+      __syncthreads();
+      store_tile<Value>(tile_dst, staging, tile_bytes, thread);
+      // the next tile rewrites the staging
+      __syncthreads();
       continue;
     }
 
@@ -302,26 +397,36 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
 
 using KernelFunc = void (*)(const KernelArgs);
 
-KernelFunc select_kernel(P3dcPillarFeatureSet set, bool half) {
+template <int kSet>
+KernelFunc kernel_of(bool half, bool warp_voxels) {
+  if (half)
+    return warp_voxels ? pillarfeat_kernel<kSet, true, true>
+                       : pillarfeat_kernel<kSet, true, false>;
+  return warp_voxels ? pillarfeat_kernel<kSet, false, true>
+                     : pillarfeat_kernel<kSet, false, false>;
+}
+
+KernelFunc select_kernel(P3dcPillarFeatureSet set, bool half,
+                         bool warp_voxels) {
   switch (set) {
     case P3DC_PILLAR_FEATURES_POINTPILLARS_10:
-      return half
-                 ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_10, true>
-                 : pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_10,
-                                     false>;
+      return kernel_of<P3DC_PILLAR_FEATURES_POINTPILLARS_10>(half, warp_voxels);
     case P3DC_PILLAR_FEATURES_MMDET3D_9:
-      return half ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_9, true>
-                  : pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_9, false>;
+      return kernel_of<P3DC_PILLAR_FEATURES_MMDET3D_9>(half, warp_voxels);
     case P3DC_PILLAR_FEATURES_POINTPILLARS_11:
-      return half
-                 ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_11, true>
-                 : pillarfeat_kernel<P3DC_PILLAR_FEATURES_POINTPILLARS_11,
-                                     false>;
+      return kernel_of<P3DC_PILLAR_FEATURES_POINTPILLARS_11>(half, warp_voxels);
     case P3DC_PILLAR_FEATURES_MMDET3D_11:
-      return half ? pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_11, true>
-                  : pillarfeat_kernel<P3DC_PILLAR_FEATURES_MMDET3D_11, false>;
+      return kernel_of<P3DC_PILLAR_FEATURES_MMDET3D_11>(half, warp_voxels);
   }
   return nullptr;
+}
+
+// Whether a warp's 32 lanes hold whole voxels, at most 8 of them (3 lanes
+// sum each): max_points a power of two from 4 to 32 (it then divides
+// kTileSlots too).
+bool warp_voxels(uint32_t max_points) {
+  return max_points >= 4 && max_points <= 32 &&
+         (max_points & (max_points - 1)) == 0;
 }
 
 bool aligned(const void *ptr, uintptr_t alignment) {
@@ -358,7 +463,9 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
   *out = nullptr;
   P3dcResult result = p3dc_pillarfeat_params_validate(params);
   if (result != P3DC_OK) return result;
-  const KernelFunc kernel = select_kernel(params->features, params->half);
+  const bool by_warps = warp_voxels(params->max_points);
+  const KernelFunc kernel =
+      select_kernel(params->features, params->half, by_warps);
   if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
 
   int device = 0, multiprocessors = 0, blocks_per_sm = 0;
@@ -385,6 +492,9 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
     settings.center_offset[axis] = params->center_offset[axis];
   }
   settings.by_max_points = make_divider(params->max_points);
+  if (by_warps)
+    settings.max_points_shift =
+        31u - (uint32_t)__builtin_clz(params->max_points);
   // at most P3DC_PILLARFEAT_MAX_SLOTS = 2^31, as validated
   settings.slots = params->max_voxels * params->max_points;
   settings.ticket_shift = 32u - (uint32_t)__builtin_clz(params->max_voxels);

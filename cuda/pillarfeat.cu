@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
         staged[f] = to_value<kHalf>(values[f]);
       __syncthreads();
       store_tile<Value>(tile_dst, staging, tile_bytes, thread);
-      // the next tile rewrites the staging
+      // the next tile rewrites the staging and the warps' points
       __syncthreads();
       continue;
     }

@@ -272,7 +272,8 @@ GST_START_TEST (test_shapes)
     {1, 1, 3, 0}, {1, 1000, 4, 4}, {3, 3, 3, 0}, {7, 4097, 5, 4},
     {20, 1001, 4, 4}, {32, 9, 5, 0}, {33, 500, 4, 4}, {300, 21, 5, 4},
     {64, 300, 4, 4}, {5, 40000, 4, 4}, {2, 129, 4, 4}, {4, 64, 3, 0},
-    {8, 5000, 5, 4}, {16, 700, 4, 0}, {32, 3000, 4, 4},
+    {8, 5000, 5, 4}, {16, 700, 4, 0}, {32, 3000, 4, 4}, {4, 65, 3, 0},
+    {8, 5001, 5, 4}, {16, 701, 4, 0},
   };
   guint shape, s, half;
 
@@ -282,7 +283,8 @@ GST_START_TEST (test_shapes)
         const guint32 *sh = shapes[shape];
         GpuCase *c = gpu_case_new (all_sets[s], half, sh[2],
             (gint) sh[3] - 1, sh[0], sh[1]);
-        guint32 counts[3] = { sh[1], sh[1] / 2, 0 };
+        /* the last, a count that ends inside a warp's voxels */
+        guint32 counts[4] = { sh[1], sh[1] / 2, 0, sh[1] / 2 + 1 };
         P3dTestRng rng;
         guint i;
 
@@ -355,6 +357,9 @@ GST_START_TEST (test_clean_sequences)
   /* rows of 20 x 9 halves are not whole 16-byte chunks */
   check_clean_sequence (P3DC_PILLAR_FEATURES_MMDET3D_9, TRUE, 20, 40000, counts,
       G_N_ELEMENTS (counts));
+  /* four voxels a warp */
+  check_clean_sequence (P3DC_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 8, 40000,
+      counts, G_N_ELEMENTS (counts));
 }
 
 GST_END_TEST;
@@ -401,31 +406,41 @@ GST_END_TEST;
 
 GST_START_TEST (test_malformed_input)
 {
-  guint half;
+  /* both ways of summing the means: max-points 20 by a thread a voxel, 4
+   * and 32 by the lanes of a warp */
+  const guint32 max_points[] = { 20, 4, 32 };
+  guint half, k;
 
-  for (half = 0; half < 2; half++) {
-    GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_11, half, 4,
-        3, 20, 3000);
-    P3dTestRng rng;
-    guint32 v;
+  for (k = 0; k < G_N_ELEMENTS (max_points); k++) {
+    for (half = 0; half < 2; half++) {
+      const guint32 mp = max_points[k];
+      GpuCase *c = gpu_case_new (P3DC_PILLAR_FEATURES_POINTPILLARS_11, half, 4,
+          3, mp, 3000);
+      P3dTestRng rng;
+      gchar *what = g_strdup_printf ("malformed input, max-points %u, %s", mp,
+          half ? "F16" : "F32");
+      guint32 v;
 
-    p3d_test_rng_init (&rng, 31 + half);
-    gpu_case_fill_random (c, &rng, 3000);
-    /* points in every slot, then counts above max-points and zero counts */
-    for (v = 0; v < 3000 * 20 * 4; v++)
-      if (c->voxels[v] == 0.0f)
-        c->voxels[v] = p3d_test_rng_uniform (&rng, -50.0f, 50.0f);
-    for (v = 0; v < 3000; v += 5)
-      c->num_points[v] = v % 2 ? 21 : G_MAXUINT32;
-    for (v = 1; v < 3000; v += 7)
-      c->num_points[v] = 0;
-    c->count = 3001;
-    gpu_case_upload (c);
-    gpu_case_poison (c);
-    gpu_case_run (c, FALSE);
-    gpu_case_check (c, "malformed input");
-    fail_unless_equals_int (c->out_count, 3000);
-    gpu_case_free (c);
+      p3d_test_rng_init (&rng, 31 + half + 2 * k);
+      gpu_case_fill_random (c, &rng, 3000);
+      /* points in every slot, then counts above max-points and zero
+       * counts: the slots past a voxel's count must not count */
+      for (v = 0; v < 3000 * mp * 4; v++)
+        if (c->voxels[v] == 0.0f)
+          c->voxels[v] = p3d_test_rng_uniform (&rng, -50.0f, 50.0f);
+      for (v = 0; v < 3000; v += 5)
+        c->num_points[v] = v % 2 ? mp + 1 : G_MAXUINT32;
+      for (v = 1; v < 3000; v += 7)
+        c->num_points[v] = 0;
+      c->count = 3001;
+      gpu_case_upload (c);
+      gpu_case_poison (c);
+      gpu_case_run (c, FALSE);
+      gpu_case_check (c, what);
+      fail_unless_equals_int (c->out_count, 3000);
+      g_free (what);
+      gpu_case_free (c);
+    }
   }
 }
 

@@ -137,9 +137,9 @@ __device__ uint32_t load_point_count(const KernelArgs &a, const TileSpan &span,
 // @values, where a warp's lanes hold whole voxels; writes the coordinates
 // of the voxel whose first slot the thread holds.  The warp's points go
 // through @points (its own [3][32] floats of shared memory), where lane 3 v
-// + axis adds that axis of the warp's voxel v from 0, in point order, as
-// p3dc_pillarfeat_mean() does; the sums come back to the voxel's lanes by
-// shuffles.
+// + axis adds that axis of the warp's voxel v from 0, in point order, and
+// divides by the count, as p3dc_pillarfeat_mean() does; the means come
+// back to the voxel's lanes by shuffles.
 template <int kSet>
 __device__ __forceinline__ void warp_voxel_features(
     const KernelArgs &a, const TileSpan &cur, uint32_t count,
@@ -174,18 +174,19 @@ __device__ __forceinline__ void warp_voxel_features(
   const uint32_t summed = lane / 3, axis = lane - 3 * summed;
   const uint32_t first = min(summed << a.max_points_shift, 31u);
   const uint32_t summed_count = __shfl_sync(0xffffffffu, point_count, first);
-  float sum = 0.0f;
-  if (lane < 3 * (32u >> a.max_points_shift)) {
+  // and its mean: one division a lane, not three (no 0 / 0)
+  float mean_of_axis = 0.0f;
+  if (lane < 3 * (32u >> a.max_points_shift) && summed_count > 0) {
     const float *from = points + 32 * axis + first;
+    float sum = 0.0f;
     for (uint32_t k = 0; k < summed_count; k++) sum = sum + from[k];
+    mean_of_axis = sum / (float)summed_count;
   }
   const int own = 3 * (int)(lane >> a.max_points_shift);
-  const float sum_x = __shfl_sync(0xffffffffu, sum, own);
-  const float sum_y = __shfl_sync(0xffffffffu, sum, own + 1);
-  const float sum_z = __shfl_sync(0xffffffffu, sum, own + 2);
+  const float mean[3] = {__shfl_sync(0xffffffffu, mean_of_axis, own),
+                         __shfl_sync(0xffffffffu, mean_of_axis, own + 1),
+                         __shfl_sync(0xffffffffu, mean_of_axis, own + 2)};
   if (!has_point) return;
-  const float divisor = (float)point_count;
-  const float mean[3] = {sum_x / divisor, sum_y / divisor, sum_z / divisor};
   const float center[3] = {
       p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]),
       p3dc_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]),

@@ -10,8 +10,8 @@
 // reference.  Where max_points is 4, 8, 16 or 32 (PointPillars' 32 among
 // them) a voxel's slots are lanes of one warp, and three lanes a voxel add
 // the points that the warp's lanes loaded, through the warp's own shared
-// memory, with no block barrier (docs/performance.md: 1.5 us off the
-// nuScenes frame in F16); otherwise one thread per voxel the tile touches
+// memory, with no block barrier (docs/performance.md: the nuScenes frame
+// in F16 from 18.3 to 15.9 us); otherwise one thread per voxel the tile touches
 // finds the voxel's point count, center and mean, reading the points again
 // from memory, between two block barriers.  A tile wholly beyond the count
 // is written as zeros without reading the input; tiles wholly beyond max

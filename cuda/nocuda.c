@@ -34,6 +34,13 @@ p3dc_pillarfeat_cuda_graph_built (const P3dcPillarFeatCuda * pf)
   return 0;
 }
 
+uint32_t
+p3dc_pillarfeat_cuda_tile_voxels (const P3dcPillarFeatCuda * pf)
+{
+  (void) pf;
+  return 0;
+}
+
 P3dcResult
 p3dc_pillarfeat_cuda (P3dcPillarFeatCuda * pf,
     const P3dcPillarFeatInput * in, const P3dcPillarFeatOutput * out,

@@ -13,6 +13,11 @@ extern "C" {
  * their calls ran as a graph. */
 int p3dc_pillarfeat_cuda_graph_built (const P3dcPillarFeatCuda * pf);
 
+/* The voxels a tile of @pf's point kernel takes, 0 where it takes the slot
+ * kernel (pillarfeat.cu): the tests check which kernel their shapes
+ * reach. */
+uint32_t p3dc_pillarfeat_cuda_tile_voxels (const P3dcPillarFeatCuda * pf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,20 +2,25 @@
 // arithmetic both share is in pillarfeat.h.
 //
 // One persistent kernel.  Point slot s = voxel * max_points + point indexes
-// the rows of the features tensor; the slots are cut into tiles of
-// kTileSlots, and each block takes tiles in a grid-stride loop.  For a tile,
-// one thread per slot loads that slot's point and computes its features
-// into shared memory, and the block writes the tile's bytes out with
-// 16-byte stores.  Each voxel's mean is summed in point order, as the
-// reference.  Where max_points is 4, 8, 16 or 32 (PointPillars' 32 among
-// them) a voxel's slots are lanes of one warp, and three lanes a voxel add
-// the points that the warp's lanes loaded, through the warp's own shared
-// memory, with no block barrier (docs/performance.md: the nuScenes frame
-// in F16 from 18.3 to 15.9 us); otherwise one thread per voxel the tile touches
-// finds the voxel's point count, center and mean, reading the points again
-// from memory, between two block barriers.  A tile wholly beyond the count
-// is written as zeros without reading the input; tiles wholly beyond max
-// (count, previous count) are skipped when the output is clean.
+// the rows of the features tensor; each block takes tiles of them in a
+// grid-stride loop, stages a tile's features in shared memory and writes
+// its bytes out with 16-byte stores.  Each voxel's mean is summed in point
+// order, as the reference.  Two kernels, by max_points:
+//  - by points (every max_points up to 512 but a few odd ones; PointPillars'
+//    32 and CenterPoint's 20 among them): a tile is whole voxels, and its
+//    threads take the tile's points, not its slots.  A scan of the
+//    voxels' point counts places each point, the tile's slots are zeroed,
+//    and only the points are loaded and computed: in the real frames most
+//    slots are empty (9 points a voxel on average in nuScenes' 30k pillars
+//    of 32 slots), and their warps have no work.  docs/performance.md has
+//    the figures against the kernels before.
+//  - by slots (the rest): one thread a slot of a 256-slot tile; one thread
+//    per voxel the tile touches finds the voxel's point count, center and
+//    mean, reading the points again from memory, between two block
+//    barriers.
+// A tile wholly beyond the count is written as zeros without reading the
+// input; tiles wholly beyond max (count, previous count) are skipped when
+// the output is clean.
 //
 // A P3dcPillarFeatCuda chooses the kernel and sizes its grid once, and
 // launches it as a one-node CUDA graph (kernel_graph.cuh): a graph launch
@@ -33,9 +38,17 @@
 
 namespace {
 
-// Slots per tile and threads per block.  A tile is 256 * F values of 2 or 4
-// bytes, so every tile starts and ends on a 16-byte boundary.
+// Slots per tile of the slot kernel, and threads per block of both.  Such a
+// tile is 256 * F values of 2 or 4 bytes, so every tile starts and ends on
+// a 16-byte boundary.
 constexpr unsigned kTileSlots = 256;
+
+// The most slots of a tile of the point kernel (whole voxels, a multiple
+// of 8 slots, so that every tile starts and ends on a 16-byte boundary for
+// every feature count and value size), and so the most points a thread
+// takes in a tile.
+constexpr unsigned kPointTileSlots = 512;
+constexpr unsigned kPointRounds = kPointTileSlots / kTileSlots;
 
 // Blocks per SM the register budget is cut for: six fill the 1536 threads
 // of an sm_86/87/89 SM; Turing (sm_75) holds 1024 threads, hence four
@@ -79,8 +92,7 @@ struct KernelArgs {
   uint32_t channels;
   int intensity_channel;
   uint32_t max_points;
-  uint32_t max_points_shift;  // log2 (max_points) where a warp's lanes hold
-                              // whole voxels, else unused
+  uint32_t tile_voxels;  // the point kernel's voxels a tile, else unused
   Divider by_max_points;
   uint32_t max_voxels;
   float voxel_size[3];
@@ -117,82 +129,45 @@ __device__ TileSpan tile_span(const KernelArgs &a, uint32_t tile) {
   return span;
 }
 
-// The point count of this thread's voxel of a tile (by warps: the voxel of
-// the thread's slot), loaded one tile ahead so that its latency hides
-// behind the previous tile.  Any voxel below max_voxels may be read; the
-// count decides later whether it is used.
-template <bool kWarpVoxels>
+// The point count of this thread's voxel of a slot tile, loaded one tile
+// ahead so that its latency hides behind the previous tile.  Any voxel below
+// max_voxels may be read; the count decides later whether it is used.
 __device__ uint32_t load_point_count(const KernelArgs &a, const TileSpan &span,
                                      unsigned thread) {
-  if constexpr (kWarpVoxels) {
-    // a tile starts at a voxel's first slot: max_points divides kTileSlots
-    if (span.first_slot + thread >= span.end_slot) return 0;
-    return a.num_points[span.first_voxel + (thread >> a.max_points_shift)];
-  }
   if (thread >= span.voxel_span) return 0;
   return a.num_points[span.first_voxel + thread];
 }
 
-// The features of the point in this thread's slot of the tile @cur, into
-// @values, where a warp's lanes hold whole voxels; writes the coordinates
-// of the voxel whose first slot the thread holds.  The warp's points go
-// through @points (its own [3][32] floats of shared memory), where lane 3 v
-// + axis adds that axis of the warp's voxel v from 0, in point order, and
-// divides by the count, as p3dc_pillarfeat_mean() does; the means come
-// back to the voxel's lanes by shuffles.
-template <int kSet>
-__device__ __forceinline__ void warp_voxel_features(
-    const KernelArgs &a, const TileSpan &cur, uint32_t count,
-    uint32_t raw_points, unsigned thread, float *points, float *values) {
-  const unsigned lane = thread & 31;
-  const uint32_t slot = cur.first_slot + thread;
-  const uint32_t point = thread & (a.max_points - 1);
-  const uint32_t voxel = cur.first_voxel + (thread >> a.max_points_shift);
-  const bool in_tensor = slot < cur.end_slot;
-  const bool valid = in_tensor && voxel < count;
-  const uint32_t point_count = valid ? min(raw_points, a.max_points) : 0;
-  // a voxel of no points keeps its coordinates (pillarfeat.h)
-  int4 coord = make_int4(0, 0, 0, 0);
-  if (valid) coord = a.in_coords[voxel];
-  float xyz[3] = {0.0f, 0.0f, 0.0f};
-  float extras[2] = {0.0f, 0.0f};
-  const bool has_point = point < point_count;
-  if (has_point) {
-    const float *p = a.voxels + (size_t)slot * a.channels;
-    xyz[0] = p[0];
-    xyz[1] = p[1];
-    xyz[2] = p[2];
-    p3dc_pillarfeat_point_extras((P3dcPillarFeatureSet)kSet, p, a.channels,
-                                 a.intensity_channel, extras);
+// The voxel count, clamped to max_voxels, into *@count, and the voxels whose
+// rows this call writes (max (count, previous count) when the output is
+// clean, else every one) into *@limit; the same in every block.  @shared:
+// two words of the block's shared memory.  Ends with a block barrier.
+__device__ void agree_on_counts(const KernelArgs &a, uint32_t *shared,
+                                uint32_t *count, uint32_t *limit) {
+  if (threadIdx.x == 0) {
+    const uint32_t frame_count = min(*a.in_count, a.max_voxels);
+    uint32_t rows = a.max_voxels;
+    if (a.output_clean) {
+      // Every block needs the previous count, and out_count must end up
+      // holding the new one: each block adds one ticket above the count
+      // bits, reads the previous count from the low bits of what it got,
+      // and the last block to arrive (all others have read) stores the
+      // new count.  No workspace and no second launch.
+      const uint32_t ticket = atomicAdd(a.out_count, 1u << a.ticket_shift);
+      const uint32_t previous =
+          min(ticket & ((1u << a.ticket_shift) - 1u), a.max_voxels);
+      rows = max(frame_count, previous);
+      if ((ticket >> a.ticket_shift) == gridDim.x - 1)
+        atomicExch(a.out_count, frame_count);
+    } else if (blockIdx.x == 0) {
+      *a.out_count = frame_count;
+    }
+    shared[0] = frame_count;
+    shared[1] = rows;
   }
-  if (in_tensor && point == 0) a.out_coords[voxel] = coord;
-  points[lane] = xyz[0];
-  points[32 + lane] = xyz[1];
-  points[64 + lane] = xyz[2];
-  __syncwarp();
-  // lane 3 v + axis: the sum of that axis of the warp's voxel v
-  const uint32_t summed = lane / 3, axis = lane - 3 * summed;
-  const uint32_t first = min(summed << a.max_points_shift, 31u);
-  const uint32_t summed_count = __shfl_sync(0xffffffffu, point_count, first);
-  // and its mean: one division a lane, not three (no 0 / 0)
-  float mean_of_axis = 0.0f;
-  if (lane < 3 * (32u >> a.max_points_shift) && summed_count > 0) {
-    const float *from = points + 32 * axis + first;
-    float sum = 0.0f;
-    for (uint32_t k = 0; k < summed_count; k++) sum = sum + from[k];
-    mean_of_axis = sum / (float)summed_count;
-  }
-  const int own = 3 * (int)(lane >> a.max_points_shift);
-  const float mean[3] = {__shfl_sync(0xffffffffu, mean_of_axis, own),
-                         __shfl_sync(0xffffffffu, mean_of_axis, own + 1),
-                         __shfl_sync(0xffffffffu, mean_of_axis, own + 2)};
-  if (!has_point) return;
-  const float center[3] = {
-      p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]),
-      p3dc_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]),
-      p3dc_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2])};
-  p3dc_pillarfeat_point((P3dcPillarFeatureSet)kSet, xyz[0], xyz[1], xyz[2],
-                        extras, mean, center, values);
+  __syncthreads();
+  *count = shared[0];
+  *limit = shared[1];
 }
 
 template <bool kHalf>
@@ -224,9 +199,46 @@ __device__ void store_tile(uint8_t *dst, const uint4 *staging, size_t bytes,
   }
 }
 
-template <int kSet, bool kHalf, bool kWarpVoxels>
+// The center of the voxel of coordinates @coord, into column @column of
+// @voxel_center.
+__device__ __forceinline__ void stage_center(const KernelArgs &a, int4 coord,
+                                             float (*voxel_center)[kTileSlots],
+                                             unsigned column) {
+  voxel_center[0][column] =
+      p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]);
+  voxel_center[1][column] =
+      p3dc_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]);
+  voxel_center[2][column] =
+      p3dc_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2]);
+}
+
+// The @kFeatures values of slot @slot of the tile, converted, into the
+// staging.
+template <bool kHalf, unsigned kFeatures>
+__device__ __forceinline__ void stage_values(uint4 *staging, uint32_t slot,
+                                             const float *values) {
+  using Value = typename std::conditional<kHalf, uint16_t, float>::type;
+  Value *staged = reinterpret_cast<Value *>(staging) + slot * kFeatures;
+#pragma unroll
+  for (unsigned f = 0; f < kFeatures; f++)
+    staged[f] = to_value<kHalf>(values[f]);
+}
+
+// The staged tile out, once every thread's values are in; the shared
+// arrays are free for the next tile when it returns.
+template <typename Value>
+__device__ __forceinline__ void write_staged_tile(uint8_t *dst,
+                                                  const uint4 *staging,
+                                                  size_t bytes,
+                                                  unsigned thread) {
+  __syncthreads();
+  store_tile<Value>(dst, staging, bytes, thread);
+  __syncthreads();
+}
+
+template <int kSet, bool kHalf>
 __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
-    pillarfeat_kernel(const KernelArgs a) {
+    pillarfeat_slot_kernel(const KernelArgs a) {
   using Value = typename std::conditional<kHalf, uint16_t, float>::type;
   constexpr unsigned kFeatures = feature_count_of(kSet);
   constexpr unsigned kTileBytes = kTileSlots * kFeatures * sizeof(Value);
@@ -236,9 +248,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
   __shared__ uint32_t voxel_points[kTileSlots];
   __shared__ float voxel_mean[3][kTileSlots];
   __shared__ float voxel_center[3][kTileSlots];
-  __shared__ uint32_t block_count, block_limit;
-  // by warps: each warp's points, x, y and z planes
-  __shared__ float warp_points[kWarpVoxels ? kTileSlots / 32 : 1][3 * 32];
+  __shared__ uint32_t counts[2];
 
   const unsigned thread = threadIdx.x;
   const uint32_t tile_stride = gridDim.x;
@@ -246,32 +256,10 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
   TileSpan span = tile_span(a, tile);
   // The first tile's point counts are read before the voxel count is
   // known, so that the two loads overlap.
-  uint32_t raw_points = load_point_count<kWarpVoxels>(a, span, thread);
-
-  if (thread == 0) {
-    const uint32_t count = min(*a.in_count, a.max_voxels);
-    uint32_t limit = a.max_voxels;
-    if (a.output_clean) {
-      // Every block needs the previous count, and out_count must end up
-      // holding the new one: each block adds one ticket above the count
-      // bits, reads the previous count from the low bits of what it got,
-      // and the last block to arrive (all others have read) stores the
-      // new count.  No workspace and no second launch.
-      const uint32_t ticket = atomicAdd(a.out_count, 1u << a.ticket_shift);
-      const uint32_t previous =
-          min(ticket & ((1u << a.ticket_shift) - 1u), a.max_voxels);
-      limit = max(count, previous);
-      if ((ticket >> a.ticket_shift) == gridDim.x - 1)
-        atomicExch(a.out_count, count);
-    } else if (blockIdx.x == 0) {
-      *a.out_count = count;
-    }
-    block_count = count;
-    block_limit = limit;
-  }
-  __syncthreads();
-  const uint32_t count = block_count;
-  const uint32_t active_slots = block_limit * a.max_points;
+  uint32_t raw_points = load_point_count(a, span, thread);
+  uint32_t count, limit;
+  agree_on_counts(a, counts, &count, &limit);
+  const uint32_t active_slots = limit * a.max_points;
 
   for (; span.first_slot < active_slots; tile += tile_stride) {
     const TileSpan cur = span;
@@ -279,7 +267,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
 
     span = tile_span(a, tile + tile_stride);
     raw_points = span.first_slot < active_slots && span.first_voxel < count
-                     ? load_point_count<kWarpVoxels>(a, span, thread)
+                     ? load_point_count(a, span, thread)
                      : 0;
 
     uint8_t *tile_dst =
@@ -295,23 +283,6 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
           a.out_coords[voxel] = make_int4(0, 0, 0, 0);
       }
       store_tile<Value>(tile_dst, nullptr, tile_bytes, thread);
-      continue;
-    }
-
-    if constexpr (kWarpVoxels) {
-      float values[P3DC_PILLAR_FEATURES_MAX];
-#pragma unroll
-      for (unsigned f = 0; f < P3DC_PILLAR_FEATURES_MAX; f++) values[f] = 0.0f;
-      warp_voxel_features<kSet>(a, cur, count, cur_raw_points, thread,
-                                warp_points[thread >> 5], values);
-      Value *staged = reinterpret_cast<Value *>(staging) + thread * kFeatures;
-#pragma unroll
-      for (unsigned f = 0; f < kFeatures; f++)
-        staged[f] = to_value<kHalf>(values[f]);
-      __syncthreads();
-      store_tile<Value>(tile_dst, staging, tile_bytes, thread);
-      // the next tile rewrites the staging and the warps' points
-      __syncthreads();
       continue;
     }
 
@@ -353,12 +324,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     // The voxel's center and mean; the tile that holds a voxel's first
     // slot writes its coordinates.
     if (in_tile) {
-      voxel_center[0][thread] =
-          p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]);
-      voxel_center[1][thread] =
-          p3dc_pillarfeat_center(coord.z, a.voxel_size[1], a.center_offset[1]);
-      voxel_center[2][thread] =
-          p3dc_pillarfeat_center(coord.y, a.voxel_size[2], a.center_offset[2]);
+      stage_center(a, coord, voxel_center, thread);
       if (voxel * a.max_points >= cur.first_slot) a.out_coords[voxel] = coord;
       if (point_count > 0) {
         const size_t row = (size_t)voxel * a.max_points * a.channels;
@@ -384,50 +350,227 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
       p3dc_pillarfeat_point((P3dcPillarFeatureSet)kSet, x, y, z, extras, mean,
                             center, values);
     }
-    Value *staged = reinterpret_cast<Value *>(staging) + thread * kFeatures;
+    stage_values<kHalf, kFeatures>(staging, thread, values);
+    write_staged_tile<Value>(tile_dst, staging, tile_bytes, thread);
+  }
+}
+
+// One point of a tile of the point kernel, held by its thread from its load
+// to its features.
+struct HeldPoint {
+  uint32_t voxel;  // in the tile
+  uint32_t slot;   // in the tile
+  float xyz[3];
+  float extras[2];
+};
+
+// The tile's voxel of point @q (< the tile's points): the last voxel whose
+// first point is at or before it (voxels of no point share their first
+// point with the next).  @first_point: the exclusive prefix of the @voxels
+// voxels' point counts, and their total at [voxels].
+__device__ __forceinline__ uint32_t voxel_of_point(const uint32_t *first_point,
+                                                   uint32_t voxels,
+                                                   uint32_t q) {
+  uint32_t low = 0, high = voxels;  // first_point[low] <= q < first_point[high]
+  while (high - low > 1) {
+    const uint32_t middle = (low + high) >> 1;
+    if (first_point[middle] <= q)
+      low = middle;
+    else
+      high = middle;
+  }
+  return low;
+}
+
+template <int kSet, bool kHalf>
+__global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
+    pillarfeat_point_kernel(const KernelArgs a) {
+  using Value = typename std::conditional<kHalf, uint16_t, float>::type;
+  constexpr unsigned kFeatures = feature_count_of(kSet);
+  constexpr unsigned kStagingBytes =
+      kPointTileSlots * kFeatures * sizeof(Value);
+  static_assert(kStagingBytes % 16 == 0, "a tile is whole 16-byte chunks");
+
+  __shared__ uint4 staging[kStagingBytes / 16];
+  // the tile's points' x, y and z, voxel after voxel, in point order
+  __shared__ float point_xyz[3][kPointTileSlots];
+  __shared__ uint32_t first_point[kTileSlots + 1];
+  __shared__ float voxel_mean[3][kTileSlots];
+  __shared__ float voxel_center[3][kTileSlots];
+  __shared__ uint32_t warp_points[kTileSlots / 32];
+  __shared__ uint32_t counts[2];
+
+  const unsigned thread = threadIdx.x;
+  const uint32_t tile_voxels = a.tile_voxels;
+  uint32_t first_voxel = blockIdx.x * tile_voxels;
+  // The first tile's point counts are read before the voxel count is
+  // known, so that the two loads overlap; then one tile ahead.
+  uint32_t raw_points =
+      thread < tile_voxels && first_voxel + thread < a.max_voxels
+          ? a.num_points[first_voxel + thread]
+          : 0;
+  uint32_t count, limit;
+  agree_on_counts(a, counts, &count, &limit);
+  const uint32_t stride = gridDim.x * tile_voxels;
+
+  for (; first_voxel < limit; first_voxel += stride) {
+    const uint32_t cur_raw_points = raw_points;
+    const uint32_t next = first_voxel + stride;
+    raw_points = next < limit && next < count && thread < tile_voxels &&
+                         next + thread < a.max_voxels
+                     ? a.num_points[next + thread]
+                     : 0;
+
+    const uint32_t voxels = min(tile_voxels, a.max_voxels - first_voxel);
+    const size_t tile_slots = (size_t)voxels * a.max_points;
+    uint8_t *tile_dst = a.features + (size_t)first_voxel * a.max_points *
+                                         kFeatures * sizeof(Value);
+    const size_t tile_bytes = tile_slots * kFeatures * sizeof(Value);
+    const uint32_t voxel = first_voxel + thread;
+    const bool in_tile = thread < voxels;
+
+    if (first_voxel >= count) {
+      // Beyond the count: zeros, and no shared memory is touched.
+      if (in_tile) a.out_coords[voxel] = make_int4(0, 0, 0, 0);
+      store_tile<Value>(tile_dst, nullptr, tile_bytes, thread);
+      continue;
+    }
+
+    // The voxels, one per thread: where each one's points go among the
+    // tile's (a scan of their counts).  The staging is zeroed meanwhile:
+    // the empty slots stay so.
+    const bool valid = in_tile && voxel < count;
+    const uint32_t point_count = valid ? min(cur_raw_points, a.max_points) : 0;
+    int4 coord = make_int4(0, 0, 0, 0);
+    if (valid) coord = a.in_coords[voxel];
+    // By warps, and where a tile has more than 32 voxels (max_points of 14
+    // and less) the warps' totals added after a barrier: the tiles of the
+    // common sizes need no block barrier for it.
+    uint32_t through = point_count;
 #pragma unroll
-    for (unsigned f = 0; f < kFeatures; f++)
-      staged[f] = to_value<kHalf>(values[f]);
+    for (unsigned d = 1; d < 32; d <<= 1) {
+      const uint32_t up = __shfl_up_sync(0xffffffffu, through, d);
+      if ((thread & 31) >= d) through += up;
+    }
+    if (tile_voxels > 32) {
+      if ((thread & 31) == 31) warp_points[thread >> 5] = through;
+      __syncthreads();
+      for (unsigned w = 0; w < (thread >> 5); w++) through += warp_points[w];
+    }
+    if (in_tile) {
+      first_point[thread] = through - point_count;
+      if (thread == voxels - 1) first_point[voxels] = through;
+    }
+    const unsigned chunks = (unsigned)((tile_bytes + 15) / 16);
+    for (unsigned c = thread; c < chunks; c += kTileSlots)
+      staging[c] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    const uint32_t points = first_point[voxels];
+
+    // The tile's points, at most kPointRounds a thread: loaded, and their
+    // x, y and z shared for the means.
+    HeldPoint held[kPointRounds];
+#pragma unroll
+    for (unsigned r = 0; r < kPointRounds; r++) {
+      const uint32_t q = thread + r * kTileSlots;
+      held[r].voxel = kPointTileSlots;  // none
+      if (q >= points) continue;
+      const uint32_t v = voxel_of_point(first_point, voxels, q);
+      held[r].voxel = v;
+      held[r].slot = v * a.max_points + (q - first_point[v]);
+      const float *p =
+          a.voxels +
+          ((size_t)first_voxel * a.max_points + held[r].slot) * a.channels;
+      held[r].xyz[0] = p[0];
+      held[r].xyz[1] = p[1];
+      held[r].xyz[2] = p[2];
+      p3dc_pillarfeat_point_extras((P3dcPillarFeatureSet)kSet, p, a.channels,
+                                   a.intensity_channel, held[r].extras);
+    }
+    // The coordinates, loaded before the scan, are used only now, once the
+    // points' loads are on their way: one round trip to memory before the
+    // means, not two.
+    if (in_tile) {
+      // a voxel of no points keeps its coordinates (pillarfeat.h)
+      a.out_coords[voxel] = coord;
+      stage_center(a, coord, voxel_center, thread);
+    }
+#pragma unroll
+    for (unsigned r = 0; r < kPointRounds; r++) {
+      if (held[r].voxel == kPointTileSlots) continue;
+      const uint32_t q = thread + r * kTileSlots;
+      point_xyz[0][q] = held[r].xyz[0];
+      point_xyz[1][q] = held[r].xyz[1];
+      point_xyz[2][q] = held[r].xyz[2];
+    }
     __syncthreads();
 
-    store_tile<Value>(tile_dst, staging, tile_bytes, thread);
-    // the next tile rewrites the shared arrays
+    // Each voxel's mean, a thread an axis: summed from 0 in point order and
+    // divided once, as p3dc_pillarfeat_mean() does.
+    for (unsigned j = thread; j < 3 * voxels; j += kTileSlots) {
+      const uint32_t v = j / 3, axis = j - 3 * v;
+      const uint32_t begin = first_point[v], n = first_point[v + 1] - begin;
+      if (n == 0) continue;
+      const float *from = point_xyz[axis] + begin;
+      float sum = 0.0f;
+      for (uint32_t k = 0; k < n; k++) sum = sum + from[k];
+      voxel_mean[axis][v] = sum / (float)n;
+    }
     __syncthreads();
+
+#pragma unroll
+    for (unsigned r = 0; r < kPointRounds; r++) {
+      if (held[r].voxel == kPointTileSlots) continue;
+      const uint32_t v = held[r].voxel;
+      const float mean[3] = {voxel_mean[0][v], voxel_mean[1][v],
+                             voxel_mean[2][v]};
+      const float center[3] = {voxel_center[0][v], voxel_center[1][v],
+                               voxel_center[2][v]};
+      float values[P3DC_PILLAR_FEATURES_MAX];
+      p3dc_pillarfeat_point((P3dcPillarFeatureSet)kSet, held[r].xyz[0],
+                            held[r].xyz[1], held[r].xyz[2], held[r].extras,
+                            mean, center, values);
+      stage_values<kHalf, kFeatures>(staging, held[r].slot, values);
+    }
+    write_staged_tile<Value>(tile_dst, staging, tile_bytes, thread);
   }
 }
 
 using KernelFunc = void (*)(const KernelArgs);
 
 template <int kSet>
-KernelFunc kernel_of(bool half, bool warp_voxels) {
+KernelFunc kernel_of(bool half, bool by_points) {
   if (half)
-    return warp_voxels ? pillarfeat_kernel<kSet, true, true>
-                       : pillarfeat_kernel<kSet, true, false>;
-  return warp_voxels ? pillarfeat_kernel<kSet, false, true>
-                     : pillarfeat_kernel<kSet, false, false>;
+    return by_points ? pillarfeat_point_kernel<kSet, true>
+                     : pillarfeat_slot_kernel<kSet, true>;
+  return by_points ? pillarfeat_point_kernel<kSet, false>
+                   : pillarfeat_slot_kernel<kSet, false>;
 }
 
-KernelFunc select_kernel(P3dcPillarFeatureSet set, bool half,
-                         bool warp_voxels) {
+KernelFunc select_kernel(P3dcPillarFeatureSet set, bool half, bool by_points) {
   switch (set) {
     case P3DC_PILLAR_FEATURES_POINTPILLARS_10:
-      return kernel_of<P3DC_PILLAR_FEATURES_POINTPILLARS_10>(half, warp_voxels);
+      return kernel_of<P3DC_PILLAR_FEATURES_POINTPILLARS_10>(half, by_points);
     case P3DC_PILLAR_FEATURES_MMDET3D_9:
-      return kernel_of<P3DC_PILLAR_FEATURES_MMDET3D_9>(half, warp_voxels);
+      return kernel_of<P3DC_PILLAR_FEATURES_MMDET3D_9>(half, by_points);
     case P3DC_PILLAR_FEATURES_POINTPILLARS_11:
-      return kernel_of<P3DC_PILLAR_FEATURES_POINTPILLARS_11>(half, warp_voxels);
+      return kernel_of<P3DC_PILLAR_FEATURES_POINTPILLARS_11>(half, by_points);
     case P3DC_PILLAR_FEATURES_MMDET3D_11:
-      return kernel_of<P3DC_PILLAR_FEATURES_MMDET3D_11>(half, warp_voxels);
+      return kernel_of<P3DC_PILLAR_FEATURES_MMDET3D_11>(half, by_points);
   }
   return nullptr;
 }
 
-// Whether a warp's 32 lanes hold whole voxels, at most 8 of them (3 lanes
-// sum each): max_points a power of two from 4 to 32 (it then divides
-// kTileSlots too).
-bool warp_voxels(uint32_t max_points) {
-  return max_points >= 4 && max_points <= 32 &&
-         (max_points & (max_points - 1)) == 0;
+// The voxels of a tile of the point kernel for @max_points: the most, a
+// thread each, whose slots fit kPointTileSlots and are a multiple of 8; 0
+// where none is (max_points above 512, or odd above 64, or twice odd above
+// 128, or four times odd above 256): those take the slot kernel.
+uint32_t point_tile_voxels(uint32_t max_points) {
+  uint32_t voxels = kPointTileSlots / max_points;
+  if (voxels > kTileSlots) voxels = kTileSlots;
+  for (; voxels > 0; voxels--)
+    if ((voxels * max_points) % 8 == 0) return voxels;
+  return 0;
 }
 
 bool aligned(const void *ptr, uintptr_t alignment) {
@@ -458,15 +601,20 @@ extern "C" int p3dc_pillarfeat_cuda_graph_built(const P3dcPillarFeatCuda *pf) {
   return pf != nullptr && p3dc_kernel_graph_built(&pf->graph);
 }
 
+extern "C" uint32_t p3dc_pillarfeat_cuda_tile_voxels(
+    const P3dcPillarFeatCuda *pf) {
+  return pf != nullptr ? pf->settings.tile_voxels : 0u;
+}
+
 extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
     const P3dcPillarFeatParams *params, P3dcPillarFeatCuda **out) {
   if (out == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
   *out = nullptr;
   P3dcResult result = p3dc_pillarfeat_params_validate(params);
   if (result != P3DC_OK) return result;
-  const bool by_warps = warp_voxels(params->max_points);
+  const uint32_t tile_voxels = point_tile_voxels(params->max_points);
   const KernelFunc kernel =
-      select_kernel(params->features, params->half, by_warps);
+      select_kernel(params->features, params->half, tile_voxels > 0);
   if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
 
   int device = 0, multiprocessors = 0, blocks_per_sm = 0;
@@ -493,15 +641,15 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
     settings.center_offset[axis] = params->center_offset[axis];
   }
   settings.by_max_points = make_divider(params->max_points);
-  if (by_warps)
-    settings.max_points_shift =
-        31u - (uint32_t)__builtin_clz(params->max_points);
+  settings.tile_voxels = tile_voxels;
   // at most P3DC_PILLARFEAT_MAX_SLOTS = 2^31, as validated
   settings.slots = params->max_voxels * params->max_points;
   settings.ticket_shift = 32u - (uint32_t)__builtin_clz(params->max_voxels);
 
   const uint64_t tiles =
-      ((uint64_t)settings.slots + kTileSlots - 1) / kTileSlots;
+      tile_voxels > 0
+          ? ((uint64_t)settings.max_voxels + tile_voxels - 1) / tile_voxels
+          : ((uint64_t)settings.slots + kTileSlots - 1) / kTileSlots;
   uint64_t blocks = (uint64_t)(multiprocessors > 0 ? multiprocessors : 1) *
                     (uint64_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
   if (blocks > tiles) blocks = tiles;

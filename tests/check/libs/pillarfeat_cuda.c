@@ -264,16 +264,24 @@ GST_END_TEST;
 
 GST_START_TEST (test_shapes)
 {
-  /* max-points that divide the 256-slot tile (the powers of two among
-   * them) and that do not, rows of odd byte counts, voxel counts below one
-   * tile, and a tensor whose size is not a multiple of 16 bytes */
-  const guint32 shapes[][4] = {
-    /* max_points, max_voxels, channels, intensity channel + 1 */
-    {1, 1, 3, 0}, {1, 1000, 4, 4}, {3, 3, 3, 0}, {7, 4097, 5, 4},
-    {20, 1001, 4, 4}, {32, 9, 5, 0}, {33, 500, 4, 4}, {300, 21, 5, 4},
-    {64, 300, 4, 4}, {5, 40000, 4, 4}, {2, 129, 4, 4}, {4, 64, 3, 0},
-    {8, 5000, 5, 4}, {16, 700, 4, 0}, {32, 3000, 4, 4}, {4, 65, 3, 0},
-    {8, 5001, 5, 4}, {16, 701, 4, 0},
+  /* max-points that the point kernel takes, in tiles of 1 to 256 voxels
+   * (above 32 voxels, max-points 14 and less, the warps' sums added after a
+   * barrier), and that it does not (the slot kernel's: above 512, and odd,
+   * twice odd or four times odd above 64, 128 or 256), with slot tiles
+   * that divide and do not divide a voxel's slots; rows of odd byte
+   * counts, voxel counts below one tile, and a tensor whose size is not a
+   * multiple of 16 bytes */
+  const guint32 shapes[][5] = {
+    /* max_points, max_voxels, channels, intensity channel + 1, the point
+     * kernel's voxels a tile (0: the slot kernel) */
+    {1, 1, 3, 0, 256}, {1, 1000, 4, 4, 256}, {3, 3, 3, 0, 168},
+    {7, 4097, 5, 4, 72}, {20, 1001, 4, 4, 24}, {32, 9, 5, 0, 16},
+    {33, 500, 4, 4, 8}, {300, 21, 5, 4, 0}, {64, 300, 4, 4, 8},
+    {5, 40000, 4, 4, 96}, {2, 129, 4, 4, 256}, {4, 64, 3, 0, 128},
+    {8, 5000, 5, 4, 64}, {16, 700, 4, 0, 32}, {32, 3000, 4, 4, 16},
+    {4, 65, 3, 0, 128}, {8, 5001, 5, 4, 64}, {16, 701, 4, 0, 32},
+    {512, 40, 4, 4, 1}, {513, 7, 4, 4, 0}, {65, 301, 4, 4, 0},
+    {100, 203, 5, 4, 4}, {24, 999, 4, 4, 21},
   };
   guint shape, s, half;
 
@@ -283,11 +291,13 @@ GST_START_TEST (test_shapes)
         const guint32 *sh = shapes[shape];
         GpuCase *c = gpu_case_new (all_sets[s], half, sh[2],
             (gint) sh[3] - 1, sh[0], sh[1]);
-        /* the last, a count that ends inside a warp's voxels */
+        /* the last, a count that ends inside a tile's voxels */
         guint32 counts[4] = { sh[1], sh[1] / 2, 0, sh[1] / 2 + 1 };
         P3dTestRng rng;
         guint i;
 
+        fail_unless_equals_int (p3dc_pillarfeat_cuda_tile_voxels (c->pf),
+            sh[4]);
         p3d_test_rng_init (&rng, shape * 100 + s * 2 + half);
         for (i = 0; i < G_N_ELEMENTS (counts); i++) {
           gchar *what = g_strdup_printf ("max-points %u, max-voxels %u, "
@@ -357,8 +367,11 @@ GST_START_TEST (test_clean_sequences)
   /* rows of 20 x 9 halves are not whole 16-byte chunks */
   check_clean_sequence (P3DC_PILLAR_FEATURES_MMDET3D_9, TRUE, 20, 40000, counts,
       G_N_ELEMENTS (counts));
-  /* four voxels a warp */
+  /* 64 voxels a tile of the point kernel */
   check_clean_sequence (P3DC_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 8, 40000,
+      counts, G_N_ELEMENTS (counts));
+  /* the slot kernel */
+  check_clean_sequence (P3DC_PILLAR_FEATURES_POINTPILLARS_10, TRUE, 65, 5000,
       counts, G_N_ELEMENTS (counts));
 }
 
@@ -406,9 +419,10 @@ GST_END_TEST;
 
 GST_START_TEST (test_malformed_input)
 {
-  /* both ways of summing the means: max-points 20 by a thread a voxel, 4
-   * and 32 by the lanes of a warp */
-  const guint32 max_points[] = { 20, 4, 32 };
+  /* both ways of summing the means: max-points 20, 4 and 32 by the point
+   * kernel's threads, from the points in shared memory, 65 by the slot
+   * kernel's, from memory */
+  const guint32 max_points[] = { 20, 4, 32, 65 };
   guint half, k;
 
   for (k = 0; k < G_N_ELEMENTS (max_points); k++) {

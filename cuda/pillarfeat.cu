@@ -6,7 +6,8 @@
 // grid-stride loop, stages a tile's features in shared memory and writes
 // its bytes out with 16-byte stores.  Each voxel's mean is summed in point
 // order, as the reference.  Two kernels, by max_points:
-//  - by points (every max_points up to 512 but a few odd ones; PointPillars'
+//  - by points (every max_points up to 32, and the larger ones up to 256
+//    whose tile of whole voxels can be a multiple of 8 slots; PointPillars'
 //    32 and CenterPoint's 20 among them): a tile is whole voxels, and its
 //    threads take the tile's points, not its slots.  A scan of the
 //    voxels' point counts places each point, the tile's slots are zeroed,
@@ -38,22 +39,27 @@
 
 namespace {
 
-// Slots per tile of the slot kernel, and threads per block of both.  Such a
-// tile is 256 * F values of 2 or 4 bytes, so every tile starts and ends on
-// a 16-byte boundary.
+// Slots per tile of the slot kernel, and its threads a block.  Such a tile
+// is 256 * F values of 2 or 4 bytes, so every tile starts and ends on a
+// 16-byte boundary.
 constexpr unsigned kTileSlots = 256;
 
 // The most slots of a tile of the point kernel (whole voxels, a multiple
 // of 8 slots, so that every tile starts and ends on a 16-byte boundary for
-// every feature count and value size), and so the most points a thread
-// takes in a tile.
-constexpr unsigned kPointTileSlots = 512;
-constexpr unsigned kPointRounds = kPointTileSlots / kTileSlots;
+// every feature count and value size), its threads a block, and so the
+// most points a thread takes in a tile.  Blocks of 128 threads, twelve an
+// SM, took 1 us off the nuScenes frame in F32 against 256 threads and
+// 512-slot tiles, alike in F16; blocks of 256 threads and 256-slot tiles
+// lost 3 us (docs/performance.md).
+constexpr unsigned kPointTileSlots = 256;
+constexpr unsigned kPointThreads = 128;
+constexpr unsigned kPointRounds = kPointTileSlots / kPointThreads;
 
-// Blocks per SM the register budget is cut for: six fill the 1536 threads
-// of an sm_86/87/89 SM; Turing (sm_75) holds 1024 threads, hence four
-// there (sm_threads.cuh).
+// Blocks per SM the register budget is cut for: six of 256 threads (twelve
+// of 128) fill the 1536 threads of an sm_86/87/89 SM; Turing (sm_75) holds
+// 1024 threads, hence fewer there (sm_threads.cuh).
 constexpr int kMinBlocksPerSm = p3dc_blocks_an_sm(6, kTileSlots);
+constexpr int kPointMinBlocksPerSm = p3dc_blocks_an_sm(12, kPointThreads);
 
 // Division by a runtime constant without a division instruction (which the
 // device emulates in a few dozen instructions): the method of Granlund and
@@ -183,12 +189,12 @@ __device__ __forceinline__
 // Copies (or zeroes, when @staging is null) @bytes to @dst: 16-byte stores,
 // then the values of a last partial chunk one by one (only the tensor's
 // last tile can have one).
-template <typename Value>
+template <typename Value, unsigned kThreads>
 __device__ void store_tile(uint8_t *dst, const uint4 *staging, size_t bytes,
                            unsigned thread) {
   const unsigned chunks = (unsigned)(bytes / 16);
   uint4 *dst_chunks = reinterpret_cast<uint4 *>(dst);
-  for (unsigned c = thread; c < chunks; c += kTileSlots)
+  for (unsigned c = thread; c < chunks; c += kThreads)
     dst_chunks[c] = staging ? staging[c] : make_uint4(0, 0, 0, 0);
   const unsigned tail_values = (unsigned)(bytes % 16) / sizeof(Value);
   if (thread < tail_values) {
@@ -201,8 +207,9 @@ __device__ void store_tile(uint8_t *dst, const uint4 *staging, size_t bytes,
 
 // The center of the voxel of coordinates @coord, into column @column of
 // @voxel_center.
+template <unsigned kColumns>
 __device__ __forceinline__ void stage_center(const KernelArgs &a, int4 coord,
-                                             float (*voxel_center)[kTileSlots],
+                                             float (*voxel_center)[kColumns],
                                              unsigned column) {
   voxel_center[0][column] =
       p3dc_pillarfeat_center(coord.w, a.voxel_size[0], a.center_offset[0]);
@@ -226,13 +233,13 @@ __device__ __forceinline__ void stage_values(uint4 *staging, uint32_t slot,
 
 // The staged tile out, once every thread's values are in; the shared
 // arrays are free for the next tile when it returns.
-template <typename Value>
+template <typename Value, unsigned kThreads>
 __device__ __forceinline__ void write_staged_tile(uint8_t *dst,
                                                   const uint4 *staging,
                                                   size_t bytes,
                                                   unsigned thread) {
   __syncthreads();
-  store_tile<Value>(dst, staging, bytes, thread);
+  store_tile<Value, kThreads>(dst, staging, bytes, thread);
   __syncthreads();
 }
 
@@ -282,7 +289,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
         if (voxel * a.max_points >= cur.first_slot)
           a.out_coords[voxel] = make_int4(0, 0, 0, 0);
       }
-      store_tile<Value>(tile_dst, nullptr, tile_bytes, thread);
+      store_tile<Value, kTileSlots>(tile_dst, nullptr, tile_bytes, thread);
       continue;
     }
 
@@ -351,7 +358,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
                             center, values);
     }
     stage_values<kHalf, kFeatures>(staging, thread, values);
-    write_staged_tile<Value>(tile_dst, staging, tile_bytes, thread);
+    write_staged_tile<Value, kTileSlots>(tile_dst, staging, tile_bytes, thread);
   }
 }
 
@@ -383,7 +390,7 @@ __device__ __forceinline__ uint32_t voxel_of_point(const uint32_t *first_point,
 }
 
 template <int kSet, bool kHalf>
-__global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
+__global__ void __launch_bounds__(kPointThreads, kPointMinBlocksPerSm)
     pillarfeat_point_kernel(const KernelArgs a) {
   using Value = typename std::conditional<kHalf, uint16_t, float>::type;
   constexpr unsigned kFeatures = feature_count_of(kSet);
@@ -394,10 +401,10 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
   __shared__ uint4 staging[kStagingBytes / 16];
   // the tile's points' x, y and z, voxel after voxel, in point order
   __shared__ float point_xyz[3][kPointTileSlots];
-  __shared__ uint32_t first_point[kTileSlots + 1];
-  __shared__ float voxel_mean[3][kTileSlots];
-  __shared__ float voxel_center[3][kTileSlots];
-  __shared__ uint32_t warp_points[kTileSlots / 32];
+  __shared__ uint32_t first_point[kPointThreads + 1];
+  __shared__ float voxel_mean[3][kPointThreads];
+  __shared__ float voxel_center[3][kPointThreads];
+  __shared__ uint32_t warp_points[kPointThreads / 32];
   __shared__ uint32_t counts[2];
 
   const unsigned thread = threadIdx.x;
@@ -432,7 +439,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     if (first_voxel >= count) {
       // Beyond the count: zeros, and no shared memory is touched.
       if (in_tile) a.out_coords[voxel] = make_int4(0, 0, 0, 0);
-      store_tile<Value>(tile_dst, nullptr, tile_bytes, thread);
+      store_tile<Value, kPointThreads>(tile_dst, nullptr, tile_bytes, thread);
       continue;
     }
 
@@ -443,7 +450,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     const uint32_t point_count = valid ? min(cur_raw_points, a.max_points) : 0;
     int4 coord = make_int4(0, 0, 0, 0);
     if (valid) coord = a.in_coords[voxel];
-    // By warps, and where a tile has more than 32 voxels (max_points of 14
+    // By warps, and where a tile has more than 32 voxels (max_points of 6
     // and less) the warps' totals added after a barrier: the tiles of the
     // common sizes need no block barrier for it.
     uint32_t through = point_count;
@@ -462,7 +469,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
       if (thread == voxels - 1) first_point[voxels] = through;
     }
     const unsigned chunks = (unsigned)((tile_bytes + 15) / 16);
-    for (unsigned c = thread; c < chunks; c += kTileSlots)
+    for (unsigned c = thread; c < chunks; c += kPointThreads)
       staging[c] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     const uint32_t points = first_point[voxels];
@@ -472,7 +479,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
     HeldPoint held[kPointRounds];
 #pragma unroll
     for (unsigned r = 0; r < kPointRounds; r++) {
-      const uint32_t q = thread + r * kTileSlots;
+      const uint32_t q = thread + r * kPointThreads;
       held[r].voxel = kPointTileSlots;  // none
       if (q >= points) continue;
       const uint32_t v = voxel_of_point(first_point, voxels, q);
@@ -498,7 +505,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
 #pragma unroll
     for (unsigned r = 0; r < kPointRounds; r++) {
       if (held[r].voxel == kPointTileSlots) continue;
-      const uint32_t q = thread + r * kTileSlots;
+      const uint32_t q = thread + r * kPointThreads;
       point_xyz[0][q] = held[r].xyz[0];
       point_xyz[1][q] = held[r].xyz[1];
       point_xyz[2][q] = held[r].xyz[2];
@@ -507,7 +514,7 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
 
     // Each voxel's mean, a thread an axis: summed from 0 in point order and
     // divided once, as p3dc_pillarfeat_mean() does.
-    for (unsigned j = thread; j < 3 * voxels; j += kTileSlots) {
+    for (unsigned j = thread; j < 3 * voxels; j += kPointThreads) {
       const uint32_t v = j / 3, axis = j - 3 * v;
       const uint32_t begin = first_point[v], n = first_point[v + 1] - begin;
       if (n == 0) continue;
@@ -532,7 +539,8 @@ __global__ void __launch_bounds__(kTileSlots, kMinBlocksPerSm)
                             mean, center, values);
       stage_values<kHalf, kFeatures>(staging, held[r].slot, values);
     }
-    write_staged_tile<Value>(tile_dst, staging, tile_bytes, thread);
+    write_staged_tile<Value, kPointThreads>(tile_dst, staging, tile_bytes,
+                                            thread);
   }
 }
 
@@ -563,11 +571,11 @@ KernelFunc select_kernel(P3dcPillarFeatureSet set, bool half, bool by_points) {
 
 // The voxels of a tile of the point kernel for @max_points: the most, a
 // thread each, whose slots fit kPointTileSlots and are a multiple of 8; 0
-// where none is (max_points above 512, or odd above 64, or twice odd above
-// 128, or four times odd above 256): those take the slot kernel.
+// where none is (max_points above 256, or odd above 32, or twice odd above
+// 64, or four times odd above 128): those take the slot kernel.
 uint32_t point_tile_voxels(uint32_t max_points) {
   uint32_t voxels = kPointTileSlots / max_points;
-  if (voxels > kTileSlots) voxels = kTileSlots;
+  if (voxels > kPointThreads) voxels = kPointThreads;
   for (; voxels > 0; voxels--)
     if ((voxels * max_points) % 8 == 0) return voxels;
   return 0;
@@ -587,6 +595,7 @@ struct _P3dcPillarFeatCuda {
   KernelArgs settings;
   KernelFunc kernel;
   unsigned blocks;
+  unsigned threads;
   // built by the first call outside a caller's stream capture
   P3dcKernelGraph graph;
 };
@@ -615,6 +624,7 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
   const uint32_t tile_voxels = point_tile_voxels(params->max_points);
   const KernelFunc kernel =
       select_kernel(params->features, params->half, tile_voxels > 0);
+  const unsigned threads = tile_voxels > 0 ? kPointThreads : kTileSlots;
   if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
 
   int device = 0, multiprocessors = 0, blocks_per_sm = 0;
@@ -623,8 +633,8 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
     error = cudaDeviceGetAttribute(&multiprocessors,
                                    cudaDevAttrMultiProcessorCount, device);
   if (error == cudaSuccess)
-    error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm, kernel, kTileSlots, 0);
+    error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm,
+                                                          kernel, threads, 0);
   if (error != cudaSuccess) return error;
 
   // As many blocks as fit on the device at once, no more than there are
@@ -662,6 +672,7 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
   pf->settings = settings;
   pf->kernel = kernel;
   pf->blocks = (unsigned)blocks;
+  pf->threads = threads;
   *out = pf;
   return P3DC_OK;
 }
@@ -694,7 +705,7 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda(P3dcPillarFeatCuda *pf,
   args.output_clean = output_clean != 0;
 
   auto queue = [pf, &args](P3dcLauncher &l) {
-    return l.launch(pf->kernel, pf->blocks, kTileSlots, 0, false, args);
+    return l.launch(pf->kernel, pf->blocks, pf->threads, 0, false, args);
   };
   return p3dc_kernel_graph_run(&pf->graph, false, queue, (cudaStream_t)stream);
 }

@@ -264,24 +264,25 @@ GST_END_TEST;
 
 GST_START_TEST (test_shapes)
 {
-  /* max-points that the point kernel takes, in tiles of 1 to 256 voxels
-   * (above 32 voxels, max-points 14 and less, the warps' sums added after a
-   * barrier), and that it does not (the slot kernel's: above 512, and odd,
-   * twice odd or four times odd above 64, 128 or 256), with slot tiles
+  /* max-points that the point kernel takes, in tiles of 1 to 128 voxels
+   * (above 32 voxels, max-points 6 and less, the warps' sums added after a
+   * barrier), and that it does not (the slot kernel's: above 256, and odd,
+   * twice odd or four times odd above 32, 64 or 128), with slot tiles
    * that divide and do not divide a voxel's slots; rows of odd byte
    * counts, voxel counts below one tile, and a tensor whose size is not a
    * multiple of 16 bytes */
   const guint32 shapes[][5] = {
     /* max_points, max_voxels, channels, intensity channel + 1, the point
      * kernel's voxels a tile (0: the slot kernel) */
-    {1, 1, 3, 0, 256}, {1, 1000, 4, 4, 256}, {3, 3, 3, 0, 168},
-    {7, 4097, 5, 4, 72}, {20, 1001, 4, 4, 24}, {32, 9, 5, 0, 16},
-    {33, 500, 4, 4, 8}, {300, 21, 5, 4, 0}, {64, 300, 4, 4, 8},
-    {5, 40000, 4, 4, 96}, {2, 129, 4, 4, 256}, {4, 64, 3, 0, 128},
-    {8, 5000, 5, 4, 64}, {16, 700, 4, 0, 32}, {32, 3000, 4, 4, 16},
-    {4, 65, 3, 0, 128}, {8, 5001, 5, 4, 64}, {16, 701, 4, 0, 32},
-    {512, 40, 4, 4, 1}, {513, 7, 4, 4, 0}, {65, 301, 4, 4, 0},
-    {100, 203, 5, 4, 4}, {24, 999, 4, 4, 21},
+    {1, 1, 3, 0, 128}, {1, 1000, 4, 4, 128}, {3, 3, 3, 0, 80},
+    {7, 4097, 5, 4, 32}, {20, 1001, 4, 4, 12}, {32, 9, 5, 0, 8},
+    {33, 500, 4, 4, 0}, {300, 21, 5, 4, 0}, {64, 300, 4, 4, 4},
+    {5, 40000, 4, 4, 48}, {2, 129, 4, 4, 128}, {4, 64, 3, 0, 64},
+    {8, 5000, 5, 4, 32}, {16, 700, 4, 0, 16}, {32, 3000, 4, 4, 8},
+    {4, 65, 3, 0, 64}, {8, 5001, 5, 4, 32}, {16, 701, 4, 0, 16},
+    {256, 40, 4, 4, 1}, {257, 7, 4, 4, 0}, {65, 301, 4, 4, 0},
+    {100, 203, 5, 4, 2}, {24, 999, 4, 4, 10}, {6, 3001, 4, 4, 40},
+    {40, 77, 5, 4, 6},
   };
   guint shape, s, half;
 
@@ -367,7 +368,7 @@ GST_START_TEST (test_clean_sequences)
   /* rows of 20 x 9 halves are not whole 16-byte chunks */
   check_clean_sequence (P3DC_PILLAR_FEATURES_MMDET3D_9, TRUE, 20, 40000, counts,
       G_N_ELEMENTS (counts));
-  /* 64 voxels a tile of the point kernel */
+  /* 32 voxels a tile of the point kernel */
   check_clean_sequence (P3DC_PILLAR_FEATURES_POINTPILLARS_10, FALSE, 8, 40000,
       counts, G_N_ELEMENTS (counts));
   /* the slot kernel */

@@ -267,7 +267,7 @@ p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
   P3dPillarFeat *self = P3D_PILLAR_FEAT (filter);
   P3dVoxelsInfo in_info;
   P3dPillarsInfo out_info;
-  P3dcPillarFeatParams params;
+  P3dcPillarFeatParams params, previous;
   P3dcResult result;
   P3dFeatureSet features;
 
@@ -314,13 +314,17 @@ p3d_pillar_feat_set_info (P3dCudaFilter * filter, GstCaps * incaps,
         p3dc_result_string (result));
     return FALSE;
   }
-  /* pillarfeat_cuda_new reads the params */
+  /* pillarfeat_cuda_new reads the params; where it fails, the element
+   * keeps the params that go with its last negotiated caps */
+  previous = self->params;
   self->params = params;
   if (filter->use_cuda && !p3d_cuda_filter_replace_workspace (filter,
           (gpointer *) & self->cuda,
           (GDestroyNotify) p3dc_pillarfeat_cuda_free, pillarfeat_cuda_new,
-          "preparing the pillar feature kernel", error))
+          "preparing the pillar feature kernel", error)) {
+    self->params = previous;
     return FALSE;
+  }
   self->in_info = in_info;
   self->out_info = out_info;
   p3d_voxels_info_get_layout (&in_info, in_layout);

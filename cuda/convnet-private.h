@@ -80,7 +80,7 @@ typedef struct
 
 /* [N][C][H][W] F32 or F16 (@in_half) to the net's storage: F16 NHWC with
  * @stored_channels (>= channels) per pixel when @nhwc (then @out_half must
- * be set; the padding channels are left as they are), else NCHW in
+ * be set; the padding channels stay zero), else NCHW in
  * @out_half's type. */
 P3dcResult p3dc_convnet_convert_input (const void *in, int in_half, void *out,
     int out_half, int nhwc, uint32_t batch, uint32_t channels,

@@ -44,15 +44,30 @@ __device__ __forceinline__ void store<__half>(__half *p, float v) {
   *p = __float2half_rn(v);
 }
 
-// @V consecutive elements (channels, in NHWC) as floats; V is 1, or kLanes
-// for F16 at a 16-byte aligned address.
+// @V consecutive elements (channels, in NHWC) as they are stored: V is 1,
+// or kLanes for F16 at a 16-byte aligned address (one 16-byte load).
 template <typename T, uint32_t V>
-__device__ __forceinline__ void load_lanes(const T *p, float (&v)[V]) {
+struct Raw {
+  static_assert(V == 1, "one element");
+  using type = T;
+};
+template <>
+struct Raw<__half, kLanes> {
+  using type = uint4;
+};
+
+template <typename T, uint32_t V>
+__device__ __forceinline__ typename Raw<T, V>::type load_raw(const T *p) {
+  return *reinterpret_cast<const typename Raw<T, V>::type *>(p);
+}
+
+// The elements of load_raw as floats.
+template <typename T, uint32_t V>
+__device__ __forceinline__ void unpack(const typename Raw<T, V>::type &raw,
+                                       float (&v)[V]) {
   if constexpr (V == 1) {
-    v[0] = load(p);
+    v[0] = load(&raw);
   } else {
-    static_assert(V == kLanes && sizeof(T) == 2, "16 bytes of F16");
-    uint4 raw = *reinterpret_cast<const uint4 *>(p);
     const __half2 *h = reinterpret_cast<const __half2 *>(&raw);
 #pragma unroll
     for (uint32_t j = 0; j < V / 2; j++) {
@@ -61,6 +76,11 @@ __device__ __forceinline__ void load_lanes(const T *p, float (&v)[V]) {
       v[2 * j + 1] = f.y;
     }
   }
+}
+
+template <typename T, uint32_t V>
+__device__ __forceinline__ void load_lanes(const T *p, float (&v)[V]) {
+  unpack<T, V>(load_raw<T, V>(p), v);
 }
 
 template <typename T, uint32_t V>
@@ -85,12 +105,62 @@ __device__ __forceinline__ const T *at(const P3dcConvTensor &t, uint32_t n,
          y * t.row + x * t.column;
 }
 
-// [C][HW] to [HW][C] as F16 through a shared-memory tile, so that both the
-// reads and the writes are coalesced; blockIdx.z is the batch item.
+unsigned blocks_for(size_t count, unsigned threads) {
+  size_t blocks = (count + threads - 1) / threads;
+  if (blocks == 0) blocks = 1;
+  return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+}
+
+// [C][HW] to [HW][C] as F16 for inputs of at most 8 stored channels (an
+// image): a thread takes kGroup stored channels of a pixel (those at and
+// past @channels zero), reads each from its plane, consecutive threads
+// consecutive pixels, and writes them as one store of 2 kGroup bytes.  The
+// tile kernel below left 29 of a warp's 32 lanes idle on an image's 3
+// channels: BEVDet's six images took 68.6 us there, 8.0 here (Nsight
+// Compute, H200, docs/performance.md).
+template <typename In, uint32_t kGroup>
+__global__ void nchw_to_nhwc_pixel_kernel(const In *in, __half *out,
+                                          uint32_t channels, uint32_t stored,
+                                          uint32_t plane, uint32_t count) {
+  const uint32_t groups = stored / kGroup;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const uint32_t p = i % plane;
+    const uint32_t rest = i / plane;
+    const uint32_t first = rest % groups * kGroup;
+    const size_t n = rest / groups;
+    const In *from = in + n * channels * plane + p;
+    union {
+      uint4 whole;
+      uint2 half;
+      __half values[8];
+    } group;
+#pragma unroll
+    for (uint32_t j = 0; j < kGroup; j++)
+      group.values[j] = __float2half_rn(
+          first + j < channels ? load(from + (size_t)(first + j) * plane)
+                               : 0.0f);
+    __half *to = out + (n * plane + p) * stored + first;
+    if constexpr (kGroup == 8)
+      *reinterpret_cast<uint4 *>(to) = group.whole;
+    else if constexpr (kGroup == 4)
+      *reinterpret_cast<uint2 *>(to) = group.half;
+    else
+      *to = group.values[0];
+  }
+}
+
+// The same for wider inputs, through a shared-memory tile of 32 channels x
+// 32 pixels, so that both the reads and the writes are coalesced
+// (blockIdx.z is the batch item; the padding channels are not written).
+// A thread a pixel and 8 channels took CenterPoint's 64 x 512 x 512 canvas
+// from 36.9 to 59.6 us (Nsight Compute, H200): its 16-byte stores, 128
+// bytes apart, each touch another line.
 template <typename In>
-__global__ void nchw_to_nhwc_kernel(const In *in, __half *out,
-                                    uint32_t channels, uint32_t stored,
-                                    uint32_t plane) {
+__global__ void nchw_to_nhwc_tile_kernel(const In *in, __half *out,
+                                         uint32_t channels, uint32_t stored,
+                                         uint32_t plane) {
   __shared__ float tile[kTile][kTile + 1];
   in += (size_t)blockIdx.z * channels * plane;
   out += (size_t)blockIdx.z * stored * plane;
@@ -108,6 +178,40 @@ __global__ void nchw_to_nhwc_kernel(const In *in, __half *out,
     if (c < channels && p < plane)
       out[(size_t)p * stored + c] = __float2half_rn(tile[threadIdx.x][r]);
   }
+}
+
+// The conversion into @stored F16 channels a pixel: up to 8 a pixel a
+// thread (whole aligned stores of 8 or 4 channels where @stored allows
+// them, else one at a time), more through the tile.  A conversion of 2^32
+// pixel threads or more (8 GB and more) is refused.
+template <typename In>
+P3dcResult launch_nchw_to_nhwc(const In *in, __half *out, uint32_t batch,
+                               uint32_t channels, uint32_t stored,
+                               uint32_t plane, cudaStream_t stream) {
+  if (stored > 8) {
+    dim3 grid((plane + kTile - 1) / kTile, (channels + kTile - 1) / kTile,
+              batch);
+    dim3 block(kTile, kRows);
+    nchw_to_nhwc_tile_kernel<<<grid, block, 0, stream>>>(in, out, channels,
+                                                         stored, plane);
+    return cudaGetLastError();
+  }
+  const unsigned threads = 256;
+  const uint32_t group = stored == 8 ? 8 : stored == 4 ? 4 : 1;
+  const size_t threads_needed = (size_t)batch * (stored / group) * plane;
+  if (threads_needed > UINT32_MAX) return P3DC_ERROR_INVALID_ARGUMENT;
+  const uint32_t count = (uint32_t)threads_needed;
+  const unsigned blocks = blocks_for(count, threads);
+  if (group == 8)
+    nchw_to_nhwc_pixel_kernel<In, 8><<<blocks, threads, 0, stream>>>(
+        in, out, channels, stored, plane, count);
+  else if (group == 4)
+    nchw_to_nhwc_pixel_kernel<In, 4><<<blocks, threads, 0, stream>>>(
+        in, out, channels, stored, plane, count);
+  else
+    nchw_to_nhwc_pixel_kernel<In, 1><<<blocks, threads, 0, stream>>>(
+        in, out, channels, stored, plane, count);
+  return cudaGetLastError();
 }
 
 template <typename In, typename Out>
@@ -200,8 +304,11 @@ __global__ void epilogue_kernel(P3dcConvEpilogue e) {
 }
 
 // The other kinds, one thread per V output channels of a pixel (softmax:
-// its own kernel, per position).
-template <typename T, uint32_t V>
+// its own kernel, a warp a position).  kPool 3: a max pool of 3 x 3 taps
+// (ResNet's stem pool) that loads every tap before it compares, so that a
+// thread's nine loads are in flight together rather than one after
+// another; 0: the pool's size as the geometry gives it, a tap at a time.
+template <typename T, uint32_t V, uint32_t kPool = 0>
 __global__ void elementwise_kernel(P3dcConvKernel k) {
   uint32_t vectors = k.channels / V;
   uint32_t count = k.batch * vectors * k.out_height * k.out_width;
@@ -225,20 +332,49 @@ __global__ void elementwise_kernel(P3dcConvKernel k) {
         const P3dcConvGeometry &g = k.geometry;
 #pragma unroll
         for (uint32_t j = 0; j < V; j++) v[j] = -INFINITY;
-        for (uint32_t ky = 0; ky < g.kernel[0]; ky++) {
-          int64_t iy = (int64_t)p.y * g.stride[0] +
-                       (int64_t)ky * g.dilation[0] - g.padding[0];
-          if (iy < 0 || iy >= k.in_height) continue;
-          for (uint32_t kx = 0; kx < g.kernel[1]; kx++) {
-            int64_t ix = (int64_t)p.x * g.stride[1] +
-                         (int64_t)kx * g.dilation[1] - g.padding[1];
-            if (ix < 0 || ix >= k.in_width) continue;
+        if constexpr (kPool != 0) {
+          // every tap's load first, then the maximum in the loop's order
+          typename Raw<T, V>::type raw[kPool * kPool];
+          bool inside[kPool * kPool];
+#pragma unroll
+          for (uint32_t t = 0; t < kPool * kPool; t++) {
+            const int64_t iy = (int64_t)p.y * g.stride[0] +
+                               (int64_t)(t / kPool) * g.dilation[0] -
+                               g.padding[0];
+            const int64_t ix = (int64_t)p.x * g.stride[1] +
+                               (int64_t)(t % kPool) * g.dilation[1] -
+                               g.padding[1];
+            inside[t] =
+                iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width;
+            if (inside[t])
+              raw[t] = load_raw<T, V>(
+                  at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix));
+          }
+#pragma unroll
+          for (uint32_t t = 0; t < kPool * kPool; t++) {
+            if (!inside[t]) continue;
             float x[V];
-            load_lanes<T, V>(at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix),
-                             x);
+            unpack<T, V>(raw[t], x);
 #pragma unroll
             for (uint32_t j = 0; j < V; j++)
               if (x[j] > v[j] || isnan(x[j])) v[j] = x[j];
+          }
+        } else {
+          for (uint32_t ky = 0; ky < g.kernel[0]; ky++) {
+            int64_t iy = (int64_t)p.y * g.stride[0] +
+                         (int64_t)ky * g.dilation[0] - g.padding[0];
+            if (iy < 0 || iy >= k.in_height) continue;
+            for (uint32_t kx = 0; kx < g.kernel[1]; kx++) {
+              int64_t ix = (int64_t)p.x * g.stride[1] +
+                           (int64_t)kx * g.dilation[1] - g.padding[1];
+              if (ix < 0 || ix >= k.in_width) continue;
+              float x[V];
+              load_lanes<T, V>(
+                  at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix), x);
+#pragma unroll
+              for (uint32_t j = 0; j < V; j++)
+                if (x[j] > v[j] || isnan(x[j])) v[j] = x[j];
+            }
           }
         }
         break;
@@ -277,37 +413,53 @@ __global__ void elementwise_kernel(P3dcConvKernel k) {
   }
 }
 
-// Softmax over the channels of one position per thread, in the
-// reference's order: the maximum, the sum of the exponentials, the
-// quotients.
+// Softmax over the channels of one position a warp, in the reference's
+// order.  The lanes find the maximum together: its order does not matter,
+// as at most which of +0 and -0 wins changes, and every x - m is then the
+// same value.  Every lane adds the exponentials from 0 in channel order,
+// one shuffle each, and the lanes write the quotients.  A thread a
+// position, its three passes over the channels one load after another,
+// took 45 us for BEVDet's 4,224 positions of 59 bins (H200,
+// docs/performance.md).
 template <typename T>
 __global__ void softmax_kernel(P3dcConvKernel k) {
-  uint32_t count = k.batch * k.out_height * k.out_width;
-  uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    uint32_t x = i % k.out_width;
-    uint32_t rest = i / k.out_width;
-    uint32_t y = rest % k.out_height;
-    uint32_t n = rest / k.out_height;
-    float m = load(at<T>(k.in, n, 0, y, x)), sum = 0.0f;
-    for (uint32_t c = 1; c < k.channels; c++) {
-      float v = load(at<T>(k.in, n, c, y, x));
-      if (v > m) m = v;
+  constexpr unsigned kFullWarp = 0xffffffffu;
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t count = k.batch * k.out_height * k.out_width;
+  const uint32_t warps = gridDim.x * blockDim.x / 32;
+  for (uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32; i < count;
+       i += warps) {
+    const uint32_t x = i % k.out_width;
+    const uint32_t rest = i / k.out_width;
+    const uint32_t y = rest % k.out_height;
+    const uint32_t n = rest / k.out_height;
+    // the largest of channels 1 on, NaN left out; then channel 0 is the
+    // maximum unless another exceeds it, so a NaN there stays, as in the
+    // reference's loop
+    float others = -INFINITY;
+    for (uint32_t c = 1 + lane; c < k.channels; c += 32) {
+      const float v = load(at<T>(k.in, n, c, y, x));
+      if (v > others) others = v;
     }
-    for (uint32_t c = 0; c < k.channels; c++)
-      sum += expf(load(at<T>(k.in, n, c, y, x)) - m);
-    for (uint32_t c = 0; c < k.channels; c++)
+    for (uint32_t offset = 16; offset > 0; offset /= 2) {
+      const float v = __shfl_xor_sync(kFullWarp, others, offset);
+      if (v > others) others = v;
+    }
+    float m = load(at<T>(k.in, n, 0, y, x));
+    if (others > m) m = others;
+    float sum = 0.0f;
+    for (uint32_t first = 0; first < k.channels; first += 32) {
+      const uint32_t c = first + lane;
+      const float e =
+          c < k.channels ? expf(load(at<T>(k.in, n, c, y, x)) - m) : 0.0f;
+      const uint32_t here = min(32u, k.channels - first);
+      for (uint32_t j = 0; j < here; j++) sum += __shfl_sync(kFullWarp, e, j);
+    }
+    for (uint32_t c = lane; c < k.channels; c += 32)
       store(const_cast<T *>(at<T>(k.out, n, c, y, x)),
             p3dc_convnet_relu(k.relu,
                               expf(load(at<T>(k.in, n, c, y, x)) - m) / sum));
   }
-}
-
-unsigned blocks_for(size_t count, unsigned threads) {
-  size_t blocks = (count + threads - 1) / threads;
-  if (blocks == 0) blocks = 1;
-  return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
 }
 
 // A tensor whose every kLanes channels of a pixel are one aligned 16-byte
@@ -345,18 +497,13 @@ extern "C" P3dcResult p3dc_convnet_convert_input(
     return P3DC_ERROR_INVALID_ARGUMENT;
   uint32_t plane = height * width;
   if (nhwc) {
-    dim3 grid((plane + kTile - 1) / kTile, (channels + kTile - 1) / kTile,
-              batch);
-    dim3 block(kTile, kRows);
     if (in_half)
-      nchw_to_nhwc_kernel<<<grid, block, 0, stream>>>(
-          static_cast<const __half *>(in), static_cast<__half *>(out), channels,
-          stored_channels, plane);
-    else
-      nchw_to_nhwc_kernel<<<grid, block, 0, stream>>>(
-          static_cast<const float *>(in), static_cast<__half *>(out), channels,
-          stored_channels, plane);
-    return cudaGetLastError();
+      return launch_nchw_to_nhwc(static_cast<const __half *>(in),
+                                 static_cast<__half *>(out), batch, channels,
+                                 stored_channels, plane, stream);
+    return launch_nchw_to_nhwc(static_cast<const float *>(in),
+                               static_cast<__half *>(out), batch, channels,
+                               stored_channels, plane, stream);
   }
   size_t count = (size_t)batch * channels * plane;
   const unsigned threads = 256;
@@ -408,8 +555,9 @@ extern "C" P3dcResult p3dc_convnet_kernel(const P3dcConvKernel *k,
     return P3DC_ERROR_INVALID_ARGUMENT;
   const unsigned threads = 256;
   if (k->kind == P3DC_LAYER_SOFTMAX) {
-    unsigned blocks =
-        blocks_for((size_t)k->batch * k->out_height * k->out_width, threads);
+    // a warp a position
+    unsigned blocks = blocks_for(
+        (size_t)k->batch * k->out_height * k->out_width * 32, threads);
     if (k->half)
       softmax_kernel<__half><<<blocks, threads, 0, stream>>>(*k);
     else
@@ -420,10 +568,18 @@ extern "C" P3dcResult p3dc_convnet_kernel(const P3dcConvKernel *k,
   unsigned blocks = blocks_for(
       (size_t)k->batch * (k->channels / lanes) * k->out_height * k->out_width,
       threads);
-  if (lanes == kLanes)
+  const bool pool3 = k->kind == P3DC_LAYER_MAX_POOL &&
+                     k->geometry.kernel[0] == 3 && k->geometry.kernel[1] == 3;
+  if (lanes == kLanes && pool3)
+    elementwise_kernel<__half, kLanes, 3><<<blocks, threads, 0, stream>>>(*k);
+  else if (lanes == kLanes)
     elementwise_kernel<__half, kLanes><<<blocks, threads, 0, stream>>>(*k);
+  else if (k->half && pool3)
+    elementwise_kernel<__half, 1, 3><<<blocks, threads, 0, stream>>>(*k);
   else if (k->half)
     elementwise_kernel<__half, 1><<<blocks, threads, 0, stream>>>(*k);
+  else if (pool3)
+    elementwise_kernel<float, 1, 3><<<blocks, threads, 0, stream>>>(*k);
   else
     elementwise_kernel<float, 1><<<blocks, threads, 0, stream>>>(*k);
   return cudaGetLastError();

@@ -181,7 +181,8 @@ void p3dc_map_view_offset_channels (P3dcMapView * view, uint32_t channels);
 #define P3DC_CONVNET_MAX_BATCH 64u
 
 /* The CUDA path's F16 storage pads every tensor's channels to a multiple
- * of this (the granule of cuDNN's tensor-core kernels), and runs a
+ * of this (the granule of cuDNN's tensor-core kernels; an input of up to
+ * 4 channels, an image, to 4), and runs a
  * grouped convolution as cuDNN groups only when each group's input and
  * output channels are multiples of it (else as the dense block-diagonal
  * convolution): a net built for that path sizes its groups in granules. */

@@ -46,9 +46,9 @@
  *
  * F16 storage is NHWC (tensor cores, CUDNN_TENSOR_OP_MATH, F32
  * accumulation) with every tensor's channels padded to a multiple of 8,
- * the granule of cuDNN's tensor-core kernels (the padding channels hold
- * zeros: their weights and biases are zero, and our kernels never write
- * them); F32 storage is NCHW, unpadded, with CUDNN_FMA_MATH, so that no
+ * the granule of cuDNN's tensor-core kernels, except an input image's, to
+ * 4 (the padding channels hold zeros: their weights and biases are zero,
+ * and our kernels never write them); F32 storage is NCHW, unpadded, with CUDNN_FMA_MATH, so that no
  * TF32 rounding enters the float path.
  */
 #include <stdarg.h>
@@ -62,6 +62,10 @@
 #include "convnet-private.h"
 #include "cudnn_loader.h"
 #include "half.h"
+
+/* The F16 input's stored channels when it has this many or fewer: see
+ * buffer_stored_channels (). */
+#define IMAGE_STORED_CHANNELS 4u
 
 /* The most workspace a layer's algorithm may use. */
 #define SEARCH_WORKSPACE_BYTES ((size_t) 256 << 20)
@@ -139,6 +143,19 @@ stored_channels (const P3dcConvNet * net, uint32_t channels)
 {
   return net->half ? (channels + P3DC_CONVNET_CHANNEL_GRANULE - 1) /
       P3DC_CONVNET_CHANNEL_GRANULE * P3DC_CONVNET_CHANNEL_GRANULE : channels;
+}
+
+/* Channels as buffer @b stores them: in F16 an input of 4 channels or
+ * fewer (an image) at 4, the width cuDNN's kernels for a network's first
+ * layer read (BEVDet's ResNet-50 stem, 7x7 stride 2 on 3 channels: about
+ * 140 us stored as 8 channels, 60 as 4; H200, docs/performance.md); the
+ * others as stored_channels (). */
+static uint32_t
+buffer_stored_channels (const P3dcConvNet * net, uint32_t b, uint32_t channels)
+{
+  if (net->half && b == 0 && channels <= IMAGE_STORED_CHANNELS)
+    return IMAGE_STORED_CHANNELS;
+  return stored_channels (net, channels);
 }
 
 static cudnnDataType_t
@@ -991,7 +1008,7 @@ p3dc_convnet_cuda_new (const P3dcConvNetDesc * desc, int half,
     const P3dcConvBufferDesc *buf = &desc->buffers[b];
     size_t bytes;
 
-    net->channels[b] = stored_channels (net, buf->channels);
+    net->channels[b] = buffer_stored_channels (net, b, buf->channels);
     bytes = (size_t) net->batch * net->channels[b] * buf->height *
         buf->width * element_size (net);
 

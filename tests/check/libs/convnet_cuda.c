@@ -342,6 +342,36 @@ add_conv_1x1 (ConvnetTestNet * net, P3dTestRng * rng, guint32 input,
   convnet_test_net_add (net, rng, &l, 0.5f);
 }
 
+/* Frees what a case of one net made: its CUDA net, input and reference. */
+static void
+case_free (P3dcConvNet * cnet, DeviceInput * in, ConvnetTestNet * net,
+    float **reference)
+{
+  p3dc_convnet_cuda_free (cnet);
+  device_input_clear (in);
+  p3dc_convnet_cpu_buffers_free (&net->desc, reference);
+  convnet_test_net_free (net);
+}
+
+/* ResNet's stem pool (3x3, stride 2, padding 1) of @channels channels from
+ * buffer @input into buffer @output. */
+static void
+add_stem_pool (ConvnetTestNet * net, P3dTestRng * rng, guint32 input,
+    guint32 output, guint32 channels)
+{
+  P3dcConvLayer l;
+
+  memset (&l, 0, sizeof l);
+  l.kind = P3DC_LAYER_MAX_POOL;
+  l.in_channels = l.out_channels = channels;
+  l.kernel = 3;
+  l.stride = 2;
+  l.padding = 1;
+  l.input = input;
+  l.output = output;
+  convnet_test_net_add (net, rng, &l, 0.0f);
+}
+
 /* One net whose layers take each of the runner's plans, checked against
  * the reference like the others, and the plans themselves. */
 GST_START_TEST (test_conv_plans)
@@ -407,15 +437,7 @@ GST_START_TEST (test_conv_plans)
   add_transposed_2x3 (net, &rng, b4, 8, b5, 0, 5);
   /* 5: ResNet's stem pool, 6: bilinear back up, 7: softmax on a slice */
   b6 = convnet_test_net_add_buffer (net, 16, 6, 6);
-  memset (&l, 0, sizeof l);
-  l.kind = P3DC_LAYER_MAX_POOL;
-  l.in_channels = l.out_channels = 16;
-  l.kernel = 3;
-  l.stride = 2;
-  l.padding = 1;
-  l.input = b3;
-  l.output = b6;
-  convnet_test_net_add (net, &rng, &l, 0.0f);
+  add_stem_pool (net, &rng, b3, b6, 16);
   b7 = convnet_test_net_add_buffer (net, 16, 12, 12);
   memset (&l, 0, sizeof l);
   l.kind = P3DC_LAYER_UPSAMPLE_BILINEAR;
@@ -462,6 +484,143 @@ GST_START_TEST (test_conv_plans)
       check_net (net, half, input_half, "conv plans");
   }
   convnet_test_net_free (net);
+}
+
+GST_END_TEST;
+
+/* An image's network: ResNet's stem (7x7, stride 2, padding 3) on a
+ * 3-channel input, which F16 stores as 4 channels for cuDNN's first-layer
+ * kernels, then its max pool and a 1x1 convolution; and a 1-channel input
+ * under a 3x3 stride-2 convolution.  Each against the reference. */
+GST_START_TEST (test_image_input)
+{
+  static const guint32 channels[2] = { 3, 1 };
+  P3dTestRng rng;
+  guint shape, half, input_half;
+
+  p3d_test_rng_init (&rng, 27);
+  for (shape = 0; shape < 2; shape++) {
+    ConvnetTestNet *net = convnet_test_net_new (channels[shape], 38, 54);
+    guint32 stem, pool;
+
+    net->desc.batch = 2;
+    stem = convnet_test_net_add_buffer (net, 16, 19, 27);
+    convnet_test_net_add_layer (net, &rng, P3DC_CONV_2D, 0, stem, 0, 16,
+        shape == 0 ? 7 : 3, 2, shape == 0 ? 3 : 1, TRUE, 0.5f);
+    pool = convnet_test_net_add_buffer (net, 16, 10, 14);
+    add_stem_pool (net, &rng, stem, pool, 16);
+    add_conv_1x1 (net, &rng, pool, 16, convnet_test_net_add_buffer (net, 8,
+            10, 14), 8);
+    convnet_test_net_finish (net, &rng);
+    for (half = 0; half < 2; half++)
+      for (input_half = 0; input_half < 2; input_half++)
+        check_net (net, half, input_half, shape == 0 ? "image stem" :
+            "one-channel input");
+    convnet_test_net_free (net);
+  }
+}
+
+GST_END_TEST;
+
+/* Softmax over more channels than a warp has lanes (70, read from channel
+ * 3 of 75, and 33 in place beside them), with non-finite values: a NaN in
+ * the first channel or in another, an infinity (inf - inf), every channel
+ * -inf (-inf - -inf): each makes every result of its position NaN, as the
+ * reference's sum is; and +0 and -0 as the largest value.  F32 storage within 8 float roundings of
+ * the reference, F16 within one F16 step; NaN where the reference has
+ * NaN. */
+GST_START_TEST (test_softmax_wide)
+{
+  P3dTestRng rng;
+  guint half;
+
+  p3d_test_rng_init (&rng, 28);
+  for (half = 0; half < 2; half++) {
+    const guint32 height = 5, width = 6, plane = height * width;
+    ConvnetTestNet *net = convnet_test_net_new (75, height, width);
+    P3dcConvLayer l;
+    P3dcConvNet *cnet;
+    DeviceInput in;
+    float **reference;
+    guint32 item, c, p, out;
+    gsize n, e;
+
+    net->desc.batch = 2;
+    memset (&l, 0, sizeof l);
+    l.kind = P3DC_LAYER_SOFTMAX;
+    l.input_channel_offset = 3;
+    l.in_channels = l.out_channels = 70;
+    out = convnet_test_net_add_buffer (net, 103, height, width);
+    l.output = out;
+    convnet_test_net_add (net, &rng, &l, 0.0f);
+    /* the first 33 channels of the output again, in place */
+    l.input = out;
+    l.input_channel_offset = 0;
+    l.in_channels = l.out_channels = 33;
+    l.output = out;
+    l.output_channel_offset = 70;
+    convnet_test_net_add (net, &rng, &l, 0.0f);
+    convnet_test_net_finish (net, &rng);
+    n = p3dc_convnet_buffer_elements (&net->desc, 0);
+    for (e = 0; e < n; e++)
+      net->input[e] = p3d_test_rng_uniform (&rng, -8.0f, 8.0f);
+    /* item 0's first positions: the non-finite cases (channel c of the
+     * softmax is input channel 3 + c) */
+    net->input[(3 + 0) * plane + 0] = NAN;
+    net->input[(3 + 40) * plane + 1] = NAN;
+    net->input[(3 + 65) * plane + 2] = INFINITY;
+    for (c = 0; c < 70; c++) {
+      net->input[(3 + c) * plane + 3] = -INFINITY;
+      net->input[(3 + c) * plane + 4] = c % 2 ? 0.0f : -0.0f;
+      net->input[(3 + c) * plane + 5] = -(float) c;
+    }
+    if (half)
+      for (e = 0; e < n; e++)
+        net->input[e] = p3dc_half_to_float (p3dc_float_to_half (net->input[e]));
+    reference = p3dc_convnet_cpu_buffers_new (&net->desc);
+    fail_unless_equals_int (p3dc_convnet_cpu (&net->desc, net->input,
+            reference), P3DC_OK);
+    device_input_init (&in, net, FALSE);
+    cnet = cuda_net_new (net, half, "wide softmax");
+    fail_unless_equals_int (p3dc_convnet_cuda_run (cnet, in.input, FALSE,
+            in.stream), P3DC_OK);
+    {
+      P3dcMapView view;
+      gsize bytes;
+      guint8 *host = download (net, cnet, out, in.stream, &view, &bytes);
+
+      for (item = 0; item < 2; item++)
+        for (c = 0; c < 103; c++)
+          for (p = 0; p < plane; p++) {
+            gfloat want = reference[out][(item * 103 + c) * plane + p];
+            gdouble got = convnet_test_view_read_item (&view, item, c,
+                p / width, p % width);
+            gdouble allowed;
+
+            if (half)
+              want = p3dc_half_to_float (p3dc_float_to_half (want));
+            /* one F16 step, subnormal ones included */
+            allowed = half ? MAX (ldexp (fabs (want), -10), ldexp (1.0,
+                    -24)) : 8 * ldexp (fabs (want), -24);
+            if (isnan (want))
+              fail_unless (isnan (got), "%s softmax at n %u c %u position "
+                  "%u: %.9g, the reference NaN", half ? "F16" : "F32",
+                  item, c, p, got);
+            else
+              fail_unless (fabs (got - want) <= allowed, "%s softmax at n "
+                  "%u c %u position %u: %.9g, the reference %.9g",
+                  half ? "F16" : "F32", item, c, p, got, want);
+          }
+      /* the cases took the paths they name */
+      fail_unless (isnan (reference[out][0]));
+      fail_unless (isnan (reference[out][1]));
+      fail_unless (isnan (reference[out][3]));
+      fail_unless (isnan (reference[out][65 * plane + 2]));
+      fail_unless (fabs (reference[out][4] - 1.0 / 70) < 1e-6);
+      g_free (host);
+    }
+    case_free (cnet, &in, net, reference);
+  }
 }
 
 GST_END_TEST;
@@ -637,10 +796,7 @@ GST_START_TEST (test_kinds_alone)
                   half ? "F16" : "F32", item, c, y, x, got, want);
             }
       g_free (host);
-      p3dc_convnet_cuda_free (cnet);
-      device_input_clear (&in);
-      p3dc_convnet_cpu_buffers_free (&net->desc, reference);
-      convnet_test_net_free (net);
+      case_free (cnet, &in, net, reference);
     }
   }
 }
@@ -789,6 +945,8 @@ convnet_cuda_suite (void)
   tcase_add_test (tc, test_conv_plans);
   tcase_add_test (tc, test_grouped_kernel);
   tcase_add_test (tc, test_kinds_alone);
+  tcase_add_test (tc, test_image_input);
+  tcase_add_test (tc, test_softmax_wide);
   tcase_add_test (tc, test_centerpoint_pattern);
   tcase_add_test (tc, test_views_and_arguments);
   return s;

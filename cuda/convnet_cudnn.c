@@ -48,8 +48,8 @@
  * accumulation) with every tensor's channels padded to a multiple of 8,
  * the granule of cuDNN's tensor-core kernels, except an input image's, to
  * 4 (the padding channels hold zeros: their weights and biases are zero,
- * and our kernels never write them); F32 storage is NCHW, unpadded, with CUDNN_FMA_MATH, so that no
- * TF32 rounding enters the float path.
+ * and our kernels never write them); F32 storage is NCHW, unpadded, with
+ * CUDNN_FMA_MATH, so that no TF32 rounding enters the float path.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -526,9 +526,9 @@ GST_END_TEST;
  * 3 of 75, and 33 in place beside them), with non-finite values: a NaN in
  * the first channel or in another, an infinity (inf - inf), every channel
  * -inf (-inf - -inf): each makes every result of its position NaN, as the
- * reference's sum is; and +0 and -0 as the largest value.  F32 storage within 8 float roundings of
- * the reference, F16 within one F16 step; NaN where the reference has
- * NaN. */
+ * reference's sum is; and +0 and -0 as the largest value.  F32 storage
+ * within 8 float roundings of the reference, F16 within one F16 step; NaN
+ * where the reference has NaN. */
 GST_START_TEST (test_softmax_wide)
 {
   P3dTestRng rng;

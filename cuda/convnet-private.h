@@ -79,8 +79,9 @@ typedef struct
 } P3dcConvTensor;
 
 /* [N][C][H][W] F32 or F16 (@in_half) to the net's storage: F16 NHWC with
- * @stored_channels (>= channels) per pixel when @nhwc (then @out_half must
- * be set; the padding channels stay zero), else NCHW in
+ * @stored_channels (>= channels; 4 or a multiple of 8, as the runner stores
+ * them, else P3DC_ERROR_INVALID_ARGUMENT) per pixel when @nhwc (then
+ * @out_half must be set; the padding channels stay zero), else NCHW in
  * @out_half's type. */
 P3dcResult p3dc_convnet_convert_input (const void *in, int in_half, void *out,
     int out_half, int nhwc, uint32_t batch, uint32_t channels,

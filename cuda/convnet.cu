@@ -111,43 +111,38 @@ unsigned blocks_for(size_t count, unsigned threads) {
   return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
 }
 
-// [C][HW] to [HW][C] as F16 for inputs of at most 8 stored channels (an
-// image): a thread takes kGroup stored channels of a pixel (those at and
-// past @channels zero), reads each from its plane, consecutive threads
-// consecutive pixels, and writes them as one store of 2 kGroup bytes.  The
+// [C][HW] to [HW][C] as F16 for inputs stored as kStored = 4 or 8
+// channels (an image): a thread takes a pixel's kStored channels (those at
+// and past @channels zero), reads each from its plane, consecutive threads
+// consecutive pixels, and writes them as one store of 2 kStored bytes.  The
 // tile kernel below left 29 of a warp's 32 lanes idle on an image's 3
 // channels: BEVDet's six images took 68.6 us there, 8.0 here (Nsight
 // Compute, H200, docs/performance.md).
-template <typename In, uint32_t kGroup>
+template <typename In, uint32_t kStored>
 __global__ void nchw_to_nhwc_pixel_kernel(const In *in, __half *out,
-                                          uint32_t channels, uint32_t stored,
-                                          uint32_t plane, uint32_t count) {
-  const uint32_t groups = stored / kGroup;
+                                          uint32_t channels, uint32_t plane,
+                                          uint32_t count) {
+  static_assert(kStored == 4 || kStored == 8, "one 8- or 16-byte store");
   const uint32_t stride = gridDim.x * blockDim.x;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     const uint32_t p = i % plane;
-    const uint32_t rest = i / plane;
-    const uint32_t first = rest % groups * kGroup;
-    const size_t n = rest / groups;
+    const size_t n = i / plane;
     const In *from = in + n * channels * plane + p;
     union {
       uint4 whole;
       uint2 half;
       __half values[8];
-    } group;
+    } pixel;
 #pragma unroll
-    for (uint32_t j = 0; j < kGroup; j++)
-      group.values[j] = __float2half_rn(
-          first + j < channels ? load(from + (size_t)(first + j) * plane)
-                               : 0.0f);
-    __half *to = out + (n * plane + p) * stored + first;
-    if constexpr (kGroup == 8)
-      *reinterpret_cast<uint4 *>(to) = group.whole;
-    else if constexpr (kGroup == 4)
-      *reinterpret_cast<uint2 *>(to) = group.half;
+    for (uint32_t c = 0; c < kStored; c++)
+      pixel.values[c] =
+          __float2half_rn(c < channels ? load(from + (size_t)c * plane) : 0.0f);
+    __half *to = out + (size_t)i * kStored;
+    if constexpr (kStored == 8)
+      *reinterpret_cast<uint4 *>(to) = pixel.whole;
     else
-      *to = group.values[0];
+      *reinterpret_cast<uint2 *>(to) = pixel.half;
   }
 }
 
@@ -180,14 +175,16 @@ __global__ void nchw_to_nhwc_tile_kernel(const In *in, __half *out,
   }
 }
 
-// The conversion into @stored F16 channels a pixel: up to 8 a pixel a
-// thread (whole aligned stores of 8 or 4 channels where @stored allows
-// them, else one at a time), more through the tile.  A conversion of 2^32
-// pixel threads or more (8 GB and more) is refused.
+// The conversion into @stored F16 channels a pixel, 4 or a multiple of 8
+// (what the runner stores, convnet_cudnn.c; any other count is refused): 4
+// or 8 a pixel a thread, more through the tile.  A conversion of 2^32 pixel
+// threads or more (8 GB and more) is refused.
 template <typename In>
 P3dcResult launch_nchw_to_nhwc(const In *in, __half *out, uint32_t batch,
                                uint32_t channels, uint32_t stored,
                                uint32_t plane, cudaStream_t stream) {
+  if (stored == 0 || (stored != 4 && stored % 8 != 0))
+    return P3DC_ERROR_INVALID_ARGUMENT;
   if (stored > 8) {
     dim3 grid((plane + kTile - 1) / kTile, (channels + kTile - 1) / kTile,
               batch);
@@ -196,21 +193,18 @@ P3dcResult launch_nchw_to_nhwc(const In *in, __half *out, uint32_t batch,
                                                          stored, plane);
     return cudaGetLastError();
   }
+  // a thread a pixel
   const unsigned threads = 256;
-  const uint32_t group = stored == 8 ? 8 : stored == 4 ? 4 : 1;
-  const size_t threads_needed = (size_t)batch * (stored / group) * plane;
+  const size_t threads_needed = (size_t)batch * plane;
   if (threads_needed > UINT32_MAX) return P3DC_ERROR_INVALID_ARGUMENT;
   const uint32_t count = (uint32_t)threads_needed;
   const unsigned blocks = blocks_for(count, threads);
-  if (group == 8)
-    nchw_to_nhwc_pixel_kernel<In, 8><<<blocks, threads, 0, stream>>>(
-        in, out, channels, stored, plane, count);
-  else if (group == 4)
-    nchw_to_nhwc_pixel_kernel<In, 4><<<blocks, threads, 0, stream>>>(
-        in, out, channels, stored, plane, count);
+  if (stored == 8)
+    nchw_to_nhwc_pixel_kernel<In, 8>
+        <<<blocks, threads, 0, stream>>>(in, out, channels, plane, count);
   else
-    nchw_to_nhwc_pixel_kernel<In, 1><<<blocks, threads, 0, stream>>>(
-        in, out, channels, stored, plane, count);
+    nchw_to_nhwc_pixel_kernel<In, 4>
+        <<<blocks, threads, 0, stream>>>(in, out, channels, plane, count);
   return cudaGetLastError();
 }
 

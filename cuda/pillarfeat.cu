@@ -144,6 +144,17 @@ __device__ uint32_t load_point_count(const KernelArgs &a, const TileSpan &span,
   return a.num_points[span.first_voxel + thread];
 }
 
+// load_point_count for the point kernel: the point count of this thread's
+// voxel of the tile of @tile_voxels voxels from @first_voxel, or 0 past the
+// tile or max_voxels.  The caller decides whether the tile holds voxels.
+__device__ __forceinline__ uint32_t load_tile_point_count(const KernelArgs &a,
+                                                          uint32_t first_voxel,
+                                                          uint32_t tile_voxels,
+                                                          unsigned thread) {
+  if (thread >= tile_voxels || first_voxel + thread >= a.max_voxels) return 0;
+  return a.num_points[first_voxel + thread];
+}
+
 // The voxel count, clamped to max_voxels, into *@count, and the voxels whose
 // rows this call writes (max (count, previous count) when the output is
 // clean, else every one) into *@limit; the same in every block.  @shared:
@@ -413,9 +424,7 @@ __global__ void __launch_bounds__(kPointThreads, kPointMinBlocksPerSm)
   // The first tile's point counts are read before the voxel count is
   // known, so that the two loads overlap; then one tile ahead.
   uint32_t raw_points =
-      thread < tile_voxels && first_voxel + thread < a.max_voxels
-          ? a.num_points[first_voxel + thread]
-          : 0;
+      load_tile_point_count(a, first_voxel, tile_voxels, thread);
   uint32_t count, limit;
   agree_on_counts(a, counts, &count, &limit);
   const uint32_t stride = gridDim.x * tile_voxels;
@@ -423,9 +432,8 @@ __global__ void __launch_bounds__(kPointThreads, kPointMinBlocksPerSm)
   for (; first_voxel < limit; first_voxel += stride) {
     const uint32_t cur_raw_points = raw_points;
     const uint32_t next = first_voxel + stride;
-    raw_points = next < limit && next < count && thread < tile_voxels &&
-                         next + thread < a.max_voxels
-                     ? a.num_points[next + thread]
+    raw_points = next < limit && next < count
+                     ? load_tile_point_count(a, next, tile_voxels, thread)
                      : 0;
 
     const uint32_t voxels = min(tile_voxels, a.max_voxels - first_voxel);
@@ -581,6 +589,12 @@ uint32_t point_tile_voxels(uint32_t max_points) {
   return 0;
 }
 
+// A block's threads: the point kernel's where a tile holds whole voxels
+// (@tile_voxels > 0, point_tile_voxels), else the slot kernel's.
+unsigned block_threads(uint32_t tile_voxels) {
+  return tile_voxels > 0 ? kPointThreads : kTileSlots;
+}
+
 bool aligned(const void *ptr, uintptr_t alignment) {
   return ((uintptr_t)ptr & (alignment - 1)) == 0;
 }
@@ -595,7 +609,6 @@ struct _P3dcPillarFeatCuda {
   KernelArgs settings;
   KernelFunc kernel;
   unsigned blocks;
-  unsigned threads;
   // built by the first call outside a caller's stream capture
   P3dcKernelGraph graph;
 };
@@ -624,7 +637,7 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
   const uint32_t tile_voxels = point_tile_voxels(params->max_points);
   const KernelFunc kernel =
       select_kernel(params->features, params->half, tile_voxels > 0);
-  const unsigned threads = tile_voxels > 0 ? kPointThreads : kTileSlots;
+  const unsigned threads = block_threads(tile_voxels);
   if (kernel == nullptr) return P3DC_ERROR_INVALID_ARGUMENT;
 
   int device = 0, multiprocessors = 0, blocks_per_sm = 0;
@@ -672,7 +685,6 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda_new(
   pf->settings = settings;
   pf->kernel = kernel;
   pf->blocks = (unsigned)blocks;
-  pf->threads = threads;
   *out = pf;
   return P3DC_OK;
 }
@@ -705,7 +717,8 @@ extern "C" P3dcResult p3dc_pillarfeat_cuda(P3dcPillarFeatCuda *pf,
   args.output_clean = output_clean != 0;
 
   auto queue = [pf, &args](P3dcLauncher &l) {
-    return l.launch(pf->kernel, pf->blocks, pf->threads, 0, false, args);
+    return l.launch(pf->kernel, pf->blocks,
+                    block_threads(pf->settings.tile_voxels), 0, false, args);
   };
   return p3dc_kernel_graph_run(&pf->graph, false, queue, (cudaStream_t)stream);
 }

@@ -22,8 +22,8 @@
 #    as PyTorch's F32 is, within a factor 2 (or within 1e-4): two float32
 #    implementations of a network this deep each differ from the exact
 #    answer by about 1e-4 m, so 1e-4 between them is not a bound either
-#    one meets (docs/weights.md gives the figures).  F16: within the
-#    tolerances given below, every box matched.
+#    one meets (docs/weights.md gives the figures).  F16: compared with
+#    PyTorch's F16 and printed for the record only (see below).
 # 4. bench_bevdet (our chain, the compute library alone) and
 #    bench_bevdet_torch.py (eager F32, eager F16, torch.compile) on those
 #    weights and frames.
@@ -111,12 +111,17 @@ python3 tests/reference/bevdet_torch.py compare \
   --reference "$work/ref-f32/boxes.jsonl" --ours "$work/ours-f32.jsonl" \
   > "$out/compare-f32-torch.log" 2>&1
 tail -n 3 "$out/compare-f32-torch.log"
-# F16: our storage (NHWC, F32 accumulation) and PyTorch's F16
-# channels_last round differently; a box may move by centimetres
-step compare-f16 python3 tests/reference/bevdet_torch.py compare \
+# F16, for the record and not a pass criterion: with random weights
+# PyTorch's F16 heatmap differs from its F32 one by up to 0.99 in the
+# logits, so cells near the threshold pass on one side only and the two
+# F16 box sets are not comparable box for box (docs/weights.md; the
+# trained camera model's comparison in docs/model.md is the F16 check)
+python3 tests/reference/bevdet_torch.py compare \
   --reference "$work/ref-f16/boxes.jsonl" --ours "$work/ours-f16.jsonl" \
   --center-tol 0.05 --size-tol 0.05 --yaw-tol 0.05 --score-tol 0.02 \
-  --velocity-tol 0.05
+  --velocity-tol 0.05 > "$out/compare-f16.log" 2>&1
+echo "== compare-f16 (for the record): exit $? (log $out/compare-f16.log)"
+tail -n 3 "$out/compare-f16.log"
 step bench-bevdet build/tests/bench/bench_bevdet \
   --weights "$work/model.safetensors" --calibration "$work/calib.json" \
   --rgb "$work/rgb" --runs 200

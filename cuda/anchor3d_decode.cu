@@ -21,13 +21,22 @@
 //     (Nsight Compute's clocks), the two kernels 20 us for 488; the
 //     packing is two passes because a block's place depends on every
 //     block before it.
-//  4. mask_kernel: 64 x 64 tiles of the suppression bits per list
+//  4. OpenPCDet's class-agnostic list under a rotated NMS goes to the
+//     library's nms (nms.h): its decoded boxes, already in score order, are
+//     records that p3dc_nms_cuda takes as they are (its stable sort keeps
+//     that order, its greedy rule is the walk's, and it writes the output,
+//     zeroes and count), and p3dc_nms_gather_cuda carries the velocities.
+//     One list of up to 4096 boxes is what nms's keep reduction is built
+//     for; the one-block walk below went 64 boxes a barrier and was half of
+//     PointPillars' chain (docs/performance.md).  The other lists (per
+//     class, each with its own post_max, or an axis-aligned or no NMS):
+//  5. mask_kernel: 64 x 64 tiles of the suppression bits per list
 //     (p3dc_nms_mask_tile), a few blocks a multiprocessor walking the
 //     tiles the lists' boxes need (none without a NMS).
-//  5. walk_kernel: one block per list walks its boxes best first
+//  6. walk_kernel: one block per list walks its boxes best first
 //     (p3dc_nms_walk_list; without a NMS it takes them all), up to
 //     post_max.
-//  6. reduce_kernel: one block writes the kept boxes one list after
+//  7. reduce_kernel: one block writes the kept boxes one list after
 //     another (mmdetection3d, when they are more than max_num: each box at
 //     its rank in the merge of the lists by score), zeroes the rest of the
 //     output and writes the count.
@@ -39,6 +48,7 @@
 #include "anchor3d_decode-private.h"
 #include "anchor3d_decode.h"
 #include "decode_lists.cuh"
+#include "nms.h"
 
 namespace {
 
@@ -68,12 +78,14 @@ struct Workspace {
   uint32_t *split_count;          // mmdetection3d: [classes] listed
   uint32_t *box_count;            // [lists]: finite boxes
   P3dcBox3d *boxes;               // [lists][pre_max]
-  P3dcA3Rect *rects;              // [lists][pre_max], as the NMS sees them
-  float *velocity;                // [lists][pre_max][2]
+  // [lists][pre_max], as the walk's NMS sees them; nullptr when the
+  // library's nms takes the list (it makes its own)
+  P3dcA3Rect *rects;
+  float *velocity;  // [lists][pre_max][2]
   // decode_kernel's output: each block's finite boxes from the start of
   // its range, and their number
   P3dcBox3d *decoded;         // [lists][pre_max]
-  P3dcA3Rect *decoded_rects;  // [lists][pre_max]
+  P3dcA3Rect *decoded_rects;  // [lists][pre_max], or nullptr as rects
   float *decoded_velocity;    // [lists][pre_max][2]
   uint32_t *block_count;      // [lists][pre_max / kDecodeThreads]
   unsigned long long *mask;   // [lists][pre_max][words]
@@ -192,7 +204,8 @@ __global__ void __launch_bounds__(kDecodeThreads)
     w.decoded[at] = box;
     w.decoded_velocity[2 * at] = vel[0];
     w.decoded_velocity[2 * at + 1] = vel[1];
-    p3dc_a3_nms_rect(&p, &box, raw_yaw, w.decoded_rects + at);
+    if (w.decoded_rects != nullptr)
+      p3dc_a3_nms_rect(&p, &box, raw_yaw, w.decoded_rects + at);
   }
   if (threadIdx.x == 0)
     w.block_count[list * kDecodeBlocks + blockIdx.x] = total;
@@ -221,7 +234,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
       (size_t)list * p.pre_max + blockIdx.x * kDecodeThreads + threadIdx.x;
   const size_t to = (size_t)list * p.pre_max + offset + threadIdx.x;
   w.boxes[to] = w.decoded[from];
-  w.rects[to] = w.decoded_rects[from];
+  if (w.rects != nullptr) w.rects[to] = w.decoded_rects[from];
   w.velocity[2 * to] = w.decoded_velocity[2 * from];
   w.velocity[2 * to + 1] = w.decoded_velocity[2 * from + 1];
 }
@@ -353,7 +366,33 @@ struct _P3dcAnchor3dDecoder {
   float *x, *y;
   Anchors anchors;
   Workspace w;
+  // the library's nms over the one list (step 4), or nullptr: the walk
+  P3dcNms *nms;
+  P3dcNmsParams nms_params;
+  int32_t *kept_index;  // [capacity]: the list's index of each kept box
 };
+
+// Whether the library's nms takes @p's lists, and its parameters: OpenPCDet's
+// one class-agnostic list under a rotated NMS.  Its records are the box
+// itself (x, y, dx, dy and the final yaw make the rectangle that
+// p3dc_a3_nms_rect makes), and the rules are box_overlap.h's on both sides.
+// The axis-aligned NMS is not nms's bev-aligned (x1 y1 x2 y2 corners here,
+// a centre and half sizes there), and per-class lists each have their own
+// post_max, so those keep the walk.
+static bool library_nms(const P3dcAnchor3dParams &p, P3dcNmsParams *nms) {
+  if (p.rules != P3DC_ANCHOR3D_OPENPCDET || p.per_class ||
+      (p.nms != P3DC_ANCHOR3D_NMS_ROTATED &&
+       p.nms != P3DC_ANCHOR3D_NMS_ROTATED_MMCV))
+    return false;
+  p3dc_nms_params_init(nms);
+  nms->mode = P3DC_NMS_BEV_ROTATED;
+  nms->iou_rule = p.nms == P3DC_ANCHOR3D_NMS_ROTATED_MMCV
+                      ? P3DC_NMS_IOU_RULE_MMCV
+                      : P3DC_NMS_IOU_RULE_EXACT;
+  nms->iou_threshold = p.nms_threshold;
+  nms->post_max = p.post_max;
+  return true;
+}
 
 extern "C" void p3dc_anchor3d_decoder_free(P3dcAnchor3dDecoder *d) {
   if (d == nullptr) return;
@@ -377,6 +416,8 @@ extern "C" void p3dc_anchor3d_decoder_free(P3dcAnchor3dDecoder *d) {
   cudaFree(d->w.block_count);
   cudaFree(d->w.kept);
   cudaFree(d->w.kept_count);
+  p3dc_nms_free(d->nms);
+  cudaFree(d->kept_index);
   delete d;
 }
 
@@ -442,21 +483,33 @@ extern "C" P3dcResult p3dc_anchor3d_decoder_new(
   }
   error = alloc(&d->w.box_count, lists, error);
   error = alloc(&d->w.boxes, lists * pre, error);
-  error = alloc(&d->w.rects, lists * pre, error);
   error = alloc(&d->w.velocity, lists * pre * 2, error);
   error = alloc(&d->w.decoded, lists * pre, error);
-  error = alloc(&d->w.decoded_rects, lists * pre, error);
   error = alloc(&d->w.decoded_velocity, lists * pre * 2, error);
   error = alloc(&d->w.block_count, lists * kDecodeBlocks, error);
-  error = alloc(&d->w.mask, lists * pre * d->words, error);
-  error = alloc(&d->w.kept, lists * pre, error);
-  error = alloc(&d->w.kept_count, lists, error);
+  const bool walk = !library_nms(*params, &d->nms_params);
+  if (walk) {
+    error = alloc(&d->w.rects, lists * pre, error);
+    error = alloc(&d->w.decoded_rects, lists * pre, error);
+    error = alloc(&d->w.mask, lists * pre * d->words, error);
+    error = alloc(&d->w.kept, lists * pre, error);
+    error = alloc(&d->w.kept_count, lists, error);
+  } else {
+    error = alloc(&d->kept_index, d->capacity, error);
+  }
   error = upload(d->shapes, table->shapes, A, error);
   error = upload(d->x, table->x, (size_t)A * W, error);
   error = upload(d->y, table->y, (size_t)A * H, error);
   if (error != cudaSuccess) {
     p3dc_anchor3d_decoder_free(d);
     return error;
+  }
+  if (!walk) {
+    result = p3dc_nms_new(params->pre_max, &d->nms);
+    if (result != P3DC_OK) {
+      p3dc_anchor3d_decoder_free(d);
+      return result;
+    }
   }
   d->anchors = {d->shapes, d->x, d->y, A, H, W};
   *decoder = d;
@@ -505,6 +558,16 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
   place_kernel<<<decode_grid, kDecodeThreads, 0, stream>>>(p, d->w);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
+  if (d->nms != nullptr) {
+    // the list's boxes and count as place_kernel left them (step 4)
+    P3dcResult result = p3dc_nms_cuda(d->nms, &d->nms_params, d->w.boxes,
+                                      d->w.box_count, out->boxes, d->capacity,
+                                      out->count, d->kept_index, stream);
+    if (result == P3DC_OK && out->velocity != nullptr)
+      result = p3dc_nms_gather_cuda(d->kept_index, d->capacity, d->w.velocity,
+                                    2, out->velocity, stream);
+    return result;
+  }
   if (p.nms != P3DC_ANCHOR3D_NMS_NONE) {
     mask_kernel<<<d->mask_blocks, kNmsMaskThreads, 0, stream>>>(
         p, d->w, d->words, d->lists);

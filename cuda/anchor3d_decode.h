@@ -238,8 +238,11 @@ P3dcResult p3dc_anchor3d_decode_cpu (const P3dcAnchor3dParams * params,
  * every anchor and listing the candidates, one block per list selecting,
  * sorting and decoding its pre_max best (for mmdetection3d, one block
  * keeping the nms_pre best, then one per class splitting, sorting and
- * decoding them), the suppression masks, and one kernel that walks them
- * and writes the output and its count.  No allocation, no host
+ * decoding them), then the NMS: OpenPCDet's class-agnostic list under a
+ * rotated NMS goes to the library's nms (nms.h: a workspace of pre_max
+ * boxes, its graph built by the first frame), every other list to the
+ * suppression masks and one kernel that walks them and writes the output
+ * and its count.  No allocation after the first frame, no host
  * synchronization; the count is written on the device.  A workspace serves
  * one stream at a time. */
 typedef struct _P3dcAnchor3dDecoder P3dcAnchor3dDecoder;

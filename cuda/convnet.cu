@@ -297,6 +297,31 @@ __global__ void epilogue_kernel(P3dcConvEpilogue e) {
   }
 }
 
+// Max pool: the input row and column of tap (ky, kx) of output position
+// @p, and whether the tap falls inside the input (padding does not count).
+__device__ __forceinline__ bool pool_tap(const P3dcConvKernel &k,
+                                         const Position &p, uint32_t ky,
+                                         uint32_t kx, uint32_t *iy,
+                                         uint32_t *ix) {
+  const P3dcConvGeometry &g = k.geometry;
+  const int64_t y =
+      (int64_t)p.y * g.stride[0] + (int64_t)ky * g.dilation[0] - g.padding[0];
+  const int64_t x =
+      (int64_t)p.x * g.stride[1] + (int64_t)kx * g.dilation[1] - g.padding[1];
+  *iy = (uint32_t)y;
+  *ix = (uint32_t)x;
+  return y >= 0 && y < k.in_height && x >= 0 && x < k.in_width;
+}
+
+// Max pool: @v takes each lane of @x that is larger, or NaN (a NaN in a
+// window wins, as in PyTorch).
+template <uint32_t V>
+__device__ __forceinline__ void keep_max(float (&v)[V], const float (&x)[V]) {
+#pragma unroll
+  for (uint32_t j = 0; j < V; j++)
+    if (x[j] > v[j] || isnan(x[j])) v[j] = x[j];
+}
+
 // The other kinds, one thread per V output channels of a pixel (softmax:
 // its own kernel, a warp a position).  kPool 3: a max pool of 3 x 3 taps
 // (ResNet's stem pool) that loads every tap before it compares, so that a
@@ -323,51 +348,33 @@ __global__ void elementwise_kernel(P3dcConvKernel k) {
         break;
       }
       case P3DC_LAYER_MAX_POOL: {
-        const P3dcConvGeometry &g = k.geometry;
 #pragma unroll
         for (uint32_t j = 0; j < V; j++) v[j] = -INFINITY;
+        uint32_t iy, ix;
         if constexpr (kPool != 0) {
           // every tap's load first, then the maximum in the loop's order
           typename Raw<T, V>::type raw[kPool * kPool];
           bool inside[kPool * kPool];
 #pragma unroll
           for (uint32_t t = 0; t < kPool * kPool; t++) {
-            const int64_t iy = (int64_t)p.y * g.stride[0] +
-                               (int64_t)(t / kPool) * g.dilation[0] -
-                               g.padding[0];
-            const int64_t ix = (int64_t)p.x * g.stride[1] +
-                               (int64_t)(t % kPool) * g.dilation[1] -
-                               g.padding[1];
-            inside[t] =
-                iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width;
+            inside[t] = pool_tap(k, p, t / kPool, t % kPool, &iy, &ix);
             if (inside[t])
-              raw[t] = load_raw<T, V>(
-                  at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix));
+              raw[t] = load_raw<T, V>(at<T>(k.in, p.n, p.c, iy, ix));
           }
 #pragma unroll
           for (uint32_t t = 0; t < kPool * kPool; t++) {
             if (!inside[t]) continue;
             float x[V];
             unpack<T, V>(raw[t], x);
-#pragma unroll
-            for (uint32_t j = 0; j < V; j++)
-              if (x[j] > v[j] || isnan(x[j])) v[j] = x[j];
+            keep_max<V>(v, x);
           }
         } else {
-          for (uint32_t ky = 0; ky < g.kernel[0]; ky++) {
-            int64_t iy = (int64_t)p.y * g.stride[0] +
-                         (int64_t)ky * g.dilation[0] - g.padding[0];
-            if (iy < 0 || iy >= k.in_height) continue;
-            for (uint32_t kx = 0; kx < g.kernel[1]; kx++) {
-              int64_t ix = (int64_t)p.x * g.stride[1] +
-                           (int64_t)kx * g.dilation[1] - g.padding[1];
-              if (ix < 0 || ix >= k.in_width) continue;
+          for (uint32_t ky = 0; ky < k.geometry.kernel[0]; ky++) {
+            for (uint32_t kx = 0; kx < k.geometry.kernel[1]; kx++) {
+              if (!pool_tap(k, p, ky, kx, &iy, &ix)) continue;
               float x[V];
-              load_lanes<T, V>(
-                  at<T>(k.in, p.n, p.c, (uint32_t)iy, (uint32_t)ix), x);
-#pragma unroll
-              for (uint32_t j = 0; j < V; j++)
-                if (x[j] > v[j] || isnan(x[j])) v[j] = x[j];
+              load_lanes<T, V>(at<T>(k.in, p.n, p.c, iy, ix), x);
+              keep_max<V>(v, x);
             }
           }
         }
@@ -537,6 +544,18 @@ extern "C" P3dcResult p3dc_convnet_epilogue(const P3dcConvEpilogue *e,
   return cudaGetLastError();
 }
 
+// elementwise_kernel of T and V lanes, its 3 x 3 max pool when @pool3.
+template <typename T, uint32_t V>
+static cudaError_t launch_elementwise(const P3dcConvKernel &k, bool pool3,
+                                      unsigned blocks, unsigned threads,
+                                      P3dcCudaStream stream) {
+  if (pool3)
+    elementwise_kernel<T, V, 3><<<blocks, threads, 0, stream>>>(k);
+  else
+    elementwise_kernel<T, V><<<blocks, threads, 0, stream>>>(k);
+  return cudaGetLastError();
+}
+
 extern "C" P3dcResult p3dc_convnet_kernel(const P3dcConvKernel *k,
                                           P3dcCudaStream stream) {
   if (k == nullptr || k->in.data == nullptr || k->out.data == nullptr ||
@@ -564,17 +583,10 @@ extern "C" P3dcResult p3dc_convnet_kernel(const P3dcConvKernel *k,
       threads);
   const bool pool3 = k->kind == P3DC_LAYER_MAX_POOL &&
                      k->geometry.kernel[0] == 3 && k->geometry.kernel[1] == 3;
-  if (lanes == kLanes && pool3)
-    elementwise_kernel<__half, kLanes, 3><<<blocks, threads, 0, stream>>>(*k);
-  else if (lanes == kLanes)
-    elementwise_kernel<__half, kLanes><<<blocks, threads, 0, stream>>>(*k);
-  else if (k->half && pool3)
-    elementwise_kernel<__half, 1, 3><<<blocks, threads, 0, stream>>>(*k);
-  else if (k->half)
-    elementwise_kernel<__half, 1><<<blocks, threads, 0, stream>>>(*k);
-  else if (pool3)
-    elementwise_kernel<float, 1, 3><<<blocks, threads, 0, stream>>>(*k);
-  else
-    elementwise_kernel<float, 1><<<blocks, threads, 0, stream>>>(*k);
-  return cudaGetLastError();
+  if (lanes == kLanes)
+    return launch_elementwise<__half, kLanes>(*k, pool3, blocks, threads,
+                                              stream);
+  if (k->half)
+    return launch_elementwise<__half, 1>(*k, pool3, blocks, threads, stream);
+  return launch_elementwise<float, 1>(*k, pool3, blocks, threads, stream);
 }

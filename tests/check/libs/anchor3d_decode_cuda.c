@@ -176,24 +176,27 @@ gpu_case_run_check (GpuCase * c, const gchar * what, guint32 min_boxes)
   g_free (ref_velocity);
 }
 
-/* The three rule sets on KITTI's map, and both frameworks without a NMS,
- * F32 and F16. */
+/* The three rule sets on KITTI's map, both frameworks without a NMS, and
+ * OpenPCDet's class-agnostic list under the exact rotated IoU (mode 6; mode
+ * 0 is mmcv's rule, both through the library's nms), F32 and F16. */
 GST_START_TEST (test_kitti_every_mode)
 {
   guint mode, half;
 
-  for (mode = 0; mode < 6; mode++) {
+  for (mode = 0; mode < 7; mode++) {
     for (half = 0; half < 2; half++) {
       P3dcAnchor3dParams p;
       GpuCase *c;
       P3dTestRng rng;
       gchar *what;
 
-      if (mode < 3 || mode == 4) {
+      if (mode < 3 || mode == 4 || mode == 6) {
         p3d_test_anchor3d_openpcdet_params (&p);
         p.per_class = mode == 1;
         if (mode == 2)
           p.nms = P3DC_ANCHOR3D_NMS_ALIGNED;
+        if (mode == 6)
+          p.nms = P3DC_ANCHOR3D_NMS_ROTATED;
       } else {
         p3d_test_anchor3d_mmdet3d_params (&p);
         p.pre_max = 1000;

@@ -6,12 +6,13 @@
 //     score, or each class's for OpenPCDet's per-class NMS) and appends
 //     the sort key of a candidate to its list (one atomic per warp and
 //     list), in whatever order the atomics give.
-//  2. select_kernel: one block per list keeps its pre_max largest keys,
-//     sorted (p3dc_topk_select, decode_lists.cuh; the keys are unique, so
-//     the result is the same whatever the list's order).
-//     mmdetection3d: select_kernel keeps the nms_pre anchors; split_kernel,
-//     one block per class, lists those whose class score passes, keyed by
-//     score and rank, and sorts them.
+//  2. cut_kernel, one block per list, and rank_kernel, many: each list's
+//     pre_max largest keys, sorted (p3dc_topk_cut and p3dc_topk_rank,
+//     decode_lists.cuh; the keys are unique, so the result is the same
+//     whatever the list's order).
+//     mmdetection3d: those keep the nms_pre anchors; split_kernel, one
+//     block per class, lists those whose class score passes, keyed by
+//     score and rank, and rank_kernel sorts them.
 //  3. decode_kernel: blocks of kDecodeThreads sorted keys of every list
 //     decode their boxes, each with its NMS view, and pack the finite ones
 //     at the start of the block's range (block scan, so the order is
@@ -70,8 +71,12 @@ struct Anchors {
 };
 
 struct Workspace {
-  unsigned long long *keys;       // [stage-1 lists][cells]: candidates
-  uint32_t *candidates;           // [stage-1 lists]
+  unsigned long long *keys;  // [stage-1 lists][cells]: candidates
+  uint32_t *candidates;      // [stage-1 lists]
+  // [stage-1 lists][kTopkSortKeys]: the keys in play of a list longer than
+  // that, and their number
+  unsigned long long *gathered;
+  uint32_t *gathered_count;
   unsigned long long *top;        // [stage-1 lists][pre_max], sorted
   unsigned long long *split;      // mmdetection3d: [classes][pre_max] listed
   unsigned long long *split_top;  // and sorted
@@ -116,17 +121,40 @@ __global__ void __launch_bounds__(kScoreThreads)
   }
 }
 
-// List blockIdx.x's pre_max best keys, sorted.
+// The keys in play for list blockIdx.x's pre_max best.
 __global__ void __launch_bounds__(kTopkThreads)
-    select_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t cells) {
+    cut_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t cells) {
   const uint32_t list = blockIdx.x;
   const uint32_t n = w.candidates[list];
-  p3dc_topk_select<P3DC_A3_KEY_BITS>(w.keys + (size_t)list * cells, n,
-                                     min(n, p.pre_max),
-                                     w.top + (size_t)list * p.pre_max);
+  p3dc_topk_cut<P3DC_A3_KEY_BITS>(
+      w.keys + (size_t)list * cells, n, min(n, p.pre_max),
+      w.gathered + (size_t)list * kTopkSortKeys, w.gathered_count + list);
 }
 
-// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, sorted,
+// Block blockIdx.x's share of list blockIdx.y's pre_max best keys, sorted,
+// in w.top; with @split (mmdetection3d), of class blockIdx.y's list, all
+// its keys, in w.split_top.
+__global__ void __launch_bounds__(kTopkRankThreads)
+    rank_kernel(const P3dcAnchor3dParams p, Workspace w, uint32_t cells,
+                bool split) {
+  const uint32_t list = blockIdx.y;
+  if (split) {
+    const uint32_t count = w.split_count[list];
+    p3dc_topk_rank(w.split + (size_t)list * p.pre_max, count, count,
+                   w.split_top + (size_t)list * p.pre_max, blockIdx.x);
+    return;
+  }
+  const uint32_t n = w.candidates[list];
+  uint32_t count;
+  const unsigned long long *keys =
+      p3dc_topk_in_play(w.keys + (size_t)list * cells, n,
+                        w.gathered + (size_t)list * kTopkSortKeys,
+                        w.gathered_count + list, &count);
+  p3dc_topk_rank(keys, count, min(n, p.pre_max),
+                 w.top + (size_t)list * p.pre_max, blockIdx.x);
+}
+
+// mmdetection3d: class blockIdx.x's list of the nms_pre anchors, unsorted,
 // and its length.
 __global__ void __launch_bounds__(kTopkThreads)
     split_kernel(const P3dcAnchor3dParams p, const P3dcAnchor3dMaps maps,
@@ -152,12 +180,8 @@ __global__ void __launch_bounds__(kTopkThreads)
     }
     p3dc_append_warp(list, &listed, take, key);
   }
-  // the block's own global writes are visible to it after the barrier
   __syncthreads();
-  const uint32_t count = listed;
-  p3dc_topk_select<P3DC_A3_KEY_BITS>(list, count, count,
-                                     w.split_top + (size_t)c * p.pre_max);
-  if (threadIdx.x == 0) w.split_count[c] = count;
+  if (threadIdx.x == 0) w.split_count[c] = listed;
 }
 
 // Keys [blockIdx.x x kDecodeThreads, + kDecodeThreads) of list blockIdx.y
@@ -401,6 +425,8 @@ extern "C" void p3dc_anchor3d_decoder_free(P3dcAnchor3dDecoder *d) {
   cudaFree(d->y);
   cudaFree(d->w.keys);
   cudaFree(d->w.candidates);
+  cudaFree(d->w.gathered);
+  cudaFree(d->w.gathered_count);
   cudaFree(d->w.top);
   cudaFree(d->w.split);
   cudaFree(d->w.split_top);
@@ -475,6 +501,8 @@ extern "C" P3dcResult p3dc_anchor3d_decoder_new(
   error = alloc(&d->y, (size_t)A * H, error);
   error = alloc(&d->w.keys, (size_t)d->select_lists * d->cells, error);
   error = alloc(&d->w.candidates, d->select_lists, error);
+  error = alloc(&d->w.gathered, (size_t)d->select_lists * kTopkSortKeys, error);
+  error = alloc(&d->w.gathered_count, d->select_lists, error);
   error = alloc(&d->w.top, d->select_lists * pre, error);
   if (params->rules == P3DC_ANCHOR3D_MMDET3D) {
     error = alloc(&d->w.split, classes * pre, error);
@@ -538,13 +566,23 @@ extern "C" P3dcResult p3dc_anchor3d_decode_cuda(P3dcAnchor3dDecoder *d,
                  0, stream>>>(p, m, d->anchors, d->w, d->cells);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  select_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, d->w,
-                                                              d->cells);
+  cut_kernel<<<d->select_lists, kTopkThreads, 0, stream>>>(p, d->w, d->cells);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  // blocks for the most keys in play; those past a list's return
+  rank_kernel<<<dim3(kTopkRankBlocks, d->select_lists), kTopkRankThreads, 0,
+                stream>>>(p, d->w, d->cells, false);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   if (p.rules == P3DC_ANCHOR3D_MMDET3D) {
     split_kernel<<<p.num_classes, kTopkThreads, 0, stream>>>(p, m, d->anchors,
                                                              d->w);
+    error = cudaGetLastError();
+    if (error != cudaSuccess) return error;
+    // a class lists at most nms_pre keys
+    rank_kernel<<<dim3((p.pre_max + kTopkRankKeys - 1) / kTopkRankKeys,
+                       p.num_classes),
+                  kTopkRankThreads, 0, stream>>>(p, d->w, d->cells, true);
     error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }

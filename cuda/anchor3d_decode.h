@@ -235,10 +235,11 @@ P3dcResult p3dc_anchor3d_decode_cpu (const P3dcAnchor3dParams * params,
 
 /* The device path: a workspace made once (the anchors uploaded, candidate
  * keys, lists, boxes and NMS masks), then per frame: one kernel scoring
- * every anchor and listing the candidates, one block per list selecting,
- * sorting and decoding its pre_max best (for mmdetection3d, one block
- * keeping the nms_pre best, then one per class splitting, sorting and
- * decoding them), then the NMS: OpenPCDet's class-agnostic list under a
+ * every anchor and listing the candidates, the pre_max best of each list
+ * selected and sorted (a radix select in one block a list, then each key
+ * ranked against the others over many) and decoded (for mmdetection3d,
+ * the nms_pre best, then a list per class split from them, sorted and
+ * decoded), then the NMS: OpenPCDet's class-agnostic list under a
  * rotated NMS goes to the library's nms (nms.h: a workspace of pre_max
  * boxes, its graph built by the first frame), every other list to the
  * suppression masks and one kernel that walks them and writes the output

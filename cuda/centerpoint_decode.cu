@@ -6,11 +6,12 @@
 //     threshold appends its sort key (best score first, lower index first
 //     on equal scores) to its task's list, in whatever order the atomics
 //     give.
-//  2. select_kernel: one block per task takes the max_num largest keys of
-//     its list, sorted (p3dc_topk_select, decode_lists.cuh: a radix select
-//     on the keys' top bits, then a sort of the few thousand that can be
-//     kept in shared memory, not every (class, cell) pair: CUB's
-//     device-wide radix sort of all 163,840 of nuScenes took 63 us).
+//  2. cut_kernel, one block per task, and rank_kernel, many: the max_num
+//     largest keys of each task's list, sorted (p3dc_topk_cut and
+//     p3dc_topk_rank, decode_lists.cuh: a radix select on the keys' top
+//     bits, then a rank for each of the few thousand that can be kept, not
+//     a sort of every (class, cell) pair: CUB's device-wide radix sort of
+//     all 163,840 of nuScenes took 63 us).
 //  3. decode_kernel: one block per task decodes its first max_num
 //     candidates and compacts the boxes that pass the range (block scan, so
 //     the order is kept).
@@ -47,7 +48,11 @@ struct TaskMapsArray {
 };
 
 struct Workspace {
-  uint32_t *candidates;      // [tasks]: keys above the threshold
+  uint32_t *candidates;  // [tasks]: keys above the threshold
+  // [tasks][kTopkSortKeys]: the keys in play of a list longer than that,
+  // and their number
+  unsigned long long *gathered;
+  uint32_t *gathered_count;
   unsigned long long *top;   // [tasks][max_num]: the kept keys, sorted
   uint32_t *box_count;       // [tasks]: boxes that passed the range
   P3dcBox3d *boxes;          // [tasks][max_num]
@@ -87,16 +92,31 @@ __global__ void score_kernel(const P3dcCenterPointParams p,
   }
 }
 
-// The max_num largest keys of task blockIdx.x's list, in descending order,
-// into w.top.  Keys are nonzero and unique.
+// The keys in play for task blockIdx.x's max_num largest.  Keys are
+// nonzero and unique.
 __global__ void __launch_bounds__(kTopkThreads)
-    select_kernel(const P3dcCenterPointParams p, const uint32_t *task_start,
-                  const unsigned long long *keys, Workspace w) {
+    cut_kernel(const P3dcCenterPointParams p, const uint32_t *task_start,
+               const unsigned long long *keys, Workspace w) {
   const uint32_t task = blockIdx.x;
   const uint32_t n = w.candidates[task];
-  p3dc_topk_select<P3DC_CP_KEY_BITS>(keys + task_start[task], n,
-                                     min(n, p.max_num),
-                                     w.top + (size_t)task * p.max_num);
+  p3dc_topk_cut<P3DC_CP_KEY_BITS>(keys + task_start[task], n, min(n, p.max_num),
+                                  w.gathered + (size_t)task * kTopkSortKeys,
+                                  w.gathered_count + task);
+}
+
+// Block blockIdx.x's share of task blockIdx.y's max_num largest keys, in
+// descending order, into w.top.
+__global__ void __launch_bounds__(kTopkRankThreads)
+    rank_kernel(const P3dcCenterPointParams p, const uint32_t *task_start,
+                const unsigned long long *keys, Workspace w) {
+  const uint32_t task = blockIdx.y;
+  const uint32_t n = w.candidates[task];
+  uint32_t count;
+  const unsigned long long *in_play = p3dc_topk_in_play(
+      keys + task_start[task], n, w.gathered + (size_t)task * kTopkSortKeys,
+      w.gathered_count + task, &count);
+  p3dc_topk_rank(in_play, count, min(n, p.max_num),
+                 w.top + (size_t)task * p.max_num, blockIdx.x);
 }
 
 __global__ void __launch_bounds__(kDecodeThreads)
@@ -245,6 +265,8 @@ extern "C" void p3dc_centerpoint_decoder_free(P3dcCenterPointDecoder *d) {
   cudaFree(d->keys);
   cudaFree(d->w.top);
   cudaFree(d->w.candidates);
+  cudaFree(d->w.gathered);
+  cudaFree(d->w.gathered_count);
   cudaFree(d->w.box_count);
   cudaFree(d->w.boxes);
   cudaFree(d->w.nms_rects);
@@ -292,6 +314,8 @@ extern "C" P3dcResult p3dc_centerpoint_decoder_new(
   error = alloc(&d->keys, d->total, error);
   error = alloc(&d->w.top, tasks * max_num, error);
   error = alloc(&d->w.candidates, tasks, error);
+  error = alloc(&d->w.gathered, tasks * kTopkSortKeys, error);
+  error = alloc(&d->w.gathered_count, tasks, error);
   error = alloc(&d->w.box_count, tasks, error);
   error = alloc(&d->w.boxes, tasks * max_num, error);
   error = alloc(&d->w.nms_rects, tasks * max_num, error);
@@ -344,8 +368,13 @@ extern "C" P3dcResult p3dc_centerpoint_decode_cuda(
                               d->total);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  select_kernel<<<p.n_tasks, kTopkThreads, 0, stream>>>(p, d->task_start,
-                                                        d->keys, d->w);
+  cut_kernel<<<p.n_tasks, kTopkThreads, 0, stream>>>(p, d->task_start, d->keys,
+                                                     d->w);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  // blocks for the most keys in play; those past a task's return
+  rank_kernel<<<dim3(kTopkRankBlocks, p.n_tasks), kTopkRankThreads, 0,
+                stream>>>(p, d->task_start, d->keys, d->w);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
   decode_kernel<<<p.n_tasks, kDecodeThreads, 0, stream>>>(p, task_maps, d->w);

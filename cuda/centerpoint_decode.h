@@ -156,10 +156,11 @@ P3dcResult p3dc_centerpoint_decode_cpu (const P3dcCenterPointParams * params,
 
 /* The device path: a workspace made once (candidate keys, per-task kept
  * keys, boxes and the NMS masks), then per frame: one kernel scoring every
- * (class, cell) and listing the candidates of each task, a kernel per task
- * that selects and sorts its max_num best (score, index) keys, a decode
- * kernel per task, the suppression masks, and one kernel that reduces them
- * and writes the concatenated output and count.  No
+ * (class, cell) and listing the candidates of each task, the max_num best
+ * (score, index) keys of each task selected and sorted (a radix select in
+ * one block a task, then each key ranked against the others over many),
+ * a decode kernel per task, the suppression masks, and one kernel that
+ * reduces them and writes the concatenated output and count.  No
  * allocation, no host synchronization; the count is written on the device.
  * A workspace serves one stream at a time. */
 typedef struct _P3dCenterPointDecoder P3dcCenterPointDecoder;

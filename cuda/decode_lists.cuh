@@ -11,7 +11,7 @@
 #include "greedy_walk.cuh"
 
 constexpr unsigned kTopkThreads = 1024;
-// keys a top-k block sorts at once: the most a list may keep
+// keys a top-k ranks at once: the most a list may keep
 constexpr unsigned kTopkSortKeys = 4096;
 constexpr unsigned kTopkDigitBits = 8;
 constexpr unsigned kNmsMaskTile = 64;
@@ -37,35 +37,42 @@ __device__ __forceinline__ void p3dc_append_warp(T *out, uint32_t *count,
   if (take) out[base + __popc(ballot & ((1u << lane) - 1))] = (T)value;
 }
 
-// The @want (at most kTopkSortKeys) largest of the @n keys of @list, in
-// descending order, into @top; the keys are nonzero, unique and below
-// 2^KeyBits.  One block of kTopkThreads threads, every thread calling.  At
-// most kTopkSortKeys of them are gathered and sorted in shared memory; a
-// longer list is first cut by a radix select on the keys' top bits (each
-// pass counts 8 bits of the keys still in play), so that only the few
-// thousand keys that can be kept are sorted.  The sort is a bitonic sort
-// of the gathered keys padded to the next power of two: its cost follows
-// the keys' number (CUB's block radix sort of 4096 slots took 14 passes
-// whatever their number).  The keys are unique, so the result is the same
-// whatever the list's order.
+// The top-k of a list of sort keys (nonzero, unique, below 2^KeyBits), in
+// two kernels: p3dc_topk_cut, one block a list, leaves at most
+// kTopkSortKeys keys in play, and p3dc_topk_rank, many blocks a list, puts
+// each key in play at its rank.  Ranking a key against every other one
+// spreads over the GPU; the bitonic sort of the keys in one block that it
+// replaced was 78 steps of a block barrier each for 4096 slots, 50 us of
+// PointPillars' 197-us decode on the H200 (docs/performance.md), and
+// CUB's block radix sort of 4096 slots took 14 passes whatever their
+// number.  The keys are unique, so the result is the same whatever the
+// list's order.
+
+// The keys of a list of @n that p3dc_topk_rank ranks for its @want largest
+// (want <= kTopkSortKeys): a list of at most kTopkSortKeys is ranked where
+// it is, and nothing is written; a longer one is cut by a radix select on
+// the keys' top bits (each pass counts 8 bits of the keys still in play)
+// to between want and kTopkSortKeys keys, which go to @gathered in any
+// order, their number to *@gathered_count.  One block of kTopkThreads
+// threads, every thread calling.
 template <unsigned KeyBits>
-__device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
-                                                 uint32_t n, uint32_t want,
-                                                 unsigned long long *top) {
-  __shared__ unsigned long long gathered[kTopkSortKeys];
+__device__ __forceinline__ void p3dc_topk_cut(const unsigned long long *list,
+                                              uint32_t n, uint32_t want,
+                                              unsigned long long *gathered,
+                                              uint32_t *gathered_count) {
   __shared__ uint32_t histogram[1u << kTopkDigitBits];
-  __shared__ uint32_t gathered_count;
+  __shared__ uint32_t in_play_count;
   __shared__ unsigned long long cut;  // the smallest key that stays in play
+  if (n <= kTopkSortKeys) return;
 
   // Radix select: find a cut with want <= |keys >= cut| <= kTopkSortKeys.
   // The keys above the bin being refined (prefix) are counted in `above`.
   unsigned long long prefix = 0;
   uint32_t above = 0;
-  if (threadIdx.x == 0) cut = 1;  // every key
   // digits aligned on multiples of 8 bits, from the one holding the key's
   // top bit down to bits 0-7
-  for (int low = (int)((KeyBits - 1) / kTopkDigitBits * kTopkDigitBits);
-       n > kTopkSortKeys; low -= (int)kTopkDigitBits) {
+  for (int low = (int)((KeyBits - 1) / kTopkDigitBits * kTopkDigitBits);;
+       low -= (int)kTopkDigitBits) {
     const unsigned long long high_mask = ~0ull << (low + kTopkDigitBits);
     for (uint32_t b = threadIdx.x; b < (1u << kTopkDigitBits); b += blockDim.x)
       histogram[b] = 0;
@@ -91,7 +98,6 @@ __device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
       // keys of unique values: at the last digit a bin holds one key, so
       // in_play <= want <= kTopkSortKeys there
       if (threadIdx.x == 0) cut = bin_prefix;
-      __syncthreads();
       break;
     }
     above = in_play - histogram[bin];
@@ -99,45 +105,76 @@ __device__ __forceinline__ void p3dc_topk_select(const unsigned long long *list,
     // the histogram is rewritten by the next pass
     __syncthreads();
   }
+  if (threadIdx.x == 0) in_play_count = 0;
   __syncthreads();
 
-  // gather the keys in play
-  if (threadIdx.x == 0) gathered_count = 0;
-  __syncthreads();
+  // gather the keys in play, whole warps a step, for the warp's one atomic
   const unsigned long long lowest = cut;
-  // whole warps a step, for the warp's one atomic
   for (uint32_t base = 0; base < n; base += blockDim.x) {
     const uint32_t i = base + threadIdx.x;
     const unsigned long long key = i < n ? list[i] : 0;
-    p3dc_append_warp(gathered, &gathered_count, i < n && key >= lowest, key);
+    p3dc_append_warp(gathered, &in_play_count, i < n && key >= lowest, key);
   }
   __syncthreads();
-  const uint32_t count = gathered_count;
-  uint32_t size = 1;
-  while (size < count) size <<= 1;
-  // padding of 0, below every key: it sorts last
-  for (uint32_t i = count + threadIdx.x; i < size; i += blockDim.x)
-    gathered[i] = 0;
-  __syncthreads();
-  // bitonic, descending: pairs (i, i ^ j) ordered within runs of k, a run
-  // descending when i & k is 0 (every run at the last k)
-  for (uint32_t k = 2; k <= size; k <<= 1) {
-    for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-      for (uint32_t i = threadIdx.x; i < size; i += blockDim.x) {
-        const uint32_t partner = i ^ j;
-        if (partner > i) {
-          const unsigned long long a = gathered[i], b = gathered[partner];
-          if ((i & k) == 0 ? a < b : a > b) {
-            gathered[i] = b;
-            gathered[partner] = a;
-          }
-        }
-      }
-      __syncthreads();
-    }
+  if (threadIdx.x == 0) *gathered_count = in_play_count;
+}
+
+// What p3dc_topk_rank ranks for a list of @n keys at @list: the list
+// itself, or what p3dc_topk_cut gathered; their number in *@count.
+__device__ __forceinline__ const unsigned long long *p3dc_topk_in_play(
+    const unsigned long long *list, uint32_t n,
+    const unsigned long long *gathered, const uint32_t *gathered_count,
+    uint32_t *count) {
+  if (n <= kTopkSortKeys) {
+    *count = n;
+    return list;
   }
-  for (uint32_t rank = threadIdx.x; rank < want; rank += blockDim.x)
-    top[rank] = gathered[rank];
+  *count = *gathered_count;
+  return gathered;
+}
+
+// Keys a p3dc_topk_rank block ranks, and threads sharing a key's
+// comparisons: 64 x 4 threads, so that the 2,723 keys of a KITTI head keep
+// 43 blocks busy, each thread comparing a quarter of them.
+constexpr unsigned kTopkRankKeys = 64;
+constexpr unsigned kTopkRankParts = 4;
+constexpr unsigned kTopkRankThreads = kTopkRankKeys * kTopkRankParts;
+// blocks a list needs at most
+constexpr unsigned kTopkRankBlocks = kTopkSortKeys / kTopkRankKeys;
+
+// Block @block's share of a top-k: keys [block x kTopkRankKeys, +
+// kTopkRankKeys) of the @count (at most kTopkSortKeys) unique @keys, each
+// written to top[rank] (rank: the number of larger keys) when its rank is
+// below @want; over blocks 0 .. ceil (count / kTopkRankKeys) - 1, the
+// @want largest keys in descending order.  The keys are staged in shared
+// memory, where a warp's lanes, all of one part, read the same key at once.
+// One block of kTopkRankThreads threads, every thread calling.
+__device__ __forceinline__ void p3dc_topk_rank(const unsigned long long *keys,
+                                               uint32_t count, uint32_t want,
+                                               unsigned long long *top,
+                                               uint32_t block) {
+  __shared__ unsigned long long staged[kTopkSortKeys];
+  __shared__ uint32_t larger[kTopkRankParts][kTopkRankKeys];
+  const uint32_t first = block * kTopkRankKeys;
+  if (first >= count) return;
+  for (uint32_t j = threadIdx.x; j < count; j += blockDim.x)
+    staged[j] = keys[j];
+  __syncthreads();
+  const uint32_t slot = threadIdx.x % kTopkRankKeys;
+  const uint32_t part = threadIdx.x / kTopkRankKeys;
+  const uint32_t i = first + slot;
+  const unsigned long long key = i < count ? staged[i] : ~0ull;
+  uint32_t above = 0;
+  for (uint32_t j = part; j < count; j += kTopkRankParts)
+    above += staged[j] > key ? 1u : 0u;
+  larger[part][slot] = above;
+  __syncthreads();
+  if (part == 0 && i < count) {
+    uint32_t rank = 0;
+#pragma unroll
+    for (uint32_t q = 0; q < kTopkRankParts; q++) rank += larger[q][slot];
+    if (rank < want) top[rank] = key;
+  }
 }
 
 // Tile (row_tile, column_tile) of the suppression mask of a list of @n

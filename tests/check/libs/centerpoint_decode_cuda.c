@@ -334,6 +334,35 @@ GST_START_TEST (test_ties_and_limits)
 
 GST_END_TEST;
 
+/* Short lists: a threshold that about 2 % of the cells pass (a few
+ * hundred a task, some above max-num and some below), so that each task's
+ * keys are ranked where they are listed, without the radix select's cut
+ * that the lists of the other cases (thousands a task) go through. */
+GST_START_TEST (test_short_lists)
+{
+  guint half;
+
+  for (half = 0; half < 2; half++) {
+    P3dcCenterPointParams p;
+    GpuCase *c;
+    P3dTestRng rng;
+    gchar *what = g_strdup_printf ("short lists, %s",
+        half ? "F16 NHWC" : "F32 NCHW");
+
+    params_nuscenes (&p, MAX_TASKS, P3DC_CENTERPOINT_NMS_CIRCLE);
+    /* logits above -0.62 of uniform (-6, -0.5) */
+    p.score_threshold = 0.35f;
+    c = gpu_case_new (&p, half);
+    p3d_test_rng_init (&rng, 70 + half);
+    gpu_case_fill (c, &rng, FALSE);
+    gpu_case_run_check (c, what);
+    g_free (what);
+    gpu_case_free (c);
+  }
+}
+
+GST_END_TEST;
+
 /* One workspace, several frames: nothing of a frame leaks into the next. */
 GST_START_TEST (test_frame_sequence)
 {
@@ -398,6 +427,7 @@ centerpoint_decode_cuda_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nuscenes_every_mode);
   tcase_add_test (tc, test_ties_and_limits);
+  tcase_add_test (tc, test_short_lists);
   tcase_add_test (tc, test_frame_sequence);
   tcase_add_test (tc, test_invalid_arguments);
   return s;

@@ -57,8 +57,8 @@ constexpr unsigned kScoreThreads = 256;
 constexpr unsigned kDecodeThreads = 256;
 constexpr unsigned kDecodeBlocks =
     (P3DC_ANCHOR3D_MAX_PRE + kDecodeThreads - 1) / kDecodeThreads;
-static_assert(P3DC_ANCHOR3D_MAX_PRE <= kTopkSortKeys,
-              "pre_max keys fit one sort");
+static_assert(P3DC_ANCHOR3D_MAX_PRE <= kTopkMaxKeys,
+              "pre_max keys fit one top-k");
 static_assert(P3DC_ANCHOR3D_MAX_PRE <= 64 * 64, "at most 64 mask words");
 constexpr unsigned kReduceThreads = 256;
 
@@ -73,7 +73,7 @@ struct Anchors {
 struct Workspace {
   unsigned long long *keys;  // [stage-1 lists][cells]: candidates
   uint32_t *candidates;      // [stage-1 lists]
-  // [stage-1 lists][kTopkSortKeys]: the keys in play of a list longer than
+  // [stage-1 lists][kTopkMaxKeys]: the keys in play of a list longer than
   // that, and their number
   unsigned long long *gathered;
   uint32_t *gathered_count;
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(kTopkThreads)
   const uint32_t n = w.candidates[list];
   p3dc_topk_cut<P3DC_A3_KEY_BITS>(
       w.keys + (size_t)list * cells, n, min(n, p.pre_max),
-      w.gathered + (size_t)list * kTopkSortKeys, w.gathered_count + list);
+      w.gathered + (size_t)list * kTopkMaxKeys, w.gathered_count + list);
 }
 
 // Block blockIdx.x's share of list blockIdx.y's pre_max best keys, sorted,
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kTopkRankThreads)
   uint32_t count;
   const unsigned long long *keys =
       p3dc_topk_in_play(w.keys + (size_t)list * cells, n,
-                        w.gathered + (size_t)list * kTopkSortKeys,
+                        w.gathered + (size_t)list * kTopkMaxKeys,
                         w.gathered_count + list, &count);
   p3dc_topk_rank(keys, count, min(n, p.pre_max),
                  w.top + (size_t)list * p.pre_max, blockIdx.x);
@@ -501,7 +501,7 @@ extern "C" P3dcResult p3dc_anchor3d_decoder_new(
   error = alloc(&d->y, (size_t)A * H, error);
   error = alloc(&d->w.keys, (size_t)d->select_lists * d->cells, error);
   error = alloc(&d->w.candidates, d->select_lists, error);
-  error = alloc(&d->w.gathered, (size_t)d->select_lists * kTopkSortKeys, error);
+  error = alloc(&d->w.gathered, (size_t)d->select_lists * kTopkMaxKeys, error);
   error = alloc(&d->w.gathered_count, d->select_lists, error);
   error = alloc(&d->w.top, d->select_lists * pre, error);
   if (params->rules == P3DC_ANCHOR3D_MMDET3D) {

@@ -35,9 +35,9 @@
 namespace {
 
 constexpr unsigned kScoreThreads = 256;
-// max_num keys fit one top-k sort
-static_assert(P3DC_CENTERPOINT_MAX_NUM <= kTopkSortKeys,
-              "max_num keys fit a sort");
+// max_num keys fit one top-k
+static_assert(P3DC_CENTERPOINT_MAX_NUM <= kTopkMaxKeys,
+              "max_num keys fit one top-k");
 constexpr unsigned kDecodeThreads = 256;
 // the walk's removed bits are 64 words
 static_assert(P3DC_CENTERPOINT_MAX_NUM <= 64 * 64, "at most 64 mask words");
@@ -49,7 +49,7 @@ struct TaskMapsArray {
 
 struct Workspace {
   uint32_t *candidates;  // [tasks]: keys above the threshold
-  // [tasks][kTopkSortKeys]: the keys in play of a list longer than that,
+  // [tasks][kTopkMaxKeys]: the keys in play of a list longer than that,
   // and their number
   unsigned long long *gathered;
   uint32_t *gathered_count;
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kTopkThreads)
   const uint32_t task = blockIdx.x;
   const uint32_t n = w.candidates[task];
   p3dc_topk_cut<P3DC_CP_KEY_BITS>(keys + task_start[task], n, min(n, p.max_num),
-                                  w.gathered + (size_t)task * kTopkSortKeys,
+                                  w.gathered + (size_t)task * kTopkMaxKeys,
                                   w.gathered_count + task);
 }
 
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kTopkRankThreads)
   const uint32_t n = w.candidates[task];
   uint32_t count;
   const unsigned long long *in_play = p3dc_topk_in_play(
-      keys + task_start[task], n, w.gathered + (size_t)task * kTopkSortKeys,
+      keys + task_start[task], n, w.gathered + (size_t)task * kTopkMaxKeys,
       w.gathered_count + task, &count);
   p3dc_topk_rank(in_play, count, min(n, p.max_num),
                  w.top + (size_t)task * p.max_num, blockIdx.x);
@@ -314,7 +314,7 @@ extern "C" P3dcResult p3dc_centerpoint_decoder_new(
   error = alloc(&d->keys, d->total, error);
   error = alloc(&d->w.top, tasks * max_num, error);
   error = alloc(&d->w.candidates, tasks, error);
-  error = alloc(&d->w.gathered, tasks * kTopkSortKeys, error);
+  error = alloc(&d->w.gathered, tasks * kTopkMaxKeys, error);
   error = alloc(&d->w.gathered_count, tasks, error);
   error = alloc(&d->w.box_count, tasks, error);
   error = alloc(&d->w.boxes, tasks * max_num, error);

@@ -12,7 +12,7 @@
 
 constexpr unsigned kTopkThreads = 1024;
 // keys a top-k ranks at once: the most a list may keep
-constexpr unsigned kTopkSortKeys = 4096;
+constexpr unsigned kTopkMaxKeys = 4096;
 constexpr unsigned kTopkDigitBits = 8;
 constexpr unsigned kNmsMaskTile = 64;
 constexpr unsigned kNmsMaskRowThreads = 8;
@@ -39,7 +39,7 @@ __device__ __forceinline__ void p3dc_append_warp(T *out, uint32_t *count,
 
 // The top-k of a list of sort keys (nonzero, unique, below 2^KeyBits), in
 // two kernels: p3dc_topk_cut, one block a list, leaves at most
-// kTopkSortKeys keys in play, and p3dc_topk_rank, many blocks a list, puts
+// kTopkMaxKeys keys in play, and p3dc_topk_rank, many blocks a list, puts
 // each key in play at its rank.  Ranking a key against every other one
 // spreads over the GPU; the bitonic sort of the keys in one block that it
 // replaced was 78 steps of a block barrier each for 4096 slots, 50 us of
@@ -49,10 +49,10 @@ __device__ __forceinline__ void p3dc_append_warp(T *out, uint32_t *count,
 // list's order.
 
 // The keys of a list of @n that p3dc_topk_rank ranks for its @want largest
-// (want <= kTopkSortKeys): a list of at most kTopkSortKeys is ranked where
+// (want <= kTopkMaxKeys): a list of at most kTopkMaxKeys is ranked where
 // it is, and nothing is written; a longer one is cut by a radix select on
 // the keys' top bits (each pass counts 8 bits of the keys still in play)
-// to between want and kTopkSortKeys keys, which go to @gathered in any
+// to between want and kTopkMaxKeys keys, which go to @gathered in any
 // order, their number to *@gathered_count.  One block of kTopkThreads
 // threads, every thread calling.
 template <unsigned KeyBits>
@@ -63,9 +63,9 @@ __device__ __forceinline__ void p3dc_topk_cut(const unsigned long long *list,
   __shared__ uint32_t histogram[1u << kTopkDigitBits];
   __shared__ uint32_t in_play_count;
   __shared__ unsigned long long cut;  // the smallest key that stays in play
-  if (n <= kTopkSortKeys) return;
+  if (n <= kTopkMaxKeys) return;
 
-  // Radix select: find a cut with want <= |keys >= cut| <= kTopkSortKeys.
+  // Radix select: find a cut with want <= |keys >= cut| <= kTopkMaxKeys.
   // The keys above the bin being refined (prefix) are counted in `above`.
   unsigned long long prefix = 0;
   uint32_t above = 0;
@@ -94,9 +94,9 @@ __device__ __forceinline__ void p3dc_topk_cut(const unsigned long long *list,
     }
     const unsigned long long bin_prefix =
         prefix | ((unsigned long long)bin << low);
-    if (in_play <= kTopkSortKeys || low == 0) {
+    if (in_play <= kTopkMaxKeys || low == 0) {
       // keys of unique values: at the last digit a bin holds one key, so
-      // in_play <= want <= kTopkSortKeys there
+      // in_play <= want <= kTopkMaxKeys there
       if (threadIdx.x == 0) cut = bin_prefix;
       break;
     }
@@ -125,7 +125,7 @@ __device__ __forceinline__ const unsigned long long *p3dc_topk_in_play(
     const unsigned long long *list, uint32_t n,
     const unsigned long long *gathered, const uint32_t *gathered_count,
     uint32_t *count) {
-  if (n <= kTopkSortKeys) {
+  if (n <= kTopkMaxKeys) {
     *count = n;
     return list;
   }
@@ -140,10 +140,10 @@ constexpr unsigned kTopkRankKeys = 64;
 constexpr unsigned kTopkRankParts = 4;
 constexpr unsigned kTopkRankThreads = kTopkRankKeys * kTopkRankParts;
 // blocks a list needs at most
-constexpr unsigned kTopkRankBlocks = kTopkSortKeys / kTopkRankKeys;
+constexpr unsigned kTopkRankBlocks = kTopkMaxKeys / kTopkRankKeys;
 
 // Block @block's share of a top-k: keys [block x kTopkRankKeys, +
-// kTopkRankKeys) of the @count (at most kTopkSortKeys) unique @keys, each
+// kTopkRankKeys) of the @count (at most kTopkMaxKeys) unique @keys, each
 // written to top[rank] (rank: the number of larger keys) when its rank is
 // below @want; over blocks 0 .. ceil (count / kTopkRankKeys) - 1, the
 // @want largest keys in descending order.  The keys are staged in shared
@@ -153,7 +153,7 @@ __device__ __forceinline__ void p3dc_topk_rank(const unsigned long long *keys,
                                                uint32_t count, uint32_t want,
                                                unsigned long long *top,
                                                uint32_t block) {
-  __shared__ unsigned long long staged[kTopkSortKeys];
+  __shared__ unsigned long long staged[kTopkMaxKeys];
   __shared__ uint32_t larger[kTopkRankParts][kTopkRankKeys];
   const uint32_t first = block * kTopkRankKeys;
   if (first >= count) return;

@@ -246,6 +246,21 @@ gpu_case_run_check (GpuCase * c, const gchar * what)
   g_free (ref_velocity);
 }
 
+/* One case: a workspace for @p, maps filled from seed @seed (equal scores
+ * with @ties), the decode checked against the reference. */
+static void
+run_case (const P3dcCenterPointParams * p, gboolean half, guint32 seed,
+    gboolean ties, const gchar * what)
+{
+  GpuCase *c = gpu_case_new (p, half);
+  P3dTestRng rng;
+
+  p3d_test_rng_init (&rng, seed);
+  gpu_case_fill (c, &rng, ties);
+  gpu_case_run_check (c, what);
+  gpu_case_free (c);
+}
+
 /* BEVDet's test_cfg: per task its NMS and threshold, and the sizes of each
  * label scaled for the overlap test (a factor per global label). */
 static const P3dcCenterPointNms bevdet_nms[MAX_TASKS] = {
@@ -285,20 +300,14 @@ GST_START_TEST (test_nuscenes_every_mode)
   for (m = 0; m < G_N_ELEMENTS (modes); m++) {
     for (half = 0; half < 2; half++) {
       P3dcCenterPointParams p;
-      GpuCase *c;
-      P3dTestRng rng;
       gchar *what = g_strdup_printf ("mode %d %s", modes[m],
           half ? "F16 NHWC" : "F32 NCHW");
 
       params_nuscenes (&p, MAX_TASKS, modes[m]);
       if (modes[m] == P3DC_CENTERPOINT_NMS_PER_TASK)
         params_scale_nms (&p);
-      c = gpu_case_new (&p, half);
-      p3d_test_rng_init (&rng, 10 * m + half);
-      gpu_case_fill (c, &rng, FALSE);
-      gpu_case_run_check (c, what);
+      run_case (&p, half, 10 * m + half, FALSE, what);
       g_free (what);
-      gpu_case_free (c);
     }
   }
 }
@@ -314,8 +323,6 @@ GST_START_TEST (test_ties_and_limits)
 
   for (i = 0; i < G_N_ELEMENTS (max_nums); i++) {
     P3dcCenterPointParams p;
-    GpuCase *c;
-    P3dTestRng rng;
     gchar *what = g_strdup_printf ("ties, max-num %u", max_nums[i]);
 
     params_nuscenes (&p, 3, i % 2 ? P3DC_CENTERPOINT_NMS_ROTATE :
@@ -323,12 +330,8 @@ GST_START_TEST (test_ties_and_limits)
     p.max_num = max_nums[i];
     p.pre_max_size = max_nums[i] / 2;
     p.post_max_size = i == 4 ? 0 : 83;
-    c = gpu_case_new (&p, i % 2);
-    p3d_test_rng_init (&rng, 50 + i);
-    gpu_case_fill (c, &rng, TRUE);
-    gpu_case_run_check (c, what);
+    run_case (&p, i % 2, 50 + i, TRUE, what);
     g_free (what);
-    gpu_case_free (c);
   }
 }
 
@@ -344,20 +347,14 @@ GST_START_TEST (test_short_lists)
 
   for (half = 0; half < 2; half++) {
     P3dcCenterPointParams p;
-    GpuCase *c;
-    P3dTestRng rng;
     gchar *what = g_strdup_printf ("short lists, %s",
         half ? "F16 NHWC" : "F32 NCHW");
 
     params_nuscenes (&p, MAX_TASKS, P3DC_CENTERPOINT_NMS_CIRCLE);
     /* logits above -0.62 of uniform (-6, -0.5) */
     p.score_threshold = 0.35f;
-    c = gpu_case_new (&p, half);
-    p3d_test_rng_init (&rng, 70 + half);
-    gpu_case_fill (c, &rng, FALSE);
-    gpu_case_run_check (c, what);
+    run_case (&p, half, 70 + half, FALSE, what);
     g_free (what);
-    gpu_case_free (c);
   }
 }
 

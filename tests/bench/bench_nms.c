@@ -19,6 +19,13 @@
  *
  * --sizes times other box counts than 500, 4096 and 20000.
  *
+ * --warmup sets the untimed calls before each timing (20; the timing in
+ * turns makes at least one, so that both sets of buffers are written
+ * before they are checked).  Under compute-sanitizer's racecheck a call
+ * takes tens of milliseconds even at 64 boxes, and far longer at
+ * thousands: --warmup 0 --runs 1 makes each mode and size three calls,
+ * every output checked against the reference.
+ *
  * "in turns" times calls that take two sets of buffers in turns (the same
  * boxes in both), as in a pipeline whose buffer pools hand out other
  * buffers each frame: a workspace of up to 4096 boxes then sets its
@@ -28,7 +35,7 @@
  * The per-stage times and the designs the library no longer has are
  * recorded in docs/performance.md.
  *
- *   bench_nms [--runs R] [--reference] [--objects info.json]
+ *   bench_nms [--runs R] [--warmup W] [--reference] [--objects info.json]
  *             [--write-boxes DIR] [--sizes N,N,...]
  */
 #include <math.h>
@@ -343,11 +350,13 @@ main (int argc, char **argv)
     {"bev-rotated, per class", P3DC_NMS_BEV_ROTATED, TRUE, 0.1f},
     {"circle", P3DC_NMS_CIRCLE, FALSE, 2.0f},
   };
-  gint runs = 200;
+  gint runs = 200, warmup = 20;
   gboolean reference = FALSE;
   gchar *objects = NULL, *write_dir = NULL;
   GOptionEntry entries[] = {
     {"runs", 'r', 0, G_OPTION_ARG_INT, &runs, "Timed runs per case", "R"},
+    {"warmup", 0, 0, G_OPTION_ARG_INT, &warmup,
+        "Untimed calls before each timing (default 20)", "W"},
     {"reference", 0, 0, G_OPTION_ARG_NONE, &reference,
         "Also time the C reference", NULL},
     {"objects", 0, 0, G_OPTION_ARG_FILENAME, &objects,
@@ -380,6 +389,8 @@ main (int argc, char **argv)
   g_option_context_free (context);
   if (runs < 1)
     runs = 1;
+  if (warmup < 0)
+    warmup = 0;
   if (size_list != NULL) {
     gchar **parts = g_strsplit (size_list, ",", -1);
 
@@ -413,8 +424,9 @@ main (int argc, char **argv)
   P3D_BENCH_CHECK (p3dc_cuda_device_describe (0, device_name,
           sizeof device_name, &major, &minor, &multiprocessors));
   P3D_BENCH_CHECK (p3dc_cuda_stream_create (&stream));
-  g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case; 3D "
-      "objects: %s\n\n", device_name, major, minor, multiprocessors, runs,
+  g_print ("device: %s (sm_%d%d, %d SMs); %d timed runs per case after %d "
+      "warm-up calls; 3D objects: %s\n\n", device_name, major, minor,
+      multiprocessors, runs, warmup,
       objects ? objects : "car / pedestrian / cyclist");
   g_string_append (table, "| mode | N | threshold | kept | median us | "
       "p10 us | p90 us | in turns, median us | target us | "
@@ -468,15 +480,16 @@ main (int argc, char **argv)
               &want_count, want_index));
 
       /* the library's design, through the public entry point */
-      P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, 20, runs, &stats));
+      P3D_BENCH_CHECK (p3d_bench_gpu (run_once, run, stream, warmup, runs,
+              &stats));
       same = same_as_reference (run, record_size, want_count, want_out,
           want_index, stream, &got_count, got_index);
       turns.func = run_once;
       turns.data[0] = run;
       turns.data[1] = &second;
       turns.next = 0;
-      P3D_BENCH_CHECK (p3d_bench_gpu (p3d_bench_in_turns, &turns, stream, 20,
-              runs, &turn_stats));
+      P3D_BENCH_CHECK (p3d_bench_gpu (p3d_bench_in_turns, &turns, stream,
+              MAX (warmup, 1), runs, &turn_stats));
       same = same && same_as_reference (run, record_size, want_count,
           want_out, want_index, stream, &got_count, got_index)
           && same_as_reference (&second, record_size, want_count, want_out,

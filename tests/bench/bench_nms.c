@@ -335,7 +335,7 @@ main (int argc, char **argv)
 {
   guint sizes[16] = { 500, 4096, 20000 };
   guint n_sizes = 3;
-  gchar *size_list = NULL;
+  gchar *size_list = NULL, *case_list = NULL;
   struct
   {
     const gchar *name;
@@ -350,6 +350,7 @@ main (int argc, char **argv)
     {"bev-rotated, per class", P3DC_NMS_BEV_ROTATED, TRUE, 0.1f},
     {"circle", P3DC_NMS_CIRCLE, FALSE, 2.0f},
   };
+  gboolean take_case[G_N_ELEMENTS (cases)];
   gint runs = 200, warmup = 20;
   gboolean reference = FALSE;
   gchar *objects = NULL, *write_dir = NULL;
@@ -368,6 +369,10 @@ main (int argc, char **argv)
     {"sizes", 0, 0, G_OPTION_ARG_STRING, &size_list,
           "Box counts to time, comma-separated (default 500,4096,20000)",
         "LIST"},
+    {"cases", 0, 0, G_OPTION_ARG_STRING, &case_list,
+        "The cases to run, comma-separated numbers (default all): 0 iou, "
+          "1 iou per class, 2 bev-aligned, 3 bev-rotated, 4 bev-rotated per "
+          "class, 5 circle", "LIST"},
     {NULL}
   };
   GOptionContext *context = g_option_context_new ("- time nms on the GPU");
@@ -411,6 +416,29 @@ main (int argc, char **argv)
       return 2;
     }
   }
+  for (c = 0; c < G_N_ELEMENTS (cases); c++)
+    take_case[c] = case_list == NULL;
+  if (case_list != NULL) {
+    gchar **parts = g_strsplit (case_list, ",", -1);
+    guint i;
+
+    for (i = 0; parts[i] != NULL; i++) {
+      gchar *end = NULL;
+      guint64 value = g_ascii_strtoull (parts[i], &end, 10);
+
+      if (end == parts[i] || *end != '\0' || value >= G_N_ELEMENTS (cases)) {
+        g_printerr ("--cases: numbers of 0 to %u\n",
+            (guint) G_N_ELEMENTS (cases) - 1);
+        return 2;
+      }
+      take_case[value] = TRUE;
+    }
+    g_strfreev (parts);
+    if (i == 0) {
+      g_printerr ("--cases: no case given\n");
+      return 2;
+    }
+  }
   if (objects != NULL) {
     loaded = load_object_sizes (objects);
     object_sizes = (const ObjectSize *) loaded->data;
@@ -439,6 +467,8 @@ main (int argc, char **argv)
   g_string_append (table, "\n");
 
   for (c = 0; c < G_N_ELEMENTS (cases); c++) {
+    if (!take_case[c])
+      continue;
     for (s = 0; s < n_sizes; s++) {
       guint n = sizes[s];
       GRand *rand = g_rand_new_with_seed (1000 + n);
@@ -549,6 +579,7 @@ main (int argc, char **argv)
   if (loaded != NULL)
     g_array_free (loaded, TRUE);
   g_free (size_list);
+  g_free (case_list);
   P3D_BENCH_CHECK (p3dc_cuda_stream_destroy (stream));
   return 0;
 }

@@ -330,6 +330,35 @@ nms_target (P3dcNmsMode mode, guint n)
   return 0;
 }
 
+/* The comma-separated numbers of @list, at most @most of them, each @low to
+ * @high, into @values: their number, or 0 (said on stderr, as option
+ * @option's) for a bad list or an empty one. */
+static guint
+parse_numbers (const gchar * option, const gchar * list, guint * values,
+    guint most, guint64 low, guint64 high)
+{
+  gchar **parts = g_strsplit (list, ",", -1);
+  guint n;
+
+  for (n = 0; parts[n] != NULL; n++) {
+    gchar *end = NULL;
+    guint64 value = g_ascii_strtoull (parts[n], &end, 10);
+
+    if (n == most || end == parts[n] || *end != '\0' || value < low
+        || value > high) {
+      g_printerr ("%s: at most %u numbers of %" G_GUINT64_FORMAT " to %"
+          G_GUINT64_FORMAT ", comma-separated\n", option, most, low, high);
+      g_strfreev (parts);
+      return 0;
+    }
+    values[n] = (guint) value;
+  }
+  g_strfreev (parts);
+  if (n == 0)
+    g_printerr ("%s: no number given\n", option);
+  return n;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -397,47 +426,22 @@ main (int argc, char **argv)
   if (warmup < 0)
     warmup = 0;
   if (size_list != NULL) {
-    gchar **parts = g_strsplit (size_list, ",", -1);
-
-    for (n_sizes = 0; parts[n_sizes] != NULL; n_sizes++) {
-      guint64 value = g_ascii_strtoull (parts[n_sizes], NULL, 10);
-
-      if (n_sizes == G_N_ELEMENTS (sizes) || value < 1
-          || value > P3DC_NMS_MAX_CAPACITY) {
-        g_printerr ("--sizes: at most %u counts of 1 to %u\n",
-            (guint) G_N_ELEMENTS (sizes), P3DC_NMS_MAX_CAPACITY);
-        return 2;
-      }
-      sizes[n_sizes] = (guint) value;
-    }
-    g_strfreev (parts);
-    if (n_sizes == 0) {
-      g_printerr ("--sizes: no count given\n");
+    n_sizes = parse_numbers ("--sizes", size_list, sizes, G_N_ELEMENTS (sizes),
+        1, P3DC_NMS_MAX_CAPACITY);
+    if (n_sizes == 0)
       return 2;
-    }
   }
   for (c = 0; c < G_N_ELEMENTS (cases); c++)
     take_case[c] = case_list == NULL;
   if (case_list != NULL) {
-    gchar **parts = g_strsplit (case_list, ",", -1);
-    guint i;
+    guint picked[G_N_ELEMENTS (cases)], n_picked, i;
 
-    for (i = 0; parts[i] != NULL; i++) {
-      gchar *end = NULL;
-      guint64 value = g_ascii_strtoull (parts[i], &end, 10);
-
-      if (end == parts[i] || *end != '\0' || value >= G_N_ELEMENTS (cases)) {
-        g_printerr ("--cases: numbers of 0 to %u\n",
-            (guint) G_N_ELEMENTS (cases) - 1);
-        return 2;
-      }
-      take_case[value] = TRUE;
-    }
-    g_strfreev (parts);
-    if (i == 0) {
-      g_printerr ("--cases: no case given\n");
+    n_picked = parse_numbers ("--cases", case_list, picked,
+        G_N_ELEMENTS (picked), 0, G_N_ELEMENTS (cases) - 1);
+    if (n_picked == 0)
       return 2;
-    }
+    for (i = 0; i < n_picked; i++)
+      take_case[picked[i]] = TRUE;
   }
   if (objects != NULL) {
     loaded = load_object_sizes (objects);

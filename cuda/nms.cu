@@ -4,10 +4,11 @@
 // host, the input count read and the output count written on the device:
 //  1. the boxes that take part, sorted by score, and their number m
 //     (nms_sort.cuh): up to 4096 boxes one kernel that works only on the
-//     count; above, a sort over the whole capacity, by chunks up to 32768
-//     boxes (nms_chunk_sort.cuh), CUB's device sort beyond.  The first
-//     kernel also fills the output and publishes the call's buffers to the
-//     workspace for stage 3 (nms_common.cuh: CallOutput);
+//     count; above, a sort by chunks up to 32768 boxes, of the chunks below
+//     the count (nms_chunk_sort.cuh), CUB's device sort over the whole
+//     capacity beyond.  The first kernel also fills the output and
+//     publishes the call's buffers to the workspace for stage 3
+//     (nms_common.cuh: CallOutput);
 //  2. the suppression mask, one bit per pair, also transposed up to 1024
 //     boxes, as pair lists above.  Every pair is tested (nms_mask.cuh),
 //     except in bev-aligned and circle calls of more than 1024 boxes in
@@ -76,9 +77,11 @@ struct _P3dNms {
   uint32_t *ranks;
   uint32_t *done;
   // the three kernels', for capacities above kSmallCapacity (NULL
-  // otherwise); the sort's keys and input indices above kRankCapacity only
+  // otherwise); the sort's keys and input indices, and the call's count as
+  // key_kernel clamped it, above kRankCapacity only
   uint32_t *keys_in, *keys_out;
   uint32_t *index_in, *index_out;
+  uint32_t *sort_count;
   P3dcNmsItem *items;
   uint32_t *item_count;
   // the call's buffers, as its first kernel publishes them for the
@@ -274,6 +277,7 @@ extern "C" void p3dc_nms_free(P3dcNms *nms) {
   cudaFree(nms->keys_out);
   cudaFree(nms->index_in);
   cudaFree(nms->index_out);
+  cudaFree(nms->sort_count);
   cudaFree(nms->items);
   cudaFree(nms->item_count);
   cudaFree(nms->call);
@@ -449,6 +453,8 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
     if (err == cudaSuccess) err = cudaMalloc(&self->keys_in, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->keys_out, bytes);
     if (err == cudaSuccess) err = cudaMalloc(&self->index_in, bytes);
+    if (err == cudaSuccess)
+      err = cudaMalloc(&self->sort_count, sizeof(uint32_t));
     if (err == cudaSuccess) err = choose_chunk_sort(self);
     if (err == cudaSuccess && !self->chunk_sort)
       err = cub::DeviceRadixSort::SortPairs(
@@ -521,21 +527,23 @@ static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
   }
 
   if (!nms->chunk_sort && !l.on_stream()) return cudaErrorInvalidValue;
-  cudaError_t err = l.launch(
-      key_kernel, grid_for(capacity), kThreads, 0, false, mode, c.boxes,
-      c.n_boxes_device, capacity, threshold, nms->keys_in, nms->index_in,
-      grid_of(nms, mode), nms->cell_counts, c.output, nms->call);
+  cudaError_t err =
+      l.launch(key_kernel, grid_for(capacity), kThreads, 0, false, mode,
+               c.boxes, c.n_boxes_device, capacity, threshold, nms->keys_in,
+               nms->index_in, nms->sort_count, grid_of(nms, mode),
+               nms->cell_counts, c.output, nms->call);
   if (err != cudaSuccess) return err;
   if (nms->chunk_sort) {
-    err = l.launch(chunk_sort_kernel,
-                   (capacity + kChunkBoxes - 1) / kChunkBoxes, kChunkThreads, 0,
-                   nms->can_chain, nms->keys_in, nms->index_in, capacity);
+    err =
+        l.launch(chunk_sort_kernel, (capacity + kChunkBoxes - 1) / kChunkBoxes,
+                 kChunkThreads, 0, nms->can_chain, nms->keys_in, nms->index_in,
+                 capacity, (const uint32_t *)nms->sort_count);
     if (err == cudaSuccess)
       err = l.launch(
           chunk_merge_kernel, (capacity + kMergeThreads - 1) / kMergeThreads,
           kMergeThreads, chunk_merge_shared_bytes(capacity), nms->can_chain,
           (const uint32_t *)nms->keys_in, (const uint32_t *)nms->index_in,
-          capacity, nms->keys_out, nms->index_out);
+          (const uint32_t *)nms->sort_count, nms->keys_out, nms->index_out);
   } else {
     size_t sort_bytes = nms->sort_storage_bytes;
     err = cub::DeviceRadixSort::SortPairs(
@@ -544,11 +552,12 @@ static cudaError_t sort_stage(P3dcNms *nms, const NmsCall &c, P3dcLauncher &l) {
     if (err == cudaSuccess) err = cudaGetLastError();
   }
   if (err != cudaSuccess) return err;
-  return l.launch(
-      item_kernel, grid_for(capacity), kThreads, 0, nms->can_chain, c.test,
-      (const CallOutput *)nms->call, (const uint32_t *)nms->keys_out,
-      (const uint32_t *)nms->index_out, capacity, pre_limit, nms->items,
-      nms->item_count, nms->pair_counts, grid_of(nms, mode));
+  return l.launch(item_kernel, grid_for(capacity), kThreads, 0, nms->can_chain,
+                  c.test, (const CallOutput *)nms->call,
+                  (const uint32_t *)nms->keys_out,
+                  (const uint32_t *)nms->index_out,
+                  (const uint32_t *)nms->sort_count, pre_limit, nms->items,
+                  nms->item_count, nms->pair_counts, grid_of(nms, mode));
 }
 
 // Stage 2 through the grid (nms_grid.cuh), for the modes grid_of() names:

@@ -16,8 +16,9 @@
 // and doing only the work the device count asks for (a block whose boxes are
 // past the count returns at once).  Above: the keys and indices of the
 // whole capacity (key_kernel), sorted by chunks (nms_chunk_sort.cuh) up to
-// kChunkSortCapacity boxes, else by CUB's DeviceRadixSort (its count is a
-// host value), and the items in their order (item_kernel).
+// kChunkSortCapacity boxes, the chunks below the count only, else by CUB's
+// DeviceRadixSort over the whole capacity (its count is a host value), and
+// the items in their order (item_kernel).
 #ifndef P3DC_NMS_SORT_CUH
 #define P3DC_NMS_SORT_CUH
 
@@ -151,13 +152,16 @@ __global__ void __launch_bounds__(kRankThreads)
   }
 }
 
-// Also resets the grid's bounds and zeroes its cell counts (nms_grid.cuh),
-// where the call goes through the grid (@bounds not NULL).
+// Also writes the call's count, clamped to the capacity, to @sort_count for
+// the sort's kernels and item_kernel, and resets the grid's bounds and
+// zeroes its cell counts (nms_grid.cuh), where the call goes through the
+// grid (@bounds not NULL).
 __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
                            const uint32_t *__restrict__ n_boxes_device,
                            uint32_t capacity, float score_threshold,
                            uint32_t *__restrict__ keys,
                            uint32_t *__restrict__ indices,
+                           uint32_t *__restrict__ sort_count,
                            GridBounds *__restrict__ bounds,
                            uint32_t *__restrict__ cell_counts, CallOutput call,
                            CallOutput *__restrict__ published) {
@@ -168,6 +172,9 @@ __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
   if (n > capacity) n = capacity;
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t stride = gridDim.x * blockDim.x;
+  if (first == 0) *sort_count = n;
+  // the whole capacity: the chunk sort's chunk that holds position n sorts
+  // the dropped keys after it too
   for (uint32_t i = first; i < capacity; i += stride) {
     keys[i] = i < n ? p3dc_nms_record_key(mode, boxes, i, score_threshold)
                     : P3DC_NMS_KEY_DROPPED;
@@ -178,27 +185,32 @@ __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
   for (uint32_t c = first; c < kGridCells; c += stride) cell_counts[c] = 0;
 }
 
-// After the device sort, which wrote @indices (the order): @limit is
-// pre_max (or the capacity).  The one thread at the end of the kept prefix
-// writes its length.  Where the call goes through the grid (@bounds not
-// NULL), the items' points are gathered into its bounds (nms_grid.cuh).
-// The boxes are the call's, as key_kernel published them (@call), so that
-// a call in other buffers sets only the first kernel's node of a graph.
+// After the device sort, which wrote @indices (the order) of the first
+// *@sort_count keys (key_kernel's count; the sort by chunks leaves an
+// earlier call's keys past it): @limit is pre_max (or the capacity).  The
+// one thread at the end of the kept prefix writes its length.  Where the
+// call goes through the grid (@bounds not NULL), the items' points are
+// gathered into its bounds (nms_grid.cuh).  The boxes are the call's, as
+// key_kernel published them (@call), so that a call in other buffers sets
+// only the first kernel's node of a graph.
 __global__ void item_kernel(P3dcNmsPairTest test, const CallOutput *call,
                             const uint32_t *keys, const uint32_t *indices,
-                            uint32_t capacity, uint32_t limit,
+                            const uint32_t *sort_count, uint32_t limit,
                             P3dcNmsItem *items, uint32_t *item_count,
                             uint2 *pair_counts, GridBounds *bounds) {
   p3dc_allow_next_kernel();
   p3dc_wait_for_previous_kernel();
   const void *boxes = call->boxes;
+  const uint32_t n = p3dc_load_after_wait(sort_count);
+  const uint32_t end = min(n, limit);
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
   BoundsPart part;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
-       i += gridDim.x * blockDim.x) {
+  // the positions below the count, as rank_kernel's are: the pair lists of
+  // the items at most
+  for (uint32_t i = first; i < n; i += gridDim.x * blockDim.x) {
     if (pair_counts != nullptr) pair_counts[i] = make_uint2(0, 0);
-    const bool here = i < limit && keys[i] != P3DC_NMS_KEY_DROPPED;
-    const bool next = i + 1 < capacity && i + 1 < limit &&
-                      keys[i + 1] != P3DC_NMS_KEY_DROPPED;
+    const bool here = i < end && keys[i] != P3DC_NMS_KEY_DROPPED;
+    const bool next = i + 1 < end && keys[i + 1] != P3DC_NMS_KEY_DROPPED;
     if (here) {
       P3dcNmsItem item;
       p3dc_nms_item_set(&item, test.mode, boxes, indices[i], test.offset);
@@ -208,6 +220,7 @@ __global__ void item_kernel(P3dcNmsPairTest test, const CallOutput *call,
     if (here && !next) *item_count = i + 1;
     if (i == 0 && !here) *item_count = 0;
   }
+  if (first == 0 && n == 0) *item_count = 0;
   // every lane of the warp leaves the loop (it has no early exit)
   if (bounds != nullptr) bounds_publish(part, bounds);
 }

@@ -1037,12 +1037,18 @@ GST_END_TEST;
  * few values (ties within and across chunks, +0 and -0), spoiled records
  * (dropped: the largest key), a last chunk of one box or part full, and a
  * count below the capacity, each on a workspace of its size and on one of
- * 32769 boxes (CUB's), against the reference. */
+ * 32769 boxes (CUB's), against the reference.  Then counts far below the
+ * capacity, after a call of every box has left its keys in the sort's
+ * buffers past them: the sort by chunks sorts the chunks below the count
+ * only (none for 0 boxes; the chunk that holds the count in part, up to a
+ * chunk of one box, a full one, and one box more), and then every box
+ * again. */
 static const guint chunk_sizes[] = { 4097, 6149, 20000, 32768 };
+static const guint short_counts[] = { 0, 1, 5, 2047, 2048, 2049, 4097 };
 
 GST_START_TEST (test_sort_chunks)
 {
-  guint n = chunk_sizes[__i__], m, variant;
+  guint n = chunk_sizes[__i__], m, variant, c;
   P3dcNms *nms = NULL, *cub = NULL;
   P3dTestRng rng;
 
@@ -1066,6 +1072,9 @@ GST_START_TEST (test_sort_chunks)
       compare (what, nms, &p, boxes, n, n, n, TRUE);
       compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
       compare (what, cub, &p, boxes, n, n, n, TRUE);
+      for (c = 0; c < G_N_ELEMENTS (short_counts); c++)
+        compare (what, nms, &p, boxes, n, short_counts[c], n, TRUE);
+      compare (what, nms, &p, boxes, n, n, n, TRUE);
       g_free (what);
       g_free (boxes);
     }

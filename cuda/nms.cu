@@ -72,6 +72,13 @@ struct _P3dNms {
   // kSmallCapacity, whose calls take no mask kernel)
   unsigned mask_blocks[4];
   unsigned mmcv_mask_blocks;
+  // blocks of the grid's cell kernel (nms_grid.cuh), by mode (bev-aligned
+  // and circle, in workspaces that have the grid): a warp a box of a full
+  // workspace, but no more than the GPU holds at once, so that a call of
+  // fewer boxes does not wait out waves of blocks that return at once.  The
+  // pair kernel keeps a warp a box: its boxes' work varies, and a warp that
+  // takes several measured slower at full counts (docs/performance.md)
+  unsigned grid_cell_blocks[4];
   // nms_small.cuh, for capacities up to kSmallCapacity (NULL otherwise):
   // the boxes' ranks, and the ticket counter of the call's blocks
   uint32_t *ranks;
@@ -136,18 +143,19 @@ static unsigned warp_grid_for(uint32_t count) {
   return blocks < 8192 ? blocks : 8192;
 }
 
-// Blocks of @kernel (kMaskThreads threads) that fit on the device at once,
-// and no more than @tiles.
+// Blocks of @kernel (@threads threads) that fit on the device at once, and
+// no more than @wanted (the mask kernels' tiles, the grid's warps).
 template <typename Kernel>
-static cudaError_t mask_grid(Kernel kernel, int multiprocessors, size_t tiles,
-                             unsigned *blocks) {
+static cudaError_t resident_grid(Kernel kernel, unsigned threads,
+                                 int multiprocessors, size_t wanted,
+                                 unsigned *blocks) {
   int per_multiprocessor = 0;
   cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_multiprocessor, kernel, kMaskThreads, 0);
+      &per_multiprocessor, kernel, (int)threads, 0);
   if (err != cudaSuccess) return err;
   size_t most = (size_t)(per_multiprocessor > 0 ? per_multiprocessor : 1) *
                 (size_t)(multiprocessors > 0 ? multiprocessors : 1);
-  *blocks = (unsigned)(tiles < most ? tiles : most);
+  *blocks = (unsigned)(wanted < most ? wanted : most);
   if (*blocks == 0) *blocks = 1;
   return cudaSuccess;
 }
@@ -395,20 +403,25 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
     err = p3dc_launch_dependent_supported(&self->can_chain);
   if (!small) {
     if (err == cudaSuccess)
-      err = mask_grid(mask_kernel<P3DC_NMS_IOU>, multiprocessors, tiles,
-                      &self->mask_blocks[P3DC_NMS_IOU]);
+      err = resident_grid(mask_kernel<P3DC_NMS_IOU>, kMaskThreads,
+                          multiprocessors, tiles,
+                          &self->mask_blocks[P3DC_NMS_IOU]);
     if (err == cudaSuccess)
-      err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED>, multiprocessors, tiles,
-                      &self->mask_blocks[P3DC_NMS_BEV_ROTATED]);
+      err = resident_grid(mask_kernel<P3DC_NMS_BEV_ROTATED>, kMaskThreads,
+                          multiprocessors, tiles,
+                          &self->mask_blocks[P3DC_NMS_BEV_ROTATED]);
     if (err == cudaSuccess)
-      err = mask_grid(mask_kernel<P3DC_NMS_BEV_ALIGNED>, multiprocessors, tiles,
-                      &self->mask_blocks[P3DC_NMS_BEV_ALIGNED]);
+      err = resident_grid(mask_kernel<P3DC_NMS_BEV_ALIGNED>, kMaskThreads,
+                          multiprocessors, tiles,
+                          &self->mask_blocks[P3DC_NMS_BEV_ALIGNED]);
     if (err == cudaSuccess)
-      err = mask_grid(mask_kernel<P3DC_NMS_CIRCLE>, multiprocessors, tiles,
-                      &self->mask_blocks[P3DC_NMS_CIRCLE]);
+      err = resident_grid(mask_kernel<P3DC_NMS_CIRCLE>, kMaskThreads,
+                          multiprocessors, tiles,
+                          &self->mask_blocks[P3DC_NMS_CIRCLE]);
     if (err == cudaSuccess)
-      err = mask_grid(mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
-                      multiprocessors, tiles, &self->mmcv_mask_blocks);
+      err = resident_grid(
+          mask_kernel<P3DC_NMS_BEV_ROTATED, P3DC_NMS_IOU_RULE_MMCV>,
+          kMaskThreads, multiprocessors, tiles, &self->mmcv_mask_blocks);
   }
 
   const size_t bytes = (size_t)capacity * sizeof(uint32_t);
@@ -462,6 +475,14 @@ extern "C" P3dcResult p3dc_nms_new(uint32_t capacity, P3dcNms **nms) {
           self->index_in, self->index_out, (int)capacity);
     if (err == cudaSuccess && !self->chunk_sort)
       err = cudaMalloc(&self->sort_storage, self->sort_storage_bytes);
+    if (err == cudaSuccess)
+      err = resident_grid(grid_cell_kernel<P3DC_NMS_BEV_ALIGNED>, kGridThreads,
+                          multiprocessors, warp_grid_for(capacity),
+                          &self->grid_cell_blocks[P3DC_NMS_BEV_ALIGNED]);
+    if (err == cudaSuccess)
+      err = resident_grid(grid_cell_kernel<P3DC_NMS_CIRCLE>, kGridThreads,
+                          multiprocessors, warp_grid_for(capacity),
+                          &self->grid_cell_blocks[P3DC_NMS_CIRCLE]);
     if (err == cudaSuccess)
       err = cudaMalloc(&self->grid_bounds, sizeof(GridBounds));
     if (err == cudaSuccess)
@@ -575,9 +596,9 @@ static cudaError_t grid_stage_for(P3dcNms *nms, const NmsCall &c,
   lists.columns = nms->pair_columns;
   lists.rows = nms->pair_rows;
   cudaError_t err =
-      l.launch(grid_cell_kernel<kMode>, warp_grid_for(capacity), kGridThreads,
-               0, chained, (const P3dcNmsItem *)nms->items, count, c.test,
-               bounds, nms->grid_place, nms->cell_counts, nms->mask);
+      l.launch(grid_cell_kernel<kMode>, nms->grid_cell_blocks[kMode],
+               kGridThreads, 0, chained, (const P3dcNmsItem *)nms->items, count,
+               c.test, bounds, nms->grid_place, nms->cell_counts, nms->mask);
   if (err == cudaSuccess)
     err = l.launch(grid_scan_kernel, 1, kScanThreads, 0, chained, count, bounds,
                    (const uint32_t *)nms->cell_counts, nms->cell_starts);

@@ -1072,8 +1072,13 @@ GST_START_TEST (test_sort_chunks)
       compare (what, nms, &p, boxes, n, n, n, TRUE);
       compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
       compare (what, cub, &p, boxes, n, n, n, TRUE);
-      for (c = 0; c < G_N_ELEMENTS (short_counts); c++)
-        compare (what, nms, &p, boxes, n, short_counts[c], n, TRUE);
+      for (c = 0; c < G_N_ELEMENTS (short_counts); c++) {
+        gchar *counted = g_strdup_printf ("%s, %u of them counted", what,
+            short_counts[c]);
+
+        compare (counted, nms, &p, boxes, n, short_counts[c], n, TRUE);
+        g_free (counted);
+      }
       compare (what, nms, &p, boxes, n, n, n, TRUE);
       g_free (what);
       g_free (boxes);

@@ -177,9 +177,9 @@ uint32_t p3dc_nms_get_capacity (const P3dcNms * nms);
  * but the kernels around it still run over the whole capacity (on the H200
  * an iou call of 500 boxes takes about 31 us in a workspace of 20000
  * boxes, 10 in one of 500; bev-aligned 63 and 10: docs/performance.md),
- * and CUB's sort (above 32768) takes the whole capacity (its count comes
- * from the host), so a workspace much larger than the counts it sees
- * costs time. */
+ * and CUB's sort (above 32768, or where a block cannot stage the
+ * capacity's keys) takes the whole capacity (its count comes from the
+ * host), so a workspace much larger than the counts it sees costs time. */
 P3dcResult p3dc_nms_cuda (P3dcNms * nms, const P3dcNmsParams * params,
     const void *boxes, const uint32_t * n_boxes_device, void *out,
     uint32_t out_capacity, uint32_t * out_count, int32_t * kept_index,

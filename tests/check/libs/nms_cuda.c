@@ -1066,7 +1066,7 @@ GST_START_TEST (test_sort_chunks)
       gpointer boxes = random_boxes (&rng, m, n, variant, 70.0f);
       P3dcNmsParams p;
       gchar *what = g_strdup_printf ("sort by chunks, %u boxes, mode %u, "
-          "variant %u", n, m, variant);
+          "variant %u", n, m, variant), *again;
 
       nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
       compare (what, nms, &p, boxes, n, n, n, TRUE);
@@ -1079,7 +1079,9 @@ GST_START_TEST (test_sort_chunks)
         compare (counted, nms, &p, boxes, n, short_counts[c], n, TRUE);
         g_free (counted);
       }
-      compare (what, nms, &p, boxes, n, n, n, TRUE);
+      again = g_strdup_printf ("%s, every box again", what);
+      compare (again, nms, &p, boxes, n, n, n, TRUE);
+      g_free (again);
       g_free (what);
       g_free (boxes);
     }

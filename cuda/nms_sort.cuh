@@ -173,8 +173,8 @@ __global__ void key_kernel(P3dcNmsMode mode, const void *__restrict__ boxes,
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t stride = gridDim.x * blockDim.x;
   if (first == 0) *sort_count = n;
-  // the whole capacity: the chunk sort's chunk that holds position n sorts
-  // the dropped keys after it too
+  // the whole capacity: CUB's sort takes all of it, and the chunk sort's
+  // chunk that holds position n sorts the dropped keys after n too
   for (uint32_t i = first; i < capacity; i += stride) {
     keys[i] = i < n ? p3dc_nms_record_key(mode, boxes, i, score_threshold)
                     : P3DC_NMS_KEY_DROPPED;

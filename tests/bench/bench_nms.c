@@ -17,9 +17,9 @@
  * kept_iou_classes_<N>.bin, int32) and the iou timings (p3d_iou.tsv) for
  * bench_nms_torchvision.py, which times torchvision on the same boxes.
  *
- * --sizes times other box counts than 500, 4096 and 20000.  --workspace W
- * makes each call's workspace W boxes (max-boxes) where the count is
- * smaller, as in a pipeline whose max-boxes is set for its largest frame:
+ * --sizes times other box counts than 500, 4096 and 20000.  --workspace
+ * CAPACITY makes each call's workspace CAPACITY boxes (max-boxes) where
+ * the count is smaller, as in a pipeline whose max-boxes is set for its largest frame:
  * a count's time in a larger workspace.
  *
  * --warmup sets the untimed calls before each timing (20; the timing in
@@ -40,7 +40,7 @@
  *
  *   bench_nms [--runs R] [--warmup W] [--reference] [--objects info.json]
  *             [--write-boxes DIR] [--sizes N,N,...] [--cases C,C,...]
- *             [--workspace W]
+ *             [--workspace CAPACITY]
  */
 #include <math.h>
 #include <stdio.h>
@@ -404,7 +404,7 @@ main (int argc, char **argv)
         "LIST"},
     {"workspace", 0, 0, G_OPTION_ARG_INT, &workspace,
         "Each workspace's capacity in boxes where the count is smaller "
-          "(default: the count)", "W"},
+          "(default: the count)", "CAPACITY"},
     {"cases", 0, 0, G_OPTION_ARG_STRING, &case_list,
         "The cases to run, comma-separated numbers (default all): 0 iou, "
           "1 iou per class, 2 bev-aligned, 3 bev-rotated, 4 bev-rotated per "

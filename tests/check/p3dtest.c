@@ -50,6 +50,26 @@ p3d_test_gpus_required (void)
   return (guint) n;
 }
 
+void
+p3d_test_loop_range (gint * start, gint * end)
+{
+  const gchar *value = g_getenv ("PERCEPTION_CHECK_ITERATION");
+  guint64 k = 0;
+
+  if (value == NULL || *value == '\0')
+    return;
+  if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT, &k, NULL)) {
+    g_printerr ("PERCEPTION_CHECK_ITERATION=%s is not an iteration\n", value);
+    exit (1);
+  }
+  if ((gint) k < *start || (gint) k >= *end) {
+    *end = *start;
+    return;
+  }
+  *start = (gint) k;
+  *end = (gint) k + 1;
+}
+
 gboolean
 p3d_test_gpu_required (void)
 {

@@ -80,6 +80,21 @@ void p3d_test_assert_guard (const void *host, gsize size,
  * unless the test expects it (ASSERT_CRITICAL / ASSERT_WARNING). */
 void p3d_test_watch_library_log (void);
 
+/* For a loop test whose iterations each run in a process of their own
+ * (tests/sanitize-functions.sh: a sanitizer's run of a whole function can
+ * outlast a device call): where PERCEPTION_CHECK_ITERATION=K is set,
+ * narrows [*@start, *@end) to iteration K alone, or to none where K is
+ * outside it; a value that is not a number fails the program (exit 1). */
+void p3d_test_loop_range (gint * start, gint * end);
+
+/* tcase_add_loop_test(), narrowed by p3d_test_loop_range(). */
+#define p3d_tcase_add_loop_test(tc, tf, start, end)             \
+G_STMT_START {                                                  \
+  gint p3d_start_ = (start), p3d_end_ = (end);                  \
+  p3d_test_loop_range (&p3d_start_, &p3d_end_);                 \
+  tcase_add_loop_test (tc, tf, p3d_start_, p3d_end_);           \
+} G_STMT_END
+
 /* GST_CHECK_MAIN, with our library's log watched. */
 #define P3D_CHECK_MAIN(name)                                    \
 int main (int argc, char **argv)                                \

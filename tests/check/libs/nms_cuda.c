@@ -1046,45 +1046,47 @@ GST_END_TEST;
 static const guint chunk_sizes[] = { 4097, 6149, 20000, 32768 };
 static const guint short_counts[] = { 0, 1, 5, 2047, 2048, 2049, 4097 };
 
+/* An iteration a size and a mode. */
 GST_START_TEST (test_sort_chunks)
 {
-  guint n = chunk_sizes[__i__], m, variant, c;
+  const guint n = chunk_sizes[__i__ / 4];
+  const P3dcNmsMode m = (P3dcNmsMode) (__i__ % 4);
+  guint variant, c;
   P3dcNms *nms = NULL, *cub = NULL;
   P3dTestRng rng;
 
+  G_STATIC_ASSERT (P3DC_NMS_IOU == 0 && P3DC_NMS_CIRCLE == 3);
   if (!device_takes (32769, "test_sort_chunks"))
     return;
-  p3d_test_rng_init (&rng, 27);
+  p3d_test_rng_init (&rng, 27 + __i__);
   fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
   fail_unless_equals_int (p3dc_nms_new (32769, &cub), P3DC_OK);
   /* sm_90 blocks stage up to 227 KB, the 128 KB of 32768 keys */
   if (device_major () >= 9)
     fail_unless (p3dc_nms_sorts_by_chunks (nms));
   fail_if (p3dc_nms_sorts_by_chunks (cub));
-  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
-    for (variant = 1; variant <= 2; variant++) {
-      gpointer boxes = random_boxes (&rng, m, n, variant, 70.0f);
-      P3dcNmsParams p;
-      gchar *what = g_strdup_printf ("sort by chunks, %u boxes, mode %u, "
-          "variant %u", n, m, variant), *again;
+  for (variant = 1; variant <= 2; variant++) {
+    gpointer boxes = random_boxes (&rng, m, n, variant, 70.0f);
+    P3dcNmsParams p;
+    gchar *what = g_strdup_printf ("sort by chunks, %u boxes, mode %u, "
+        "variant %u", n, m, variant), *again;
 
-      nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
-      compare (what, nms, &p, boxes, n, n, n, TRUE);
-      compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
-      compare (what, cub, &p, boxes, n, n, n, TRUE);
-      for (c = 0; c < G_N_ELEMENTS (short_counts); c++) {
-        gchar *counted = g_strdup_printf ("%s, %u of them counted", what,
-            short_counts[c]);
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
+    compare (what, nms, &p, boxes, n, n, n, TRUE);
+    compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
+    compare (what, cub, &p, boxes, n, n, n, TRUE);
+    for (c = 0; c < G_N_ELEMENTS (short_counts); c++) {
+      gchar *counted = g_strdup_printf ("%s, %u of them counted", what,
+          short_counts[c]);
 
-        compare (counted, nms, &p, boxes, n, short_counts[c], n, TRUE);
-        g_free (counted);
-      }
-      again = g_strdup_printf ("%s, every box again", what);
-      compare (again, nms, &p, boxes, n, n, n, TRUE);
-      g_free (again);
-      g_free (what);
-      g_free (boxes);
+      compare (counted, nms, &p, boxes, n, short_counts[c], n, TRUE);
+      g_free (counted);
     }
+    again = g_strdup_printf ("%s, every box again", what);
+    compare (again, nms, &p, boxes, n, n, n, TRUE);
+    g_free (again);
+    g_free (what);
+    g_free (boxes);
   }
   p3dc_nms_free (nms);
   p3dc_nms_free (cub);
@@ -1102,69 +1104,71 @@ GST_END_TEST;
  * settle in about 13 and 21 rounds), with fewer boxes counted than the
  * capacity (at 4096 and 10000), and with post_max.  The walk after rounds
  * that do not settle, in a cluster's block 0, is test_suppression_chains'
- * (1100 boxes in one chain, on workspaces of 1100 and 4097 boxes). */
-static const guint rounds_capacities[] = { 1100, 4096, 10000 };
+ * (1100 boxes in one chain, on workspaces of 1100 and 4097 boxes).
+ * An iteration a capacity and a way: the blocks each way allows, the
+ * device's choice (8), a cluster of 4 where it would take 8 (a device that
+ * holds no cluster of 8; only above 4096 boxes is that another way), one
+ * block. */
+static const struct
+{
+  guint capacity, most;
+} rounds_ways[] = {
+  {1100, 8}, {1100, 1}, {4096, 8}, {4096, 1}, {10000, 8}, {10000, 4},
+  {10000, 1}
+};
 
 GST_START_TEST (test_rounds_blocks)
 {
-  guint n = rounds_capacities[__i__], way, m, c;
-  /* the blocks each way allows: the device's choice, a cluster of 4 where
-   * it would take 8 (a device that holds no cluster of 8), one block */
-  const guint most[] = { 8, 4, 1 };
+  const guint n = rounds_ways[__i__].capacity, most = rounds_ways[__i__].most;
   const guint chains[] = { 24, 40 };
   const gboolean clusters = device_major () >= 9;
+  guint wanted = !clusters ? 1 : MIN (most, n <= 4096 ? 4 : 8);
   P3dTestRng rng;
+  P3dcNms *nms = NULL;
+  guint blocks, m, c;
 
   if (!device_takes (n, "test_rounds_blocks"))
     return;
-  for (way = 0; way < G_N_ELEMENTS (most); way++) {
-    P3dcNms *nms = NULL;
-    guint blocks, wanted = !clusters ? 1 : MIN (most[way], n <= 4096 ? 4 : 8);
+  /* every way on the same scenes */
+  p3d_test_rng_init (&rng, 26);
+  fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
+  p3dc_nms_limit_reduce_blocks (nms, most);
+  blocks = p3dc_nms_reduce_blocks (nms);
+  /* the device's choice above 4096 boxes: 8, or 4 on a device that holds
+   * no cluster of 8 (a MIG slice; the way of 4 takes that path) */
+  if (most == 8 && wanted == 8 && blocks == 4) {
+    g_print ("test_rounds_blocks, %u boxes: this GPU holds no cluster of "
+        "8, the rounds take 4\n", n);
+    wanted = 4;
+  }
+  fail_unless_equals_int (blocks, wanted);
+  for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
+    gpointer boxes = random_boxes (&rng, m, n, 2,
+        p3d_test_rng_uniform (&rng, 10, 70));
+    P3dcNmsParams p;
+    gchar *what = g_strdup_printf ("rounds, %u boxes, mode %u, %u blocks",
+        n, m, blocks);
 
-    /* the second way only differs above 4096 boxes */
-    if (way == 1 && n <= 4096)
-      continue;
-    /* every way on the same scenes */
-    p3d_test_rng_init (&rng, 26);
-    fail_unless_equals_int (p3dc_nms_new (n, &nms), P3DC_OK);
-    p3dc_nms_limit_reduce_blocks (nms, most[way]);
-    blocks = p3dc_nms_reduce_blocks (nms);
-    /* the device's choice above 4096 boxes: 8, or 4 on a device that holds
-     * no cluster of 8 (a MIG slice; the second way takes that path) */
-    if (way == 0 && wanted == 8 && blocks == 4) {
-      g_print ("test_rounds_blocks, %u boxes: this GPU holds no cluster of "
-          "8, the rounds take 4\n", n);
-      wanted = 4;
-    }
-    fail_unless_equals_int (blocks, wanted);
-    for (m = P3DC_NMS_IOU; m <= P3DC_NMS_CIRCLE; m++) {
-      gpointer boxes = random_boxes (&rng, m, n, 2,
-          p3d_test_rng_uniform (&rng, 10, 70));
-      P3dcNmsParams p;
-      gchar *what = g_strdup_printf ("rounds, %u boxes, mode %u, %u blocks",
-          n, m, blocks);
+    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
+    compare (what, nms, &p, boxes, n, n, n, TRUE);
+    compare (what, nms, &p, boxes, n, MIN (n - 1, 1025 + n / 3), n, TRUE);
+    p.per_class = TRUE;
+    p.post_max = 40;
+    compare (what, nms, &p, boxes, n, n, n, TRUE);
+    g_free (what);
+    g_free (boxes);
+    for (c = 0; c < G_N_ELEMENTS (chains); c++) {
+      guint8 *chain = chain_boxes (m, n, chains[c]);
 
       nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
-      compare (what, nms, &p, boxes, n, n, n, TRUE);
-      compare (what, nms, &p, boxes, n, MIN (n - 1, 1025 + n / 3), n, TRUE);
-      p.per_class = TRUE;
-      p.post_max = 40;
-      compare (what, nms, &p, boxes, n, n, n, TRUE);
+      what = g_strdup_printf ("rounds, %u boxes in chains of %u, mode %u, "
+          "%u blocks", n, chains[c], m, blocks);
+      compare (what, nms, &p, chain, n, n, n, TRUE);
       g_free (what);
-      g_free (boxes);
-      for (c = 0; c < G_N_ELEMENTS (chains); c++) {
-        guint8 *chain = chain_boxes (m, n, chains[c]);
-
-        nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.2f);
-        what = g_strdup_printf ("rounds, %u boxes in chains of %u, mode %u, "
-            "%u blocks", n, chains[c], m, blocks);
-        compare (what, nms, &p, chain, n, n, n, TRUE);
-        g_free (what);
-        g_free (chain);
-      }
+      g_free (chain);
     }
-    p3dc_nms_free (nms);
   }
+  p3dc_nms_free (nms);
 }
 
 GST_END_TEST;
@@ -1587,34 +1591,35 @@ nms_cuda_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_threshold_pairs);
-  tcase_add_loop_test (tc, test_special_cases, 0,
+  p3d_tcase_add_loop_test (tc, test_special_cases, 0,
       G_N_ELEMENTS (workspace_sizes));
   tcase_add_test (tc, test_random_small);
   tcase_add_test (tc, test_large);
-  tcase_add_loop_test (tc, test_count_and_reuse, 0,
+  p3d_tcase_add_loop_test (tc, test_count_and_reuse, 0,
       G_N_ELEMENTS (reuse_capacities));
-  tcase_add_loop_test (tc, test_graph_reuse, 0,
+  p3d_tcase_add_loop_test (tc, test_graph_reuse, 0,
       G_N_ELEMENTS (graph_capacities));
-  tcase_add_loop_test (tc, test_buffers_set_one_node, 0,
+  p3d_tcase_add_loop_test (tc, test_buffers_set_one_node, 0,
       G_N_ELEMENTS (graph_capacities));
-  tcase_add_loop_test (tc, test_buffers_one_form, 0,
+  p3d_tcase_add_loop_test (tc, test_buffers_one_form, 0,
       G_N_ELEMENTS (graph_capacities));
-  tcase_add_loop_test (tc, test_graph_build_refused, 0,
+  p3d_tcase_add_loop_test (tc, test_graph_build_refused, 0,
       G_N_ELEMENTS (graph_capacities));
-  tcase_add_loop_test (tc, test_stream_capture, 0,
+  p3d_tcase_add_loop_test (tc, test_stream_capture, 0,
       G_N_ELEMENTS (capture_capacities));
-  tcase_add_loop_test (tc, test_beside_global_capture, 0,
+  p3d_tcase_add_loop_test (tc, test_beside_global_capture, 0,
       G_N_ELEMENTS (graph_capacities));
   tcase_add_test (tc, test_suppression_chains);
-  tcase_add_loop_test (tc, test_rounds_blocks, 0,
-      G_N_ELEMENTS (rounds_capacities));
-  tcase_add_loop_test (tc, test_sort_chunks, 0, G_N_ELEMENTS (chunk_sizes));
-  tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
+  p3d_tcase_add_loop_test (tc, test_rounds_blocks, 0,
+      G_N_ELEMENTS (rounds_ways));
+  p3d_tcase_add_loop_test (tc, test_sort_chunks, 0,
+      4 * G_N_ELEMENTS (chunk_sizes));
+  p3d_tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);
   tcase_add_test (tc, test_grid);
   tcase_add_test (tc, test_max_capacity);
   tcase_add_test (tc, test_mask_between_calls);
-  tcase_add_loop_test (tc, test_device_capacity, 0,
+  p3d_tcase_add_loop_test (tc, test_device_capacity, 0,
       G_N_ELEMENTS (shared_limits));
   return s;
 }

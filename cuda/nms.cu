@@ -32,7 +32,8 @@
 // call launches one CUDA graph of them (kernel_graph.cuh), one graph for
 // each mask kernel a call can take, built at the first call that takes it.
 // Calls queued inside a caller's stream capture, and workspaces that sort
-// with CUB (above kChunkSortCapacity boxes), launch the kernels one by
+// with CUB (above kChunkSortCapacity boxes, or from 4097 where a block
+// cannot stage the keys: choose_chunk_sort), launch the kernels one by
 // one.
 #include <cuda_runtime.h>
 #include <stdlib.h>

@@ -16,9 +16,10 @@
 // and doing only the work the device count asks for (a block whose boxes are
 // past the count returns at once).  Above: the keys and indices of the
 // whole capacity (key_kernel), sorted by chunks (nms_chunk_sort.cuh) up to
-// kChunkSortCapacity boxes, the chunks below the count only, else by CUB's
-// DeviceRadixSort over the whole capacity (its count is a host value), and
-// the items in their order (item_kernel).
+// kChunkSortCapacity boxes where a block can stage the keys, the chunks
+// below the count only, else by CUB's DeviceRadixSort over the whole
+// capacity (its count is a host value), and the items in their order
+// (item_kernel).
 #ifndef P3DC_NMS_SORT_CUH
 #define P3DC_NMS_SORT_CUH
 

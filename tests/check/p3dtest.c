@@ -34,34 +34,42 @@ p3d_test_rng_uniform (P3dTestRng * rng, gfloat lo, gfloat hi)
   return lo + (hi - lo) * unit;
 }
 
+/* Whether the environment variable @name is set (and not empty), its value
+ * in *@number; a value that is not a number up to @most fails the program
+ * (exit 1), saying that it is not @what, so that a typo cannot pass for an
+ * unset variable. */
+static gboolean
+env_number (const gchar * name, guint64 most, const gchar * what,
+    guint64 * number)
+{
+  const gchar *value = g_getenv (name);
+
+  if (value == NULL || *value == '\0')
+    return FALSE;
+  if (!g_ascii_string_to_unsigned (value, 10, 0, most, number, NULL)) {
+    g_printerr ("%s=%s is not %s\n", name, value, what);
+    exit (1);
+  }
+  return TRUE;
+}
+
 guint
 p3d_test_gpus_required (void)
 {
-  const gchar *value = g_getenv ("PERCEPTION_REQUIRE_GPUS");
   guint64 n = 0;
 
-  if (value == NULL || *value == '\0')
+  if (!env_number ("PERCEPTION_REQUIRE_GPUS", 64, "a number of devices", &n))
     return 0;
-  if (!g_ascii_string_to_unsigned (value, 10, 0, 64, &n, NULL)) {
-    g_printerr ("PERCEPTION_REQUIRE_GPUS=%s is not a number of devices\n",
-        value);
-    exit (1);
-  }
   return (guint) n;
 }
 
 void
 p3d_test_loop_range (gint * start, gint * end)
 {
-  const gchar *value = g_getenv ("PERCEPTION_CHECK_ITERATION");
   guint64 k = 0;
 
-  if (value == NULL || *value == '\0')
+  if (!env_number ("PERCEPTION_CHECK_ITERATION", G_MAXINT, "an iteration", &k))
     return;
-  if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT, &k, NULL)) {
-    g_printerr ("PERCEPTION_CHECK_ITERATION=%s is not an iteration\n", value);
-    exit (1);
-  }
   if ((gint) k < *start || (gint) k >= *end) {
     *end = *start;
     return;

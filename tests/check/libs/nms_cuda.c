@@ -1046,14 +1046,20 @@ GST_END_TEST;
 static const guint chunk_sizes[] = { 4097, 6149, 20000, 32768 };
 static const guint short_counts[] = { 0, 1, 5, 2047, 2048, 2049, 4097 };
 
-/* An iteration a size and a mode. */
+/* An iteration a size, a mode and a variant of random_boxes (1 or 2), so
+ * that racecheck, which runs an iteration a process
+ * (tests/sanitize-functions.sh), has smaller pieces to share out. */
 GST_START_TEST (test_sort_chunks)
 {
-  const guint n = chunk_sizes[__i__ / 4];
-  const P3dcNmsMode m = (P3dcNmsMode) (__i__ % 4);
-  guint variant, c;
+  const guint n = chunk_sizes[__i__ / 8];
+  const P3dcNmsMode m = (P3dcNmsMode) (__i__ / 2 % 4);
+  const guint variant = 1 + __i__ % 2;
+  guint c;
   P3dcNms *nms = NULL, *cub = NULL;
   P3dTestRng rng;
+  P3dcNmsParams p;
+  gpointer boxes;
+  gchar *what, *again;
 
   G_STATIC_ASSERT (P3DC_NMS_IOU == 0 && P3DC_NMS_CIRCLE == 3);
   if (!device_takes (32769, "test_sort_chunks"))
@@ -1065,29 +1071,25 @@ GST_START_TEST (test_sort_chunks)
   if (device_major () >= 9)
     fail_unless (p3dc_nms_sorts_by_chunks (nms));
   fail_if (p3dc_nms_sorts_by_chunks (cub));
-  for (variant = 1; variant <= 2; variant++) {
-    gpointer boxes = random_boxes (&rng, m, n, variant, 70.0f);
-    P3dcNmsParams p;
-    gchar *what = g_strdup_printf ("sort by chunks, %u boxes, mode %u, "
-        "variant %u", n, m, variant), *again;
+  boxes = random_boxes (&rng, m, n, variant, 70.0f);
+  what = g_strdup_printf ("sort by chunks, %u boxes, mode %u, variant %u",
+      n, m, variant);
+  nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
+  compare (what, nms, &p, boxes, n, n, n, TRUE);
+  compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
+  compare (what, cub, &p, boxes, n, n, n, TRUE);
+  for (c = 0; c < G_N_ELEMENTS (short_counts); c++) {
+    gchar *counted = g_strdup_printf ("%s, %u of them counted", what,
+        short_counts[c]);
 
-    nms_cases_params (&p, m, m == P3DC_NMS_CIRCLE ? 1.5f : 0.3f);
-    compare (what, nms, &p, boxes, n, n, n, TRUE);
-    compare (what, nms, &p, boxes, n, n - 2049, n, TRUE);
-    compare (what, cub, &p, boxes, n, n, n, TRUE);
-    for (c = 0; c < G_N_ELEMENTS (short_counts); c++) {
-      gchar *counted = g_strdup_printf ("%s, %u of them counted", what,
-          short_counts[c]);
-
-      compare (counted, nms, &p, boxes, n, short_counts[c], n, TRUE);
-      g_free (counted);
-    }
-    again = g_strdup_printf ("%s, every box again", what);
-    compare (again, nms, &p, boxes, n, n, n, TRUE);
-    g_free (again);
-    g_free (what);
-    g_free (boxes);
+    compare (counted, nms, &p, boxes, n, short_counts[c], n, TRUE);
+    g_free (counted);
   }
+  again = g_strdup_printf ("%s, every box again", what);
+  compare (again, nms, &p, boxes, n, n, n, TRUE);
+  g_free (again);
+  g_free (what);
+  g_free (boxes);
   p3dc_nms_free (nms);
   p3dc_nms_free (cub);
 }
@@ -1613,7 +1615,7 @@ nms_cuda_suite (void)
   p3d_tcase_add_loop_test (tc, test_rounds_blocks, 0,
       G_N_ELEMENTS (rounds_ways));
   p3d_tcase_add_loop_test (tc, test_sort_chunks, 0,
-      4 * G_N_ELEMENTS (chunk_sizes));
+      8 * G_N_ELEMENTS (chunk_sizes));
   p3d_tcase_add_loop_test (tc, test_extremes, 0, G_N_ELEMENTS (extreme_sizes));
   tcase_add_test (tc, test_list_slots);
   tcase_add_test (tc, test_grid);

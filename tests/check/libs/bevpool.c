@@ -517,46 +517,6 @@ GST_START_TEST (test_stacked_z)
 
 GST_END_TEST;
 
-/* The documented order of bevpool.h, written out here from its words: a
- * run starts at the cell's first point and at a point that is not in the
- * previous point's camera, column u and depth bin on the next row v.
- * Returns the cell's F32 value for channel @c from the geometry's sorted
- * points, and counts the runs. */
-static gfloat
-documented_sum (const P3dcBevPoolParams * params, const guint32 * points,
-    guint32 begin, guint32 end, const gfloat * features,
-    const gfloat * depth, guint32 c, guint32 * runs)
-{
-  guint32 pixels = params->feat_width * params->feat_height;
-  guint32 i, last_camera = 0, last_u = 0, last_d = 0, last_v = 0;
-  gfloat total = 0.0f, part = 0.0f;
-
-  *runs = 0;
-  for (i = begin; i < end; i++) {
-    guint32 p = points[i], camera = p / (params->depth_bins * pixels);
-    guint32 d = p / pixels % params->depth_bins;
-    guint32 u = p % params->feat_width;
-    guint32 v = p % pixels / params->feat_width;
-    guint32 row = camera * pixels + v * params->feat_width + u;
-
-    if (i == begin || camera != last_camera || u != last_u || d != last_d
-        || v != last_v + 1) {
-      if (i > begin)
-        total = total + part;
-      part = 0.0f;
-      (*runs)++;
-    }
-    part = fmaf (features[row * params->channels + c], depth[p], part);
-    last_camera = camera;
-    last_u = u;
-    last_d = d;
-    last_v = v;
-  }
-  if (end > begin)
-    total = total + part;
-  return total;
-}
-
 /* One cell holding a whole frustum: the F32 output bit for bit equal to
  * the documented order, and the expected number of runs. */
 static void
@@ -584,9 +544,9 @@ check_documented_order (guint width, guint height, guint bins,
   fail_unless_equals_int (p3dc_bevpool_cpu (geometry, raw_features, raw_depth,
           FALSE, out, FALSE), P3DC_OK);
   for (c = 0; c < 3; c++) {
-    expected = documented_sum (&tc.params,
+    expected = bevpool_test_documented_sum (&tc.params,
         p3dc_bevpool_geometry_points (geometry), 0, kept, features, depth, c,
-        &runs);
+        &runs, NULL);
     fail_unless_equals_int (runs, expected_runs);
     fail_unless (memcmp (&out[c], &expected, sizeof (gfloat)) == 0,
         "%u x %u x %u, channel %u: %.9g, the documented order gives %.9g",
@@ -610,6 +570,76 @@ GST_START_TEST (test_summation_order)
   check_documented_order (20, 17, 1, 20, 16);
   /* Columns of one row: every point its own run. */
   check_documented_order (5, 1, 6, 30, 17);
+}
+
+GST_END_TEST;
+
+/* Tiny inputs (bevpool_test_tiny_bins) on the cases of libs/bevpool_cuda's
+ * test_tiny_inputs (seeds 8100 to 8105, drawn in the same order there):
+ * the F32 output of every cell and channel bit for bit the documented
+ * order's, where runs whose sums underflow to -0 add to +0 and cells sum in
+ * the subnormal range.  Each case has cells whose every run sums to -0
+ * (+0 only because the cell's value starts at 0), and subnormal outputs,
+ * so that the device test compares those too. */
+GST_START_TEST (test_tiny_inputs)
+{
+  guint seed;
+
+  for (seed = 8100; seed < 8106; seed++) {
+    BevpoolTestCase tc = { {0}, NULL };
+    P3dTestRng rng;
+    P3dcBevGeometry *geometry;
+    guint32 *oracle_cells, negative_zero = 0, all_negative = 0;
+    guint32 subnormal = 0, runs, c;
+    const guint32 *points, *start;
+    gpointer raw_features, raw_depth;
+    gfloat *features, *depth, *out;
+    gsize plane, cells, cell;
+    gchar *what = g_strdup_printf ("tiny inputs, seed %u", seed);
+
+    p3d_test_rng_init (&rng, seed);
+    bevpool_test_random_case (&rng, &tc);
+    geometry = checked_geometry (&tc, &oracle_cells, what);
+    bevpool_test_random_inputs (&rng, &tc.params, FALSE, &raw_features,
+        &raw_depth, &features, &depth);
+    bevpool_test_tiny_bins (&rng, &tc.params, FALSE, raw_depth, depth);
+    out = g_new (gfloat, p3dc_bevpool_output_size (&tc.params));
+    fail_unless_equals_int (p3dc_bevpool_cpu (geometry, raw_features,
+            raw_depth, FALSE, out, FALSE), P3DC_OK);
+    points = p3dc_bevpool_geometry_points (geometry);
+    start = p3dc_bevpool_geometry_cell_start (geometry);
+    plane = (gsize) tc.params.nx * tc.params.ny;
+    cells = plane * tc.params.nz;
+    for (cell = 0; cell < cells; cell++)
+      for (c = 0; c < tc.params.channels; c++) {
+        guint32 before = negative_zero;
+        gfloat want = bevpool_test_documented_sum (&tc.params, points,
+            start[cell], start[cell + 1], features, depth, c, &runs,
+            &negative_zero);
+        gfloat got = out[(cell / plane * tc.params.channels + c) * plane +
+            cell % plane];
+
+        fail_unless (memcmp (&got, &want, sizeof (gfloat)) == 0,
+            "%s: cell %" G_GSIZE_FORMAT ", channel %u: %a, the documented "
+            "order gives %a", what, cell, c, got, want);
+        if (fpclassify (got) == FP_SUBNORMAL)
+          subnormal++;
+        if (runs > 0 && negative_zero - before == runs)
+          all_negative++;
+      }
+    fail_unless (all_negative > 0, "%s: no cell whose runs all sum to -0 "
+        "(%u such runs)", what, negative_zero);
+    fail_unless (subnormal > 0, "%s: no output is subnormal", what);
+    g_free (out);
+    g_free (raw_features);
+    g_free (raw_depth);
+    g_free (features);
+    g_free (depth);
+    g_free (oracle_cells);
+    g_free (what);
+    p3dc_bevpool_geometry_free (geometry);
+    bevpool_test_case_clear (&tc);
+  }
 }
 
 GST_END_TEST;
@@ -703,6 +733,7 @@ bevpool_suite (void)
   tcase_add_test (tc, test_cell_boundaries);
   tcase_add_test (tc, test_stacked_z);
   tcase_add_test (tc, test_summation_order);
+  tcase_add_test (tc, test_tiny_inputs);
   tcase_add_test (tc, test_nuscenes);
   tcase_add_test (tc, test_errors);
   return s;

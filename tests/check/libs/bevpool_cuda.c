@@ -186,6 +186,14 @@ compare_outputs (const P3dcBevPoolParams * params, const void *expected,
   }
 }
 
+/* What check_pooling writes over its random inputs. */
+typedef enum
+{
+  SPOIL_NONE,
+  SPOIL_NON_FINITE,             /* poison () */
+  SPOIL_TINY,                   /* bevpool_test_tiny_bins () */
+} Spoil;
+
 /* NaN (with and without payload, both signs), +Inf and -Inf over about one
  * value in 50 of the features and the depth, in their storage format. */
 static void
@@ -231,11 +239,11 @@ pool_into (const Geometries * g, const void *features, const void *depth,
 
 /* Pools in all four format pairs on both paths and compares them; the
  * device features start @feature_offset bytes into their buffer, to try
- * unaligned rows; @poisoned writes non-finite values over some inputs. */
+ * unaligned rows; @spoil writes non-finite or tiny values over some
+ * inputs. */
 static void
 check_pooling (const BevpoolTestCase * tc, const Geometries * g,
-    P3dTestRng * rng, gsize feature_offset, gboolean poisoned,
-    const gchar * what)
+    P3dTestRng * rng, gsize feature_offset, Spoil spoil, const gchar * what)
 {
   const P3dcBevPoolParams *params = &tc->params;
   gsize out_size = p3dc_bevpool_output_size (params);
@@ -259,8 +267,10 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 
     bevpool_test_random_inputs (rng, params, half_in, &raw_features,
         &raw_depth, &features, &depth);
-    if (poisoned)
+    if (spoil == SPOIL_NON_FINITE)
       poison (rng, raw_features, n_features, raw_depth, n_depth, half_in);
+    else if (spoil == SPOIL_TINY)
+      bevpool_test_tiny_bins (rng, params, half_in, raw_depth, depth);
     fail_unless_equals_int (p3dc_cuda_memcpy_htod (features_at, raw_features,
             n_features * value_size, g->stream), P3DC_OK);
     fail_unless_equals_int (p3dc_cuda_memcpy_htod (d_depth, raw_depth,
@@ -306,8 +316,7 @@ check_pooling (const BevpoolTestCase * tc, const Geometries * g,
 /* The device geometry against the oracle too, and the pooling. */
 static void
 check_case_capacity (const BevpoolTestCase * tc, guint32 capacity,
-    P3dTestRng * rng, gsize feature_offset, gboolean poisoned,
-    const gchar * what)
+    P3dTestRng * rng, gsize feature_offset, Spoil spoil, const gchar * what)
 {
   Geometries g;
   guint32 *oracle_cells =
@@ -316,7 +325,7 @@ check_case_capacity (const BevpoolTestCase * tc, guint32 capacity,
   geometries_compute_capacity (&g, tc, capacity, what);
   bevpool_test_oracle_cells (&tc->params, tc->calib, oracle_cells);
   bevpool_test_check_geometry (g.downloaded, &tc->params, oracle_cells, what);
-  check_pooling (tc, &g, rng, feature_offset, poisoned, what);
+  check_pooling (tc, &g, rng, feature_offset, spoil, what);
   geometries_clear (&g);
   g_free (oracle_cells);
 }
@@ -325,14 +334,15 @@ static void
 check_case (const BevpoolTestCase * tc, P3dTestRng * rng,
     gsize feature_offset, const gchar * what)
 {
-  check_case_capacity (tc, DEFAULT_CAPACITY, rng, feature_offset, FALSE, what);
+  check_case_capacity (tc, DEFAULT_CAPACITY, rng, feature_offset, SPOIL_NONE,
+      what);
 }
 
 /* @n random cases, seeds @first_seed on, each with room for @capacity run
- * sums, their inputs @poisoned or not. */
+ * sums, their inputs spoilt as @spoil says. */
 static void
 check_random_cases (guint first_seed, guint n, guint32 capacity,
-    gboolean poisoned, const gchar * label)
+    Spoil spoil, const gchar * label)
 {
   guint seed;
 
@@ -343,7 +353,7 @@ check_random_cases (guint first_seed, guint n, guint32 capacity,
 
     p3d_test_rng_init (&rng, seed);
     bevpool_test_random_case (&rng, &tc);
-    check_case_capacity (&tc, capacity, &rng, 0, poisoned, what);
+    check_case_capacity (&tc, capacity, &rng, 0, spoil, what);
     g_free (what);
     bevpool_test_case_clear (&tc);
   }
@@ -521,7 +531,7 @@ GST_START_TEST (test_small_sum_buffer)
   for (i = 0; i < G_N_ELEMENTS (capacities); i++) {
     gchar *label = g_strdup_printf ("room for %u run sums", capacities[i]);
 
-    check_random_cases (5000 + 100 * i, 6, capacities[i], FALSE, label);
+    check_random_cases (5000 + 100 * i, 6, capacities[i], SPOIL_NONE, label);
     g_free (label);
     {
       BevpoolTestCase tc = { {0}, NULL };
@@ -534,7 +544,7 @@ GST_START_TEST (test_small_sum_buffer)
       tc.params.ybound[1] = 47.5;
       tc.params.ybound[2] = 16.0;
       fail_unless_equals_int (p3dc_bevpool_params_init (&tc.params), P3DC_OK);
-      check_case_capacity (&tc, capacities[i], &rng, 0, FALSE,
+      check_case_capacity (&tc, capacities[i], &rng, 0, SPOIL_NONE,
           "12 heavy cells, a small run-sum buffer");
       bevpool_test_case_clear (&tc);
     }
@@ -547,7 +557,7 @@ GST_START_TEST (test_small_sum_buffer)
 
     p3d_test_rng_init (&rng, 5400);
     bevpool_test_nuscenes_case (12, &tc);
-    check_case_capacity (&tc, 60000, &rng, 0, FALSE,
+    check_case_capacity (&tc, 60000, &rng, 0, SPOIL_NONE,
         "nuScenes, 60000 run sums");
     bevpool_test_case_clear (&tc);
   }
@@ -867,7 +877,22 @@ GST_END_TEST;
  * on the host (whose NaNs the reference writes as the device's one NaN). */
 GST_START_TEST (test_non_finite)
 {
-  check_random_cases (8000, 6, DEFAULT_CAPACITY, TRUE, "non-finite inputs");
+  check_random_cases (8000, 6, DEFAULT_CAPACITY, SPOIL_NON_FINITE,
+      "non-finite inputs");
+}
+
+GST_END_TEST;
+
+/* Tiny inputs (bevpool_test_tiny_bins): F32 runs whose sums underflow to
+ * -0, which a cell's value turns into +0, sums in the subnormal range, and
+ * in F16 sums that an F16 output rounds to zeros of either sign; bit for
+ * bit as on the host, with every run sum in the buffer and with none (the
+ * cell kernel sums them again).  libs/bevpool's test_tiny_inputs checks
+ * that these cases (seeds 8100 to 8105) have cells of -0 runs only. */
+GST_START_TEST (test_tiny_inputs)
+{
+  check_random_cases (8100, 6, DEFAULT_CAPACITY, SPOIL_TINY, "tiny inputs");
+  check_random_cases (8100, 6, 0, SPOIL_TINY, "tiny inputs, no run sums");
 }
 
 GST_END_TEST;
@@ -990,6 +1015,7 @@ bevpool_cuda_suite (void)
   tcase_add_test (tc, test_stream_capture);
   tcase_add_test (tc, test_camera_batches);
   tcase_add_test (tc, test_non_finite);
+  tcase_add_test (tc, test_tiny_inputs);
   tcase_add_test (tc, test_tall_rig);
   tcase_add_test (tc, test_errors);
   return s;

@@ -693,3 +693,72 @@ bevpool_test_one_cell_case (guint width, guint height, guint bins,
   set_bound (tc->params.zbound, 0.5, 1000.5, 1000.0);
   fail_unless_equals_int (p3dc_bevpool_params_init (&tc->params), P3DC_OK);
 }
+
+void
+bevpool_test_tiny_bins (P3dTestRng * rng, const P3dcBevPoolParams * params,
+    gboolean half, gpointer raw_depth, gfloat * depth)
+{
+  const guint32 smallest_f32 = 0x00000001u;
+  const guint16 smallest_f16 = 0x0001u;
+  gsize pixels = (gsize) params->feat_width * params->feat_height;
+  gsize bins = (gsize) params->cameras * params->depth_bins, bin, i;
+
+  for (bin = 0; bin < bins; bin += 3)
+    for (i = bin * pixels; i < (bin + 1) * pixels; i++) {
+      gboolean negative = p3d_test_rng_u32 (rng) & 1;
+
+      if (half) {
+        guint16 h = smallest_f16 | (negative ? 0x8000u : 0);
+
+        ((guint16 *) raw_depth)[i] = h;
+        depth[i] = p3dc_half_to_float (h);
+      } else {
+        guint32 bits = smallest_f32 | (negative ? 0x80000000u : 0);
+
+        memcpy ((guint32 *) raw_depth + i, &bits, 4);
+        memcpy (depth + i, &bits, 4);
+      }
+    }
+}
+
+gfloat
+bevpool_test_documented_sum (const P3dcBevPoolParams * params,
+    const guint32 * points, guint32 begin, guint32 end,
+    const gfloat * features, const gfloat * depth, guint32 c, guint32 * runs,
+    guint32 * negative_zero)
+{
+  guint32 pixels = params->feat_width * params->feat_height;
+  guint32 i, last_camera = 0, last_u = 0, last_d = 0, last_v = 0;
+  gfloat total = 0.0f, part = 0.0f;
+
+  *runs = 0;
+  for (i = begin; i < end; i++) {
+    guint32 p = points[i], camera = p / (params->depth_bins * pixels);
+    guint32 d = p / pixels % params->depth_bins;
+    guint32 u = p % params->feat_width;
+    guint32 v = p % pixels / params->feat_width;
+    guint32 row = camera * pixels + v * params->feat_width + u;
+
+    if (i == begin || camera != last_camera || u != last_u || d != last_d
+        || v != last_v + 1) {
+      if (i > begin) {
+        if (negative_zero != NULL && part == 0.0f && signbit (part))
+          (*negative_zero)++;
+        total = total + part;
+      }
+      part = 0.0f;
+      (*runs)++;
+    }
+    part = fmaf (features[row * params->channels + c], depth[p], part);
+    last_camera = camera;
+    last_u = u;
+    last_d = d;
+    last_v = v;
+  }
+  if (end > begin) {
+    if (negative_zero != NULL && part == 0.0f && signbit (part))
+      (*negative_zero)++;
+    total = total + part;
+  }
+  return total;
+}

@@ -365,7 +365,7 @@ print_run_layout (const P3dcBevGeometry * reference,
   g_print ("\n| cells of that many feature columns |");
   for (k = 1; k < 8; k++)
     g_print (" %" G_GUINT64_FORMAT " |", by_columns[k]);
-  g_print ("\n| their runs, %% of all |");
+  g_print ("\n| runs of the cells of that many feature columns, %% of all |");
   for (k = 1; k < 8; k++)
     g_print (" %.1f |", runs ? 100.0 * runs_by_columns[k] / runs : 0.0);
   g_print ("\n\ncells of two neighbouring columns of one camera: %"

@@ -5,9 +5,10 @@
  * format pairs.  Random configurations, the hand-built fault cases, channel
  * counts that are not multiples of 4 and more than one batch of the cell
  * kernel, cells of thousands of runs, columns of 1024 and 2048 rows,
- * non-finite inputs, nuScenes at full size with its real calibration,
- * run-sum buffers too small for the geometry's runs (bevpool-private.h),
- * whose overflow the pooling sums where it adds them, points within ulps of
+ * non-finite inputs, tiny inputs (runs that sum to -0, subnormal sums),
+ * nuScenes at full size with its real calibration, run-sum buffers too
+ * small for the geometry's runs (bevpool-private.h), whose overflow the
+ * pooling sums where it adds them, points within ulps of
  * a cell boundary, updates and a pooling inside a caller's stream capture
  * among updates launched from the geometry's own graph, and updates that
  * move the cameras of one column-kernel batch of two. */

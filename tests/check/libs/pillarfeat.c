@@ -462,6 +462,52 @@ GST_START_TEST (test_hand_worked_pointpillars)
 
 GST_END_TEST;
 
+/* Signed zeros and subnormals in the hand-worked voxel, in both formats:
+ * with every x -0 the mean x is +0 (the sum starts at 0, and 0 + -0 is
+ * +0), so x - mean is -0; with every z the smallest subnormal t (2^-149)
+ * the sum is 3t and the mean t exactly, so z - mean is +0, and z is t in
+ * F32 and +0 in F16; with -t, -t and -0. */
+GST_START_TEST (test_signed_zeros)
+{
+  guint half, negative, p;
+
+  for (half = 0; half < 2; half++)
+    for (negative = 0; negative < 2; negative++) {
+      Case *c = hand_case (P3DC_PILLAR_FEATURES_POINTPILLARS_10, half);
+      const guint32 t_bits = 1u | (negative ? 0x80000000u : 0);
+      gfloat t, want_z;
+      gchar *what = g_strdup_printf ("%s, z %s2^-149", half ? "F16" : "F32",
+          negative ? "-" : "");
+
+      memcpy (&t, &t_bits, sizeof t);
+      want_z = half ? (negative ? -0.0f : 0.0f) : t;
+      for (p = 0; p < 3; p++) {
+        c->voxels[p * 4] = -0.0f;
+        c->voxels[p * 4 + 2] = t;
+      }
+      case_run (c);
+      fail_unless_equals_int (c->out_count, 1);
+      for (p = 0; p < 3; p++) {
+        gfloat x = output_value (c, p * 10), x_mean = output_value (c,
+            p * 10 + 4), z = output_value (c, p * 10 + 2), z_mean =
+            output_value (c, p * 10 + 6);
+
+        fail_unless (x == 0.0f && signbit (x), "%s, point %u: x is %a", what,
+            p, x);
+        fail_unless (x_mean == 0.0f && signbit (x_mean), "%s, point %u: "
+            "x - mean is %a, expected -0", what, p, x_mean);
+        fail_unless (memcmp (&z, &want_z, sizeof z) == 0, "%s, point %u: z "
+            "is %a, expected %a", what, p, z, want_z);
+        fail_unless (z_mean == 0.0f && !signbit (z_mean), "%s, point %u: "
+            "z - mean is %a, expected +0", what, p, z_mean);
+      }
+      g_free (what);
+      case_free (c);
+    }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_hand_worked_distance)
 {
   /* xyz points (no intensity) whose distances are whole: 13, 3, 7, 7; sums
@@ -859,6 +905,7 @@ pillarfeat_suite (void)
   tcase_add_test (tc, test_feature_count);
   tcase_add_test (tc, test_params_init);
   tcase_add_test (tc, test_hand_worked_pointpillars);
+  tcase_add_test (tc, test_signed_zeros);
   tcase_add_test (tc, test_hand_worked_distance);
   tcase_add_test (tc, test_hand_worked_mmdet3d_11);
   tcase_add_test (tc, test_random_against_oracle);

@@ -3,10 +3,10 @@
  * included: random voxels up to 40000 x 32 points, every feature set and
  * format, shapes whose tiles and rows do not fall on 16-byte boundaries,
  * sequences of clean outputs with counts going up and down, poisoned
- * outputs, malformed inputs, and guard bytes behind every output; the
- * launch as a CUDA graph with its buffers changing from call to call,
- * inside a caller's stream capture and beside another stream's global
- * capture. */
+ * outputs, malformed inputs, signed zeros and subnormals, and guard bytes
+ * behind every output; the launch as a CUDA graph with its buffers changing
+ * from call to call, inside a caller's stream capture and beside another
+ * stream's global capture. */
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
@@ -227,6 +227,16 @@ gpu_case_check (GpuCase * c, const gchar * what)
   p3d_test_assert_guard (c->device_count, 4, "count", what);
 }
 
+/* The host input to the device, onto a poisoned output, and checked. */
+static void
+gpu_case_compare (GpuCase * c, const gchar * what)
+{
+  gpu_case_upload (c);
+  gpu_case_poison (c);
+  gpu_case_run (c, FALSE);
+  gpu_case_check (c, what);
+}
+
 static const P3dcPillarFeatureSet all_sets[] = {
   P3DC_PILLAR_FEATURES_POINTPILLARS_10, P3DC_PILLAR_FEATURES_MMDET3D_9,
   P3DC_PILLAR_FEATURES_POINTPILLARS_11, P3DC_PILLAR_FEATURES_MMDET3D_11
@@ -245,10 +255,7 @@ GST_START_TEST (test_full_size_every_set)
 
       p3d_test_rng_init (&rng, 100 + s * 2 + half);
       gpu_case_fill_random (c, &rng, 30000 + p3d_test_rng_below (&rng, 100));
-      gpu_case_upload (c);
-      gpu_case_poison (c);
-      gpu_case_run (c, FALSE);
-      gpu_case_check (c, what);
+      gpu_case_compare (c, what);
       /* every voxel used */
       gpu_case_fill_random (c, &rng, 40000);
       gpu_case_upload (c);
@@ -258,6 +265,60 @@ GST_START_TEST (test_full_size_every_set)
       gpu_case_free (c);
     }
   }
+}
+
+GST_END_TEST;
+
+/* Signed zeros and subnormals over random voxels: every x -0 in every
+ * fifth voxel (mean +0, x - mean -0: libs/pillarfeat's test_signed_zeros
+ * works one by hand), every y too in every tenth, and z the smallest
+ * subnormal of either sign in every seventh (sums and means in the
+ * subnormal range, which F16 rounds to zeros of either sign). */
+static void
+gpu_case_spoil_tiny (GpuCase * c, P3dTestRng * rng)
+{
+  const gsize row = (gsize) c->params.max_points * c->params.channels;
+  guint32 v, p;
+
+  for (v = 0; v < c->count; v++)
+    for (p = 0; p < c->num_points[v]; p++) {
+      gfloat *point = c->voxels + v * row + (gsize) p * c->params.channels;
+
+      if (v % 5 == 0)
+        point[0] = -0.0f;
+      if (v % 10 == 0)
+        point[1] = -0.0f;
+      if (v % 7 == 0) {
+        guint32 bits = 1u | (p3d_test_rng_u32 (rng) & 0x80000000u);
+
+        memcpy (&point[2], &bits, sizeof bits);
+      }
+    }
+}
+
+/* Those voxels bit for bit as on the host, every set and format, through
+ * the point kernel (max-points 32) and the slot kernel (33). */
+GST_START_TEST (test_signed_zeros)
+{
+  const guint32 max_points[] = { 32, 33 };
+  guint s, half, m;
+
+  for (m = 0; m < G_N_ELEMENTS (max_points); m++)
+    for (s = 0; s < G_N_ELEMENTS (all_sets); s++)
+      for (half = 0; half < 2; half++) {
+        GpuCase *c = gpu_case_new (all_sets[s], half, 4, 3, max_points[m],
+            2000);
+        P3dTestRng rng;
+        gchar *what = g_strdup_printf ("signed zeros, max-points %u, set %d, "
+            "%s", max_points[m], all_sets[s], half ? "F16" : "F32");
+
+        p3d_test_rng_init (&rng, 700 + 8 * m + 2 * s + half);
+        gpu_case_fill_random (c, &rng, 1500);
+        gpu_case_spoil_tiny (c, &rng);
+        gpu_case_compare (c, what);
+        g_free (what);
+        gpu_case_free (c);
+      }
 }
 
 GST_END_TEST;
@@ -307,10 +368,7 @@ GST_START_TEST (test_shapes)
               counts[i]);
 
           gpu_case_fill_random (c, &rng, counts[i]);
-          gpu_case_upload (c);
-          gpu_case_poison (c);
-          gpu_case_run (c, FALSE);
-          gpu_case_check (c, what);
+          gpu_case_compare (c, what);
           g_free (what);
         }
         gpu_case_free (c);
@@ -406,10 +464,7 @@ GST_START_TEST (test_mmdet3d_11_channels)
 
       p3d_test_rng_init (&rng, 900 + channels * 2 + half);
       gpu_case_fill_random (c, &rng, 30000 + p3d_test_rng_below (&rng, 100));
-      gpu_case_upload (c);
-      gpu_case_poison (c);
-      gpu_case_run (c, FALSE);
-      gpu_case_check (c, what);
+      gpu_case_compare (c, what);
       g_free (what);
       gpu_case_free (c);
     }
@@ -448,10 +503,7 @@ GST_START_TEST (test_malformed_input)
       for (v = 1; v < 3000; v += 7)
         c->num_points[v] = 0;
       c->count = 3001;
-      gpu_case_upload (c);
-      gpu_case_poison (c);
-      gpu_case_run (c, FALSE);
-      gpu_case_check (c, what);
+      gpu_case_compare (c, what);
       fail_unless_equals_int (c->out_count, 3000);
       g_free (what);
       gpu_case_free (c);
@@ -652,6 +704,7 @@ pillarfeat_cuda_suite (void)
   p3d_test_require_gpu ();
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_full_size_every_set);
+  tcase_add_test (tc, test_signed_zeros);
   tcase_add_test (tc, test_shapes);
   tcase_add_test (tc, test_clean_sequences);
   tcase_add_test (tc, test_clean_sequence_many_voxels);

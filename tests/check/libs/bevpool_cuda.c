@@ -885,11 +885,12 @@ GST_START_TEST (test_non_finite)
 GST_END_TEST;
 
 /* Tiny inputs (bevpool_test_tiny_bins): F32 runs whose sums underflow to
- * -0, which a cell's value turns into +0, sums in the subnormal range, and
- * in F16 sums that an F16 output rounds to zeros of either sign; bit for
- * bit as on the host, with every run sum in the buffer and with none (the
- * cell kernel sums them again).  libs/bevpool's test_tiny_inputs checks
- * that these cases (seeds 8100 to 8105) have cells of -0 runs only. */
+ * -0, which a cell's value turns into +0, and sums in the subnormal range;
+ * from F16 inputs, sums that an F16 output holds as subnormals or rounds to
+ * zeros of either sign; bit for bit as on the host, with every run sum in
+ * the buffer and with none (the cell kernel sums them again).
+ * libs/bevpool's test_tiny_inputs checks that these cases (seeds 8100 to
+ * 8105), in their F32 inputs, have cells whose runs all sum to -0. */
 GST_START_TEST (test_tiny_inputs)
 {
   check_random_cases (8100, 6, DEFAULT_CAPACITY, SPOIL_TINY, "tiny inputs");

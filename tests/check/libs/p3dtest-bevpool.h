@@ -98,10 +98,11 @@ void bevpool_test_random_inputs (P3dTestRng * rng,
 /* Tiny depth values: every depth value of each (camera, depth bin) whose
  * index camera * depth_bins + d is a multiple of 3 becomes the smallest
  * subnormal of its format, of either sign, in @raw_depth and @depth.  In
- * F32, a feature in (-1, 1) times 2^-149 rounds to 0 or one step of
+ * F32, a feature in [-1, 1) times 2^-149 rounds to 0 or one step of
  * 2^-149, so that runs' sums underflow to -0 and +0 and add in the
- * subnormal range; in F16, 2^-24 gives sums of about 2^-25, which an F16
- * output rounds to zeros of either sign. */
+ * subnormal range (an F16 output makes them zeros of either sign); in F16,
+ * 2^-24 gives sums of a few 2^-24 at most, exact in float, which an F16
+ * output holds as subnormals or rounds to zeros of either sign. */
 void bevpool_test_tiny_bins (P3dTestRng * rng,
     const P3dcBevPoolParams * params, gboolean half, gpointer raw_depth,
     gfloat * depth);
@@ -112,8 +113,8 @@ void bevpool_test_tiny_bins (P3dTestRng * rng,
  * run's sum starts at 0 and adds its points with fmaf, and the cell's value
  * starts at 0 and adds the run sums.  Returns the F32 value of channel @c
  * of the cell whose sorted points are @points[@begin, @end), counts its
- * runs in *@runs, and adds the runs whose sum is -0 to *@negative_zero
- * (may be NULL). */
+ * runs in *@runs, and adds to *@negative_zero (unless NULL) the count of
+ * its runs whose sum is -0. */
 gfloat bevpool_test_documented_sum (const P3dcBevPoolParams * params,
     const guint32 * points, guint32 begin, guint32 end,
     const gfloat * features, const gfloat * depth, guint32 c, guint32 * runs,

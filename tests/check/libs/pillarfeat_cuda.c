@@ -272,8 +272,8 @@ GST_END_TEST;
 /* Signed zeros and subnormals over random voxels: every x -0 in every
  * fifth voxel (mean +0, x - mean -0: libs/pillarfeat's test_signed_zeros
  * works one by hand), every y too in every tenth, and z the smallest
- * subnormal of either sign in every seventh (sums and means in the
- * subnormal range, which F16 rounds to zeros of either sign). */
+ * subnormal of either sign in every seventh (the z sums and means
+ * subnormal; F16 rounds z to zeros of either sign). */
 static void
 gpu_case_spoil_tiny (GpuCase * c, P3dTestRng * rng)
 {
@@ -312,6 +312,9 @@ GST_START_TEST (test_signed_zeros)
         gchar *what = g_strdup_printf ("signed zeros, max-points %u, set %d, "
             "%s", max_points[m], all_sets[s], half ? "F16" : "F32");
 
+        /* the kernel the comment above names */
+        fail_unless_equals_int (p3dc_pillarfeat_cuda_tile_voxels (c->pf),
+            max_points[m] == 32 ? 8 : 0);
         p3d_test_rng_init (&rng, 700 + 8 * m + 2 * s + half);
         gpu_case_fill_random (c, &rng, 1500);
         gpu_case_spoil_tiny (c, &rng);

@@ -416,9 +416,10 @@ single_point_cell (const P3dcVoxelizeParams * params, const gfloat p[3],
   return cell;
 }
 
-/* Points on every face of the range: the min face is kept (cell 0), the max
- * face dropped; a point just below max whose quotient rounds up to the grid
- * size is dropped, never given the index grid. */
+/* Points on every face of the range: the min face is kept (cell 0), -0 too
+ * where the face is 0, the max face dropped; a point just below max whose
+ * quotient rounds up to the grid size is dropped, never given the index
+ * grid. */
 GST_START_TEST (test_range_faces)
 {
   const gdouble kitti_size[3] = { 0.16, 0.16, 4.0 };
@@ -445,6 +446,13 @@ GST_START_TEST (test_range_faces)
     p[a] = nextafterf (params.range_min[a], -INFINITY);
     fail_unless_equals_int (single_point_cell (&params, p, a), -1);
     voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 1);
+    if (params.range_min[a] == 0.0f) {
+      /* KITTI's x face is 0: -0 lies on it (its quotient -0 is >= 0), where
+       * the float below it, -2^-149, lies outside */
+      p[a] = -0.0f;
+      fail_unless_equals_int (single_point_cell (&params, p, a), 0);
+      voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 6);
+    }
     p[a] = max_face;
     fail_unless_equals_int (single_point_cell (&params, p, a), -1);
     voxelize_test_set_point (points, n++, 4, p[0], p[1], p[2], 10.0f * a + 2);

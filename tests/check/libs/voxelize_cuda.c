@@ -534,6 +534,9 @@ GST_START_TEST (test_edge_cases)
       }
     }
   }
+  /* -0 on KITTI's x face of 0, kept in cell 0 as +0 is */
+  voxelize_test_set_point (points, n, 4, -0.0f, 1.0f, -1.0f, (gfloat) n);
+  n++;
   gpu_init (&g, &params, 0);
   gpu_check_twice (&g, points, n, "range faces");
   /* Non-finite coordinates, a NaN payload in the intensity. */

@@ -721,6 +721,16 @@ bevpool_test_tiny_bins (P3dTestRng * rng, const P3dcBevPoolParams * params,
     }
 }
 
+/* A finished run's sum added to the cell's value, counted in
+ * *@negative_zero (unless NULL) where it is -0. */
+static gfloat
+add_run (gfloat total, gfloat part, guint32 * negative_zero)
+{
+  if (negative_zero != NULL && part == 0.0f && signbit (part))
+    (*negative_zero)++;
+  return total + part;
+}
+
 gfloat
 bevpool_test_documented_sum (const P3dcBevPoolParams * params,
     const guint32 * points, guint32 begin, guint32 end,
@@ -741,11 +751,8 @@ bevpool_test_documented_sum (const P3dcBevPoolParams * params,
 
     if (i == begin || camera != last_camera || u != last_u || d != last_d
         || v != last_v + 1) {
-      if (i > begin) {
-        if (negative_zero != NULL && part == 0.0f && signbit (part))
-          (*negative_zero)++;
-        total = total + part;
-      }
+      if (i > begin)
+        total = add_run (total, part, negative_zero);
       part = 0.0f;
       (*runs)++;
     }
@@ -755,10 +762,7 @@ bevpool_test_documented_sum (const P3dcBevPoolParams * params,
     last_d = d;
     last_v = v;
   }
-  if (end > begin) {
-    if (negative_zero != NULL && part == 0.0f && signbit (part))
-      (*negative_zero)++;
-    total = total + part;
-  }
+  if (end > begin)
+    total = add_run (total, part, negative_zero);
   return total;
 }
